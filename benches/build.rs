@@ -1,0 +1,3 @@
+//! Benchmark `build`: not written yet.
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! Benchmark `check`: not written yet.
+
+fn main() {}

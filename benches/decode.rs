@@ -1,0 +1,3 @@
+//! Benchmark `decode`: not written yet.
+
+fn main() {}

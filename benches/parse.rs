@@ -1,0 +1,3 @@
+//! Benchmark `parse`: not written yet.
+
+fn main() {}

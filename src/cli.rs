@@ -1,0 +1,114 @@
+//! The `aelc` command line: argument parsing and one module per subcommand.
+//!
+//! Exit status (spec §11): 0 ok, 1 errors found, 2 usage or I/O error. Only this module and its
+//! children know clap.
+
+mod args;
+mod check;
+mod explain;
+mod fmt;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub use args::{Args, ColorChoice, Command, MessageFormat};
+
+use crate::diagnostics::render::{self, Color};
+use crate::diagnostics::Diagnostic;
+use crate::source::SourceMap;
+
+/// How a subcommand ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Exit 0.
+    Ok,
+    /// Exit 1: the input has errors.
+    Failed,
+    /// Exit 2: usage or I/O error.
+    Usage,
+}
+
+impl From<Status> for ExitCode {
+    fn from(status: Status) -> ExitCode {
+        ExitCode::from(match status {
+            Status::Ok => 0,
+            Status::Failed => 1,
+            Status::Usage => 2,
+        })
+    }
+}
+
+/// Parses `std::env::args` and runs the command.
+pub fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(err) => {
+            let code = if err.use_stderr() { 2 } else { 0 };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    run(&args).into()
+}
+
+/// Runs parsed arguments.
+pub fn run(args: &Args) -> Status {
+    let out = Output::new(args);
+    match &args.command {
+        Command::Check(cmd) => check::run(&out, cmd),
+        Command::Explain(cmd) => explain::run(cmd),
+        Command::Fmt(cmd) => fmt::run(&out, cmd),
+    }
+}
+
+/// Where and how a command prints diagnostics.
+pub struct Output {
+    pub format: MessageFormat,
+    pub color: Color,
+}
+
+impl Output {
+    fn new(args: &Args) -> Output {
+        let color = match args.color {
+            ColorChoice::Always => Color::Always,
+            ColorChoice::Never => Color::Never,
+            ColorChoice::Auto => {
+                if std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+                    Color::Always
+                } else {
+                    Color::Never
+                }
+            }
+        };
+        Output {
+            format: args.message_format,
+            color,
+        }
+    }
+
+    /// Prints diagnostics: human text (and a summary line) on stderr, or JSON Lines on stdout.
+    pub fn diagnostics(&self, sources: &SourceMap, diagnostics: &[Diagnostic]) {
+        match self.format {
+            MessageFormat::Human => {
+                let mut text = render::human(sources, diagnostics, self.color);
+                if let Some(summary) = render::summary(diagnostics) {
+                    text.push_str(&summary);
+                    text.push('\n');
+                }
+                let _ = std::io::stderr().write_all(text.as_bytes());
+            }
+            MessageFormat::Json => {
+                let text = render::json_lines(sources, diagnostics);
+                let _ = std::io::stdout().write_all(text.as_bytes());
+            }
+        }
+    }
+
+    /// Reports a usage or I/O error (exit 2).
+    pub fn fatal(&self, message: &str) -> Status {
+        eprintln!("error: {message}");
+        Status::Usage
+    }
+}

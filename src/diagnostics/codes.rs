@@ -1,0 +1,62 @@
+//! The registry of diagnostic codes: code, title, explanation and an example.
+//!
+//! Ranges: `E00xx` lexing, `E01xx` parsing, `E02xx` names and modules, `E03xx` types and
+//! bounds, `E04xx` expressions, checks and fns, `E05xx` nodes and agents, `E06xx` project and
+//! `ael.toml`, `E07xx` prompt templates, `E08xx` emitting and publishing; `W0xxx` likewise for
+//! warnings. Each range lives in its own file; a test checks that codes are unique and that
+//! every code has a page in the book.
+
+mod codegen;
+mod sema;
+mod syntax;
+
+/// What `aelc explain CODE` prints, and what the book's page for the code shows.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeInfo {
+    pub code: &'static str,
+    /// A short title, e.g. "unknown type".
+    pub title: &'static str,
+    /// A paragraph or more: what the rule is and why it exists.
+    pub explanation: &'static str,
+    /// AEL source that triggers the diagnostic.
+    pub example: &'static str,
+}
+
+/// Every code, in code order.
+pub fn all() -> Vec<&'static CodeInfo> {
+    let mut all: Vec<&'static CodeInfo> = syntax::CODES
+        .iter()
+        .chain(sema::CODES)
+        .chain(codegen::CODES)
+        .collect();
+    all.sort_by_key(|c| c.code);
+    all
+}
+
+/// Looks a code up, case-insensitively (`e0101` finds `E0101`).
+pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
+    all()
+        .into_iter()
+        .find(|c| c.code.eq_ignore_ascii_case(code))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let all = super::all();
+        for pair in all.windows(2) {
+            assert_ne!(pair[0].code, pair[1].code, "code used twice");
+        }
+        for info in all {
+            let c = info.code;
+            assert!(
+                c.len() == 5
+                    && (c.starts_with('E') || c.starts_with('W'))
+                    && c[1..].bytes().all(|b| b.is_ascii_digit()),
+                "malformed code {c}"
+            );
+            assert!(!info.title.is_empty() && !info.explanation.is_empty());
+        }
+    }
+}

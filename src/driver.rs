@@ -1,0 +1,203 @@
+//! The driver: reads sources through a [`World`], runs the phases, collects diagnostics.
+//!
+//! The CLI and the LSP share it: the CLI with [`DiskWorld`], the LSP with the disk plus its open
+//! buffers, tests with [`MemoryWorld`].
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostics::{self, Diagnostic};
+use crate::source::SourceMap;
+use crate::span::{FileId, Span};
+use crate::syntax::{self, ast};
+
+/// All IO the compiler does goes through this trait.
+pub trait World {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// The entries of a directory, sorted, as full paths.
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
+    fn is_dir(&self, path: &Path) -> bool;
+    fn is_file(&self, path: &Path) -> bool;
+}
+
+/// The real file system.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DiskWorld;
+
+impl World for DiskWorld {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        let mut entries = std::fs::read_dir(path)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<io::Result<Vec<_>>>()?;
+        entries.sort();
+        Ok(entries)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        path.is_file()
+    }
+}
+
+/// Files held in memory, for tests and for unsaved buffers.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryWorld {
+    pub files: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl MemoryWorld {
+    pub fn new() -> MemoryWorld {
+        MemoryWorld::default()
+    }
+
+    pub fn with(mut self, path: impl Into<PathBuf>, text: impl Into<Vec<u8>>) -> MemoryWorld {
+        self.files.insert(path.into(), text.into());
+        self
+    }
+}
+
+impl World for MemoryWorld {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        let mut entries: Vec<PathBuf> = self
+            .files
+            .keys()
+            .filter_map(|p| {
+                let rest = p.strip_prefix(path).ok()?;
+                let first = rest.components().next()?;
+                Some(path.join(first))
+            })
+            .collect();
+        entries.dedup();
+        if entries.is_empty() && !self.is_dir(path) {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "no such directory"));
+        }
+        Ok(entries)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.files.keys().any(|p| p != path && p.starts_with(path))
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+}
+
+/// One parsed source file.
+#[derive(Clone, Debug)]
+pub struct ParsedFile {
+    pub file: FileId,
+    pub path: PathBuf,
+    pub module: ast::Module,
+    pub comments: Vec<ast::Comment>,
+}
+
+/// What checking a set of files produced.
+#[derive(Clone, Debug, Default)]
+pub struct Compilation {
+    pub sources: SourceMap,
+    pub files: Vec<ParsedFile>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Compilation {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Decodes source bytes. Invalid UTF-8 becomes `E0001` at the first bad byte; the text is then
+/// decoded lossily so that the rest of the file is still checked.
+pub fn decode_source(file: FileId, bytes: &[u8]) -> (String, Option<Diagnostic>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (text.to_owned(), None),
+        Err(err) => {
+            let offset = err.valid_up_to();
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            // The lossy text has the same prefix, so the offset is still a char boundary there.
+            let width = text[offset..].chars().next().map_or(0, char::len_utf8);
+            let diagnostic = Diagnostic::new(
+                "E0001",
+                format!("this file is not valid UTF-8 (byte offset {offset})"),
+            )
+            .primary(
+                Span::new(file, offset..offset + width),
+                "invalid UTF-8 starts here",
+            )
+            .help("save the file as UTF-8");
+            (text, Some(diagnostic))
+        }
+    }
+}
+
+/// Collects the `.ael` files at `path`: the file itself, or every `.ael` file below the folder
+/// (skipping `target/` and hidden folders), sorted.
+pub fn collect_sources(world: &dyn World, path: &Path) -> io::Result<Vec<PathBuf>> {
+    if world.is_file(path) {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in world.read_dir(&dir)? {
+            let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if world.is_dir(&entry) {
+                if !name.starts_with('.') && name != "target" {
+                    stack.push(entry);
+                }
+            } else if name.ends_with(".ael") {
+                out.push(entry);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Parses every `.ael` file at `path` (a file or a folder). Only IO errors are `Err`.
+pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
+    let mut compilation = Compilation::default();
+    for file_path in collect_sources(world, path)? {
+        let bytes = world.read(&file_path)?;
+        let display = display_name(path, &file_path);
+        let id = FileId(compilation.sources.len() as u32);
+        let (text, bad_utf8) = decode_source(id, &bytes);
+        compilation.diagnostics.extend(bad_utf8);
+        let parse = syntax::parse(id, &text);
+        compilation.sources.add(display, text);
+        compilation.diagnostics.extend(parse.diagnostics);
+        compilation.files.push(ParsedFile {
+            file: id,
+            path: file_path,
+            module: parse.module,
+            comments: parse.comments,
+        });
+    }
+    diagnostics::sort(&mut compilation.diagnostics);
+    Ok(compilation)
+}
+
+/// The name a file is shown under: relative to the folder that was checked, or as given.
+fn display_name(root: &Path, file: &Path) -> String {
+    let shown = if root == file {
+        file
+    } else {
+        file.strip_prefix(root).unwrap_or(file)
+    };
+    shown.to_string_lossy().replace('\\', "/")
+}

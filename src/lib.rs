@@ -1,0 +1,26 @@
+//! `aelc`: the compiler, language server and runner for AEL.
+//!
+//! The layers, each depending only on those above it in this list:
+//!
+//! | layer | job |
+//! |---|---|
+//! | [`span`], [`source`], [`diagnostics`] | positions, files, findings and their rendering |
+//! | [`syntax`] | lexer, parser, syntax tree, formatter: knows nothing of types |
+//! | [`sema`] | names, modules, types, bounds: turns syntax trees into the typed [`ir`] |
+//! | [`ir`] | the typed IR, plain data that the backends consume |
+//! | [`codegen`] | JSON Schemas, manifests, model-facing schemas, MCP tools, Rust glue; never re-parses |
+//! | [`driver`] | reads a project through a [`driver::World`] and runs the phases |
+//! | [`cli`] | the `aelc` command line: a thin shell over the driver |
+//!
+//! The runtime (`aelc-runtime`, at `stdlib/runtime/`) is a crate of its own that this one uses
+//! and that never depends on it. A tidy test (`tests/tidy.rs`) fails on an arrow pointing up.
+//!
+//! Invariants: parsing and checking never fail (they return diagnostics); only IO returns
+//! `Err`; nothing panics on any input.
+
+pub mod cli;
+pub mod diagnostics;
+pub mod driver;
+pub mod source;
+pub mod span;
+pub mod syntax;

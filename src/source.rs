@@ -1,0 +1,146 @@
+//! Source files and the line index that turns byte offsets into lines and columns.
+
+use crate::span::{FileId, Span};
+
+/// One file the compiler has read. `name` is the path as given (relative to the project root
+/// when the file belongs to a project), used verbatim in diagnostics.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    pub lines: LineIndex,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let lines = LineIndex::new(&text);
+        SourceFile {
+            name: name.into(),
+            text,
+            lines,
+        }
+    }
+
+    /// The text a span covers; empty when the span does not fit (never panics).
+    pub fn slice(&self, span: Span) -> &str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+}
+
+/// All files of one compilation, addressed by [`FileId`].
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn new() -> SourceMap {
+        SourceMap::default()
+    }
+
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        let id = FileId(self.files.len() as u32);
+        self.files.push(SourceFile::new(name, text));
+        id
+    }
+
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(i as u32), f))
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+/// Byte offsets of line starts, for offset → (line, column) conversion.
+#[derive(Clone, Debug, Default)]
+pub struct LineIndex {
+    line_starts: Vec<u32>,
+    len: u32,
+}
+
+/// A 1-based line and a 1-based column counted in Unicode scalar values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineCol {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        );
+        LineIndex {
+            line_starts,
+            len: text.len() as u32,
+        }
+    }
+
+    /// The 0-based line holding `offset` (offsets past the end clamp to the last line).
+    pub fn line_of(&self, offset: u32) -> usize {
+        let offset = offset.min(self.len);
+        match self.line_starts.binary_search(&offset) {
+            Ok(line) => line,
+            Err(next) => next - 1,
+        }
+    }
+
+    /// The byte offset where 0-based `line` starts, if the line exists.
+    pub fn line_start(&self, line: usize) -> Option<u32> {
+        self.line_starts.get(line).copied()
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// 1-based line and column (in chars) of `offset` in `text`.
+    pub fn line_col(&self, text: &str, offset: u32) -> LineCol {
+        let line = self.line_of(offset);
+        let start = self.line_starts[line] as usize;
+        let mut end = (offset.min(self.len)) as usize;
+        while end > start && !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let column = text.get(start..end).map_or(0, |s| s.chars().count()) as u32 + 1;
+        LineCol {
+            line: line as u32 + 1,
+            column,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_of_offsets() {
+        let text = "ab\nçd\n\nx";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_col(text, 0), LineCol { line: 1, column: 1 });
+        assert_eq!(index.line_col(text, 3), LineCol { line: 2, column: 1 });
+        // `d` sits after the two-byte `ç`: byte 5, column 2.
+        assert_eq!(index.line_col(text, 5), LineCol { line: 2, column: 2 });
+        assert_eq!(index.line_col(text, 7), LineCol { line: 3, column: 1 });
+        assert_eq!(index.line_col(text, 99), LineCol { line: 4, column: 2 });
+    }
+}

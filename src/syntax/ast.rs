@@ -1,0 +1,669 @@
+//! The syntax tree of one AEL module, exactly as written.
+//!
+//! The tree knows nothing of types or names: `Str<4000>` is a [`TypeExpr`] named `Str` with one
+//! argument, and `request.document` is a field access on a name. Every node has a [`Span`].
+//! Doc comments are attached to the item, field, variant or error code they document; ordinary
+//! comments are kept beside the tree (see [`Comment`]) for the formatter.
+//!
+//! Invariants:
+//! - the parser always returns a tree, even for broken input: what could not be parsed becomes
+//!   an `Error` node ([`ItemKind::Error`], [`ExprKind::Error`], [`TypeKind::Error`]) and a
+//!   diagnostic;
+//! - spans of children lie inside the span of their parent, on `char` boundaries.
+//!
+//! The tree is not `Serialize` on purpose: emitted formats have their own output types.
+
+use crate::span::Span;
+
+/// A parsed module: one `.ael` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    /// `//!` lines at the top of the file.
+    pub docs: Option<Doc>,
+    pub items: Vec<Item>,
+    pub span: Span,
+}
+
+/// A doc comment: consecutive `///` (or `//!`) lines, joined with `\n`, each with the marker and
+/// one following space removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Doc {
+    pub text: String,
+    pub span: Span,
+}
+
+/// An ordinary comment (`// …` or `/* … */`), kept for the formatter and never in the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comment {
+    /// The comment's full text, markers included.
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// `a`, `types::common::Review`: segments separated by `::`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Path {
+    pub segments: Vec<Ident>,
+    pub span: Span,
+}
+
+impl Path {
+    /// The last segment: the name the path points at.
+    pub fn last(&self) -> Option<&Ident> {
+        self.segments.last()
+    }
+
+    /// `a::b::c`, as written.
+    pub fn to_text(&self) -> String {
+        let names: Vec<&str> = self.segments.iter().map(|s| s.name.as_str()).collect();
+        names.join("::")
+    }
+}
+
+/// `@name` or `@name(arg, …)`. Attributes of an item stand before it; attributes of a field, a
+/// parameter or an alias follow the type (they live in [`TypeExpr::attrs`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attribute {
+    pub name: Ident,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+/// A top-level item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    pub docs: Option<Doc>,
+    /// Attributes written before the item, e.g. `@tag("kind")` on an enum.
+    pub attrs: Vec<Attribute>,
+    pub kind: ItemKind,
+    /// From the first attribute (or keyword) to the closing `}` or `;`; docs excluded.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ItemKind {
+    Use(UseItem),
+    TypeAlias(TypeAlias),
+    Struct(StructDef),
+    Enum(EnumDef),
+    Errors(ErrorsDef),
+    /// `fn` and `extern fn`.
+    Fn(FnDef),
+    /// `check` and `extern check`.
+    Check(CheckDef),
+    Builder(BuilderDef),
+    Stream(StreamDef),
+    /// `node` and `agent`.
+    Node(NodeDef),
+    /// An item that could not be parsed; its diagnostic was reported.
+    Error,
+}
+
+impl ItemKind {
+    /// The declared name, for every item but `use` and errors.
+    pub fn name(&self) -> Option<&Ident> {
+        match self {
+            ItemKind::Use(_) | ItemKind::Error => None,
+            ItemKind::TypeAlias(d) => Some(&d.name),
+            ItemKind::Struct(d) => Some(&d.name),
+            ItemKind::Enum(d) => Some(&d.name),
+            ItemKind::Errors(d) => Some(&d.name),
+            ItemKind::Fn(d) => Some(&d.name),
+            ItemKind::Check(d) => Some(&d.name),
+            ItemKind::Builder(d) => Some(&d.name),
+            ItemKind::Stream(d) => Some(&d.name),
+            ItemKind::Node(d) => Some(&d.name),
+        }
+    }
+}
+
+/// `use types::common::{ReviewRequest, Review as R};` or `use std::text::non_blank;`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UseItem {
+    /// The module path: `types::common`, `std::text`.
+    pub module: Path,
+    /// The names brought in (one when not braced).
+    pub names: Vec<UseName>,
+    /// Whether the names were written in braces.
+    pub braced: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct UseName {
+    pub name: Ident,
+    /// `as Other` (`as` is a contextual keyword).
+    pub alias: Option<Ident>,
+    pub span: Span,
+}
+
+/// `type Locale = Str<16> @pattern(r"^[a-z]{2}$");`
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeAlias {
+    pub name: Ident,
+    pub ty: TypeExpr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructDef {
+    pub name: Ident,
+    pub fields: Vec<Field>,
+}
+
+/// `name: Type @attr(…) = default` in a struct or a data-enum variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub docs: Option<Doc>,
+    pub name: Ident,
+    /// The field's type, with the field's attributes in [`TypeExpr::attrs`].
+    pub ty: TypeExpr,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumDef {
+    pub name: Ident,
+    pub variants: Vec<Variant>,
+}
+
+/// `low`, or `circle { radius: f64 }` in a data enum.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub docs: Option<Doc>,
+    pub attrs: Vec<Attribute>,
+    pub name: Ident,
+    /// `None` for a unit variant; `Some` (possibly empty) when braces were written.
+    pub fields: Option<Vec<Field>>,
+    pub span: Span,
+}
+
+/// `errors ReviewError { empty_document, too_many_findings }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorsDef {
+    pub name: Ident,
+    pub codes: Vec<ErrorCode>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorCode {
+    pub docs: Option<Doc>,
+    pub name: Ident,
+    pub span: Span,
+}
+
+/// `name: Type @attr(…)` in a parameter list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub span: Span,
+}
+
+/// `fn name(p: T) -> U { expr }` or `extern fn name(p: T) -> U;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnDef {
+    pub is_extern: bool,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub ret: TypeExpr,
+    /// The body block; `None` for `extern fn`.
+    pub body: Option<Expr>,
+}
+
+/// `check name(p: T) fails E { require …; }` or `extern check name(p: T) fails E;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckDef {
+    pub is_extern: bool,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub fails: Option<Path>,
+    /// The requirements in order; `None` for `extern check`.
+    pub body: Option<Vec<Require>>,
+}
+
+/// `require COND else CODE ["message"];`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Require {
+    pub cond: Expr,
+    pub code: Ident,
+    pub message: Option<Literal>,
+    pub span: Span,
+}
+
+/// `builder name(p: T) -> Parts { system("…") text(render(…)) image(p.photo) }`: the parts the
+/// model receives, in order. Parts may be separated by whitespace, `,` or `;`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuilderDef {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub ret: TypeExpr,
+    pub parts: Vec<Expr>,
+}
+
+/// `stream Readings of SensorReading { chunk: 1KiB; … }` (`of` is contextual).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamDef {
+    pub name: Ident,
+    pub of: TypeExpr,
+    pub entries: Vec<Entry>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    Node,
+    Agent,
+}
+
+/// `node`/`agent name(params) -> Output fails E { blocks… statements… }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeDef {
+    pub kind: NodeKind,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    pub ret: TypeExpr,
+    pub fails: Option<Path>,
+    /// `config`, `input`, `output`, `inputs`, `budget`, `publish`, in written order. The parser
+    /// accepts any block name; sema rejects unknown ones.
+    pub blocks: Vec<Block>,
+    /// `let` and `return` statements after the blocks (the optional body).
+    pub body: Vec<Stmt>,
+}
+
+/// `name { entry; entry; }` inside a node, e.g. `config { timeout: 60s; }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub name: Ident,
+    pub entries: Vec<Entry>,
+    pub span: Span,
+}
+
+/// One entry of a block or a stream: `key: arg, arg;`, `key arg;` or `key;`.
+///
+/// Examples: `prompt: file("prompts/review.md");` (key `prompt`, one arg), `check not_blank;`
+/// (key `check`, no colon, one arg), `raw;` (no args), `on_failure: repair(2), fail(x);` (two
+/// args), `fresh: camera 200ms, reading 1s;` (two args, each with a qualifier).
+/// Keywords such as `check` and `builder` are allowed as keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub key: Ident,
+    pub colon: bool,
+    pub args: Vec<Arg>,
+    pub span: Span,
+}
+
+/// An entry argument: an expression, optionally followed by a literal qualifier
+/// (`camera 200ms`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg {
+    pub value: Expr,
+    pub qualifier: Option<Literal>,
+    pub span: Span,
+}
+
+/// A statement in a node body or a block expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `let name[: Type] = value;`
+    Let {
+        name: Ident,
+        ty: Option<TypeExpr>,
+        value: Expr,
+        span: Span,
+    },
+    /// `return value;`
+    Return { value: Expr, span: Span },
+}
+
+/// A type as written: `Str<4000>`, `u16<1..=50>`, `List<Finding, 50>`, `Option<Str<16>>`,
+/// `common::Review`, with the attributes that follow it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeKind,
+    /// `@pattern(…)`, `@format(…)`, `@types(…)` … written after the type.
+    pub attrs: Vec<Attribute>,
+    /// The type itself, attributes excluded.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeKind {
+    /// `Name` or `Name<args>`.
+    Named { path: Path, args: Vec<TypeArg> },
+    /// A type that could not be parsed; its diagnostic was reported.
+    Error,
+}
+
+/// One argument inside `<…>` of a type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeArg {
+    Type(TypeExpr),
+    /// `4000`, `5MiB`, `-3`, `0.5`.
+    Bound(Bound),
+    /// `1..=50`, `1..50`, `1..`, `..=50`, `0.0..=1.0`.
+    Range(RangeArg),
+}
+
+/// A signed literal: a bound of a range or a size in a type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bound {
+    pub negative: bool,
+    pub lit: Literal,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeArg {
+    pub start: Option<Bound>,
+    pub end: Option<Bound>,
+    /// `..=` rather than `..`.
+    pub inclusive: bool,
+    pub span: Span,
+}
+
+/// An expression of the pure language of spec §5.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Lit(Literal),
+    /// `none`
+    None,
+    /// `some(x)`
+    Some(Box<Expr>),
+    /// A name or a path: `request`, `low`, `std::text::non_blank`.
+    Path(Path),
+    /// `base.name`
+    Field {
+        base: Box<Expr>,
+        name: Ident,
+    },
+    /// `receiver.method(args)`, e.g. `request.document.trim()`.
+    MethodCall {
+        receiver: Box<Expr>,
+        method: Ident,
+        args: Vec<Expr>,
+    },
+    /// `callee(args)`: fns, extern fns, nodes, and built-ins such as `file`, `binding`,
+    /// `repair`, `system`.
+    Call {
+        callee: Path,
+        args: Vec<Expr>,
+    },
+    /// `Review { summary: s, findings, ..output }`. Only a path whose last segment starts with an
+    /// uppercase letter opens a struct literal, so `if c { … }` never parses as one.
+    StructLit {
+        path: Path,
+        fields: Vec<FieldInit>,
+        base: Option<Box<Expr>>,
+    },
+    /// `[a, b, c]`
+    List(Vec<Expr>),
+    /// `(e)`, kept so that the formatter reprints what was written.
+    Paren(Box<Expr>),
+    /// `{ let x = e; value }`
+    Block {
+        stmts: Vec<Stmt>,
+        value: Box<Expr>,
+    },
+    /// `if c { a } else { b }`; `else if` chains nest in `else_branch`. `else` is required.
+    If {
+        cond: Box<Expr>,
+        then_branch: Box<Expr>,
+        else_branch: Box<Expr>,
+    },
+    /// `match s { low => 1, _ => 2 }`
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<MatchArm>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `|f| f.line > 0`, `|a, b| a + b`
+    Closure {
+        params: Vec<Ident>,
+        body: Box<Expr>,
+    },
+    /// An expression that could not be parsed; its diagnostic was reported.
+    Error,
+}
+
+/// `name: value`, or the shorthand `name` (meaning `name: name`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldInit {
+    pub name: Ident,
+    pub value: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchArm {
+    pub pattern: Pattern,
+    pub body: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pattern {
+    pub kind: PatternKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatternKind {
+    /// `_`
+    Wildcard,
+    /// `none`
+    None,
+    /// `some(p)`
+    Some(Box<Pattern>),
+    /// A bare name: a variant (`low`) or, where no variant has that name, a binding.
+    Name(Ident),
+    /// `circle { radius, .. }`: a data-enum variant with field patterns.
+    Variant {
+        name: Ident,
+        fields: Vec<FieldPattern>,
+        rest: bool,
+    },
+    /// `1`, `"x"`, `true`
+    Lit(Literal),
+    /// `a | b`
+    Or(Vec<Pattern>),
+}
+
+/// `radius` or `radius: r` inside a variant pattern.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldPattern {
+    pub name: Ident,
+    pub pattern: Option<Pattern>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `!`
+    Not,
+    /// `-`
+    Neg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+impl BinaryOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "||",
+            BinaryOp::And => "&&",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+        }
+    }
+
+    /// Binding strength: higher binds tighter. `||` 1, `&&` 2, comparisons 3 (non-associative),
+    /// `+ -` 4, `* / %` 5.
+    pub fn precedence(self) -> u8 {
+        match self {
+            BinaryOp::Or => 1,
+            BinaryOp::And => 2,
+            BinaryOp::Eq
+            | BinaryOp::Ne
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge => 3,
+            BinaryOp::Add | BinaryOp::Sub => 4,
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 5,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Literal {
+    pub kind: LitKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LitKind {
+    Bool(bool),
+    /// `42`, `1_000` (the value; underscores dropped). Negative numbers are `-` applied to it.
+    Int(u64),
+    /// `0.5`, `1e-3`. `text` is the literal as written minus underscores, so bounds such as
+    /// `0.1` can be emitted exactly.
+    Float {
+        value: f64,
+        text: String,
+    },
+    /// A string with escapes resolved. `raw` is `Some(hashes)` for `r"…"` (0) / `r#"…"#` (1).
+    Str {
+        value: String,
+        raw: Option<u8>,
+    },
+    /// `250ms`, `30s`, `5m`, `1h`.
+    Duration {
+        value: u64,
+        unit: DurationUnit,
+    },
+    /// `512B`, `16KiB`, `5MiB`, `1GiB`, `16kB`, `5MB`, `1GB`.
+    Size {
+        value: u64,
+        unit: SizeUnit,
+    },
+    /// `50/s`, `600/m`, `10/h`.
+    Rate {
+        count: u64,
+        per: DurationUnit,
+    },
+    /// `0.05 EUR`: a decimal amount (as written, underscores dropped) and a three-letter
+    /// currency code. Written as a number followed by an all-uppercase three-letter name.
+    Money {
+        amount: String,
+        currency: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DurationUnit {
+    Millis,
+    Seconds,
+    Minutes,
+    Hours,
+}
+
+impl DurationUnit {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            DurationUnit::Millis => "ms",
+            DurationUnit::Seconds => "s",
+            DurationUnit::Minutes => "m",
+            DurationUnit::Hours => "h",
+        }
+    }
+
+    pub fn millis(self) -> u64 {
+        match self {
+            DurationUnit::Millis => 1,
+            DurationUnit::Seconds => 1_000,
+            DurationUnit::Minutes => 60_000,
+            DurationUnit::Hours => 3_600_000,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SizeUnit {
+    B,
+    KiB,
+    MiB,
+    GiB,
+    KB,
+    MB,
+    GB,
+}
+
+impl SizeUnit {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            SizeUnit::B => "B",
+            SizeUnit::KiB => "KiB",
+            SizeUnit::MiB => "MiB",
+            SizeUnit::GiB => "GiB",
+            SizeUnit::KB => "kB",
+            SizeUnit::MB => "MB",
+            SizeUnit::GB => "GB",
+        }
+    }
+
+    pub fn bytes(self) -> u64 {
+        match self {
+            SizeUnit::B => 1,
+            SizeUnit::KiB => 1 << 10,
+            SizeUnit::MiB => 1 << 20,
+            SizeUnit::GiB => 1 << 30,
+            SizeUnit::KB => 1_000,
+            SizeUnit::MB => 1_000_000,
+            SizeUnit::GB => 1_000_000_000,
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! Bounded type descriptions: what every AEL type means once names and refinements are resolved.
+//!
+//! The compiler lowers `Str<4000>`, `u16<1..=50>`, `List<Finding, 50>`, structs and enums into a
+//! [`TypeTable`] of [`TypeDef`]s and [`Ty`]s. The JSON Schema emitter, the decoder, the pipeline
+//! and generated Rust code all read these descriptions, so they agree by construction.
+//!
+//! Invariants (established by the compiler, relied on here):
+//! - every bound is already inside its base range (`u8` never has `hi > 255`);
+//! - `Str` has `1 <= max <= 16_777_216` and `min <= max`; `List` has `max <= 10_000`; a
+//!   `List` with `unique` (a `Set`) has `max <= 1_000`;
+//! - every [`DefId`] indexes `TypeTable::defs`;
+//! - a cycle between definitions passes through `Option`, `List` or `Map`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The index of a named type in [`TypeTable::defs`].
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(transparent)]
+pub struct DefId(pub u32);
+
+/// All named types of a program (structs, enums, aliases).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TypeTable {
+    pub defs: Vec<TypeDef>,
+}
+
+impl TypeTable {
+    pub fn get(&self, id: DefId) -> Option<&TypeDef> {
+        self.defs.get(id.0 as usize)
+    }
+
+    /// Follows aliases until a non-alias type; `None` if an id is dangling or aliases loop.
+    pub fn resolve<'a>(&'a self, mut ty: &'a Ty) -> Option<&'a Ty> {
+        for _ in 0..=self.defs.len() {
+            match ty {
+                Ty::Ref { def } => match &self.get(*def)?.kind {
+                    DefKind::Alias { ty: inner } => ty = inner,
+                    _ => return Some(ty),
+                },
+                _ => return Some(ty),
+            }
+        }
+        None
+    }
+}
+
+/// A named type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TypeDef {
+    /// The name as written (`ReviewRequest`).
+    pub name: String,
+    /// The module path it is declared in (`nodes::review`), for unique `$defs` keys.
+    pub module: String,
+    /// The doc comment, which becomes the schema `description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs: Option<String>,
+    pub kind: DefKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DefKind {
+    Struct {
+        fields: Vec<FieldTy>,
+    },
+    /// A unit enum when every variant has `fields: None`; a data enum (tagged objects) otherwise.
+    Enum {
+        /// The tag field of a data enum: `"type"` unless written `@tag("…")`.
+        tag: String,
+        variants: Vec<VariantTy>,
+    },
+    Alias {
+        ty: Ty,
+    },
+}
+
+/// A struct field or a data-variant field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FieldTy {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs: Option<String>,
+    pub ty: Ty,
+    /// The default as JSON, already checked against `ty`. A field with a default, or of type
+    /// `Option`, may be absent; every other field is required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<serde_json::Value>,
+}
+
+impl FieldTy {
+    pub fn is_required(&self) -> bool {
+        self.default.is_none() && !matches!(self.ty, Ty::Option { .. })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VariantTy {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs: Option<String>,
+    /// `None` for a unit variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<FieldTy>>,
+}
+
+/// A bounded type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Ty {
+    Bool,
+    Int(IntTy),
+    Float(FloatTy),
+    Str(StrTy),
+    /// `List<T, N>`, and `Set<T, N>` with `unique`.
+    List(ListTy),
+    Map(MapTy),
+    Option {
+        some: Box<Ty>,
+    },
+    Ref {
+        def: DefId,
+    },
+    Media(MediaTy),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntKind {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+}
+
+impl IntKind {
+    /// The base range, inclusive.
+    pub fn range(self) -> (i128, i128) {
+        match self {
+            IntKind::U8 => (0, u8::MAX as i128),
+            IntKind::U16 => (0, u16::MAX as i128),
+            IntKind::U32 => (0, u32::MAX as i128),
+            IntKind::U64 => (0, u64::MAX as i128),
+            IntKind::I8 => (i8::MIN as i128, i8::MAX as i128),
+            IntKind::I16 => (i16::MIN as i128, i16::MAX as i128),
+            IntKind::I32 => (i32::MIN as i128, i32::MAX as i128),
+            IntKind::I64 => (i64::MIN as i128, i64::MAX as i128),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IntKind::U8 => "u8",
+            IntKind::U16 => "u16",
+            IntKind::U32 => "u32",
+            IntKind::U64 => "u64",
+            IntKind::I8 => "i8",
+            IntKind::I16 => "i16",
+            IntKind::I32 => "i32",
+            IntKind::I64 => "i64",
+        }
+    }
+}
+
+/// An integer in `min..=max`, or `min..max` when `max_exclusive` (kept so that the schema can
+/// say `exclusiveMaximum` as written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct IntTy {
+    pub kind: IntKind,
+    pub min: i128,
+    pub max: i128,
+    #[serde(default)]
+    pub max_exclusive: bool,
+}
+
+impl IntTy {
+    /// The unrefined type `u8`, `i64`, ….
+    pub fn base(kind: IntKind) -> IntTy {
+        let (min, max) = kind.range();
+        IntTy {
+            kind,
+            min,
+            max,
+            max_exclusive: false,
+        }
+    }
+
+    pub fn contains(&self, v: i128) -> bool {
+        v >= self.min
+            && if self.max_exclusive {
+                v < self.max
+            } else {
+                v <= self.max
+            }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FloatKind {
+    F32,
+    F64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FloatBound {
+    pub value: f64,
+    #[serde(default)]
+    pub exclusive: bool,
+}
+
+/// A finite float, optionally bounded.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FloatTy {
+    pub kind: FloatKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<FloatBound>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<FloatBound>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    Email,
+    Uri,
+    Date,
+    DateTime,
+    Uuid,
+}
+
+impl Format {
+    /// The JSON Schema `format` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Email => "email",
+            Format::Uri => "uri",
+            Format::Date => "date",
+            Format::DateTime => "date-time",
+            Format::Uuid => "uuid",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Format> {
+        Some(match s {
+            "email" => Format::Email,
+            "uri" => Format::Uri,
+            "date" => Format::Date,
+            "date-time" => Format::DateTime,
+            "uuid" => Format::Uuid,
+            _ => return None,
+        })
+    }
+}
+
+/// Text of `min..=max` Unicode scalar values.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StrTy {
+    #[serde(default)]
+    pub min: u32,
+    pub max: u32,
+    /// A pattern in the syntax common to RE2, ECMA-262 and Rust `regex`, matched unanchored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListTy {
+    pub item: Box<Ty>,
+    #[serde(default)]
+    pub min: u32,
+    pub max: u32,
+    /// `Set<T, N>`: items are distinct (JSON Schema `uniqueItems`).
+    #[serde(default)]
+    pub unique: bool,
+}
+
+/// `Map<K, V, N>`: an object with at most `max` entries. `key` is a `Str` or a unit enum.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MapTy {
+    pub key: Box<Ty>,
+    pub value: Box<Ty>,
+    #[serde(default)]
+    pub min: u32,
+    pub max: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaKind {
+    Image,
+    Audio,
+    Video,
+    File,
+}
+
+/// A media reference (spec §7): travels as JSON, never the bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MediaTy {
+    pub kind: MediaKind,
+    /// The largest `size` accepted, in bytes.
+    pub max_bytes: u64,
+    /// Accepted content types (`@types(…)`); empty means any of the kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content_types: Vec<String>,
+    /// `@max_pixels(w, h)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pixels: Option<(u32, u32)>,
+    /// `@max_duration(30s)`, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_duration_ms: Option<u64>,
+    /// `@sample_rate(16000)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_rate: Option<u32>,
+}
+
+/// The platform bounds of spec §8.
+pub mod limits {
+    /// Deepest nesting of arrays and objects in one payload.
+    pub const MAX_DEPTH: usize = 64;
+    /// Most values (every scalar, array and object counts one) in one payload.
+    pub const MAX_VALUES: usize = 200_000;
+    /// Most items in one array.
+    pub const MAX_ITEMS: u32 = 10_000;
+    /// Largest `maxItems` that `uniqueItems` may go with.
+    pub const MAX_UNIQUE_ITEMS: u32 = 1_000;
+    /// Largest `Str<N>`.
+    pub const MAX_STR_LEN: u32 = 16_777_216;
+}
