@@ -21,6 +21,7 @@
 pub mod cli;
 pub mod diagnostics;
 pub mod driver;
+pub mod ir;
 pub mod source;
 pub mod span;
 pub mod syntax;

@@ -4,6 +4,11 @@
 //! diagnostics found on the way. Nothing here knows about types or names.
 
 pub mod ast;
+mod docs;
+pub mod error;
+mod lexer;
+mod parser;
+pub mod token;
 
 use crate::diagnostics::Diagnostic;
 use crate::span::FileId;
@@ -19,14 +24,18 @@ pub struct Parse {
 
 /// Lexes and parses one module.
 pub fn parse(file: FileId, text: &str) -> Parse {
-    let _ = text;
+    let (module, comments, errors) = parser::parse_module(file, text);
     Parse {
-        module: ast::Module {
-            docs: None,
-            items: Vec::new(),
-            span: crate::span::Span::new(file, 0..0),
-        },
-        comments: Vec::new(),
-        diagnostics: Vec::new(),
+        module,
+        comments,
+        diagnostics: errors.iter().map(error::SyntaxError::to_diagnostic).collect(),
     }
+}
+
+/// Parses one expression, e.g. the content of a prompt template's `{{ … }}`. `offset` is where
+/// `text` starts in its file, so spans point into that file.
+pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Diagnostic>) {
+    let (expr, errors) = parser::parse_expr(file, text, offset);
+    let diagnostics = errors.iter().map(error::SyntaxError::to_diagnostic).collect();
+    (expr, diagnostics)
 }

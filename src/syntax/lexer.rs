@@ -1,0 +1,167 @@
+//! The lexer: source text → significant tokens, comments, doc comments and lex errors.
+//!
+//! Comments never reach the parser. Ordinary comments are kept for the formatter; `///` lines
+//! are grouped into [`DocBlock`]s keyed by the start of the next significant token, which is
+//! how [`super::docs`] attaches them after parsing. Every error leaves a [`Token::Error`] in the
+//! stream so that the parser reports nothing more about that spot.
+
+use chumsky::span::SimpleSpan;
+use logos::Logos;
+
+use crate::span::{FileId, Span};
+use crate::syntax::ast::{Comment, Doc};
+use crate::syntax::error::SyntaxError;
+use crate::syntax::token::{CommentKind, Token};
+
+/// How deep brackets may nest. Deeper input is refused before parsing, so that neither the
+/// parser nor later passes can run out of stack.
+pub const MAX_NESTING: usize = 128;
+
+/// Consecutive `///` lines and the offset of the token they stand before.
+#[derive(Clone, Debug)]
+pub struct DocBlock {
+    pub doc: Doc,
+    /// Start of the next significant token (`None`: the file ends).
+    pub next_token: Option<u32>,
+}
+
+/// What lexing one file produced.
+#[derive(Debug, Default)]
+pub struct Lexed<'src> {
+    pub tokens: Vec<(Token<'src>, SimpleSpan)>,
+    pub comments: Vec<Comment>,
+    pub docs: Vec<DocBlock>,
+    /// `//!` lines, joined.
+    pub module_doc: Option<Doc>,
+    pub errors: Vec<SyntaxError>,
+}
+
+/// Lexes `text`, whose first byte is at `offset` in its file (0 for a whole file).
+pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
+    let mut out = Lexed::default();
+    // The doc block being built, and whether a token or blank comment broke it.
+    let mut pending_doc: Option<Doc> = None;
+    let mut lexer = Token::lexer(text);
+    while let Some(result) = lexer.next() {
+        let range = lexer.span();
+        let span = Span::new(file, range.start + offset..range.end + offset);
+        match result {
+            Ok(Token::Comment(kind)) => {
+                let body = lexer.slice();
+                match kind {
+                    CommentKind::Plain => {
+                        flush_doc(&mut pending_doc, &mut out, None);
+                        out.comments.push(Comment {
+                            text: body.to_owned(),
+                            span,
+                        });
+                    }
+                    CommentKind::Doc => {
+                        let line = strip_marker(body, "///");
+                        match pending_doc.as_mut() {
+                            Some(doc) if only_space_between(text, doc.span.end, span.start) => {
+                                doc.text.push('\n');
+                                doc.text.push_str(line);
+                                doc.span = doc.span.to(span);
+                            }
+                            _ => {
+                                flush_doc(&mut pending_doc, &mut out, None);
+                                pending_doc = Some(Doc {
+                                    text: line.to_owned(),
+                                    span,
+                                });
+                            }
+                        }
+                    }
+                    CommentKind::ModuleDoc => {
+                        let line = strip_marker(body, "//!");
+                        match out.module_doc.as_mut() {
+                            Some(doc) => {
+                                doc.text.push('\n');
+                                doc.text.push_str(line);
+                                doc.span = doc.span.to(span);
+                            }
+                            None => {
+                                out.module_doc = Some(Doc {
+                                    text: line.to_owned(),
+                                    span,
+                                })
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(token) => {
+                flush_doc(&mut pending_doc, &mut out, Some(span.start));
+                out.tokens.push((token, range.into()));
+            }
+            Err(error) => {
+                flush_doc(&mut pending_doc, &mut out, Some(span.start));
+                let is_comment = matches!(error, crate::syntax::token::LexError::UnterminatedComment);
+                out.errors.push(SyntaxError::Lex {
+                    error,
+                    span,
+                    text: lexer.slice().to_owned(),
+                });
+                if is_comment {
+                    out.comments.push(Comment {
+                        text: lexer.slice().to_owned(),
+                        span,
+                    });
+                } else {
+                    out.tokens.push((Token::Error, range.into()));
+                }
+            }
+        }
+    }
+    flush_doc(&mut pending_doc, &mut out, None);
+    out
+}
+
+fn flush_doc(pending: &mut Option<Doc>, out: &mut Lexed<'_>, next_token: Option<u32>) {
+    if let Some(doc) = pending.take() {
+        out.docs.push(DocBlock { doc, next_token });
+    }
+}
+
+/// `/// text` → `text`: the marker and one following space removed.
+fn strip_marker<'a>(line: &'a str, marker: &str) -> &'a str {
+    let rest = line.get(marker.len()..).unwrap_or("");
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    rest.strip_suffix('\r').unwrap_or(rest)
+}
+
+fn only_space_between(text: &str, from: u32, to: u32) -> bool {
+    text.get(from as usize..to as usize)
+        .is_some_and(|gap| gap.chars().all(char::is_whitespace))
+}
+
+/// Finds the first bracket or prefix-operator run nested deeper than [`MAX_NESTING`].
+pub fn check_nesting(
+    file: FileId,
+    offset: usize,
+    tokens: &[(Token<'_>, SimpleSpan)],
+) -> Option<SyntaxError> {
+    let mut depth = 0usize;
+    let mut prefix_run = 0usize;
+    for (token, span) in tokens {
+        match token {
+            Token::LParen | Token::LBrace | Token::LBracket => depth += 1,
+            Token::RParen | Token::RBrace | Token::RBracket => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        prefix_run = match token {
+            Token::Bang | Token::Minus | Token::Pipe | Token::If | Token::Match | Token::Some => {
+                prefix_run + 1
+            }
+            _ => 0,
+        };
+        if depth > MAX_NESTING || prefix_run > MAX_NESTING {
+            return Some(SyntaxError::TooDeep {
+                span: Span::new(file, span.start + offset..span.end + offset),
+                limit: MAX_NESTING,
+            });
+        }
+    }
+    None
+}

@@ -1,0 +1,653 @@
+//! Grammar of names, literals, types, expressions and patterns (spec §3, §5).
+//!
+//! Precedence, loosest first: `||`, `&&`, comparisons (non-associative), `+ -`, `* / %`,
+//! prefix `! -`, postfix `.field` / `.method(args)`. Binary levels are left folds, so nothing
+//! backtracks more than one token.
+
+use chumsky::prelude::*;
+
+use super::{Ctx, Extra, In};
+use crate::syntax::ast::*;
+use crate::syntax::error::SyntaxError;
+use crate::syntax::token::{unescape, Rate, RawStr, Token, UnitValue};
+
+/// A parser of `O` over the token slice, type-erased to keep compile times sane.
+pub type P<'tok, 'src, O> = Boxed<'tok, 'tok, In<'tok, 'src>, O, Extra<'tok, 'src>>;
+
+pub fn ident<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Ident> {
+    select! { Token::Ident(name) = e => Ident { name: name.to_owned(), span: cx.span(e.span()) } }
+        .labelled("a name")
+        .boxed()
+}
+
+/// A block entry's key: a name or a keyword (`check not_blank;`, `builder parts;`).
+pub fn key<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Ident> {
+    any()
+        .filter(|t: &Token<'src>| matches!(t, Token::Ident(_)) || t.keyword_text().is_some())
+        .map_with(move |t: Token<'src>, e| Ident {
+            name: match t {
+                Token::Ident(name) => name.to_owned(),
+                other => other.symbol().to_owned(),
+            },
+            span: cx.span(e.span()),
+        })
+        .labelled("a key")
+        .boxed()
+}
+
+pub fn path<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Path> {
+    ident(cx)
+        .separated_by(just(Token::ColonColon))
+        .at_least(1)
+        .collect::<Vec<_>>()
+        .map_with(move |segments, e| Path {
+            segments,
+            span: cx.span(e.span()),
+        })
+        .labelled("a path")
+        .boxed()
+}
+
+fn is_currency(name: &str) -> bool {
+    name.len() == 3 && name.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+/// Every literal but money.
+fn plain_literal<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Literal> {
+    select! {
+        Token::Int(value) => LitKind::Int(value),
+        Token::Float(text) => float(text),
+        Token::Unit(UnitValue::Duration(value, unit)) => LitKind::Duration { value, unit },
+        Token::Unit(UnitValue::Size(value, unit)) => LitKind::Size { value, unit },
+        Token::Rate(Rate { count, per }) => LitKind::Rate { count, per },
+        // The lexer reported bad escapes; the text as written stands in for the value.
+        Token::Str(body) => LitKind::Str {
+            value: unescape(body).unwrap_or_else(|_| body.to_owned()),
+            raw: None,
+        },
+        Token::RawStr(RawStr { hashes, body }) => LitKind::Str { value: body.to_owned(), raw: Some(hashes) },
+        Token::True => LitKind::Bool(true),
+        Token::False => LitKind::Bool(false),
+    }
+    .map_with(move |kind, e| Literal {
+        kind,
+        span: cx.span(e.span()),
+    })
+    .boxed()
+}
+
+fn float(text: &str) -> LitKind {
+    let text = text.replace('_', "");
+    LitKind::Float {
+        value: text.parse().unwrap_or(f64::NAN),
+        text,
+    }
+}
+
+/// Any literal; `0.05 EUR` (a number, then three uppercase letters) is money.
+pub fn literal<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Literal> {
+    let number = select! { Token::Int(_) => (), Token::Float(_) => () }.map_with(|_, e| e.span());
+    let currency = select! { Token::Ident(name) if is_currency(name) => name };
+    let money = number
+        .then(currency)
+        .map_with(move |(amount, currency), e| Literal {
+            kind: LitKind::Money {
+                amount: cx.text(amount).replace('_', ""),
+                currency: currency.to_owned(),
+            },
+            span: cx.span(e.span()),
+        });
+    money.or(plain_literal(cx)).labelled("a literal").boxed()
+}
+
+/// `@name` or `@name(args)`.
+pub fn attribute<'tok, 'src: 'tok>(
+    cx: Ctx<'src>,
+    expr: P<'tok, 'src, Expr>,
+) -> P<'tok, 'src, Attribute> {
+    just(Token::At)
+        .ignore_then(ident(cx))
+        .then(
+            expr.separated_by(just(Token::Comma))
+                .allow_trailing()
+                .collect::<Vec<_>>()
+                .delimited_by(just(Token::LParen), just(Token::RParen))
+                .or_not(),
+        )
+        .map_with(move |(name, args), e| Attribute {
+            name,
+            args: args.unwrap_or_default(),
+            span: cx.span(e.span()),
+        })
+        .labelled("an attribute")
+        .boxed()
+}
+
+/// `Name`, `a::Name<args>`, followed by attributes.
+pub fn type_expr<'tok, 'src: 'tok>(
+    cx: Ctx<'src>,
+    expr: P<'tok, 'src, Expr>,
+) -> P<'tok, 'src, TypeExpr> {
+    let attrs = attribute(cx, expr).repeated().collect::<Vec<_>>().boxed();
+    recursive(move |ty| {
+        let number = select! {
+            Token::Int(value) => LitKind::Int(value),
+            Token::Float(text) => float(text),
+            Token::Unit(UnitValue::Size(value, unit)) => LitKind::Size { value, unit },
+            Token::Unit(UnitValue::Duration(value, unit)) => LitKind::Duration { value, unit },
+        }
+        .map_with(move |kind, e| Literal {
+            kind,
+            span: cx.span(e.span()),
+        });
+        let bound = just(Token::Minus)
+            .or_not()
+            .then(number)
+            .map_with(move |(minus, lit), e| Bound {
+                negative: minus.is_some(),
+                lit,
+                span: cx.span(e.span()),
+            })
+            .boxed();
+        let range_op = just(Token::DotDotEq).to(true).or(just(Token::DotDot).to(false));
+        let range = bound
+            .clone()
+            .or_not()
+            .then(range_op)
+            .then(bound.clone().or_not())
+            .map_with(move |((start, inclusive), end), e| RangeArg {
+                start,
+                end,
+                inclusive,
+                span: cx.span(e.span()),
+            });
+        let error_arg = just(Token::Error).map_with(move |_, e| {
+            TypeArg::Type(TypeExpr {
+                kind: TypeKind::Error,
+                attrs: Vec::new(),
+                span: cx.span(e.span()),
+            })
+        });
+        let arg = choice((
+            range.map(TypeArg::Range),
+            bound.map(TypeArg::Bound),
+            ty.map(TypeArg::Type),
+            error_arg,
+        ))
+        .labelled("a type argument");
+        let args = arg
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(just(Token::Lt), just(Token::Gt))
+            .or_not()
+            .map(Option::unwrap_or_default);
+        let named = path(cx)
+            .then(args)
+            .map(|(path, args)| TypeKind::Named { path, args });
+        let error = just(Token::Error).to(TypeKind::Error);
+        named
+            .or(error)
+            .map_with(move |kind, e| (kind, cx.span(e.span())))
+            .then(attrs.clone())
+            .map(|((kind, span), attrs)| TypeExpr { kind, attrs, span })
+            .labelled("a type")
+    })
+    .boxed()
+}
+
+fn expr_at(kind: ExprKind, span: crate::span::Span) -> Expr {
+    Expr { kind, span }
+}
+
+/// The parsers that both items and expressions need, built once.
+pub struct ExprParsers<'tok, 'src> {
+    pub expr: P<'tok, 'src, Expr>,
+    pub ty: P<'tok, 'src, TypeExpr>,
+    pub literal: P<'tok, 'src, Literal>,
+    pub let_stmt: P<'tok, 'src, Stmt>,
+    pub block: P<'tok, 'src, Expr>,
+}
+
+/// Builds the expression grammar, with types (which need expressions for their attributes).
+pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> {
+    let mut expr = Recursive::declare();
+    let expr_p: P<'tok, 'src, Expr> = expr.clone().boxed();
+    let ty = type_expr(cx, expr_p.clone());
+    let literal = literal(cx);
+    let ident = ident(cx);
+    let path = path(cx);
+
+    let args = expr_p
+        .clone()
+        .separated_by(just(Token::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(just(Token::LParen), just(Token::RParen))
+        .recover_with(via_parser(nested_delimiters(
+            Token::LParen,
+            Token::RParen,
+            [
+                (Token::LBrace, Token::RBrace),
+                (Token::LBracket, Token::RBracket),
+            ],
+            move |s| vec![expr_at(ExprKind::Error, cx.span(s))],
+        )))
+        .labelled("arguments")
+        .boxed();
+
+    let let_stmt = just(Token::Let)
+        .ignore_then(ident.clone())
+        .then(just(Token::Colon).ignore_then(ty.clone()).or_not())
+        .then_ignore(just(Token::Eq))
+        .then(expr_p.clone())
+        .then_ignore(just(Token::Semi))
+        .map_with(move |((name, ty), value), e| Stmt::Let {
+            name,
+            ty,
+            value,
+            span: cx.span(e.span()),
+        })
+        .labelled("a `let` statement")
+        .as_context()
+        .boxed();
+
+    let block = let_stmt
+        .clone()
+        .repeated()
+        .collect::<Vec<_>>()
+        .then(expr_p.clone())
+        .delimited_by(just(Token::LBrace), just(Token::RBrace))
+        .map_with(move |(stmts, value), e| {
+            expr_at(
+                ExprKind::Block {
+                    stmts,
+                    value: Box::new(value),
+                },
+                cx.span(e.span()),
+            )
+        })
+        .recover_with(via_parser(nested_delimiters(
+            Token::LBrace,
+            Token::RBrace,
+            [
+                (Token::LParen, Token::RParen),
+                (Token::LBracket, Token::RBracket),
+            ],
+            move |s| expr_at(ExprKind::Error, cx.span(s)),
+        )))
+        .labelled("a block")
+        .boxed();
+
+    let if_expr = recursive(|if_expr| {
+        just(Token::If)
+            .map_with(|_, e| e.span())
+            .then(expr_p.clone())
+            .then(block.clone())
+            .then(
+                just(Token::Else)
+                    .ignore_then(if_expr.or(block.clone()))
+                    .or_not(),
+            )
+            .validate(move |(((if_span, cond), then_branch), else_branch), e, emitter| {
+                let else_branch = else_branch.unwrap_or_else(|| {
+                    let end = e.span().end;
+                    let at = SimpleSpan::from(end..end);
+                    emitter.emit(Rich::custom(
+                        at,
+                        SyntaxError::MissingElse {
+                            if_span: cx.span(if_span),
+                            at: cx.span(at),
+                        },
+                    ));
+                    expr_at(ExprKind::Error, cx.span(at))
+                });
+                expr_at(
+                    ExprKind::If {
+                        cond: Box::new(cond),
+                        then_branch: Box::new(then_branch),
+                        else_branch: Box::new(else_branch),
+                    },
+                    cx.span(e.span()),
+                )
+            })
+    })
+    .boxed();
+
+    let pattern = pattern(cx, literal.clone());
+    let arm = pattern
+        .then_ignore(just(Token::FatArrow))
+        .then(expr_p.clone())
+        .map_with(move |(pattern, body), e| MatchArm {
+            pattern,
+            body,
+            span: cx.span(e.span()),
+        })
+        .labelled("a match arm");
+    let match_expr = just(Token::Match)
+        .ignore_then(expr_p.clone())
+        .then(
+            arm.separated_by(just(Token::Comma))
+                .allow_trailing()
+                .collect::<Vec<_>>()
+                .delimited_by(just(Token::LBrace), just(Token::RBrace))
+                .map(Some)
+                .recover_with(via_parser(nested_delimiters(
+                    Token::LBrace,
+                    Token::RBrace,
+                    [
+                        (Token::LParen, Token::RParen),
+                        (Token::LBracket, Token::RBracket),
+                    ],
+                    |_| None,
+                ))),
+        )
+        .map_with(move |(scrutinee, arms), e| {
+            let kind = match arms {
+                Some(arms) => ExprKind::Match {
+                    scrutinee: Box::new(scrutinee),
+                    arms,
+                },
+                None => ExprKind::Error,
+            };
+            expr_at(kind, cx.span(e.span()))
+        })
+        .boxed();
+
+    let closure = ident
+        .clone()
+        .separated_by(just(Token::Comma))
+        .collect::<Vec<_>>()
+        .delimited_by(just(Token::Pipe), just(Token::Pipe))
+        .then(expr_p.clone())
+        .map(|(params, body)| ExprKind::Closure {
+            params,
+            body: Box::new(body),
+        });
+
+    let field_init = ident
+        .clone()
+        .then(just(Token::Colon).ignore_then(expr_p.clone()).or_not())
+        .map_with(move |(name, value), e| FieldInit {
+            name,
+            value,
+            span: cx.span(e.span()),
+        })
+        .labelled("a field");
+    let struct_body = field_init
+        .separated_by(just(Token::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .then(
+            just(Token::DotDot)
+                .ignore_then(expr_p.clone())
+                .then_ignore(just(Token::Comma).or_not())
+                .or_not(),
+        )
+        .delimited_by(just(Token::LBrace), just(Token::RBrace));
+    // Only `Upper { … }` opens a struct literal: `if c { … }` stays unambiguous.
+    let struct_lit = path
+        .clone()
+        .filter(|p: &Path| {
+            p.last()
+                .and_then(|s| s.name.chars().next())
+                .is_some_and(|c| c.is_ascii_uppercase())
+        })
+        .then(struct_body)
+        .map(|(path, (fields, base))| ExprKind::StructLit {
+            path,
+            fields,
+            base: base.map(Box::new),
+        });
+    let path_or_call = path.clone().then(args.clone().or_not()).map(|(callee, args)| match args {
+        Some(args) => ExprKind::Call { callee, args },
+        None => ExprKind::Path(callee),
+    });
+    let list = expr_p
+        .clone()
+        .separated_by(just(Token::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(just(Token::LBracket), just(Token::RBracket))
+        .map(ExprKind::List)
+        .recover_with(via_parser(nested_delimiters(
+            Token::LBracket,
+            Token::RBracket,
+            [
+                (Token::LParen, Token::RParen),
+                (Token::LBrace, Token::RBrace),
+            ],
+            |_| ExprKind::Error,
+        )));
+    let paren = expr_p
+        .clone()
+        .delimited_by(just(Token::LParen), just(Token::RParen))
+        .map(|inner| ExprKind::Paren(Box::new(inner)))
+        .recover_with(via_parser(nested_delimiters(
+            Token::LParen,
+            Token::RParen,
+            [
+                (Token::LBracket, Token::RBracket),
+                (Token::LBrace, Token::RBrace),
+            ],
+            |_| ExprKind::Error,
+        )));
+    let some = just(Token::Some)
+        .ignore_then(
+            expr_p
+                .clone()
+                .delimited_by(just(Token::LParen), just(Token::RParen)),
+        )
+        .map(|inner| ExprKind::Some(Box::new(inner)));
+
+    let simple = choice((
+        literal.clone().map(ExprKind::Lit),
+        just(Token::None).to(ExprKind::None),
+        some,
+        struct_lit,
+        path_or_call,
+        list,
+        paren,
+        closure,
+        just(Token::Error).to(ExprKind::Error),
+    ))
+    .map_with(move |kind, e| expr_at(kind, cx.span(e.span())));
+    let atom = choice((simple, block.clone(), if_expr, match_expr))
+        .labelled("an expression")
+        .boxed();
+
+    enum Postfix {
+        Field(Ident),
+        Method(Ident, Vec<Expr>),
+    }
+    let postfix = just(Token::Dot)
+        .ignore_then(ident.clone())
+        .then(args.or_not())
+        .map(|(name, args)| match args {
+            Some(args) => Postfix::Method(name, args),
+            None => Postfix::Field(name),
+        });
+    let postfixed = atom.foldl_with(postfix.repeated(), move |base, op, e| {
+        let kind = match op {
+            Postfix::Field(name) => ExprKind::Field {
+                base: Box::new(base),
+                name,
+            },
+            Postfix::Method(method, args) => ExprKind::MethodCall {
+                receiver: Box::new(base),
+                method,
+                args,
+            },
+        };
+        expr_at(kind, cx.span(e.span()))
+    });
+
+    let prefix_op = choice((
+        just(Token::Bang).to(UnaryOp::Not),
+        just(Token::Minus).to(UnaryOp::Neg),
+    ))
+    .map_with(move |op, e| (op, cx.span(e.span())));
+    let unary = prefix_op
+        .repeated()
+        .foldr(postfixed, |(op, op_span), operand: Expr| {
+            let span = op_span.to(operand.span);
+            expr_at(
+                ExprKind::Unary {
+                    op,
+                    operand: Box::new(operand),
+                },
+                span,
+            )
+        })
+        .boxed();
+
+    let product = binary_level(
+        unary,
+        choice((
+            just(Token::Star).to(BinaryOp::Mul),
+            just(Token::Slash).to(BinaryOp::Div),
+            just(Token::Percent).to(BinaryOp::Rem),
+        )),
+    );
+    let sum = binary_level(
+        product,
+        choice((
+            just(Token::Plus).to(BinaryOp::Add),
+            just(Token::Minus).to(BinaryOp::Sub),
+        )),
+    );
+    let comparison_op = choice((
+        just(Token::EqEq).to(BinaryOp::Eq),
+        just(Token::Ne).to(BinaryOp::Ne),
+        just(Token::Le).to(BinaryOp::Le),
+        just(Token::Ge).to(BinaryOp::Ge),
+        just(Token::Lt).to(BinaryOp::Lt),
+        just(Token::Gt).to(BinaryOp::Gt),
+    ))
+    .map_with(|op, e| (op, e.span()));
+    let comparison = sum
+        .clone()
+        .then(comparison_op.then(sum).repeated().collect::<Vec<_>>())
+        .validate(move |(first, rest), _, emitter| {
+            if let [((_, first_op), _), ((_, second_op), _), ..] = rest.as_slice() {
+                emitter.emit(Rich::custom(
+                    *second_op,
+                    SyntaxError::ChainedComparison {
+                        first: cx.span(*first_op),
+                        second: cx.span(*second_op),
+                    },
+                ));
+            }
+            rest.into_iter().fold(first, |lhs, ((op, _), rhs)| {
+                let span = lhs.span.to(rhs.span);
+                expr_at(
+                    ExprKind::Binary {
+                        op,
+                        lhs: Box::new(lhs),
+                        rhs: Box::new(rhs),
+                    },
+                    span,
+                )
+            })
+        })
+        .boxed();
+    let and = binary_level(comparison, just(Token::AndAnd).to(BinaryOp::And));
+    let or = binary_level(and, just(Token::OrOr).to(BinaryOp::Or));
+    expr.define(or.labelled("an expression"));
+
+    ExprParsers {
+        expr: expr_p,
+        ty,
+        literal,
+        let_stmt,
+        block,
+    }
+}
+
+/// One left-associative level: `prev (op prev)*`.
+fn binary_level<'tok, 'src: 'tok>(
+    prev: P<'tok, 'src, Expr>,
+    op: impl Parser<'tok, In<'tok, 'src>, BinaryOp, Extra<'tok, 'src>> + Clone + 'tok,
+) -> P<'tok, 'src, Expr> {
+    prev.clone()
+        .foldl(op.then(prev).repeated(), |lhs, (op, rhs)| {
+            let span = lhs.span.to(rhs.span);
+            expr_at(
+                ExprKind::Binary {
+                    op,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
+                span,
+            )
+        })
+        .boxed()
+}
+
+/// `_`, `none`, `some(p)`, `name`, `variant { field, field: p, .. }`, literals, `a | b`.
+fn pattern<'tok, 'src: 'tok>(
+    cx: Ctx<'src>,
+    literal: P<'tok, 'src, Literal>,
+) -> P<'tok, 'src, Pattern> {
+    recursive(move |pattern| {
+        let field = ident(cx)
+            .then(just(Token::Colon).ignore_then(pattern.clone()).or_not())
+            .map_with(move |(name, pattern), e| FieldPattern {
+                name,
+                pattern,
+                span: cx.span(e.span()),
+            });
+        let fields = field
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .then(
+                just(Token::DotDot)
+                    .then_ignore(just(Token::Comma).or_not())
+                    .or_not(),
+            )
+            .delimited_by(just(Token::LBrace), just(Token::RBrace));
+        let variant = ident(cx)
+            .then(fields)
+            .map(|(name, (fields, rest))| PatternKind::Variant {
+                name,
+                fields,
+                rest: rest.is_some(),
+            });
+        let single = choice((
+            select! { Token::Ident("_") => PatternKind::Wildcard },
+            just(Token::None).to(PatternKind::None),
+            just(Token::Some)
+                .ignore_then(
+                    pattern
+                        .clone()
+                        .delimited_by(just(Token::LParen), just(Token::RParen)),
+                )
+                .map(|inner| PatternKind::Some(Box::new(inner))),
+            variant,
+            ident(cx).map(PatternKind::Name),
+            literal.map(PatternKind::Lit),
+        ))
+        .map_with(move |kind, e| Pattern {
+            kind,
+            span: cx.span(e.span()),
+        });
+        single
+            .separated_by(just(Token::Pipe))
+            .at_least(1)
+            .collect::<Vec<_>>()
+            .map_with(move |mut alternatives, e| {
+                if alternatives.len() == 1 {
+                    if let Some(only) = alternatives.pop() {
+                        return only;
+                    }
+                }
+                Pattern {
+                    kind: PatternKind::Or(alternatives),
+                    span: cx.span(e.span()),
+                }
+            })
+            .labelled("a pattern")
+    })
+    .boxed()
+}

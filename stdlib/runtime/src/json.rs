@@ -1,0 +1,553 @@
+//! A small strict JSON (RFC 8259) reader over bytes: the tokens the typed decoder pulls one at a
+//! time. No trees are built here.
+//!
+//! Strictness: no comments, no trailing commas, no leading `+`, no leading zeros, no `NaN`, raw
+//! control characters inside strings are syntax errors. Invalid UTF-8 and lone surrogates
+//! (`"\ud800"`) are *not* syntax errors (the text is still well delimited): the string is
+//! returned with U+FFFD in their place and a [`TextIssue`], which the decoder reports as
+//! `invalid_text`.
+
+use std::borrow::Cow;
+
+/// A syntax error at a byte offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Syntax {
+    pub offset: usize,
+    pub message: String,
+}
+
+/// Why a well-delimited string is still not text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextIssue {
+    InvalidUtf8,
+    LoneSurrogate,
+}
+
+/// A number token, split into its parts (all ASCII digits).
+#[derive(Clone, Copy, Debug)]
+pub struct Number<'a> {
+    /// The token as written.
+    pub text: &'a str,
+    pub negative: bool,
+    pub int_digits: &'a [u8],
+    pub frac_digits: &'a [u8],
+    /// The exponent, saturated to ±10^15 (far beyond any integer or float range).
+    pub exponent: i64,
+}
+
+/// The kind of the next value, from its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Bool,
+    Null,
+}
+
+impl Kind {
+    /// "an object", "a string", … for `wrong_type` sentences.
+    pub fn described(self) -> &'static str {
+        match self {
+            Kind::Object => "an object",
+            Kind::Array => "an array",
+            Kind::String => "a string",
+            Kind::Number => "a number",
+            Kind::Bool => "a boolean",
+            Kind::Null => "null",
+        }
+    }
+}
+
+/// The reader: a position in the bytes.
+pub struct Reader<'a> {
+    pub bytes: &'a [u8],
+    pub pos: usize,
+}
+
+/// Deepest nesting `skip_value` follows; the pre-scan already holds documents to 64.
+const SKIP_DEPTH: usize = 128;
+
+impl<'a> Reader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes, pos: 0 }
+    }
+
+    pub fn error<T>(&self, message: impl Into<String>) -> Result<T, Syntax> {
+        Err(Syntax {
+            offset: self.pos,
+            message: message.into(),
+        })
+    }
+
+    #[inline]
+    pub fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// Skips whitespace and returns the next byte without consuming it.
+    #[inline]
+    pub fn peek(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// Skips whitespace and consumes `b`, or fails with a sentence naming `what`.
+    #[inline]
+    pub fn expect(&mut self, b: u8, what: &str) -> Result<(), Syntax> {
+        if self.peek() == Some(b) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.unexpected(what)
+        }
+    }
+
+    pub fn unexpected<T>(&self, what: &str) -> Result<T, Syntax> {
+        match self.bytes.get(self.pos) {
+            None => self.error(format!("expected {what}, found the end of the document")),
+            Some(&b) if b.is_ascii_graphic() => {
+                self.error(format!("expected {what}, found `{}`", b as char))
+            }
+            Some(&b) => self.error(format!("expected {what}, found byte 0x{b:02x}")),
+        }
+    }
+
+    /// The kind of the next value (after whitespace), or a syntax error.
+    pub fn kind(&mut self) -> Result<Kind, Syntax> {
+        match self.peek() {
+            Some(b'{') => Ok(Kind::Object),
+            Some(b'[') => Ok(Kind::Array),
+            Some(b'"') => Ok(Kind::String),
+            Some(b'-' | b'0'..=b'9') => Ok(Kind::Number),
+            Some(b't' | b'f') => Ok(Kind::Bool),
+            Some(b'n') => Ok(Kind::Null),
+            _ => self.unexpected("a JSON value"),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), Syntax> {
+        if self.bytes.get(self.pos..self.pos + word.len()) == Some(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            self.error("invalid literal (expected true, false or null)")
+        }
+    }
+
+    pub fn bool(&mut self) -> Result<bool, Syntax> {
+        match self.peek() {
+            Some(b't') => self.literal(b"true").map(|_| true),
+            _ => self.literal(b"false").map(|_| false),
+        }
+    }
+
+    pub fn null(&mut self) -> Result<(), Syntax> {
+        self.skip_ws();
+        self.literal(b"null")
+    }
+
+    /// After a value inside an array or object: `true` if a `,` follows (and is consumed),
+    /// `false` if `close` follows (consumed).
+    #[inline]
+    pub fn comma_or(&mut self, close: u8) -> Result<bool, Syntax> {
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => self.unexpected(if close == b']' {
+                "`,` or `]`"
+            } else {
+                "`,` or `}`"
+            }),
+        }
+    }
+
+    /// Consumes `[`; `true` if the array is empty (and `]` was consumed too).
+    pub fn begin_array(&mut self) -> Result<bool, Syntax> {
+        self.expect(b'[', "`[`")?;
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Consumes `{`; `true` if the object is empty (and `}` was consumed too).
+    pub fn begin_object(&mut self) -> Result<bool, Syntax> {
+        self.expect(b'{', "`{`")?;
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Reads `"key"` and the `:` after it.
+    #[inline]
+    pub fn key(&mut self) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
+        if self.peek() != Some(b'"') {
+            return self.unexpected("a key in quotes");
+        }
+        let key = self.string()?;
+        self.expect(b':', "`:`")?;
+        Ok(key)
+    }
+
+    /// Reads a string (after whitespace). Borrowed when it has no escapes and is valid UTF-8.
+    pub fn string(&mut self) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
+        self.expect(b'"', "a string")?;
+        let start = self.pos;
+        let bytes = self.bytes;
+        // Fast path: find the closing quote; bail out to the slow path on the first escape.
+        let mut i = start;
+        loop {
+            match bytes.get(i) {
+                None => {
+                    self.pos = i;
+                    return self.error("unterminated string");
+                }
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    let raw = bytes.get(start..i).unwrap_or_default();
+                    return Ok(match std::str::from_utf8(raw) {
+                        Ok(s) => (Cow::Borrowed(s), None),
+                        Err(_) => (
+                            Cow::Owned(String::from_utf8_lossy(raw).into_owned()),
+                            Some(TextIssue::InvalidUtf8),
+                        ),
+                    });
+                }
+                Some(b'\\') => break,
+                Some(&b) if b < 0x20 => {
+                    self.pos = i;
+                    return self.error("a control character must be escaped inside a string");
+                }
+                Some(_) => i += 1,
+            }
+        }
+        self.pos = i;
+        let mut buf: Vec<u8> = Vec::with_capacity(i - start + 16);
+        buf.extend_from_slice(bytes.get(start..i).unwrap_or_default());
+        let mut issue = None;
+        loop {
+            match bytes.get(self.pos) {
+                None => return self.error("unterminated string"),
+                Some(b'"') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let Some(&esc) = bytes.get(self.pos) else {
+                        return self.error("unterminated string");
+                    };
+                    self.pos += 1;
+                    let c = match esc {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => {
+                            let hi = self.hex4()?;
+                            match hi {
+                                0xD800..=0xDBFF => {
+                                    let low = if bytes.get(self.pos..self.pos + 2) == Some(b"\\u")
+                                    {
+                                        let save = self.pos;
+                                        self.pos += 2;
+                                        let lo = self.hex4()?;
+                                        if (0xDC00..=0xDFFF).contains(&lo) {
+                                            Some(lo)
+                                        } else {
+                                            self.pos = save;
+                                            None
+                                        }
+                                    } else {
+                                        None
+                                    };
+                                    match low {
+                                        Some(lo) => {
+                                            let code = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                                            char::from_u32(code).unwrap_or('\u{FFFD}')
+                                        }
+                                        None => {
+                                            issue = Some(TextIssue::LoneSurrogate);
+                                            '\u{FFFD}'
+                                        }
+                                    }
+                                }
+                                0xDC00..=0xDFFF => {
+                                    issue = Some(TextIssue::LoneSurrogate);
+                                    '\u{FFFD}'
+                                }
+                                _ => char::from_u32(hi).unwrap_or('\u{FFFD}'),
+                            }
+                        }
+                        _ => {
+                            self.pos -= 1;
+                            return self.error("invalid escape in a string");
+                        }
+                    };
+                    let mut tmp = [0u8; 4];
+                    buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                }
+                Some(&b) if b < 0x20 => {
+                    return self.error("a control character must be escaped inside a string");
+                }
+                Some(&b) => {
+                    buf.push(b);
+                    self.pos += 1;
+                }
+            }
+        }
+        match String::from_utf8(buf) {
+            Ok(s) => Ok((Cow::Owned(s), issue)),
+            Err(e) => Ok((
+                Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+                Some(TextIssue::InvalidUtf8),
+            )),
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, Syntax> {
+        let mut v = 0u32;
+        for _ in 0..4 {
+            let Some(d) = self.bytes.get(self.pos).and_then(|b| (*b as char).to_digit(16)) else {
+                return self.error("`\\u` must be followed by four hex digits");
+            };
+            v = v * 16 + d;
+            self.pos += 1;
+        }
+        Ok(v)
+    }
+
+    /// Reads a number token (after whitespace), strictly per RFC 8259.
+    pub fn number(&mut self) -> Result<Number<'a>, Syntax> {
+        self.skip_ws();
+        let bytes = self.bytes;
+        let start = self.pos;
+        let negative = bytes.get(self.pos) == Some(&b'-');
+        if negative {
+            self.pos += 1;
+        }
+        let int_start = self.pos;
+        match bytes.get(self.pos) {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                while bytes.get(self.pos).is_some_and(u8::is_ascii_digit) {
+                    self.pos += 1;
+                }
+            }
+            _ => return self.error("a number needs digits"),
+        }
+        let int_digits = bytes.get(int_start..self.pos).unwrap_or_default();
+        if bytes.get(self.pos).is_some_and(u8::is_ascii_digit) {
+            return self.error("a number may not have leading zeros");
+        }
+        let mut frac_digits: &[u8] = &[];
+        if bytes.get(self.pos) == Some(&b'.') {
+            self.pos += 1;
+            let frac_start = self.pos;
+            while bytes.get(self.pos).is_some_and(u8::is_ascii_digit) {
+                self.pos += 1;
+            }
+            if self.pos == frac_start {
+                return self.error("a number needs digits after `.`");
+            }
+            frac_digits = bytes.get(frac_start..self.pos).unwrap_or_default();
+        }
+        let mut exponent: i64 = 0;
+        if let Some(b'e' | b'E') = bytes.get(self.pos) {
+            self.pos += 1;
+            let exp_negative = match bytes.get(self.pos) {
+                Some(b'-') => {
+                    self.pos += 1;
+                    true
+                }
+                Some(b'+') => {
+                    self.pos += 1;
+                    false
+                }
+                _ => false,
+            };
+            let exp_start = self.pos;
+            while let Some(d) = bytes.get(self.pos).filter(|b| b.is_ascii_digit()) {
+                exponent = (exponent * 10 + i64::from(d - b'0')).min(1_000_000_000_000_000);
+                self.pos += 1;
+            }
+            if self.pos == exp_start {
+                return self.error("a number needs digits in its exponent");
+            }
+            if exp_negative {
+                exponent = -exponent;
+            }
+        }
+        let text = std::str::from_utf8(bytes.get(start..self.pos).unwrap_or_default())
+            .unwrap_or_default();
+        Ok(Number {
+            text,
+            negative,
+            int_digits,
+            frac_digits,
+            exponent,
+        })
+    }
+
+    /// Skips one value of any kind, checking its syntax (strings included).
+    pub fn skip_value(&mut self) -> Result<(), Syntax> {
+        self.skip_nested(0)
+    }
+
+    fn skip_nested(&mut self, depth: usize) -> Result<(), Syntax> {
+        if depth > SKIP_DEPTH {
+            return self.error("the document nests too deeply");
+        }
+        match self.kind()? {
+            Kind::Object => {
+                if self.begin_object()? {
+                    return Ok(());
+                }
+                loop {
+                    self.key()?;
+                    self.skip_nested(depth + 1)?;
+                    if !self.comma_or(b'}')? {
+                        return Ok(());
+                    }
+                }
+            }
+            Kind::Array => {
+                if self.begin_array()? {
+                    return Ok(());
+                }
+                loop {
+                    self.skip_nested(depth + 1)?;
+                    if !self.comma_or(b']')? {
+                        return Ok(());
+                    }
+                }
+            }
+            Kind::String => self.string().map(|_| ()),
+            Kind::Number => self.number().map(|_| ()),
+            Kind::Bool => self.bool().map(|_| ()),
+            Kind::Null => self.null(),
+        }
+    }
+}
+
+impl Number<'_> {
+    /// The exact integer value, `Err(NotIntegral)` if it has a fractional part, or
+    /// `Err(TooBig)` beyond i128 (compared digit by digit, never through a float).
+    pub fn to_integer(&self) -> Result<i128, IntIssue> {
+        // Fast path: plain digits that surely fit.
+        if self.frac_digits.is_empty() && self.exponent == 0 && self.int_digits.len() <= 38 {
+            let mut v: i128 = 0;
+            for d in self.int_digits {
+                v = v * 10 + i128::from(d - b'0');
+            }
+            return Ok(if self.negative { -v } else { v });
+        }
+        // digits × 10^scale, with trailing zeros moved into the scale.
+        let all: Vec<u8> = self
+            .int_digits
+            .iter()
+            .chain(self.frac_digits)
+            .copied()
+            .collect();
+        let first = all.iter().position(|d| *d != b'0');
+        let Some(first) = first else {
+            return Ok(0);
+        };
+        let last = all.iter().rposition(|d| *d != b'0').unwrap_or(first);
+        let significant = all.get(first..=last).unwrap_or_default();
+        let trailing_zeros = (all.len() - 1 - last) as i64;
+        let scale = self.exponent - self.frac_digits.len() as i64 + trailing_zeros;
+        if scale < 0 {
+            return Err(IntIssue::NotIntegral);
+        }
+        if significant.len() as i64 + scale > 39 {
+            return Err(IntIssue::TooBig);
+        }
+        let mut v: i128 = 0;
+        for d in significant {
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(i128::from(d - b'0')))
+                .ok_or(IntIssue::TooBig)?;
+        }
+        for _ in 0..scale {
+            v = v.checked_mul(10).ok_or(IntIssue::TooBig)?;
+        }
+        Ok(if self.negative { -v } else { v })
+    }
+}
+
+/// Why a number is not an exact integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntIssue {
+    NotIntegral,
+    TooBig,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(text: &str) -> Result<i128, IntIssue> {
+        let mut r = Reader::new(text.as_bytes());
+        r.number().map_err(|_| IntIssue::TooBig)?.to_integer()
+    }
+
+    #[test]
+    fn integers_are_exact() {
+        assert_eq!(int("3"), Ok(3));
+        assert_eq!(int("3.0"), Ok(3));
+        assert_eq!(int("3e0"), Ok(3));
+        assert_eq!(int("1.0e2"), Ok(100));
+        assert_eq!(int("1.5e1"), Ok(15));
+        assert_eq!(int("-0"), Ok(0));
+        assert_eq!(int("0.000e5"), Ok(0));
+        assert_eq!(int("18446744073709551615"), Ok(u64::MAX as i128));
+        assert_eq!(int("-9223372036854775808"), Ok(i64::MIN as i128));
+        assert_eq!(int("1844674407370955161.5e1"), Ok(u64::MAX as i128));
+        assert_eq!(int("2.5"), Err(IntIssue::NotIntegral));
+        assert_eq!(int("1e-1"), Err(IntIssue::NotIntegral));
+        assert_eq!(int("1e400"), Err(IntIssue::TooBig));
+        assert_eq!(int("1e999999999999999999999"), Err(IntIssue::TooBig));
+    }
+
+    #[test]
+    fn syntax_is_strict() {
+        for bad in ["01", "1.", ".5", "+1", "1e", "-", "--1"] {
+            let mut r = Reader::new(bad.as_bytes());
+            let ok = r.number().is_ok() && r.pos == bad.len();
+            assert!(!ok, "{bad}");
+        }
+        for bad in ["[1,]", "{\"a\":1,}", "[1 2]", "\"a\tb\"", "tru", "{'a':1}", "\"\\x\""] {
+            let mut r = Reader::new(bad.as_bytes());
+            assert!(r.skip_value().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn strings_unescape_and_flag_bad_text() {
+        let mut r = Reader::new(br#""a\u00e9\ud83d\ude00\n""#);
+        assert_eq!(r.string(), Ok((Cow::Owned("aé😀\n".to_owned()), None)));
+        let mut r = Reader::new(br#""\ud800x""#);
+        assert_eq!(r.string().map(|s| s.1), Ok(Some(TextIssue::LoneSurrogate)));
+        let mut r = Reader::new(b"\"\xff\"");
+        assert_eq!(r.string().map(|s| s.1), Ok(Some(TextIssue::InvalidUtf8)));
+    }
+}
