@@ -7,6 +7,7 @@ mod args;
 mod check;
 mod explain;
 mod fmt;
+mod new;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -60,6 +61,7 @@ pub fn run(args: &Args) -> Status {
         Command::Check(cmd) => check::run(&out, cmd),
         Command::Explain(cmd) => explain::run(cmd),
         Command::Fmt(cmd) => fmt::run(&out, cmd),
+        Command::New(cmd) => new::run(cmd),
     }
 }
 

@@ -310,3 +310,5 @@ pub struct Publish {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub examples: Option<String>,
 }
+
+pub mod size;

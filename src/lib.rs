@@ -11,6 +11,7 @@
 //! | [`codegen`] | JSON Schemas, manifests, model-facing schemas, MCP tools, Rust glue; never re-parses |
 //! | [`driver`] | reads a project through a [`driver::World`] and runs the phases |
 //! | [`cli`] | the `aelc` command line: a thin shell over the driver |
+//! | [`lsp`] | the language server: the driver over the editor's open buffers |
 //!
 //! The runtime (`aelc-runtime`, at `stdlib/runtime/`) is a crate of its own that this one uses
 //! and that never depends on it. A tidy test (`tests/tidy.rs`) fails on an arrow pointing up.
@@ -19,9 +20,11 @@
 //! `Err`; nothing panics on any input.
 
 pub mod cli;
+pub mod codegen;
 pub mod diagnostics;
 pub mod driver;
 pub mod ir;
+pub mod lsp;
 pub mod source;
 pub mod span;
 pub mod syntax;

@@ -6,6 +6,7 @@
 pub mod ast;
 mod docs;
 pub mod error;
+pub mod format;
 mod lexer;
 mod parser;
 pub mod token;
@@ -30,6 +31,27 @@ pub fn parse(file: FileId, text: &str) -> Parse {
         comments,
         diagnostics: errors.iter().map(error::SyntaxError::to_diagnostic).collect(),
     }
+}
+
+/// The significant tokens of `text` with their spans, and the spans of all its comments (doc
+/// comments included), each in source order: what an editor colours. Lex errors stand as
+/// [`token::Token::Error`]; nothing is reported.
+pub fn lex(file: FileId, text: &str) -> (Vec<(token::Token<'_>, crate::span::Span)>, Vec<crate::span::Span>) {
+    let lexed = lexer::lex(file, text, 0);
+    let tokens = lexed
+        .tokens
+        .iter()
+        .map(|(token, span)| (*token, crate::span::Span::new(file, span.start..span.end)))
+        .collect();
+    let mut comments: Vec<crate::span::Span> = lexed
+        .comments
+        .iter()
+        .map(|c| c.span)
+        .chain(lexed.docs.iter().map(|d| d.doc.span))
+        .chain(lexed.module_doc.iter().map(|d| d.span))
+        .collect();
+    comments.sort();
+    (tokens, comments)
 }
 
 /// Parses one expression, e.g. the content of a prompt template's `{{ … }}`. `offset` is where

@@ -42,6 +42,8 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Format AEL files canonically.
     Fmt(FmtArgs),
+    /// Create a new project that checks, builds and tests green.
+    New(NewArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -63,4 +65,10 @@ pub struct FmtArgs {
     pub check: bool,
     /// Files or folders (default: the current folder).
     pub files: Vec<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct NewArgs {
+    /// The folder to create; its last component is the project name.
+    pub path: PathBuf,
 }

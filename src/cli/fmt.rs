@@ -1,9 +1,133 @@
 //! `aelc fmt [--check] [FILES]`: canonical formatting.
+//!
+//! Every `.ael` file at the given paths (files, or folders searched the way `aelc check` does)
+//! is formatted. Without `--check` a changed file is rewritten atomically: the new text goes to a
+//! temporary file in the same folder, which then replaces the original, so an interrupted run
+//! never leaves half a file. With `--check` nothing is written; the files that would change are
+//! listed and the exit status is 1. A file with syntax errors is reported and left untouched
+//! (exit 1). Unreadable paths are exit 2.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use super::args::FmtArgs;
 use super::{Output, Status};
+use crate::driver::{self, DiskWorld};
+use crate::source::SourceMap;
+use crate::span::FileId;
+use crate::syntax::{self, format};
 
 pub fn run(out: &Output, args: &FmtArgs) -> Status {
-    let _ = args;
-    out.fatal("`aelc fmt` is not built yet")
+    let roots = if args.files.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.files.clone()
+    };
+    let mut status = Status::Ok;
+    let mut changed = 0usize;
+    let mut unchanged = 0usize;
+    for root in &roots {
+        let files = match driver::collect_sources(&DiskWorld, root) {
+            Ok(files) => files,
+            Err(err) => {
+                status = worst(status, out.fatal(&format!("cannot read {}: {err}", root.display())));
+                continue;
+            }
+        };
+        for file in files {
+            match format_file(out, &file, args.check) {
+                Ok(FileOutcome::Unchanged) => unchanged += 1,
+                Ok(FileOutcome::Changed) => {
+                    changed += 1;
+                    if args.check {
+                        println!("would reformat {}", file.display());
+                        status = worst(status, Status::Failed);
+                    }
+                }
+                Ok(FileOutcome::SyntaxErrors) => status = worst(status, Status::Failed),
+                Err(err) => {
+                    status = worst(status, out.fatal(&format!("{}: {err}", file.display())));
+                }
+            }
+        }
+    }
+    let verb = if args.check {
+        "would be reformatted"
+    } else {
+        "reformatted"
+    };
+    eprintln!("{changed} file(s) {verb}, {unchanged} file(s) already formatted");
+    status
+}
+
+enum FileOutcome {
+    Unchanged,
+    Changed,
+    SyntaxErrors,
+}
+
+/// The more serious of two outcomes.
+fn worst(a: Status, b: Status) -> Status {
+    let rank = |s: Status| match s {
+        Status::Ok => 0,
+        Status::Failed => 1,
+        Status::Usage => 2,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+fn format_file(out: &Output, path: &Path, check: bool) -> io::Result<FileOutcome> {
+    let bytes = fs::read(path)?;
+    let name = path.to_string_lossy().replace('\\', "/");
+    let (text, bad_utf8) = driver::decode_source(FileId(0), &bytes);
+    let mut sources = SourceMap::new();
+    let file = sources.add(name, text.clone());
+    if let Some(diagnostic) = bad_utf8 {
+        out.diagnostics(&sources, &[diagnostic]);
+        return Ok(FileOutcome::SyntaxErrors);
+    }
+    let parse = syntax::parse(file, &text);
+    let formatted = match format::format(&parse, &text) {
+        Ok(formatted) => formatted,
+        Err(errors) => {
+            out.diagnostics(&sources, &errors);
+            return Ok(FileOutcome::SyntaxErrors);
+        }
+    };
+    if formatted == text {
+        return Ok(FileOutcome::Unchanged);
+    }
+    if !check {
+        write_atomically(path, formatted.as_bytes())?;
+    }
+    Ok(FileOutcome::Changed)
+}
+
+/// Writes `contents` to a temporary file beside `path`, then renames it over `path`.
+fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = folder.join(format!(".{name}.aelc-fmt-{}.tmp", std::process::id()));
+    let result = (|| {
+        fs::write(&temp, contents)?;
+        if let Ok(metadata) = fs::metadata(path) {
+            fs::set_permissions(&temp, metadata.permissions())?;
+        }
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
 }

@@ -64,6 +64,33 @@ impl<'a> Comments<'a> {
         taken
     }
 
+    /// The offset of the `)` closing a parameter list, searched from `from` (inside the list,
+    /// after its last parameter) over whitespace, commas, comments and at most one `(`.
+    pub fn closing_paren(&self, from: u32) -> Option<u32> {
+        let text = self.source.get(from as usize..)?;
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        let mut opened = false;
+        while let Some(&byte) = bytes.get(i) {
+            match byte {
+                b')' => return u32::try_from(from as usize + i).ok(),
+                b'(' if !opened => {
+                    opened = true;
+                    i += 1;
+                }
+                b',' | b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+                b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                    i += text[i..].find('\n')?;
+                }
+                b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                    i += block_comment_len(&text[i..])?;
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// Takes every comment not handed out yet.
     pub fn take_rest(&mut self) -> Vec<Comment> {
         self.take_before(u32::MAX)
@@ -102,18 +129,13 @@ impl<'a> Comments<'a> {
 
     /// Prints comments that stand before an element: each on its own line, except a block
     /// comment that the author wrote on the element's line, which stays in front of it. With
-    /// `blank_lines`, an empty line the author put before a comment (or between the last comment
-    /// and `element_start`) is kept; `first` suppresses it before the first comment.
-    pub fn leading(
-        &self,
-        comments: &[Comment],
-        element_start: u32,
-        blank_lines: bool,
-        first: bool,
-    ) -> Doc {
+    /// `blank_lines`, an empty line the author put between two comments, or between the last
+    /// comment and `element_start`, is kept (the one before the first comment is the caller's
+    /// business).
+    pub fn leading(&self, comments: &[Comment], element_start: u32, blank_lines: bool) -> Doc {
         let mut docs = Vec::new();
         for (i, comment) in comments.iter().enumerate() {
-            if blank_lines && !(first && i == 0) && self.blank_line_before(comment.span.start) {
+            if blank_lines && i > 0 && self.blank_line_before(comment.span.start) {
                 docs.push(Doc::HardLine);
             }
             docs.push(Doc::text(comment_text(comment)));
@@ -162,6 +184,30 @@ impl<'a> Comments<'a> {
         }
         Doc::Concat(docs)
     }
+}
+
+/// The length of the nested block comment at the start of `text`.
+fn block_comment_len(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes.get(i), bytes.get(i + 1)) {
+            (Some(b'/'), Some(b'*')) => {
+                depth += 1;
+                i += 2;
+            }
+            (Some(b'*'), Some(b'/')) => {
+                depth = depth.saturating_sub(1);
+                i += 2;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 pub fn is_line_comment(comment: &Comment) -> bool {

@@ -3,12 +3,31 @@
 //! - [`ty`]: bounded type descriptions, the contract between the compiler (which lowers AEL types
 //!   into them), the schema emitter, the decoder and generated Rust code.
 //! - [`value`]: typed values and their canonical JSON.
+//! - [`prescan`] then [`decode`]: JSON bytes to typed values under every rule of spec §4 and the
+//!   platform bounds of §8, with [`error`]s carrying pointer, path, code and sentence;
+//!   [`validate`] applies the same bounds to a computed value.
 //! - [`expr`]: the executable expression IR (fn bodies, checks); [`eval`] runs it.
-//! - [`media`]: the JSON shape of media references.
+//! - [`pipeline`]: the seven steps of §6.1 and the failure policies; [`receipt`]: §10.
+//! - [`media`]: the JSON shape of media references; [`format`]: `@format` validators.
 //!
 //! This crate never depends on `aelc`; `aelc` and generated glue depend on it.
 
+pub mod bounds;
+pub mod decode;
+pub mod error;
+pub mod eval;
 pub mod expr;
+pub mod format;
+pub mod json;
 pub mod media;
+pub mod model;
+pub mod money;
+pub mod pipeline;
+pub mod prescan;
+pub mod receipt;
+pub mod stage;
+pub mod provider;
+pub mod testing;
 pub mod ty;
+pub mod validate;
 pub mod value;

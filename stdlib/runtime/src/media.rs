@@ -56,3 +56,125 @@ pub fn content_type_prefix(kind: crate::ty::MediaKind) -> Option<&'static str> {
         crate::ty::MediaKind::File => None,
     }
 }
+
+/// Checks a decoded reference against its declaration (before anything is fetched): the `ref`
+/// prefix, the SHA-256 spelling, the content type, size, pixels, duration and sample rate.
+/// Returns `(field name, issue)` pairs in field order. Expiry needs a clock and is checked
+/// where the reference is used.
+pub fn check_media(
+    m: &crate::value::MediaRef,
+    ty: &crate::ty::MediaTy,
+) -> Vec<(&'static str, crate::bounds::Issue)> {
+    use crate::error::Code;
+    let mut issues = Vec::new();
+    if !m.reference.starts_with(REF_PREFIX) || m.reference.len() == REF_PREFIX.len() {
+        issues.push((
+            "ref",
+            (
+                Code::InvalidFormat,
+                format!("a media reference must start with {REF_PREFIX}"),
+            ),
+        ));
+    }
+    if ty.content_types.is_empty() {
+        if let Some(prefix) = content_type_prefix(ty.kind) {
+            if !m.content_type.starts_with(prefix) {
+                issues.push((
+                    "content_type",
+                    (
+                        Code::UnknownVariant,
+                        format!(
+                            "content type {} is not accepted; expected {prefix}…",
+                            m.content_type
+                        ),
+                    ),
+                ));
+            }
+        }
+    } else if !ty.content_types.iter().any(|t| *t == m.content_type) {
+        issues.push((
+            "content_type",
+            (
+                Code::UnknownVariant,
+                format!(
+                    "content type {} is not accepted; expected one of {}",
+                    m.content_type,
+                    ty.content_types.join(", ")
+                ),
+            ),
+        ));
+    }
+    if m.size > ty.max_bytes {
+        issues.push((
+            "size",
+            (
+                Code::TooLarge,
+                format!(
+                    "the file has {} bytes, at most {} are allowed",
+                    m.size, ty.max_bytes
+                ),
+            ),
+        ));
+    }
+    let is_hex = m.sha256.len() == 64
+        && m
+            .sha256
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if !is_hex {
+        issues.push((
+            "sha256",
+            (
+                Code::InvalidFormat,
+                "sha256 must be 64 lowercase hex digits".to_owned(),
+            ),
+        ));
+    }
+    if let Some(at) = &m.expires_at {
+        if !crate::format::is_valid(crate::ty::Format::DateTime, at) {
+            issues.push((
+                "expires_at",
+                (
+                    Code::InvalidFormat,
+                    format!("text is not {}", crate::format::describe(crate::ty::Format::DateTime)),
+                ),
+            ));
+        }
+    }
+    if let Some((max_w, max_h)) = ty.max_pixels {
+        for (name, got, max) in [("width", m.width, max_w), ("height", m.height, max_h)] {
+            if let Some(got) = got.filter(|g| *g > u64::from(max)) {
+                issues.push((
+                    name,
+                    (
+                        Code::OutOfRange,
+                        format!("{name} is {got} pixels, at most {max} are allowed"),
+                    ),
+                ));
+            }
+        }
+    }
+    if let (Some(max), Some(got)) = (ty.max_duration_ms, m.duration_ms) {
+        if got > max {
+            issues.push((
+                "duration_ms",
+                (
+                    Code::OutOfRange,
+                    format!("the duration is {got} ms, at most {max} ms are allowed"),
+                ),
+            ));
+        }
+    }
+    if let (Some(want), Some(got)) = (ty.sample_rate, m.sample_rate) {
+        if got != u64::from(want) {
+            issues.push((
+                "sample_rate",
+                (
+                    Code::OutOfRange,
+                    format!("the sample rate is {got} Hz, {want} Hz is required"),
+                ),
+            ));
+        }
+    }
+    issues
+}

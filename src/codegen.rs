@@ -1,0 +1,19 @@
+//! Backends of `aelc build` (spec §9): everything is computed from the typed [`crate::ir`]
+//! `Program`, never from syntax.
+//!
+//! - [`json_schema`]: draft 2020-12 input and output schemas of each node;
+//! - [`model_schema`]: the model-facing output schema per provider (`openai`, `gemini`,
+//!   `anthropic`);
+//! - [`mcp`]: `mcp/tools.json`, one MCP tool per agent;
+//! - [`manifest`]: `agents/<agent>/holon.yaml`;
+//! - [`publish`]: the publishing rules, checked before anything is written;
+//! - [`emit`]: every output file as bytes, deterministic; [`write`]: writing them atomically, and
+//!   `--check`.
+
+pub mod emit;
+pub mod json_schema;
+pub mod manifest;
+pub mod mcp;
+pub mod model_schema;
+pub mod publish;
+pub mod write;

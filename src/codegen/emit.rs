@@ -1,0 +1,193 @@
+//! Every file `aelc build` writes, as bytes (spec §9), computed from a [`Program`] without IO.
+//!
+//! | path | content |
+//! |---|---|
+//! | `schemas/<node>.input.json`, `schemas/<node>.output.json` | draft 2020-12 ([`super::json_schema`]) |
+//! | `model/<node>.<provider>.json` | the model-facing output schema ([`super::model_schema`]); not for raw-mode nodes, whose answer is text |
+//! | `mcp/tools.json` | one MCP tool per agent ([`super::mcp`]) |
+//! | `agents/<agent>/holon.yaml` | the manifest ([`super::manifest`]) |
+//! | `ir.json`, `ir.schema.json` | the program, and the JSON Schema of that format (schemars) |
+//!
+//! `<node>` is the node's name, or `module.path.name` when two modules declare the same name.
+//! Output is byte-deterministic: JSON is pretty-printed with two spaces and a final newline,
+//! keys in a fixed order, files in a sorted map. When a publishing rule fails
+//! ([`super::publish`]), no file is produced at all, so nothing half-valid is ever written.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::json_schema::{DefKeys, SchemaBuilder};
+use super::manifest;
+use super::mcp::{self, ToolSource};
+use super::model_schema::{model_schema, Provider};
+use super::publish::{self, Example};
+use crate::diagnostics::Diagnostic;
+use crate::ir::{NodeIr, NodeKind, Program};
+
+/// What emitting produced: the files (empty if any error was found) and the diagnostics.
+#[derive(Clone, Debug, Default)]
+pub struct Emission {
+    /// Paths relative to the output folder, with `/` separators.
+    pub files: BTreeMap<PathBuf, Vec<u8>>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Emission {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// The two JSON Schema documents of a node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeSchemas {
+    pub input: Value,
+    pub output: Value,
+}
+
+/// The input and output schemas of every node, in program order.
+pub fn node_schemas(program: &Program) -> Vec<NodeSchemas> {
+    let keys = DefKeys::new(&program.types);
+    program
+        .nodes
+        .iter()
+        .map(|node| NodeSchemas {
+            input: SchemaBuilder::new(&program.types, &keys).input_document(node),
+            output: SchemaBuilder::new(&program.types, &keys).output_document(node),
+        })
+        .collect()
+}
+
+/// The file stem of each node: its name, qualified by its module when the name is shared.
+pub fn node_file_names(program: &Program) -> Vec<String> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for n in &program.nodes {
+        *count.entry(n.name.as_str()).or_default() += 1;
+    }
+    program
+        .nodes
+        .iter()
+        .map(|n| {
+            if count.get(n.name.as_str()).copied().unwrap_or(0) > 1 && !n.module.is_empty() {
+                format!("{}.{}", n.module.replace("::", "."), n.name)
+            } else {
+                n.name.clone()
+            }
+        })
+        .collect()
+}
+
+/// Finds a node by `name` or `module::name` (spec §11: `NODE`).
+pub fn find_node<'p>(program: &'p Program, name: &str) -> Result<&'p NodeIr, String> {
+    let matches: Vec<&NodeIr> = program
+        .nodes
+        .iter()
+        .filter(|n| n.name == name || format!("{}::{}", n.module, n.name) == name)
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one),
+        [] => {
+            let names: Vec<&str> = program.nodes.iter().map(|n| n.name.as_str()).collect();
+            let hint = crate::diagnostics::suggest::did_you_mean(name, names.iter().copied())
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            Err(format!("no node or agent is named `{name}`{hint}"))
+        }
+        many => Err(format!(
+            "`{name}` names several nodes; write one of {}",
+            many.iter()
+                .map(|n| format!("`{}::{}`", n.module, n.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Pretty JSON with a final newline: the one format of every emitted JSON file.
+pub fn json_bytes(value: &Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Every output file of `program`; `examples` are the agents' example files, already read.
+pub fn emit(program: &Program, examples: &[Example]) -> Emission {
+    let mut emission = Emission {
+        files: BTreeMap::new(),
+        diagnostics: publish::check_program(program),
+    };
+    let schemas = node_schemas(program);
+    let stems = node_file_names(program);
+    for (node, s) in program.nodes.iter().zip(&schemas) {
+        emission.diagnostics.extend(publish::check_examples(
+            program, node, &s.input, &s.output, examples,
+        ));
+    }
+    if emission.has_errors() {
+        return emission;
+    }
+    let files = &mut emission.files;
+    let mut tools = Vec::new();
+    for ((node, s), stem) in program.nodes.iter().zip(&schemas).zip(&stems) {
+        files.insert(
+            PathBuf::from(format!("schemas/{stem}.input.json")),
+            json_bytes(&s.input),
+        );
+        files.insert(
+            PathBuf::from(format!("schemas/{stem}.output.json")),
+            json_bytes(&s.output),
+        );
+        if node.output_stage.raw_parse.is_none() {
+            for provider in Provider::ALL {
+                files.insert(
+                    PathBuf::from(format!("model/{stem}.{}.json", provider.as_str())),
+                    json_bytes(&model_schema(provider, &node.name, &s.output)),
+                );
+            }
+        }
+        if node.kind == NodeKind::Agent {
+            let value = manifest::manifest(program, node, &s.input, &s.output, examples);
+            match manifest::to_yaml(&value) {
+                Ok(text) => {
+                    files.insert(
+                        PathBuf::from(format!("agents/{stem}/holon.yaml")),
+                        text.into_bytes(),
+                    );
+                }
+                Err(err) => emission.diagnostics.push(Diagnostic::new(
+                    "E0809",
+                    format!("the manifest of `{}` could not be written as YAML: {err}", node.name),
+                )),
+            }
+            tools.push(ToolSource {
+                name: &node.name,
+                description: node.docs.as_deref(),
+                input: &s.input,
+                output: &s.output,
+            });
+        }
+    }
+    files.insert(
+        PathBuf::from("mcp/tools.json"),
+        json_bytes(&mcp::tools(&tools)),
+    );
+    files.insert(PathBuf::from("ir.json"), ir_json(program));
+    files.insert(PathBuf::from("ir.schema.json"), ir_schema_json());
+    if emission.diagnostics.iter().any(Diagnostic::is_error) {
+        emission.files.clear();
+    }
+    emission
+}
+
+/// `ir.json`: the program as data.
+pub fn ir_json(program: &Program) -> Vec<u8> {
+    json_bytes(&serde_json::to_value(program).unwrap_or(Value::Null))
+}
+
+/// `ir.schema.json`: the published JSON Schema of `ir.json`.
+pub fn ir_schema_json() -> Vec<u8> {
+    let schema = schemars::schema_for!(Program);
+    json_bytes(&serde_json::to_value(&schema).unwrap_or(Value::Null))
+}

@@ -1,0 +1,387 @@
+//! The publishing rules of spec §9.2, checked before `aelc build` writes anything.
+//!
+//! Errors (nothing is written while one stands):
+//! - `E0801` an `errors` set declares a reserved code;
+//! - `E0802` a `Set` over 1000 items (`uniqueItems` compares every pair, spec §8);
+//! - `E0803` a `List` over 10,000 items, the platform's array bound;
+//! - `E0804` a node type with no value nesting at most 64 levels deep;
+//! - `E0805`/`E0806` an example whose input/output does not validate against the emitted
+//!   schema, with the JSON Pointer of the offending value;
+//! - `E0807` an example file that is not an example; `E0808` one that fails with a code the
+//!   agent does not declare.
+//!
+//! Warning `W0801`: an output field that tells the caller nothing about its shape (a struct
+//! with no fields, or a `Map` with free text keys and no doc comment).
+//!
+//! The IR carries no source spans, so these diagnostics name the item (module and name) in
+//! their message instead of pointing at it.
+//!
+//! Examples are validated with the `jsonschema` crate against the very documents written to
+//! `schemas/`, because those are what the gateway checks a call with; patterns run on the
+//! linear-time `regex` engine (`PatternOptions::regex()`).
+
+use std::collections::BTreeSet;
+
+use aelc_runtime::ty::{limits, DefKind, Ty, TypeTable};
+use serde_json::Value;
+
+use crate::diagnostics::Diagnostic;
+use crate::ir::{NodeIr, NodeKind, Program};
+use crate::ir::size::fits_depth_limit;
+
+/// The codes the platform reserves (spec §5); no `errors` may declare one.
+pub const RESERVED_CODES: &[&str] = &[
+    "invalid_input",
+    "invalid_output",
+    "rejected_input",
+    "truncated_output",
+    "undecodable_output",
+    "stale_input",
+    "timeout",
+    "budget_exceeded",
+    "model_unavailable",
+    "cancelled",
+    "internal_error",
+];
+
+/// The statuses a failing example may expect (spec §10).
+pub const EXAMPLE_STATUSES: &[&str] = &["rejected_input", "invalid_output", "failed", "error"];
+
+/// One example file of an agent (`examples/<agent>/<name>.json`), already read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Example {
+    /// The agent it belongs to.
+    pub agent: String,
+    /// The file name without `.json`.
+    pub name: String,
+    /// The path relative to the project root, as shown in messages.
+    pub path: String,
+    /// The file's text.
+    pub text: String,
+}
+
+/// The schema rules: reserved codes, platform bounds of every node's types, bare outputs.
+pub fn check_program(program: &Program) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for set in &program.errors {
+        for code in &set.codes {
+            if RESERVED_CODES.contains(&code.name.as_str()) {
+                out.push(
+                    Diagnostic::new(
+                        "E0801",
+                        format!(
+                            "`errors {}` in `{}` declares `{}`, a code the platform reserves",
+                            set.name, set.module, code.name
+                        ),
+                    )
+                    .note(format!("reserved codes: {}", RESERVED_CODES.join(", ")))
+                    .help(format!(
+                        "rename the code, e.g. `{}_{}`",
+                        set.name.to_lowercase(),
+                        code.name
+                    )),
+                );
+            }
+        }
+    }
+    for node in &program.nodes {
+        check_node_types(program, node, &mut out);
+    }
+    out
+}
+
+fn check_node_types(program: &Program, node: &NodeIr, out: &mut Vec<Diagnostic>) {
+    let types = &program.types;
+    let mut seen = BTreeSet::new();
+    let mut places: Vec<(String, &Ty)> = node
+        .params
+        .iter()
+        .map(|p| (format!("parameter `{}`", p.name), &p.ty))
+        .collect();
+    places.push(("output".to_owned(), &node.output));
+    for (place, ty) in places {
+        let mut bounds = Vec::new();
+        collect_bound_breaks(ty, types, &mut seen, &mut bounds);
+        for (code, what) in bounds {
+            out.push(bound_error(code, node, &place, &what));
+        }
+        if !fits_depth_limit(ty, types) {
+            out.push(
+                Diagnostic::new(
+                    "E0804",
+                    format!(
+                        "the {place} of `{}` has no value that nests at most {} levels deep",
+                        node.name,
+                        limits::MAX_DEPTH
+                    ),
+                )
+                .help("make the recursive field an `Option` or a list that may be empty"),
+            );
+        }
+    }
+    for warning in bare_output_fields(&node.output, types) {
+        out.push(
+            Diagnostic::new(
+                "W0801",
+                format!("the output of `{}` has {warning}", node.name),
+            )
+            .note("a caller that cannot predict the shape of an answer cannot use it")
+            .help("declare the fields as a struct, key the map by a unit enum, or document the keys with `///`"),
+        );
+    }
+}
+
+fn bound_error(code: &'static str, node: &NodeIr, place: &str, what: &str) -> Diagnostic {
+    let (limit, why) = match code {
+        "E0802" => (
+            limits::MAX_UNIQUE_ITEMS,
+            "checking that items are distinct compares every pair",
+        ),
+        _ => (limits::MAX_ITEMS, "the platform refuses longer arrays"),
+    };
+    Diagnostic::new(
+        code,
+        format!(
+            "the {place} of `{}` holds {what}, over the platform bound of {limit}",
+            node.name
+        ),
+    )
+    .note(why.to_owned())
+    .help(format!("lower the bound to at most {limit}"))
+}
+
+/// Every list or set inside `ty` whose bound breaks the platform's.
+fn collect_bound_breaks(
+    ty: &Ty,
+    types: &TypeTable,
+    seen: &mut BTreeSet<u32>,
+    out: &mut Vec<(&'static str, String)>,
+) {
+    match ty {
+        Ty::List(list) => {
+            if list.unique && list.max > limits::MAX_UNIQUE_ITEMS {
+                out.push(("E0802", format!("a `Set` of up to {} items", list.max)));
+            } else if list.max > limits::MAX_ITEMS {
+                out.push(("E0803", format!("a `List` of up to {} items", list.max)));
+            }
+            collect_bound_breaks(&list.item, types, seen, out);
+        }
+        Ty::Map(map) => {
+            collect_bound_breaks(&map.key, types, seen, out);
+            collect_bound_breaks(&map.value, types, seen, out);
+        }
+        Ty::Option { some } => collect_bound_breaks(some, types, seen, out),
+        Ty::Ref { def } => {
+            if !seen.insert(def.0) {
+                return;
+            }
+            match types.get(*def).map(|d| &d.kind) {
+                Some(DefKind::Struct { fields }) => {
+                    for f in fields {
+                        collect_bound_breaks(&f.ty, types, seen, out);
+                    }
+                }
+                Some(DefKind::Enum { variants, .. }) => {
+                    for f in variants.iter().flat_map(|v| v.fields.iter().flatten()) {
+                        collect_bound_breaks(&f.ty, types, seen, out);
+                    }
+                }
+                Some(DefKind::Alias { ty }) => collect_bound_breaks(ty, types, seen, out),
+                None => {}
+            }
+        }
+        Ty::Bool | Ty::Int(_) | Ty::Float(_) | Ty::Str(_) | Ty::Media(_) => {}
+    }
+}
+
+/// Descriptions of output fields that say nothing of their shape.
+fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<(String, &Ty, bool)> = vec![("output".to_owned(), output, false)];
+    while let Some((path, ty, documented)) = stack.pop() {
+        match ty {
+            Ty::Option { some } => stack.push((path, some, documented)),
+            Ty::List(list) => stack.push((format!("{path}[]"), &list.item, documented)),
+            Ty::Map(map) => {
+                let free_keys = matches!(
+                    types.resolve(&map.key),
+                    Some(Ty::Str(s)) if s.pattern.is_none() && s.format.is_none()
+                );
+                if free_keys && !documented {
+                    out.push(format!(
+                        "a field `{path}` that is a map with free text keys and no doc comment"
+                    ));
+                }
+                stack.push((format!("{path}{{}}"), &map.value, false));
+            }
+            Ty::Ref { def } => {
+                if !seen.insert(def.0) {
+                    continue;
+                }
+                let Some(d) = types.get(*def) else { continue };
+                match &d.kind {
+                    DefKind::Struct { fields } => {
+                        if fields.is_empty() {
+                            out.push(format!(
+                                "a field `{path}` of type `{}`, an object with no fields",
+                                d.name
+                            ));
+                        }
+                        for f in fields.iter().rev() {
+                            stack.push((format!("{path}.{}", f.name), &f.ty, f.docs.is_some()));
+                        }
+                    }
+                    DefKind::Enum { variants, .. } => {
+                        for v in variants.iter().rev() {
+                            for f in v.fields.iter().flatten().rev() {
+                                stack.push((
+                                    format!("{path}.{}", f.name),
+                                    &f.ty,
+                                    f.docs.is_some(),
+                                ));
+                            }
+                        }
+                    }
+                    DefKind::Alias { ty } => stack.push((path, ty, documented || d.docs.is_some())),
+                }
+            }
+            Ty::Bool | Ty::Int(_) | Ty::Float(_) | Ty::Str(_) | Ty::Media(_) => {}
+        }
+    }
+    out
+}
+
+/// Validates one agent's examples against its emitted `input` and `output` schemas.
+pub fn check_examples(
+    program: &Program,
+    node: &NodeIr,
+    input_schema: &Value,
+    output_schema: &Value,
+    examples: &[Example],
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if node.kind != NodeKind::Agent {
+        return out;
+    }
+    let input_validator = validator(input_schema);
+    let output_validator = validator(output_schema);
+    let declared: Vec<&str> = node
+        .fails
+        .and_then(|id| program.errors.get(id.0 as usize))
+        .map(|set| set.codes.iter().map(|c| c.name.as_str()).collect())
+        .unwrap_or_default();
+    for example in examples.iter().filter(|e| e.agent == node.name) {
+        let value: Value = match serde_json::from_str(&example.text) {
+            Ok(v) => v,
+            Err(err) => {
+                out.push(malformed(example, &format!("it is not JSON ({err})")));
+                continue;
+            }
+        };
+        let Some(object) = value.as_object() else {
+            out.push(malformed(example, "it is not a JSON object"));
+            continue;
+        };
+        for key in object.keys() {
+            if !["input", "answers", "output", "status", "code"].contains(&key.as_str()) {
+                out.push(malformed(example, &format!("it has an unknown key `{key}`")));
+            }
+        }
+        match object.get("input") {
+            Some(input) => {
+                if let Some(v) = &input_validator {
+                    report_errors(v, input, "E0805", "input", example, &mut out);
+                }
+            }
+            None => out.push(malformed(example, "it has no `input`")),
+        }
+        if object.get("answers").is_some_and(|a| !a.is_array()) {
+            out.push(malformed(example, "`answers` is not a list of strings"));
+        }
+        match (object.get("output"), object.get("status")) {
+            (Some(output), None) => {
+                if let Some(v) = &output_validator {
+                    report_errors(v, output, "E0806", "output", example, &mut out);
+                }
+            }
+            (None, Some(status)) => {
+                let status = status.as_str().unwrap_or_default();
+                if !EXAMPLE_STATUSES.contains(&status) {
+                    out.push(malformed(
+                        example,
+                        &format!(
+                            "its `status` is not one of {}",
+                            EXAMPLE_STATUSES.join(", ")
+                        ),
+                    ));
+                }
+                if let Some(code) = object.get("code").and_then(Value::as_str) {
+                    if !declared.contains(&code) && !RESERVED_CODES.contains(&code) {
+                        let mut d = Diagnostic::new(
+                            "E0808",
+                            format!(
+                                "example `{}` expects code `{code}`, which `{}` does not declare",
+                                example.path, node.name
+                            ),
+                        );
+                        d = match crate::diagnostics::suggest::did_you_mean(code, declared.iter().copied()) {
+                            Some(s) => d.help(format!("did you mean `{s}`?")),
+                            None => d.help(format!(
+                                "declared codes: {}",
+                                if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+                            )),
+                        };
+                        out.push(d);
+                    }
+                }
+            }
+            (Some(_), Some(_)) => out.push(malformed(example, "it has both `output` and `status`")),
+            (None, None) => out.push(malformed(example, "it has neither `output` nor `status`")),
+        }
+    }
+    out
+}
+
+fn validator(schema: &Value) -> Option<jsonschema::Validator> {
+    jsonschema::draft202012::options()
+        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .should_validate_formats(true)
+        .build(schema)
+        .ok()
+}
+
+fn report_errors(
+    validator: &jsonschema::Validator,
+    instance: &Value,
+    code: &'static str,
+    which: &str,
+    example: &Example,
+    out: &mut Vec<Diagnostic>,
+) {
+    for error in validator.iter_errors(instance).take(20) {
+        let pointer = error.instance_path().to_string();
+        let shown = if pointer.is_empty() { "/".to_owned() } else { pointer };
+        out.push(
+            Diagnostic::new(
+                code,
+                format!(
+                    "example `{}`: the {which} at `{shown}` does not match the {which} schema: {error}",
+                    example.path
+                ),
+            )
+            .help(format!(
+                "fix the example, or the type, so that `{which}{}` is valid",
+                if shown == "/" { String::new() } else { shown.clone() }
+            )),
+        );
+    }
+}
+
+fn malformed(example: &Example, why: &str) -> Diagnostic {
+    Diagnostic::new(
+        "E0807",
+        format!("`{}` is not an example: {why}", example.path),
+    )
+    .help("an example is {\"input\": …, \"answers\": [\"…\"], \"output\": …}, or with \"status\" and \"code\" instead of \"output\"")
+}

@@ -1,0 +1,348 @@
+//! The largest compact JSON encoding of a bounded type, in bytes (spec §6: the default
+//! `max_answer`).
+//!
+//! Every AEL type is bounded, so every valid value has a longest possible compact encoding
+//! (`serde_json::to_string`, no whitespace). The number is exact (attained by some valid value)
+//! for booleans, integers, unconstrained strings, lists, structs, enums, options and media
+//! references; it is a safe upper bound where an exact answer would need a solver:
+//!
+//! - floats: [`FLOAT_MAX_LEN`] = 24 bytes, the longest shortest-round-trip text of an `f64`
+//!   (`-2.2250738585072014e-308`); `f32` values are stored widened to `f64` and printed as such,
+//!   so they get the same bound, and a narrowed range is not used to shrink it;
+//! - strings with a `pattern` or `format` are bounded as if unconstrained;
+//! - distinct items (`Set`, map keys) are counted as if every item could be the widest, except
+//!   that a set or map over `bool` or a unit enum holds at most that many distinct values.
+//!
+//! Per character of text the widest encoding is 6 bytes: a control character below U+0020
+//! (other than `\b \t \n \f \r`) is written `\u00XX`; `"` and `\` take 2; any other scalar at
+//! most 4 bytes of UTF-8.
+//!
+//! Recursive types are bounded by the platform's nesting limit (spec §8,
+//! [`limits::MAX_DEPTH`]): a value may open at most 64 arrays or objects inside each other. The
+//! computation is memoized per (definition, remaining depth), so it is linear in the size of the
+//! type table times 64, never exponential and never unbounded; all arithmetic saturates at
+//! `u64::MAX`.
+
+use std::collections::{HashMap, HashSet};
+
+use aelc_runtime::media::MEDIA_FIELDS;
+use aelc_runtime::ty::{limits, DefId, DefKind, FieldTy, IntTy, MediaTy, Ty, TypeTable};
+
+/// The widest compact text of a finite `f64` as `serde_json` (ryu) prints it.
+pub const FLOAT_MAX_LEN: u64 = 24;
+/// The widest escape of one Unicode scalar value inside a JSON string (`\u0001`).
+pub const MAX_BYTES_PER_CHAR: u64 = 6;
+/// Room for one markdown code fence around an answer: "```json\n" before and "\n```" after.
+pub const CODE_FENCE_LEN: u64 = ("```json\n".len() + "\n```".len()) as u64;
+
+/// Bounds of the text fields of a media reference (spec §7). The emitted schema states them as
+/// `maxLength`, so that a reference has a largest encoding like every other value.
+pub mod media_bounds {
+    /// `ref`: `holon://files/…`.
+    pub const REF_MAX_LEN: u32 = 512;
+    /// `content_type`: RFC 6838 allows 127 characters each for type and subtype.
+    pub const CONTENT_TYPE_MAX_LEN: u32 = 255;
+    /// `sha256`: exactly 64 lowercase hex digits.
+    pub const SHA256_LEN: u32 = 64;
+    /// `expires_at`: an RFC 3339 date-time.
+    pub const EXPIRES_AT_MAX_LEN: u32 = 64;
+    /// `source`: who supplied the file (`upload:caller-42`).
+    pub const SOURCE_MAX_LEN: u32 = 256;
+}
+
+/// The largest compact JSON encoding, in bytes, of any valid value of `ty`. A type with no
+/// valid value within the platform bounds (which the compiler rejects) gives 0.
+pub fn max_json_len(ty: &Ty, types: &TypeTable) -> u64 {
+    let mut sizer = Sizer {
+        types,
+        memo: HashMap::new(),
+        in_progress: HashSet::new(),
+    };
+    sizer.len(ty, limits::MAX_DEPTH as u32).unwrap_or(0)
+}
+
+/// The default `max_answer` of a node with output type `ty`: its largest encoding plus room
+/// for one code fence (spec §6, step 2 accepts one fence).
+pub fn default_max_answer(ty: &Ty, types: &TypeTable) -> u64 {
+    max_json_len(ty, types).saturating_add(CODE_FENCE_LEN)
+}
+
+/// Whether `ty` has any valid value that nests at most 64 arrays and objects deep.
+pub fn fits_depth_limit(ty: &Ty, types: &TypeTable) -> bool {
+    let mut sizer = Sizer {
+        types,
+        memo: HashMap::new(),
+        in_progress: HashSet::new(),
+    };
+    sizer.len(ty, limits::MAX_DEPTH as u32).is_some()
+}
+
+struct Sizer<'a> {
+    types: &'a TypeTable,
+    /// `(definition, containers still allowed)` → widest encoding, `None` if no value fits.
+    memo: HashMap<(DefId, u32), Option<u64>>,
+    /// Definitions being computed at a depth; meeting one again means a cycle that opens no
+    /// container (`type A = Option<A>`), which adds no wider value.
+    in_progress: HashSet<(DefId, u32)>,
+}
+
+impl Sizer<'_> {
+    /// The widest encoding of a `ty` value that opens at most `depth` nested containers.
+    fn len(&mut self, ty: &Ty, depth: u32) -> Option<u64> {
+        match ty {
+            Ty::Bool => Some(5),
+            Ty::Int(int) => Some(int_max_len(int)),
+            Ty::Float(_) => Some(FLOAT_MAX_LEN),
+            Ty::Str(s) => Some(str_max_len(s.max)),
+            Ty::Option { some } => Some(self.len(some, depth).map_or(4, |n| n.max(4))),
+            Ty::List(list) => {
+                let inner = depth.checked_sub(1)?;
+                let distinct = if list.unique {
+                    self.cardinality(&list.item)
+                } else {
+                    None
+                };
+                let widths = self.item_widths(&list.item, inner, list.max, distinct);
+                container(widths, list.min)
+            }
+            Ty::Map(map) => {
+                let inner = depth.checked_sub(1)?;
+                let value = self.len(&map.value, inner);
+                let keys = self.item_widths(&map.key, inner, map.max, self.cardinality(&map.key));
+                let widths = value.map(|v| {
+                    keys.iter()
+                        // `"key":value`
+                        .map(|k| k.saturating_add(1).saturating_add(v))
+                        .collect::<Vec<u64>>()
+                });
+                container(widths.unwrap_or_default(), map.min)
+            }
+            Ty::Media(media) => {
+                depth.checked_sub(1)?;
+                Some(media_max_len(media))
+            }
+            Ty::Ref { def } => self.def_len(*def, depth),
+        }
+    }
+
+    fn def_len(&mut self, def: DefId, depth: u32) -> Option<u64> {
+        if let Some(known) = self.memo.get(&(def, depth)) {
+            return *known;
+        }
+        if !self.in_progress.insert((def, depth)) {
+            return None;
+        }
+        let types = self.types;
+        let result = match types.get(def).map(|d| &d.kind) {
+            None => None,
+            Some(DefKind::Alias { ty }) => self.len(ty, depth),
+            Some(DefKind::Struct { fields }) => match depth.checked_sub(1) {
+                None => None,
+                Some(inner) => self.object_len(fields, inner, 0),
+            },
+            Some(DefKind::Enum { tag, variants }) => {
+                if variants.iter().all(|v| v.fields.is_none()) {
+                    variants.iter().map(|v| json_str_len(&v.name)).max()
+                } else {
+                    match depth.checked_sub(1) {
+                        None => None,
+                        Some(inner) => {
+                            let mut widest = None;
+                            for variant in variants {
+                                // `"tag":"variant"` leads every arm.
+                                let tag_len = json_str_len(tag)
+                                    .saturating_add(1)
+                                    .saturating_add(json_str_len(&variant.name));
+                                let fields = variant.fields.as_deref().unwrap_or_default();
+                                let arm = self.object_len(fields, inner, tag_len);
+                                widest = widest.max(arm);
+                            }
+                            widest
+                        }
+                    }
+                }
+            }
+        };
+        self.in_progress.remove(&(def, depth));
+        self.memo.insert((def, depth), result);
+        result
+    }
+
+    /// An object holding `lead` bytes of members already (a tag), then `fields`. A field that
+    /// may be absent and has no value fitting the depth is left out.
+    fn object_len(&mut self, fields: &[FieldTy], inner: u32, lead: u64) -> Option<u64> {
+        let mut members: Vec<u64> = Vec::with_capacity(fields.len() + 1);
+        if lead > 0 {
+            members.push(lead);
+        }
+        for field in fields {
+            match self.len(&field.ty, inner) {
+                Some(value) => {
+                    members.push(json_str_len(&field.name).saturating_add(1).saturating_add(value))
+                }
+                None if field.is_required() => return None,
+                None => {}
+            }
+        }
+        Some(joined(&members))
+    }
+
+    /// The widths of the `max` widest items an array (or the keys a map) can hold: one entry
+    /// per item, widest first. `distinct` caps the count for sets of a small domain.
+    fn item_widths(&mut self, item: &Ty, depth: u32, max: u32, distinct: Option<u64>) -> Vec<u64> {
+        let count = u64::from(max).min(distinct.unwrap_or(u64::MAX));
+        // Distinct unit-enum values: the widest `count` variant names.
+        if let Some(names) = self.unit_variant_widths(item) {
+            let mut widths = names;
+            widths.sort_unstable_by(|a, b| b.cmp(a));
+            widths.truncate(count as usize);
+            return widths;
+        }
+        match self.len(item, depth) {
+            Some(width) if distinct.is_some() && matches!(self.resolve(item), Some(Ty::Bool)) => {
+                // `[true,false]` or `[false]`.
+                let mut widths = vec![width, 4];
+                widths.truncate(count as usize);
+                widths
+            }
+            Some(width) => vec![width; count as usize],
+            None => Vec::new(),
+        }
+    }
+
+    fn resolve<'t>(&'t self, ty: &'t Ty) -> Option<&'t Ty> {
+        self.types.resolve(ty)
+    }
+
+    /// The quoted names of a unit enum's variants, if `ty` is one.
+    fn unit_variant_widths(&self, ty: &Ty) -> Option<Vec<u64>> {
+        let Some(Ty::Ref { def }) = self.resolve(ty) else {
+            return None;
+        };
+        match &self.types.get(*def)?.kind {
+            DefKind::Enum { variants, .. } if variants.iter().all(|v| v.fields.is_none()) => {
+                Some(variants.iter().map(|v| json_str_len(&v.name)).collect())
+            }
+            _ => None,
+        }
+    }
+
+    /// How many distinct values `ty` has, when that is small enough to matter.
+    fn cardinality(&self, ty: &Ty) -> Option<u64> {
+        match self.resolve(ty)? {
+            Ty::Bool => Some(2),
+            Ty::Int(int) => {
+                let hi = if int.max_exclusive { int.max - 1 } else { int.max };
+                u64::try_from(hi.saturating_sub(int.min).saturating_add(1)).ok()
+            }
+            _ => self.unit_variant_widths(ty).map(|v| v.len() as u64),
+        }
+    }
+}
+
+/// Brackets around members joined by commas; `None` if fewer than `min` members exist.
+fn container(widths: Vec<u64>, min: u32) -> Option<u64> {
+    if (widths.len() as u64) < u64::from(min) {
+        return None;
+    }
+    Some(joined(&widths))
+}
+
+/// `{a,b,c}` or `[a,b,c]`: two brackets, the members and a comma between each two.
+fn joined(members: &[u64]) -> u64 {
+    let commas = (members.len() as u64).saturating_sub(1);
+    members
+        .iter()
+        .fold(2u64.saturating_add(commas), |acc, m| acc.saturating_add(*m))
+}
+
+/// The widest decimal of an integer in the range: the wider of its two ends.
+fn int_max_len(int: &IntTy) -> u64 {
+    let hi = if int.max_exclusive {
+        int.max.saturating_sub(1)
+    } else {
+        int.max
+    };
+    decimal_len(int.min).max(decimal_len(hi))
+}
+
+fn decimal_len(v: i128) -> u64 {
+    let sign = u64::from(v < 0);
+    let mut magnitude = v.unsigned_abs();
+    let mut digits = 1;
+    while magnitude >= 10 {
+        magnitude /= 10;
+        digits += 1;
+    }
+    sign + digits
+}
+
+/// Two quotes and at most [`MAX_BYTES_PER_CHAR`] per character.
+fn str_max_len(max_chars: u32) -> u64 {
+    u64::from(max_chars)
+        .saturating_mul(MAX_BYTES_PER_CHAR)
+        .saturating_add(2)
+}
+
+/// The exact length of `s` as a JSON string literal.
+fn json_str_len(s: &str) -> u64 {
+    let inner: u64 = s
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8() as u64,
+        })
+        .sum();
+    inner + 2
+}
+
+/// A media reference with every key present at its widest (spec §7).
+pub fn media_max_len(media: &MediaTy) -> u64 {
+    let members: Vec<u64> = MEDIA_FIELDS
+        .iter()
+        .map(|field| {
+            let value = media_field_max_len(media, field.name);
+            json_str_len(field.name).saturating_add(1).saturating_add(value)
+        })
+        .collect();
+    joined(&members)
+}
+
+/// The widest value of one key of a media reference, as the emitted schema bounds it.
+pub fn media_field_max_len(media: &MediaTy, key: &str) -> u64 {
+    use media_bounds::*;
+    const U64_LEN: u64 = 20;
+    match key {
+        "ref" => str_max_len(REF_MAX_LEN),
+        "content_type" => {
+            if media.content_types.is_empty() {
+                str_max_len(CONTENT_TYPE_MAX_LEN)
+            } else {
+                media
+                    .content_types
+                    .iter()
+                    .map(|t| json_str_len(t))
+                    .max()
+                    .unwrap_or(2)
+            }
+        }
+        "sha256" => u64::from(SHA256_LEN) + 2,
+        "expires_at" => str_max_len(EXPIRES_AT_MAX_LEN),
+        "source" => str_max_len(SOURCE_MAX_LEN),
+        "size" => decimal_len(i128::from(media.max_bytes)),
+        "width" => media
+            .max_pixels
+            .map_or(U64_LEN, |(w, _)| decimal_len(i128::from(w))),
+        "height" => media
+            .max_pixels
+            .map_or(U64_LEN, |(_, h)| decimal_len(i128::from(h))),
+        "duration_ms" => media
+            .max_duration_ms
+            .map_or(U64_LEN, |d| decimal_len(i128::from(d))),
+        "sample_rate" => media
+            .sample_rate
+            .map_or(U64_LEN, |r| decimal_len(i128::from(r))),
+        _ => U64_LEN,
+    }
+}

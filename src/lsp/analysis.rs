@@ -1,0 +1,113 @@
+//! One project's analysis: the batch compiler's result for the project a document belongs to.
+//!
+//! A document belongs to the project whose `ael.toml` is found from its folder upwards (the rule
+//! of spec §11 for the command line). A document outside any project is checked alone. The
+//! analysis keeps what the compiler produced (sources, trees, diagnostics) plus the path of each
+//! file id, so that every span can be turned into a location in the editor.
+
+use std::path::{Path, PathBuf};
+
+use crate::driver::{self, Compilation, World};
+use crate::span::FileId;
+
+use super::index::Index;
+
+/// What the server knows about one project after the last change.
+pub struct Analysis {
+    /// The project folder, or the lone file checked outside any project.
+    pub root: PathBuf,
+    /// The folder relative paths (`file("…")`, `ael.toml`) are resolved against.
+    pub dir: PathBuf,
+    pub compilation: Compilation,
+    /// The absolute path of every file id of `compilation.sources`.
+    pub paths: Vec<PathBuf>,
+    /// Definitions and references, for navigation.
+    pub index: Index,
+}
+
+/// The folder holding `ael.toml` above `file`, if any.
+pub fn project_root(world: &dyn World, file: &Path) -> Option<PathBuf> {
+    let mut dir = file.parent();
+    while let Some(folder) = dir {
+        if world.is_file(&folder.join("ael.toml")) {
+            return Some(folder.to_path_buf());
+        }
+        dir = folder.parent();
+    }
+    None
+}
+
+/// The key an analysis is cached under: the project folder, or the file itself.
+pub fn root_of(world: &dyn World, file: &Path) -> PathBuf {
+    project_root(world, file).unwrap_or_else(|| file.to_path_buf())
+}
+
+impl Analysis {
+    /// Runs the compiler on `root` through `world`. An unreadable project gives an empty analysis
+    /// (the server must keep going; the next change retries).
+    pub fn compute(world: &dyn World, root: &Path) -> Analysis {
+        let mut compilation = driver::check_path(world, root).unwrap_or_default();
+        let dir = if world.is_dir(root) {
+            root.to_path_buf()
+        } else {
+            root.parent().unwrap_or(root).to_path_buf()
+        };
+        // `ael.toml` is read for its bindings when the compiler has not loaded it itself.
+        let manifest = dir.join("ael.toml");
+        let has_manifest = compilation.sources.files().any(|(_, f)| f.name == "ael.toml");
+        if !has_manifest {
+            if let Ok(bytes) = world.read(&manifest) {
+                compilation
+                    .sources
+                    .add("ael.toml", String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        let paths = compilation
+            .sources
+            .files()
+            .map(|(id, file)| {
+                compilation
+                    .files
+                    .iter()
+                    .find(|parsed| parsed.file == id)
+                    .map(|parsed| parsed.path.clone())
+                    .unwrap_or_else(|| absolute(&dir, &file.name))
+            })
+            .collect();
+        let mut analysis = Analysis {
+            root: root.to_path_buf(),
+            dir,
+            compilation,
+            paths,
+            index: Index::default(),
+        };
+        analysis.index = Index::build(&analysis);
+        analysis
+    }
+
+    pub fn path(&self, file: FileId) -> Option<&Path> {
+        self.paths.get(file.0 as usize).map(PathBuf::as_path)
+    }
+
+    pub fn file_id(&self, path: &Path) -> Option<FileId> {
+        self.paths
+            .iter()
+            .position(|p| p == path)
+            .map(|i| FileId(i as u32))
+    }
+
+    /// The parsed module of a file id, for `.ael` files.
+    pub fn parsed(&self, file: FileId) -> Option<&driver::ParsedFile> {
+        self.compilation.files.iter().find(|p| p.file == file)
+    }
+}
+
+/// `dir/name`, unless `name` is already absolute (a lone file is shown as given).
+fn absolute(dir: &Path, name: &str) -> PathBuf {
+    let name = Path::new(name);
+    if name.is_absolute() {
+        name.to_path_buf()
+    } else {
+        dir.join(name)
+    }
+}

@@ -1,0 +1,90 @@
+//! `textDocument/rename` and `prepareRename`: renames a type, field, check, fn, node, error
+//! code, variant, binding or local everywhere in the project (and in `ael.toml` for bindings).
+//!
+//! Caveat of the syntax-level index ([`crate::lsp::index`]): an access `x.f` whose base type is
+//! not known is renamed with every field `f`.
+
+use std::collections::HashMap;
+
+use lsp_types::{PrepareRenameResponse, RenameParams, TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit};
+
+use crate::lsp::handlers::completion::KEYWORDS;
+use crate::lsp::index::Key;
+use crate::lsp::publish;
+use crate::lsp::server::{HandlerError, HandlerResult, Server};
+use crate::span::Span;
+
+pub fn prepare(
+    server: &mut Server,
+    params: TextDocumentPositionParams,
+) -> HandlerResult<Option<PrepareRenameResponse>> {
+    let at = server.locate(&params)?;
+    let Some(occurrence) = at.analysis.index.at(at.file, at.offset) else {
+        return Ok(None);
+    };
+    if matches!(occurrence.key, Key::File(_)) {
+        return Ok(None);
+    }
+    let span = name_span(at.text(), occurrence.span);
+    Ok(publish::range(at.analysis, at.encoding, span).map(PrepareRenameResponse::Range))
+}
+
+pub fn handle(server: &mut Server, params: RenameParams) -> HandlerResult<Option<WorkspaceEdit>> {
+    let new_name = params.new_name.clone();
+    let is_identifier = new_name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && new_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let at = server.locate(&params.text_document_position)?;
+    let Some(occurrence) = at.analysis.index.at(at.file, at.offset) else {
+        return Ok(None);
+    };
+    let is_binding = matches!(occurrence.key, Key::Binding(_));
+    if matches!(occurrence.key, Key::File(_)) {
+        return Err(HandlerError::request_failed("a file name cannot be renamed here"));
+    }
+    if !is_binding && (!is_identifier || KEYWORDS.contains(&new_name.as_str())) {
+        return Err(HandlerError::request_failed(format!(
+            "`{new_name}` is not a valid name: use letters, digits and `_`, not starting with a digit, and no keyword"
+        )));
+    }
+    let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+    for found in at.analysis.index.references_of(&occurrence.key) {
+        let text = at
+            .analysis
+            .compilation
+            .sources
+            .get(found.span.file)
+            .map_or("", |f| f.text.as_str());
+        let span = name_span(text, found.span);
+        let Some(location) = publish::location(at.analysis, at.encoding, span) else {
+            continue;
+        };
+        let edits = changes.entry(location.uri).or_default();
+        if !edits.iter().any(|e| e.range == location.range) {
+            edits.push(TextEdit {
+                range: location.range,
+                new_text: new_name.clone(),
+            });
+        }
+    }
+    Ok(Some(WorkspaceEdit {
+        changes: Some(changes),
+        ..Default::default()
+    }))
+}
+
+/// The part of an occurrence that is the name: a `"binding"` literal without its quotes.
+fn name_span(text: &str, span: Span) -> Span {
+    let written = text.get(span.range()).unwrap_or("");
+    if written.len() >= 2 && written.starts_with('"') && written.ends_with('"') {
+        Span {
+            start: span.start + 1,
+            end: span.end - 1,
+            ..span
+        }
+    } else {
+        span
+    }
+}

@@ -1,0 +1,233 @@
+//! `textDocument/semanticTokens/full`: colours from the lexer's tokens, refined by the index.
+//!
+//! Keywords, literals, comments and operators come straight from the lexer
+//! ([`crate::syntax::lex`]); an identifier is coloured by what the index says it denotes (a
+//! type, a function, a field, a variant, a parameter), else by its spelling (built-in type
+//! names, capitalised names as types, a name before `(` as a function). Tokens that span lines
+//! (block comments, multi-line strings) are cut at line ends, since not every client accepts
+//! multi-line tokens.
+
+use std::collections::HashMap;
+
+use lsp_types::{
+    SemanticToken, SemanticTokenType, SemanticTokens, SemanticTokensLegend, SemanticTokensParams,
+    SemanticTokensResult,
+};
+
+use crate::lsp::convert::{Encoding, Lines};
+use crate::lsp::index::{Key, SymbolKind, BUILTIN_TYPES};
+use crate::lsp::server::{HandlerError, HandlerResult, Server};
+use crate::lsp::uri;
+use crate::source::LineIndex;
+use crate::span::Span;
+use crate::syntax::{self, token::Token};
+
+/// The token types, in legend order.
+const TYPES: &[SemanticTokenType] = &[
+    SemanticTokenType::KEYWORD,
+    SemanticTokenType::TYPE,
+    SemanticTokenType::FUNCTION,
+    SemanticTokenType::VARIABLE,
+    SemanticTokenType::PARAMETER,
+    SemanticTokenType::PROPERTY,
+    SemanticTokenType::ENUM_MEMBER,
+    SemanticTokenType::STRING,
+    SemanticTokenType::NUMBER,
+    SemanticTokenType::COMMENT,
+    SemanticTokenType::OPERATOR,
+    SemanticTokenType::DECORATOR,
+];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Keyword = 0,
+    Type = 1,
+    Function = 2,
+    Variable = 3,
+    Parameter = 4,
+    Property = 5,
+    EnumMember = 6,
+    String = 7,
+    Number = 8,
+    Comment = 9,
+    Operator = 10,
+    Decorator = 11,
+}
+
+pub fn legend() -> SemanticTokensLegend {
+    SemanticTokensLegend {
+        token_types: TYPES.to_vec(),
+        token_modifiers: Vec::new(),
+    }
+}
+
+pub fn handle(
+    server: &mut Server,
+    params: SemanticTokensParams,
+) -> HandlerResult<Option<SemanticTokensResult>> {
+    let path = uri::to_path(&params.text_document.uri)
+        .ok_or_else(|| HandlerError::invalid_params("only file:// documents are analysed"))?;
+    let encoding = server.encoding;
+    let analysis = server.analysis(&path);
+    let Some(file) = analysis.file_id(&path) else {
+        return Ok(None);
+    };
+    let Some(source) = analysis.compilation.sources.get(file) else {
+        return Ok(None);
+    };
+    let index = &analysis.index;
+    let mut known: HashMap<u32, Kind> = HashMap::new();
+    for occurrence in index.occurrences.iter().filter(|o| o.span.file == file) {
+        let kind = match &occurrence.key {
+            Key::Item(_) => match index.definition(&occurrence.key).map(|d| d.kind) {
+                Some(kind) if kind.is_type() => Kind::Type,
+                Some(_) => Kind::Function,
+                None => continue,
+            },
+            Key::Field { .. } => Kind::Property,
+            Key::Variant(_) | Key::ErrorCode(_) => Kind::EnumMember,
+            Key::Local { .. } => match index.definition(&occurrence.key).map(|d| d.kind) {
+                Some(SymbolKind::Param) => Kind::Parameter,
+                _ => Kind::Variable,
+            },
+            Key::Binding(_) | Key::File(_) => continue,
+        };
+        known.insert(occurrence.span.start, kind);
+    }
+    let data = tokens(&source.text, &source.lines, encoding, &known);
+    Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
+        result_id: None,
+        data,
+    })))
+}
+
+fn tokens(text: &str, lines: &LineIndex, encoding: Encoding, known: &HashMap<u32, Kind>) -> Vec<SemanticToken> {
+    let (tokens, comments) = syntax::lex(crate::span::FileId(0), text);
+    let mut spans: Vec<(Span, Kind)> = Vec::new();
+    let mut previous: Option<Token<'_>> = None;
+    for (i, (token, span)) in tokens.iter().enumerate() {
+        let next = tokens.get(i + 1).map(|(t, _)| *t);
+        let kind = match token {
+            Token::Ident(name) => Some(if previous == Some(Token::At) {
+                Kind::Decorator
+            } else if let Some(kind) = known.get(&span.start) {
+                *kind
+            } else if BUILTIN_TYPES.contains(name) || name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                Kind::Type
+            } else if next == Some(Token::LParen) {
+                Kind::Function
+            } else {
+                Kind::Variable
+            }),
+            Token::Int(_) | Token::Float(_) | Token::Unit(_) | Token::Rate(_) => Some(Kind::Number),
+            Token::Str(_) | Token::RawStr(_) => Some(Kind::String),
+            Token::True | Token::False | Token::None | Token::Some => Some(Kind::Keyword),
+            Token::At => Some(Kind::Decorator),
+            Token::Error | Token::Comment(_) => None,
+            Token::LBrace | Token::RBrace | Token::LParen | Token::RParen | Token::LBracket
+            | Token::RBracket | Token::Comma | Token::Semi | Token::Colon | Token::ColonColon
+            | Token::Dot => None,
+            other if is_keyword(other) => Some(Kind::Keyword),
+            _ => Some(Kind::Operator),
+        };
+        if let Some(kind) = kind {
+            spans.push((*span, kind));
+        }
+        previous = Some(*token);
+    }
+    spans.extend(comments.into_iter().map(|span| (span, Kind::Comment)));
+    spans.sort_by_key(|(span, _)| span.start);
+    encode(text, lines, encoding, &spans)
+}
+
+fn is_keyword(token: &Token<'_>) -> bool {
+    matches!(
+        token,
+        Token::Use
+            | Token::Type
+            | Token::Struct
+            | Token::Enum
+            | Token::Errors
+            | Token::Fn
+            | Token::Extern
+            | Token::Check
+            | Token::Node
+            | Token::Agent
+            | Token::Stream
+            | Token::Builder
+            | Token::Require
+            | Token::Example
+            | Token::Let
+            | Token::Return
+            | Token::If
+            | Token::Else
+            | Token::Match
+            | Token::Fails
+    )
+}
+
+/// The LSP encoding: each token relative to the previous one, one line at a time.
+fn encode(text: &str, lines: &LineIndex, encoding: Encoding, spans: &[(Span, Kind)]) -> Vec<SemanticToken> {
+    let conv = Lines::new(text, lines, encoding);
+    let mut out = Vec::new();
+    let (mut last_line, mut last_start) = (0u32, 0u32);
+    let mut covered_to = 0u32;
+    for (span, kind) in spans {
+        if span.start < covered_to {
+            // Overlaps are not allowed: the first token wins.
+            continue;
+        }
+        covered_to = span.end;
+        // Split at line breaks.
+        let mut start = span.start;
+        while start < span.end {
+            let line = lines.line_of(start);
+            let line_end = lines
+                .line_start(line + 1)
+                .map_or(span.end, |next| (next - 1).min(span.end));
+            let end = line_end.max(start);
+            let from = conv.position(start);
+            let to = conv.position(end);
+            let length = to.character.saturating_sub(from.character);
+            if length > 0 {
+                let delta_line = from.line - last_line;
+                let delta_start = if delta_line == 0 {
+                    from.character - last_start
+                } else {
+                    from.character
+                };
+                out.push(SemanticToken {
+                    delta_line,
+                    delta_start,
+                    length,
+                    token_type: *kind as u32,
+                    token_modifiers_bitset: 0,
+                });
+                last_line = from.line;
+                last_start = from.character;
+            }
+            match lines.line_start(line + 1) {
+                Some(next) if next > start => start = next,
+                _ => break,
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_line_comments_are_split_and_deltas_are_relative() {
+        let text = "/* a\nbc */ struct S { x: u8 }";
+        let lines = LineIndex::new(text);
+        let data = tokens(text, &lines, Encoding::Utf16, &HashMap::new());
+        // `/* a` on line 0, `bc */` on line 1, then `struct` on line 1.
+        assert_eq!((data[0].delta_line, data[0].delta_start, data[0].length), (0, 0, 4));
+        assert_eq!((data[1].delta_line, data[1].delta_start, data[1].length), (1, 0, 5));
+        assert_eq!((data[2].delta_line, data[2].delta_start, data[2].length), (0, 6, 6));
+        assert_eq!(data[2].token_type, Kind::Keyword as u32);
+    }
+}

@@ -1,0 +1,404 @@
+//! Printing modules, items and the blocks, entries and statements inside them.
+
+use crate::syntax::ast::{
+    Arg, Block, CheckDef, Entry, Expr, ExprKind, Field, FnDef, Ident, Item, ItemKind, Module,
+    NodeDef, NodeKind, Param, Path, Require, Stmt, UseItem, UseName, Variant,
+};
+
+use super::doc::{concat, Doc};
+use super::printer::{author_blank, doc_comment, Located, Place, Printer};
+
+/// A member of a node's body: its blocks, then its statements.
+enum NodeMember<'t> {
+    Block(&'t Block),
+    Stmt(&'t Stmt),
+}
+
+impl Located for NodeMember<'_> {
+    fn place(&self) -> Place {
+        match self {
+            NodeMember::Block(block) => block.place(),
+            NodeMember::Stmt(stmt) => stmt.place(),
+        }
+    }
+}
+
+/// A member of a block expression: its statements, then its value.
+pub enum BlockMember<'t> {
+    Stmt(&'t Stmt),
+    Value(&'t Expr),
+}
+
+impl Located for BlockMember<'_> {
+    fn place(&self) -> Place {
+        match self {
+            BlockMember::Stmt(stmt) => stmt.place(),
+            BlockMember::Value(expr) => expr.place(),
+        }
+    }
+}
+
+fn is_use(item: &Item) -> bool {
+    matches!(item.kind, ItemKind::Use(_))
+}
+
+impl Printer<'_> {
+    /// The whole file: module docs, items separated by one empty line (consecutive `use` items
+    /// stay together unless the author separated them), then the comments after the last item.
+    pub fn module(&mut self, module: &Module) -> Doc {
+        let mut docs = Vec::new();
+        if let Some(module_docs) = &module.docs {
+            docs.push(Doc::HardLine);
+            docs.push(self.comments_before(module_docs.span.start));
+            docs.push(doc_comment(Some(module_docs), "//!"));
+        }
+        let seq = self.vertical(
+            &module.items,
+            u32::MAX,
+            "",
+            |previous, next, author| match previous {
+                None => false,
+                Some(previous) => author || !(is_use(previous) && is_use(next)),
+            },
+            |p, item| p.item(item),
+        );
+        docs.push(seq.doc);
+        Doc::Concat(docs)
+    }
+
+    fn item(&mut self, item: &Item) -> Doc {
+        let mut docs = vec![doc_comment(item.docs.as_ref(), "///")];
+        if item.docs.is_some() {
+            docs.push(self.comments_before(item.span.start));
+        }
+        for attr in &item.attrs {
+            docs.push(self.attribute(attr));
+            docs.push(Doc::HardLine);
+        }
+        let end = item.span.end;
+        let body = match &item.kind {
+            ItemKind::Use(def) => self.use_item(def, end),
+            ItemKind::TypeAlias(def) => {
+                concat!["type ", ident(&def.name), " = ", self.ty(&def.ty), ";"]
+            }
+            ItemKind::Struct(def) => {
+                let fields = self.vertical(&def.fields, end, ",", author_blank, |p, f| p.field(f));
+                concat!["struct ", ident(&def.name), " ", Printer::braced(fields)]
+            }
+            ItemKind::Enum(def) => {
+                let unit_only = def
+                    .variants
+                    .iter()
+                    .all(|v| v.fields.is_none() && v.docs.is_none());
+                let variants = if unit_only {
+                    self.delimited("{", "}", true, &def.variants, end, |p, v| p.variant(v))
+                } else {
+                    let seq =
+                        self.vertical(&def.variants, end, ",", author_blank, |p, v| p.variant(v));
+                    Printer::braced(seq)
+                };
+                concat!["enum ", ident(&def.name), " ", variants]
+            }
+            ItemKind::Errors(def) => {
+                let codes = if def.codes.iter().all(|c| c.docs.is_none()) {
+                    self.delimited("{", "}", true, &def.codes, end, |_, c| ident(&c.name))
+                } else {
+                    let seq = self.vertical(&def.codes, end, ",", author_blank, |p, c| {
+                        concat![
+                            doc_comment(c.docs.as_ref(), "///"),
+                            p.comments_before(c.span.start),
+                            ident(&c.name)
+                        ]
+                    });
+                    Printer::braced(seq)
+                };
+                concat!["errors ", ident(&def.name), " ", codes]
+            }
+            ItemKind::Fn(def) => self.fn_item(def, end),
+            ItemKind::Check(def) => self.check_item(def, end),
+            ItemKind::Builder(def) => {
+                let header = concat![
+                    "builder ",
+                    ident(&def.name),
+                    self.params(&def.name, &def.params, def.ret.span.start),
+                    " -> ",
+                    self.ty(&def.ret),
+                ];
+                let parts = self.vertical(&def.parts, end, BUILDER_PART_SEPARATOR, author_blank, |p, e| p.expr(e));
+                concat![Doc::group(header), " ", Printer::braced(parts)]
+            }
+            ItemKind::Stream(def) => {
+                let entries = self.vertical(&def.entries, end, ";", author_blank, |p, e| p.entry(e));
+                concat![
+                    "stream ",
+                    ident(&def.name),
+                    " of ",
+                    self.ty(&def.of),
+                    " ",
+                    Printer::braced(entries)
+                ]
+            }
+            ItemKind::Node(def) => self.node_item(def, end),
+            ItemKind::Error => "".into(),
+        };
+        docs.push(body);
+        Doc::Concat(docs)
+    }
+
+    fn use_item(&mut self, def: &UseItem, end: u32) -> Doc {
+        let module = def.module.to_text();
+        if let (false, [name]) = (def.braced, def.names.as_slice()) {
+            let path = if module.is_empty() {
+                use_name(name)
+            } else {
+                concat![module, "::", use_name(name)]
+            };
+            return concat!["use ", path, ";"];
+        }
+        let prefix = if module.is_empty() {
+            "use ".to_owned()
+        } else {
+            format!("use {module}::")
+        };
+        let names = self.delimited("{", "}", false, &def.names, end, |_, n| use_name(n));
+        concat![prefix, names, ";"]
+    }
+
+    fn field(&mut self, field: &Field) -> Doc {
+        let mut docs = vec![doc_comment(field.docs.as_ref(), "///")];
+        if field.docs.is_some() {
+            docs.push(self.comments_before(field.span.start));
+        }
+        docs.push(ident(&field.name));
+        docs.push(": ".into());
+        docs.push(self.ty(&field.ty));
+        if let Some(default) = &field.default {
+            docs.push(" = ".into());
+            docs.push(self.expr(default));
+        }
+        Doc::Concat(docs)
+    }
+
+    fn variant(&mut self, variant: &Variant) -> Doc {
+        let mut docs = vec![doc_comment(variant.docs.as_ref(), "///")];
+        if variant.docs.is_some() {
+            docs.push(self.comments_before(variant.span.start));
+        }
+        for attr in &variant.attrs {
+            docs.push(self.attribute(attr));
+            docs.push(" ".into());
+        }
+        docs.push(ident(&variant.name));
+        if let Some(fields) = &variant.fields {
+            docs.push(" ".into());
+            let end = variant.span.end;
+            docs.push(self.delimited("{", "}", true, fields, end, |p, f| p.field(f)));
+        }
+        Doc::Concat(docs)
+    }
+
+    /// `(a: T, b: U)`; `limit` is where the list ends at the latest (the next thing after it).
+    fn params(&mut self, name: &Ident, params: &[Param], limit: u32) -> Doc {
+        let from = params.last().map_or(name.span.end, |p| p.span.end);
+        let close = self.comments.closing_paren(from).map_or(limit, |at| at + 1);
+        self.delimited("(", ")", false, params, close, |p, param| {
+            concat![ident(&param.name), ": ", p.ty(&param.ty)]
+        })
+    }
+
+    fn fn_item(&mut self, def: &FnDef, end: u32) -> Doc {
+        let keyword = if def.is_extern { "extern fn " } else { "fn " };
+        let header = concat![
+            keyword,
+            ident(&def.name),
+            self.params(&def.name, &def.params, def.ret.span.start),
+            " -> ",
+            self.ty(&def.ret),
+        ];
+        match &def.body {
+            None => concat![Doc::group(header), ";"],
+            Some(body) => concat![Doc::group(header), " ", self.body_block(body, end)],
+        }
+    }
+
+    fn check_item(&mut self, def: &CheckDef, end: u32) -> Doc {
+        let keyword = if def.is_extern {
+            "extern check "
+        } else {
+            "check "
+        };
+        let limit = def
+            .fails
+            .as_ref()
+            .map(|f| f.span.start)
+            .or_else(|| def.body.as_ref()?.first().map(|r| r.span.start))
+            .unwrap_or(end);
+        let mut header = vec![
+            keyword.into(),
+            ident(&def.name),
+            self.params(&def.name, &def.params, limit),
+        ];
+        if let Some(fails) = &def.fails {
+            header.push(" fails ".into());
+            header.push(path(fails));
+        }
+        let header = Doc::group(Doc::Concat(header));
+        match &def.body {
+            None => concat![header, ";"],
+            Some(requires) => {
+                let seq = self.vertical(requires, end, ";", author_blank, |p, r| p.require(r));
+                concat![header, " ", Printer::braced(seq)]
+            }
+        }
+    }
+
+    fn require(&mut self, require: &Require) -> Doc {
+        let mut docs = vec![
+            "require ".into(),
+            self.expr(&require.cond),
+            " else ".into(),
+            ident(&require.code),
+        ];
+        if let Some(message) = &require.message {
+            docs.push(" ".into());
+            docs.push(super::literal::literal(message).into());
+        }
+        Doc::group(Doc::Concat(docs))
+    }
+
+    fn node_item(&mut self, def: &NodeDef, end: u32) -> Doc {
+        let keyword = match def.kind {
+            NodeKind::Node => "node ",
+            NodeKind::Agent => "agent ",
+        };
+        let mut header = vec![
+            keyword.into(),
+            ident(&def.name),
+            self.params(&def.name, &def.params, def.ret.span.start),
+            " -> ".into(),
+            self.ty(&def.ret),
+        ];
+        if let Some(fails) = &def.fails {
+            header.push(" fails ".into());
+            header.push(path(fails));
+        }
+        // The tree keeps blocks and statements apart; print them in the order they were written.
+        let mut members: Vec<NodeMember> = def
+            .blocks
+            .iter()
+            .map(NodeMember::Block)
+            .chain(def.body.iter().map(NodeMember::Stmt))
+            .collect();
+        members.sort_by_key(|m| m.place().start);
+        let seq = self.vertical(&members, end, "", author_blank, |p, member| match member {
+            NodeMember::Block(block) => p.block(block),
+            NodeMember::Stmt(stmt) => concat![p.stmt(stmt), ";"],
+        });
+        concat![
+            Doc::group(Doc::Concat(header)),
+            " ",
+            Printer::braced(seq)
+        ]
+    }
+
+    fn block(&mut self, block: &Block) -> Doc {
+        let end = block.span.end;
+        let entries = self.vertical(&block.entries, end, ";", author_blank, |p, e| p.entry(e));
+        concat![ident(&block.name), " ", Printer::braced(entries)]
+    }
+
+    fn entry(&mut self, entry: &Entry) -> Doc {
+        let key = if entry.colon {
+            format!("{}:", entry.key.name)
+        } else {
+            entry.key.name.clone()
+        };
+        if entry.args.is_empty() {
+            return key.into();
+        }
+        let mut args = Vec::new();
+        for (i, arg) in entry.args.iter().enumerate() {
+            if i > 0 {
+                args.push(",".into());
+            }
+            args.push(Doc::Line);
+            args.push(self.arg(arg));
+        }
+        Doc::group(concat![key, Doc::nest(Doc::Concat(args))])
+    }
+
+    fn arg(&mut self, arg: &Arg) -> Doc {
+        match &arg.qualifier {
+            None => self.expr(&arg.value),
+            Some(qualifier) => concat![
+                self.expr(&arg.value),
+                " ",
+                super::literal::literal(qualifier)
+            ],
+        }
+    }
+
+    /// A statement without its `;`.
+    pub fn stmt(&mut self, stmt: &Stmt) -> Doc {
+        match stmt {
+            Stmt::Let {
+                name, ty, value, ..
+            } => {
+                let mut docs = vec!["let ".into(), ident(name)];
+                if let Some(ty) = ty {
+                    docs.push(": ".into());
+                    docs.push(self.ty(ty));
+                }
+                docs.push(" = ".into());
+                docs.push(self.expr(value));
+                Doc::Concat(docs)
+            }
+            Stmt::Return { value, .. } => concat!["return ", self.expr(value)],
+        }
+    }
+
+    /// A `fn` body: always `{`, one statement per line, the value, `}`.
+    fn body_block(&mut self, body: &Expr, end: u32) -> Doc {
+        match &body.kind {
+            ExprKind::Block { stmts, value } => self.block_lines(stmts, value, body.span.end),
+            _ => {
+                let seq = self.vertical(std::slice::from_ref(body), end, "", author_blank, |p, e| {
+                    p.expr(e)
+                });
+                Printer::braced(seq)
+            }
+        }
+    }
+
+    /// `{ stmt; … value }` with one member per line.
+    pub fn block_lines(&mut self, stmts: &[Stmt], value: &Expr, end: u32) -> Doc {
+        let members: Vec<BlockMember> = stmts
+            .iter()
+            .map(BlockMember::Stmt)
+            .chain(std::iter::once(BlockMember::Value(value)))
+            .collect();
+        let seq = self.vertical(&members, end, "", author_blank, |p, member| match member {
+            BlockMember::Stmt(stmt) => concat![p.stmt(stmt), ";"],
+            BlockMember::Value(value) => p.expr(value),
+        });
+        Printer::braced(seq)
+    }
+}
+
+/// How the parts of a `builder` are separated (the grammar accepts whitespace, `,` or `;`).
+const BUILDER_PART_SEPARATOR: &str = ",";
+
+pub fn ident(ident: &Ident) -> Doc {
+    Doc::text(ident.name.clone())
+}
+
+pub fn path(path: &Path) -> Doc {
+    Doc::text(path.to_text())
+}
+
+fn use_name(name: &UseName) -> Doc {
+    match &name.alias {
+        None => ident(&name.name),
+        Some(alias) => concat![ident(&name.name), " as ", ident(alias)],
+    }
+}

@@ -1,0 +1,164 @@
+//! The bound checks on scalars and lengths, shared by the decoder (which runs them while reading
+//! bytes) and [`crate::validate::validate_value`] (which runs them on a computed value), so the
+//! two say the same thing in the same words.
+
+use crate::error::Code;
+use crate::format;
+use crate::ty::{FloatKind, FloatTy, IntTy, StrTy};
+use regex::Regex;
+use std::collections::HashMap;
+
+/// Compiled `@pattern`s, each compiled once and kept for the life of a decoder.
+#[derive(Default)]
+pub struct Patterns {
+    compiled: HashMap<String, Option<Regex>>,
+}
+
+impl Patterns {
+    /// The compiled pattern; `None` if it does not compile (the compiler rejects such
+    /// patterns, so this only happens with hand-made type tables).
+    pub fn get(&mut self, pattern: &str) -> Option<&Regex> {
+        if !self.compiled.contains_key(pattern) {
+            self.compiled
+                .insert(pattern.to_owned(), Regex::new(pattern).ok());
+        }
+        self.compiled.get(pattern).and_then(Option::as_ref)
+    }
+}
+
+/// An issue found by a check: its code and the middle of the sentence.
+pub type Issue = (Code, String);
+
+/// Checks text against `Str<min..=max> @pattern @format`; pushes every issue.
+pub fn check_str(s: &str, ty: &StrTy, patterns: &mut Patterns, issues: &mut Vec<Issue>) {
+    let bytes = s.len();
+    // A scalar value takes 1–4 bytes, so counting is needed only near the bounds.
+    let needs_count = bytes > ty.max as usize || (ty.min > 0 && bytes < 4 * ty.min as usize);
+    if needs_count {
+        let chars = s.chars().count();
+        if chars > ty.max as usize {
+            issues.push((
+                Code::TooLong,
+                format!(
+                    "text has {chars} characters, at most {} {} allowed",
+                    ty.max,
+                    if ty.max == 1 { "is" } else { "are" }
+                ),
+            ));
+        } else if chars < ty.min as usize {
+            issues.push((
+                Code::TooShort,
+                format!(
+                    "text has {chars} characters, at least {} {} required",
+                    ty.min,
+                    if ty.min == 1 { "is" } else { "are" }
+                ),
+            ));
+        }
+    }
+    if let Some(pattern) = &ty.pattern {
+        let matched = patterns.get(pattern).map(|re| re.is_match(s));
+        match matched {
+            Some(true) => {}
+            Some(false) => issues.push((
+                Code::PatternMismatch,
+                format!("text does not match the pattern {pattern}"),
+            )),
+            None => issues.push((
+                Code::PatternMismatch,
+                format!("the pattern {pattern} does not compile, so no text matches it"),
+            )),
+        }
+    }
+    if let Some(f) = ty.format {
+        if !format::is_valid(f, s) {
+            issues.push((
+                Code::InvalidFormat,
+                format!("text is not {}", format::describe(f)),
+            ));
+        }
+    }
+}
+
+/// Describes an integer range as AEL writes it: `u16 in 1..=50`.
+pub fn describe_int(ty: &IntTy) -> String {
+    let (lo, hi) = ty.kind.range();
+    let name = ty.kind.name();
+    if ty.min == lo && ty.max == hi && !ty.max_exclusive {
+        format!("{name} ({lo}..={hi})")
+    } else if ty.max_exclusive {
+        format!("{name} in {}..{}", ty.min, ty.max)
+    } else {
+        format!("{name} in {}..={}", ty.min, ty.max)
+    }
+}
+
+/// Checks an integer against its range.
+pub fn check_int(v: i128, ty: &IntTy) -> Option<Issue> {
+    if ty.contains(v) {
+        None
+    } else {
+        Some((
+            Code::OutOfRange,
+            format!("{v} is out of range for {}", describe_int(ty)),
+        ))
+    }
+}
+
+/// Checks a float: finite, representable in `f32` when asked, inside its bounds.
+pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
+    if !v.is_finite() {
+        return Some((Code::NotFinite, format!("{text} is not a finite number")));
+    }
+    if ty.kind == FloatKind::F32 && !(v as f32).is_finite() {
+        return Some((
+            Code::NotFinite,
+            format!("{text} is too large for an f32"),
+        ));
+    }
+    if let Some(min) = ty.min {
+        let below = if min.exclusive { v <= min.value } else { v < min.value };
+        if below {
+            let op = if min.exclusive { ">" } else { ">=" };
+            return Some((
+                Code::OutOfRange,
+                format!("{text} is out of range: must be {op} {}", min.value),
+            ));
+        }
+    }
+    if let Some(max) = ty.max {
+        let above = if max.exclusive { v >= max.value } else { v > max.value };
+        if above {
+            let op = if max.exclusive { "<" } else { "<=" };
+            return Some((
+                Code::OutOfRange,
+                format!("{text} is out of range: must be {op} {}", max.value),
+            ));
+        }
+    }
+    None
+}
+
+/// The `too_many_items` sentence for a list (or map, `noun = "entries"`) with `count` > `max`.
+pub fn too_many(noun: &str, count: usize, max: u32) -> Issue {
+    (
+        Code::TooManyItems,
+        format!("has {count} {noun}, at most {max} {} allowed", are(max)),
+    )
+}
+
+/// The `too_few_items` sentence.
+pub fn too_few(noun: &str, count: usize, min: u32) -> Issue {
+    (
+        Code::TooFewItems,
+        format!("has {count} {noun}, at least {min} {} required", are(min)),
+    )
+}
+
+fn are(n: u32) -> &'static str {
+    if n == 1 {
+        "is"
+    } else {
+        "are"
+    }
+}

@@ -1,0 +1,716 @@
+//! The decoder: JSON text (bytes) straight to a typed [`Value`], driven by a [`Ty`] (spec §4).
+//!
+//! One pass, no intermediate tree: [`crate::prescan`] first holds the document to the platform
+//! bounds (so the recursion here is at most 64 deep), then the [`crate::json::Reader`] hands
+//! out tokens while the type says what each must be. Every error is collected (up to
+//! [`MAX_ERRORS`], in document order) with its JSON Pointer, path, code and sentence; parsing
+//! goes on after a type error so later errors — and any syntax error, which ends decoding with
+//! `invalid_json` — are still found. A document with any error yields no value.
+//!
+//! Rules beyond the schema (spec §4): duplicate keys are `duplicate_key`; invalid UTF-8 and
+//! lone surrogates are `invalid_text`; integers are compared exactly from their digits, so
+//! `3.0`, `3e0` and `1.0e2` are integers and `18446744073709551615` is a `u64`. Absent fields
+//! take their default; absent or `null` `Option`s are `none`. A data enum's tag may stand
+//! anywhere in its object. Set uniqueness compares typed values (so after defaults are filled
+//! in; JSON Schema's `uniqueItems` compares the raw JSON).
+
+use crate::bounds::{self, Issue, Patterns};
+use crate::error::{Code, DecodeError, Trail, MAX_ERRORS};
+use crate::json::{IntIssue, Kind, Reader, Syntax, TextIssue};
+use crate::media::{check_media, MediaFieldKind, MEDIA_FIELDS};
+use crate::prescan::prescan;
+use crate::ty::{DefKind, FieldTy, ListTy, MapTy, MediaTy, Ty, TypeTable, VariantTy};
+use crate::value::{MediaRef, Value};
+use std::collections::{BTreeMap, HashMap};
+
+/// The default `max_input_bytes` when a project sets none (1 MiB, as `ael.toml`'s example).
+pub const DEFAULT_MAX_INPUT_BYTES: usize = 1 << 20;
+
+/// A reusable decoder for the types of one [`TypeTable`]: it keeps compiled patterns and
+/// decoded defaults between documents.
+pub struct Decoder<'t> {
+    table: &'t TypeTable,
+    patterns: Patterns,
+    /// Defaults decoded once, keyed by the address of their field in `table`.
+    defaults: HashMap<usize, Value>,
+    max_input_bytes: usize,
+}
+
+impl<'t> Decoder<'t> {
+    pub fn new(table: &'t TypeTable) -> Decoder<'t> {
+        Decoder {
+            table,
+            patterns: Patterns::default(),
+            defaults: HashMap::new(),
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
+        }
+    }
+
+    /// Sets `max_input_bytes` (`[limits]` of `ael.toml`).
+    pub fn with_max_input_bytes(mut self, max: usize) -> Decoder<'t> {
+        self.max_input_bytes = max;
+        self
+    }
+
+    /// Decodes a document holding one value of `ty`; `root` names it in paths (`request`).
+    pub fn decode(&mut self, bytes: &[u8], ty: &Ty, root: &str) -> Result<Value, Vec<DecodeError>> {
+        prescan(bytes, self.max_input_bytes, root).map_err(|e| vec![e])?;
+        let mut session = self.session(bytes);
+        let trail = Trail::Root(root);
+        let result = session.value(ty, &trail);
+        session.finish(result, &trail)
+    }
+
+    /// Decodes the input document of a node with several parameters: an object with one field
+    /// per parameter (spec §4). Paths start at the parameter's name (`camera.width`).
+    pub fn decode_params(
+        &mut self,
+        bytes: &[u8],
+        params: &[(&str, &Ty)],
+    ) -> Result<Vec<Value>, Vec<DecodeError>> {
+        prescan(bytes, self.max_input_bytes, "").map_err(|e| vec![e])?;
+        let fields: Vec<FieldTy> = params
+            .iter()
+            .map(|(name, ty)| FieldTy {
+                name: (*name).to_owned(),
+                docs: None,
+                ty: (*ty).clone(),
+                default: None,
+            })
+            .collect();
+        let mut session = self.session(bytes);
+        let trail = Trail::Root("");
+        let result = match session.r.kind() {
+            Ok(Kind::Object) => session.fields(&fields, None, &trail),
+            Ok(k) => session.wrong(&trail, "an object with one field per parameter", k),
+            Err(e) => Err(e),
+        };
+        let value = session.finish(result.map(|v| v.map(Value::Struct)), &trail)?;
+        match value {
+            Value::Struct(values) => Ok(values),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn session<'s>(&'s mut self, bytes: &'s [u8]) -> Session<'s> {
+        Session {
+            table: self.table,
+            patterns: &mut self.patterns,
+            defaults: &mut self.defaults,
+            r: Reader::new(bytes),
+            errors: Vec::new(),
+            issues: Vec::new(),
+        }
+    }
+}
+
+/// Decodes one document holding a value of `ty` (a one-off [`Decoder`]).
+pub fn decode(
+    bytes: &[u8],
+    ty: &Ty,
+    table: &TypeTable,
+    root: &str,
+    max_input_bytes: usize,
+) -> Result<Value, Vec<DecodeError>> {
+    Decoder::new(table)
+        .with_max_input_bytes(max_input_bytes)
+        .decode(bytes, ty, root)
+}
+
+/// One document being decoded.
+struct Session<'s> {
+    table: &'s TypeTable,
+    patterns: &'s mut Patterns,
+    defaults: &'s mut HashMap<usize, Value>,
+    r: Reader<'s>,
+    errors: Vec<DecodeError>,
+    /// Scratch for bound checks, reused to avoid allocating per string.
+    issues: Vec<Issue>,
+}
+
+/// What decoding one value gives: a syntax error stops everything; `None` means the value had
+/// errors (already reported).
+type Decoded<T> = Result<Option<T>, Syntax>;
+
+impl Session<'_> {
+    fn finish(
+        mut self,
+        result: Decoded<Value>,
+        trail: &Trail<'_>,
+    ) -> Result<Value, Vec<DecodeError>> {
+        let value = match result {
+            Ok(v) => {
+                self.r.skip_ws();
+                if self.r.pos < self.r.bytes.len() {
+                    let e = Syntax {
+                        offset: self.r.pos,
+                        message: "unexpected text after the JSON value".to_owned(),
+                    };
+                    self.syntax_error(e, trail);
+                    None
+                } else {
+                    v
+                }
+            }
+            Err(e) => {
+                self.syntax_error(e, trail);
+                None
+            }
+        };
+        match value {
+            Some(v) if self.errors.is_empty() => Ok(v),
+            _ => Err(self.errors),
+        }
+    }
+
+    fn syntax_error(&mut self, e: Syntax, trail: &Trail<'_>) {
+        let before = self.r.bytes.get(..e.offset).unwrap_or_default();
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = before.len() - before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+        let what = format!("invalid JSON at line {line}, column {column}: {}", e.message);
+        if self.errors.len() >= MAX_ERRORS {
+            self.errors.pop();
+        }
+        self.errors
+            .push(DecodeError::new(Code::InvalidJson, &trail.to_path(), what));
+    }
+
+    fn report(&mut self, trail: &Trail<'_>, code: Code, what: impl std::fmt::Display) {
+        if self.errors.len() < MAX_ERRORS {
+            self.errors
+                .push(DecodeError::new(code, &trail.to_path(), what));
+        }
+    }
+
+    /// Reports `wrong_type` and skips the value.
+    fn wrong<T>(&mut self, trail: &Trail<'_>, expected: &str, found: Kind) -> Decoded<T> {
+        self.report(
+            trail,
+            Code::WrongType,
+            format!("expected {expected}, found {}", found.described()),
+        );
+        self.r.skip_value()?;
+        Ok(None)
+    }
+
+    fn value(&mut self, ty: &Ty, trail: &Trail<'_>) -> Decoded<Value> {
+        let table = self.table;
+        let kind = self.r.kind()?;
+        let Some(ty) = table.resolve(ty) else {
+            return self.wrong(trail, "a value of a known type (the type table is broken)", kind);
+        };
+        match ty {
+            Ty::Bool => match kind {
+                Kind::Bool => Ok(Some(Value::Bool(self.r.bool()?))),
+                k => self.wrong(trail, "a boolean", k),
+            },
+            Ty::Int(it) => {
+                if kind != Kind::Number {
+                    let expected = format!("an integer ({})", bounds::describe_int(it));
+                    return self.wrong(trail, &expected, kind);
+                }
+                let n = self.r.number()?;
+                match n.to_integer() {
+                    Ok(v) => match bounds::check_int(v, it) {
+                        None => Ok(Some(Value::Int(v))),
+                        Some((code, what)) => {
+                            self.report(trail, code, what);
+                            Ok(None)
+                        }
+                    },
+                    Err(IntIssue::NotIntegral) => {
+                        self.report(trail, Code::NotInteger, format!("{} is not an integer", n.text));
+                        Ok(None)
+                    }
+                    Err(IntIssue::TooBig) => {
+                        let what = format!("{} is out of range for {}", n.text, bounds::describe_int(it));
+                        self.report(trail, Code::OutOfRange, what);
+                        Ok(None)
+                    }
+                }
+            }
+            Ty::Float(ft) => {
+                if kind != Kind::Number {
+                    return self.wrong(trail, "a number", kind);
+                }
+                let n = self.r.number()?;
+                let v: f64 = n.text.parse().unwrap_or(f64::INFINITY);
+                match bounds::check_float(v, n.text, ft) {
+                    None => Ok(Some(Value::Float(v))),
+                    Some((code, what)) => {
+                        self.report(trail, code, what);
+                        Ok(None)
+                    }
+                }
+            }
+            Ty::Str(st) => {
+                if kind != Kind::String {
+                    return self.wrong(trail, "a string", kind);
+                }
+                let (s, issue) = self.r.string()?;
+                if let Some(issue) = issue {
+                    self.text_issue(trail, issue);
+                    return Ok(None);
+                }
+                let mut issues = std::mem::take(&mut self.issues);
+                bounds::check_str(&s, st, self.patterns, &mut issues);
+                let ok = issues.is_empty();
+                for (code, what) in issues.drain(..) {
+                    self.report(trail, code, what);
+                }
+                self.issues = issues;
+                Ok(ok.then(|| Value::Str(s.into_owned())))
+            }
+            Ty::List(lt) => match kind {
+                Kind::Array => self.list(lt, trail),
+                k => self.wrong(trail, "an array", k),
+            },
+            Ty::Map(mt) => match kind {
+                Kind::Object => self.map(mt, trail),
+                k => self.wrong(trail, "an object (a map)", k),
+            },
+            Ty::Option { some } => {
+                if kind == Kind::Null {
+                    self.r.null()?;
+                    return Ok(Some(Value::NONE));
+                }
+                Ok(self.value(some, trail)?.map(Value::some))
+            }
+            Ty::Ref { def } => {
+                let Some(def) = table.get(*def) else {
+                    return self.wrong(trail, "a value of a known type (the type table is broken)", kind);
+                };
+                match &def.kind {
+                    DefKind::Struct { fields } => {
+                        if kind != Kind::Object {
+                            return self.wrong(trail, &format!("an object ({})", def.name), kind);
+                        }
+                        Ok(self.fields(fields, None, trail)?.map(Value::Struct))
+                    }
+                    DefKind::Enum { tag, variants } => {
+                        if variants.iter().all(|v| v.fields.is_none()) {
+                            self.unit_enum(variants, kind, trail)
+                        } else if kind == Kind::Object {
+                            self.data_enum(tag, variants, trail)
+                        } else {
+                            self.wrong(trail, &format!("an object ({})", def.name), kind)
+                        }
+                    }
+                    // `resolve` follows aliases, so none is left here.
+                    DefKind::Alias { ty } => self.value(ty, trail),
+                }
+            }
+            Ty::Media(mt) => match kind {
+                Kind::Object => self.media(mt, trail),
+                k => self.wrong(trail, "an object (a media reference)", k),
+            },
+        }
+    }
+
+    fn text_issue(&mut self, trail: &Trail<'_>, issue: TextIssue) {
+        let what = match issue {
+            TextIssue::InvalidUtf8 => "text is not valid UTF-8",
+            TextIssue::LoneSurrogate => "text holds a lone surrogate (\\ud800–\\udfff without its pair)",
+        };
+        self.report(trail, Code::InvalidText, what);
+    }
+
+    /// The fields of a struct or data variant; `tag` is the data enum's tag key (already read).
+    fn fields(&mut self, fields: &[FieldTy], tag: Option<&str>, trail: &Trail<'_>) -> Decoded<Vec<Value>> {
+        let mut slots: Vec<Option<Value>> = Vec::with_capacity(fields.len());
+        slots.resize_with(fields.len(), || None);
+        let mut seen = vec![false; fields.len()];
+        let mut tag_seen = false;
+        let mut ok = true;
+        if !self.r.begin_object()? {
+            loop {
+                let (key, issue) = self.r.key()?;
+                if let Some(issue) = issue {
+                    self.text_issue(&trail.key(&key), issue);
+                    self.r.skip_value()?;
+                    ok = false;
+                } else if let Some(i) = fields.iter().position(|f| f.name.as_bytes() == key.as_bytes()) {
+                    let child = trail.key(&key);
+                    if seen.get(i).copied().unwrap_or(true) {
+                        self.report(&child, Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                        self.r.skip_value()?;
+                        ok = false;
+                    } else {
+                        if let Some(s) = seen.get_mut(i) {
+                            *s = true;
+                        }
+                        let ty = fields.get(i).map(|f| &f.ty);
+                        match ty {
+                            Some(ty) => match self.value(ty, &child)? {
+                                Some(v) => {
+                                    if let Some(slot) = slots.get_mut(i) {
+                                        *slot = Some(v);
+                                    }
+                                }
+                                None => ok = false,
+                            },
+                            None => self.r.skip_value()?,
+                        }
+                    }
+                } else if tag == Some(&*key) {
+                    if tag_seen {
+                        self.report(&trail.key(&key), Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                        ok = false;
+                    }
+                    tag_seen = true;
+                    self.r.skip_value()?;
+                } else {
+                    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+                    let expected = if names.is_empty() {
+                        "this object takes no fields".to_owned()
+                    } else {
+                        format!("the fields are {}", names.join(", "))
+                    };
+                    self.report(&trail.key(&key), Code::UnknownField, format!("unknown field \"{key}\"; {expected}"));
+                    self.r.skip_value()?;
+                    ok = false;
+                }
+                if !self.r.comma_or(b'}')? {
+                    break;
+                }
+            }
+        }
+        for (i, field) in fields.iter().enumerate() {
+            if seen.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let filled = if let Some(default) = &field.default {
+                self.default_value(field, default)
+            } else if matches!(field.ty, Ty::Option { .. }) {
+                Some(Value::NONE)
+            } else {
+                None
+            };
+            match filled {
+                Some(v) => {
+                    if let Some(slot) = slots.get_mut(i) {
+                        *slot = Some(v);
+                    }
+                }
+                None => {
+                    self.report(&trail.key(&field.name), Code::MissingField, "required field is missing");
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            return Ok(None);
+        }
+        Ok(slots.into_iter().collect())
+    }
+
+    /// A field's default as a value, decoded once per decoder (`None` if it does not fit its
+    /// type, which the compiler rules out).
+    fn default_value(&mut self, field: &FieldTy, default: &serde_json::Value) -> Option<Value> {
+        let key = field as *const FieldTy as usize;
+        if let Some(v) = self.defaults.get(&key) {
+            return Some(v.clone());
+        }
+        let text = serde_json::to_vec(default).ok()?;
+        let mut nested = Session {
+            table: self.table,
+            patterns: &mut *self.patterns,
+            defaults: &mut *self.defaults,
+            r: Reader::new(&text),
+            errors: Vec::new(),
+            issues: Vec::new(),
+        };
+        let trail = Trail::Root("default");
+        let result = nested.value(&field.ty, &trail);
+        let v = nested.finish(result, &trail).ok()?;
+        self.defaults.insert(key, v.clone());
+        Some(v)
+    }
+
+    fn unit_enum(&mut self, variants: &[VariantTy], kind: Kind, trail: &Trail<'_>) -> Decoded<Value> {
+        let names = || variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ");
+        if kind != Kind::String {
+            let expected = format!("a string (one of {})", names());
+            return self.wrong(trail, &expected, kind);
+        }
+        let (s, issue) = self.r.string()?;
+        if let Some(issue) = issue {
+            self.text_issue(trail, issue);
+            return Ok(None);
+        }
+        match variants.iter().position(|v| v.name == *s) {
+            Some(i) => Ok(Some(Value::Enum {
+                variant: i as u32,
+                fields: Vec::new(),
+            })),
+            None => {
+                self.report(trail, Code::UnknownVariant, format!("\"{s}\" is not one of {}", names()));
+                Ok(None)
+            }
+        }
+    }
+
+    fn data_enum(&mut self, tag: &str, variants: &[VariantTy], trail: &Trail<'_>) -> Decoded<Value> {
+        let names = || variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ");
+        let start = self.r.pos;
+        let found = self.find_tag(tag)?;
+        self.r.pos = start;
+        let tag_trail = trail.key(tag);
+        let name = match found {
+            TagFound::Text(name) => name,
+            TagFound::Missing => {
+                self.report(&tag_trail, Code::MissingField, format!("the tag \"{tag}\" is missing; it names the variant, one of {}", names()));
+                self.r.skip_value()?;
+                return Ok(None);
+            }
+            TagFound::Other(kind) => {
+                let expected = format!("a string (one of {})", names());
+                self.report(&tag_trail, Code::WrongType, format!("expected {expected}, found {}", kind.described()));
+                self.r.skip_value()?;
+                return Ok(None);
+            }
+        };
+        let Some(index) = variants.iter().position(|v| v.name == *name) else {
+            self.report(&tag_trail, Code::UnknownVariant, format!("\"{name}\" is not one of {}", names()));
+            self.r.skip_value()?;
+            return Ok(None);
+        };
+        let fields = variants
+            .get(index)
+            .and_then(|v| v.fields.as_deref())
+            .unwrap_or_default();
+        Ok(self.fields(fields, Some(tag), trail)?.map(|fields| Value::Enum {
+            variant: index as u32,
+            fields,
+        }))
+    }
+
+    /// Looks ahead through an object for its tag (the reader is put back by the caller).
+    fn find_tag(&mut self, tag: &str) -> Result<TagFound, Syntax> {
+        if self.r.begin_object()? {
+            return Ok(TagFound::Missing);
+        }
+        loop {
+            let (key, _) = self.r.key()?;
+            if *key == *tag {
+                return match self.r.kind()? {
+                    Kind::String => Ok(TagFound::Text(self.r.string()?.0.into_owned())),
+                    k => Ok(TagFound::Other(k)),
+                };
+            }
+            self.r.skip_value()?;
+            if !self.r.comma_or(b'}')? {
+                return Ok(TagFound::Missing);
+            }
+        }
+    }
+
+    fn list(&mut self, lt: &ListTy, trail: &Trail<'_>) -> Decoded<Value> {
+        let mut items = Vec::new();
+        let mut ok = true;
+        let mut count = 0usize;
+        if !self.r.begin_array()? {
+            loop {
+                match self.value(&lt.item, &trail.index(count))? {
+                    Some(v) if ok => items.push(v),
+                    Some(_) => {}
+                    None => ok = false,
+                }
+                count += 1;
+                if !self.r.comma_or(b']')? {
+                    break;
+                }
+            }
+        }
+        if count > lt.max as usize {
+            let (code, what) = bounds::too_many("items", count, lt.max);
+            self.report(trail, code, format!("the list {what}"));
+            ok = false;
+        } else if count < lt.min as usize {
+            let (code, what) = bounds::too_few("items", count, lt.min);
+            self.report(trail, code, format!("the list {what}"));
+            ok = false;
+        }
+        if ok && lt.unique {
+            for (j, item) in items.iter().enumerate() {
+                if let Some(i) = items.get(..j).and_then(|before| before.iter().position(|b| b == item)) {
+                    self.report(&trail.index(j), Code::DuplicateItem, format!("item {j} equals item {i}; a set holds distinct items"));
+                    ok = false;
+                }
+            }
+        }
+        Ok(ok.then_some(Value::List(items)))
+    }
+
+    fn map(&mut self, mt: &MapTy, trail: &Trail<'_>) -> Decoded<Value> {
+        let table = self.table;
+        let mut entries: BTreeMap<String, Option<Value>> = BTreeMap::new();
+        let mut ok = true;
+        if !self.r.begin_object()? {
+            loop {
+                let (key, issue) = self.r.key()?;
+                let child = trail.key(&key);
+                if let Some(issue) = issue {
+                    self.text_issue(&child, issue);
+                    ok = false;
+                } else if !self.key_fits(&key, &mt.key, table, &child) {
+                    ok = false;
+                }
+                if entries.contains_key(&*key) {
+                    self.report(&child, Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                    self.r.skip_value()?;
+                    ok = false;
+                } else {
+                    let v = self.value(&mt.value, &child)?;
+                    ok &= v.is_some();
+                    entries.insert(key.into_owned(), v);
+                }
+                if !self.r.comma_or(b'}')? {
+                    break;
+                }
+            }
+        }
+        let count = entries.len();
+        if count > mt.max as usize {
+            let (code, what) = bounds::too_many("entries", count, mt.max);
+            self.report(trail, code, format!("the map {what}"));
+            ok = false;
+        } else if count < mt.min as usize {
+            let (code, what) = bounds::too_few("entries", count, mt.min);
+            self.report(trail, code, format!("the map {what}"));
+            ok = false;
+        }
+        if !ok {
+            return Ok(None);
+        }
+        let entries: Option<Vec<(String, Value)>> = entries
+            .into_iter()
+            .map(|(k, v)| v.map(|v| (k, v)))
+            .collect();
+        Ok(entries.map(Value::Map))
+    }
+
+    /// Checks a map key against the key type (`propertyNames`): a `Str` or a unit enum.
+    fn key_fits(&mut self, key: &str, key_ty: &Ty, table: &TypeTable, trail: &Trail<'_>) -> bool {
+        match table.resolve(key_ty) {
+            Some(Ty::Str(st)) => {
+                let mut issues = Vec::new();
+                bounds::check_str(key, st, self.patterns, &mut issues);
+                let ok = issues.is_empty();
+                for (code, what) in issues {
+                    self.report(trail, code, format!("the key {what}"));
+                }
+                ok
+            }
+            Some(Ty::Ref { def }) => match table.get(*def).map(|d| &d.kind) {
+                Some(DefKind::Enum { variants, .. }) => {
+                    if variants.iter().any(|v| v.name == key) {
+                        true
+                    } else {
+                        let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                        self.report(trail, Code::UnknownVariant, format!("the key \"{key}\" is not one of {}", names.join(", ")));
+                        false
+                    }
+                }
+                _ => true,
+            },
+            _ => true,
+        }
+    }
+
+    fn media(&mut self, mt: &MediaTy, trail: &Trail<'_>) -> Decoded<Value> {
+        let mut texts: [Option<String>; MEDIA_FIELDS.len()] = Default::default();
+        let mut counts: [Option<u64>; MEDIA_FIELDS.len()] = [None; MEDIA_FIELDS.len()];
+        let mut seen = [false; MEDIA_FIELDS.len()];
+        let mut ok = true;
+        if !self.r.begin_object()? {
+            loop {
+                let (key, _) = self.r.key()?;
+                let child = trail.key(&key);
+                match MEDIA_FIELDS.iter().position(|f| f.name == key) {
+                    None => {
+                        let names: Vec<&str> = MEDIA_FIELDS.iter().map(|f| f.name).collect();
+                        self.report(&child, Code::UnknownField, format!("unknown field \"{key}\"; the fields are {}", names.join(", ")));
+                        self.r.skip_value()?;
+                        ok = false;
+                    }
+                    Some(i) if seen.get(i).copied().unwrap_or(true) => {
+                        self.report(&child, Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                        self.r.skip_value()?;
+                        ok = false;
+                    }
+                    Some(i) => {
+                        if let Some(s) = seen.get_mut(i) {
+                            *s = true;
+                        }
+                        let field_kind = MEDIA_FIELDS.get(i).map(|f| f.kind);
+                        let ty = match field_kind {
+                            Some(MediaFieldKind::Count) => Ty::Int(crate::ty::IntTy::base(crate::ty::IntKind::U64)),
+                            _ => Ty::Str(crate::ty::StrTy {
+                                min: 0,
+                                max: crate::ty::limits::MAX_STR_LEN,
+                                pattern: None,
+                                format: None,
+                            }),
+                        };
+                        match self.value(&ty, &child)? {
+                            Some(Value::Str(s)) => {
+                                if let Some(t) = texts.get_mut(i) {
+                                    *t = Some(s);
+                                }
+                            }
+                            Some(Value::Int(n)) => {
+                                if let Some(c) = counts.get_mut(i) {
+                                    *c = u64::try_from(n).ok();
+                                }
+                            }
+                            _ => ok = false,
+                        }
+                    }
+                }
+                if !self.r.comma_or(b'}')? {
+                    break;
+                }
+            }
+        }
+        for (i, f) in MEDIA_FIELDS.iter().enumerate() {
+            if f.required && !seen.get(i).copied().unwrap_or(false) {
+                self.report(&trail.key(f.name), Code::MissingField, "required field is missing");
+                ok = false;
+            }
+        }
+        if !ok {
+            return Ok(None);
+        }
+        let mut take_text = |i: usize| texts.get_mut(i).and_then(Option::take);
+        let count = |i: usize| counts.get(i).copied().flatten();
+        let m = MediaRef {
+            reference: take_text(0).unwrap_or_default(),
+            content_type: take_text(1).unwrap_or_default(),
+            size: count(2).unwrap_or_default(),
+            sha256: take_text(3).unwrap_or_default(),
+            expires_at: take_text(4),
+            source: take_text(5),
+            width: count(6),
+            height: count(7),
+            duration_ms: count(8),
+            sample_rate: count(9),
+            pages: count(10),
+        };
+        let issues = check_media(&m, mt);
+        if !issues.is_empty() {
+            for (field, (code, what)) in issues {
+                self.report(&trail.key(field), code, what);
+            }
+            return Ok(None);
+        }
+        Ok(Some(Value::Media(Box::new(m))))
+    }
+}
+
+/// What the look-ahead for a data enum's tag found.
+enum TagFound {
+    Text(String),
+    Missing,
+    Other(Kind),
+}

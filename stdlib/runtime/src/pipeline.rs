@@ -1,0 +1,573 @@
+//! The seven steps of spec §6.1: how a model's answer becomes a typed output, and the failure
+//! policies and budget around them.
+//!
+//! Per answer ([`Pipeline::process`]):
+//! 1. **Receive**: more than `max_answer` bytes is `too_large`; a cut-off answer (finish reason
+//!    `length`, or a stream that ended without its end) is `truncated_output`, never complete,
+//!    even if its prefix parses.
+//! 2. **Decode**: exactly one JSON value, optionally inside one markdown code fence (```` ```json
+//!    ```` or ```` ``` ````, whitespace around it allowed); anything else — prose around it, two
+//!    values, bad syntax — is `undecodable_output`.
+//! 3. **Structural check**: the decoder's errors (spec §4), one rejection each, with paths.
+//! 4. **Output checks** in declared order, through [`OutputStage::check`]; the first failing
+//!    check is the rejection (`check` names it, `code` is its declared code).
+//! 5. **Transform** through [`OutputStage::transform`].
+//! 6. **Structural check again**: [`crate::validate::validate_value`] on the transformed value.
+//! 7. **Accept**, or go on with the failure policy.
+//!
+//! Around the answers ([`Pipeline::run`]): the first call goes to the node's binding; then each
+//! policy in order — `retry(n)`: n more calls; `repair(n)`: n more calls, each carrying the
+//! rejection reasons of the previous attempt only (reasons replace earlier ones, so the prompt
+//! does not grow); `fallback(binding)`: one call on that binding (later retries and repairs use
+//! it too); `fail(code)`: the end, status `failed` with that code. Without `fail` the end is
+//! `invalid_output`. The budget is checked before every call (`max_calls`, `max_time` on the
+//! injected [`Clock`], `max_cost` on exact decimals); an answer that arrives after `max_time` is
+//! not accepted. Running out of budget ends the run with status `error`, code
+//! `budget_exceeded`; so do `model_unavailable`/`timeout` when the last call got no answer, and
+//! `internal_error` when a check or transform cannot be evaluated (a program bug: no retry).
+
+use crate::decode::Decoder;
+use crate::error::{Code, DecodeError};
+use crate::eval::EvalError;
+use crate::model::{FinishReason, Model, ModelAnswer, ModelRequest, Usage};
+use crate::money::{Amount, Price};
+use crate::ty::{Ty, TypeTable};
+use crate::validate::Validator;
+use crate::value::Value;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One step of `on_failure:` (the same shape as the compiler's IR).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "policy", rename_all = "snake_case")]
+pub enum Policy {
+    Retry { times: u32 },
+    Repair { times: u32 },
+    Fallback { binding: String },
+    Fail { code: String },
+}
+
+/// `budget { … }`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Budget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_calls: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_ms: Option<u64>,
+    /// Decimal text in the bindings' currency (`"0.05"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<String>,
+}
+
+/// Milliseconds since some fixed point; injected so tests are deterministic.
+pub trait Clock {
+    fn now_ms(&mut self) -> u64;
+}
+
+/// The real clock.
+pub struct SystemClock(std::time::Instant);
+
+impl Default for SystemClock {
+    fn default() -> SystemClock {
+        SystemClock(std::time::Instant::now())
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_ms(&mut self) -> u64 {
+        u64::try_from(self.0.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+/// A test clock: every reading advances it by `tick` ms.
+#[derive(Clone, Debug, Default)]
+pub struct TickClock {
+    pub now: u64,
+    pub tick: u64,
+}
+
+impl Clock for TickClock {
+    fn now_ms(&mut self) -> u64 {
+        let now = self.now;
+        self.now = self.now.saturating_add(self.tick);
+        now
+    }
+}
+
+/// A failed output check: which check, its declared code and message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckFailure {
+    pub check: String,
+    pub code: String,
+    pub message: Option<String>,
+}
+
+/// Steps 4 and 5: the node's output checks and transform. The expression evaluator
+/// ([`crate::stage::IrStage`]) and Rust-written `extern check`s both plug in here.
+pub trait OutputStage {
+    /// Runs the checks in declared order; the first failure, if any.
+    fn check(&mut self, output: &Value) -> Result<Option<CheckFailure>, EvalError>;
+    /// Applies the transform (identity when none is declared).
+    fn transform(&mut self, output: Value) -> Result<Value, EvalError>;
+}
+
+/// No checks, no transform.
+pub struct NoStage;
+
+impl OutputStage for NoStage {
+    fn check(&mut self, _output: &Value) -> Result<Option<CheckFailure>, EvalError> {
+        Ok(None)
+    }
+    fn transform(&mut self, output: Value) -> Result<Value, EvalError> {
+        Ok(output)
+    }
+}
+
+/// Why an answer was rejected, at which step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Rejection {
+    /// 1–7, the step of §6.1.
+    pub step: u8,
+    pub code: String,
+    /// The path from the output (`output.findings[3].line`) for structural errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The JSON Pointer for structural errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// The failed check's name (step 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+    pub message: String,
+}
+
+impl Rejection {
+    fn simple(step: u8, code: &str, message: impl Into<String>) -> Rejection {
+        Rejection {
+            step,
+            code: code.to_owned(),
+            path: None,
+            pointer: None,
+            check: None,
+            message: message.into(),
+        }
+    }
+
+    fn structural(step: u8, e: DecodeError) -> Rejection {
+        Rejection {
+            step,
+            code: e.code.as_str().to_owned(),
+            path: (!e.path.is_empty()).then_some(e.path),
+            pointer: Some(e.pointer),
+            check: None,
+            message: e.message,
+        }
+    }
+}
+
+/// One model call and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Attempt {
+    pub binding: String,
+    /// Bytes of the answer (0 when the call got none).
+    pub bytes: u64,
+    #[serde(default)]
+    pub usage: Usage,
+    /// The call's exact cost, decimal text.
+    pub cost: String,
+    /// The first rejection (the receipt's summary); `None` for the accepted attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<Rejection>,
+    /// Every rejection of this attempt (what a repair sends back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<Rejection>,
+}
+
+/// How a run ended (spec §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Succeeded,
+    RejectedInput,
+    InvalidOutput,
+    Failed,
+    Error,
+}
+
+/// The result of a run: status, code, the accepted output, the attempts and the cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub status: Status,
+    /// `None` on success; `invalid_output`, a declared code, or a reserved code.
+    pub code: Option<String>,
+    pub output: Option<Value>,
+    /// The output's canonical JSON (what is hashed and printed).
+    pub output_json: Option<String>,
+    pub attempts: Vec<Attempt>,
+    pub cost: Amount,
+    pub currency: Option<String>,
+}
+
+impl Outcome {
+    /// The input was refused (decoding or input checks): nothing ran, nothing is billed.
+    pub fn rejected_input() -> Outcome {
+        Outcome {
+            status: Status::RejectedInput,
+            code: Some("invalid_input".to_owned()),
+            output: None,
+            output_json: None,
+            attempts: Vec::new(),
+            cost: Amount::ZERO,
+            currency: None,
+        }
+    }
+}
+
+/// Why one answer was not accepted.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Refusal {
+    /// Steps 1–6 rejected it; the failure policy decides what next.
+    Rejected(Vec<Rejection>),
+    /// A check or the transform could not be evaluated: `internal_error`, no retry.
+    Internal(Rejection),
+}
+
+/// A node's output pipeline.
+pub struct Pipeline<'a> {
+    pub table: &'a TypeTable,
+    pub output_ty: &'a Ty,
+    /// The node's binding (`model: binding("…")`).
+    pub binding: String,
+    pub max_answer: u64,
+    pub policies: Vec<Policy>,
+    pub budget: Budget,
+    /// Prices by binding name; a binding without a price costs nothing.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// The root of output paths (`output.findings[0]`).
+pub const OUTPUT_ROOT: &str = "output";
+
+/// One planned call: the binding, and whether it carries the previous reasons.
+struct Planned {
+    binding: String,
+    repair: bool,
+}
+
+impl<'a> Pipeline<'a> {
+    /// A pipeline with no policies and no budget.
+    pub fn new(table: &'a TypeTable, output_ty: &'a Ty, binding: &str, max_answer: u64) -> Self {
+        Pipeline {
+            table,
+            output_ty,
+            binding: binding.to_owned(),
+            max_answer,
+            policies: Vec::new(),
+            budget: Budget::default(),
+            prices: BTreeMap::new(),
+        }
+    }
+
+    /// Steps 1–6 for one answer; `Ok` is step 7's accepted value.
+    pub fn process(
+        &self,
+        decoder: &mut Decoder<'_>,
+        validator: &mut Validator<'_>,
+        answer: &str,
+        finish: FinishReason,
+        stage: &mut dyn OutputStage,
+    ) -> Result<Value, Refusal> {
+        // Step 1.
+        if answer.len() as u64 > self.max_answer {
+            return Err(Refusal::Rejected(vec![Rejection::simple(
+                1,
+                "too_large",
+                format!(
+                    "the answer has {} bytes, at most {} are allowed",
+                    answer.len(),
+                    self.max_answer
+                ),
+            )]));
+        }
+        match finish {
+            FinishReason::Stop => {}
+            FinishReason::Length => {
+                return Err(Refusal::Rejected(vec![Rejection::simple(
+                    1,
+                    "truncated_output",
+                    "the answer was cut off at the length limit, so it is never complete",
+                )]))
+            }
+            FinishReason::Incomplete => {
+                return Err(Refusal::Rejected(vec![Rejection::simple(
+                    1,
+                    "truncated_output",
+                    "the answer's stream ended without its end, so it is never complete",
+                )]))
+            }
+        }
+        // Steps 2 and 3: one pass; syntax errors are step 2, the rest step 3.
+        let Some(json) = strip_fence(answer) else {
+            return Err(Refusal::Rejected(vec![Rejection::simple(
+                2,
+                "undecodable_output",
+                "the answer's code fence is not one ```json (or ```) fence closed around one JSON value",
+            )]));
+        };
+        let value = match decoder.decode(json.as_bytes(), self.output_ty, OUTPUT_ROOT) {
+            Ok(v) => v,
+            Err(errors) => {
+                if let Some(syntax) = errors.iter().find(|e| e.code == Code::InvalidJson) {
+                    return Err(Refusal::Rejected(vec![Rejection::simple(
+                        2,
+                        "undecodable_output",
+                        format!(
+                            "the answer is not exactly one JSON value (optionally in one code fence): {}",
+                            syntax.message
+                        ),
+                    )]));
+                }
+                let reasons = errors.into_iter().map(|e| Rejection::structural(3, e)).collect();
+                return Err(Refusal::Rejected(reasons));
+            }
+        };
+        // Step 4.
+        match stage.check(&value) {
+            Ok(None) => {}
+            Ok(Some(failure)) => {
+                let message = match &failure.message {
+                    Some(m) => format!("check {} failed: {m} ({})", failure.check, failure.code),
+                    None => format!("check {} failed ({})", failure.check, failure.code),
+                };
+                return Err(Refusal::Rejected(vec![Rejection {
+                    step: 4,
+                    code: failure.code,
+                    path: None,
+                    pointer: None,
+                    check: Some(failure.check),
+                    message,
+                }]));
+            }
+            Err(e) => return Err(Refusal::Internal(internal(4, &e))),
+        }
+        // Step 5.
+        let value = stage
+            .transform(value)
+            .map_err(|e| Refusal::Internal(internal(5, &e)))?;
+        // Step 6.
+        let errors = validator.validate(&value, self.output_ty, OUTPUT_ROOT);
+        if !errors.is_empty() {
+            return Err(Refusal::Rejected(
+                errors.into_iter().map(|e| Rejection::structural(6, e)).collect(),
+            ));
+        }
+        // Step 7: accepted.
+        Ok(value)
+    }
+
+    /// The whole run: calls, steps, policies and budget.
+    pub fn run(
+        &self,
+        prompt: &str,
+        model: &mut dyn Model,
+        stage: &mut dyn OutputStage,
+        clock: &mut dyn Clock,
+    ) -> Outcome {
+        let max_input = usize::try_from(self.max_answer).unwrap_or(usize::MAX);
+        let mut decoder = Decoder::new(self.table).with_max_input_bytes(max_input);
+        let mut validator = Validator::new(self.table);
+        let (plan, fail_code) = self.plan();
+        let max_cost = self.budget.max_cost.as_deref().and_then(Amount::parse);
+        let start = clock.now_ms();
+        let mut attempts: Vec<Attempt> = Vec::new();
+        let mut total = Amount::ZERO;
+        let mut last_reasons: Vec<Rejection> = Vec::new();
+        let mut last_model_error: Option<&'static str> = None;
+        let currency = self.prices.values().next().map(|p| p.currency.clone());
+        let end = |status: Status, code: Option<&str>, attempts: Vec<Attempt>, total: Amount| Outcome {
+            status,
+            code: code.map(str::to_owned),
+            output: None,
+            output_json: None,
+            attempts,
+            cost: total,
+            currency: currency.clone(),
+        };
+        for (i, planned) in plan.iter().enumerate() {
+            let out_of_budget = self.budget.max_calls.is_some_and(|m| attempts.len() as u64 >= u64::from(m))
+                || self
+                    .budget
+                    .max_time_ms
+                    .is_some_and(|m| clock.now_ms().saturating_sub(start) >= m)
+                || max_cost.is_some_and(|m| total >= m);
+            if out_of_budget {
+                return end(Status::Error, Some("budget_exceeded"), attempts, total);
+            }
+            let request = ModelRequest {
+                binding: planned.binding.clone(),
+                prompt: prompt.to_owned(),
+                repair: if planned.repair {
+                    last_reasons.clone()
+                } else {
+                    Vec::new()
+                },
+                max_answer: self.max_answer,
+                attempt: i as u32 + 1,
+            };
+            let answer = model.call(&request);
+            let ModelAnswer {
+                text,
+                finish_reason,
+                usage,
+            } = match answer {
+                Ok(a) => a,
+                Err(e) => {
+                    let rejection = Rejection::simple(1, e.code(), e.to_string());
+                    last_model_error = Some(e.code());
+                    last_reasons = vec![rejection.clone()];
+                    attempts.push(Attempt {
+                        binding: planned.binding.clone(),
+                        bytes: 0,
+                        usage: Usage::default(),
+                        cost: "0".to_owned(),
+                        rejected: Some(rejection),
+                        reasons: Vec::new(),
+                    });
+                    continue;
+                }
+            };
+            last_model_error = None;
+            let cost = self
+                .prices
+                .get(&planned.binding)
+                .and_then(Price::per_token)
+                .map(|p| p.cost(usage.input_tokens, usage.output_tokens))
+                .unwrap_or(Amount::ZERO);
+            total = total.saturating_add(cost);
+            let mut attempt = Attempt {
+                binding: planned.binding.clone(),
+                bytes: text.len() as u64,
+                usage,
+                cost: cost.to_string(),
+                rejected: None,
+                reasons: Vec::new(),
+            };
+            let late = self
+                .budget
+                .max_time_ms
+                .is_some_and(|m| clock.now_ms().saturating_sub(start) > m);
+            if late {
+                attempt.rejected = Some(Rejection::simple(
+                    1,
+                    "budget_exceeded",
+                    "the answer arrived after the budget's max_time",
+                ));
+                attempts.push(attempt);
+                return end(Status::Error, Some("budget_exceeded"), attempts, total);
+            }
+            match self.process(&mut decoder, &mut validator, &text, finish_reason, stage) {
+                Ok(value) => {
+                    attempts.push(attempt);
+                    let json = value.to_json_string(self.output_ty, self.table);
+                    return Outcome {
+                        status: Status::Succeeded,
+                        code: None,
+                        output: Some(value),
+                        output_json: Some(json),
+                        attempts,
+                        cost: total,
+                        currency,
+                    };
+                }
+                Err(Refusal::Internal(rejection)) => {
+                    attempt.rejected = Some(rejection);
+                    attempts.push(attempt);
+                    return end(Status::Error, Some("internal_error"), attempts, total);
+                }
+                Err(Refusal::Rejected(reasons)) => {
+                    attempt.rejected = reasons.first().cloned();
+                    attempt.reasons = reasons.clone();
+                    last_reasons = reasons;
+                    attempts.push(attempt);
+                }
+            }
+        }
+        if let Some(code) = last_model_error {
+            return end(Status::Error, Some(code), attempts, total);
+        }
+        match fail_code {
+            Some(code) => end(Status::Failed, Some(&code), attempts, total),
+            None => end(Status::InvalidOutput, Some("invalid_output"), attempts, total),
+        }
+    }
+
+    /// The calls the policies allow, in order, and the final `fail` code if declared.
+    fn plan(&self) -> (Vec<Planned>, Option<String>) {
+        let mut binding = self.binding.clone();
+        let mut plan = vec![Planned {
+            binding: binding.clone(),
+            repair: false,
+        }];
+        for policy in &self.policies {
+            match policy {
+                Policy::Retry { times } | Policy::Repair { times } => {
+                    let repair = matches!(policy, Policy::Repair { .. });
+                    // Bounded: a policy asks for a handful of calls; the budget bounds the rest.
+                    for _ in 0..(*times).min(1_000) {
+                        plan.push(Planned {
+                            binding: binding.clone(),
+                            repair,
+                        });
+                    }
+                }
+                Policy::Fallback { binding: other } => {
+                    binding = other.clone();
+                    plan.push(Planned {
+                        binding: binding.clone(),
+                        repair: false,
+                    });
+                }
+                Policy::Fail { code } => return (plan, Some(code.clone())),
+            }
+        }
+        (plan, None)
+    }
+}
+
+fn internal(step: u8, e: &EvalError) -> Rejection {
+    Rejection::simple(
+        step,
+        "internal_error",
+        format!("the {} could not be evaluated: {}", if step == 4 { "check" } else { "transform" }, e.message),
+    )
+}
+
+/// The JSON inside an answer: the whole text, or the inside of one ```` ```json ```` /
+/// ```` ``` ```` fence (whitespace around it allowed). `None` for a fence with another language.
+pub fn strip_fence(answer: &str) -> Option<&str> {
+    let text = answer.trim();
+    let Some(rest) = text.strip_prefix("```") else {
+        return Some(text);
+    };
+    let (info, body) = rest.split_once('\n')?;
+    let info = info.trim();
+    if !(info.is_empty() || info.eq_ignore_ascii_case("json")) {
+        return None;
+    }
+    body.trim_end().strip_suffix("```")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences() {
+        assert_eq!(strip_fence(" {\"a\":1} \n"), Some("{\"a\":1}"));
+        assert_eq!(strip_fence("```json\n{\"a\":1}\n```"), Some("{\"a\":1}\n"));
+        assert_eq!(strip_fence("```\n[1]\n```\n"), Some("[1]\n"));
+        assert_eq!(strip_fence("```python\n[1]\n```"), None);
+        assert_eq!(strip_fence("```json\n[1]"), None);
+    }
+}

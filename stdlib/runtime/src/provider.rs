@@ -1,0 +1,69 @@
+//! Model endpoints: the [`Provider`] trait and the HTTP providers behind `ael.toml` bindings
+//! (spec §1, §6, §6.1 step 1, §10).
+//!
+//! A provider turns a [`ModelRequest`] (ordered parts, sampling settings, `max_answer`, timeout,
+//! the model-facing output schema) into one HTTP call and returns an [`Answer`] (text, finish
+//! reason, token usage) or a typed [`ProviderError`]. It enforces step 1 of the output pipeline
+//! as bytes arrive (`too_large`, `truncated_output`); steps 2–7 belong to the pipeline, which
+//! also owns retries, repairs, fallbacks and budgets: this layer never retries on its own.
+//!
+//! - [`openai`]: Chat Completions (OpenAI, vLLM, llama.cpp server, Ollama).
+//! - [`anthropic`]: the Messages API.
+//! - [`binding`]: the binding settings and [`connect`].
+//! - [`secret`]: API keys, read from the environment and never printed.
+//!
+//! Invariants: a part kind the binding does not `accept` fails before anything is sent; no
+//! answer longer than `max_answer_bytes` is ever returned; no error text contains the key.
+//!
+//! The HTTP providers are behind the `http` cargo feature (on by default), so code that only
+//! replays answers can build the runtime without an HTTP client.
+
+pub mod answer;
+pub mod binding;
+pub mod error;
+pub mod request;
+pub mod secret;
+mod sse;
+
+#[cfg(feature = "http")]
+pub mod anthropic;
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+pub mod openai;
+
+pub use answer::{Answer, FinishReason, Usage};
+#[cfg(feature = "http")]
+pub use binding::connect;
+pub use binding::{ProviderConfig, ProviderKind, TokenLimitField};
+pub use error::ProviderError;
+pub use request::{
+    max_output_tokens, MediaSource, ModelRequest, OutputSchema, Part, PartKind, Repair,
+};
+pub use secret::ApiKey;
+
+/// One model endpoint. Implementations are blocking and hold no per-call state, so one
+/// provider serves many calls (and threads).
+pub trait Provider: Send + Sync + std::fmt::Debug {
+    /// The `provider` word of the binding (`openai`, `anthropic`).
+    fn name(&self) -> &'static str;
+
+    /// One call: the whole answer, or why there is none.
+    fn complete(&self, request: &ModelRequest) -> Result<Answer, ProviderError>;
+}
+
+/// The most bytes of a non-streamed response body read for an answer of at most `max_answer`
+/// bytes: JSON escaping can make each answer byte six (`\u0000`), plus 64 KiB of envelope.
+pub(crate) fn envelope_limit(max_answer: u64) -> u64 {
+    max_answer.saturating_mul(6).saturating_add(64 * 1024)
+}
+
+/// The limits of a streamed response for an answer of at most `max_answer` bytes: one line
+/// (one event's data) and the whole stream. Each event wraps a token or so in a few hundred
+/// bytes of JSON, so the stream may be far larger than the answer; the answer cap itself is
+/// applied to the text the events carry.
+pub(crate) fn stream_limits(max_answer: u64) -> (u64, u64) {
+    let line = envelope_limit(max_answer);
+    let events = max_answer.saturating_add(1024);
+    (line, events.saturating_mul(2048).saturating_add(line))
+}

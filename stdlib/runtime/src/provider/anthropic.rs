@@ -1,0 +1,422 @@
+//! The `anthropic` provider: the Messages API (`POST {base_url}/v1/messages` with `x-api-key`
+//! and `anthropic-version: 2023-06-01`).
+//!
+//! - System parts go to the top-level `system` text; the other parts form one `user` message.
+//! - Structured output is a single tool whose `input_schema` is the model-facing schema, forced
+//!   with `tool_choice: {type: "tool", name}`; the answer is the tool call's input. A schema
+//!   whose root is not an object (tool inputs must be objects) is wrapped as
+//!   `{"value": …}` on the way out and unwrapped on the way back.
+//! - `stop_reason: max_tokens` is [`FinishReason::Length`].
+//! - Streaming reads `message_start`, `content_block_*`, `message_delta` and `message_stop`
+//!   events; a stream that ends without `message_stop` is truncated.
+
+use super::answer::{within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::binding::ProviderConfig;
+use super::error::ProviderError;
+use super::http::{quote, read_body, Transport};
+use super::openai::stream_error;
+use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part, PartKind};
+use super::secret::{redact, ApiKey};
+use super::sse::SseReader;
+use super::{envelope_limit, stream_limits, Provider};
+use serde_json::{json, Map, Value};
+
+/// The API version this provider speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The property that holds a non-object answer inside the tool input.
+const WRAPPED: &str = "value";
+
+/// An Anthropic Messages endpoint.
+#[derive(Debug)]
+pub struct Anthropic {
+    config: ProviderConfig,
+    transport: Transport,
+}
+
+impl Anthropic {
+    pub fn new(config: ProviderConfig) -> Anthropic {
+        Anthropic {
+            config,
+            transport: Transport::new(),
+        }
+    }
+
+    fn url(&self) -> String {
+        let base = self.config.base_url();
+        // Forgive a base URL written with the version segment.
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        format!("{base}/v1/messages")
+    }
+
+    fn tool(&self, request: &ModelRequest) -> Option<(String, Value, bool)> {
+        if !self.config.structured_output {
+            return None;
+        }
+        let schema = request.output_schema.as_ref()?;
+        let (input_schema, wrapped) = tool_input_schema(&schema.schema);
+        Some((wire_name(&schema.name), input_schema, wrapped))
+    }
+
+    /// The JSON body for `request`.
+    pub fn request_body(&self, request: &ModelRequest) -> Result<Value, ProviderError> {
+        self.config.check_accepts(&request.parts)?;
+        let mut system = Vec::new();
+        let mut content = Vec::new();
+        for part in &request.parts {
+            match part {
+                Part::System(text) => system.push(text.as_str()),
+                Part::Text(text) => content.push(json!({"type": "text", "text": text})),
+                Part::Image(source) => content.push(media_block("image", source)),
+                Part::File(source) => content.push(media_block("document", source)),
+                Part::Audio(_) => {
+                    return Err(ProviderError::UnsupportedPart {
+                        kind: PartKind::Audio,
+                        provider: "anthropic",
+                        reason: "the Messages API takes no audio".to_string(),
+                    })
+                }
+            }
+        }
+        if let Some(repair) = &request.repair {
+            content.push(json!({"type": "text", "text": repair.message()}));
+        }
+        if content.is_empty() {
+            return Err(ProviderError::InvalidConfig {
+                reason: "the Messages API needs a user part (text, image or file) besides the \
+                         system text"
+                    .to_string(),
+            });
+        }
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.config.model));
+        let tokens = max_output_tokens(request.max_answer_bytes, self.config.output_token_cap());
+        body.insert("max_tokens".into(), json!(tokens));
+        if !system.is_empty() {
+            body.insert("system".into(), json!(system.join("\n\n")));
+        }
+        body.insert(
+            "messages".into(),
+            json!([{"role": "user", "content": content}]),
+        );
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        if let Some((name, input_schema, _)) = self.tool(request) {
+            body.insert(
+                "tools".into(),
+                json!([{
+                    "name": name,
+                    "description": "Return the answer. The input is the answer itself, exactly as the schema describes it.",
+                    "input_schema": input_schema,
+                }]),
+            );
+            body.insert("tool_choice".into(), json!({"type": "tool", "name": name}));
+        }
+        if self.config.stream {
+            body.insert("stream".into(), json!(true));
+        }
+        Ok(Value::Object(body))
+    }
+}
+
+impl Provider for Anthropic {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn complete(&self, request: &ModelRequest) -> Result<Answer, ProviderError> {
+        let body = self.request_body(request)?;
+        let key = self.config.api_key()?;
+        let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
+        if let Some(key) = &key {
+            headers.push(("x-api-key", key.expose().to_string()));
+        }
+        if self.config.stream {
+            headers.push(("accept", "text/event-stream".to_string()));
+        }
+        let bytes = serde_json::to_vec(&body).map_err(|error| ProviderError::InvalidConfig {
+            reason: format!("the request could not be encoded: {error}"),
+        })?;
+        let response =
+            self.transport
+                .post_json(&self.url(), &headers, bytes, request.timeout, key.as_ref())?;
+        let wrapped = self.tool(request).is_some_and(|(_, _, wrapped)| wrapped);
+        let answer = if self.config.stream {
+            read_stream(response.body, request, key.as_ref())?
+        } else {
+            let limit = envelope_limit(request.max_answer_bytes);
+            let bytes = read_body(
+                response.body,
+                limit,
+                request.max_answer_bytes,
+                request.timeout,
+                key.as_ref(),
+            )?;
+            parse_message(&bytes, request.max_answer_bytes, key.as_ref())?
+        };
+        if wrapped {
+            unwrap_answer(answer, request.max_answer_bytes)
+        } else {
+            Ok(answer)
+        }
+    }
+}
+
+/// An image or document block: inline base64 for a `data:` URL, else a URL source.
+fn media_block(block: &str, source: &MediaSource) -> Value {
+    match source.inline_base64() {
+        Some((media_type, data)) => json!({
+            "type": block,
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+        }),
+        None => json!({"type": block, "source": {"type": "url", "url": source.url}}),
+    }
+}
+
+/// The tool input schema and whether the answer had to be wrapped in `{"value": …}`.
+/// `$defs` stay at the root so `#/$defs/…` references still resolve.
+fn tool_input_schema(schema: &Value) -> (Value, bool) {
+    if schema.get("type").and_then(Value::as_str) == Some("object") {
+        return (schema.clone(), false);
+    }
+    let mut inner = schema.clone();
+    let defs = inner.as_object_mut().and_then(|object| {
+        object.remove("$schema");
+        object.remove("$defs")
+    });
+    let mut wrapper = json!({
+        "type": "object",
+        "properties": {WRAPPED: inner},
+        "required": [WRAPPED],
+        "additionalProperties": false,
+    });
+    if let (Some(defs), Some(object)) = (defs, wrapper.as_object_mut()) {
+        object.insert("$defs".into(), defs);
+    }
+    (wrapper, true)
+}
+
+/// The answer inside a wrapped tool input. A length-cut answer stays as it is (it is
+/// truncated whatever it holds).
+fn unwrap_answer(answer: Answer, limit: u64) -> Result<Answer, ProviderError> {
+    if answer.finish_reason == FinishReason::Length {
+        return Ok(answer);
+    }
+    let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&answer.text) else {
+        return Ok(answer); // not a tool input: let the decoder say what it is
+    };
+    let Some(value) = object.remove(WRAPPED) else {
+        return Ok(answer);
+    };
+    Ok(Answer {
+        text: within_limit(value.to_string(), limit)?,
+        ..answer
+    })
+}
+
+fn stop_reason(raw: Option<&str>) -> FinishReason {
+    match raw {
+        Some("end_turn" | "tool_use" | "stop_sequence") => FinishReason::Stop,
+        Some("max_tokens") => FinishReason::Length,
+        Some(other) => FinishReason::Other(other.to_string()),
+        None => FinishReason::Other("unknown".to_string()),
+    }
+}
+
+fn malformed(reason: impl Into<String>) -> ProviderError {
+    ProviderError::Malformed {
+        reason: reason.into(),
+    }
+}
+
+/// An `{"type": "error", "error": {"type", "message"}}` body or event.
+fn reported_error(json: &Value, key: Option<&ApiKey>) -> Option<ProviderError> {
+    if json.get("type").and_then(Value::as_str) != Some("error") {
+        return None;
+    }
+    let error = json.get("error");
+    let kind = error
+        .and_then(|e| e.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("error");
+    let message = error
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("no message");
+    Some(ProviderError::ModelUnavailable {
+        status: None,
+        reason: format!(
+            "the endpoint reported {kind}: {}",
+            quote(&redact(key, message))
+        ),
+    })
+}
+
+fn read_usage(value: Option<&Value>, into: &mut Usage) {
+    let Some(value) = value else { return };
+    if let Some(count) = value.get("input_tokens").and_then(Value::as_u64) {
+        into.input_tokens = count;
+    }
+    if let Some(count) = value.get("output_tokens").and_then(Value::as_u64) {
+        into.output_tokens = count;
+    }
+}
+
+/// A non-streamed `message` body: the tool call's input when there is one, else the text.
+pub(crate) fn parse_message(
+    bytes: &[u8],
+    limit: u64,
+    key: Option<&ApiKey>,
+) -> Result<Answer, ProviderError> {
+    let json: Value = serde_json::from_slice(bytes)
+        .map_err(|error| malformed(format!("the body is not JSON ({error})")))?;
+    if let Some(error) = reported_error(&json, key) {
+        return Err(error);
+    }
+    let blocks = json
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("the body has no `content` array"))?;
+    let tool_input = blocks
+        .iter()
+        .find(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .map(|block| block.get("input").cloned().unwrap_or(Value::Null));
+    let text = match tool_input {
+        Some(input) => input.to_string(),
+        None => blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect(),
+    };
+    let mut tokens = Usage::default();
+    read_usage(json.get("usage"), &mut tokens);
+    Ok(Answer {
+        text: within_limit(text, limit)?,
+        finish_reason: stop_reason(json.get("stop_reason").and_then(Value::as_str)),
+        usage: tokens,
+    })
+}
+
+/// A streamed message, until `message_stop`.
+fn read_stream(
+    body: impl std::io::Read,
+    request: &ModelRequest,
+    key: Option<&ApiKey>,
+) -> Result<Answer, ProviderError> {
+    let (line_limit, stream_limit) = stream_limits(request.max_answer_bytes);
+    let mut events = SseReader::new(body, line_limit, stream_limit);
+    // Text and tool input share the cap: together they are what was received.
+    let mut text = AnswerBuffer::new(request.max_answer_bytes);
+    let mut tool = AnswerBuffer::new(request.max_answer_bytes);
+    let mut saw_tool = false;
+    let mut reason = None;
+    let mut tokens = Usage::default();
+    loop {
+        let received = text.len().saturating_add(tool.len());
+        let event = match events.next_event() {
+            Ok(Some(event)) => event,
+            Ok(None) => {
+                return Err(ProviderError::Truncated {
+                    received,
+                    reason: "the stream ended before `message_stop`".to_string(),
+                })
+            }
+            Err(error) => {
+                return Err(stream_error(error, request, key, received, events.bytes_read()))
+            }
+        };
+        let data: Value = serde_json::from_str(&event.data)
+            .map_err(|error| malformed(format!("a stream event is not JSON ({error})")))?;
+        if let Some(error) = reported_error(&data, key) {
+            return Err(error);
+        }
+        let kind = data
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event.event.as_deref())
+            .unwrap_or("");
+        match kind {
+            "message_start" => {
+                read_usage(data.get("message").and_then(|m| m.get("usage")), &mut tokens)
+            }
+            "content_block_start" => {
+                let block = data.get("content_block");
+                if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {
+                    saw_tool = true;
+                }
+            }
+            "content_block_delta" => {
+                let delta = data.get("delta");
+                let piece = |field: &str| delta.and_then(|d| d.get(field)).and_then(Value::as_str);
+                match delta.and_then(|d| d.get("type")).and_then(Value::as_str) {
+                    Some("text_delta") => text.push(piece("text").unwrap_or(""))?,
+                    Some("input_json_delta") => {
+                        saw_tool = true;
+                        tool.push(piece("partial_json").unwrap_or(""))?;
+                    }
+                    _ => {}
+                }
+                let total = text.len().saturating_add(tool.len());
+                if total > request.max_answer_bytes {
+                    return Err(ProviderError::TooLarge {
+                        limit: request.max_answer_bytes,
+                        received: total,
+                    });
+                }
+            }
+            "message_delta" => {
+                if let Some(raw) = data
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str)
+                {
+                    reason = Some(stop_reason(Some(raw)));
+                }
+                read_usage(data.get("usage"), &mut tokens);
+            }
+            "message_stop" => break,
+            _ => {} // ping, content_block_stop, and event types added later
+        }
+    }
+    let answer = if saw_tool {
+        let input = tool.into_text();
+        if input.trim().is_empty() {
+            "{}".to_string()
+        } else {
+            input
+        }
+    } else {
+        text.into_text()
+    };
+    Ok(Answer {
+        text: answer,
+        finish_reason: reason.unwrap_or(stop_reason(None)),
+        usage: tokens,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_schemas_pass_and_others_are_wrapped_with_their_defs() {
+        let object = json!({"type": "object", "properties": {}});
+        assert_eq!(tool_input_schema(&object), (object.clone(), false));
+        let list = json!({"$schema": "x", "type": "array", "items": {"$ref": "#/$defs/A"}, "$defs": {"A": {"type": "string"}}});
+        let (wrapped, was_wrapped) = tool_input_schema(&list);
+        assert!(was_wrapped);
+        assert_eq!(
+            wrapped,
+            json!({
+                "type": "object",
+                "properties": {"value": {"type": "array", "items": {"$ref": "#/$defs/A"}}},
+                "required": ["value"],
+                "additionalProperties": false,
+                "$defs": {"A": {"type": "string"}},
+            })
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! The provider-facing part of an `ael.toml` binding (spec §1) and [`connect`], which turns it
+//! into a [`Provider`]. Reading `ael.toml` is the driver's job; it fills a [`ProviderConfig`].
+
+use super::error::ProviderError;
+use super::request::{Part, PartKind};
+use super::secret::ApiKey;
+use super::Provider;
+
+/// Which wire protocol a binding speaks (`provider = "…"`). `replay` bindings are served by the
+/// pipeline's replay model, not by an HTTP provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// Chat Completions: OpenAI and every compatible server (vLLM, llama.cpp, Ollama).
+    OpenAi,
+    /// The Anthropic Messages API.
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn parse(word: &str) -> Option<ProviderKind> {
+        match word {
+            "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com",
+        }
+    }
+
+    /// The output-token cap used when the binding sets no `max_output_tokens`: the smallest
+    /// output limit among current models of that provider, so the request is never refused
+    /// for asking too much.
+    pub fn default_max_output_tokens(self) -> u32 {
+        match self {
+            ProviderKind::OpenAi => 16_384,
+            ProviderKind::Anthropic => 8_192,
+        }
+    }
+}
+
+/// How an OpenAI-compatible request names its output-token limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenLimitField {
+    /// `max_tokens`: what llama.cpp, Ollama and vLLM read.
+    MaxTokens,
+    /// `max_completion_tokens`: what OpenAI itself wants (its reasoning models refuse
+    /// `max_tokens`).
+    MaxCompletionTokens,
+}
+
+impl TokenLimitField {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenLimitField::MaxTokens => "max_tokens",
+            TokenLimitField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
+/// A binding as a provider needs it. `Debug` shows the variable name, never a key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub model: String,
+    /// Without a trailing `/chat/completions` (OpenAI) or `/v1/messages` (Anthropic).
+    pub base_url: Option<String>,
+    /// The environment variable holding the key; `None` sends no key (local servers).
+    pub api_key_env: Option<String>,
+    /// The part kinds the endpoint takes; text is always needed for prompts.
+    pub accepts: Vec<PartKind>,
+    /// Send the model-facing schema in the provider's structured-output mode.
+    pub structured_output: bool,
+    /// Stream the answer (SSE), so `max_answer` stops a runaway answer as it arrives.
+    pub stream: bool,
+    /// The model's output-token limit; [`ProviderKind::default_max_output_tokens`] when unset.
+    pub max_output_tokens: Option<u32>,
+    /// OpenAI only; when unset, `max_completion_tokens` for the default OpenAI base URL and
+    /// `max_tokens` for every other server.
+    pub token_limit_field: Option<TokenLimitField>,
+}
+
+impl ProviderConfig {
+    /// A text-only, streaming, structured-output binding on the provider's default endpoint.
+    pub fn new(kind: ProviderKind, model: impl Into<String>) -> ProviderConfig {
+        ProviderConfig {
+            kind,
+            model: model.into(),
+            base_url: None,
+            api_key_env: None,
+            accepts: vec![PartKind::Text],
+            structured_output: true,
+            stream: true,
+            max_output_tokens: None,
+            token_limit_field: None,
+        }
+    }
+
+    /// The base URL without a trailing `/`.
+    pub(crate) fn base_url(&self) -> &str {
+        self.base_url
+            .as_deref()
+            .unwrap_or(self.kind.default_base_url())
+            .trim_end_matches('/')
+    }
+
+    pub(crate) fn output_token_cap(&self) -> u32 {
+        self.max_output_tokens
+            .unwrap_or(self.kind.default_max_output_tokens())
+    }
+
+    /// The key, read from the environment at call time (so a fallback binding whose key is
+    /// missing fails on its own, when it is used).
+    pub(crate) fn api_key(&self) -> Result<Option<ApiKey>, ProviderError> {
+        self.api_key_env.as_deref().map(ApiKey::from_env).transpose()
+    }
+
+    /// Every part must be of a kind the binding `accepts`; checked before anything is sent.
+    pub(crate) fn check_accepts(&self, parts: &[Part]) -> Result<(), ProviderError> {
+        for part in parts {
+            let kind = part.kind();
+            if !self.accepts.contains(&kind) {
+                let accepted: Vec<&str> = self.accepts.iter().map(|k| k.as_str()).collect();
+                return Err(ProviderError::UnsupportedPart {
+                    kind,
+                    provider: self.kind.as_str(),
+                    reason: format!(
+                        "the binding accepts [{}]; add \"{kind}\" to its `accepts` if the model takes it",
+                        accepted.join(", ")
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The provider for a binding.
+pub fn connect(config: ProviderConfig) -> Result<Box<dyn Provider>, ProviderError> {
+    let base = config.base_url();
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(ProviderError::InvalidConfig {
+            reason: format!("base_url `{base}` must start with http:// or https://"),
+        });
+    }
+    if config.model.trim().is_empty() {
+        return Err(ProviderError::InvalidConfig {
+            reason: "the binding names no model".to_string(),
+        });
+    }
+    Ok(match config.kind {
+        ProviderKind::OpenAi => Box::new(super::openai::OpenAi::new(config)),
+        ProviderKind::Anthropic => Box::new(super::anthropic::Anthropic::new(config)),
+    })
+}

@@ -1,0 +1,154 @@
+//! Why a model call produced no answer, as typed data; the text is made in [`fmt::Display`].
+//!
+//! Messages quote the provider only through the redacting helpers of [`super::secret`], so no
+//! API key reaches them. [`ProviderError::code`] maps each variant onto the reserved codes of
+//! spec §5 that receipts use.
+
+use super::request::PartKind;
+use std::fmt;
+use std::time::Duration;
+
+/// A failed model call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProviderError {
+    /// The binding names `api_key_env` but the variable is unset or empty.
+    MissingApiKey { var: String },
+    /// A part kind the binding does not `accept`, or that this provider cannot carry in that
+    /// form; found before anything is sent.
+    UnsupportedPart {
+        kind: PartKind,
+        provider: &'static str,
+        reason: String,
+    },
+    /// The binding itself is unusable (a base URL that is no URL, …).
+    InvalidConfig { reason: String },
+    /// No complete answer within the request's `timeout`.
+    Timeout { after: Duration },
+    /// The endpoint could not be reached, or answered with a server error (HTTP 5xx).
+    ModelUnavailable { status: Option<u16>, reason: String },
+    /// HTTP 429. `retry_after` is the delay the server asked for, when it said one; retrying is
+    /// the caller's decision (the node's failure policy and budget), never this layer's.
+    RateLimited {
+        retry_after: Option<Duration>,
+        reason: String,
+    },
+    /// The endpoint refused the request (HTTP 4xx other than 429: a bad key, an unknown model,
+    /// a schema the structured-output mode does not take).
+    Refused { status: u16, reason: String },
+    /// The answer grew past `max_answer` bytes; reading stopped there (step 1, `too_large`).
+    TooLarge { limit: u64, received: u64 },
+    /// The stream ended, or the connection was cut, before the provider's end event: the
+    /// answer is `truncated_output` and never complete, even if its prefix parses.
+    Truncated { received: u64, reason: String },
+    /// The provider's response is not the shape its API documents.
+    Malformed { reason: String },
+}
+
+impl ProviderError {
+    /// The receipt code (spec §5 reserved codes, or step 1's `too_large`).
+    ///
+    /// Every failure to obtain an answer from a reachable, configured endpoint is
+    /// `model_unavailable`, so a `fallback(binding(…))` policy can move to another binding.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProviderError::Timeout { .. } => "timeout",
+            ProviderError::TooLarge { .. } => "too_large",
+            ProviderError::Truncated { .. } => "truncated_output",
+            ProviderError::MissingApiKey { .. }
+            | ProviderError::UnsupportedPart { .. }
+            | ProviderError::InvalidConfig { .. }
+            | ProviderError::ModelUnavailable { .. }
+            | ProviderError::RateLimited { .. }
+            | ProviderError::Refused { .. }
+            | ProviderError::Malformed { .. } => "model_unavailable",
+        }
+    }
+
+    /// Whether the request never left this process (so nothing was billed).
+    pub fn before_the_call(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::MissingApiKey { .. }
+                | ProviderError::UnsupportedPart { .. }
+                | ProviderError::InvalidConfig { .. }
+        )
+    }
+}
+
+impl fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProviderError::MissingApiKey { var } => write!(
+                f,
+                "the environment variable `{var}` named by the binding's `api_key_env` is not set"
+            ),
+            ProviderError::UnsupportedPart {
+                kind,
+                provider,
+                reason,
+            } => write!(f, "the {provider} binding cannot take a {kind} part: {reason}"),
+            ProviderError::InvalidConfig { reason } => write!(f, "invalid binding: {reason}"),
+            ProviderError::Timeout { after } => {
+                write!(f, "no complete answer within {} ms (timeout)", after.as_millis())
+            }
+            ProviderError::ModelUnavailable {
+                status: Some(status),
+                reason,
+            } => write!(f, "the model endpoint answered HTTP {status}: {reason}"),
+            ProviderError::ModelUnavailable {
+                status: None,
+                reason,
+            } => write!(f, "the model endpoint is unreachable: {reason}"),
+            ProviderError::RateLimited {
+                retry_after: Some(delay),
+                reason,
+            } => write!(
+                f,
+                "rate limited (HTTP 429), retry after {} ms: {reason}",
+                delay.as_millis()
+            ),
+            ProviderError::RateLimited {
+                retry_after: None,
+                reason,
+            } => write!(f, "rate limited (HTTP 429): {reason}"),
+            ProviderError::Refused { status, reason } => {
+                write!(f, "the model endpoint refused the request (HTTP {status}): {reason}")
+            }
+            ProviderError::TooLarge { limit, received } => write!(
+                f,
+                "the answer exceeded max_answer: {received} bytes received, at most {limit} \
+                 allowed; reading stopped (too_large)"
+            ),
+            ProviderError::Truncated { received, reason } => write!(
+                f,
+                "the answer was cut off after {received} bytes: {reason} (truncated_output)"
+            ),
+            ProviderError::Malformed { reason } => {
+                write!(f, "the provider's response is malformed: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ProviderError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_follow_the_reserved_names() {
+        let timeout = ProviderError::Timeout {
+            after: Duration::from_millis(250),
+        };
+        assert_eq!(timeout.code(), "timeout");
+        assert_eq!(timeout.to_string(), "no complete answer within 250 ms (timeout)");
+        let limited = ProviderError::RateLimited {
+            retry_after: Some(Duration::from_secs(2)),
+            reason: "slow down".into(),
+        };
+        assert_eq!(limited.code(), "model_unavailable");
+        assert!(limited.to_string().contains("retry after 2000 ms"));
+        assert!(ProviderError::MissingApiKey { var: "K".into() }.before_the_call());
+    }
+}

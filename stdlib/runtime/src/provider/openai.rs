@@ -1,0 +1,368 @@
+//! The `openai` provider: Chat Completions (`POST {base_url}/chat/completions`), which OpenAI,
+//! vLLM, llama.cpp's server and Ollama all speak.
+//!
+//! - System parts become one leading `system` message (in order, joined by blank lines); the
+//!   other parts become one `user` message, as a plain string when every part is text (the
+//!   widest-supported form) and as a content array otherwise.
+//! - Structured output: `response_format: {type: "json_schema", json_schema: {name, strict:
+//!   true, schema}}` with the model-facing schema, when the binding enables it.
+//! - The token limit is sent as `max_completion_tokens` to OpenAI itself and as `max_tokens`
+//!   elsewhere (see [`TokenLimitField`]).
+//! - Streaming sends `stream: true` with `stream_options.include_usage` and reads `data:` events
+//!   until `data: [DONE]`; a stream that ends without it is truncated.
+
+use super::answer::{within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::binding::{ProviderConfig, TokenLimitField};
+use super::error::ProviderError;
+use super::http::{quote, read_body, read_error, Transport};
+use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part, PartKind};
+use super::secret::{redact, ApiKey};
+use super::sse::{SseError, SseReader};
+use super::{envelope_limit, stream_limits, Provider};
+use serde_json::{json, Map, Value};
+
+/// An OpenAI-compatible endpoint.
+#[derive(Debug)]
+pub struct OpenAi {
+    config: ProviderConfig,
+    transport: Transport,
+}
+
+impl OpenAi {
+    pub fn new(config: ProviderConfig) -> OpenAi {
+        OpenAi {
+            config,
+            transport: Transport::new(),
+        }
+    }
+
+    fn token_field(&self) -> TokenLimitField {
+        self.config.token_limit_field.unwrap_or_else(|| {
+            if self.config.base_url() == super::binding::ProviderKind::OpenAi.default_base_url() {
+                TokenLimitField::MaxCompletionTokens
+            } else {
+                TokenLimitField::MaxTokens
+            }
+        })
+    }
+
+    /// The JSON body for `request` (public so tests and `aelc run --dry-run` can show it).
+    pub fn request_body(&self, request: &ModelRequest) -> Result<Value, ProviderError> {
+        self.config.check_accepts(&request.parts)?;
+        let mut system = Vec::new();
+        let mut user = Vec::new();
+        for part in &request.parts {
+            match part {
+                Part::System(text) => system.push(text.as_str()),
+                other => user.push(content_part(other)?),
+            }
+        }
+        if let Some(repair) = &request.repair {
+            user.push(json!({"type": "text", "text": repair.message()}));
+        }
+        let mut messages = Vec::new();
+        if !system.is_empty() {
+            messages.push(json!({"role": "system", "content": system.join("\n\n")}));
+        }
+        if !user.is_empty() {
+            messages.push(json!({"role": "user", "content": user_content(user)}));
+        }
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.config.model));
+        body.insert("messages".into(), Value::Array(messages));
+        if let Some(temperature) = request.temperature {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        let tokens = max_output_tokens(request.max_answer_bytes, self.config.output_token_cap());
+        body.insert(self.token_field().as_str().into(), json!(tokens));
+        if self.config.structured_output {
+            if let Some(schema) = &request.output_schema {
+                body.insert(
+                    "response_format".into(),
+                    json!({
+                        "type": "json_schema",
+                        "json_schema": {
+                            "name": wire_name(&schema.name),
+                            "strict": true,
+                            "schema": schema.schema,
+                        }
+                    }),
+                );
+            }
+        }
+        body.insert("stream".into(), json!(self.config.stream));
+        if self.config.stream {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        Ok(Value::Object(body))
+    }
+}
+
+impl Provider for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn complete(&self, request: &ModelRequest) -> Result<Answer, ProviderError> {
+        let body = self.request_body(request)?;
+        let key = self.config.api_key()?;
+        let mut headers = Vec::new();
+        if let Some(key) = &key {
+            headers.push(("authorization", format!("Bearer {}", key.expose())));
+        }
+        if self.config.stream {
+            headers.push(("accept", "text/event-stream".to_string()));
+        }
+        let url = format!("{}/chat/completions", self.config.base_url());
+        let bytes = serde_json::to_vec(&body).map_err(|error| ProviderError::InvalidConfig {
+            reason: format!("the request could not be encoded: {error}"),
+        })?;
+        let response =
+            self.transport
+                .post_json(&url, &headers, bytes, request.timeout, key.as_ref())?;
+        if self.config.stream {
+            read_stream(response.body, request, key.as_ref())
+        } else {
+            let limit = envelope_limit(request.max_answer_bytes);
+            let bytes = read_body(
+                response.body,
+                limit,
+                request.max_answer_bytes,
+                request.timeout,
+                key.as_ref(),
+            )?;
+            parse_completion(&bytes, request.max_answer_bytes, key.as_ref())
+        }
+    }
+}
+
+fn content_part(part: &Part) -> Result<Value, ProviderError> {
+    Ok(match part {
+        Part::System(text) | Part::Text(text) => json!({"type": "text", "text": text}),
+        Part::Image(source) => json!({"type": "image_url", "image_url": {"url": source.url}}),
+        Part::Audio(source) => {
+            let Some((media_type, data)) = source.inline_base64() else {
+                return Err(unsupported(
+                    PartKind::Audio,
+                    "Chat Completions takes audio only inline: pass a data:audio/…;base64 URL",
+                ));
+            };
+            let format = media_type
+                .strip_prefix("audio/")
+                .map(|sub| if sub == "mpeg" { "mp3" } else { sub })
+                .unwrap_or("wav");
+            json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
+        }
+        Part::File(source) => file_part(source)?,
+    })
+}
+
+fn file_part(source: &MediaSource) -> Result<Value, ProviderError> {
+    if source.inline_base64().is_some() {
+        return Ok(json!({"type": "file", "file": {"filename": "file", "file_data": source.url}}));
+    }
+    if source.url.starts_with("file-") {
+        return Ok(json!({"type": "file", "file": {"file_id": source.url}}));
+    }
+    Err(unsupported(
+        PartKind::File,
+        "Chat Completions takes files as an uploaded file id (`file-…`) or a data: URL",
+    ))
+}
+
+fn unsupported(kind: PartKind, reason: &str) -> ProviderError {
+    ProviderError::UnsupportedPart {
+        kind,
+        provider: "openai",
+        reason: reason.to_string(),
+    }
+}
+
+/// A plain string when every part is text, else the content array.
+fn user_content(parts: Vec<Value>) -> Value {
+    let texts: Option<Vec<&str>> = parts
+        .iter()
+        .map(|part| match part.get("type").and_then(Value::as_str) {
+            Some("text") => part.get("text").and_then(Value::as_str),
+            _ => None,
+        })
+        .collect();
+    match texts {
+        Some(texts) => Value::String(texts.join("\n\n")),
+        None => Value::Array(parts),
+    }
+}
+
+fn finish_reason(raw: Option<&str>) -> FinishReason {
+    match raw {
+        Some("stop") => FinishReason::Stop,
+        Some("length") => FinishReason::Length,
+        Some(other) => FinishReason::Other(other.to_string()),
+        None => FinishReason::Other("unknown".to_string()),
+    }
+}
+
+fn usage(value: Option<&Value>) -> Option<Usage> {
+    let value = value?;
+    let count = |name: &str| value.get(name).and_then(Value::as_u64).unwrap_or(0);
+    Some(Usage {
+        input_tokens: count("prompt_tokens"),
+        output_tokens: count("completion_tokens"),
+    })
+}
+
+fn malformed(reason: impl Into<String>) -> ProviderError {
+    ProviderError::Malformed {
+        reason: reason.into(),
+    }
+}
+
+/// A server-reported error inside a 200 body or a stream event.
+fn embedded_error(json: &Value, key: Option<&ApiKey>) -> Option<ProviderError> {
+    let error = json.get("error")?;
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| error.to_string());
+    Some(ProviderError::ModelUnavailable {
+        status: None,
+        reason: format!("the endpoint reported an error: {}", quote(&redact(key, &message))),
+    })
+}
+
+/// The text of a message's `content`: a string, or an array of `{type: "text", text}` parts.
+fn content_text(content: Option<&Value>) -> Option<String> {
+    match content? {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// A non-streamed `chat.completion` body.
+pub(crate) fn parse_completion(
+    bytes: &[u8],
+    limit: u64,
+    key: Option<&ApiKey>,
+) -> Result<Answer, ProviderError> {
+    let json: Value = serde_json::from_slice(bytes)
+        .map_err(|error| malformed(format!("the body is not JSON ({error})")))?;
+    if let Some(error) = embedded_error(&json, key) {
+        return Err(error);
+    }
+    let choice = json
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|choices| choices.first())
+        .ok_or_else(|| malformed("the body has no `choices[0]`"))?;
+    let message = choice
+        .get("message")
+        .ok_or_else(|| malformed("`choices[0]` has no `message`"))?;
+    let mut reason = finish_reason(choice.get("finish_reason").and_then(Value::as_str));
+    let text = match (
+        content_text(message.get("content")),
+        message.get("refusal").and_then(Value::as_str),
+    ) {
+        (_, Some(refusal)) => {
+            reason = FinishReason::Other("refusal".to_string());
+            refusal.to_string()
+        }
+        (Some(text), None) => text,
+        (None, None) => return Err(malformed("`choices[0].message` has no text `content`")),
+    };
+    Ok(Answer {
+        text: within_limit(text, limit)?,
+        finish_reason: reason,
+        usage: usage(json.get("usage")).unwrap_or_default(),
+    })
+}
+
+/// A streamed answer: `chat.completion.chunk` events until `[DONE]`.
+fn read_stream(
+    body: impl std::io::Read,
+    request: &ModelRequest,
+    key: Option<&ApiKey>,
+) -> Result<Answer, ProviderError> {
+    let (line_limit, stream_limit) = stream_limits(request.max_answer_bytes);
+    let mut events = SseReader::new(body, line_limit, stream_limit);
+    let mut text = AnswerBuffer::new(request.max_answer_bytes);
+    let mut refusal = AnswerBuffer::new(request.max_answer_bytes);
+    let mut reason = None;
+    let mut tokens = Usage::default();
+    loop {
+        let event = match events.next_event() {
+            Ok(Some(event)) => event,
+            Ok(None) => {
+                return Err(ProviderError::Truncated {
+                    received: text.len(),
+                    reason: "the stream ended before `data: [DONE]`".to_string(),
+                })
+            }
+            Err(error) => {
+                return Err(stream_error(error, request, key, text.len(), events.bytes_read()))
+            }
+        };
+        if event.data.trim() == "[DONE]" {
+            break;
+        }
+        let chunk: Value = serde_json::from_str(&event.data)
+            .map_err(|error| malformed(format!("a stream event is not JSON ({error})")))?;
+        if let Some(error) = embedded_error(&chunk, key) {
+            return Err(error);
+        }
+        if let Some(reported) = usage(chunk.get("usage").filter(|u| !u.is_null())) {
+            tokens = reported;
+        }
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|choices| choices.first())
+        else {
+            continue; // the usage-only chunk
+        };
+        if let Some(delta) = choice.get("delta") {
+            if let Some(piece) = delta.get("content").and_then(Value::as_str) {
+                text.push(piece)?;
+            }
+            if let Some(piece) = delta.get("refusal").and_then(Value::as_str) {
+                refusal.push(piece)?;
+            }
+        }
+        if let Some(raw) = choice.get("finish_reason").and_then(Value::as_str) {
+            reason = Some(finish_reason(Some(raw)));
+        }
+    }
+    let (text, reason) = if refusal.is_empty() {
+        (text.into_text(), reason.unwrap_or(finish_reason(None)))
+    } else {
+        (refusal.into_text(), FinishReason::Other("refusal".to_string()))
+    };
+    Ok(Answer {
+        text,
+        finish_reason: reason,
+        usage: tokens,
+    })
+}
+
+pub(crate) fn stream_error(
+    error: SseError,
+    request: &ModelRequest,
+    key: Option<&ApiKey>,
+    received: u64,
+    raw_read: u64,
+) -> ProviderError {
+    match error {
+        SseError::Io(io) => read_error(io, request.timeout, key, received, true),
+        SseError::TooLong => ProviderError::TooLarge {
+            limit: request.max_answer_bytes,
+            received: raw_read.max(received),
+        },
+        SseError::NotUtf8 => malformed("a stream line is not UTF-8"),
+    }
+}
