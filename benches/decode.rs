@@ -1,3 +1,268 @@
-//! Benchmark `decode`: not written yet.
+//! Benchmark `decode`: our typed decoder against the two usual ways of reading model output,
+//! side by side on the same review payloads (small ≈ 370 B, medium ≈ 20 KB, large ≈ 1 MB).
+//!
+//! - `ours`: `aelc_runtime::decode::Decoder` — bytes to a typed value with every bound checked,
+//!   duplicate keys rejected, integral floats accepted;
+//! - `serde`: `serde_json::from_slice` into `#[derive(Deserialize)]` structs, no validation at
+//!   all (the limit);
+//! - `schema`: `serde_json::Value` + the `jsonschema` crate on an equivalent hand-written schema
+//!   (patterns on the `regex` engine);
+//! - `pipeline`: steps 3–7 (`Pipeline::process`: decode, one output check, no transform, accept).
+//!
+//! Each round times every contender once per payload, in an order that rotates per round, so
+//! drift of the machine hits all of them alike; the table reports the median of the per-round
+//! ratios. Run: `cargo bench --bench decode` (about 10–20 s). `DECODE_ROUNDS=5` shortens it.
 
-fn main() {}
+use aelc_runtime::decode::Decoder;
+use aelc_runtime::eval::NoHost;
+use aelc_runtime::expr::{BinaryOp, Check, Expr, FnDef, Method, Param, Require};
+use aelc_runtime::model::FinishReason;
+use aelc_runtime::pipeline::Pipeline;
+use aelc_runtime::stage::{Arg, IrStage, StageCheck};
+use aelc_runtime::testing::{named, review_json, review_types, REVIEW};
+use aelc_runtime::validate::Validator;
+use aelc_runtime::value::Value;
+use serde::Deserialize;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+#[allow(dead_code)] // fields are read by nobody: the point is building them
+#[derive(Deserialize)]
+struct Review {
+    summary: String,
+    score: f64,
+    findings: Vec<Finding>,
+    verdict: Verdict,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+struct Finding {
+    line: u32,
+    severity: Severity,
+    message: String,
+    suggestion: Option<String>,
+    tags: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Severity {
+    Low,
+    Medium,
+    High,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Verdict {
+    Approve,
+    RequestChanges { reasons: Vec<String> },
+    Comment { text: String },
+}
+
+fn review_schema() -> serde_json::Value {
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": "#/$defs/Review",
+        "$defs": {
+            "Severity": {"enum": ["low", "medium", "high"]},
+            "Finding": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["line", "severity", "message", "tags"],
+                "properties": {
+                    "line": {"type": "integer", "minimum": 1, "maximum": 4294967295u64},
+                    "severity": {"$ref": "#/$defs/Severity"},
+                    "message": {"type": "string", "maxLength": 500},
+                    "suggestion": {"anyOf": [{"type": "string", "maxLength": 500}, {"type": "null"}]},
+                    "tags": {"type": "array", "items": {"type": "string", "maxLength": 32}, "maxItems": 8, "uniqueItems": true}
+                }
+            },
+            "Verdict": {
+                "oneOf": [
+                    {"type": "object", "additionalProperties": false, "required": ["kind"],
+                     "properties": {"kind": {"const": "approve"}}},
+                    {"type": "object", "additionalProperties": false, "required": ["kind", "reasons"],
+                     "properties": {"kind": {"const": "request_changes"},
+                                    "reasons": {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 1, "maxItems": 20}}},
+                    {"type": "object", "additionalProperties": false, "required": ["kind", "text"],
+                     "properties": {"kind": {"const": "comment"}, "text": {"type": "string", "maxLength": 1000}}}
+                ]
+            },
+            "Review": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["summary", "score", "findings", "verdict"],
+                "properties": {
+                    "summary": {"type": "string", "maxLength": 2000},
+                    "score": {"type": "number", "minimum": 0.0, "maximum": 1.0},
+                    "findings": {"type": "array", "items": {"$ref": "#/$defs/Finding"}, "maxItems": 10000},
+                    "verdict": {"$ref": "#/$defs/Verdict"}
+                }
+            }
+        }
+    })
+}
+
+/// `check within_limit(output: Review) { require output.findings.len() <= 10000 else too_many; }`
+fn within_limit() -> Check {
+    Check {
+        name: "within_limit".into(),
+        params: vec![Param {
+            name: "output".into(),
+            ty: named(REVIEW),
+        }],
+        locals: 1,
+        requires: vec![Require {
+            cond: Expr::binary(
+                BinaryOp::Le,
+                Expr::method(Expr::field(Expr::local(0), 2), Method::Len),
+                Expr::constant(Value::Int(10_000)),
+            ),
+            code: "too_many".into(),
+            message: None,
+        }],
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn time(iters: u32, mut f: impl FnMut()) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    start.elapsed() / iters
+}
+
+fn main() {
+    let table = review_types();
+    let ty = named(REVIEW);
+    let schema = review_schema();
+    let validator = match jsonschema::options()
+        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .build(&schema)
+    {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("the benchmark schema does not compile: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut decoder = Decoder::new(&table).with_max_input_bytes(8 << 20);
+    let mut value_validator = Validator::new(&table);
+    let pipeline = Pipeline::new(&table, &ty, "primary_model", 8 << 20);
+    let check = within_limit();
+    let fns: Vec<FnDef> = Vec::new();
+    let mut host = NoHost;
+    let mut stage = IrStage {
+        fns: &fns,
+        host: &mut host,
+        inputs: &[],
+        checks: vec![StageCheck::Ir {
+            check: &check,
+            args: vec![Arg::Output],
+        }],
+        transform: None,
+    };
+    let rounds: usize = std::env::var("DECODE_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(15);
+
+    let payloads = [
+        ("small", review_json(1), 4000u32),
+        ("medium", review_json(100), 60),
+        ("large", review_json(5000), 2),
+    ];
+    println!(
+        "decode benchmark: {rounds} rounds, median of per-round ratios (lower ours/serde is better)"
+    );
+    println!(
+        "{:<7} {:>9} {:>11} {:>11} {:>11} {:>13} {:>12} {:>14} {:>15}",
+        "payload",
+        "bytes",
+        "ours",
+        "serde",
+        "schema",
+        "pipeline3-7",
+        "ours/serde",
+        "schema/ours",
+        "pipeline/ours"
+    );
+    for (name, doc, iters) in &payloads {
+        let bytes = doc.as_bytes();
+        // Every contender must accept the payload, or the comparison means nothing.
+        let ours_ok = decoder.decode(bytes, &ty, "output").is_ok();
+        let serde_ok = serde_json::from_slice::<Review>(bytes).is_ok();
+        let schema_ok = serde_json::from_slice::<serde_json::Value>(bytes)
+            .map(|v| validator.is_valid(&v))
+            .unwrap_or(false);
+        let pipeline_ok = pipeline
+            .process(
+                &mut decoder,
+                &mut value_validator,
+                doc,
+                FinishReason::Stop,
+                &mut stage,
+            )
+            .is_ok();
+        if !(ours_ok && serde_ok && schema_ok && pipeline_ok) {
+            eprintln!("{name}: a contender rejects the payload: ours {ours_ok}, serde {serde_ok}, schema {schema_ok}, pipeline {pipeline_ok}");
+            std::process::exit(1);
+        }
+        let mut samples: [Vec<f64>; 4] = Default::default();
+        for round in 0..rounds {
+            for k in 0..4 {
+                let which = (k + round) % 4;
+                let t = match which {
+                    0 => time(*iters, || {
+                        black_box(decoder.decode(black_box(bytes), &ty, "output").is_ok());
+                    }),
+                    1 => time(*iters, || {
+                        black_box(serde_json::from_slice::<Review>(black_box(bytes)).is_ok());
+                    }),
+                    2 => time(*iters, || {
+                        let ok = serde_json::from_slice::<serde_json::Value>(black_box(bytes))
+                            .map(|v| validator.is_valid(&v))
+                            .unwrap_or(false);
+                        black_box(ok);
+                    }),
+                    _ => time(*iters, || {
+                        let r = pipeline.process(
+                            &mut decoder,
+                            &mut value_validator,
+                            black_box(doc),
+                            FinishReason::Stop,
+                            &mut stage,
+                        );
+                        black_box(r.is_ok());
+                    }),
+                };
+                if let Some(s) = samples.get_mut(which) {
+                    s.push(t.as_secs_f64());
+                }
+            }
+        }
+        let [ours, serde, schema, pipe] = samples;
+        let ratio = |a: &[f64], b: &[f64]| median(a.iter().zip(b).map(|(x, y)| x / y).collect());
+        let us = |xs: &[f64]| format!("{:.1} µs", median(xs.to_vec()) * 1e6);
+        println!(
+            "{:<7} {:>9} {:>11} {:>11} {:>11} {:>13} {:>11.2}x {:>13.2}x {:>14.3}x",
+            name,
+            bytes.len(),
+            us(&ours),
+            us(&serde),
+            us(&schema),
+            us(&pipe),
+            ratio(&ours, &serde),
+            ratio(&schema, &ours),
+            ratio(&pipe, &ours),
+        );
+    }
+}

@@ -4,10 +4,13 @@
 //! children know clap.
 
 mod args;
+mod build;
 mod check;
 mod explain;
 mod fmt;
+mod lsp;
 mod new;
+mod schema;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -62,6 +65,9 @@ pub fn run(args: &Args) -> Status {
         Command::Explain(cmd) => explain::run(cmd),
         Command::Fmt(cmd) => fmt::run(&out, cmd),
         Command::New(cmd) => new::run(cmd),
+        Command::Lsp(_) => lsp::run(),
+        Command::Build(cmd) => build::run(&out, cmd),
+        Command::Schema(cmd) => schema::run(&out, cmd),
     }
 }
 

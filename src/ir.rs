@@ -137,6 +137,12 @@ pub struct FnIr {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ret: Option<Ty>,
     pub is_extern: bool,
+    /// The lowered body of a pure fn (slots `0..params.len()` are the parameters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<aelc_runtime::expr::Expr>,
+    /// One past the highest local slot the body uses.
+    #[serde(default)]
+    pub locals: u32,
 }
 
 /// `check` or `extern check`.
@@ -150,6 +156,12 @@ pub struct CheckIr {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fails: Option<ErrorSetId>,
     pub is_extern: bool,
+    /// The lowered requirements, in order (empty for `extern check`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<aelc_runtime::expr::Require>,
+    /// One past the highest local slot the requirements use.
+    #[serde(default)]
+    pub locals: u32,
 }
 
 /// `builder name(…) -> Parts { … }`.

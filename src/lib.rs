@@ -25,6 +25,7 @@ pub mod diagnostics;
 pub mod driver;
 pub mod ir;
 pub mod lsp;
+pub mod sema;
 pub mod source;
 pub mod span;
 pub mod syntax;

@@ -44,6 +44,12 @@ pub enum Command {
     Fmt(FmtArgs),
     /// Create a new project that checks, builds and tests green.
     New(NewArgs),
+    /// Run the language server over stdin/stdout (also the `aelc-lsp` binary).
+    Lsp(LspArgs),
+    /// Emit schemas, model-facing variants, MCP tools, manifests and ir.json.
+    Build(BuildArgs),
+    /// Print one node's input or output schema.
+    Schema(SchemaArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -71,4 +77,42 @@ pub struct FmtArgs {
 pub struct NewArgs {
     /// The folder to create; its last component is the project name.
     pub path: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct LspArgs {
+    /// Accepted for editors that pass it; stdio is the only transport.
+    #[arg(long)]
+    pub stdio: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BuildArgs {
+    /// The project folder (default: found from the current folder upwards).
+    pub path: Option<PathBuf>,
+    /// Where to write (default: `target/ael/` under the project root).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Do not write; exit 1 naming every emitted file that is out of date.
+    #[arg(long)]
+    pub check: bool,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["input", "output"])))]
+pub struct SchemaArgs {
+    /// A node's or agent's name (`module::name` where two modules share it).
+    pub node: String,
+    /// The input schema.
+    #[arg(long)]
+    pub input: bool,
+    /// The output schema.
+    #[arg(long)]
+    pub output: bool,
+    /// A model-facing variant of the output schema: openai, gemini or anthropic.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// The project folder (default: found from the current folder upwards).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
 }

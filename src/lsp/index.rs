@@ -215,7 +215,7 @@ impl Index {
     }
 
     pub fn definition(&self, key: &Key) -> Option<&Definition> {
-        self.definitions_of(key).next()
+        self.definitions.iter().find(|d| key.matches(&d.key))
     }
 
     fn define(&mut self, def: Definition) {

@@ -15,7 +15,6 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::mpsc::Sender;
 
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -452,7 +451,7 @@ fn cancelled_id(message: &Incoming) -> Option<RequestId> {
 
 /// Serves until `exit` (or the end of the input). Exit status 0 after `shutdown`, 1 otherwise,
 /// as the protocol asks.
-pub fn serve(transport: Transport) -> ExitCode {
+pub fn serve(transport: Transport) -> u8 {
     let mut server = Server::new(transport.sender.clone());
     let mut queue: VecDeque<Incoming> = VecDeque::new();
     loop {
@@ -495,7 +494,7 @@ pub fn serve(transport: Transport) -> ExitCode {
                     let status = if server.shutdown { 0 } else { 1 };
                     drop(server);
                     transport.finish();
-                    return ExitCode::from(status);
+                    return status;
                 }
                 server.handle_notification(notification);
             }
@@ -506,5 +505,5 @@ pub fn serve(transport: Transport) -> ExitCode {
     let status = if server.shutdown { 0 } else { 1 };
     drop(server);
     transport.finish();
-    ExitCode::from(status)
+    status
 }

@@ -111,13 +111,14 @@ pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
         return Some((Code::NotFinite, format!("{text} is not a finite number")));
     }
     if ty.kind == FloatKind::F32 && !(v as f32).is_finite() {
-        return Some((
-            Code::NotFinite,
-            format!("{text} is too large for an f32"),
-        ));
+        return Some((Code::NotFinite, format!("{text} is too large for an f32")));
     }
     if let Some(min) = ty.min {
-        let below = if min.exclusive { v <= min.value } else { v < min.value };
+        let below = if min.exclusive {
+            v <= min.value
+        } else {
+            v < min.value
+        };
         if below {
             let op = if min.exclusive { ">" } else { ">=" };
             return Some((
@@ -127,7 +128,11 @@ pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
         }
     }
     if let Some(max) = ty.max {
-        let above = if max.exclusive { v >= max.value } else { v > max.value };
+        let above = if max.exclusive {
+            v >= max.value
+        } else {
+            v > max.value
+        };
         if above {
             let op = if max.exclusive { "<" } else { "<=" };
             return Some((

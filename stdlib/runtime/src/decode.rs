@@ -166,8 +166,16 @@ impl Session<'_> {
     fn syntax_error(&mut self, e: Syntax, trail: &Trail<'_>) {
         let before = self.r.bytes.get(..e.offset).unwrap_or_default();
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-        let column = before.len() - before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
-        let what = format!("invalid JSON at line {line}, column {column}: {}", e.message);
+        let column = before.len()
+            - before
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
+        let what = format!(
+            "invalid JSON at line {line}, column {column}: {}",
+            e.message
+        );
         if self.errors.len() >= MAX_ERRORS {
             self.errors.pop();
         }
@@ -197,7 +205,11 @@ impl Session<'_> {
         let table = self.table;
         let kind = self.r.kind()?;
         let Some(ty) = table.resolve(ty) else {
-            return self.wrong(trail, "a value of a known type (the type table is broken)", kind);
+            return self.wrong(
+                trail,
+                "a value of a known type (the type table is broken)",
+                kind,
+            );
         };
         match ty {
             Ty::Bool => match kind {
@@ -219,11 +231,19 @@ impl Session<'_> {
                         }
                     },
                     Err(IntIssue::NotIntegral) => {
-                        self.report(trail, Code::NotInteger, format!("{} is not an integer", n.text));
+                        self.report(
+                            trail,
+                            Code::NotInteger,
+                            format!("{} is not an integer", n.text),
+                        );
                         Ok(None)
                     }
                     Err(IntIssue::TooBig) => {
-                        let what = format!("{} is out of range for {}", n.text, bounds::describe_int(it));
+                        let what = format!(
+                            "{} is out of range for {}",
+                            n.text,
+                            bounds::describe_int(it)
+                        );
                         self.report(trail, Code::OutOfRange, what);
                         Ok(None)
                     }
@@ -278,7 +298,11 @@ impl Session<'_> {
             }
             Ty::Ref { def } => {
                 let Some(def) = table.get(*def) else {
-                    return self.wrong(trail, "a value of a known type (the type table is broken)", kind);
+                    return self.wrong(
+                        trail,
+                        "a value of a known type (the type table is broken)",
+                        kind,
+                    );
                 };
                 match &def.kind {
                     DefKind::Struct { fields } => {
@@ -310,13 +334,20 @@ impl Session<'_> {
     fn text_issue(&mut self, trail: &Trail<'_>, issue: TextIssue) {
         let what = match issue {
             TextIssue::InvalidUtf8 => "text is not valid UTF-8",
-            TextIssue::LoneSurrogate => "text holds a lone surrogate (\\ud800–\\udfff without its pair)",
+            TextIssue::LoneSurrogate => {
+                "text holds a lone surrogate (\\ud800–\\udfff without its pair)"
+            }
         };
         self.report(trail, Code::InvalidText, what);
     }
 
     /// The fields of a struct or data variant; `tag` is the data enum's tag key (already read).
-    fn fields(&mut self, fields: &[FieldTy], tag: Option<&str>, trail: &Trail<'_>) -> Decoded<Vec<Value>> {
+    fn fields(
+        &mut self,
+        fields: &[FieldTy],
+        tag: Option<&str>,
+        trail: &Trail<'_>,
+    ) -> Decoded<Vec<Value>> {
         let mut slots: Vec<Option<Value>> = Vec::with_capacity(fields.len());
         slots.resize_with(fields.len(), || None);
         let mut seen = vec![false; fields.len()];
@@ -329,10 +360,17 @@ impl Session<'_> {
                     self.text_issue(&trail.key(&key), issue);
                     self.r.skip_value()?;
                     ok = false;
-                } else if let Some(i) = fields.iter().position(|f| f.name.as_bytes() == key.as_bytes()) {
+                } else if let Some(i) = fields
+                    .iter()
+                    .position(|f| f.name.as_bytes() == key.as_bytes())
+                {
                     let child = trail.key(&key);
                     if seen.get(i).copied().unwrap_or(true) {
-                        self.report(&child, Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                        self.report(
+                            &child,
+                            Code::DuplicateKey,
+                            format!("key \"{key}\" appears more than once"),
+                        );
                         self.r.skip_value()?;
                         ok = false;
                     } else {
@@ -354,7 +392,11 @@ impl Session<'_> {
                     }
                 } else if tag == Some(&*key) {
                     if tag_seen {
-                        self.report(&trail.key(&key), Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                        self.report(
+                            &trail.key(&key),
+                            Code::DuplicateKey,
+                            format!("key \"{key}\" appears more than once"),
+                        );
                         ok = false;
                     }
                     tag_seen = true;
@@ -366,7 +408,11 @@ impl Session<'_> {
                     } else {
                         format!("the fields are {}", names.join(", "))
                     };
-                    self.report(&trail.key(&key), Code::UnknownField, format!("unknown field \"{key}\"; {expected}"));
+                    self.report(
+                        &trail.key(&key),
+                        Code::UnknownField,
+                        format!("unknown field \"{key}\"; {expected}"),
+                    );
                     self.r.skip_value()?;
                     ok = false;
                 }
@@ -393,7 +439,11 @@ impl Session<'_> {
                     }
                 }
                 None => {
-                    self.report(&trail.key(&field.name), Code::MissingField, "required field is missing");
+                    self.report(
+                        &trail.key(&field.name),
+                        Code::MissingField,
+                        "required field is missing",
+                    );
                     ok = false;
                 }
             }
@@ -427,8 +477,19 @@ impl Session<'_> {
         Some(v)
     }
 
-    fn unit_enum(&mut self, variants: &[VariantTy], kind: Kind, trail: &Trail<'_>) -> Decoded<Value> {
-        let names = || variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ");
+    fn unit_enum(
+        &mut self,
+        variants: &[VariantTy],
+        kind: Kind,
+        trail: &Trail<'_>,
+    ) -> Decoded<Value> {
+        let names = || {
+            variants
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         if kind != Kind::String {
             let expected = format!("a string (one of {})", names());
             return self.wrong(trail, &expected, kind);
@@ -444,14 +505,29 @@ impl Session<'_> {
                 fields: Vec::new(),
             })),
             None => {
-                self.report(trail, Code::UnknownVariant, format!("\"{s}\" is not one of {}", names()));
+                self.report(
+                    trail,
+                    Code::UnknownVariant,
+                    format!("\"{s}\" is not one of {}", names()),
+                );
                 Ok(None)
             }
         }
     }
 
-    fn data_enum(&mut self, tag: &str, variants: &[VariantTy], trail: &Trail<'_>) -> Decoded<Value> {
-        let names = || variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ");
+    fn data_enum(
+        &mut self,
+        tag: &str,
+        variants: &[VariantTy],
+        trail: &Trail<'_>,
+    ) -> Decoded<Value> {
+        let names = || {
+            variants
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let start = self.r.pos;
         let found = self.find_tag(tag)?;
         self.r.pos = start;
@@ -459,19 +535,34 @@ impl Session<'_> {
         let name = match found {
             TagFound::Text(name) => name,
             TagFound::Missing => {
-                self.report(&tag_trail, Code::MissingField, format!("the tag \"{tag}\" is missing; it names the variant, one of {}", names()));
+                self.report(
+                    &tag_trail,
+                    Code::MissingField,
+                    format!(
+                        "the tag \"{tag}\" is missing; it names the variant, one of {}",
+                        names()
+                    ),
+                );
                 self.r.skip_value()?;
                 return Ok(None);
             }
             TagFound::Other(kind) => {
                 let expected = format!("a string (one of {})", names());
-                self.report(&tag_trail, Code::WrongType, format!("expected {expected}, found {}", kind.described()));
+                self.report(
+                    &tag_trail,
+                    Code::WrongType,
+                    format!("expected {expected}, found {}", kind.described()),
+                );
                 self.r.skip_value()?;
                 return Ok(None);
             }
         };
         let Some(index) = variants.iter().position(|v| v.name == *name) else {
-            self.report(&tag_trail, Code::UnknownVariant, format!("\"{name}\" is not one of {}", names()));
+            self.report(
+                &tag_trail,
+                Code::UnknownVariant,
+                format!("\"{name}\" is not one of {}", names()),
+            );
             self.r.skip_value()?;
             return Ok(None);
         };
@@ -479,10 +570,12 @@ impl Session<'_> {
             .get(index)
             .and_then(|v| v.fields.as_deref())
             .unwrap_or_default();
-        Ok(self.fields(fields, Some(tag), trail)?.map(|fields| Value::Enum {
-            variant: index as u32,
-            fields,
-        }))
+        Ok(self
+            .fields(fields, Some(tag), trail)?
+            .map(|fields| Value::Enum {
+                variant: index as u32,
+                fields,
+            }))
     }
 
     /// Looks ahead through an object for its tag (the reader is put back by the caller).
@@ -533,8 +626,15 @@ impl Session<'_> {
         }
         if ok && lt.unique {
             for (j, item) in items.iter().enumerate() {
-                if let Some(i) = items.get(..j).and_then(|before| before.iter().position(|b| b == item)) {
-                    self.report(&trail.index(j), Code::DuplicateItem, format!("item {j} equals item {i}; a set holds distinct items"));
+                if let Some(i) = items
+                    .get(..j)
+                    .and_then(|before| before.iter().position(|b| b == item))
+                {
+                    self.report(
+                        &trail.index(j),
+                        Code::DuplicateItem,
+                        format!("item {j} equals item {i}; a set holds distinct items"),
+                    );
                     ok = false;
                 }
             }
@@ -557,7 +657,11 @@ impl Session<'_> {
                     ok = false;
                 }
                 if entries.contains_key(&*key) {
-                    self.report(&child, Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                    self.report(
+                        &child,
+                        Code::DuplicateKey,
+                        format!("key \"{key}\" appears more than once"),
+                    );
                     self.r.skip_value()?;
                     ok = false;
                 } else {
@@ -608,7 +712,11 @@ impl Session<'_> {
                         true
                     } else {
                         let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                        self.report(trail, Code::UnknownVariant, format!("the key \"{key}\" is not one of {}", names.join(", ")));
+                        self.report(
+                            trail,
+                            Code::UnknownVariant,
+                            format!("the key \"{key}\" is not one of {}", names.join(", ")),
+                        );
                         false
                     }
                 }
@@ -630,12 +738,23 @@ impl Session<'_> {
                 match MEDIA_FIELDS.iter().position(|f| f.name == key) {
                     None => {
                         let names: Vec<&str> = MEDIA_FIELDS.iter().map(|f| f.name).collect();
-                        self.report(&child, Code::UnknownField, format!("unknown field \"{key}\"; the fields are {}", names.join(", ")));
+                        self.report(
+                            &child,
+                            Code::UnknownField,
+                            format!(
+                                "unknown field \"{key}\"; the fields are {}",
+                                names.join(", ")
+                            ),
+                        );
                         self.r.skip_value()?;
                         ok = false;
                     }
                     Some(i) if seen.get(i).copied().unwrap_or(true) => {
-                        self.report(&child, Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                        self.report(
+                            &child,
+                            Code::DuplicateKey,
+                            format!("key \"{key}\" appears more than once"),
+                        );
                         self.r.skip_value()?;
                         ok = false;
                     }
@@ -645,7 +764,9 @@ impl Session<'_> {
                         }
                         let field_kind = MEDIA_FIELDS.get(i).map(|f| f.kind);
                         let ty = match field_kind {
-                            Some(MediaFieldKind::Count) => Ty::Int(crate::ty::IntTy::base(crate::ty::IntKind::U64)),
+                            Some(MediaFieldKind::Count) => {
+                                Ty::Int(crate::ty::IntTy::base(crate::ty::IntKind::U64))
+                            }
                             _ => Ty::Str(crate::ty::StrTy {
                                 min: 0,
                                 max: crate::ty::limits::MAX_STR_LEN,
@@ -675,7 +796,11 @@ impl Session<'_> {
         }
         for (i, f) in MEDIA_FIELDS.iter().enumerate() {
             if f.required && !seen.get(i).copied().unwrap_or(false) {
-                self.report(&trail.key(f.name), Code::MissingField, "required field is missing");
+                self.report(
+                    &trail.key(f.name),
+                    Code::MissingField,
+                    "required field is missing",
+                );
                 ok = false;
             }
         }

@@ -7,9 +7,7 @@
 //! [`MAX_EXPR_DEPTH`], so even a hand-made cyclic or very deep IR ends with an error, not a
 //! stack overflow.
 
-use crate::expr::{
-    BinaryOp, Check, Closure, Expr, FnDef, FnId, Method, Pattern, Slot, UnaryOp,
-};
+use crate::expr::{BinaryOp, Check, Closure, Expr, FnDef, FnId, Method, Pattern, Slot, UnaryOp};
 use crate::value::Value;
 use regex::Regex;
 use schemars::JsonSchema;
@@ -58,7 +56,10 @@ impl EvalError {
     fn mismatch(what: &str, found: &Value) -> EvalError {
         EvalError::new(
             EvalErrorKind::TypeMismatch,
-            format!("{what} needs another kind of value, found {}", found.kind_name()),
+            format!(
+                "{what} needs another kind of value, found {}",
+                found.kind_name()
+            ),
         )
     }
 }
@@ -269,10 +270,9 @@ impl<'p> Evaluator<'p> {
                 let v = self.eval(operand, frame)?;
                 match (op, v) {
                     (UnaryOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
-                    (UnaryOp::Neg, Value::Int(i)) => i
-                        .checked_neg()
-                        .map(Value::Int)
-                        .ok_or_else(|| overflow("-")),
+                    (UnaryOp::Neg, Value::Int(i)) => {
+                        i.checked_neg().map(Value::Int).ok_or_else(|| overflow("-"))
+                    }
                     (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
                     (_, other) => Err(EvalError::mismatch("this unary operator", &other)),
                 }
@@ -285,7 +285,13 @@ impl<'p> Evaluator<'p> {
         es.iter().map(|e| self.eval(e, frame)).collect()
     }
 
-    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, frame: &mut Frame<'_>) -> Eval<Value> {
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        frame: &mut Frame<'_>,
+    ) -> Eval<Value> {
         if matches!(op, BinaryOp::And | BinaryOp::Or) {
             let l = match self.eval(lhs, frame)? {
                 Value::Bool(b) => b,
@@ -377,7 +383,10 @@ impl<'p> Evaluator<'p> {
         };
         let truth = |v: Value| match v {
             Value::Bool(b) => Ok(b),
-            other => Err(EvalError::mismatch("a closure that answers true or false", &other)),
+            other => Err(EvalError::mismatch(
+                "a closure that answers true or false",
+                &other,
+            )),
         };
         match method {
             Method::All { .. } => {
@@ -477,15 +486,12 @@ fn get<'f>(frame: &'f Frame<'_>, slot: Slot) -> Option<&'f Value> {
 /// such a path.
 fn place<'f>(e: &Expr, frame: &'f Frame<'_>) -> Option<Eval<&'f Value>> {
     match e {
-        Expr::Local { slot } => Some(
-            get(frame, *slot)
-                .ok_or_else(|| {
-                    EvalError::new(
-                        EvalErrorKind::UnboundLocal,
-                        format!("slot {} is read before it is set", slot.0),
-                    )
-                }),
-        ),
+        Expr::Local { slot } => Some(get(frame, *slot).ok_or_else(|| {
+            EvalError::new(
+                EvalErrorKind::UnboundLocal,
+                format!("slot {} is read before it is set", slot.0),
+            )
+        })),
         Expr::Field { base, index } => {
             let base = match place(base, frame)? {
                 Ok(b) => b,
@@ -512,9 +518,10 @@ fn field(base: &Value, index: u32) -> Eval<std::borrow::Cow<'_, Value>> {
         )
     };
     match base {
-        Value::Struct(fields) | Value::Enum { fields, .. } => {
-            fields.get(index as usize).map(Cow::Borrowed).ok_or_else(missing)
-        }
+        Value::Struct(fields) | Value::Enum { fields, .. } => fields
+            .get(index as usize)
+            .map(Cow::Borrowed)
+            .ok_or_else(missing),
         Value::Media(m) => {
             let text = |s: &str| Value::Str(s.to_owned());
             let opt_text = |s: &Option<String>| match s {
@@ -679,19 +686,28 @@ fn simple_method(method: &Method, recv: &Value) -> Eval<Value> {
 
 fn text_or_list_query(method: &Method, recv: &Value, arg: &Value) -> Eval<Value> {
     match (method, recv, arg) {
-        (Method::Contains { .. }, Value::Str(s), Value::Str(a)) => Ok(Value::Bool(s.contains(a.as_str()))),
+        (Method::Contains { .. }, Value::Str(s), Value::Str(a)) => {
+            Ok(Value::Bool(s.contains(a.as_str())))
+        }
         (Method::Contains { .. }, Value::List(items), a) => Ok(Value::Bool(items.contains(a))),
         (Method::Contains { .. }, Value::Map(entries), Value::Str(k)) => {
             Ok(Value::Bool(entries.iter().any(|(key, _)| key == k)))
         }
-        (Method::StartsWith { .. }, Value::Str(s), Value::Str(a)) => Ok(Value::Bool(s.starts_with(a.as_str()))),
-        (Method::EndsWith { .. }, Value::Str(s), Value::Str(a)) => Ok(Value::Bool(s.ends_with(a.as_str()))),
+        (Method::StartsWith { .. }, Value::Str(s), Value::Str(a)) => {
+            Ok(Value::Bool(s.starts_with(a.as_str())))
+        }
+        (Method::EndsWith { .. }, Value::Str(s), Value::Str(a)) => {
+            Ok(Value::Bool(s.ends_with(a.as_str())))
+        }
         (_, recv, _) => Err(EvalError::mismatch("contains/starts_with/ends_with", recv)),
     }
 }
 
 fn overflow(op: &str) -> EvalError {
-    EvalError::new(EvalErrorKind::Overflow, format!("integer overflow in `{op}`"))
+    EvalError::new(
+        EvalErrorKind::Overflow,
+        format!("integer overflow in `{op}`"),
+    )
 }
 
 fn finite(f: f64) -> Eval<Value> {

@@ -113,22 +113,38 @@ pub struct Require {
 #[serde(tag = "expr", rename_all = "snake_case")]
 pub enum Expr {
     /// A literal or any other constant.
-    Const { value: Value },
+    Const {
+        value: Value,
+    },
     /// Reads a parameter, `let` binding, closure parameter or pattern binding.
-    Local { slot: Slot },
+    Local {
+        slot: Slot,
+    },
     /// Field `index` (declaration order) of a struct, data-enum or media value.
-    Field { base: Box<Expr>, index: u32 },
+    Field {
+        base: Box<Expr>,
+        index: u32,
+    },
     /// A call of a pure `fn`; arguments evaluated left to right.
-    Call { func: FnId, args: Vec<Expr> },
+    Call {
+        func: FnId,
+        args: Vec<Expr>,
+    },
     /// A call of an `extern fn`, answered by the host.
-    CallExtern { func: FnId, args: Vec<Expr> },
+    CallExtern {
+        func: FnId,
+        args: Vec<Expr>,
+    },
     /// `receiver.method(…)`.
     Method {
         receiver: Box<Expr>,
         method: Method,
     },
     /// `Name { a: …, b: … }`: every field in declaration order.
-    Struct { def: DefId, fields: Vec<Expr> },
+    Struct {
+        def: DefId,
+        fields: Vec<Expr>,
+    },
     /// An enum variant: `Severity::low`, `Shape::circle { radius: 1.0 }` (fields in declaration
     /// order, empty for a unit variant).
     Variant {
@@ -137,9 +153,13 @@ pub enum Expr {
         fields: Vec<Expr>,
     },
     /// `[a, b, c]`.
-    List { items: Vec<Expr> },
+    List {
+        items: Vec<Expr>,
+    },
     /// `some(x)`.
-    Some { value: Box<Expr> },
+    Some {
+        value: Box<Expr>,
+    },
     /// `none`.
     None,
     /// `if cond { then } else { otherwise }`.
@@ -159,7 +179,10 @@ pub enum Expr {
         value: Box<Expr>,
         body: Box<Expr>,
     },
-    Unary { op: UnaryOp, operand: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
     Binary {
         op: BinaryOp,
         lhs: Box<Expr>,
@@ -347,7 +370,9 @@ mod tests {
         );
         let text = serde_json::to_string(&e).unwrap_or_default();
         assert!(text.starts_with(r#"{"expr":"binary","op":"le""#), "{text}");
-        let back: Expr = serde_json::from_str(&text).map_err(|e| e.to_string()).unwrap();
+        let back: Expr = serde_json::from_str(&text)
+            .map_err(|e| e.to_string())
+            .unwrap();
         assert_eq!(back, e);
         let schema = schemars::schema_for!(Check);
         assert!(serde_json::to_string(&schema).is_ok());

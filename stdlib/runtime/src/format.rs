@@ -58,7 +58,9 @@ fn is_domain(s: &str) -> bool {
                 && label.len() <= 63
                 && !label.starts_with('-')
                 && !label.ends_with('-')
-                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
         })
 }
 
@@ -96,11 +98,7 @@ fn digits(bytes: &[u8]) -> Option<u32> {
     if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(
-        bytes
-            .iter()
-            .fold(0u32, |v, d| v * 10 + u32::from(d - b'0')),
-    )
+    Some(bytes.iter().fold(0u32, |v, d| v * 10 + u32::from(d - b'0')))
 }
 
 fn is_date(b: &[u8]) -> bool {
@@ -144,7 +142,11 @@ fn is_date_time(b: &[u8]) -> bool {
     }
     let mut rest = b.get(19..).unwrap_or_default();
     if rest.first() == Some(&b'.') {
-        let frac = rest.iter().skip(1).take_while(|c| c.is_ascii_digit()).count();
+        let frac = rest
+            .iter()
+            .skip(1)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
         if frac == 0 {
             return false;
         }
@@ -153,7 +155,8 @@ fn is_date_time(b: &[u8]) -> bool {
     match rest {
         [b'Z' | b'z'] => true,
         [b'+' | b'-', h1, h2, b':', m1, m2] => {
-            digits(&[*h1, *h2]).is_some_and(|h| h <= 23) && digits(&[*m1, *m2]).is_some_and(|m| m <= 59)
+            digits(&[*h1, *h2]).is_some_and(|h| h <= 23)
+                && digits(&[*m1, *m2]).is_some_and(|m| m <= 59)
         }
         _ => false,
     }

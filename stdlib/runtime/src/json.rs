@@ -264,8 +264,7 @@ impl<'a> Reader<'a> {
                             let hi = self.hex4()?;
                             match hi {
                                 0xD800..=0xDBFF => {
-                                    let low = if bytes.get(self.pos..self.pos + 2) == Some(b"\\u")
-                                    {
+                                    let low = if bytes.get(self.pos..self.pos + 2) == Some(b"\\u") {
                                         let save = self.pos;
                                         self.pos += 2;
                                         let lo = self.hex4()?;
@@ -280,7 +279,8 @@ impl<'a> Reader<'a> {
                                     };
                                     match low {
                                         Some(lo) => {
-                                            let code = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                                            let code =
+                                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
                                             char::from_u32(code).unwrap_or('\u{FFFD}')
                                         }
                                         None => {
@@ -325,7 +325,11 @@ impl<'a> Reader<'a> {
     fn hex4(&mut self) -> Result<u32, Syntax> {
         let mut v = 0u32;
         for _ in 0..4 {
-            let Some(d) = self.bytes.get(self.pos).and_then(|b| (*b as char).to_digit(16)) else {
+            let Some(d) = self
+                .bytes
+                .get(self.pos)
+                .and_then(|b| (*b as char).to_digit(16))
+            else {
                 return self.error("`\\u` must be followed by four hex digits");
             };
             v = v * 16 + d;
@@ -395,8 +399,8 @@ impl<'a> Reader<'a> {
                 exponent = -exponent;
             }
         }
-        let text = std::str::from_utf8(bytes.get(start..self.pos).unwrap_or_default())
-            .unwrap_or_default();
+        let text =
+            std::str::from_utf8(bytes.get(start..self.pos).unwrap_or_default()).unwrap_or_default();
         Ok(Number {
             text,
             negative,
@@ -535,7 +539,15 @@ mod tests {
             let ok = r.number().is_ok() && r.pos == bad.len();
             assert!(!ok, "{bad}");
         }
-        for bad in ["[1,]", "{\"a\":1,}", "[1 2]", "\"a\tb\"", "tru", "{'a':1}", "\"\\x\""] {
+        for bad in [
+            "[1,]",
+            "{\"a\":1,}",
+            "[1 2]",
+            "\"a\tb\"",
+            "tru",
+            "{'a':1}",
+            "\"\\x\"",
+        ] {
             let mut r = Reader::new(bad.as_bytes());
             assert!(r.skip_value().is_err(), "{bad}");
         }

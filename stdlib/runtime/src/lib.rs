@@ -7,7 +7,11 @@
 //!   platform bounds of §8, with [`error`]s carrying pointer, path, code and sentence;
 //!   [`validate`] applies the same bounds to a computed value.
 //! - [`expr`]: the executable expression IR (fn bodies, checks); [`eval`] runs it.
-//! - [`pipeline`]: the seven steps of §6.1 and the failure policies; [`receipt`]: §10.
+//! - [`pipeline`]: the seven steps of §6.1 and the failure policies, reaching models through
+//!   [`model::Model`] ([`model::ReplayModel`] for replays); [`stage`] plugs checks and
+//!   transforms into steps 4–5; [`money`] is exact cost arithmetic; [`receipt`]: §10.
+//! - [`provider`]: the HTTP model providers behind `ael.toml` bindings.
+//! - [`testing`]: the spec's review types as a ready table, for tests and benchmarks.
 //! - [`media`]: the JSON shape of media references; [`format`]: `@format` validators.
 //!
 //! This crate never depends on `aelc`; `aelc` and generated glue depend on it.
@@ -24,9 +28,9 @@ pub mod model;
 pub mod money;
 pub mod pipeline;
 pub mod prescan;
+pub mod provider;
 pub mod receipt;
 pub mod stage;
-pub mod provider;
 pub mod testing;
 pub mod ty;
 pub mod validate;

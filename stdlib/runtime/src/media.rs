@@ -117,8 +117,7 @@ pub fn check_media(
         ));
     }
     let is_hex = m.sha256.len() == 64
-        && m
-            .sha256
+        && m.sha256
             .bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
     if !is_hex {
@@ -136,7 +135,10 @@ pub fn check_media(
                 "expires_at",
                 (
                     Code::InvalidFormat,
-                    format!("text is not {}", crate::format::describe(crate::ty::Format::DateTime)),
+                    format!(
+                        "text is not {}",
+                        crate::format::describe(crate::ty::Format::DateTime)
+                    ),
                 ),
             ));
         }

@@ -198,9 +198,13 @@ mod tests {
             "{\"text\": \"{}\", \"finish_reason\": \"stop\"}\n\n{\"text\": \"x\", \"finish_reason\": \"length\"}\n",
         );
         assert_eq!(ok.map(|m| m.remaining()), Ok(2));
-        let bad = ReplayModel::from_jsonl("{\"text\": \"{}\", \"finish_reason\": \"stop\"}\n{\"text\": 1}");
+        let bad = ReplayModel::from_jsonl(
+            "{\"text\": \"{}\", \"finish_reason\": \"stop\"}\n{\"text\": 1}",
+        );
         assert_eq!(bad.as_ref().err().map(|e| e.line), Some(2));
         let unknown = ReplayModel::from_jsonl("{\"text\": \"\", \"finish_reason\": \"done\"}");
-        assert!(unknown.err().is_some_and(|e| e.message.contains("unknown variant")));
+        assert!(unknown
+            .err()
+            .is_some_and(|e| e.message.contains("unknown variant")));
     }
 }

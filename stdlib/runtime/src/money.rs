@@ -110,8 +110,14 @@ mod tests {
 
     #[test]
     fn amounts_are_exact() {
-        assert_eq!(Amount::parse("0.05").map(|a| a.to_string()), Some("0.05".into()));
-        assert_eq!(Amount::parse("12").map(|a| a.to_string()), Some("12".into()));
+        assert_eq!(
+            Amount::parse("0.05").map(|a| a.to_string()),
+            Some("0.05".into())
+        );
+        assert_eq!(
+            Amount::parse("12").map(|a| a.to_string()),
+            Some("12".into())
+        );
         for bad in ["", "-1", "1e3", "1.", ".5", "0.0000000000000000001"] {
             assert_eq!(Amount::parse(bad), None, "{bad}");
         }

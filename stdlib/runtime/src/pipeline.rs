@@ -12,7 +12,8 @@
 //! 4. **Output checks** in declared order, through [`OutputStage::check`]; the first failing
 //!    check is the rejection (`check` names it, `code` is its declared code).
 //! 5. **Transform** through [`OutputStage::transform`].
-//! 6. **Structural check again**: [`crate::validate::validate_value`] on the transformed value.
+//! 6. **Structural check again**: [`crate::validate::validate_value`] on the transformed value
+//!    (skipped when no transform is declared: the value is then the one step 3 checked).
 //! 7. **Accept**, or go on with the failure policy.
 //!
 //! Around the answers ([`Pipeline::run`]): the first call goes to the node's binding; then each
@@ -110,6 +111,11 @@ pub trait OutputStage {
     fn check(&mut self, output: &Value) -> Result<Option<CheckFailure>, EvalError>;
     /// Applies the transform (identity when none is declared).
     fn transform(&mut self, output: Value) -> Result<Value, EvalError>;
+    /// Whether a transform is declared. Without one, step 6 would re-check the very value
+    /// step 3 just checked, so it is skipped.
+    fn has_transform(&self) -> bool {
+        true
+    }
 }
 
 /// No checks, no transform.
@@ -121,6 +127,9 @@ impl OutputStage for NoStage {
     }
     fn transform(&mut self, output: Value) -> Result<Value, EvalError> {
         Ok(output)
+    }
+    fn has_transform(&self) -> bool {
+        false
     }
 }
 
@@ -328,7 +337,10 @@ impl<'a> Pipeline<'a> {
                         ),
                     )]));
                 }
-                let reasons = errors.into_iter().map(|e| Rejection::structural(3, e)).collect();
+                let reasons = errors
+                    .into_iter()
+                    .map(|e| Rejection::structural(3, e))
+                    .collect();
                 return Err(Refusal::Rejected(reasons));
             }
         };
@@ -352,6 +364,9 @@ impl<'a> Pipeline<'a> {
             Err(e) => return Err(Refusal::Internal(internal(4, &e))),
         }
         // Step 5.
+        if !stage.has_transform() {
+            return Ok(value);
+        }
         let value = stage
             .transform(value)
             .map_err(|e| Refusal::Internal(internal(5, &e)))?;
@@ -359,7 +374,10 @@ impl<'a> Pipeline<'a> {
         let errors = validator.validate(&value, self.output_ty, OUTPUT_ROOT);
         if !errors.is_empty() {
             return Err(Refusal::Rejected(
-                errors.into_iter().map(|e| Rejection::structural(6, e)).collect(),
+                errors
+                    .into_iter()
+                    .map(|e| Rejection::structural(6, e))
+                    .collect(),
             ));
         }
         // Step 7: accepted.
@@ -385,17 +403,21 @@ impl<'a> Pipeline<'a> {
         let mut last_reasons: Vec<Rejection> = Vec::new();
         let mut last_model_error: Option<&'static str> = None;
         let currency = self.prices.values().next().map(|p| p.currency.clone());
-        let end = |status: Status, code: Option<&str>, attempts: Vec<Attempt>, total: Amount| Outcome {
-            status,
-            code: code.map(str::to_owned),
-            output: None,
-            output_json: None,
-            attempts,
-            cost: total,
-            currency: currency.clone(),
-        };
+        let end =
+            |status: Status, code: Option<&str>, attempts: Vec<Attempt>, total: Amount| Outcome {
+                status,
+                code: code.map(str::to_owned),
+                output: None,
+                output_json: None,
+                attempts,
+                cost: total,
+                currency: currency.clone(),
+            };
         for (i, planned) in plan.iter().enumerate() {
-            let out_of_budget = self.budget.max_calls.is_some_and(|m| attempts.len() as u64 >= u64::from(m))
+            let out_of_budget = self
+                .budget
+                .max_calls
+                .is_some_and(|m| attempts.len() as u64 >= u64::from(m))
                 || self
                     .budget
                     .max_time_ms
@@ -498,7 +520,12 @@ impl<'a> Pipeline<'a> {
         }
         match fail_code {
             Some(code) => end(Status::Failed, Some(&code), attempts, total),
-            None => end(Status::InvalidOutput, Some("invalid_output"), attempts, total),
+            None => end(
+                Status::InvalidOutput,
+                Some("invalid_output"),
+                attempts,
+                total,
+            ),
         }
     }
 
@@ -539,7 +566,11 @@ fn internal(step: u8, e: &EvalError) -> Rejection {
     Rejection::simple(
         step,
         "internal_error",
-        format!("the {} could not be evaluated: {}", if step == 4 { "check" } else { "transform" }, e.message),
+        format!(
+            "the {} could not be evaluated: {}",
+            if step == 4 { "check" } else { "transform" },
+            e.message
+        ),
     )
 }
 

@@ -11,6 +11,7 @@
 //! - [`anthropic`]: the Messages API.
 //! - [`binding`]: the binding settings and [`connect`].
 //! - [`secret`]: API keys, read from the environment and never printed.
+//! - [`adapter`]: the pipeline's [`crate::model::Model`] over providers, one per binding.
 //!
 //! Invariants: a part kind the binding does not `accept` fails before anything is sent; no
 //! answer longer than `max_answer_bytes` is ever returned; no error text contains the key.
@@ -18,6 +19,7 @@
 //! The HTTP providers are behind the `http` cargo feature (on by default), so code that only
 //! replays answers can build the runtime without an HTTP client.
 
+pub mod adapter;
 pub mod answer;
 pub mod binding;
 pub mod error;
@@ -32,6 +34,7 @@ mod http;
 #[cfg(feature = "http")]
 pub mod openai;
 
+pub use adapter::{NodeCall, ProviderModel};
 pub use answer::{Answer, FinishReason, Usage};
 #[cfg(feature = "http")]
 pub use binding::connect;

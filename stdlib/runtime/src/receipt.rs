@@ -85,7 +85,10 @@ impl Receipt {
             status: outcome.status,
             code: outcome.code.clone(),
             input_sha256: sha256_hex(input),
-            output_sha256: outcome.output_json.as_deref().map(|j| sha256_hex(j.as_bytes())),
+            output_sha256: outcome
+                .output_json
+                .as_deref()
+                .map(|j| sha256_hex(j.as_bytes())),
             attempts: outcome.attempts.clone(),
             cost: Cost {
                 amount: billed.to_string(),
@@ -100,7 +103,14 @@ impl Receipt {
 
     /// The receipt of a refused input: nothing ran, nothing billed.
     pub fn rejected_input(agent: &str, version: &str, node: &str, input: &[u8]) -> Receipt {
-        Receipt::new(agent, version, node, input, &Outcome::rejected_input(), Vec::new())
+        Receipt::new(
+            agent,
+            version,
+            node,
+            input,
+            &Outcome::rejected_input(),
+            Vec::new(),
+        )
     }
 
     /// `rcpt_` + 32 hex digits of the SHA-256 of this receipt with an empty id.

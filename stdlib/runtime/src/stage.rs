@@ -25,8 +25,15 @@ pub type ExternCheckFn<'p> =
 
 /// One declared output check.
 pub enum StageCheck<'p> {
-    Ir { check: &'p Check, args: Vec<Arg> },
-    Extern { name: String, args: Vec<Arg>, run: ExternCheckFn<'p> },
+    Ir {
+        check: &'p Check,
+        args: Vec<Arg>,
+    },
+    Extern {
+        name: String,
+        args: Vec<Arg>,
+        run: ExternCheckFn<'p>,
+    },
 }
 
 /// The output checks and transform of one node, over IR.
@@ -38,7 +45,11 @@ pub struct IrStage<'p> {
     pub transform: Option<(&'p FnDef, Vec<Arg>)>,
 }
 
-fn resolve<'v>(args: &[Arg], output: &'v Value, inputs: &'v [Value]) -> Result<Vec<&'v Value>, EvalError> {
+fn resolve<'v>(
+    args: &[Arg],
+    output: &'v Value,
+    inputs: &'v [Value],
+) -> Result<Vec<&'v Value>, EvalError> {
     args.iter()
         .map(|a| match a {
             Arg::Output => Ok(output),
@@ -60,7 +71,9 @@ impl OutputStage for IrStage<'_> {
                 StageCheck::Ir { check, args } => {
                     let values = resolve(args, output, inputs)?;
                     let mut eval = Evaluator::new(self.fns, &mut *self.host);
-                    if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
+                    if let CheckOutcome::Failed { code, message } =
+                        eval.run_check(check, &values)?
+                    {
                         return Ok(Some(CheckFailure {
                             check: check.name.clone(),
                             code,
@@ -81,6 +94,10 @@ impl OutputStage for IrStage<'_> {
             }
         }
         Ok(None)
+    }
+
+    fn has_transform(&self) -> bool {
+        self.transform.is_some()
     }
 
     fn transform(&mut self, output: Value) -> Result<Value, EvalError> {

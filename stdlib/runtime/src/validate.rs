@@ -120,7 +120,9 @@ impl Walk<'_, '_> {
                 }
                 if lt.unique && items.len() <= crate::ty::limits::MAX_UNIQUE_ITEMS as usize {
                     for (j, item) in items.iter().enumerate() {
-                        let earlier = items.get(..j).and_then(|b| b.iter().position(|x| x == item));
+                        let earlier = items
+                            .get(..j)
+                            .and_then(|b| b.iter().position(|x| x == item));
                         if let Some(i) = earlier {
                             self.path.push_index(j);
                             self.report(
@@ -138,8 +140,14 @@ impl Walk<'_, '_> {
                 }
                 for (i, (key, item)) in entries.iter().enumerate() {
                     self.path.push_key(key);
-                    if entries.get(..i).is_some_and(|b| b.iter().any(|(k, _)| k == key)) {
-                        self.report(Code::DuplicateKey, format!("key \"{key}\" appears more than once"));
+                    if entries
+                        .get(..i)
+                        .is_some_and(|b| b.iter().any(|(k, _)| k == key))
+                    {
+                        self.report(
+                            Code::DuplicateKey,
+                            format!("key \"{key}\" appears more than once"),
+                        );
                     }
                     self.key(key, &mt.key);
                     self.value(item, &mt.value, depth + 1);
@@ -230,7 +238,9 @@ impl Walk<'_, '_> {
                 }
             }
             (DefKind::Alias { ty }, value) => self.value(value, ty, depth),
-            (DefKind::Struct { .. }, value) => self.wrong(&format!("an object ({})", d.name), value),
+            (DefKind::Struct { .. }, value) => {
+                self.wrong(&format!("an object ({})", d.name), value)
+            }
             (DefKind::Enum { .. }, value) => self.wrong(&format!("a variant of {}", d.name), value),
         }
     }

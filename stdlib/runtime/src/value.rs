@@ -45,7 +45,10 @@ pub enum Value {
     /// Field values in declaration order.
     Struct(Vec<Value>),
     /// A variant of an enum; `fields` is empty for a unit variant.
-    Enum { variant: u32, fields: Vec<Value> },
+    Enum {
+        variant: u32,
+        fields: Vec<Value>,
+    },
     Media(Box<MediaRef>),
 }
 

@@ -6,8 +6,8 @@ use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::Code;
 use aelc_runtime::testing::{self, named, review_json, review_types, REVIEW, REVIEW_REQUEST};
 use aelc_runtime::ty::{
-    DefId, DefKind, FloatKind, FloatTy, Format, IntKind, IntTy, ListTy, MapTy, MediaKind,
-    MediaTy, StrTy, Ty, TypeDef, TypeTable,
+    DefId, DefKind, FloatKind, FloatTy, Format, IntKind, IntTy, ListTy, MapTy, MediaKind, MediaTy,
+    StrTy, Ty, TypeDef, TypeTable,
 };
 use aelc_runtime::value::Value;
 
@@ -21,7 +21,9 @@ fn errors(table: &TypeTable, ty: &Ty, doc: &str) -> Vec<(String, Code)> {
 fn one(table: &TypeTable, ty: &Ty, doc: &str) -> (String, Code) {
     let errs = errors(table, ty, doc);
     assert_eq!(errs.len(), 1, "{doc}: {errs:?}");
-    errs.into_iter().next().unwrap_or((String::new(), Code::InvalidJson))
+    errs.into_iter()
+        .next()
+        .unwrap_or((String::new(), Code::InvalidJson))
 }
 
 fn int(kind: IntKind) -> Ty {
@@ -38,7 +40,11 @@ fn ok(table: &TypeTable, ty: &Ty, doc: &str) -> Value {
 #[test]
 fn the_seed_request_decodes_with_defaults() {
     let t = review_types();
-    let v = ok(&t, &named(REVIEW_REQUEST), r#"{"document": "hello", "locale": "en-GB"}"#);
+    let v = ok(
+        &t,
+        &named(REVIEW_REQUEST),
+        r#"{"document": "hello", "locale": "en-GB"}"#,
+    );
     assert_eq!(
         v,
         Value::Struct(vec![
@@ -48,7 +54,11 @@ fn the_seed_request_decodes_with_defaults() {
             Value::some(Value::Str("en-GB".into())),
         ])
     );
-    let v = ok(&t, &named(REVIEW_REQUEST), r#"{"document": "x", "locale": null}"#);
+    let v = ok(
+        &t,
+        &named(REVIEW_REQUEST),
+        r#"{"document": "x", "locale": null}"#,
+    );
     assert!(matches!(v, Value::Struct(f) if f.get(3) == Some(&Value::NONE)));
 }
 
@@ -69,7 +79,10 @@ fn the_spec_message_is_exact() {
         "request.locale: text has 17 characters, at most 16 are allowed (too_long)"
     );
     assert_eq!(errs.first().map(|e| e.pointer.as_str()), Some("/locale"));
-    assert_eq!(errs.first().map(|e| e.path.as_str()), Some("request.locale"));
+    assert_eq!(
+        errs.first().map(|e| e.path.as_str()),
+        Some("request.locale")
+    );
     // The pattern fails too: every error is reported.
     assert_eq!(errs.get(1).map(|e| e.code), Some(Code::PatternMismatch));
 }
@@ -78,7 +91,10 @@ fn the_spec_message_is_exact() {
 fn wrong_type_and_no_coercion() {
     let t = review_types();
     let r = named(REVIEW_REQUEST);
-    assert_eq!(one(&t, &r, r#"{"document": 3}"#), ("/document".into(), Code::WrongType));
+    assert_eq!(
+        one(&t, &r, r#"{"document": 3}"#),
+        ("/document".into(), Code::WrongType)
+    );
     assert_eq!(
         one(&t, &r, r#"{"document": "x", "strict": "true"}"#),
         ("/strict".into(), Code::WrongType)
@@ -88,7 +104,10 @@ fn wrong_type_and_no_coercion() {
         ("/max_findings".into(), Code::WrongType)
     );
     assert_eq!(one(&t, &r, "[]"), ("".into(), Code::WrongType));
-    assert_eq!(one(&t, &r, r#"{"document": null}"#), ("/document".into(), Code::WrongType));
+    assert_eq!(
+        one(&t, &r, r#"{"document": null}"#),
+        ("/document".into(), Code::WrongType)
+    );
 }
 
 #[test]
@@ -105,7 +124,12 @@ fn unknown_and_missing_fields() {
 #[test]
 fn text_lengths_count_scalar_values() {
     let t = TypeTable::default();
-    let ty = Ty::Str(StrTy { min: 2, max: 3, pattern: None, format: None });
+    let ty = Ty::Str(StrTy {
+        min: 2,
+        max: 3,
+        pattern: None,
+        format: None,
+    });
     ok(&t, &ty, r#""ééé""#); // 6 bytes, 3 scalars
     ok(&t, &ty, r#""😀😀😀""#);
     assert_eq!(one(&t, &ty, r#""éééé""#), ("".into(), Code::TooLong));
@@ -127,14 +151,28 @@ fn integers_are_exact_and_integral() {
         ok(&t, &int(IntKind::I64), "-9223372036854775808"),
         Value::Int(i64::MIN.into())
     );
-    assert_eq!(one(&t, &int(IntKind::U64), "18446744073709551616").1, Code::OutOfRange);
-    assert_eq!(one(&t, &int(IntKind::I64), "-9223372036854775809").1, Code::OutOfRange);
+    assert_eq!(
+        one(&t, &int(IntKind::U64), "18446744073709551616").1,
+        Code::OutOfRange
+    );
+    assert_eq!(
+        one(&t, &int(IntKind::I64), "-9223372036854775809").1,
+        Code::OutOfRange
+    );
     assert_eq!(one(&t, &int(IntKind::U8), "256").1, Code::OutOfRange);
     assert_eq!(one(&t, &int(IntKind::U8), "-1").1, Code::OutOfRange);
     assert_eq!(one(&t, &int(IntKind::U8), "1e400").1, Code::OutOfRange);
     assert_eq!(one(&t, &int(IntKind::U8), "2.5").1, Code::NotInteger);
-    assert_eq!(one(&t, &int(IntKind::U64), "18446744073709551615.5").1, Code::NotInteger);
-    let refined = Ty::Int(IntTy { kind: IntKind::U16, min: 1, max: 50, max_exclusive: true });
+    assert_eq!(
+        one(&t, &int(IntKind::U64), "18446744073709551615.5").1,
+        Code::NotInteger
+    );
+    let refined = Ty::Int(IntTy {
+        kind: IntKind::U16,
+        min: 1,
+        max: 50,
+        max_exclusive: true,
+    });
     assert_eq!(one(&t, &refined, "50").1, Code::OutOfRange);
     ok(&t, &refined, "49");
 }
@@ -142,14 +180,25 @@ fn integers_are_exact_and_integral() {
 #[test]
 fn floats_are_finite_and_bounded() {
     let t = review_types();
-    let f32_ty = Ty::Float(FloatTy { kind: FloatKind::F32, min: None, max: None });
-    let f64_ty = Ty::Float(FloatTy { kind: FloatKind::F64, min: None, max: None });
+    let f32_ty = Ty::Float(FloatTy {
+        kind: FloatKind::F32,
+        min: None,
+        max: None,
+    });
+    let f64_ty = Ty::Float(FloatTy {
+        kind: FloatKind::F64,
+        min: None,
+        max: None,
+    });
     assert_eq!(ok(&t, &f64_ty, "7"), Value::Float(7.0));
     assert_eq!(one(&t, &f64_ty, "1e400").1, Code::NotFinite);
     assert_eq!(one(&t, &f32_ty, "1e39").1, Code::NotFinite);
     ok(&t, &f32_ty, "3.4e38");
     let doc = review_json(1).replace("0.72", "1.5");
-    assert_eq!(one(&t, &named(REVIEW), &doc), ("/score".into(), Code::OutOfRange));
+    assert_eq!(
+        one(&t, &named(REVIEW), &doc),
+        ("/score".into(), Code::OutOfRange)
+    );
 }
 
 #[test]
@@ -157,7 +206,10 @@ fn enums() {
     let t = review_types();
     let doc = review_json(2).replacen("\"low\"", "\"urgent\"", 1);
     let (pointer, code) = one(&t, &named(REVIEW), &doc);
-    assert_eq!((pointer.as_str(), code), ("/findings/0/severity", Code::UnknownVariant));
+    assert_eq!(
+        (pointer.as_str(), code),
+        ("/findings/0/severity", Code::UnknownVariant)
+    );
     // The tag may stand anywhere in its object.
     let late_tag = review_json(0).replace(
         r#"{"kind": "request_changes", "reasons": ["unbounded queue"]}"#,
@@ -165,25 +217,46 @@ fn enums() {
     );
     ok(&t, &named(REVIEW), &late_tag);
     let unknown = review_json(0).replace(r#""kind": "request_changes""#, r#""kind": "reject""#);
-    assert_eq!(one(&t, &named(REVIEW), &unknown), ("/verdict/kind".into(), Code::UnknownVariant));
+    assert_eq!(
+        one(&t, &named(REVIEW), &unknown),
+        ("/verdict/kind".into(), Code::UnknownVariant)
+    );
     let untagged = review_json(0).replace(r#""kind": "request_changes", "#, "");
-    assert_eq!(one(&t, &named(REVIEW), &untagged), ("/verdict/kind".into(), Code::MissingField));
+    assert_eq!(
+        one(&t, &named(REVIEW), &untagged),
+        ("/verdict/kind".into(), Code::MissingField)
+    );
     let unit = review_json(0).replace(
         r#"{"kind": "request_changes", "reasons": ["unbounded queue"]}"#,
         r#"{"kind": "approve", "reasons": []}"#,
     );
-    assert_eq!(one(&t, &named(REVIEW), &unit), ("/verdict/reasons".into(), Code::UnknownField));
+    assert_eq!(
+        one(&t, &named(REVIEW), &unit),
+        ("/verdict/reasons".into(), Code::UnknownField)
+    );
 }
 
 #[test]
 fn lists_and_sets() {
     let t = review_types();
     let few = review_json(0).replace(r#"["unbounded queue"]"#, "[]");
-    assert_eq!(one(&t, &named(REVIEW), &few), ("/verdict/reasons".into(), Code::TooFewItems));
+    assert_eq!(
+        one(&t, &named(REVIEW), &few),
+        ("/verdict/reasons".into(), Code::TooFewItems)
+    );
     let dup = review_json(1).replace(r#"["perf", "memory"]"#, r#"["perf", "memory", "perf"]"#);
-    assert_eq!(one(&t, &named(REVIEW), &dup), ("/findings/0/tags/2".into(), Code::DuplicateItem));
-    let many = review_json(1).replace(r#"["perf", "memory"]"#, r#"["1","2","3","4","5","6","7","8","9"]"#);
-    assert_eq!(one(&t, &named(REVIEW), &many), ("/findings/0/tags".into(), Code::TooManyItems));
+    assert_eq!(
+        one(&t, &named(REVIEW), &dup),
+        ("/findings/0/tags/2".into(), Code::DuplicateItem)
+    );
+    let many = review_json(1).replace(
+        r#"["perf", "memory"]"#,
+        r#"["1","2","3","4","5","6","7","8","9"]"#,
+    );
+    assert_eq!(
+        one(&t, &named(REVIEW), &many),
+        ("/findings/0/tags".into(), Code::TooManyItems)
+    );
 }
 
 #[test]
@@ -194,34 +267,82 @@ fn duplicate_keys_are_rejected() {
         one(&t, &r, r#"{"document": "a", "document": "b"}"#),
         ("/document".into(), Code::DuplicateKey)
     );
-    let map = Ty::Map(MapTy { key: Box::new(testing::text(8)), value: Box::new(int(IntKind::U8)), min: 0, max: 2 });
-    assert_eq!(one(&t, &map, r#"{"a": 1, "a": 2}"#), ("/a".into(), Code::DuplicateKey));
+    let map = Ty::Map(MapTy {
+        key: Box::new(testing::text(8)),
+        value: Box::new(int(IntKind::U8)),
+        min: 0,
+        max: 2,
+    });
+    assert_eq!(
+        one(&t, &map, r#"{"a": 1, "a": 2}"#),
+        ("/a".into(), Code::DuplicateKey)
+    );
 }
 
 #[test]
 fn maps_check_keys_and_entries() {
     let t = review_types();
-    let key = Ty::Str(StrTy { min: 1, max: 3, pattern: Some("^[a-z]+$".into()), format: None });
-    let map = Ty::Map(MapTy { key: Box::new(key), value: Box::new(int(IntKind::U8)), min: 0, max: 2 });
+    let key = Ty::Str(StrTy {
+        min: 1,
+        max: 3,
+        pattern: Some("^[a-z]+$".into()),
+        format: None,
+    });
+    let map = Ty::Map(MapTy {
+        key: Box::new(key),
+        value: Box::new(int(IntKind::U8)),
+        min: 0,
+        max: 2,
+    });
     assert_eq!(
         ok(&t, &map, r#"{"b": 2, "a": 1}"#),
-        Value::Map(vec![("a".into(), Value::Int(1)), ("b".into(), Value::Int(2))])
+        Value::Map(vec![
+            ("a".into(), Value::Int(1)),
+            ("b".into(), Value::Int(2))
+        ])
     );
-    assert_eq!(one(&t, &map, r#"{"abcd": 1}"#), ("/abcd".into(), Code::TooLong));
-    assert_eq!(one(&t, &map, r#"{"A": 1}"#), ("/A".into(), Code::PatternMismatch));
-    assert_eq!(one(&t, &map, r#"{"a": 1, "b": 2, "c": 3}"#), ("".into(), Code::TooManyItems));
-    let enum_keys = Ty::Map(MapTy { key: Box::new(named(testing::SEVERITY)), value: Box::new(int(IntKind::U8)), min: 0, max: 3 });
+    assert_eq!(
+        one(&t, &map, r#"{"abcd": 1}"#),
+        ("/abcd".into(), Code::TooLong)
+    );
+    assert_eq!(
+        one(&t, &map, r#"{"A": 1}"#),
+        ("/A".into(), Code::PatternMismatch)
+    );
+    assert_eq!(
+        one(&t, &map, r#"{"a": 1, "b": 2, "c": 3}"#),
+        ("".into(), Code::TooManyItems)
+    );
+    let enum_keys = Ty::Map(MapTy {
+        key: Box::new(named(testing::SEVERITY)),
+        value: Box::new(int(IntKind::U8)),
+        min: 0,
+        max: 3,
+    });
     ok(&t, &enum_keys, r#"{"low": 1}"#);
-    assert_eq!(one(&t, &enum_keys, r#"{"lowest": 1}"#), ("/lowest".into(), Code::UnknownVariant));
+    assert_eq!(
+        one(&t, &enum_keys, r#"{"lowest": 1}"#),
+        ("/lowest".into(), Code::UnknownVariant)
+    );
 }
 
 #[test]
 fn patterns_are_unanchored_and_formats_checked() {
     let t = TypeTable::default();
-    let pat = Ty::Str(StrTy { min: 0, max: 50, pattern: Some("[0-9]".into()), format: None });
+    let pat = Ty::Str(StrTy {
+        min: 0,
+        max: 50,
+        pattern: Some("[0-9]".into()),
+        format: None,
+    });
     ok(&t, &pat, r#""abc1def""#);
     assert_eq!(one(&t, &pat, r#""abc""#).1, Code::PatternMismatch);
-    let date = Ty::Str(StrTy { min: 0, max: 50, pattern: None, format: Some(Format::Date) });
+    let date = Ty::Str(StrTy {
+        min: 0,
+        max: 50,
+        pattern: None,
+        format: Some(Format::Date),
+    });
     ok(&t, &date, r#""2024-02-29""#);
     assert_eq!(one(&t, &date, r#""2023-02-29""#).1, Code::InvalidFormat);
 }
@@ -232,7 +353,10 @@ fn bad_text_is_invalid_text() {
     let ty = testing::text(10);
     assert_eq!(one(&t, &ty, r#""\ud800""#).1, Code::InvalidText);
     assert_eq!(one(&t, &ty, r#""\udc00\ud800""#).1, Code::InvalidText);
-    let errs = Decoder::new(&t).decode(b"\"\xc3\x28\"", &ty, "request").err().unwrap_or_default();
+    let errs = Decoder::new(&t)
+        .decode(b"\"\xc3\x28\"", &ty, "request")
+        .err()
+        .unwrap_or_default();
     assert_eq!(errs.first().map(|e| e.code), Some(Code::InvalidText));
     ok(&t, &ty, r#""\ud83d\ude00""#);
 }
@@ -241,43 +365,85 @@ fn bad_text_is_invalid_text() {
 fn syntax_errors_are_invalid_json() {
     let t = review_types();
     let r = named(REVIEW_REQUEST);
-    for doc in ["", "{", r#"{"document": "x",}"#, r#"{"document": "x"} {}"#, "{\"document\": \"x\"} trailing", "nul"] {
+    for doc in [
+        "",
+        "{",
+        r#"{"document": "x",}"#,
+        r#"{"document": "x"} {}"#,
+        "{\"document\": \"x\"} trailing",
+        "nul",
+    ] {
         let errs = errors(&t, &r, doc);
-        assert_eq!(errs.last().map(|e| e.1), Some(Code::InvalidJson), "{doc}: {errs:?}");
+        assert_eq!(
+            errs.last().map(|e| e.1),
+            Some(Code::InvalidJson),
+            "{doc}: {errs:?}"
+        );
     }
 }
 
 #[test]
 fn platform_bounds() {
     let t = TypeTable::default();
-    let deep = Ty::List(ListTy { item: Box::new(int(IntKind::U8)), min: 0, max: 10, unique: false });
+    let deep = Ty::List(ListTy {
+        item: Box::new(int(IntKind::U8)),
+        min: 0,
+        max: 10,
+        unique: false,
+    });
     let doc = "[".repeat(500_000);
-    let errs = Decoder::new(&t).with_max_input_bytes(1 << 20).decode(doc.as_bytes(), &deep, "request").err().unwrap_or_default();
-    assert_eq!(errs.iter().map(|e| e.code).collect::<Vec<_>>(), vec![Code::TooDeep]);
+    let errs = Decoder::new(&t)
+        .with_max_input_bytes(1 << 20)
+        .decode(doc.as_bytes(), &deep, "request")
+        .err()
+        .unwrap_or_default();
+    assert_eq!(
+        errs.iter().map(|e| e.code).collect::<Vec<_>>(),
+        vec![Code::TooDeep]
+    );
     let big = "1".repeat(100);
-    let errs = Decoder::new(&t).with_max_input_bytes(10).decode(big.as_bytes(), &deep, "request").err().unwrap_or_default();
+    let errs = Decoder::new(&t)
+        .with_max_input_bytes(10)
+        .decode(big.as_bytes(), &deep, "request")
+        .err()
+        .unwrap_or_default();
     assert_eq!(errs.first().map(|e| e.code), Some(Code::TooLarge));
     let items = format!("[{}]", vec!["0"; 10_001].join(","));
     assert_eq!(one(&t, &deep, &items).1, Code::TooManyItems);
     let inner = format!("[{}]", vec!["0"; 5_000].join(","));
     let values = format!("[{}]", vec![inner; 41].join(","));
-    let errs = Decoder::new(&t).with_max_input_bytes(10 << 20).decode(values.as_bytes(), &deep, "request").err().unwrap_or_default();
+    let errs = Decoder::new(&t)
+        .with_max_input_bytes(10 << 20)
+        .decode(values.as_bytes(), &deep, "request")
+        .err()
+        .unwrap_or_default();
     assert_eq!(errs.first().map(|e| e.code), Some(Code::TooManyValues));
 }
 
 #[test]
 fn errors_are_capped_and_in_document_order() {
     let t = TypeTable::default();
-    let ty = Ty::List(ListTy { item: Box::new(int(IntKind::U8)), min: 0, max: 1000, unique: false });
+    let ty = Ty::List(ListTy {
+        item: Box::new(int(IntKind::U8)),
+        min: 0,
+        max: 1000,
+        unique: false,
+    });
     let doc = format!("[{}]", vec!["\"x\""; 300].join(","));
-    let errs = Decoder::new(&t).decode(doc.as_bytes(), &ty, "request").err().unwrap_or_default();
+    let errs = Decoder::new(&t)
+        .decode(doc.as_bytes(), &ty, "request")
+        .err()
+        .unwrap_or_default();
     assert_eq!(errs.len(), 100);
     let pointers: Vec<String> = errs.iter().map(|e| e.pointer.clone()).collect();
     let expected: Vec<String> = (0..100).map(|i| format!("/{i}")).collect();
     assert_eq!(pointers, expected);
     // After the cap a syntax error is still found.
     let broken = format!("[{},]", vec!["\"x\""; 300].join(","));
-    let errs = Decoder::new(&t).decode(broken.as_bytes(), &ty, "request").err().unwrap_or_default();
+    let errs = Decoder::new(&t)
+        .decode(broken.as_bytes(), &ty, "request")
+        .err()
+        .unwrap_or_default();
     assert_eq!(errs.last().map(|e| e.code), Some(Code::InvalidJson));
 }
 
@@ -295,7 +461,9 @@ fn media_table() -> (TypeTable, Ty) {
             name: "Photo".into(),
             module: "m".into(),
             docs: None,
-            kind: DefKind::Struct { fields: vec![testing::field("photo", ty.clone())] },
+            kind: DefKind::Struct {
+                fields: vec![testing::field("photo", ty.clone())],
+            },
         }],
     };
     (table, ty)
@@ -312,13 +480,29 @@ fn media_references() {
     let photo = named(DefId(0));
     ok(&t, &photo, &format!(r#"{{"photo": {good}}}"#));
     let cases = [
-        (good.replace("holon://files/", "http://x/"), "/ref", Code::InvalidFormat),
-        (good.replace("image/png", "image/gif"), "/content_type", Code::UnknownVariant),
+        (
+            good.replace("holon://files/", "http://x/"),
+            "/ref",
+            Code::InvalidFormat,
+        ),
+        (
+            good.replace("image/png", "image/gif"),
+            "/content_type",
+            Code::UnknownVariant,
+        ),
         (good.replace("48213", "6000000"), "/size", Code::TooLarge),
         (good.replace("800", "5000"), "/width", Code::OutOfRange),
         (good.replace(&sha, "xyz"), "/sha256", Code::InvalidFormat),
-        (good.replace(r#""width""#, r#""colour""#), "/colour", Code::UnknownField),
-        (good.replace(r#""size": 48213, "#, ""), "/size", Code::MissingField),
+        (
+            good.replace(r#""width""#, r#""colour""#),
+            "/colour",
+            Code::UnknownField,
+        ),
+        (
+            good.replace(r#""size": 48213, "#, ""),
+            "/size",
+            Code::MissingField,
+        ),
     ];
     for (doc, pointer, code) in cases {
         assert_eq!(one(&t, &ty, &doc), (pointer.to_owned(), code), "{doc}");
@@ -331,7 +515,8 @@ fn several_parameters() {
     let u8_ty = int(IntKind::U8);
     let r = named(REVIEW_REQUEST);
     let params = [("count", &u8_ty), ("request", &r)];
-    let v = Decoder::new(&t).decode_params(br#"{"count": 3, "request": {"document": "d"}}"#, &params);
+    let v =
+        Decoder::new(&t).decode_params(br#"{"count": 3, "request": {"document": "d"}}"#, &params);
     assert_eq!(v.as_ref().map(Vec::len), Ok(2));
     let errs = Decoder::new(&t)
         .decode_params(br#"{"count": 300, "request": {"document": 1}}"#, &params)
@@ -347,11 +532,26 @@ fn every_code_is_exercised() {
     // A reminder that binds the list of codes to the tests above: adding a code fails here
     // until a test for it is written and listed.
     let tested = [
-        Code::InvalidJson, Code::WrongType, Code::UnknownField, Code::MissingField, Code::TooLong,
-        Code::TooShort, Code::OutOfRange, Code::NotInteger, Code::NotFinite, Code::UnknownVariant,
-        Code::TooManyItems, Code::TooFewItems, Code::DuplicateItem, Code::DuplicateKey,
-        Code::PatternMismatch, Code::InvalidFormat, Code::InvalidText, Code::TooDeep,
-        Code::TooManyValues, Code::TooLarge,
+        Code::InvalidJson,
+        Code::WrongType,
+        Code::UnknownField,
+        Code::MissingField,
+        Code::TooLong,
+        Code::TooShort,
+        Code::OutOfRange,
+        Code::NotInteger,
+        Code::NotFinite,
+        Code::UnknownVariant,
+        Code::TooManyItems,
+        Code::TooFewItems,
+        Code::DuplicateItem,
+        Code::DuplicateKey,
+        Code::PatternMismatch,
+        Code::InvalidFormat,
+        Code::InvalidText,
+        Code::TooDeep,
+        Code::TooManyValues,
+        Code::TooLarge,
     ];
     assert_eq!(tested.len(), Code::ALL.len());
 }

@@ -2,9 +2,7 @@
 //! if its step or policy behaves otherwise.
 
 use aelc_runtime::eval::NoHost;
-use aelc_runtime::expr::{
-    BinaryOp, Check, Closure, Expr, FnDef, Method, Param, Require, Slot,
-};
+use aelc_runtime::expr::{BinaryOp, Check, Closure, Expr, FnDef, Method, Param, Require, Slot};
 use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
 use aelc_runtime::money::Price;
 use aelc_runtime::pipeline::{Budget, NoStage, Outcome, Pipeline, Policy, Status, TickClock};
@@ -18,12 +16,18 @@ fn stop(text: &str) -> ModelAnswer {
     ModelAnswer {
         text: text.to_owned(),
         finish_reason: FinishReason::Stop,
-        usage: Usage { input_tokens: 1000, output_tokens: 500 },
+        usage: Usage {
+            input_tokens: 1000,
+            output_tokens: 500,
+        },
     }
 }
 
 fn cut(text: &str) -> ModelAnswer {
-    ModelAnswer { finish_reason: FinishReason::Length, ..stop(text) }
+    ModelAnswer {
+        finish_reason: FinishReason::Length,
+        ..stop(text)
+    }
 }
 
 /// `check within_limit(output: Review, request: ReviewRequest) fails ReviewError {
@@ -32,8 +36,14 @@ fn within_limit() -> Check {
     Check {
         name: "within_limit".into(),
         params: vec![
-            Param { name: "output".into(), ty: named(REVIEW) },
-            Param { name: "request".into(), ty: named(REVIEW_REQUEST) },
+            Param {
+                name: "output".into(),
+                ty: named(REVIEW),
+            },
+            Param {
+                name: "request".into(),
+                ty: named(REVIEW_REQUEST),
+            },
         ],
         locals: 2,
         requires: vec![Require {
@@ -54,7 +64,10 @@ fn by_severity() -> FnDef {
     let out = || Expr::local(0);
     FnDef {
         name: "by_severity".into(),
-        params: vec![Param { name: "output".into(), ty: named(REVIEW) }],
+        params: vec![Param {
+            name: "output".into(),
+            ty: named(REVIEW),
+        }],
         locals: 2,
         ret: Some(named(REVIEW)),
         body: Expr::Struct {
@@ -112,7 +125,10 @@ fn run_with(
         host: &mut host,
         inputs: &inputs,
         checks: if checks {
-            vec![StageCheck::Ir { check: &check, args: vec![Arg::Output, Arg::Input(0)] }]
+            vec![StageCheck::Ir {
+                check: &check,
+                args: vec![Arg::Output, Arg::Input(0)],
+            }]
         } else {
             Vec::new()
         },
@@ -143,7 +159,11 @@ fn a_good_answer_is_accepted() {
     let r = run(vec![stop(&review_json(2))], |_| {});
     assert_eq!(r.outcome.status, Status::Succeeded);
     assert_eq!(r.outcome.attempts.len(), 1);
-    assert!(r.outcome.output_json.as_deref().is_some_and(|j| j.starts_with(r#"{"summary":"#)));
+    assert!(r
+        .outcome
+        .output_json
+        .as_deref()
+        .is_some_and(|j| j.starts_with(r#"{"summary":"#)));
 }
 
 #[test]
@@ -152,29 +172,52 @@ fn step1_too_large_and_truncated() {
     assert_eq!(first_rejection(&r.outcome, 0), (1, "too_large".into()));
     // A cut-off answer is never complete, even when its text parses.
     let r = run(vec![cut(&review_json(2))], |_| {});
-    assert_eq!(first_rejection(&r.outcome, 0), (1, "truncated_output".into()));
+    assert_eq!(
+        first_rejection(&r.outcome, 0),
+        (1, "truncated_output".into())
+    );
     assert_eq!(r.outcome.status, Status::InvalidOutput);
-    let incomplete = ModelAnswer { finish_reason: FinishReason::Incomplete, ..stop(&review_json(1)) };
+    let incomplete = ModelAnswer {
+        finish_reason: FinishReason::Incomplete,
+        ..stop(&review_json(1))
+    };
     let r = run(vec![incomplete], |_| {});
-    assert_eq!(first_rejection(&r.outcome, 0), (1, "truncated_output".into()));
+    assert_eq!(
+        first_rejection(&r.outcome, 0),
+        (1, "truncated_output".into())
+    );
 }
 
 #[test]
 fn step2_fences_prose_and_two_values() {
     let fenced = format!("```json\n{}\n```\n", review_json(1));
-    assert_eq!(run(vec![stop(&fenced)], |_| {}).outcome.status, Status::Succeeded);
+    assert_eq!(
+        run(vec![stop(&fenced)], |_| {}).outcome.status,
+        Status::Succeeded
+    );
     let plain_fence = format!("```\n{}\n```", review_json(1));
-    assert_eq!(run(vec![stop(&plain_fence)], |_| {}).outcome.status, Status::Succeeded);
+    assert_eq!(
+        run(vec![stop(&plain_fence)], |_| {}).outcome.status,
+        Status::Succeeded
+    );
     for bad in [
         format!("{} I hope this helps!", review_json(1)),
         format!("Here you go: {}", review_json(1)),
         format!("{} {}", review_json(1), review_json(1)),
         format!("```python\n{}\n```", review_json(1)),
-        format!("```json\n{}\n```\n```json\n{}\n```", review_json(1), review_json(1)),
+        format!(
+            "```json\n{}\n```\n```json\n{}\n```",
+            review_json(1),
+            review_json(1)
+        ),
         "not json at all".to_owned(),
     ] {
         let r = run(vec![stop(&bad)], |_| {});
-        assert_eq!(first_rejection(&r.outcome, 0), (2, "undecodable_output".into()), "{bad}");
+        assert_eq!(
+            first_rejection(&r.outcome, 0),
+            (2, "undecodable_output".into()),
+            "{bad}"
+        );
     }
 }
 
@@ -184,7 +227,10 @@ fn step3_structural_errors_with_paths() {
     let r = run(vec![stop(&extra)], |_| {});
     let rejected = r.outcome.attempts.first().and_then(|a| a.rejected.clone());
     let rejected = rejected.unwrap_or_else(|| panic!("no rejection"));
-    assert_eq!((rejected.step, rejected.code.as_str()), (3, "unknown_field"));
+    assert_eq!(
+        (rejected.step, rejected.code.as_str()),
+        (3, "unknown_field")
+    );
     assert_eq!(rejected.path.as_deref(), Some("output.mood"));
     assert_eq!(rejected.pointer.as_deref(), Some("/mood"));
 }
@@ -206,8 +252,18 @@ fn step5_transform_applies() {
     let table = review_types();
     let transform = by_severity();
     // Severities in the fixture go low, medium: make them high, low.
-    let doc = review_json(2).replacen("\"low\"", "\"high\"", 1).replacen("\"medium\"", "\"low\"", 1);
-    let r = run_with(&table, &named(REVIEW), vec![stop(&doc)], |_| {}, true, Some(&transform));
+    let doc =
+        review_json(2)
+            .replacen("\"low\"", "\"high\"", 1)
+            .replacen("\"medium\"", "\"low\"", 1);
+    let r = run_with(
+        &table,
+        &named(REVIEW),
+        vec![stop(&doc)],
+        |_| {},
+        true,
+        Some(&transform),
+    );
     assert_eq!(r.outcome.status, Status::Succeeded);
     let json = r.outcome.output_json.unwrap_or_default();
     let low = json.find("\"low\"").unwrap_or(usize::MAX);
@@ -226,7 +282,10 @@ fn step6_transform_that_breaks_bounds_is_rejected() {
     }
     let transform = FnDef {
         name: "longer".into(),
-        params: vec![Param { name: "output".into(), ty: named(REVIEW) }],
+        params: vec![Param {
+            name: "output".into(),
+            ty: named(REVIEW),
+        }],
         locals: 1,
         ret: None,
         body: Expr::Struct {
@@ -239,7 +298,14 @@ fn step6_transform_that_breaks_bounds_is_rejected() {
             ],
         },
     };
-    let r = run_with(&table, &named(REVIEW), vec![stop(&review_json(1))], |_| {}, true, Some(&transform));
+    let r = run_with(
+        &table,
+        &named(REVIEW),
+        vec![stop(&review_json(1))],
+        |_| {},
+        true,
+        Some(&transform),
+    );
     let rejected = r.outcome.attempts.first().and_then(|a| a.rejected.clone());
     let rejected = rejected.unwrap_or_else(|| panic!("no rejection"));
     assert_eq!((rejected.step, rejected.code.as_str()), (6, "too_long"));
@@ -259,9 +325,12 @@ fn step7_retry_then_success() {
 #[test]
 fn repair_carries_the_last_reasons_only() {
     let extra = review_json(1).replacen("\"score\"", "\"mood\": 1, \"score\"", 1);
-    let r = run(vec![stop(&review_json(3)), stop(&extra), stop(&review_json(1))], |p| {
-        p.policies = vec![Policy::Repair { times: 2 }];
-    });
+    let r = run(
+        vec![stop(&review_json(3)), stop(&extra), stop(&review_json(1))],
+        |p| {
+            p.policies = vec![Policy::Repair { times: 2 }];
+        },
+    );
     assert_eq!(r.outcome.status, Status::Succeeded);
     assert_eq!(r.outcome.attempts.len(), 3);
     let reasons: Vec<Vec<String>> = r
@@ -272,9 +341,18 @@ fn repair_carries_the_last_reasons_only() {
         .collect();
     assert_eq!(
         reasons,
-        vec![vec![], vec!["too_many_findings".to_owned()], vec!["unknown_field".to_owned()]]
+        vec![
+            vec![],
+            vec!["too_many_findings".to_owned()],
+            vec!["unknown_field".to_owned()]
+        ]
     );
-    let second = r.model.requests.get(1).map(|q| q.full_prompt()).unwrap_or_default();
+    let second = r
+        .model
+        .requests
+        .get(1)
+        .map(|q| q.full_prompt())
+        .unwrap_or_default();
     assert!(second.contains("check within_limit failed"), "{second}");
     assert!(second.starts_with("Review this."));
 }
@@ -283,11 +361,20 @@ fn repair_carries_the_last_reasons_only() {
 fn fallback_then_fail_code() {
     let r = run(vec![stop("no"), stop("still no")], |p| {
         p.policies = vec![
-            Policy::Fallback { binding: "backup_model".into() },
-            Policy::Fail { code: "too_many_findings".into() },
+            Policy::Fallback {
+                binding: "backup_model".into(),
+            },
+            Policy::Fail {
+                code: "too_many_findings".into(),
+            },
         ];
     });
-    let bindings: Vec<&str> = r.outcome.attempts.iter().map(|a| a.binding.as_str()).collect();
+    let bindings: Vec<&str> = r
+        .outcome
+        .attempts
+        .iter()
+        .map(|a| a.binding.as_str())
+        .collect();
     assert_eq!(bindings, vec!["primary_model", "backup_model"]);
     assert_eq!(r.outcome.status, Status::Failed);
     assert_eq!(r.outcome.code.as_deref(), Some("too_many_findings"));
@@ -295,10 +382,16 @@ fn fallback_then_fail_code() {
 
 #[test]
 fn budget_max_calls() {
-    let r = run(vec![stop("a"), stop("b"), stop("c"), stop(&review_json(1))], |p| {
-        p.policies = vec![Policy::Retry { times: 5 }];
-        p.budget = Budget { max_calls: Some(2), ..Budget::default() };
-    });
+    let r = run(
+        vec![stop("a"), stop("b"), stop("c"), stop(&review_json(1))],
+        |p| {
+            p.policies = vec![Policy::Retry { times: 5 }];
+            p.budget = Budget {
+                max_calls: Some(2),
+                ..Budget::default()
+            };
+        },
+    );
     assert_eq!(r.outcome.attempts.len(), 2);
     assert_eq!(r.outcome.status, Status::Error);
     assert_eq!(r.outcome.code.as_deref(), Some("budget_exceeded"));
@@ -307,25 +400,41 @@ fn budget_max_calls() {
 #[test]
 fn budget_max_time_on_the_injected_clock() {
     // The tick clock advances 10 ms per reading; two readings per call.
-    let r = run(vec![stop("a"), stop("b"), stop("c"), stop(&review_json(1))], |p| {
-        p.policies = vec![Policy::Retry { times: 5 }];
-        p.budget = Budget { max_time_ms: Some(35), ..Budget::default() };
-    });
+    let r = run(
+        vec![stop("a"), stop("b"), stop("c"), stop(&review_json(1))],
+        |p| {
+            p.policies = vec![Policy::Retry { times: 5 }];
+            p.budget = Budget {
+                max_time_ms: Some(35),
+                ..Budget::default()
+            };
+        },
+    );
     assert_eq!(r.outcome.code.as_deref(), Some("budget_exceeded"));
     assert!(r.outcome.attempts.len() < 4);
 }
 
 #[test]
 fn budget_max_cost_is_exact() {
-    let r = run(vec![stop("a"), stop("b"), stop("c"), stop(&review_json(1))], |p| {
-        p.policies = vec![Policy::Retry { times: 5 }];
-        // 1000 in × 1/M + 500 out × 2/M = 0.002 per call; the budget allows two calls.
-        p.prices.insert(
-            "primary_model".into(),
-            Price { input_per_mtok: "1".into(), output_per_mtok: "2".into(), currency: "EUR".into() },
-        );
-        p.budget = Budget { max_cost: Some("0.004".into()), ..Budget::default() };
-    });
+    let r = run(
+        vec![stop("a"), stop("b"), stop("c"), stop(&review_json(1))],
+        |p| {
+            p.policies = vec![Policy::Retry { times: 5 }];
+            // 1000 in × 1/M + 500 out × 2/M = 0.002 per call; the budget allows two calls.
+            p.prices.insert(
+                "primary_model".into(),
+                Price {
+                    input_per_mtok: "1".into(),
+                    output_per_mtok: "2".into(),
+                    currency: "EUR".into(),
+                },
+            );
+            p.budget = Budget {
+                max_cost: Some("0.004".into()),
+                ..Budget::default()
+            };
+        },
+    );
     assert_eq!(r.outcome.attempts.len(), 2);
     assert_eq!(r.outcome.cost.to_string(), "0.004");
     assert_eq!(r.outcome.code.as_deref(), Some("budget_exceeded"));
@@ -333,7 +442,9 @@ fn budget_max_cost_is_exact() {
 
 #[test]
 fn an_exhausted_replay_is_model_unavailable() {
-    let r = run(vec![stop("a")], |p| p.policies = vec![Policy::Retry { times: 1 }]);
+    let r = run(vec![stop("a")], |p| {
+        p.policies = vec![Policy::Retry { times: 1 }]
+    });
     assert_eq!(r.outcome.status, Status::Error);
     assert_eq!(r.outcome.code.as_deref(), Some("model_unavailable"));
 }
@@ -348,7 +459,11 @@ fn a_check_that_cannot_evaluate_is_internal_error() {
         requires: vec![Require {
             cond: Expr::binary(
                 BinaryOp::Eq,
-                Expr::binary(BinaryOp::Div, Expr::constant(Value::Int(1)), Expr::constant(Value::Int(0))),
+                Expr::binary(
+                    BinaryOp::Div,
+                    Expr::constant(Value::Int(1)),
+                    Expr::constant(Value::Int(0)),
+                ),
                 Expr::constant(Value::Int(1)),
             ),
             code: "x".into(),
@@ -365,13 +480,20 @@ fn a_check_that_cannot_evaluate_is_internal_error() {
         fns: &fns,
         host: &mut host,
         inputs: &[],
-        checks: vec![StageCheck::Ir { check: &boom, args: vec![] }],
+        checks: vec![StageCheck::Ir {
+            check: &boom,
+            args: vec![],
+        }],
         transform: None,
     };
     let outcome = pipeline.run("p", &mut model, &mut stage, &mut TickClock::default());
     assert_eq!(outcome.status, Status::Error);
     assert_eq!(outcome.code.as_deref(), Some("internal_error"));
-    assert_eq!(outcome.attempts.len(), 1, "no retry after an internal error");
+    assert_eq!(
+        outcome.attempts.len(),
+        1,
+        "no retry after an internal error"
+    );
 }
 
 #[test]
@@ -396,24 +518,55 @@ fn receipts_validate_against_their_schema_and_are_deterministic() {
         p.policies = vec![Policy::Repair { times: 1 }];
         p.prices.insert(
             "primary_model".into(),
-            Price { input_per_mtok: "0.15".into(), output_per_mtok: "0.60".into(), currency: "EUR".into() },
+            Price {
+                input_per_mtok: "0.15".into(),
+                output_per_mtok: "0.60".into(),
+                currency: "EUR".into(),
+            },
         );
     });
     let input = br#"{"document": "d", "max_findings": 2}"#;
-    let receipt = Receipt::new("acme/review", "0.1.0", "review", input, &r.outcome, Vec::new());
+    let receipt = Receipt::new(
+        "acme/review",
+        "0.1.0",
+        "review",
+        input,
+        &r.outcome,
+        Vec::new(),
+    );
     let json = serde_json::to_value(&receipt).unwrap_or_default();
-    let errors: Vec<String> = validator.iter_errors(&json).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{errors:?}\n{json}");
     assert!(receipt.receipt.starts_with("rcpt_") && receipt.receipt.len() == 37);
-    assert_eq!(receipt.cost.amount, "0.00093"); // 2 × (1000 × 0.15 + 500 × 0.60) / 1e6
+    assert_eq!(receipt.cost.amount, "0.0009"); // 2 × (1000 × 0.15 + 500 × 0.60) / 1e6
     assert_eq!(receipt.cost.currency.as_deref(), Some("EUR"));
-    assert_eq!(receipt.attempts.first().and_then(|a| a.rejected.as_ref()).map(|x| x.step), Some(4));
-    let again = Receipt::new("acme/review", "0.1.0", "review", input, &r.outcome, Vec::new());
+    assert_eq!(
+        receipt
+            .attempts
+            .first()
+            .and_then(|a| a.rejected.as_ref())
+            .map(|x| x.step),
+        Some(4)
+    );
+    let again = Receipt::new(
+        "acme/review",
+        "0.1.0",
+        "review",
+        input,
+        &r.outcome,
+        Vec::new(),
+    );
     assert_eq!(again, receipt);
     assert_eq!(receipt.compute_id(), receipt.receipt);
 
     let refused = Receipt::rejected_input("acme/review", "0.1.0", "review", b"{}");
-    assert_eq!(refused.status, aelc_runtime::pipeline::Status::RejectedInput);
+    assert_eq!(
+        refused.status,
+        aelc_runtime::pipeline::Status::RejectedInput
+    );
     assert_eq!(refused.code.as_deref(), Some("invalid_input"));
     assert_eq!(refused.cost.amount, "0");
     assert!(refused.attempts.is_empty());
@@ -425,9 +578,23 @@ fn receipts_validate_against_their_schema_and_are_deterministic() {
     let failed = run(vec![stop("x")], |p| {
         p.prices.insert(
             "primary_model".into(),
-            Price { input_per_mtok: "1".into(), output_per_mtok: "1".into(), currency: "EUR".into() },
+            Price {
+                input_per_mtok: "1".into(),
+                output_per_mtok: "1".into(),
+                currency: "EUR".into(),
+            },
         );
     });
-    let failed = Receipt::new("acme/review", "0.1.0", "review", input, &failed.outcome, Vec::new());
-    assert_eq!((failed.cost.amount.as_str(), failed.spent.amount.as_str()), ("0", "0.0015"));
+    let failed = Receipt::new(
+        "acme/review",
+        "0.1.0",
+        "review",
+        input,
+        &failed.outcome,
+        Vec::new(),
+    );
+    assert_eq!(
+        (failed.cost.amount.as_str(), failed.spent.amount.as_str()),
+        ("0", "0.0015")
+    );
 }

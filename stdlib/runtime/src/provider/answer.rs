@@ -61,9 +61,12 @@ impl AnswerBuffer {
     pub(crate) fn push(&mut self, piece: &str) -> Result<(), ProviderError> {
         let total = (self.text.len() as u64).saturating_add(piece.len() as u64);
         if total > self.limit {
+            let mut partial = std::mem::take(&mut self.text);
+            partial.push_str(piece);
             return Err(ProviderError::TooLarge {
                 limit: self.limit,
                 received: total,
+                partial,
             });
         }
         self.text.push_str(piece);
@@ -76,6 +79,10 @@ impl AnswerBuffer {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.text.is_empty()
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.text
     }
 
     pub(crate) fn into_text(self) -> String {
@@ -99,13 +106,14 @@ mod tests {
         let mut buffer = AnswerBuffer::new(5);
         assert!(buffer.push("abc").is_ok());
         assert!(buffer.push("de").is_ok());
+        assert_eq!(buffer.as_str(), "abcde");
         assert_eq!(
             buffer.push("f"),
             Err(ProviderError::TooLarge {
                 limit: 5,
-                received: 6
+                received: 6,
+                partial: "abcdef".into()
             })
         );
-        assert_eq!(buffer.into_text(), "abcde");
     }
 }

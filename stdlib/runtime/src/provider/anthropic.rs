@@ -138,9 +138,13 @@ impl Provider for Anthropic {
         let bytes = serde_json::to_vec(&body).map_err(|error| ProviderError::InvalidConfig {
             reason: format!("the request could not be encoded: {error}"),
         })?;
-        let response =
-            self.transport
-                .post_json(&self.url(), &headers, bytes, request.timeout, key.as_ref())?;
+        let response = self.transport.post_json(
+            &self.url(),
+            &headers,
+            bytes,
+            request.timeout,
+            key.as_ref(),
+        )?;
         let wrapped = self.tool(request).is_some_and(|(_, _, wrapped)| wrapped);
         let answer = if self.config.stream {
             read_stream(response.body, request, key.as_ref())?
@@ -299,6 +303,15 @@ pub(crate) fn parse_message(
     })
 }
 
+/// What a stream carried so far: the tool input when a tool call started, else the text.
+fn received(text: &AnswerBuffer, tool: &AnswerBuffer, saw_tool: bool) -> String {
+    if saw_tool {
+        tool.as_str().to_string()
+    } else {
+        text.as_str().to_string()
+    }
+}
+
 /// A streamed message, until `message_stop`.
 fn read_stream(
     body: impl std::io::Read,
@@ -314,17 +327,25 @@ fn read_stream(
     let mut reason = None;
     let mut tokens = Usage::default();
     loop {
-        let received = text.len().saturating_add(tool.len());
         let event = match events.next_event() {
             Ok(Some(event)) => event,
             Ok(None) => {
+                let partial = received(&text, &tool, saw_tool);
                 return Err(ProviderError::Truncated {
-                    received,
+                    received: partial.len() as u64,
                     reason: "the stream ended before `message_stop`".to_string(),
-                })
+                    partial,
+                });
             }
             Err(error) => {
-                return Err(stream_error(error, request, key, received, events.bytes_read()))
+                let partial = received(&text, &tool, saw_tool);
+                return Err(stream_error(
+                    error,
+                    request,
+                    key,
+                    &partial,
+                    events.bytes_read(),
+                ));
             }
         };
         let data: Value = serde_json::from_str(&event.data)
@@ -338,9 +359,10 @@ fn read_stream(
             .or(event.event.as_deref())
             .unwrap_or("");
         match kind {
-            "message_start" => {
-                read_usage(data.get("message").and_then(|m| m.get("usage")), &mut tokens)
-            }
+            "message_start" => read_usage(
+                data.get("message").and_then(|m| m.get("usage")),
+                &mut tokens,
+            ),
             "content_block_start" => {
                 let block = data.get("content_block");
                 if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {
@@ -363,6 +385,7 @@ fn read_stream(
                     return Err(ProviderError::TooLarge {
                         limit: request.max_answer_bytes,
                         received: total,
+                        partial: format!("{}{}", text.as_str(), tool.as_str()),
                     });
                 }
             }

@@ -123,7 +123,10 @@ impl ProviderConfig {
     /// The key, read from the environment at call time (so a fallback binding whose key is
     /// missing fails on its own, when it is used).
     pub(crate) fn api_key(&self) -> Result<Option<ApiKey>, ProviderError> {
-        self.api_key_env.as_deref().map(ApiKey::from_env).transpose()
+        self.api_key_env
+            .as_deref()
+            .map(ApiKey::from_env)
+            .transpose()
     }
 
     /// Every part must be of a kind the binding `accepts`; checked before anything is sent.

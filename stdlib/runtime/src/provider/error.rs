@@ -36,10 +36,20 @@ pub enum ProviderError {
     /// a schema the structured-output mode does not take).
     Refused { status: u16, reason: String },
     /// The answer grew past `max_answer` bytes; reading stopped there (step 1, `too_large`).
-    TooLarge { limit: u64, received: u64 },
+    /// `partial` is what was received (bounded: the limit plus the last piece read), for the
+    /// pipeline's step 1 and the receipt's byte count; it is never printed.
+    TooLarge {
+        limit: u64,
+        received: u64,
+        partial: String,
+    },
     /// The stream ended, or the connection was cut, before the provider's end event: the
     /// answer is `truncated_output` and never complete, even if its prefix parses.
-    Truncated { received: u64, reason: String },
+    Truncated {
+        received: u64,
+        reason: String,
+        partial: String,
+    },
     /// The provider's response is not the shape its API documents.
     Malformed { reason: String },
 }
@@ -86,10 +96,17 @@ impl fmt::Display for ProviderError {
                 kind,
                 provider,
                 reason,
-            } => write!(f, "the {provider} binding cannot take a {kind} part: {reason}"),
+            } => write!(
+                f,
+                "the {provider} binding cannot take a {kind} part: {reason}"
+            ),
             ProviderError::InvalidConfig { reason } => write!(f, "invalid binding: {reason}"),
             ProviderError::Timeout { after } => {
-                write!(f, "no complete answer within {} ms (timeout)", after.as_millis())
+                write!(
+                    f,
+                    "no complete answer within {} ms (timeout)",
+                    after.as_millis()
+                )
             }
             ProviderError::ModelUnavailable {
                 status: Some(status),
@@ -112,14 +129,21 @@ impl fmt::Display for ProviderError {
                 reason,
             } => write!(f, "rate limited (HTTP 429): {reason}"),
             ProviderError::Refused { status, reason } => {
-                write!(f, "the model endpoint refused the request (HTTP {status}): {reason}")
+                write!(
+                    f,
+                    "the model endpoint refused the request (HTTP {status}): {reason}"
+                )
             }
-            ProviderError::TooLarge { limit, received } => write!(
+            ProviderError::TooLarge {
+                limit, received, ..
+            } => write!(
                 f,
                 "the answer exceeded max_answer: {received} bytes received, at most {limit} \
                  allowed; reading stopped (too_large)"
             ),
-            ProviderError::Truncated { received, reason } => write!(
+            ProviderError::Truncated {
+                received, reason, ..
+            } => write!(
                 f,
                 "the answer was cut off after {received} bytes: {reason} (truncated_output)"
             ),
@@ -142,7 +166,10 @@ mod tests {
             after: Duration::from_millis(250),
         };
         assert_eq!(timeout.code(), "timeout");
-        assert_eq!(timeout.to_string(), "no complete answer within 250 ms (timeout)");
+        assert_eq!(
+            timeout.to_string(),
+            "no complete answer within 250 ms (timeout)"
+        );
         let limited = ProviderError::RateLimited {
             retry_after: Some(Duration::from_secs(2)),
             reason: "slow down".into(),

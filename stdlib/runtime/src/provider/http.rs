@@ -122,7 +122,7 @@ pub(crate) fn read_error(
     error: io::Error,
     timeout: Duration,
     key: Option<&ApiKey>,
-    received: u64,
+    partial: &str,
     streaming: bool,
 ) -> ProviderError {
     let error = ureq::Error::from(error);
@@ -139,7 +139,11 @@ pub(crate) fn read_error(
         redact(key, &error.to_string())
     );
     if streaming {
-        ProviderError::Truncated { received, reason }
+        ProviderError::Truncated {
+            received: partial.len() as u64,
+            reason,
+            partial: partial.to_string(),
+        }
     } else {
         ProviderError::ModelUnavailable {
             status: None,
@@ -164,13 +168,14 @@ pub(crate) fn read_body(
             Ok(0) => return Ok(bytes),
             Ok(count) => count,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(read_error(error, timeout, key, bytes.len() as u64, false)),
+            Err(error) => return Err(read_error(error, timeout, key, "", false)),
         };
         bytes.extend_from_slice(chunk.get(..count).unwrap_or(&[]));
         if bytes.len() as u64 > limit {
             return Err(ProviderError::TooLarge {
                 limit: answer_limit,
                 received: bytes.len() as u64,
+                partial: String::from_utf8_lossy(&bytes).into_owned(),
             });
         }
     }
@@ -236,7 +241,10 @@ mod tests {
         headers.insert("retry-after-ms", "250".parse().unwrap());
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
         let mut dated = ureq::http::HeaderMap::new();
-        dated.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        dated.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
         assert_eq!(retry_after(&dated), None);
         dated.insert("retry-after", "-5".parse().unwrap());
         assert_eq!(retry_after(&dated), None);

@@ -227,7 +227,10 @@ fn embedded_error(json: &Value, key: Option<&ApiKey>) -> Option<ProviderError> {
         .unwrap_or_else(|| error.to_string());
     Some(ProviderError::ModelUnavailable {
         status: None,
-        reason: format!("the endpoint reported an error: {}", quote(&redact(key, &message))),
+        reason: format!(
+            "the endpoint reported an error: {}",
+            quote(&redact(key, &message))
+        ),
     })
 }
 
@@ -302,10 +305,17 @@ fn read_stream(
                 return Err(ProviderError::Truncated {
                     received: text.len(),
                     reason: "the stream ended before `data: [DONE]`".to_string(),
+                    partial: text.into_text(),
                 })
             }
             Err(error) => {
-                return Err(stream_error(error, request, key, text.len(), events.bytes_read()))
+                return Err(stream_error(
+                    error,
+                    request,
+                    key,
+                    text.as_str(),
+                    events.bytes_read(),
+                ))
             }
         };
         if event.data.trim() == "[DONE]" {
@@ -341,7 +351,10 @@ fn read_stream(
     let (text, reason) = if refusal.is_empty() {
         (text.into_text(), reason.unwrap_or(finish_reason(None)))
     } else {
-        (refusal.into_text(), FinishReason::Other("refusal".to_string()))
+        (
+            refusal.into_text(),
+            FinishReason::Other("refusal".to_string()),
+        )
     };
     Ok(Answer {
         text,
@@ -354,14 +367,15 @@ pub(crate) fn stream_error(
     error: SseError,
     request: &ModelRequest,
     key: Option<&ApiKey>,
-    received: u64,
+    partial: &str,
     raw_read: u64,
 ) -> ProviderError {
     match error {
-        SseError::Io(io) => read_error(io, request.timeout, key, received, true),
+        SseError::Io(io) => read_error(io, request.timeout, key, partial, true),
         SseError::TooLong => ProviderError::TooLarge {
             limit: request.max_answer_bytes,
-            received: raw_read.max(received),
+            received: raw_read.max(partial.len() as u64),
+            partial: partial.to_string(),
         },
         SseError::NotUtf8 => malformed("a stream line is not UTF-8"),
     }

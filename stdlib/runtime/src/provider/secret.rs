@@ -71,7 +71,10 @@ mod tests {
     #[test]
     fn redaction_removes_every_copy() {
         let key = ApiKey::new("sk-1");
-        assert_eq!(key.redact("bad key sk-1, really sk-1"), "bad key ***, really ***");
+        assert_eq!(
+            key.redact("bad key sk-1, really sk-1"),
+            "bad key ***, really ***"
+        );
     }
 
     #[test]

@@ -104,6 +104,9 @@ impl<R: Read> SseReader<R> {
         loop {
             let unread = self.pending.get(self.start..).unwrap_or(&[]);
             if let Some(offset) = unread.iter().position(|&b| b == b'\n') {
+                if offset as u64 > self.line_limit {
+                    return Err(SseError::TooLong);
+                }
                 let raw = unread.get(..offset).unwrap_or(&[]);
                 let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
                 let line = std::str::from_utf8(raw)
@@ -194,7 +197,10 @@ mod tests {
 
     #[test]
     fn an_event_left_open_at_the_end_is_dropped() {
-        assert_eq!(events("data: whole\n\ndata: half"), events("data: whole\n\n"));
+        assert_eq!(
+            events("data: whole\n\ndata: half"),
+            events("data: whole\n\n")
+        );
     }
 
     #[test]

@@ -1,0 +1,212 @@
+//! `aelc build [DIR] [--out D] [--check]`: emits schemas, model-facing variants, MCP tools,
+//! manifests and `ir.json` (spec §9) under `target/ael/` of the project, or `--out`.
+//!
+//! `--check` writes nothing and exits 1 naming every file that is out of date, missing or no
+//! longer produced. Publishing rules are checked before anything is written.
+
+use std::path::{Path, PathBuf};
+
+use super::args::BuildArgs;
+use super::{Output, Status};
+use crate::codegen::emit::emit;
+use crate::codegen::publish::Example;
+use crate::codegen::write;
+use crate::diagnostics::Diagnostic;
+use crate::driver::{self, DiskWorld, World};
+use crate::ir::{NodeKind, Program};
+use crate::source::SourceMap;
+
+pub fn run(out: &Output, args: &BuildArgs) -> Status {
+    let start = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let project = match load_project(&DiskWorld, &start) {
+        Ok(p) => p,
+        Err(message) => return out.fatal(&message),
+    };
+    let Some(program) = project.program.as_ref() else {
+        out.diagnostics(&project.sources, &project.diagnostics);
+        return Status::Failed;
+    };
+    let examples = match load_examples(&DiskWorld, &project.root, program) {
+        Ok(e) => e,
+        Err(message) => return out.fatal(&message),
+    };
+    let emission = emit(program, &examples);
+    let mut diagnostics = project.diagnostics.clone();
+    diagnostics.extend(emission.diagnostics.iter().cloned());
+    out.diagnostics(&project.sources, &diagnostics);
+    if emission.has_errors() {
+        return Status::Failed;
+    }
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| project.root.join("target").join("ael"));
+    if args.check {
+        return match write::check(&out_dir, &emission.files) {
+            Ok(stale) if stale.is_empty() => Status::Ok,
+            Ok(stale) => {
+                for s in &stale {
+                    eprintln!(
+                        "stale: {} ({})",
+                        out_dir.join(s.path()).display(),
+                        s.reason()
+                    );
+                }
+                eprintln!(
+                    "{} emitted file(s) out of date; run `aelc build` to update them",
+                    stale.len()
+                );
+                Status::Failed
+            }
+            Err(err) => out.fatal(&format!("cannot read {}: {err}", out_dir.display())),
+        };
+    }
+    match write::write_all(&out_dir, &emission.files) {
+        Ok(report) => {
+            eprintln!(
+                "built {} file(s) in {}: {} written, {} unchanged, {} removed",
+                emission.files.len(),
+                out_dir.display(),
+                report.written.len(),
+                report.unchanged,
+                report.removed.len()
+            );
+            Status::Ok
+        }
+        Err(err) => out.fatal(&format!("cannot write {}: {err}", out_dir.display())),
+    }
+}
+
+/// A checked project: its root, sources, diagnostics, and its program when it checked clean.
+pub struct Project {
+    pub root: PathBuf,
+    pub sources: SourceMap,
+    pub diagnostics: Vec<Diagnostic>,
+    pub program: Option<Program>,
+}
+
+/// Finds the project whose `ael.toml` is at or above `start` and checks it.
+///
+/// The one place that asks the driver for a [`Program`]: point it at the project-mode driver
+/// of sema (`driver::check_project`) when that exists.
+pub fn load_project(world: &dyn World, start: &Path) -> Result<Project, String> {
+    let root = find_root(world, start)
+        .ok_or_else(|| format!("no ael.toml at or above {}", start.display()))?;
+    let compilation = driver::check_path(world, &root)
+        .map_err(|err| format!("cannot read {}: {err}", root.display()))?;
+    let program = lower(&compilation);
+    if program.is_none() && !compilation.has_errors() {
+        return Err(
+            "this aelc cannot lower a project to its typed IR yet (the checker is not wired in)"
+                .to_owned(),
+        );
+    }
+    Ok(Project {
+        root,
+        sources: compilation.sources,
+        diagnostics: compilation.diagnostics,
+        program,
+    })
+}
+
+/// The typed program of a compilation without errors.
+fn lower(compilation: &driver::Compilation) -> Option<Program> {
+    if compilation.has_errors() {
+        return None;
+    }
+    None
+}
+
+/// The folder at or above `start` holding `ael.toml`.
+fn find_root(world: &dyn World, start: &Path) -> Option<PathBuf> {
+    let start = if world.is_file(start) {
+        start.parent()?.to_path_buf()
+    } else {
+        start.to_path_buf()
+    };
+    let absolute = std::path::absolute(&start).unwrap_or(start);
+    let mut dir = Some(absolute.as_path());
+    while let Some(d) = dir {
+        if world.is_file(&d.join("ael.toml")) {
+            return Some(d.to_path_buf());
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Reads every agent's examples: the files matching its `publish { examples: "…" }` glob, or
+/// `examples/<agent>/*.json` without one. The glob is a folder and a file name with `*`.
+pub fn load_examples(
+    world: &dyn World,
+    root: &Path,
+    program: &Program,
+) -> Result<Vec<Example>, String> {
+    let mut out = Vec::new();
+    for agent in program.nodes.iter().filter(|n| n.kind == NodeKind::Agent) {
+        let glob = agent
+            .publish
+            .as_ref()
+            .and_then(|p| p.examples.clone())
+            .unwrap_or_else(|| format!("examples/{}/*.json", agent.name));
+        let (folder, pattern) = glob.rsplit_once('/').unwrap_or(("", glob.as_str()));
+        let dir = root.join(folder);
+        if !world.is_dir(&dir) {
+            continue;
+        }
+        let entries = world
+            .read_dir(&dir)
+            .map_err(|err| format!("cannot read {}: {err}", dir.display()))?;
+        for path in entries {
+            let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if !world.is_file(&path) || !glob_match(pattern, file) {
+                continue;
+            }
+            let bytes = world
+                .read(&path)
+                .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+            let name = file.strip_suffix(".json").unwrap_or(file).to_owned();
+            out.push(Example {
+                agent: agent.name.clone(),
+                path: if folder.is_empty() {
+                    file.to_owned()
+                } else {
+                    format!("{folder}/{file}")
+                },
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+                name,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            let Some(rest) = name.strip_prefix(head) else {
+                return false;
+            };
+            (0..=rest.len())
+                .filter(|i| rest.is_char_boundary(*i))
+                .any(|i| glob_match(tail, &rest[i..]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*.json", "clean.json"));
+        assert!(!glob_match("*.json", "clean.yaml"));
+        assert!(glob_match("a*b*c", "aXbYc"));
+        assert!(!glob_match("a*b", "ab c"));
+    }
+}

@@ -1,0 +1,258 @@
+//! Semantic analysis: names, modules, types, bounds and checks; turns parsed modules into the
+//! typed [`ir::Program`].
+//!
+//! The layer is pure: it sees the parsed modules, the project's configuration and a read-only
+//! view of the project's files ([`ProjectFiles`]), never the disk. It never fails and never
+//! stops at the first error: every rule of spec §1, §3, §5, §6 and §8 that can be checked before
+//! running is checked, and a [`ir::Program`] is produced only when no error was found.
+//!
+//! Phases, in order (each in its own file):
+//! 1. [`scope`]: collect the items of every module, resolve `use`, report duplicates;
+//! 2. [`types`]: lower every type into the [`TypeTable`] with its bounds; [`depth`]: recursion
+//!    only through containers, nesting depth;
+//! 3. [`items`]: `errors`, `fn`s, `check`s, builders and streams; [`expr`] types and lowers
+//!    expressions; the `fn` call graph must be acyclic;
+//! 4. [`node`]: nodes and agents, their blocks, and [`template`]: their prompt templates.
+
+mod consts;
+mod depth;
+mod expr;
+mod items;
+mod node;
+mod pattern_check;
+mod scope;
+mod sty;
+mod template;
+mod types;
+
+use std::collections::HashMap;
+
+use aelc_runtime::ty::TypeTable;
+
+use crate::diagnostics::{self, Diagnostic};
+use crate::ir;
+use crate::source::SourceMap;
+use crate::span::FileId;
+use crate::syntax::ast;
+
+/// Most diagnostics reported for one project; the rest are counted in a note.
+pub const MAX_DIAGNOSTICS: usize = 500;
+
+/// One parsed module of the project.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceModule<'a> {
+    /// `nodes::review`, `std::text`.
+    pub path: &'a str,
+    pub file: FileId,
+    pub ast: &'a ast::Module,
+}
+
+/// What `ael.toml` says, once loaded. `None` in [`CheckInput::project`] means standalone
+/// files: no bindings exist.
+#[derive(Clone, Debug, Default)]
+pub struct ProjectInfo {
+    pub package: ir::Package,
+    pub bindings: Vec<ir::Binding>,
+    pub limits: ir::Limits,
+}
+
+/// Read-only access to the files of the project, by path relative to its root.
+pub trait ProjectFiles {
+    fn exists(&self, relative: &str) -> bool;
+    fn read(&self, relative: &str) -> Option<String>;
+}
+
+/// A project with no files besides its modules.
+pub struct NoFiles;
+
+impl ProjectFiles for NoFiles {
+    fn exists(&self, _: &str) -> bool {
+        false
+    }
+    fn read(&self, _: &str) -> Option<String> {
+        None
+    }
+}
+
+pub struct CheckInput<'a> {
+    pub modules: Vec<SourceModule<'a>>,
+    pub project: Option<&'a ProjectInfo>,
+    pub files: &'a dyn ProjectFiles,
+}
+
+/// What checking produced: the program when there was no error, and every diagnostic.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub program: Option<ir::Program>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Checks a whole project. Prompt templates it reads are added to `sources`, so that their
+/// diagnostics point into them.
+pub fn check(input: &CheckInput<'_>, sources: &mut SourceMap) -> Checked {
+    let mut cx = Cx::new(input, sources);
+    scope::collect(&mut cx);
+    types::lower_all(&mut cx);
+    depth::check_all(&mut cx);
+    items::check_all(&mut cx);
+    node::check_all(&mut cx);
+    scope::report_unused_imports(&mut cx);
+    let mut diagnostics = std::mem::take(&mut cx.diags);
+    let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    let program = (!has_errors).then(|| cx.into_program());
+    diagnostics::sort(&mut diagnostics);
+    cap(&mut diagnostics);
+    Checked {
+        program,
+        diagnostics,
+    }
+}
+
+/// Keeps the first [`MAX_DIAGNOSTICS`] and says how many more there were.
+fn cap(diagnostics: &mut Vec<Diagnostic>) {
+    if diagnostics.len() <= MAX_DIAGNOSTICS {
+        return;
+    }
+    let hidden = diagnostics.len() - MAX_DIAGNOSTICS;
+    diagnostics.truncate(MAX_DIAGNOSTICS);
+    if let Some(last) = diagnostics.last_mut() {
+        last.notes.push(format!(
+            "{hidden} more diagnostics are not shown; fix these first"
+        ));
+    }
+}
+
+/// What a name in scope refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ItemRef {
+    Type(u32),
+    Errors(u32),
+    Fn(u32),
+    Check(u32),
+    Builder(u32),
+    Stream(u32),
+    Node(u32),
+}
+
+impl ItemRef {
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            ItemRef::Type(_) => "a type",
+            ItemRef::Errors(_) => "an `errors` set",
+            ItemRef::Fn(_) => "a fn",
+            ItemRef::Check(_) => "a check",
+            ItemRef::Builder(_) => "a builder",
+            ItemRef::Stream(_) => "a stream",
+            ItemRef::Node(_) => "a node",
+        }
+    }
+}
+
+/// One declaration of some kind, with the module it lives in.
+pub(crate) struct Decl<'a, T> {
+    pub module: usize,
+    pub item: &'a ast::Item,
+    pub def: T,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum TypeDecl<'a> {
+    Struct(&'a ast::StructDef),
+    Enum(&'a ast::EnumDef),
+    Alias(&'a ast::TypeAlias),
+}
+
+/// One `use` name.
+pub(crate) struct Import {
+    pub span: crate::span::Span,
+    pub name: String,
+    pub used: bool,
+}
+
+pub(crate) struct ModuleScope<'a> {
+    pub path: String,
+    pub file: FileId,
+    pub ast: &'a ast::Module,
+    /// Own items and imports, by the name they are known under here.
+    pub names: HashMap<String, (ItemRef, Option<usize>)>,
+    pub imports: Vec<Import>,
+    /// Own items only, for `module::name` paths.
+    pub own: HashMap<String, ItemRef>,
+}
+
+/// The checking context shared by the phases.
+pub(crate) struct Cx<'a, 's> {
+    pub input: &'a CheckInput<'a>,
+    pub sources: &'s mut SourceMap,
+    pub modules: Vec<ModuleScope<'a>>,
+    pub module_index: HashMap<String, usize>,
+    pub types: Vec<Decl<'a, TypeDecl<'a>>>,
+    pub errors: Vec<Decl<'a, &'a ast::ErrorsDef>>,
+    pub fns: Vec<Decl<'a, &'a ast::FnDef>>,
+    pub checks: Vec<Decl<'a, &'a ast::CheckDef>>,
+    pub builders: Vec<Decl<'a, &'a ast::BuilderDef>>,
+    pub streams: Vec<Decl<'a, &'a ast::StreamDef>>,
+    pub nodes: Vec<Decl<'a, &'a ast::NodeDef>>,
+    pub table: TypeTable,
+    /// Lowered alias targets by [`DefId`] index, filled lazily (an alias may be refined where it
+    /// is used, so its target is needed before all types are lowered).
+    pub alias_targets: HashMap<u32, Option<aelc_runtime::ty::Ty>>,
+    pub alias_busy: std::collections::HashSet<u32>,
+    pub fn_sigs: Vec<Option<items::Sig>>,
+    pub node_sigs: Vec<Option<items::Sig>>,
+    pub diags: Vec<Diagnostic>,
+    pub out: ir::Program,
+}
+
+impl<'a, 's> Cx<'a, 's> {
+    fn new(input: &'a CheckInput<'a>, sources: &'s mut SourceMap) -> Cx<'a, 's> {
+        Cx {
+            input,
+            sources,
+            modules: Vec::new(),
+            module_index: HashMap::new(),
+            types: Vec::new(),
+            errors: Vec::new(),
+            fns: Vec::new(),
+            checks: Vec::new(),
+            builders: Vec::new(),
+            streams: Vec::new(),
+            nodes: Vec::new(),
+            table: TypeTable::default(),
+            alias_targets: HashMap::new(),
+            alias_busy: std::collections::HashSet::new(),
+            fn_sigs: Vec::new(),
+            node_sigs: Vec::new(),
+            diags: Vec::new(),
+            out: ir::Program::default(),
+        }
+    }
+
+    pub(crate) fn report(&mut self, diagnostic: Diagnostic) {
+        self.diags.push(diagnostic);
+    }
+
+    pub(crate) fn module_path(&self, module: usize) -> String {
+        self.modules
+            .get(module)
+            .map_or_else(String::new, |m| m.path.clone())
+    }
+
+    fn into_program(mut self) -> ir::Program {
+        let mut program = std::mem::take(&mut self.out);
+        program.types = std::mem::take(&mut self.table);
+        if let Some(project) = self.input.project {
+            program.package = project.package.clone();
+            let mut bindings = project.bindings.clone();
+            bindings.sort_by(|a, b| a.name.cmp(&b.name));
+            program.bindings = bindings;
+            program.limits = project.limits.clone();
+        }
+        program
+    }
+}
+
+/// The doc text of an optional doc comment.
+pub(crate) fn docs(doc: &Option<ast::Doc>) -> Option<String> {
+    doc.as_ref().map(|d| d.text.clone())
+}

@@ -1,0 +1,506 @@
+//! Phase 3: `errors` sets, `fn`s, `check`s, builders and streams (spec §5, §6, §7.1), and the
+//! rule that `fn` calls form no cycle, so every check terminates.
+
+use std::collections::HashMap;
+
+use aelc_runtime::expr as rt;
+use aelc_runtime::ty::Ty;
+
+use super::expr::ExprCx;
+use super::sty::STy;
+use super::types::{special, Special};
+use super::{docs, Cx, ItemRef};
+use crate::diagnostics::Diagnostic;
+use crate::ir;
+use crate::span::Span;
+use crate::syntax::ast::{self, LitKind};
+
+/// Codes the platform itself uses (spec §5); no `errors` may declare them.
+pub(crate) const RESERVED_CODES: &[&str] = &[
+    "invalid_input",
+    "invalid_output",
+    "rejected_input",
+    "truncated_output",
+    "undecodable_output",
+    "stale_input",
+    "timeout",
+    "budget_exceeded",
+    "model_unavailable",
+    "cancelled",
+    "internal_error",
+];
+
+/// The signature of a fn or node, once its types are lowered.
+#[derive(Clone, Debug)]
+pub(crate) struct Sig {
+    pub params: Vec<(String, Ty)>,
+    /// `None` when the return type is not a data type (`Parts`) or failed to lower.
+    pub ret: Option<Ty>,
+    pub param_special: Vec<Option<Special>>,
+    pub is_extern: bool,
+}
+
+pub(crate) fn check_all(cx: &mut Cx<'_, '_>) {
+    lower_errors(cx);
+    lower_sigs(cx);
+    let graph = lower_fn_bodies(cx);
+    report_call_cycles(cx, &graph);
+    lower_checks(cx);
+    lower_builders(cx);
+    lower_streams(cx);
+}
+
+fn lower_errors(cx: &mut Cx<'_, '_>) {
+    for i in 0..cx.errors.len() {
+        let Some(decl) = cx.errors.get(i) else { continue };
+        let (module, item, def) = (decl.module, decl.item, decl.def);
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        let mut codes = Vec::new();
+        for code in &def.codes {
+            if RESERVED_CODES.contains(&code.name.name.as_str()) {
+                cx.report(
+                    Diagnostic::new("E0408", format!("`{}` is a reserved code", code.name.name))
+                        .primary(code.name.span, "the platform uses this code itself")
+                        .help("choose a name that says what failed in your domain, e.g. `empty_document`"),
+                );
+            }
+            if let Some(first) = seen.get(code.name.name.as_str()) {
+                cx.report(
+                    Diagnostic::new("E0412", format!("code `{}` is declared twice", code.name.name))
+                        .primary(code.name.span, "second declaration")
+                        .secondary(*first, "first declared here"),
+                );
+                continue;
+            }
+            seen.insert(&code.name.name, code.name.span);
+            codes.push(ir::ErrorCode { name: code.name.name.clone(), docs: docs(&code.docs) });
+        }
+        let module_path = cx.module_path(module);
+        cx.out.errors.push(ir::ErrorSet { name: def.name.name.clone(), module: module_path, docs: docs(&item.docs), codes });
+    }
+}
+
+/// Lowers parameter types; `Raw` is allowed only where `allow_raw`.
+pub(crate) fn lower_params(cx: &mut Cx<'_, '_>, module: usize, params: &[ast::Param], allow_raw: bool) -> (Vec<(String, Ty)>, Vec<Option<Special>>, bool) {
+    let mut out = Vec::new();
+    let mut specials = Vec::new();
+    let mut ok = true;
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for p in params {
+        if let Some(first) = seen.get(p.name.name.as_str()) {
+            cx.report(
+                Diagnostic::new("E0203", format!("parameter `{}` is declared twice", p.name.name))
+                    .primary(p.name.span, "second declaration")
+                    .secondary(*first, "first declared here"),
+            );
+            ok = false;
+        }
+        seen.insert(&p.name.name, p.name.span);
+        if let Some(sp) = special(&p.ty) {
+            if sp == Special::Raw && allow_raw {
+                specials.push(Some(sp));
+                out.push((p.name.name.clone(), Ty::Bool));
+                continue;
+            }
+        }
+        specials.push(None);
+        match cx.lower_ty(module, &p.ty) {
+            Some(ty) => out.push((p.name.name.clone(), ty)),
+            None => {
+                ok = false;
+                out.push((p.name.name.clone(), Ty::Bool));
+            }
+        }
+    }
+    (out, specials, ok)
+}
+
+fn lower_sigs(cx: &mut Cx<'_, '_>) {
+    for i in 0..cx.fns.len() {
+        let Some(decl) = cx.fns.get(i) else { continue };
+        let (module, def) = (decl.module, decl.def);
+        let (params, param_special, ok) = lower_params(cx, module, &def.params, def.is_extern);
+        let ret = cx.lower_ty(module, &def.ret);
+        let sig = (ok && ret.is_some()).then_some(Sig { params, ret, param_special, is_extern: def.is_extern });
+        cx.fn_sigs.push(sig);
+    }
+    for i in 0..cx.nodes.len() {
+        let Some(decl) = cx.nodes.get(i) else { continue };
+        let (module, def) = (decl.module, decl.def);
+        let (params, param_special, ok) = lower_params(cx, module, &def.params, false);
+        let ret = cx.lower_ty(module, &def.ret);
+        let sig = (ok && ret.is_some()).then_some(Sig { params, ret, param_special, is_extern: false });
+        cx.node_sigs.push(sig);
+    }
+}
+
+/// Type-checks and lowers every fn body; returns the call graph (callee ids with call spans).
+fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
+    let mut graph = Vec::new();
+    for i in 0..cx.fns.len() {
+        let Some(decl) = cx.fns.get(i) else { continue };
+        let (module, item, def) = (decl.module, decl.item, decl.def);
+        let sig = cx.fn_sigs.get(i).cloned().flatten();
+        let mut body_ir = None;
+        let mut locals = 0;
+        let mut calls = Vec::new();
+        match (&def.body, &sig) {
+            (Some(body), Some(sig)) => {
+                let mut ecx = ExprCx::new(cx, module);
+                for (name, ty) in &sig.params {
+                    let sty = STy::of(ty, &ecx.cx.table);
+                    ecx.bind(name, sty);
+                }
+                if let Some(ret) = &sig.ret {
+                    body_ir = Some(ecx.expr_against(body, ret));
+                }
+                locals = ecx.locals_used();
+                calls = std::mem::take(&mut ecx.calls);
+            }
+            (None, _) if !def.is_extern => cx.report(
+                Diagnostic::new("E0410", format!("fn `{}` has no body", def.name.name))
+                    .primary(def.name.span, "missing `{ … }`")
+                    .help("write the body, or declare it `extern fn` to implement it in Rust"),
+            ),
+            _ => {}
+        }
+        graph.push(calls);
+        let module_path = cx.module_path(module);
+        cx.out.fns.push(ir::FnIr {
+            name: def.name.name.clone(),
+            module: module_path,
+            docs: docs(&item.docs),
+            params: sig.as_ref().map(|s| s.params.iter().map(|(n, t)| ir::Param { name: n.clone(), ty: t.clone() }).collect()).unwrap_or_default(),
+            ret: sig.as_ref().and_then(|s| s.ret.clone()),
+            is_extern: def.is_extern,
+            body: body_ir,
+            locals,
+        });
+    }
+    graph
+}
+
+fn report_call_cycles(cx: &mut Cx<'_, '_>, graph: &[Vec<(u32, Span)>]) {
+    let n = graph.len();
+    let mut state = vec![0u8; n];
+    for root in 0..n {
+        if state.get(root) != Some(&0) {
+            continue;
+        }
+        let mut stack: Vec<(u32, usize)> = vec![(root as u32, 0)];
+        if let Some(s) = state.get_mut(root) {
+            *s = 1;
+        }
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            let succ = graph.get(node as usize).and_then(|g| g.get(*next)).copied();
+            *next += 1;
+            match succ {
+                None => {
+                    if let Some(s) = state.get_mut(node as usize) {
+                        *s = 2;
+                    }
+                    stack.pop();
+                }
+                Some((to, span)) => match state.get(to as usize) {
+                    Some(0) => {
+                        if let Some(s) = state.get_mut(to as usize) {
+                            *s = 1;
+                        }
+                        stack.push((to, 0));
+                    }
+                    Some(1) => {
+                        let start = stack.iter().position(|(d, _)| *d == to).unwrap_or(0);
+                        let names: Vec<String> = stack
+                            .get(start..)
+                            .unwrap_or(&[])
+                            .iter()
+                            .filter_map(|(d, _)| cx.fns.get(*d as usize).map(|f| f.def.name.name.clone()))
+                            .collect();
+                        let first = names.first().cloned().unwrap_or_default();
+                        cx.report(
+                            Diagnostic::new("E0409", format!("fn calls form a cycle: {} -> {first}", names.join(" -> ")))
+                                .primary(span, "this call closes the cycle")
+                                .help("calls between fns may not form a cycle, so that every check terminates; use the list methods to iterate"),
+                        );
+                    }
+                    _ => {}
+                },
+            }
+        }
+    }
+}
+
+/// The error set a `fails E` names, if any.
+pub(crate) fn resolve_fails(cx: &mut Cx<'_, '_>, module: usize, fails: &Option<ast::Path>) -> Option<u32> {
+    let path = fails.as_ref()?;
+    match cx.lookup(module, path) {
+        Some(ItemRef::Errors(e)) => Some(e),
+        Some(other) => {
+            cx.report(
+                Diagnostic::new("E0209", format!("`{}` is {}, not an `errors` set", path.to_text(), other.noun()))
+                    .primary(path.span, "expected an `errors` set"),
+            );
+            None
+        }
+        None => {
+            cx.unknown("E0205", module, path, "errors set", |r| matches!(r, ItemRef::Errors(_)), &[]);
+            None
+        }
+    }
+}
+
+pub(crate) fn code_names(cx: &Cx<'_, '_>, set: u32) -> Vec<String> {
+    cx.out.errors.get(set as usize).map(|s| s.codes.iter().map(|c| c.name.clone()).collect()).unwrap_or_default()
+}
+
+/// Reports `code` unless it is declared in `set`.
+pub(crate) fn check_code(cx: &mut Cx<'_, '_>, set: Option<u32>, code: &ast::Ident, whose: &str) {
+    let Some(set) = set else {
+        cx.report(
+            Diagnostic::new("E0411", format!("`{}` is not declared: {whose} declares no failure codes", code.name))
+                .primary(code.span, "no `fails` set")
+                .help("add `fails ErrorSet` and declare the code in that `errors` set"),
+        );
+        return;
+    };
+    let names = code_names(cx, set);
+    if !names.contains(&code.name) {
+        let set_name = cx.out.errors.get(set as usize).map_or_else(String::new, |s| s.name.clone());
+        let mut d = Diagnostic::new("E0407", format!("`{}` is not a code of `{set_name}`", code.name))
+            .primary(code.span, "not declared in the `fails` set");
+        d = match crate::diagnostics::suggest::did_you_mean(&code.name, names.iter().map(String::as_str)) {
+            Some(s) => d.help(format!("did you mean `{s}`?")),
+            None => d.help(format!("declare it in `errors {set_name} {{ … }}`")),
+        };
+        cx.report(d);
+    }
+}
+
+fn lower_checks(cx: &mut Cx<'_, '_>) {
+    for i in 0..cx.checks.len() {
+        let Some(decl) = cx.checks.get(i) else { continue };
+        let (module, item, def) = (decl.module, decl.item, decl.def);
+        let (params, _, ok) = lower_params(cx, module, &def.params, false);
+        let fails = resolve_fails(cx, module, &def.fails);
+        let mut requires = Vec::new();
+        let mut locals = 0;
+        if let (Some(body), true) = (&def.body, ok) {
+            let mut ecx = ExprCx::new(cx, module);
+            for (name, ty) in &params {
+                let sty = STy::of(ty, &ecx.cx.table);
+                ecx.bind(name, sty);
+            }
+            let mut lowered = Vec::new();
+            for req in body {
+                let (t, x) = ecx.expr(&req.cond, Some(&STy::Bool));
+                if !t.fits(&STy::Bool) {
+                    let found = t.describe(&ecx.cx.table);
+                    ecx.cx.report(
+                        Diagnostic::new("E0401", format!("a requirement must be a bool, found {found}"))
+                            .primary(req.cond.span, "not a condition"),
+                    );
+                }
+                let message = req.message.as_ref().and_then(|m| match &m.kind {
+                    LitKind::Str { value, .. } => Some(value.clone()),
+                    _ => None,
+                });
+                lowered.push((req.code.clone(), rt::Require { cond: x, code: req.code.name.clone(), message }));
+            }
+            locals = ecx.locals_used();
+            for (code, r) in lowered {
+                check_code(cx, fails, &code, &format!("check `{}`", def.name.name));
+                requires.push(r);
+            }
+        }
+        let module_path = cx.module_path(module);
+        cx.out.checks.push(ir::CheckIr {
+            name: def.name.name.clone(),
+            module: module_path,
+            docs: docs(&item.docs),
+            params: params.into_iter().map(|(name, ty)| ir::Param { name, ty }).collect(),
+            fails: fails.map(ir::ErrorSetId),
+            is_extern: def.is_extern,
+            requires,
+            locals,
+        });
+    }
+}
+
+/// The part kinds a builder may produce, with the type each takes.
+pub(crate) const PART_KINDS: &[&str] = &["system", "text", "image", "audio", "video", "file"];
+
+fn lower_builders(cx: &mut Cx<'_, '_>) {
+    for i in 0..cx.builders.len() {
+        let Some(decl) = cx.builders.get(i) else { continue };
+        let (module, def) = (decl.module, decl.def);
+        let (params, _, ok) = lower_params(cx, module, &def.params, false);
+        if special(&def.ret) != Some(Special::Parts) {
+            cx.report(
+                Diagnostic::new("E0515", "a builder returns `Parts`")
+                    .primary(def.ret.span, "expected `Parts`"),
+            );
+        }
+        let mut kinds = Vec::new();
+        if ok {
+            let mut ecx = ExprCx::new(cx, module);
+            for (name, ty) in &params {
+                let sty = STy::of(ty, &ecx.cx.table);
+                ecx.bind(name, sty);
+            }
+            for part in &def.parts {
+                let ast::ExprKind::Call { callee, args } = &part.kind else {
+                    ecx.cx.report(
+                        Diagnostic::new("E0515", "a builder lists parts such as `text(…)` or `image(…)`")
+                            .primary(part.span, "not a part"),
+                    );
+                    continue;
+                };
+                let kind = callee.to_text();
+                if !PART_KINDS.contains(&kind.as_str()) {
+                    let mut d = Diagnostic::new("E0515", format!("unknown part kind `{kind}`"))
+                        .primary(callee.span, "not a part kind");
+                    d = match crate::diagnostics::suggest::did_you_mean(&kind, PART_KINDS.iter().copied()) {
+                        Some(s) => d.help(format!("did you mean `{s}`?")),
+                        None => d.help("parts: system, text, image, audio, video, file"),
+                    };
+                    ecx.cx.report(d);
+                    continue;
+                }
+                let want = match kind.as_str() {
+                    "system" | "text" => STy::Str,
+                    "image" => STy::Media(aelc_runtime::ty::MediaKind::Image),
+                    "audio" => STy::Media(aelc_runtime::ty::MediaKind::Audio),
+                    "video" => STy::Media(aelc_runtime::ty::MediaKind::Video),
+                    _ => STy::Media(aelc_runtime::ty::MediaKind::File),
+                };
+                match args.as_slice() {
+                    [arg] => {
+                        let (t, _) = builder_arg(&mut ecx, arg);
+                        if !t.fits(&want) {
+                            let (w, f) = (want.describe(&ecx.cx.table), t.describe(&ecx.cx.table));
+                            ecx.cx.report(
+                                Diagnostic::new("E0401", format!("`{kind}(…)` takes {w}, found {f}"))
+                                    .primary(arg.span, format!("this is {f}")),
+                            );
+                        }
+                    }
+                    _ => ecx.cx.report(
+                        Diagnostic::new("E0402", format!("`{kind}(…)` takes one argument"))
+                            .primary(part.span, "wrong number of arguments"),
+                    ),
+                }
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+        }
+        let module_path = cx.module_path(module);
+        cx.out.builders.push(ir::BuilderIr {
+            name: def.name.name.clone(),
+            module: module_path,
+            params: params.into_iter().map(|(name, ty)| ir::Param { name, ty }).collect(),
+            part_kinds: kinds,
+        });
+    }
+}
+
+/// `render(…)` inside a builder renders the node's prompt template: it is text.
+fn builder_arg(ecx: &mut ExprCx<'_, '_, '_>, arg: &ast::Expr) -> (STy, rt::Expr) {
+    if let ast::ExprKind::Call { callee, args } = &arg.kind {
+        if callee.to_text() == "render" {
+            for a in args {
+                ecx.expr(a, None);
+            }
+            return (STy::Str, rt::Expr::None);
+        }
+    }
+    ecx.expr(arg, None)
+}
+
+fn lower_streams(cx: &mut Cx<'_, '_>) {
+    for i in 0..cx.streams.len() {
+        let Some(decl) = cx.streams.get(i) else { continue };
+        let (module, def) = (decl.module, decl.def);
+        let chunk = cx.lower_ty(module, &def.of).unwrap_or(Ty::Bool);
+        let mut s = ir::StreamIr {
+            name: def.name.name.clone(),
+            module: cx.module_path(module),
+            chunk,
+            chunk_bytes: 0,
+            buffer_bytes: 0,
+            rate_per_second: 0.0,
+            duration_ms: 0,
+            fresh_ms: 0,
+            on_full: String::new(),
+            duplicates: String::new(),
+            stale: String::new(),
+        };
+        let keys = ["chunk", "buffer", "rate", "duration", "fresh", "on_full", "duplicates", "stale"];
+        let mut seen = Vec::new();
+        for entry in &def.entries {
+            let key = entry.key.name.as_str();
+            let arg = entry.args.first().map(|a| &a.value.kind);
+            let lit = match arg {
+                Some(ast::ExprKind::Lit(l)) => Some(&l.kind),
+                _ => None,
+            };
+            let word = match arg {
+                Some(ast::ExprKind::Path(p)) => Some(p.to_text()),
+                _ => None,
+            };
+            let ok = match (key, lit, word.as_deref()) {
+                ("chunk" | "buffer", Some(LitKind::Size { value, unit }), _) => {
+                    let b = value.saturating_mul(unit.bytes());
+                    if key == "chunk" { s.chunk_bytes = b } else { s.buffer_bytes = b }
+                    true
+                }
+                ("rate", Some(LitKind::Rate { count, per }), _) => {
+                    s.rate_per_second = *count as f64 * 1000.0 / per.millis() as f64;
+                    true
+                }
+                ("duration" | "fresh", Some(LitKind::Duration { value, unit }), _) => {
+                    let ms = value.saturating_mul(unit.millis());
+                    if key == "duration" { s.duration_ms = ms } else { s.fresh_ms = ms }
+                    true
+                }
+                ("on_full", _, Some(w @ ("reject" | "drop_oldest" | "drop_newest" | "pause"))) => {
+                    s.on_full = w.to_owned();
+                    true
+                }
+                ("duplicates", _, Some(w @ ("reject" | "discard"))) => {
+                    s.duplicates = w.to_owned();
+                    true
+                }
+                ("stale", _, Some(w @ ("reject" | "discard"))) => {
+                    s.stale = w.to_owned();
+                    true
+                }
+                _ => false,
+            };
+            if !keys.contains(&key) {
+                let mut d = Diagnostic::new("E0502", format!("unknown stream limit `{key}`"))
+                    .primary(entry.key.span, "not a stream limit");
+                if let Some(k) = crate::diagnostics::suggest::did_you_mean(key, keys) {
+                    d = d.help(format!("did you mean `{k}`?"));
+                }
+                cx.report(d);
+            } else if !ok {
+                cx.report(
+                    Diagnostic::new("E0504", format!("wrong value for `{key}`"))
+                        .primary(entry.span, "see spec §7.1 for the form of each limit"),
+                );
+            } else {
+                seen.push(key);
+            }
+        }
+        let missing: Vec<&str> = keys.iter().copied().filter(|k| !seen.contains(k)).collect();
+        if !missing.is_empty() {
+            cx.report(
+                Diagnostic::new("E0504", format!("stream `{}` lacks {}", def.name.name, missing.join(", ")))
+                    .primary(def.name.span, "every stream limit is required")
+                    .help("streams are bounded like every value: write every limit"),
+            );
+        }
+        cx.out.streams.push(s);
+    }
+}

@@ -1,0 +1,738 @@
+//! Phase 4: nodes and agents (spec §6): their blocks, the wiring of checks, transforms and
+//! builders to the node's types, failure policies, budgets, publishing, and the prompt.
+
+use aelc_runtime::ty::Ty;
+
+use super::expr::ExprCx;
+use super::items::{check_code, resolve_fails};
+use super::sty::STy;
+use super::types::Special;
+use super::{docs, Cx, ItemRef};
+use crate::diagnostics::suggest::did_you_mean;
+use crate::diagnostics::Diagnostic;
+use crate::ir;
+use crate::ir::size;
+use crate::span::Span;
+use crate::syntax::ast::{self, ExprKind, LitKind};
+
+const BLOCKS: &[&str] = &["config", "input", "output", "inputs", "budget", "publish"];
+const CONFIG_KEYS: &[&str] = &["prompt", "model", "max_answer", "max_prompt", "timeout", "temperature"];
+const INPUT_KEYS: &[&str] = &["check", "builder"];
+const OUTPUT_KEYS: &[&str] = &["check", "transform", "raw", "parse", "on_failure"];
+const INPUTS_KEYS: &[&str] = &["combine", "fresh"];
+const BUDGET_KEYS: &[&str] = &["max_calls", "max_cost", "max_time"];
+const PUBLISH_KEYS: &[&str] = &["capability", "price", "examples"];
+/// How far above the largest encoding an explicit `max_answer` may be before it is a warning.
+const FAR_ABOVE: u64 = 4;
+
+pub(crate) fn check_all(cx: &mut Cx<'_, '_>) {
+    for i in 0..cx.nodes.len() {
+        check_node(cx, i);
+    }
+}
+
+struct NodeCx<'n> {
+    module: usize,
+    def: &'n ast::NodeDef,
+    params: Vec<(String, Ty)>,
+    output: Ty,
+    fails: Option<u32>,
+}
+
+fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
+    let Some(decl) = cx.nodes.get(index) else { return };
+    let (module, item, def) = (decl.module, decl.item, decl.def);
+    let fails = resolve_fails(cx, module, &def.fails);
+    let Some(sig) = cx.node_sigs.get(index).cloned().flatten() else { return };
+    let Some(output) = sig.ret.clone() else { return };
+    let n = NodeCx { module, def, params: sig.params.clone(), output, fails };
+    let mut config = ir::NodeConfig {
+        prompt: None,
+        model: None,
+        max_answer: size::default_max_answer(&n.output, &cx.table),
+        max_answer_explicit: false,
+        max_prompt: None,
+        timeout_ms: None,
+        temperature: None,
+    };
+    let mut input = ir::InputStage::default();
+    let mut output_stage = ir::OutputStage::default();
+    let mut inputs = None;
+    let mut budget = ir::Budget::default();
+    let mut publish = None;
+    let mut max_answer_span = None;
+    let mut fallbacks: Vec<(String, Span)> = Vec::new();
+    let mut model_span = None;
+    let mut seen_blocks: Vec<(&str, Span)> = Vec::new();
+    for block in &def.blocks {
+        let name = block.name.name.as_str();
+        if !BLOCKS.contains(&name) {
+            let mut d = Diagnostic::new("E0501", format!("unknown block `{name}`"))
+                .primary(block.name.span, "not a block of a node");
+            d = match did_you_mean(name, BLOCKS.iter().copied()) {
+                Some(s) => d.help(format!("did you mean `{s}`?")),
+                None => d.help("blocks: config, input, output, inputs, budget, publish"),
+            };
+            cx.report(d);
+            continue;
+        }
+        if let Some((_, first)) = seen_blocks.iter().find(|(b, _)| *b == name) {
+            cx.report(
+                Diagnostic::new("E0505", format!("block `{name}` is written twice"))
+                    .primary(block.name.span, "second block")
+                    .secondary(*first, "first block"),
+            );
+            continue;
+        }
+        seen_blocks.push((name, block.name.span));
+        let keys = match name {
+            "config" => CONFIG_KEYS,
+            "input" => INPUT_KEYS,
+            "output" => OUTPUT_KEYS,
+            "inputs" => INPUTS_KEYS,
+            "budget" => BUDGET_KEYS,
+            _ => PUBLISH_KEYS,
+        };
+        if name == "publish" && def.kind == ast::NodeKind::Node {
+            cx.report(
+                Diagnostic::new("E0512", "only an agent can be published")
+                    .primary(block.name.span, "`publish` in a node")
+                    .help(format!("declare it `agent {}` to publish it", def.name.name)),
+            );
+            continue;
+        }
+        let mut seen_keys: Vec<(&str, Span)> = Vec::new();
+        for entry in &block.entries {
+            let key = entry.key.name.as_str();
+            if !keys.contains(&key) {
+                let mut d = Diagnostic::new("E0502", format!("unknown key `{key}` in `{name}`"))
+                    .primary(entry.key.span, "not a key of this block");
+                d = match did_you_mean(key, keys.iter().copied()) {
+                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    None => d.help(format!("the keys of `{name}` are: {}", keys.join(", "))),
+                };
+                cx.report(d);
+                continue;
+            }
+            let repeatable = key == "check";
+            if let Some((_, first)) = seen_keys.iter().find(|(k, _)| *k == key) {
+                if !repeatable {
+                    cx.report(
+                        Diagnostic::new("E0505", format!("`{key}` is written twice"))
+                            .primary(entry.key.span, "second entry")
+                            .secondary(*first, "first entry"),
+                    );
+                    continue;
+                }
+            }
+            seen_keys.push((key, entry.key.span));
+            let arg = entry.args.first().map(|a| &a.value);
+            match (name, key) {
+                ("config", "prompt") => {
+                    if let Some(path) = file_arg(cx, arg, entry.span) {
+                        config.prompt = Some(path);
+                    }
+                }
+                ("config", "model") => {
+                    if let Some(b) = binding_arg(cx, arg, entry.span) {
+                        model_span = Some(entry.span);
+                        config.model = Some(b);
+                    }
+                }
+                ("config", "max_answer" | "max_prompt") => match size_arg(arg) {
+                    Some(bytes) if bytes > 0 => {
+                        if key == "max_answer" {
+                            config.max_answer = bytes;
+                            config.max_answer_explicit = true;
+                            max_answer_span = arg.map(|a| a.span);
+                        } else {
+                            config.max_prompt = Some(bytes);
+                        }
+                    }
+                    _ => wrong_value(cx, entry.span, key, "a size such as `32KiB`"),
+                },
+                ("config", "timeout") => match duration_arg(arg) {
+                    Some(ms) if ms > 0 => config.timeout_ms = Some(ms),
+                    _ => wrong_value(cx, entry.span, key, "a duration such as `60s`"),
+                },
+                ("config", "temperature") => match arg.map(|a| &a.kind) {
+                    Some(ExprKind::Lit(ast::Literal { kind: LitKind::Float { value, .. }, .. })) if (0.0..=2.0).contains(value) => {
+                        config.temperature = Some(*value);
+                    }
+                    Some(ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. })) if *v <= 2 => {
+                        config.temperature = Some(*v as f64);
+                    }
+                    _ => wrong_value(cx, entry.span, key, "a number from 0.0 to 2.0"),
+                },
+                ("input", "check") | ("output", "check") => {
+                    if let Some(id) = wire_check(cx, &n, arg, entry.span, name == "output") {
+                        if name == "output" {
+                            output_stage.checks.push(ir::CheckId(id));
+                        } else {
+                            input.checks.push(ir::CheckId(id));
+                        }
+                    }
+                }
+                ("input", "builder") => {
+                    input.builder = wire_builder(cx, &n, arg, entry.span).map(ir::BuilderId);
+                }
+                ("output", "transform") => {
+                    output_stage.transform = wire_transform(cx, &n, arg, entry.span).map(ir::FnId);
+                }
+                ("output", "raw") => {
+                    if !entry.args.is_empty() {
+                        wrong_value(cx, entry.span, key, "nothing: write `raw;`");
+                    }
+                }
+                ("output", "parse") => {
+                    output_stage.raw_parse = wire_parse(cx, &n, arg, entry.span).map(ir::FnId);
+                }
+                ("output", "on_failure") => {
+                    output_stage.on_failure = policies(cx, &n, entry, &mut fallbacks);
+                }
+                ("inputs", "combine") => {
+                    let word = path_word(arg);
+                    let combine = match word.as_deref() {
+                        Some("together") => Some(ir::Combine::Together),
+                        Some("latest") => Some(ir::Combine::Latest),
+                        Some("zip") => Some(ir::Combine::Zip),
+                        _ => None,
+                    };
+                    match combine {
+                        Some(c) => {
+                            let fresh = inputs.take().map_or_else(Vec::new, |i: ir::Inputs| i.fresh);
+                            inputs = Some(ir::Inputs { combine: c, fresh });
+                        }
+                        None => {
+                            let mut d = Diagnostic::new("E0504", "`combine` is `together`, `latest` or `zip`")
+                                .primary(entry.span, "unknown way to combine inputs");
+                            if let Some(s) = word.as_deref().and_then(|w| did_you_mean(w, ["together", "latest", "zip"])) {
+                                d = d.help(format!("did you mean `{s}`?"));
+                            }
+                            cx.report(d);
+                        }
+                    }
+                }
+                ("inputs", "fresh") => {
+                    let fresh = fresh_entries(cx, &n, entry);
+                    match &mut inputs {
+                        Some(i) => i.fresh = fresh,
+                        None => inputs = Some(ir::Inputs { combine: ir::Combine::Together, fresh }),
+                    }
+                }
+                ("budget", "max_calls") => match arg.map(|a| &a.kind) {
+                    Some(ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. })) if *v >= 1 && *v <= u32::MAX as u64 => {
+                        budget.max_calls = Some(*v as u32);
+                    }
+                    _ => wrong_value(cx, entry.span, key, "a count of at least 1"),
+                },
+                ("budget", "max_cost") | ("publish", "price") => match money_arg(arg) {
+                    Some(m) => {
+                        if key == "price" {
+                            publish.get_or_insert_with(empty_publish).price = Some(m);
+                        } else {
+                            budget.max_cost = Some(m);
+                        }
+                    }
+                    None => wrong_value(cx, entry.span, key, "an amount of money such as `0.05 EUR`"),
+                },
+                ("budget", "max_time") => match duration_arg(arg) {
+                    Some(ms) if ms > 0 => budget.max_time_ms = Some(ms),
+                    _ => wrong_value(cx, entry.span, key, "a duration such as `2m`"),
+                },
+                ("publish", "capability") => match str_arg(arg) {
+                    Some(s) if !s.is_empty() => publish.get_or_insert_with(empty_publish).capability = Some(s),
+                    _ => wrong_value(cx, entry.span, key, "a string such as \"review.document\""),
+                },
+                ("publish", "examples") => match str_arg(arg) {
+                    Some(s) if !s.is_empty() => publish.get_or_insert_with(empty_publish).examples = Some(s),
+                    _ => wrong_value(cx, entry.span, key, "a glob such as \"examples/review/*.json\""),
+                },
+                _ => {}
+            }
+        }
+        if name == "publish" && def.kind == ast::NodeKind::Agent {
+            publish.get_or_insert_with(empty_publish);
+        }
+    }
+    if n.params.len() >= 2 && inputs.is_none() {
+        cx.report(
+            Diagnostic::new("E0510", format!("`{}` takes {} inputs but does not say how to combine them", def.name.name, n.params.len()))
+                .primary(def.name.span, "several parameters need `inputs { combine: … }`")
+                .help("add `inputs { combine: together; }` (one call with all inputs), `latest` or `zip`"),
+        );
+    }
+    if !output_stage.on_failure.is_empty() || output_stage.raw_parse.is_some() {
+        // nothing more to check here
+    }
+    check_raw(cx, def, &output_stage);
+    check_max_answer(cx, &n, &config, max_answer_span);
+    check_accepts(cx, &config, input.builder, model_span, &fallbacks);
+    let mut delegates = Vec::new();
+    let has_body = !def.body.is_empty();
+    if has_body {
+        delegates = check_body(cx, &n);
+    }
+    if let Some(prompt) = config.prompt.clone() {
+        super::template::check_prompt(cx, module, &prompt, &n.params);
+    }
+    let module_path = cx.module_path(module);
+    cx.out.nodes.push(ir::NodeIr {
+        name: def.name.name.clone(),
+        module: module_path,
+        kind: match def.kind {
+            ast::NodeKind::Node => ir::NodeKind::Node,
+            ast::NodeKind::Agent => ir::NodeKind::Agent,
+        },
+        docs: docs(&item.docs),
+        params: n.params.iter().map(|(name, ty)| ir::Param { name: name.clone(), ty: ty.clone() }).collect(),
+        output: n.output.clone(),
+        fails: n.fails.map(ir::ErrorSetId),
+        config,
+        input,
+        output_stage,
+        inputs,
+        budget,
+        publish,
+        delegates: delegates.into_iter().map(ir::NodeId).collect(),
+        has_body,
+    });
+}
+
+fn empty_publish() -> ir::Publish {
+    ir::Publish { capability: None, price: None, examples: None }
+}
+
+fn wrong_value(cx: &mut Cx<'_, '_>, span: Span, key: &str, want: &str) {
+    cx.report(
+        Diagnostic::new("E0504", format!("wrong value for `{key}`"))
+            .primary(span, format!("expected {want}")),
+    );
+}
+
+fn lit_of(arg: Option<&ast::Expr>) -> Option<&LitKind> {
+    match arg.map(|a| &a.kind) {
+        Some(ExprKind::Lit(l)) => Some(&l.kind),
+        _ => None,
+    }
+}
+
+fn size_arg(arg: Option<&ast::Expr>) -> Option<u64> {
+    match lit_of(arg)? {
+        LitKind::Size { value, unit } => value.checked_mul(unit.bytes()),
+        _ => None,
+    }
+}
+
+fn duration_arg(arg: Option<&ast::Expr>) -> Option<u64> {
+    match lit_of(arg)? {
+        LitKind::Duration { value, unit } => value.checked_mul(unit.millis()),
+        _ => None,
+    }
+}
+
+fn money_arg(arg: Option<&ast::Expr>) -> Option<ir::Money> {
+    match lit_of(arg)? {
+        LitKind::Money { amount, currency } => Some(ir::Money { amount: amount.clone(), currency: currency.clone() }),
+        _ => None,
+    }
+}
+
+fn str_arg(arg: Option<&ast::Expr>) -> Option<String> {
+    match lit_of(arg)? {
+        LitKind::Str { value, .. } => Some(value.clone()),
+        _ => None,
+    }
+}
+
+fn path_word(arg: Option<&ast::Expr>) -> Option<String> {
+    match arg.map(|a| &a.kind) {
+        Some(ExprKind::Path(p)) => Some(p.to_text()),
+        _ => None,
+    }
+}
+
+/// `name("text")`: the string argument of a call of `name`.
+fn call_str<'e>(arg: Option<&'e ast::Expr>, name: &str) -> Option<(&'e str, Span)> {
+    let Some(ExprKind::Call { callee, args }) = arg.map(|a| &a.kind) else { return None };
+    if callee.to_text() != name {
+        return None;
+    }
+    match args.as_slice() {
+        [ast::Expr { kind: ExprKind::Lit(ast::Literal { kind: LitKind::Str { value, .. }, span }), .. }] => Some((value.as_str(), *span)),
+        _ => None,
+    }
+}
+
+fn file_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<String> {
+    let Some((path, pspan)) = call_str(arg, "file") else {
+        wrong_value(cx, span, "prompt", "`file(\"prompts/….md\")`");
+        return None;
+    };
+    if !cx.input.files.exists(path) {
+        cx.report(
+            Diagnostic::new("E0503", format!("there is no file `{path}`"))
+                .primary(pspan, "not found in the project")
+                .help("paths are relative to the project root (the folder holding `ael.toml`)"),
+        );
+        return None;
+    }
+    Some(path.to_owned())
+}
+
+/// `binding("name")`, which must be declared in `ael.toml`.
+fn binding_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<String> {
+    let Some((name, bspan)) = call_str(arg, "binding") else {
+        wrong_value(cx, span, "model", "`binding(\"name\")`");
+        return None;
+    };
+    check_binding(cx, name, bspan).then(|| name.to_owned())
+}
+
+fn check_binding(cx: &mut Cx<'_, '_>, name: &str, span: Span) -> bool {
+    let Some(project) = cx.input.project else {
+        cx.report(
+            Diagnostic::new("E0211", format!("binding `{name}` cannot be found: this file is not in a project"))
+                .primary(span, "no `ael.toml` declares bindings")
+                .help("add ael.toml with `[bindings.NAME]` at the project root"),
+        );
+        return false;
+    };
+    if project.bindings.iter().any(|b| b.name == name) {
+        return true;
+    }
+    let mut d = Diagnostic::new("E0212", format!("binding `{name}` is not declared in ael.toml"))
+        .primary(span, "unknown binding");
+    d = match did_you_mean(name, project.bindings.iter().map(|b| b.name.as_str())) {
+        Some(s) => d.help(format!("did you mean `{s}`?")),
+        None => d.help(format!("declare it as `[bindings.{name}]` in ael.toml")),
+    };
+    cx.report(d);
+    false
+}
+
+fn item_arg(cx: &mut Cx<'_, '_>, module: usize, arg: Option<&ast::Expr>, span: Span, want: &str, accept: fn(ItemRef) -> bool) -> Option<ItemRef> {
+    let Some(ExprKind::Path(path)) = arg.map(|a| &a.kind) else {
+        wrong_value(cx, span, want, &format!("the name of {want}"));
+        return None;
+    };
+    match cx.lookup(module, path) {
+        Some(r) if accept(r) => Some(r),
+        Some(r) => {
+            cx.report(
+                Diagnostic::new("E0209", format!("`{}` is {}, not {want}", path.to_text(), r.noun()))
+                    .primary(path.span, format!("expected {want}")),
+            );
+            None
+        }
+        None => {
+            cx.unknown("E0205", module, path, want.trim_start_matches("a ").trim_start_matches("an "), accept, &[]);
+            None
+        }
+    }
+}
+
+fn describe_ty(cx: &Cx<'_, '_>, ty: &Ty) -> String {
+    STy::of(ty, &cx.table).describe(&cx.table)
+}
+
+/// Input checks take node parameters; output checks take the output first, then parameters.
+fn wire_check(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span: Span, output: bool) -> Option<u32> {
+    let Some(ItemRef::Check(id)) = item_arg(cx, n.module, arg, span, "a check", |r| matches!(r, ItemRef::Check(_))) else {
+        return None;
+    };
+    let params = cx.out.checks.get(id as usize).map(|c| c.params.clone()).unwrap_or_default();
+    let mut rest = params.as_slice();
+    let what = if output { "output" } else { "input" };
+    if output {
+        match params.first() {
+            Some(first) if first.ty == n.output => rest = params.get(1..).unwrap_or(&[]),
+            _ => {
+                let want = describe_ty(cx, &n.output);
+                cx.report(
+                    Diagnostic::new("E0506", format!("an output check takes the output ({want}) first"))
+                        .primary(arg.map_or(span, |a| a.span), "its first parameter is not the node's output type")
+                        .help(format!("declare it `check name(output: {want}, …)`")),
+                );
+                return None;
+            }
+        }
+    }
+    for p in rest {
+        let matches = n.params.iter().any(|(name, ty)| *name == p.name && *ty == p.ty)
+            || n.params.iter().any(|(_, ty)| *ty == p.ty);
+        if !matches {
+            let ty = describe_ty(cx, &p.ty);
+            cx.report(
+                Diagnostic::new("E0506", format!("check parameter `{}: {ty}` is not an input of the node", p.name))
+                    .primary(arg.map_or(span, |a| a.span), format!("cannot be wired as an {what} check here"))
+                    .help("a check wired to a node takes the node's parameters (and, on output, the output first)"),
+            );
+            return None;
+        }
+    }
+    // Its failure codes must be the node's.
+    let check_fails = cx.out.checks.get(id as usize).and_then(|c| c.fails);
+    if let (Some(cf), Some(nf)) = (check_fails, n.fails) {
+        if cf.0 != nf {
+            let names = super::items::code_names(cx, cf.0);
+            let node_codes = super::items::code_names(cx, nf);
+            if let Some(missing) = names.iter().find(|c| !node_codes.contains(c)) {
+                cx.report(
+                    Diagnostic::new("E0506", format!("the check can fail with `{missing}`, which the node does not declare"))
+                        .primary(arg.map_or(span, |a| a.span), "failure codes differ")
+                        .help("use the same `errors` set in the check's and the node's `fails`"),
+                );
+            }
+        }
+    }
+    Some(id)
+}
+
+fn wire_builder(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span: Span) -> Option<u32> {
+    let Some(ItemRef::Builder(id)) = item_arg(cx, n.module, arg, span, "a builder", |r| matches!(r, ItemRef::Builder(_))) else {
+        return None;
+    };
+    let params = cx.out.builders.get(id as usize).map(|b| b.params.clone()).unwrap_or_default();
+    let same = params.len() == n.params.len() && params.iter().zip(&n.params).all(|(p, (_, t))| p.ty == *t);
+    if !same {
+        cx.report(
+            Diagnostic::new("E0515", "the builder does not take the node's parameters")
+                .primary(arg.map_or(span, |a| a.span), "parameters differ")
+                .help("a builder takes exactly the node's parameters, in order"),
+        );
+        return None;
+    }
+    Some(id)
+}
+
+fn wire_transform(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span: Span) -> Option<u32> {
+    let Some(ItemRef::Fn(id)) = item_arg(cx, n.module, arg, span, "a fn", |r| matches!(r, ItemRef::Fn(_))) else {
+        return None;
+    };
+    let sig = cx.fn_sigs.get(id as usize).cloned().flatten()?;
+    let ok = matches!(sig.params.as_slice(), [(_, t)] if *t == n.output) && sig.ret.as_ref() == Some(&n.output);
+    if !ok {
+        let want = describe_ty(cx, &n.output);
+        cx.report(
+            Diagnostic::new("E0507", format!("a transform is `fn(output: {want}) -> {want}`"))
+                .primary(arg.map_or(span, |a| a.span), "its signature differs")
+                .help("the transform receives the checked output and returns a new one of the same type"),
+        );
+        return None;
+    }
+    Some(id)
+}
+
+fn wire_parse(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span: Span) -> Option<u32> {
+    let Some(ItemRef::Fn(id)) = item_arg(cx, n.module, arg, span, "a fn", |r| matches!(r, ItemRef::Fn(_))) else {
+        return None;
+    };
+    let sig = cx.fn_sigs.get(id as usize).cloned().flatten()?;
+    let ok = sig.is_extern
+        && sig.param_special.as_slice() == [Some(Special::Raw)]
+        && sig.ret.as_ref() == Some(&n.output);
+    if !ok {
+        let want = describe_ty(cx, &n.output);
+        cx.report(
+            Diagnostic::new("E0514", format!("a raw parser is `extern fn(raw: Raw) -> {want}`"))
+                .primary(arg.map_or(span, |a| a.span), "its signature differs")
+                .help("the raw answer reaches an extern fn as `Raw` text; it returns the node's output"),
+        );
+        return None;
+    }
+    Some(id)
+}
+
+fn check_raw(cx: &mut Cx<'_, '_>, def: &ast::NodeDef, stage: &ir::OutputStage) {
+    let mut raw = None;
+    let mut parse = None;
+    for b in def.blocks.iter().filter(|b| b.name.name == "output") {
+        for e in &b.entries {
+            match e.key.name.as_str() {
+                "raw" => raw = Some(e.span),
+                "parse" => parse = Some(e.span),
+                _ => {}
+            }
+        }
+    }
+    match (raw, parse) {
+        (Some(span), None) => cx.report(
+            Diagnostic::new("E0514", "`raw;` needs `parse: f;`")
+                .primary(span, "nothing turns the raw answer into the output")
+                .help("add `parse: parse_fn;` with `extern fn parse_fn(raw: Raw) -> Output;`"),
+        ),
+        (None, Some(span)) if stage.raw_parse.is_some() => cx.report(
+            Diagnostic::new("E0514", "`parse:` needs `raw;`")
+                .primary(span, "the answer is decoded as JSON unless the output is raw")
+                .help("add `raw;` to the output block"),
+        ),
+        _ => {}
+    }
+}
+
+fn policies(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry, fallbacks: &mut Vec<(String, Span)>) -> Vec<ir::Policy> {
+    let mut out = Vec::new();
+    let count = entry.args.len();
+    for (i, arg) in entry.args.iter().enumerate() {
+        let ExprKind::Call { callee, args } = &arg.value.kind else {
+            wrong_value(cx, arg.span, "on_failure", "`retry(n)`, `repair(n)`, `fallback(binding(\"…\"))` or `fail(code)`");
+            continue;
+        };
+        let name = callee.to_text();
+        let times = |args: &[ast::Expr]| match args {
+            [ast::Expr { kind: ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. }), .. }] if *v >= 1 && *v <= 100 => Some(*v as u32),
+            _ => None,
+        };
+        match name.as_str() {
+            "retry" | "repair" => match times(args) {
+                Some(t) if name == "retry" => out.push(ir::Policy::Retry { times: t }),
+                Some(t) => out.push(ir::Policy::Repair { times: t }),
+                None => wrong_value(cx, arg.span, &name, "a count from 1 to 100"),
+            },
+            "fallback" => match call_str(args.first(), "binding") {
+                Some((b, span)) if args.len() == 1 => {
+                    if check_binding(cx, b, span) {
+                        fallbacks.push((b.to_owned(), span));
+                        out.push(ir::Policy::Fallback { binding: b.to_owned() });
+                    }
+                }
+                _ => wrong_value(cx, arg.span, "fallback", "`fallback(binding(\"name\"))`"),
+            },
+            "fail" => {
+                let code = match args.as_slice() {
+                    [ast::Expr { kind: ExprKind::Path(p), .. }] if p.segments.len() == 1 => p.segments.first(),
+                    _ => None,
+                };
+                let Some(code) = code else {
+                    wrong_value(cx, arg.span, "fail", "`fail(code)`");
+                    continue;
+                };
+                if i + 1 != count {
+                    cx.report(
+                        Diagnostic::new("E0508", "`fail(…)` must be the last policy")
+                            .primary(arg.span, "policies after it would never run")
+                            .help("move `fail(…)` to the end; at most one `fail` is allowed"),
+                    );
+                }
+                check_code(cx, n.fails, code, &format!("node `{}`", n.def.name.name));
+                out.push(ir::Policy::Fail { code: code.name.clone() });
+            }
+            other => {
+                let known = ["retry", "repair", "fallback", "fail"];
+                let mut d = Diagnostic::new("E0516", format!("unknown failure policy `{other}`"))
+                    .primary(callee.span, "not a policy");
+                d = match did_you_mean(other, known) {
+                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    None => d.help("policies: retry(n), repair(n), fallback(binding(\"…\")), fail(code)"),
+                };
+                cx.report(d);
+            }
+        }
+    }
+    out
+}
+
+fn fresh_entries(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for arg in &entry.args {
+        let (ExprKind::Path(p), Some(q)) = (&arg.value.kind, &arg.qualifier) else {
+            wrong_value(cx, arg.span, "fresh", "`parameter duration`, e.g. `camera 200ms`");
+            continue;
+        };
+        let name = p.to_text();
+        if !n.params.iter().any(|(pn, _)| *pn == name) {
+            let mut d = Diagnostic::new("E0511", format!("`{name}` is not a parameter of `{}`", n.def.name.name))
+                .primary(p.span, "unknown parameter");
+            if let Some(s) = did_you_mean(&name, n.params.iter().map(|(pn, _)| pn.as_str())) {
+                d = d.help(format!("did you mean `{s}`?"));
+            }
+            cx.report(d);
+            continue;
+        }
+        match &q.kind {
+            LitKind::Duration { value, unit } => out.push((name, value.saturating_mul(unit.millis()))),
+            _ => wrong_value(cx, q.span, "fresh", "a duration such as `200ms`"),
+        }
+    }
+    out
+}
+
+fn check_max_answer(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, config: &ir::NodeConfig, span: Option<Span>) {
+    let (Some(span), true) = (span, config.max_answer_explicit) else { return };
+    let largest = size::default_max_answer(&n.output, &cx.table);
+    if config.max_answer < largest {
+        cx.report(
+            Diagnostic::new("W0501", format!("`max_answer` is {} bytes, below the largest answer ({largest} bytes)", config.max_answer))
+                .primary(span, "a valid answer may be rejected as too large")
+                .help("remove `max_answer` to use the exact default, or raise it"),
+        );
+    } else if config.max_answer / FAR_ABOVE > largest {
+        cx.report(
+            Diagnostic::new("W0502", format!("`max_answer` is {} bytes, far above the largest answer ({largest} bytes)", config.max_answer))
+                .primary(span, "the model may be asked for far more tokens than any valid answer needs")
+                .help("remove `max_answer` to use the exact default"),
+        );
+    }
+}
+
+/// A builder's media parts must be accepted by every binding the node may call.
+fn check_accepts(cx: &mut Cx<'_, '_>, config: &ir::NodeConfig, builder: Option<ir::BuilderId>, model_span: Option<Span>, fallbacks: &[(String, Span)]) {
+    let (Some(project), Some(builder)) = (cx.input.project, builder) else { return };
+    let kinds = cx.out.builders.get(builder.0 as usize).map(|b| b.part_kinds.clone()).unwrap_or_default();
+    let mut targets: Vec<(String, Span)> = fallbacks.to_vec();
+    if let (Some(m), Some(s)) = (&config.model, model_span) {
+        targets.insert(0, (m.clone(), s));
+    }
+    for (binding, span) in targets {
+        let Some(b) = project.bindings.iter().find(|b| b.name == binding) else { continue };
+        for kind in &kinds {
+            let needed = if kind == "system" { "text" } else { kind.as_str() };
+            if !b.accepts.iter().any(|a| a == needed) {
+                cx.report(
+                    Diagnostic::new("E0513", format!("binding `{binding}` does not accept `{needed}` parts"))
+                        .primary(span, format!("the builder sends `{kind}(…)`"))
+                        .help(format!("add \"{needed}\" to `accepts` of [bindings.{binding}] if the endpoint takes it, or use another binding")),
+                );
+            }
+        }
+    }
+}
+
+fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> Vec<u32> {
+    let mut ecx = ExprCx::new(cx, n.module);
+    ecx.allow_node_calls = true;
+    for (name, ty) in &n.params {
+        let sty = STy::of(ty, &ecx.cx.table);
+        ecx.bind(name, sty);
+    }
+    let mut returned = false;
+    for stmt in &n.def.body {
+        match stmt {
+            ast::Stmt::Let { name, ty, value, .. } => {
+                let (t, _) = ecx.let_value(ty.as_ref(), value);
+                ecx.bind(&name.name, t);
+            }
+            ast::Stmt::Return { value, span } => {
+                if returned {
+                    ecx.cx.report(
+                        Diagnostic::new("E0401", "code after `return` never runs")
+                            .primary(*span, "unreachable"),
+                    );
+                }
+                ecx.expr_against(value, &n.output);
+                returned = true;
+            }
+        }
+    }
+    if !returned {
+        ecx.cx.report(
+            Diagnostic::new("E0401", "a node body must end with `return …;`")
+                .primary(n.def.name.span, "the body computes no answer"),
+        );
+    }
+    let mut calls = std::mem::take(&mut ecx.node_calls);
+    calls.sort_unstable();
+    calls.dedup();
+    calls
+}

@@ -1,0 +1,244 @@
+//! Phase 1: every module's items, `use` resolution, duplicates and name lookup.
+//!
+//! Every top-level item can be imported (there is no `pub`); import cycles between modules are
+//! allowed because imports only name items, they never run anything.
+
+use std::collections::HashMap;
+
+use super::{Cx, Decl, ItemRef, ModuleScope, TypeDecl};
+use crate::diagnostics::suggest::did_you_mean;
+use crate::diagnostics::Diagnostic;
+use crate::span::Span;
+use crate::syntax::ast;
+
+pub(crate) fn collect(cx: &mut Cx<'_, '_>) {
+    let input = cx.input;
+    for (index, module) in input.modules.iter().enumerate() {
+        cx.module_index.insert(module.path.to_owned(), index);
+        cx.modules.push(ModuleScope {
+            path: module.path.to_owned(),
+            file: module.file,
+            ast: module.ast,
+            names: HashMap::new(),
+            imports: Vec::new(),
+            own: HashMap::new(),
+        });
+    }
+    for (index, module) in input.modules.iter().enumerate() {
+        let mut first_span: HashMap<String, Span> = HashMap::new();
+        for item in &module.ast.items {
+            let Some(name) = item.kind.name() else { continue };
+            let reference = match &item.kind {
+                ast::ItemKind::Struct(d) => push(&mut cx.types, index, item, TypeDecl::Struct(d)),
+                ast::ItemKind::Enum(d) => push(&mut cx.types, index, item, TypeDecl::Enum(d)),
+                ast::ItemKind::TypeAlias(d) => {
+                    push(&mut cx.types, index, item, TypeDecl::Alias(d))
+                }
+                ast::ItemKind::Errors(d) => ItemRef::Errors(push_ref(&mut cx.errors, index, item, d)),
+                ast::ItemKind::Fn(d) => ItemRef::Fn(push_ref(&mut cx.fns, index, item, d)),
+                ast::ItemKind::Check(d) => ItemRef::Check(push_ref(&mut cx.checks, index, item, d)),
+                ast::ItemKind::Builder(d) => {
+                    ItemRef::Builder(push_ref(&mut cx.builders, index, item, d))
+                }
+                ast::ItemKind::Stream(d) => {
+                    ItemRef::Stream(push_ref(&mut cx.streams, index, item, d))
+                }
+                ast::ItemKind::Node(d) => ItemRef::Node(push_ref(&mut cx.nodes, index, item, d)),
+                ast::ItemKind::Use(_) | ast::ItemKind::Error => continue,
+            };
+            if let Some(first) = first_span.get(&name.name) {
+                cx.diags.push(duplicate(&name.name, name.span, *first, "defined"));
+                continue;
+            }
+            first_span.insert(name.name.clone(), name.span);
+            if let Some(scope) = cx.modules.get_mut(index) {
+                scope.own.insert(name.name.clone(), reference);
+                scope.names.insert(name.name.clone(), (reference, None));
+            }
+        }
+    }
+    for (index, module) in input.modules.iter().enumerate() {
+        for item in &module.ast.items {
+            if let ast::ItemKind::Use(use_item) = &item.kind {
+                resolve_use(cx, index, use_item);
+            }
+        }
+    }
+}
+
+fn push<'a>(
+    list: &mut Vec<Decl<'a, TypeDecl<'a>>>,
+    module: usize,
+    item: &'a ast::Item,
+    def: TypeDecl<'a>,
+) -> ItemRef {
+    list.push(Decl { module, item, def });
+    ItemRef::Type(list.len() as u32 - 1)
+}
+
+fn push_ref<'a, T>(
+    list: &mut Vec<Decl<'a, &'a T>>,
+    module: usize,
+    item: &'a ast::Item,
+    def: &'a T,
+) -> u32 {
+    list.push(Decl { module, item, def });
+    list.len() as u32 - 1
+}
+
+fn duplicate(name: &str, span: Span, first: Span, verb: &str) -> Diagnostic {
+    Diagnostic::new("E0203", format!("`{name}` is {verb} twice"))
+        .primary(span, "second definition")
+        .secondary(first, "first defined here")
+        .help("rename one of them or remove the duplicate")
+}
+
+fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
+    let module_path = use_item.module.to_text();
+    let Some(&target) = cx.module_index.get(&module_path) else {
+        let mut d = Diagnostic::new("E0201", format!("there is no module `{module_path}`"))
+            .primary(use_item.module.span, "unknown module");
+        let known: Vec<&str> = cx.modules.iter().map(|m| m.path.as_str()).collect();
+        d = match did_you_mean(&module_path, known.iter().copied()) {
+            Some(s) => d.help(format!("did you mean `{s}`?")),
+            None => d.help(
+                "a module is a file path from the project root, without `.ael`, with `/` written `::`",
+            ),
+        };
+        cx.report(d);
+        return;
+    };
+    for name in &use_item.names {
+        let found = cx
+            .modules
+            .get(target)
+            .and_then(|m| m.own.get(&name.name.name).copied());
+        let Some(reference) = found else {
+            let mut d = Diagnostic::new(
+                "E0202",
+                format!("module `{module_path}` has no item `{}`", name.name.name),
+            )
+            .primary(name.name.span, "not declared there");
+            if let Some(m) = cx.modules.get(target) {
+                let mut known: Vec<&str> = m.own.keys().map(String::as_str).collect();
+                known.sort_unstable();
+                if let Some(s) = did_you_mean(&name.name.name, known.iter().copied()) {
+                    d = d.help(format!("did you mean `{s}`?"));
+                }
+            }
+            cx.report(d);
+            continue;
+        };
+        let local = name.alias.as_ref().unwrap_or(&name.name);
+        let Some(scope) = cx.modules.get_mut(here) else { continue };
+        if let Some((existing, _)) = scope.names.get(&local.name) {
+            if *existing != reference {
+                let d = Diagnostic::new(
+                    "E0210",
+                    format!("`{}` is already a name in this module", local.name),
+                )
+                .primary(local.span, "imported here")
+                .help(format!("import it under another name: `{} as Other`", name.name.name));
+                cx.diags.push(d);
+            } else {
+                // The same item twice: harmless, but the second import is unused.
+                scope.imports.push(super::Import {
+                    span: name.span,
+                    name: local.name.clone(),
+                    used: false,
+                });
+            }
+            continue;
+        }
+        scope.imports.push(super::Import {
+            span: name.span,
+            name: local.name.clone(),
+            used: false,
+        });
+        let import = scope.imports.len() - 1;
+        scope.names.insert(local.name.clone(), (reference, Some(import)));
+    }
+}
+
+/// Unused imports are warnings (spec §1).
+pub(crate) fn report_unused_imports(cx: &mut Cx<'_, '_>) {
+    let mut found = Vec::new();
+    for module in &cx.modules {
+        for import in &module.imports {
+            if !import.used {
+                found.push(
+                    Diagnostic::new("W0201", format!("`{}` is imported but never used", import.name))
+                        .primary(import.span, "unused import")
+                        .help("remove it from the `use`"),
+                );
+            }
+        }
+    }
+    cx.diags.extend(found);
+}
+
+impl Cx<'_, '_> {
+    /// Looks `path` up from `module`: a bare name in the module's scope, or `a::b::name` among
+    /// the own items of module `a::b`. Marks the import used.
+    pub(crate) fn lookup(&mut self, module: usize, path: &ast::Path) -> Option<ItemRef> {
+        let (last, prefix) = path.segments.split_last()?;
+        if prefix.is_empty() {
+            let scope = self.modules.get_mut(module)?;
+            let (reference, import) = *scope.names.get(&last.name)?;
+            if let Some(import) = import.and_then(|i| scope.imports.get_mut(i)) {
+                import.used = true;
+            }
+            return Some(reference);
+        }
+        let names: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
+        let target = *self.module_index.get(&names.join("::"))?;
+        self.modules.get(target)?.own.get(&last.name).copied()
+    }
+
+    /// Names in scope of `module` that `accept` keeps, sorted, for "did you mean".
+    pub(crate) fn names_in_scope(
+        &self,
+        module: usize,
+        accept: impl Fn(ItemRef) -> bool,
+    ) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .modules
+            .get(module)
+            .map(|m| {
+                m.names
+                    .iter()
+                    .filter(|(_, (r, _))| accept(*r))
+                    .map(|(n, _)| n.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort_unstable();
+        names
+    }
+
+    /// Reports that `path` names nothing of the wanted kind, with a suggestion.
+    pub(crate) fn unknown(
+        &mut self,
+        code: &'static str,
+        module: usize,
+        path: &ast::Path,
+        what: &str,
+        accept: impl Fn(ItemRef) -> bool,
+        extra: &[&str],
+    ) {
+        let text = path.to_text();
+        let mut candidates = self.names_in_scope(module, accept);
+        candidates.extend(extra.iter().map(|s| (*s).to_owned()));
+        let name = path.last().map_or(text.as_str(), |l| l.name.as_str());
+        let mut d = Diagnostic::new(code, format!("unknown {what} `{text}`"))
+            .primary(path.span, format!("no {what} of this name is in scope"));
+        if let Some(s) = did_you_mean(name, candidates.iter().map(String::as_str)) {
+            d = d.help(format!("did you mean `{s}`?"));
+        } else if path.segments.len() == 1 {
+            d = d.help(format!(
+                "declare the {what} or import it with `use module::{name};`"
+            ));
+        }
+        self.report(d);
+    }
+}

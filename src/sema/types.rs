@@ -1,0 +1,845 @@
+//! Phase 2: types as written → bounded [`Ty`]s in the [`TypeTable`] (spec §3).
+//!
+//! Every refinement is checked against its base type and the platform limits of §8 here, so
+//! that the invariants written at the top of `aelc_runtime::ty` hold for every lowered type.
+//! `DefId(i)` is the `i`-th type declaration collected by the scope phase.
+
+use aelc_runtime::ty::{
+    limits, DefId, DefKind, FieldTy, FloatBound, FloatKind, FloatTy, Format, IntKind, IntTy,
+    ListTy, MapTy, MediaKind, MediaTy, StrTy, Ty, TypeDef, VariantTy,
+};
+
+use super::{docs, Cx, ItemRef, TypeDecl};
+use crate::diagnostics::suggest::did_you_mean;
+use crate::diagnostics::Diagnostic;
+use crate::span::Span;
+use crate::syntax::ast::{self, LitKind, TypeArg, TypeKind};
+
+/// Built-in type names, for "did you mean".
+pub(crate) const BUILTIN_TYPES: &[&str] = &[
+    "bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64", "Str", "List",
+    "Set", "Map", "Option", "Image", "Audio", "Video", "File",
+];
+
+const ATTRIBUTES: &[&str] = &[
+    "pattern",
+    "format",
+    "types",
+    "max_pixels",
+    "max_duration",
+    "sample_rate",
+];
+
+/// The non-data types of spec §6, allowed only in some positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Special {
+    Raw,
+    Parts,
+}
+
+/// `Raw` or `Parts`, when that is what `ty` names.
+pub(crate) fn special(ty: &ast::TypeExpr) -> Option<Special> {
+    match &ty.kind {
+        TypeKind::Named { path, args } if path.segments.len() == 1 && args.is_empty() => {
+            match path.last()?.name.as_str() {
+                "Raw" => Some(Special::Raw),
+                "Parts" => Some(Special::Parts),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn lower_all(cx: &mut Cx<'_, '_>) {
+    for decl in &cx.types {
+        let name = match decl.def {
+            TypeDecl::Struct(d) => &d.name,
+            TypeDecl::Enum(d) => &d.name,
+            TypeDecl::Alias(d) => &d.name,
+        };
+        cx.table.defs.push(TypeDef {
+            name: name.name.clone(),
+            module: cx.modules.get(decl.module).map_or_else(String::new, |m| m.path.clone()),
+            docs: docs(&decl.item.docs),
+            kind: DefKind::Struct { fields: Vec::new() },
+        });
+    }
+    for index in 0..cx.types.len() {
+        let Some(decl) = cx.types.get(index) else { continue };
+        let (module, item, def) = (decl.module, decl.item, decl.def);
+        let kind = match def {
+            TypeDecl::Struct(s) => {
+                reject_item_attrs(cx, item, &[]);
+                DefKind::Struct {
+                    fields: lower_fields(cx, module, &s.fields),
+                }
+            }
+            TypeDecl::Enum(e) => lower_enum(cx, module, item, e),
+            TypeDecl::Alias(_) => {
+                reject_item_attrs(cx, item, &[]);
+                let ty = alias_target(cx, index as u32).unwrap_or(Ty::Bool);
+                DefKind::Alias { ty }
+            }
+        };
+        if let Some(slot) = cx.table.defs.get_mut(index) {
+            slot.kind = kind;
+        }
+    }
+    super::consts::check_defaults(cx);
+}
+
+fn reject_item_attrs(cx: &mut Cx<'_, '_>, item: &ast::Item, allowed: &[&str]) {
+    for attr in &item.attrs {
+        if !allowed.contains(&attr.name.name.as_str()) {
+            let mut d = Diagnostic::new("E0309", format!("`@{}` cannot stand here", attr.name.name))
+                .primary(attr.span, "not an attribute of this item");
+            d = if attr.name.name == "tag" {
+                d.help("`@tag(\"…\")` names the tag field of a data enum; write it before `enum`")
+            } else {
+                d.help("refinements such as `@pattern` follow a field's type, not an item")
+            };
+            cx.report(d);
+        }
+    }
+}
+
+fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::EnumDef) -> DefKind {
+    let is_data = e.variants.iter().any(|v| v.fields.is_some());
+    let mut tag = "type".to_owned();
+    for attr in &item.attrs {
+        if attr.name.name != "tag" {
+            reject_item_attrs(cx, item, &["tag"]);
+            break;
+        }
+        if !is_data {
+            cx.report(
+                Diagnostic::new("E0309", "`@tag` is only for data enums")
+                    .primary(attr.span, "this enum has only unit variants")
+                    .help("a unit enum is a JSON string and has no tag field; remove `@tag`"),
+            );
+            continue;
+        }
+        match string_arg(attr) {
+            Some(text) if !text.is_empty() => tag = text,
+            _ => cx.report(
+                Diagnostic::new("E0309", "`@tag` takes one non-empty string")
+                    .primary(attr.span, "expected `@tag(\"kind\")`"),
+            ),
+        }
+    }
+    let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
+    let mut variants = Vec::new();
+    for variant in &e.variants {
+        if let Some(first) = seen.get(variant.name.name.as_str()) {
+            cx.report(
+                Diagnostic::new("E0203", format!("variant `{}` is declared twice", variant.name.name))
+                    .primary(variant.name.span, "second declaration")
+                    .secondary(*first, "first declared here"),
+            );
+            continue;
+        }
+        seen.insert(&variant.name.name, variant.name.span);
+        let fields = variant.fields.as_ref().map(|f| {
+            for field in f {
+                if field.name.name == tag {
+                    cx.report(
+                        Diagnostic::new("E0203", format!("field `{tag}` clashes with the enum's tag"))
+                            .primary(field.name.span, "the tag field has this name")
+                            .help("rename the field or choose another tag with `@tag(\"kind\")`"),
+                    );
+                }
+            }
+            lower_fields(cx, module, f)
+        });
+        variants.push(VariantTy {
+            name: variant.name.name.clone(),
+            docs: docs(&variant.docs),
+            fields,
+        });
+    }
+    if variants.is_empty() {
+        cx.report(
+            Diagnostic::new("E0304", format!("enum `{}` has no variants", e.name.name))
+                .primary(e.name.span, "no value of this type exists")
+                .help("add at least one variant"),
+        );
+    }
+    DefKind::Enum { tag, variants }
+}
+
+fn string_arg(attr: &ast::Attribute) -> Option<String> {
+    match attr.args.as_slice() {
+        [ast::Expr {
+            kind: ast::ExprKind::Lit(ast::Literal {
+                kind: LitKind::Str { value, .. },
+                ..
+            }),
+            ..
+        }] => Some(value.clone()),
+        _ => None,
+    }
+}
+
+fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Vec<FieldTy> {
+    let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for field in fields {
+        if let Some(first) = seen.get(field.name.name.as_str()) {
+            cx.report(
+                Diagnostic::new("E0203", format!("field `{}` is declared twice", field.name.name))
+                    .primary(field.name.span, "second declaration")
+                    .secondary(*first, "first declared here"),
+            );
+            continue;
+        }
+        seen.insert(&field.name.name, field.name.span);
+        let ty = cx.lower_ty(module, &field.ty).unwrap_or(Ty::Bool);
+        out.push(FieldTy {
+            name: field.name.name.clone(),
+            docs: docs(&field.docs),
+            ty,
+            default: None,
+        });
+    }
+    out
+}
+
+/// The lowered target of alias `def`, computed once.
+fn alias_target(cx: &mut Cx<'_, '_>, def: u32) -> Option<Ty> {
+    if let Some(done) = cx.alias_targets.get(&def) {
+        return done.clone();
+    }
+    let decl = cx.types.get(def as usize)?;
+    let (module, TypeDecl::Alias(alias)) = (decl.module, decl.def) else {
+        return None;
+    };
+    if !cx.alias_busy.insert(def) {
+        // A cycle of aliases: reported by the recursion check.
+        return None;
+    }
+    let ty = cx.lower_ty(module, &alias.ty);
+    cx.alias_busy.remove(&def);
+    cx.alias_targets.insert(def, ty.clone());
+    ty
+}
+
+/// A signed integer bound of a type argument.
+fn int_bound(b: &ast::Bound) -> Option<i128> {
+    match &b.lit.kind {
+        LitKind::Int(v) => Some(if b.negative { -(*v as i128) } else { *v as i128 }),
+        _ => None,
+    }
+}
+
+fn float_bound(b: &ast::Bound) -> Option<f64> {
+    let v = match &b.lit.kind {
+        LitKind::Int(v) => *v as f64,
+        LitKind::Float { value, .. } => *value,
+        _ => return None,
+    };
+    Some(if b.negative { -v } else { v })
+}
+
+/// `N` (as `..=N`) or `M..=N` for a length or count.
+struct CountRange {
+    min: i128,
+    max: Option<i128>,
+    span: Span,
+}
+
+impl Cx<'_, '_> {
+    /// Lowers a type as written, with its refinements. `None` after an error was reported.
+    pub(crate) fn lower_ty(&mut self, module: usize, texpr: &ast::TypeExpr) -> Option<Ty> {
+        let base = self.lower_base(module, texpr)?;
+        self.apply_attrs(module, base, &texpr.attrs)
+    }
+
+    fn lower_base(&mut self, module: usize, texpr: &ast::TypeExpr) -> Option<Ty> {
+        let TypeKind::Named { path, args } = &texpr.kind else {
+            return None;
+        };
+        let span = texpr.span;
+        if path.segments.len() == 1 {
+            let name = path.last()?.name.as_str();
+            if let Some(ty) = self.lower_builtin(module, name, args, span) {
+                return ty;
+            }
+        }
+        match self.lookup(module, path) {
+            Some(ItemRef::Type(def)) => {
+                if !args.is_empty() {
+                    self.report(
+                        Diagnostic::new("E0304", format!("`{}` takes no type arguments", path.to_text()))
+                            .primary(span, "remove the `<…>`"),
+                    );
+                }
+                Some(Ty::Ref { def: DefId(def) })
+            }
+            Some(ItemRef::Stream(stream)) => {
+                let decl = self.streams.get(stream as usize)?;
+                let (m, of) = (decl.module, &decl.def.of);
+                let item = self.lower_ty(m, of)?;
+                Some(Ty::List(ListTy {
+                    item: Box::new(item),
+                    min: 0,
+                    max: limits::MAX_ITEMS,
+                    unique: false,
+                }))
+            }
+            Some(other) => {
+                self.report(
+                    Diagnostic::new("E0204", format!("`{}` is {}, not a type", path.to_text(), other.noun()))
+                        .primary(path.span, "expected a type"),
+                );
+                None
+            }
+            None => {
+                let name = path.to_text();
+                if name == "Raw" || name == "Parts" {
+                    self.report(
+                        Diagnostic::new("E0316", format!("`{name}` is not a data type"))
+                            .primary(span, "not allowed here")
+                            .help(if name == "Raw" {
+                                "`Raw` is only the parameter of the `parse:` fn of a raw output"
+                            } else {
+                                "`Parts` is only what a builder returns"
+                            }),
+                    );
+                    return None;
+                }
+                self.unknown("E0204", module, path, "type", |r| matches!(r, ItemRef::Type(_)), BUILTIN_TYPES);
+                None
+            }
+        }
+    }
+
+    /// `Some(result)` when `name` is a built-in type.
+    fn lower_builtin(&mut self, module: usize, name: &str, args: &[TypeArg], span: Span) -> Option<Option<Ty>> {
+        let int = |k| Some(k);
+        let int_kind = match name {
+            "u8" => int(IntKind::U8),
+            "u16" => int(IntKind::U16),
+            "u32" => int(IntKind::U32),
+            "u64" => int(IntKind::U64),
+            "i8" => int(IntKind::I8),
+            "i16" => int(IntKind::I16),
+            "i32" => int(IntKind::I32),
+            "i64" => int(IntKind::I64),
+            _ => None,
+        };
+        if let Some(kind) = int_kind {
+            return Some(self.lower_int(kind, args, span));
+        }
+        Some(match name {
+            "bool" => {
+                self.no_args("bool", args, span);
+                Some(Ty::Bool)
+            }
+            "f32" => self.lower_float(FloatKind::F32, args, span),
+            "f64" => self.lower_float(FloatKind::F64, args, span),
+            "Str" => self.lower_str(args, span),
+            "List" | "Set" => self.lower_list(module, name == "Set", args, span),
+            "Map" => self.lower_map(module, args, span),
+            "Option" => match args {
+                [TypeArg::Type(inner)] => {
+                    let inner = self.lower_ty(module, inner)?;
+                    if matches!(inner, Ty::Option { .. }) {
+                        self.report(
+                            Diagnostic::new("E0304", "`Option<Option<T>>` cannot be told apart from `Option<T>`")
+                                .primary(span, "nested option")
+                                .help("absent and `null` both mean `none`; use one `Option`"),
+                        );
+                    }
+                    Some(Ty::Option { some: Box::new(inner) })
+                }
+                _ => {
+                    self.wrong_args("Option", "`Option<T>`", span);
+                    None
+                }
+            },
+            "Image" => self.lower_media(MediaKind::Image, args, span),
+            "Audio" => self.lower_media(MediaKind::Audio, args, span),
+            "Video" => self.lower_media(MediaKind::Video, args, span),
+            "File" => self.lower_media(MediaKind::File, args, span),
+            _ => return None,
+        })
+    }
+
+    fn no_args(&mut self, name: &str, args: &[TypeArg], span: Span) {
+        if !args.is_empty() {
+            self.wrong_args(name, &format!("`{name}`"), span);
+        }
+    }
+
+    fn wrong_args(&mut self, name: &str, form: &str, span: Span) {
+        self.report(
+            Diagnostic::new("E0304", format!("wrong type arguments for `{name}`"))
+                .primary(span, format!("expected {form}")),
+        );
+    }
+
+    fn lower_int(&mut self, kind: IntKind, args: &[TypeArg], span: Span) -> Option<Ty> {
+        let mut ty = IntTy::base(kind);
+        let (lo, hi) = kind.range();
+        match args {
+            [] => return Some(Ty::Int(ty)),
+            [TypeArg::Range(r)] => {
+                let start = match &r.start {
+                    Some(b) => Some((int_bound(b), b.span)),
+                    None => None,
+                };
+                let end = match &r.end {
+                    Some(b) => Some((int_bound(b), b.span)),
+                    None => None,
+                };
+                for (value, bspan) in start.iter().chain(end.iter()) {
+                    match value {
+                        None => {
+                            self.report(
+                                Diagnostic::new("E0301", format!("a bound of `{}` must be an integer", kind.name()))
+                                    .primary(*bspan, "not an integer"),
+                            );
+                            return None;
+                        }
+                        Some(v) if *v < lo || *v > hi => {
+                            self.report(
+                                Diagnostic::new(
+                                    "E0301",
+                                    format!("{v} is outside the range of `{}`", kind.name()),
+                                )
+                                .primary(*bspan, format!("`{}` holds {lo}..={hi}", kind.name()))
+                                .help(format!(
+                                    "a refinement narrows its base type; use a wider base type such as `{}` or a bound inside {lo}..={hi}",
+                                    wider(kind)
+                                )),
+                            );
+                            return None;
+                        }
+                        Some(_) => {}
+                    }
+                }
+                if let Some((Some(v), _)) = start {
+                    ty.min = v;
+                }
+                if let Some((Some(v), _)) = end {
+                    ty.max = v;
+                    ty.max_exclusive = !r.inclusive;
+                }
+                let empty = if ty.max_exclusive { ty.min >= ty.max } else { ty.min > ty.max };
+                if empty {
+                    self.report(
+                        Diagnostic::new("E0315", "this range holds no value")
+                            .primary(r.span, "empty range")
+                            .help("write the smaller bound first: `lo..=hi`"),
+                    );
+                    return None;
+                }
+            }
+            _ => {
+                self.wrong_args(kind.name(), &format!("`{}` or `{}<lo..=hi>`", kind.name(), kind.name()), span);
+                return None;
+            }
+        }
+        Some(Ty::Int(ty))
+    }
+
+    fn lower_float(&mut self, kind: FloatKind, args: &[TypeArg], span: Span) -> Option<Ty> {
+        let name = if kind == FloatKind::F32 { "f32" } else { "f64" };
+        let mut ty = FloatTy { kind, min: None, max: None };
+        match args {
+            [] => {}
+            [TypeArg::Range(r)] => {
+                for b in r.start.iter().chain(r.end.iter()) {
+                    let ok = float_bound(b).is_some_and(|v| {
+                        v.is_finite() && (kind == FloatKind::F64 || (v as f32).is_finite())
+                    });
+                    if !ok {
+                        self.report(
+                            Diagnostic::new("E0301", format!("a bound of `{name}` must be a finite number"))
+                                .primary(b.span, "not a finite number of this type"),
+                        );
+                        return None;
+                    }
+                }
+                ty.min = r.start.as_ref().and_then(float_bound).map(|value| FloatBound { value, exclusive: false });
+                ty.max = r.end.as_ref().and_then(float_bound).map(|value| FloatBound { value, exclusive: !r.inclusive });
+                if let (Some(lo), Some(hi)) = (ty.min, ty.max) {
+                    if lo.value > hi.value || (hi.exclusive && lo.value >= hi.value) {
+                        self.report(
+                            Diagnostic::new("E0315", "this range holds no value")
+                                .primary(r.span, "empty range")
+                                .help("write the smaller bound first: `lo..=hi`"),
+                        );
+                        return None;
+                    }
+                }
+            }
+            _ => {
+                self.wrong_args(name, &format!("`{name}` or `{name}<lo..=hi>`"), span);
+                return None;
+            }
+        }
+        Some(Ty::Float(ty))
+    }
+
+    /// `N` or `M..=N` (also `M..N`, `..=N`).
+    fn count_range(&mut self, arg: &TypeArg, what: &str) -> Option<CountRange> {
+        let as_count = |b: &ast::Bound| match (&b.lit.kind, b.negative) {
+            (LitKind::Int(v), false) => Some(*v as i128),
+            _ => None,
+        };
+        match arg {
+            TypeArg::Bound(b) => match as_count(b) {
+                Some(v) => Some(CountRange { min: 0, max: Some(v), span: b.span }),
+                None => {
+                    self.report(
+                        Diagnostic::new("E0302", format!("{what} must be a whole number"))
+                            .primary(b.span, "expected a count such as `100`"),
+                    );
+                    None
+                }
+            },
+            TypeArg::Range(r) => {
+                let min = match &r.start {
+                    Some(b) => match as_count(b) {
+                        Some(v) => v,
+                        None => {
+                            self.report(Diagnostic::new("E0302", format!("{what} must be whole numbers")).primary(b.span, "expected a count"));
+                            return None;
+                        }
+                    },
+                    None => 0,
+                };
+                let max = match &r.end {
+                    Some(b) => match as_count(b) {
+                        Some(v) => Some(if r.inclusive { v } else { v - 1 }),
+                        None => {
+                            self.report(Diagnostic::new("E0302", format!("{what} must be whole numbers")).primary(b.span, "expected a count"));
+                            return None;
+                        }
+                    },
+                    None => None,
+                };
+                Some(CountRange { min, max, span: r.span })
+            }
+            TypeArg::Type(t) => {
+                self.report(
+                    Diagnostic::new("E0304", format!("expected {what}, found a type"))
+                        .primary(t.span, "expected a number such as `100`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Checks `range` against `1..=limit` for the maximum and `min <= max`.
+    fn bounded(&mut self, range: CountRange, limit: u32, form: &str, why: &str) -> Option<(u32, u32)> {
+        let Some(max) = range.max else {
+            self.report(
+                Diagnostic::new("E0303", format!("`{form}` needs an upper bound"))
+                    .primary(range.span, "no upper bound")
+                    .help(format!("every type is bounded: write `..={limit}` or less")),
+            );
+            return None;
+        };
+        let code = if form.starts_with("Str") { "E0302" } else { "E0303" };
+        if max > limit as i128 {
+            self.report(
+                Diagnostic::new(code, format!("`{form}` allows at most {limit}, not {max}"))
+                    .primary(range.span, format!("the limit is {limit}"))
+                    .help(why.to_owned()),
+            );
+            return None;
+        }
+        if range.min > max {
+            self.report(
+                Diagnostic::new("E0315", "this range holds no value")
+                    .primary(range.span, format!("at least {} but at most {max}", range.min))
+                    .help("write the smaller bound first: `lo..=hi`"),
+            );
+            return None;
+        }
+        Some((range.min as u32, max as u32))
+    }
+
+    fn lower_str(&mut self, args: &[TypeArg], span: Span) -> Option<Ty> {
+        let [arg] = args else {
+            self.report(
+                Diagnostic::new("E0302", "`Str` needs a length bound")
+                    .primary(span, "no bound")
+                    .help("every type is bounded: write `Str<N>` (at most N characters) or `Str<M..=N>`"),
+            );
+            return None;
+        };
+        let range = self.count_range(arg, "the length of `Str`")?;
+        if range.max == Some(0) {
+            self.report(
+                Diagnostic::new("E0302", "`Str<0>` can hold only the empty text")
+                    .primary(range.span, "the bound must be at least 1")
+                    .help("`Str<N>` holds 1 <= N <= 16777216 characters"),
+            );
+            return None;
+        }
+        let (min, max) = self.bounded(
+            range,
+            limits::MAX_STR_LEN,
+            "Str<N>",
+            "the longest text is 16777216 characters (16 Mi), so that every value has a known largest size",
+        )?;
+        Some(Ty::Str(StrTy { min, max, pattern: None, format: None }))
+    }
+
+    fn lower_list(&mut self, module: usize, unique: bool, args: &[TypeArg], span: Span) -> Option<Ty> {
+        let name = if unique { "Set" } else { "List" };
+        let [TypeArg::Type(item), count] = args else {
+            self.wrong_args(name, &format!("`{name}<T, N>` or `{name}<T, M..=N>`"), span);
+            return None;
+        };
+        let item = self.lower_ty(module, item);
+        let range = self.count_range(count, &format!("the size of `{name}`"))?;
+        let (limit, why) = if unique {
+            (limits::MAX_UNIQUE_ITEMS, "`uniqueItems` is only allowed with at most 1000 items (spec §8): checking distinctness is quadratic in validators")
+        } else {
+            (limits::MAX_ITEMS, "one array holds at most 10000 items (spec §8)")
+        };
+        let (min, max) = self.bounded(range, limit, &format!("{name}<T, N>"), why)?;
+        Some(Ty::List(ListTy { item: Box::new(item?), min, max, unique }))
+    }
+
+    fn lower_map(&mut self, module: usize, args: &[TypeArg], span: Span) -> Option<Ty> {
+        let [TypeArg::Type(key_expr), TypeArg::Type(value), count] = args else {
+            self.wrong_args("Map", "`Map<K, V, N>`", span);
+            return None;
+        };
+        let key = self.lower_ty(module, key_expr);
+        let value = self.lower_ty(module, value);
+        let range = self.count_range(count, "the size of `Map`")?;
+        let (min, max) = self.bounded(range, limits::MAX_ITEMS, "Map<K, V, N>", "one object holds at most 10000 entries (spec §8)")?;
+        let key = key?;
+        if !self.is_key_type(&key) {
+            self.report(
+                Diagnostic::new("E0308", "a map key must be a `Str<…>` or a unit enum")
+                    .primary(key_expr.span, "not a text or unit-enum type")
+                    .help("JSON object keys are text; use `Str<N>` or an enum whose variants have no fields"),
+            );
+            return None;
+        }
+        Some(Ty::Map(MapTy { key: Box::new(key), value: Box::new(value?), min, max }))
+    }
+
+    fn is_key_type(&mut self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Str(_) => true,
+            Ty::Ref { def } => match self.types.get(def.0 as usize).map(|d| d.def) {
+                Some(TypeDecl::Enum(e)) => e.variants.iter().all(|v| v.fields.is_none()),
+                Some(TypeDecl::Alias(_)) => match alias_target(self, def.0) {
+                    Some(inner) => self.is_key_type(&inner),
+                    None => true,
+                },
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn lower_media(&mut self, kind: MediaKind, args: &[TypeArg], span: Span) -> Option<Ty> {
+        let bytes = match args {
+            [TypeArg::Bound(b)] if !b.negative => match &b.lit.kind {
+                LitKind::Size { value, unit } => value.checked_mul(unit.bytes()),
+                LitKind::Int(v) => Some(*v),
+                _ => None,
+            },
+            _ => None,
+        };
+        match bytes {
+            Some(max_bytes) if max_bytes > 0 => Some(Ty::Media(MediaTy {
+                kind,
+                max_bytes,
+                content_types: Vec::new(),
+                max_pixels: None,
+                max_duration_ms: None,
+                sample_rate: None,
+            })),
+            _ => {
+                self.report(
+                    Diagnostic::new("E0314", "a media type needs its largest size")
+                        .primary(span, "expected a size such as `Image<5MiB>`")
+                        .help("the size is checked before the file is fetched (spec §7)"),
+                );
+                None
+            }
+        }
+    }
+
+    fn apply_attrs(&mut self, module: usize, mut ty: Ty, attrs: &[ast::Attribute]) -> Option<Ty> {
+        for attr in attrs {
+            let name = attr.name.name.as_str();
+            if !ATTRIBUTES.contains(&name) {
+                let mut d = Diagnostic::new("E0213", format!("unknown attribute `@{name}`"))
+                    .primary(attr.name.span, "not a refinement");
+                d = match did_you_mean(name, ATTRIBUTES.iter().copied()) {
+                    Some(s) => d.help(format!("did you mean `@{s}`?")),
+                    None => d.help("refinements: @pattern, @format on Str; @types, @max_pixels, @max_duration, @sample_rate on media"),
+                };
+                self.report(d);
+                continue;
+            }
+            ty = self.apply_attr(module, ty, attr)?;
+        }
+        Some(ty)
+    }
+
+    fn apply_attr(&mut self, module: usize, ty: Ty, attr: &ast::Attribute) -> Option<Ty> {
+        match ty {
+            // A refinement after `Option<T>` refines T (spec §3).
+            Ty::Option { some } => {
+                let inner = self.apply_attr(module, *some, attr)?;
+                Some(Ty::Option { some: Box::new(inner) })
+            }
+            Ty::Ref { def } if matches!(self.types.get(def.0 as usize).map(|d| d.def), Some(TypeDecl::Alias(_))) => {
+                let target = alias_target(self, def.0)?;
+                self.apply_attr(module, target, attr)
+            }
+            Ty::Str(mut s) if matches!(attr.name.name.as_str(), "pattern" | "format") => {
+                let Some(text) = string_arg(attr) else {
+                    self.report(
+                        Diagnostic::new("E0306", format!("`@{}` takes one string", attr.name.name))
+                            .primary(attr.span, "expected one string literal"),
+                    );
+                    return Some(Ty::Str(s));
+                };
+                if attr.name.name == "format" {
+                    match Format::parse(&text) {
+                        Some(f) => s.format = Some(f),
+                        None => {
+                            let known = ["email", "uri", "date", "date-time", "uuid"];
+                            let mut d = Diagnostic::new("E0306", format!("unknown format `{text}`"))
+                                .primary(attr.args.first().map_or(attr.span, |a| a.span), "not a known format");
+                            d = match did_you_mean(&text, known) {
+                                Some(k) => d.help(format!("did you mean `{k}`?")),
+                                None => d.help("formats: email, uri, date, date-time, uuid"),
+                            };
+                            self.report(d);
+                        }
+                    }
+                } else {
+                    let span = attr.args.first().map_or(attr.span, |a| a.span);
+                    self.check_pattern(&text, span, attr);
+                    s.pattern = Some(text);
+                }
+                Some(Ty::Str(s))
+            }
+            Ty::Media(mut m) if matches!(attr.name.name.as_str(), "types" | "max_pixels" | "max_duration" | "sample_rate") => {
+                self.apply_media_attr(&mut m, attr);
+                Some(Ty::Media(m))
+            }
+            other => {
+                let target = match attr.name.name.as_str() {
+                    "pattern" | "format" => "`Str`",
+                    "types" => "media types",
+                    "max_pixels" => "`Image` and `Video`",
+                    "max_duration" => "`Audio` and `Video`",
+                    _ => "`Audio`",
+                };
+                self.report(
+                    Diagnostic::new("E0305", format!("`@{}` does not apply to this type", attr.name.name))
+                        .primary(attr.span, format!("only for {target}"))
+                        .help("remove the attribute or change the type"),
+                );
+                Some(other)
+            }
+        }
+    }
+
+    fn apply_media_attr(&mut self, m: &mut MediaTy, attr: &ast::Attribute) {
+        let ints: Vec<Option<u64>> = attr
+            .args
+            .iter()
+            .map(|a| match &a.kind {
+                ast::ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. }) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        let bad = |cx: &mut Self, what: &str| {
+            cx.report(
+                Diagnostic::new("E0314", format!("`@{}` takes {what}", attr.name.name))
+                    .primary(attr.span, "wrong arguments"),
+            );
+        };
+        let kind_ok = match attr.name.name.as_str() {
+            "max_pixels" => matches!(m.kind, MediaKind::Image | MediaKind::Video),
+            "max_duration" => matches!(m.kind, MediaKind::Audio | MediaKind::Video),
+            "sample_rate" => m.kind == MediaKind::Audio,
+            _ => true,
+        };
+        if !kind_ok {
+            self.report(
+                Diagnostic::new("E0305", format!("`@{}` does not apply to this media kind", attr.name.name))
+                    .primary(attr.span, "not for this kind of media"),
+            );
+            return;
+        }
+        match attr.name.name.as_str() {
+            "types" => {
+                let prefix = aelc_runtime::media::content_type_prefix(m.kind);
+                for arg in &attr.args {
+                    match &arg.kind {
+                        ast::ExprKind::Lit(ast::Literal { kind: LitKind::Str { value, .. }, .. })
+                            if value.contains('/') =>
+                        {
+                            if let Some(p) = prefix {
+                                if !value.starts_with(p) {
+                                    self.report(
+                                        Diagnostic::new("E0314", format!("`{value}` is not a content type of this media kind"))
+                                            .primary(arg.span, format!("expected a type starting with `{p}`")),
+                                    );
+                                    continue;
+                                }
+                            }
+                            m.content_types.push(value.clone());
+                        }
+                        _ => self.report(
+                            Diagnostic::new("E0314", "`@types` takes content types such as \"image/png\"")
+                                .primary(arg.span, "expected a content type string"),
+                        ),
+                    }
+                }
+            }
+            "max_pixels" => match ints.as_slice() {
+                [Some(w), Some(h)] if *w > 0 && *h > 0 && *w <= u32::MAX as u64 && *h <= u32::MAX as u64 => {
+                    m.max_pixels = Some((*w as u32, *h as u32));
+                }
+                _ => bad(self, "a width and a height: `@max_pixels(4096, 4096)`"),
+            },
+            "sample_rate" => match ints.as_slice() {
+                [Some(r)] if *r > 0 && *r <= u32::MAX as u64 => m.sample_rate = Some(*r as u32),
+                _ => bad(self, "one rate in Hz: `@sample_rate(16000)`"),
+            },
+            _ => match attr.args.as_slice() {
+                [ast::Expr { kind: ast::ExprKind::Lit(ast::Literal { kind: LitKind::Duration { value, unit }, .. }), .. }] => {
+                    m.max_duration_ms = Some(value.saturating_mul(unit.millis()));
+                }
+                _ => bad(self, "one duration: `@max_duration(30s)`"),
+            },
+        }
+    }
+
+    /// `@pattern`: the syntax common to RE2, ECMA-262 and Rust `regex` (spec §3).
+    fn check_pattern(&mut self, text: &str, span: Span, _attr: &ast::Attribute) {
+        if let Err(d) = super::pattern_check::check(text, span) {
+            self.report(d);
+        }
+    }
+}
+
+fn wider(kind: IntKind) -> &'static str {
+    match kind {
+        IntKind::U8 => "u16",
+        IntKind::U16 => "u32",
+        IntKind::U32 | IntKind::U64 => "u64",
+        IntKind::I8 => "i16",
+        IntKind::I16 => "i32",
+        IntKind::I32 | IntKind::I64 => "i64",
+    }
+}

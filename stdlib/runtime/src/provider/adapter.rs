@@ -1,0 +1,161 @@
+//! [`ProviderModel`]: the pipeline's [`Model`] served by real providers, one per binding, so a
+//! node's pipeline (retries, repairs, fallbacks, budget) runs against real endpoints.
+//!
+//! The pipeline's request names the binding and carries the rendered prompt and, for a repair,
+//! the rejection reasons of the previous attempt; the node-level settings the pipeline does not
+//! carry (timeout, temperature, the input builder's parts, the model-facing schemas) are given
+//! once, in [`NodeCall`].
+//!
+//! Mapping back: `too_large` becomes an answer longer than `max_answer` (so step 1 rejects it
+//! with its own code and byte count), a truncated stream an `Incomplete` answer, a timeout
+//! [`ModelError::Timeout`], and every other failure [`ModelError::Unavailable`] with the
+//! provider's (key-free) sentence.
+
+use super::answer::FinishReason;
+use super::error::ProviderError;
+use super::request::{ModelRequest as ProviderRequest, OutputSchema, Part, Repair};
+use super::Provider;
+use crate::model::{self, Model, ModelAnswer, ModelError, ModelRequest};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// What every call of one node shares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeCall {
+    pub timeout: Duration,
+    pub temperature: Option<f64>,
+    /// The input builder's parts; when `None`, the request is the rendered prompt as one text
+    /// part.
+    pub parts: Option<Vec<Part>>,
+    /// The model-facing output schema for each provider (`openai`, `anthropic`), from codegen
+    /// (spec §9.3); a provider with none gets no structured-output mode.
+    pub schemas: BTreeMap<String, OutputSchema>,
+}
+
+impl NodeCall {
+    pub fn new(timeout: Duration) -> NodeCall {
+        NodeCall {
+            timeout,
+            temperature: None,
+            parts: None,
+            schemas: BTreeMap::new(),
+        }
+    }
+}
+
+/// Routes each call to its binding's provider.
+#[derive(Debug)]
+pub struct ProviderModel {
+    providers: BTreeMap<String, Box<dyn Provider>>,
+    node: NodeCall,
+    /// The text of the last answer, quoted back in a repair request.
+    last_answer: Option<String>,
+}
+
+impl ProviderModel {
+    pub fn new(node: NodeCall) -> ProviderModel {
+        ProviderModel {
+            providers: BTreeMap::new(),
+            node,
+            last_answer: None,
+        }
+    }
+
+    /// Serves `binding` with `provider`.
+    pub fn with_binding(mut self, binding: impl Into<String>, provider: Box<dyn Provider>) -> Self {
+        self.providers.insert(binding.into(), provider);
+        self
+    }
+
+    fn provider_request(&self, request: &ModelRequest, provider: &dyn Provider) -> ProviderRequest {
+        let parts = self
+            .node
+            .parts
+            .clone()
+            .unwrap_or_else(|| vec![Part::Text(request.prompt.clone())]);
+        let repair = (!request.repair.is_empty()).then(|| Repair {
+            previous_answer: self.last_answer.clone().unwrap_or_default(),
+            reasons: request.repair.iter().map(reason_line).collect(),
+        });
+        ProviderRequest {
+            parts,
+            temperature: self.node.temperature,
+            max_answer_bytes: request.max_answer,
+            timeout: self.node.timeout,
+            output_schema: self.node.schemas.get(provider.name()).cloned(),
+            repair,
+        }
+    }
+}
+
+/// One reason as the model reads it: where, what, and the code.
+fn reason_line(rejection: &crate::pipeline::Rejection) -> String {
+    let place = rejection
+        .path
+        .as_deref()
+        .or(rejection.check.as_deref())
+        .map(|place| format!("{place}: "))
+        .unwrap_or_default();
+    if rejection.message.contains(&format!("({})", rejection.code)) {
+        format!("{place}{}", rejection.message)
+    } else {
+        format!("{place}{} ({})", rejection.message, rejection.code)
+    }
+}
+
+impl Model for ProviderModel {
+    fn call(&mut self, request: &ModelRequest) -> Result<ModelAnswer, ModelError> {
+        let Some(provider) = self.providers.get(&request.binding) else {
+            return Err(ModelError::Unavailable(format!(
+                "no provider serves the binding `{}`",
+                request.binding
+            )));
+        };
+        let asked = self.provider_request(request, provider.as_ref());
+        // A failed call leaves no answer to quote in the next repair.
+        self.last_answer = None;
+        let outcome = provider.complete(&asked);
+        let answer = to_model_answer(outcome, request.max_answer)?;
+        self.last_answer = Some(answer.text.clone());
+        Ok(answer)
+    }
+}
+
+fn to_model_answer(
+    outcome: Result<super::Answer, ProviderError>,
+    max_answer: u64,
+) -> Result<ModelAnswer, ModelError> {
+    match outcome {
+        Ok(answer) => Ok(ModelAnswer {
+            text: answer.text,
+            finish_reason: match answer.finish_reason {
+                FinishReason::Stop => model::FinishReason::Stop,
+                FinishReason::Length => model::FinishReason::Length,
+                // Cut by a filter: the answer is not whole.
+                FinishReason::Other(raw) if raw == "content_filter" => {
+                    model::FinishReason::Incomplete
+                }
+                // A refusal or an unreported reason: the decoder judges the text.
+                FinishReason::Other(_) => model::FinishReason::Stop,
+            },
+            usage: model::Usage {
+                input_tokens: answer.usage.input_tokens,
+                output_tokens: answer.usage.output_tokens,
+            },
+        }),
+        Err(ProviderError::TooLarge { partial, .. }) if partial.len() as u64 > max_answer => {
+            Ok(ModelAnswer {
+                text: partial,
+                finish_reason: model::FinishReason::Stop,
+                usage: model::Usage::default(),
+            })
+        }
+        Err(ProviderError::Truncated { partial, .. }) => Ok(ModelAnswer {
+            text: partial,
+            finish_reason: model::FinishReason::Incomplete,
+            usage: model::Usage::default(),
+        }),
+        Err(ProviderError::Timeout { .. }) => Err(ModelError::Timeout),
+        Err(other) => Err(ModelError::Unavailable(other.to_string())),
+    }
+}

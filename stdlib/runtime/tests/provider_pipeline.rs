@@ -1,0 +1,217 @@
+//! A node's pipeline (spec §6.1) running on real providers through [`ProviderModel`]: repair
+//! carries the rejection reasons to the endpoint, fallback moves to another binding, and step 1
+//! turns too-large and truncated answers into rejections.
+
+mod provider_server;
+
+use aelc_runtime::model::Model;
+use aelc_runtime::pipeline::{NoStage, Pipeline, Policy, Status, SystemClock};
+use aelc_runtime::provider::{
+    connect, NodeCall, OutputSchema, Part, ProviderConfig, ProviderKind, ProviderModel,
+};
+use aelc_runtime::testing::{named, review_json, review_types, REVIEW};
+use provider_server::{json_reply, sse, Reply, Server};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn completion(content: &str) -> Value {
+    json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    })
+}
+
+fn openai(server: &Server, stream: bool) -> Box<dyn aelc_runtime::provider::Provider> {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, "local-model");
+    config.base_url = Some(server.url("/v1"));
+    config.stream = stream;
+    connect(config).expect("binding")
+}
+
+fn node() -> NodeCall {
+    let mut node = NodeCall::new(Duration::from_secs(5));
+    node.schemas.insert(
+        "openai".into(),
+        OutputSchema {
+            name: "review".into(),
+            schema: json!({"type": "object"}),
+        },
+    );
+    node
+}
+
+fn run(
+    model: &mut dyn Model,
+    policies: Vec<Policy>,
+    max_answer: u64,
+) -> aelc_runtime::pipeline::Outcome {
+    let table = review_types();
+    let output = named(REVIEW);
+    let mut pipeline = Pipeline::new(&table, &output, "primary", max_answer);
+    pipeline.policies = policies;
+    pipeline.run(
+        "Review: hi",
+        model,
+        &mut NoStage,
+        &mut SystemClock::default(),
+    )
+}
+
+/// The user message's text parts, joined.
+fn user_text(body: &Value) -> String {
+    let content = &body["messages"][0]["content"];
+    match content {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn repair_sends_the_reasons_and_succeeds_on_the_second_call() {
+    let bad = r#"{"summary": 3, "score": 0.5, "findings": [], "verdict": {"kind": "approve"}}"#;
+    let server = Server::start(vec![
+        json_reply(200, &completion(bad)),
+        json_reply(200, &completion(&review_json(1))),
+    ]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
+    let outcome = run(&mut model, vec![Policy::Repair { times: 1 }], 64 * 1024);
+    assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.attempts.len(), 2);
+    assert_eq!(
+        outcome.attempts[0]
+            .rejected
+            .as_ref()
+            .map(|r| r.code.as_str()),
+        Some("wrong_type")
+    );
+
+    let (requests, _) = server.finish();
+    let first = user_text(&requests[0].body);
+    assert_eq!(first, "Review: hi", "the first call carries no reasons");
+    let second = user_text(&requests[1].body);
+    assert!(
+        second.starts_with("Review: hi\n\nYour previous answer was rejected."),
+        "{second}"
+    );
+    assert!(
+        second.contains(bad),
+        "the previous answer is quoted: {second}"
+    );
+    assert!(second.contains("- output.summary: "), "{second}");
+    assert!(second.contains("(wrong_type)"), "{second}");
+    assert_eq!(
+        requests[1].body["response_format"]["json_schema"]["name"],
+        json!("review")
+    );
+}
+
+#[test]
+fn fallback_moves_to_another_binding_after_a_server_error() {
+    let primary = Server::start(vec![json_reply(
+        503,
+        &json!({"error": {"message": "down"}}),
+    )]);
+    let backup = Server::start(vec![json_reply(
+        200,
+        &json!({
+            "type": "message", "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "review", "input": serde_json::from_str::<Value>(&review_json(2)).expect("json")}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 12, "output_tokens": 30},
+        }),
+    )]);
+    let mut anthropic = ProviderConfig::new(ProviderKind::Anthropic, "claude");
+    anthropic.base_url = Some(backup.url(""));
+    anthropic.stream = false;
+    let mut node = node();
+    node.parts = Some(vec![
+        Part::System("Be brief.".into()),
+        Part::Text("Review: hi".into()),
+    ]);
+    node.schemas.insert(
+        "anthropic".into(),
+        OutputSchema {
+            name: "review".into(),
+            schema: json!({"type": "object"}),
+        },
+    );
+    let mut model = ProviderModel::new(node)
+        .with_binding("primary", openai(&primary, false))
+        .with_binding("backup", connect(anthropic).expect("binding"));
+    let outcome = run(
+        &mut model,
+        vec![Policy::Fallback {
+            binding: "backup".into(),
+        }],
+        64 * 1024,
+    );
+    assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
+    let bindings: Vec<&str> = outcome
+        .attempts
+        .iter()
+        .map(|a| a.binding.as_str())
+        .collect();
+    assert_eq!(bindings, ["primary", "backup"]);
+    let first = outcome.attempts[0].rejected.as_ref().expect("rejected");
+    assert_eq!(first.code, "model_unavailable");
+    assert!(first.message.contains("HTTP 503: down"), "{first:?}");
+    assert_eq!(outcome.attempts[1].usage.output_tokens, 30);
+    let (sent, _) = backup.finish();
+    assert_eq!(sent[0].body["system"], json!("Be brief."));
+    assert_eq!(
+        sent[0].body["tool_choice"],
+        json!({"type": "tool", "name": "review"})
+    );
+}
+
+#[test]
+fn too_large_and_truncated_streams_are_step_one_rejections() {
+    let chunk = |text: &str| {
+        sse(&json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]}))
+    };
+    let mut head =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_vec();
+    head.extend_from_slice(chunk("{\"summary\": \"").as_bytes());
+    let server = Server::start(vec![
+        Reply::Endless {
+            head,
+            piece: chunk(&"x".repeat(512)).into_bytes(),
+            limit: 64 << 20,
+        },
+        // A whole, valid answer, but the stream never says [DONE].
+        Reply::Stream {
+            events: vec![chunk(&review_json(0))],
+            chunked: false,
+            complete: true,
+        },
+    ]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, true));
+    let outcome = run(&mut model, vec![Policy::Retry { times: 1 }], 2048);
+    assert_eq!(outcome.status, Status::InvalidOutput, "{outcome:?}");
+    let codes: Vec<(u8, &str)> = outcome
+        .attempts
+        .iter()
+        .map(|a| {
+            a.rejected
+                .as_ref()
+                .map(|r| (r.step, r.code.as_str()))
+                .unwrap_or((0, ""))
+        })
+        .collect();
+    assert_eq!(codes, [(1, "too_large"), (1, "truncated_output")]);
+    assert!(outcome.attempts[0].bytes > 2048 && outcome.attempts[0].bytes <= 2048 + 512);
+    let (_, ends) = server.finish();
+    assert!(ends[0].client_hung_up, "{ends:?}");
+}
+
+#[test]
+fn a_timeout_is_the_runs_error_code() {
+    let server = Server::start(vec![Reply::Stall {
+        hold: Duration::from_secs(3),
+    }]);
+    let mut node = node();
+    node.timeout = Duration::from_millis(150);
+    let mut model = ProviderModel::new(node).with_binding("primary", openai(&server, false));
+    let outcome = run(&mut model, vec![], 4096);
+    assert_eq!(outcome.status, Status::Error);
+    assert_eq!(outcome.code.as_deref(), Some("timeout"));
+}

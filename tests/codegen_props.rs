@@ -1,0 +1,816 @@
+//! Property tests of the schema emitter and the size bound, on random bounded types.
+//!
+//! - decoder ≡ schema (spec §4): for random types and random JSON values near their bounds, the
+//!   `jsonschema` crate's verdict on the emitted schema equals the runtime decoder's verdict, and
+//!   both equal a reference verdict computed here from the `Ty` alone (`reference_valid`), so a
+//!   bug shared by the emitter and the decoder is caught too. The generator stays clear of the
+//!   points where the spec lets the decoder be stricter (duplicate keys, platform bounds,
+//!   invalid text) and of `uniqueItems` over objects (JSON Schema compares raw JSON, the decoder
+//!   typed values after defaults are filled in, see `decode.rs`), and of `format`, which the
+//!   schema only annotates under draft 2020-12;
+//! - `max_json_len`: every valid value's compact encoding is at most the bound, and for simple
+//!   types a constructed value attains it.
+
+use aelc::codegen::json_schema::{DefKeys, SchemaBuilder};
+use aelc::ir::size::{default_max_answer, max_json_len, CODE_FENCE_LEN};
+use aelc_runtime::ty::*;
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+
+// ---------------------------------------------------------------- random types
+
+/// A type shape; lowered into a `Ty` and a `TypeTable` by [`lower`].
+#[derive(Clone, Debug)]
+enum Shape {
+    Bool,
+    Int(IntKind, i128, i128, bool),
+    Float(bool, Option<(f64, bool)>, Option<(f64, bool)>),
+    Str(u32, u32, Option<&'static str>),
+    List(Box<Shape>, u32, u32, bool),
+    Map(MapKey, Box<Shape>, u32, u32),
+    Option(Box<Shape>),
+    Struct(Vec<(Shape, bool)>),
+    UnitEnum(usize),
+    DataEnum(Vec<Vec<Shape>>),
+    Alias(Box<Shape>),
+}
+
+#[derive(Clone, Debug)]
+enum MapKey {
+    Str(u32),
+    Enum(usize),
+}
+
+const PATTERNS: &[&str] = &["^[a-z]+$", "^a", "b$", "^[0-9]{2}$", "x"];
+const INT_KINDS: &[IntKind] = &[
+    IntKind::U8,
+    IntKind::U16,
+    IntKind::U32,
+    IntKind::U64,
+    IntKind::I8,
+    IntKind::I16,
+    IntKind::I32,
+    IntKind::I64,
+];
+
+fn int_shape() -> impl Strategy<Value = Shape> {
+    (0..INT_KINDS.len(), any::<u64>(), any::<u64>(), any::<bool>(), any::<bool>()).prop_map(
+        |(k, a, b, refine, excl)| {
+            let kind = INT_KINDS[k];
+            let (lo, hi) = kind.range();
+            if !refine {
+                return Shape::Int(kind, lo, hi, false);
+            }
+            let span = (hi - lo) as u128;
+            let small = |x: u64| lo + (x as u128 % (span.min(1000) + 1)) as i128;
+            let (mut a, mut b) = (small(a), small(b));
+            if a > b {
+                std::mem::swap(&mut a, &mut b);
+            }
+            // `a..b` needs b > a.
+            if excl && b > a {
+                Shape::Int(kind, a, b, true)
+            } else {
+                Shape::Int(kind, a, b, false)
+            }
+        },
+    )
+}
+
+fn leaf() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        Just(Shape::Bool),
+        int_shape(),
+        (
+            any::<bool>(),
+            proptest::option::of((-10i32..10, any::<bool>())),
+            proptest::option::of((10i32..20, any::<bool>()))
+        )
+            .prop_map(|(f32, lo, hi)| Shape::Float(
+                f32,
+                lo.map(|(v, e)| (v as f64 / 2.0, e)),
+                hi.map(|(v, e)| (v as f64 / 2.0, e))
+            )),
+        (0u32..3, 1u32..6, proptest::option::of(0..PATTERNS.len())).prop_map(|(min, max, p)| {
+            Shape::Str(min.min(max), max, p.map(|i| PATTERNS[i]))
+        }),
+        (1usize..4).prop_map(Shape::UnitEnum),
+    ]
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    leaf().prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            (inner.clone(), 0u32..2, 0u32..4).prop_map(|(s, min, extra)| Shape::List(
+                Box::new(s),
+                min,
+                min + extra,
+                false
+            )),
+            // Sets only of scalars: see the module doc.
+            (leaf(), 0u32..4).prop_map(|(s, max)| Shape::List(Box::new(s), 0, max, true)),
+            (
+                prop_oneof![
+                    (1u32..4).prop_map(MapKey::Str),
+                    (1usize..4).prop_map(MapKey::Enum)
+                ],
+                inner.clone(),
+                0u32..2,
+                0u32..3
+            )
+                .prop_map(|(k, v, min, extra)| Shape::Map(k, Box::new(v), min, min + extra)),
+            inner.clone().prop_map(|s| Shape::Option(Box::new(s))),
+            proptest::collection::vec((inner.clone(), any::<bool>()), 0..4).prop_map(Shape::Struct),
+            proptest::collection::vec(proptest::collection::vec(inner.clone(), 0..3), 1..4)
+                .prop_map(Shape::DataEnum),
+            inner.prop_map(|s| Shape::Alias(Box::new(s))),
+        ]
+    })
+}
+
+/// Lowers a shape, adding definitions to `table`.
+fn lower(shape: &Shape, table: &mut TypeTable) -> Ty {
+    match shape {
+        Shape::Bool => Ty::Bool,
+        Shape::Int(kind, min, max, excl) => Ty::Int(IntTy {
+            kind: *kind,
+            min: *min,
+            max: *max,
+            max_exclusive: *excl,
+        }),
+        Shape::Float(f32, lo, hi) => Ty::Float(FloatTy {
+            kind: if *f32 { FloatKind::F32 } else { FloatKind::F64 },
+            min: lo.map(|(value, exclusive)| FloatBound { value, exclusive }),
+            max: hi.map(|(value, exclusive)| FloatBound { value, exclusive }),
+        }),
+        Shape::Str(min, max, p) => Ty::Str(StrTy {
+            min: *min,
+            max: *max,
+            pattern: p.map(str::to_owned),
+            format: None,
+        }),
+        Shape::List(item, min, max, unique) => Ty::List(ListTy {
+            item: Box::new(lower(item, table)),
+            min: *min,
+            max: *max,
+            unique: *unique,
+        }),
+        Shape::Map(key, value, min, max) => {
+            let key = match key {
+                MapKey::Str(n) => Ty::Str(StrTy {
+                    min: 0,
+                    max: *n,
+                    pattern: None,
+                    format: None,
+                }),
+                MapKey::Enum(n) => unit_enum(*n, table),
+            };
+            Ty::Map(MapTy {
+                key: Box::new(key),
+                value: Box::new(lower(value, table)),
+                min: *min,
+                max: *max,
+            })
+        }
+        Shape::Option(s) => {
+            let inner = lower(s, table);
+            // `Option<Option<T>>` is not an AEL type.
+            match inner {
+                Ty::Option { .. } => inner,
+                t => Ty::Option { some: Box::new(t) },
+            }
+        }
+        Shape::Struct(fields) => {
+            let fields = fields
+                .iter()
+                .enumerate()
+                .map(|(i, (s, with_default))| {
+                    let ty = lower(s, table);
+                    let default = if *with_default && !matches!(ty, Ty::Option { .. }) {
+                        widest_or_some_valid(&ty, table)
+                    } else {
+                        None
+                    };
+                    FieldTy {
+                        name: format!("f{i}"),
+                        docs: None,
+                        ty,
+                        default,
+                    }
+                })
+                .collect();
+            push_def(table, DefKind::Struct { fields })
+        }
+        Shape::UnitEnum(n) => unit_enum(*n, table),
+        Shape::DataEnum(arms) => {
+            let variants = arms
+                .iter()
+                .enumerate()
+                .map(|(i, fields)| VariantTy {
+                    name: format!("v{i}"),
+                    docs: None,
+                    fields: if fields.is_empty() && i % 2 == 0 {
+                        None
+                    } else {
+                        Some(
+                            fields
+                                .iter()
+                                .enumerate()
+                                .map(|(j, s)| FieldTy {
+                                    name: format!("g{j}"),
+                                    docs: None,
+                                    ty: lower(s, table),
+                                    default: None,
+                                })
+                                .collect(),
+                        )
+                    },
+                })
+                .collect::<Vec<_>>();
+            // A data enum needs at least one variant with fields.
+            let mut variants = variants;
+            if variants.iter().all(|v| v.fields.is_none()) {
+                variants[0].fields = Some(vec![]);
+            }
+            push_def(
+                table,
+                DefKind::Enum {
+                    tag: "type".into(),
+                    variants,
+                },
+            )
+        }
+        Shape::Alias(s) => {
+            let ty = lower(s, table);
+            push_def(table, DefKind::Alias { ty })
+        }
+    }
+}
+
+fn unit_enum(n: usize, table: &mut TypeTable) -> Ty {
+    let variants = (0..n)
+        .map(|i| VariantTy {
+            name: ["low", "mid", "high_value"][i % 3].to_owned(),
+            docs: None,
+            fields: None,
+        })
+        .collect();
+    push_def(
+        table,
+        DefKind::Enum {
+            tag: "type".into(),
+            variants,
+        },
+    )
+}
+
+fn push_def(table: &mut TypeTable, kind: DefKind) -> Ty {
+    let id = table.defs.len() as u32;
+    table.defs.push(TypeDef {
+        name: format!("T{id}"),
+        module: "m".into(),
+        docs: None,
+        kind,
+    });
+    Ty::Ref { def: DefId(id) }
+}
+
+/// A valid value, for defaults (the first valid candidate of the value generator).
+fn widest_or_some_valid(ty: &Ty, table: &TypeTable) -> Option<Value> {
+    let mut rng = Rng(7);
+    (0..200)
+        .map(|_| gen_value(ty, table, &mut rng, 0))
+        .find(|v| reference_valid(ty, table, v))
+}
+
+// ---------------------------------------------------------------- random values
+
+/// A small deterministic generator (xorshift), seeded by proptest.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0 | 1;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn chance(&mut self, one_in: u64) -> bool {
+        self.below(one_in) == 0
+    }
+}
+
+/// A value near the bounds of `ty`: usually valid, sometimes one step outside.
+fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
+    if rng.chance(25) {
+        // A wrong type.
+        return [json!(null), json!("s"), json!(1), json!([]), json!({}), json!(true)]
+            [rng.below(6) as usize]
+            .clone();
+    }
+    match ty {
+        Ty::Bool => json!(rng.chance(2)),
+        Ty::Int(int) => {
+            let hi = if int.max_exclusive { int.max } else { int.max + 1 };
+            let v = match rng.below(5) {
+                0 => int.min - 1,
+                1 => int.min,
+                2 => hi - 1,
+                3 => hi,
+                _ => int.min + (rng.below(((hi - int.min).max(1)) as u64) as i128),
+            };
+            let as_json = if let Ok(i) = i64::try_from(v) {
+                if rng.chance(6) {
+                    json!(i as f64) // `3.0` is an integer too
+                } else {
+                    json!(i)
+                }
+            } else if let Ok(u) = u64::try_from(v) {
+                json!(u)
+            } else {
+                json!(0.5)
+            };
+            if rng.chance(12) {
+                json!(v as f64 + 0.5)
+            } else {
+                as_json
+            }
+        }
+        Ty::Float(f) => {
+            let lo = f.min.map_or(-1e3, |b| b.value);
+            let hi = f.max.map_or(1e3, |b| b.value);
+            let v = match rng.below(6) {
+                0 => lo,
+                1 => hi,
+                2 => lo - 0.25,
+                3 => hi + 0.25,
+                4 if f.kind == FloatKind::F32 => 1e39,
+                _ => lo + (hi - lo) * (rng.below(100) as f64 / 100.0),
+            };
+            if v == 0.0 {
+                json!(0.0f64.abs())
+            } else {
+                json!(v)
+            }
+        }
+        Ty::Str(s) => {
+            let len = match rng.below(4) {
+                0 => s.min.saturating_sub(1),
+                1 => s.min,
+                2 => s.max + 1,
+                _ => s.max,
+            };
+            let alphabet: &[char] = &['a', 'b', 'x', '0', '9', 'é', '\u{1}', '"', '\n', '😀'];
+            let text: String = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                .collect();
+            json!(text)
+        }
+        Ty::List(list) => {
+            let n = near_count(rng, list.min, list.max);
+            let mut items: Vec<Value> = (0..n)
+                .map(|_| gen_value(&list.item, table, rng, depth + 1))
+                .collect();
+            if list.unique && items.len() > 1 && rng.chance(3) {
+                let first = items[0].clone();
+                items.push(first);
+            }
+            Value::Array(items)
+        }
+        Ty::Map(map) => {
+            let n = near_count(rng, map.min, map.max);
+            let mut m = Map::new();
+            for _ in 0..n {
+                let key = gen_value(&map.key, table, rng, depth + 1);
+                let key = key.as_str().map(str::to_owned).unwrap_or_else(|| "zz".into());
+                m.insert(key, gen_value(&map.value, table, rng, depth + 1));
+            }
+            Value::Object(m)
+        }
+        Ty::Option { some } => {
+            if rng.chance(3) {
+                json!(null)
+            } else {
+                gen_value(some, table, rng, depth)
+            }
+        }
+        Ty::Media(_) => json!(null),
+        Ty::Ref { def } => match table.get(*def).map(|d| &d.kind) {
+            Some(DefKind::Alias { ty }) => gen_value(ty, table, rng, depth),
+            Some(DefKind::Struct { fields }) => gen_object(None, fields, table, rng, depth),
+            Some(DefKind::Enum { tag, variants }) => {
+                let i = rng.below(variants.len() as u64) as usize;
+                let v = &variants[i];
+                let name = if rng.chance(15) {
+                    "nope".to_owned()
+                } else {
+                    v.name.clone()
+                };
+                match &v.fields {
+                    None if variants.iter().all(|v| v.fields.is_none()) => json!(name),
+                    fields => gen_object(
+                        Some((tag, &name)),
+                        fields.as_deref().unwrap_or_default(),
+                        table,
+                        rng,
+                        depth,
+                    ),
+                }
+            }
+            None => json!(null),
+        },
+    }
+}
+
+fn near_count(rng: &mut Rng, min: u32, max: u32) -> u32 {
+    match rng.below(5) {
+        0 => min.saturating_sub(1),
+        1 => min,
+        2 => max + 1,
+        _ => min + rng.below(u64::from(max - min) + 1) as u32,
+    }
+}
+
+fn gen_object(
+    tag: Option<(&String, &String)>,
+    fields: &[FieldTy],
+    table: &TypeTable,
+    rng: &mut Rng,
+    depth: u32,
+) -> Value {
+    let mut m = Map::new();
+    if let Some((tag, name)) = tag {
+        if !rng.chance(20) {
+            m.insert(tag.clone(), json!(name));
+        }
+    }
+    for f in fields {
+        let skip = if f.is_required() {
+            rng.chance(15)
+        } else {
+            rng.chance(3)
+        };
+        if !skip {
+            m.insert(f.name.clone(), gen_value(&f.ty, table, rng, depth + 1));
+        }
+    }
+    if rng.chance(20) {
+        m.insert("extra".into(), json!(1));
+    }
+    Value::Object(m)
+}
+
+// ---------------------------------------------------------------- the reference verdict
+
+/// Whether `v` is a valid `ty` under the rules of spec §3–4, computed from the type alone.
+fn reference_valid(ty: &Ty, table: &TypeTable, v: &Value) -> bool {
+    match ty {
+        Ty::Bool => v.is_boolean(),
+        Ty::Int(int) => integral(v).is_some_and(|n| int.contains(n)),
+        Ty::Float(f) => v.as_f64().is_some_and(|x| {
+            let lo_ok = f.min.is_none_or(|b| if b.exclusive { x > b.value } else { x >= b.value });
+            let hi_ok = f.max.is_none_or(|b| if b.exclusive { x < b.value } else { x <= b.value });
+            let f32_ok = f.kind == FloatKind::F64 || x.abs() <= f32::MAX as f64;
+            v.is_number() && lo_ok && hi_ok && f32_ok
+        }),
+        Ty::Str(s) => v.as_str().is_some_and(|t| {
+            let n = t.chars().count() as u32;
+            n >= s.min
+                && n <= s.max
+                && s.pattern
+                    .as_deref()
+                    .is_none_or(|p| regex::Regex::new(p).unwrap().is_match(t))
+        }),
+        Ty::List(list) => v.as_array().is_some_and(|items| {
+            let n = items.len() as u32;
+            n >= list.min
+                && n <= list.max
+                && items.iter().all(|i| reference_valid(&list.item, table, i))
+                && (!list.unique || distinct(items))
+        }),
+        Ty::Map(map) => v.as_object().is_some_and(|m| {
+            let n = m.len() as u32;
+            n >= map.min
+                && n <= map.max
+                && m.iter().all(|(k, val)| {
+                    reference_valid(&map.key, table, &json!(k))
+                        && reference_valid(&map.value, table, val)
+                })
+        }),
+        Ty::Option { some } => v.is_null() || reference_valid(some, table, v),
+        Ty::Media(_) => false,
+        Ty::Ref { def } => match table.get(*def).map(|d| &d.kind) {
+            Some(DefKind::Alias { ty }) => reference_valid(ty, table, v),
+            Some(DefKind::Struct { fields }) => object_valid(None, fields, table, v),
+            Some(DefKind::Enum { tag, variants }) => {
+                if variants.iter().all(|x| x.fields.is_none()) {
+                    return v
+                        .as_str()
+                        .is_some_and(|s| variants.iter().any(|x| x.name == s));
+                }
+                let Some(name) = v.get(tag).and_then(Value::as_str) else {
+                    return false;
+                };
+                variants.iter().any(|x| {
+                    x.name == name
+                        && object_valid(
+                            Some(tag),
+                            x.fields.as_deref().unwrap_or_default(),
+                            table,
+                            v,
+                        )
+                })
+            }
+            None => false,
+        },
+    }
+}
+
+fn object_valid(tag: Option<&str>, fields: &[FieldTy], table: &TypeTable, v: &Value) -> bool {
+    let Some(m) = v.as_object() else {
+        return false;
+    };
+    let known = |k: &str| Some(k) == tag || fields.iter().any(|f| f.name == k);
+    m.keys().all(|k| known(k))
+        && fields.iter().all(|f| match m.get(&f.name) {
+            None => !f.is_required(),
+            Some(val) => reference_valid(&f.ty, table, val),
+        })
+}
+
+/// An integral JSON number, exactly.
+fn integral(v: &Value) -> Option<i128> {
+    if let Some(i) = v.as_i64() {
+        return Some(i128::from(i));
+    }
+    if let Some(u) = v.as_u64() {
+        return Some(i128::from(u));
+    }
+    let f = v.as_f64()?;
+    (f.fract() == 0.0 && f.abs() < 1e18).then_some(f as i128)
+}
+
+/// JSON Schema equality: numbers by value.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, a)| y.get(k).is_some_and(|b| json_eq(a, b)))
+        }
+        _ => a == b,
+    }
+}
+
+fn distinct(items: &[Value]) -> bool {
+    items
+        .iter()
+        .enumerate()
+        .all(|(i, a)| items[i + 1..].iter().all(|b| !json_eq(a, b)))
+}
+
+// ---------------------------------------------------------------- the properties
+
+fn schema_for(ty: &Ty, table: &TypeTable) -> Value {
+    let keys = DefKeys::new(table);
+    SchemaBuilder::new(table, &keys).document("t", None, ty)
+}
+
+fn decoder_valid(ty: &Ty, table: &TypeTable, v: &Value) -> bool {
+    let bytes = serde_json::to_vec(v).unwrap();
+    aelc_runtime::decode::decode(&bytes, ty, table, "value", 1 << 24).is_ok()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn schema_verdict_equals_decoder_and_reference(shape in shape(), seed in any::<u64>()) {
+        let mut table = TypeTable::default();
+        let ty = lower(&shape, &mut table);
+        let schema = schema_for(&ty, &table);
+        prop_assert!(jsonschema::draft202012::meta::is_valid(&schema), "{schema:#}");
+        let validator = jsonschema::draft202012::options()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .build(&schema)
+            .unwrap();
+        let mut rng = Rng(seed);
+        for _ in 0..24 {
+            let value = gen_value(&ty, &table, &mut rng, 0);
+            let by_schema = validator.is_valid(&value);
+            let by_reference = reference_valid(&ty, &table, &value);
+            let by_decoder = decoder_valid(&ty, &table, &value);
+            prop_assert_eq!(by_schema, by_reference, "schema vs reference on {} for {:#}", value, schema);
+            prop_assert_eq!(by_schema, by_decoder, "schema vs decoder on {} for {:#}", value, schema);
+            if by_reference {
+                let len = serde_json::to_string(&value).unwrap().len() as u64;
+                let max = max_json_len(&ty, &table);
+                prop_assert!(len <= max, "{} is {} bytes, bound {}", value, len, max);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- exact sizes
+
+fn s(min: u32, max: u32) -> Ty {
+    Ty::Str(StrTy {
+        min,
+        max,
+        pattern: None,
+        format: None,
+    })
+}
+
+fn len_of(v: &Value) -> u64 {
+    serde_json::to_string(v).unwrap().len() as u64
+}
+
+#[test]
+fn max_is_attained_for_simple_types() {
+    let table = TypeTable::default();
+    let widest_str = |n: usize| json!("\u{1}".repeat(n));
+    assert_eq!(max_json_len(&s(0, 16), &table), len_of(&widest_str(16)));
+    assert_eq!(max_json_len(&Ty::Bool, &table), len_of(&json!(false)));
+    for kind in INT_KINDS {
+        let int = IntTy::base(*kind);
+        let (lo, hi) = kind.range();
+        let widest = if lo < 0 { json!(lo as i64) } else { json!(hi as u64) };
+        assert_eq!(max_json_len(&Ty::Int(int), &table), len_of(&widest), "{kind:?}");
+    }
+    let refined = Ty::Int(IntTy {
+        kind: IntKind::I16,
+        min: -5,
+        max: 100,
+        max_exclusive: true,
+    });
+    assert_eq!(max_json_len(&refined, &table), 2); // "99" and "-5"
+    let float = Ty::Float(FloatTy {
+        kind: FloatKind::F64,
+        min: None,
+        max: None,
+    });
+    assert_eq!(
+        max_json_len(&float, &table),
+        len_of(&json!(-f64::MIN_POSITIVE))
+    );
+    let l = Ty::List(ListTy {
+        item: Box::new(s(0, 3)),
+        min: 0,
+        max: 4,
+        unique: false,
+    });
+    let widest = json!([widest_str(3), widest_str(3), widest_str(3), widest_str(3)]);
+    assert_eq!(max_json_len(&l, &table), len_of(&widest));
+    let opt = Ty::Option {
+        some: Box::new(Ty::Bool),
+    };
+    assert_eq!(max_json_len(&opt, &table), 5);
+    let opt = Ty::Option {
+        some: Box::new(Ty::Int(IntTy::base(IntKind::U8))),
+    };
+    assert_eq!(max_json_len(&opt, &table), 4); // null
+}
+
+#[test]
+fn max_is_attained_for_structs_enums_and_maps() {
+    let mut table = TypeTable::default();
+    let sev = unit_enum(3, &mut table); // low, mid, high_value
+    let st = push_def(
+        &mut table,
+        DefKind::Struct {
+            fields: vec![
+                FieldTy {
+                    name: "a".into(),
+                    docs: None,
+                    ty: s(0, 2),
+                    default: None,
+                },
+                FieldTy {
+                    name: "sev".into(),
+                    docs: None,
+                    ty: Ty::Option {
+                        some: Box::new(sev.clone()),
+                    },
+                    default: None,
+                },
+            ],
+        },
+    );
+    let widest = json!({"a": "\u{1}\u{1}", "sev": "high_value"});
+    assert_eq!(max_json_len(&st, &table), len_of(&widest));
+    // A map keyed by the enum holds each key once.
+    let map = Ty::Map(MapTy {
+        key: Box::new(sev.clone()),
+        value: Box::new(Ty::Bool),
+        min: 0,
+        max: 10,
+    });
+    let widest = json!({"high_value": false, "low": false, "mid": false});
+    assert_eq!(max_json_len(&map, &table), len_of(&widest));
+    // A set of bools holds at most two.
+    let set = Ty::List(ListTy {
+        item: Box::new(Ty::Bool),
+        min: 0,
+        max: 10,
+        unique: true,
+    });
+    assert_eq!(max_json_len(&set, &table), len_of(&json!([false, true])));
+    // Data enum: the widest arm, tag included.
+    let shape = push_def(
+        &mut table,
+        DefKind::Enum {
+            tag: "kind".into(),
+            variants: vec![
+                VariantTy {
+                    name: "point".into(),
+                    docs: None,
+                    fields: None,
+                },
+                VariantTy {
+                    name: "c".into(),
+                    docs: None,
+                    fields: Some(vec![FieldTy {
+                        name: "r".into(),
+                        docs: None,
+                        ty: Ty::Int(IntTy::base(IntKind::I8)),
+                        default: None,
+                    }]),
+                },
+            ],
+        },
+    );
+    let widest = json!({"kind": "c", "r": -128});
+    assert_eq!(max_json_len(&shape, &table), len_of(&widest));
+    assert_eq!(
+        default_max_answer(&shape, &table),
+        len_of(&widest) + CODE_FENCE_LEN
+    );
+    assert_eq!(CODE_FENCE_LEN, "```json\n\n```".len() as u64);
+}
+
+#[test]
+fn recursive_types_are_bounded_by_the_depth_limit() {
+    let mut table = TypeTable::default();
+    // struct Tree { children: List<Tree, 2> }: 2^63 leaves at depth 64, saturates.
+    table.defs.push(TypeDef {
+        name: "Tree".into(),
+        module: "m".into(),
+        docs: None,
+        kind: DefKind::Struct {
+            fields: vec![FieldTy {
+                name: "children".into(),
+                docs: None,
+                ty: Ty::List(ListTy {
+                    item: Box::new(Ty::Ref { def: DefId(0) }),
+                    min: 0,
+                    max: 2,
+                    unique: false,
+                }),
+                default: None,
+            }],
+        },
+    });
+    let tree = Ty::Ref { def: DefId(0) };
+    assert_eq!(max_json_len(&tree, &table), u64::MAX);
+    // struct Chain { next: Option<Chain> }: 32 objects deep at most (each opens one level...
+    // every Chain is one object, so 64 nested objects).
+    table.defs.push(TypeDef {
+        name: "Chain".into(),
+        module: "m".into(),
+        docs: None,
+        kind: DefKind::Struct {
+            fields: vec![FieldTy {
+                name: "next".into(),
+                docs: None,
+                ty: Ty::Option {
+                    some: Box::new(Ty::Ref { def: DefId(1) }),
+                },
+                default: None,
+            }],
+        },
+    });
+    let chain = Ty::Ref { def: DefId(1) };
+    // 63 × `{"next":` + `{"next":null}` + 63 × `}`.
+    let expected = 63 * (r#"{"next":"#.len() as u64 + 1) + r#"{"next":null}"#.len() as u64;
+    assert_eq!(max_json_len(&chain, &table), expected);
+    // An alias loop (`type A = Option<A>`) terminates: only `null`.
+    table.defs.push(TypeDef {
+        name: "A".into(),
+        module: "m".into(),
+        docs: None,
+        kind: DefKind::Alias {
+            ty: Ty::Option {
+                some: Box::new(Ty::Ref { def: DefId(2) }),
+            },
+        },
+    });
+    assert_eq!(max_json_len(&Ty::Ref { def: DefId(2) }, &table), 4);
+}
