@@ -8,9 +8,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{self, Diagnostic};
+use crate::sema;
 use crate::source::SourceMap;
 use crate::span::{FileId, Span};
 use crate::syntax::{self, ast};
+
+mod manifest;
 
 /// All IO the compiler does goes through this trait.
 pub trait World {
@@ -113,6 +116,8 @@ pub struct Compilation {
     pub sources: SourceMap,
     pub files: Vec<ParsedFile>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The typed program, when checking found no error.
+    pub program: Option<crate::ir::Program>,
 }
 
 impl Compilation {
@@ -169,9 +174,41 @@ pub fn collect_sources(world: &dyn World, path: &Path) -> io::Result<Vec<PathBuf
     Ok(out)
 }
 
-/// Parses every `.ael` file at `path` (a file or a folder). Only IO errors are `Err`.
+/// Checks every `.ael` file at `path`. A folder holding `ael.toml` is a project
+/// ([`check_project`]); a single file, or a folder without `ael.toml`, is checked as standalone
+/// modules with no bindings. Only IO errors are `Err`.
 pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
+    if world.is_dir(path) && world.is_file(&path.join("ael.toml")) {
+        return check_project(world, path);
+    }
+    let root = if world.is_file(path) {
+        path.parent().map_or_else(PathBuf::new, Path::to_path_buf)
+    } else {
+        path.to_path_buf()
+    };
     let mut compilation = Compilation::default();
+    parse_sources(world, path, &root, &mut compilation)?;
+    run_sema(world, &root, None, &mut compilation);
+    Ok(compilation)
+}
+
+/// Checks the project whose `ael.toml` is at `root`: every `.ael` file below it is a module.
+pub fn check_project(world: &dyn World, root: &Path) -> io::Result<Compilation> {
+    let mut compilation = Compilation::default();
+    let manifest_path = root.join("ael.toml");
+    let bytes = world.read(&manifest_path)?;
+    let id = FileId(compilation.sources.len() as u32);
+    let (text, bad_utf8) = decode_source(id, &bytes);
+    compilation.diagnostics.extend(bad_utf8);
+    let (project, manifest_diagnostics) = manifest::load(id, &text);
+    compilation.sources.add("ael.toml", text);
+    compilation.diagnostics.extend(manifest_diagnostics);
+    parse_sources(world, root, root, &mut compilation)?;
+    run_sema(world, root, Some(&project), &mut compilation);
+    Ok(compilation)
+}
+
+fn parse_sources(world: &dyn World, path: &Path, root: &Path, compilation: &mut Compilation) -> io::Result<()> {
     for file_path in collect_sources(world, path)? {
         let bytes = world.read(&file_path)?;
         let display = display_name(path, &file_path);
@@ -181,6 +218,7 @@ pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
         let parse = syntax::parse(id, &text);
         compilation.sources.add(display, text);
         compilation.diagnostics.extend(parse.diagnostics);
+        let _ = root;
         compilation.files.push(ParsedFile {
             file: id,
             path: file_path,
@@ -188,8 +226,55 @@ pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
             comments: parse.comments,
         });
     }
+    Ok(())
+}
+
+/// The module path of a file: its path from the root without `.node.ael`/`.ael`, `/` as `::`.
+pub fn module_path(root: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(root).unwrap_or(file);
+    let text = relative.to_string_lossy().replace('\\', "/");
+    let stem = text
+        .strip_suffix(".node.ael")
+        .or_else(|| text.strip_suffix(".ael"))
+        .unwrap_or(&text);
+    stem.replace('/', "::")
+}
+
+/// Project files as sema sees them: relative to the root, read through the world.
+struct WorldFiles<'w> {
+    world: &'w dyn World,
+    root: &'w Path,
+}
+
+impl sema::ProjectFiles for WorldFiles<'_> {
+    fn exists(&self, relative: &str) -> bool {
+        !relative.split('/').any(|part| part == "..") && self.world.is_file(&self.root.join(relative))
+    }
+
+    fn read(&self, relative: &str) -> Option<String> {
+        if !self.exists(relative) {
+            return None;
+        }
+        let bytes = self.world.read(&self.root.join(relative)).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+}
+
+fn run_sema(world: &dyn World, root: &Path, project: Option<&sema::ProjectInfo>, compilation: &mut Compilation) {
+    let paths: Vec<String> = compilation.files.iter().map(|f| module_path(root, &f.path)).collect();
+    let modules = compilation
+        .files
+        .iter()
+        .zip(&paths)
+        .map(|(f, path)| sema::SourceModule { path, file: f.file, ast: &f.module })
+        .collect();
+    let files = WorldFiles { world, root };
+    let input = sema::CheckInput { modules, project, files: &files };
+    let checked = sema::check(&input, &mut compilation.sources);
+    compilation.diagnostics.extend(checked.diagnostics);
+    let syntax_errors = compilation.has_errors();
+    compilation.program = checked.program.filter(|_| !syntax_errors);
     diagnostics::sort(&mut compilation.diagnostics);
-    Ok(compilation)
 }
 
 /// The name a file is shown under: relative to the folder that was checked, or as given.

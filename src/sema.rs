@@ -19,6 +19,7 @@ mod depth;
 mod expr;
 mod items;
 mod node;
+pub mod pattern;
 mod pattern_check;
 mod scope;
 mod sty;
@@ -169,10 +170,8 @@ pub(crate) struct Import {
     pub used: bool,
 }
 
-pub(crate) struct ModuleScope<'a> {
+pub(crate) struct ModuleScope {
     pub path: String,
-    pub file: FileId,
-    pub ast: &'a ast::Module,
     /// Own items and imports, by the name they are known under here.
     pub names: HashMap<String, (ItemRef, Option<usize>)>,
     pub imports: Vec<Import>,
@@ -184,7 +183,7 @@ pub(crate) struct ModuleScope<'a> {
 pub(crate) struct Cx<'a, 's> {
     pub input: &'a CheckInput<'a>,
     pub sources: &'s mut SourceMap,
-    pub modules: Vec<ModuleScope<'a>>,
+    pub modules: Vec<ModuleScope>,
     pub module_index: HashMap<String, usize>,
     pub types: Vec<Decl<'a, TypeDecl<'a>>>,
     pub errors: Vec<Decl<'a, &'a ast::ErrorsDef>>,

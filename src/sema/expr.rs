@@ -462,8 +462,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 (STy::Bool, mk(Method::EndsWith { arg: a }))
             }
             (STy::Str, "matches") if expect_args(self, 1) => match arg0.map(|a| &a.kind) {
-                Some(ExprKind::Lit(ast::Literal { kind: LitKind::Str { value, .. }, span: lspan })) => {
-                    if let Err(d) = super::pattern_check::check(value, *lspan) {
+                Some(ExprKind::Lit(ast::Literal { kind: LitKind::Str { value, raw }, span: lspan })) => {
+                    for d in super::pattern_check::check(value, *lspan, *raw) {
                         self.cx.report(d);
                     }
                     (STy::Bool, mk(Method::Matches { pattern: value.clone() }))

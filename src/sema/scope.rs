@@ -17,8 +17,6 @@ pub(crate) fn collect(cx: &mut Cx<'_, '_>) {
         cx.module_index.insert(module.path.to_owned(), index);
         cx.modules.push(ModuleScope {
             path: module.path.to_owned(),
-            file: module.file,
-            ast: module.ast,
             names: HashMap::new(),
             imports: Vec::new(),
             own: HashMap::new(),

@@ -14,10 +14,6 @@ pub enum STy {
     Option(Box<STy>),
     Def(DefId),
     Media(MediaKind),
-    /// The raw answer text of `output { raw; }` (spec §6): no field can hold it.
-    Raw,
-    /// What a builder returns.
-    Parts,
     /// The type of `none` or `[]` before an expected type is known.
     Unknown,
     /// An expression whose error was already reported: compatible with everything.
@@ -101,8 +97,6 @@ impl STy {
                 MediaKind::Video => "Video".into(),
                 MediaKind::File => "File".into(),
             },
-            STy::Raw => "Raw".into(),
-            STy::Parts => "Parts".into(),
             STy::Unknown => "an unknown type".into(),
             STy::Error => "{error}".into(),
         }

@@ -724,8 +724,14 @@ impl Cx<'_, '_> {
                         }
                     }
                 } else {
+                    let raw = match attr.args.first().map(|a| &a.kind) {
+                        Some(ast::ExprKind::Lit(ast::Literal { kind: LitKind::Str { raw, .. }, .. })) => *raw,
+                        _ => None,
+                    };
                     let span = attr.args.first().map_or(attr.span, |a| a.span);
-                    self.check_pattern(&text, span, attr);
+                    for d in super::pattern_check::check(&text, span, raw) {
+                        self.report(d);
+                    }
                     s.pattern = Some(text);
                 }
                 Some(Ty::Str(s))
@@ -825,12 +831,6 @@ impl Cx<'_, '_> {
         }
     }
 
-    /// `@pattern`: the syntax common to RE2, ECMA-262 and Rust `regex` (spec §3).
-    fn check_pattern(&mut self, text: &str, span: Span, _attr: &ast::Attribute) {
-        if let Err(d) = super::pattern_check::check(text, span) {
-            self.report(d);
-        }
-    }
 }
 
 fn wider(kind: IntKind) -> &'static str {

@@ -182,9 +182,10 @@ fn unexpected_diagnostic(
     };
     let mut diagnostic = Diagnostic::new("E0101", message).primary(
         span,
-        match found {
-            Some(_) => format!("unexpected {found_text}"),
-            None => "the file ends here".to_owned(),
+        match (found, expected_text.as_deref()) {
+            (None, _) => "the file ends here".to_owned(),
+            (Some(_), Some(exp)) if expected.len() <= 2 => format!("expected {exp}"),
+            (Some(_), _) => "not expected here".to_owned(),
         },
     );
     if let Some((ctx, ctx_span)) = context {

@@ -113,12 +113,11 @@ fn convert_errors(
     tokens: &[(Token<'_>, SimpleSpan)],
     errors: Vec<ParseError<'_, '_>>,
 ) -> Vec<SyntaxError> {
+    // An error at, or right after, a token the lexer rejected is a cascade of that error.
     let lex_error_at = |start: usize| {
-        tokens
-            .binary_search_by_key(&start, |(_, span)| span.start)
-            .ok()
-            .and_then(|i| tokens.get(i))
-            .is_some_and(|(token, _)| *token == Token::Error)
+        let index = tokens.partition_point(|(_, span)| span.start < start);
+        let is_error = |i: usize| tokens.get(i).is_some_and(|(t, _)| *t == Token::Error);
+        is_error(index) || index.checked_sub(1).is_some_and(is_error)
     };
     let mut seen_starts = Vec::new();
     let mut out = Vec::new();
@@ -131,13 +130,30 @@ fn convert_errors(
         out.push(match error.reason() {
             RichReason::Custom(custom) => custom.clone(),
             RichReason::ExpectedFound { expected, found } => {
-                let mut expected: Vec<String> = expected.iter().filter_map(pattern_text).collect();
+                let mut expected: Vec<String> = expected
+                    .iter()
+                    .filter_map(pattern_text)
+                    .map(|text| match OPERATORS.contains(&text.as_str()) {
+                        // A list of every operator says less than the word.
+                        true => "an operator".to_owned(),
+                        false => text,
+                    })
+                    .collect();
                 expected.sort();
                 expected.dedup();
                 let context = error
                     .contexts()
-                    .last()
-                    .and_then(|(pattern, ctx_span)| Some((pattern_text(pattern)?, cx.span(*ctx_span))));
+                    .next()
+                    .and_then(|(pattern, ctx_span)| {
+                        let label = pattern_text(pattern)?;
+                        // "a field" → "field", for "in this field".
+                        let noun = label
+                            .strip_prefix("a ")
+                            .or_else(|| label.strip_prefix("an "))
+                            .unwrap_or(&label)
+                            .to_owned();
+                        Some((noun, cx.span(*ctx_span)))
+                    });
                 SyntaxError::Unexpected {
                     span: cx.span(span),
                     found: found.as_ref().map(|t| found_text(t)),
@@ -149,6 +165,12 @@ fn convert_errors(
     }
     out
 }
+
+/// Tokens that may continue an expression, reported together as "an operator".
+const OPERATORS: &[&str] = &[
+    "`!=`", "`%`", "`&&`", "`*`", "`+`", "`-`", "`/`", "`<`", "`<=`", "`==`", "`>`", "`>=`",
+    "`||`", "`.`",
+];
 
 fn found_text(token: &MaybeRef<'_, Token<'_>>) -> String {
     let token: &Token<'_> = token;

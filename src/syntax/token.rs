@@ -120,15 +120,16 @@ pub enum Token<'src> {
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9][0-9_]*", |lex| lex.slice(), priority = 10)]
     Float(&'src str),
     /// A number immediately followed by letters: a duration or a size.
-    #[regex(r"[0-9][0-9_]*(\.[0-9][0-9_]*)?[A-Za-z_][A-Za-z0-9_]*", suffixed_number)]
+    #[regex(r"[0-9][0-9_]*(\.[0-9][0-9_]*)?[A-Za-z][A-Za-z0-9_]*", suffixed_number)]
     Unit(UnitValue),
     /// `50/s`, `600/m`, `10/h`.
-    #[regex(r"[0-9][0-9_]*/[A-Za-z_][A-Za-z0-9_]*", rate_literal)]
+    #[regex(r"[0-9][0-9_]*/[A-Za-z][A-Za-z0-9_]*", rate_literal)]
     Rate(Rate),
 
     /// `"…"`: the text between the quotes, escapes not yet resolved (they were checked).
     #[regex(r#""([^"\\]|\\(.|\n))*""#, string_literal)]
-    #[regex(r#""([^"\\]|\\(.|\n))*\\?"#, unterminated_string)]
+    // An unclosed string stops at the end of its line, so the next lines still parse.
+    #[regex(r#""([^"\\\n]|\\.)*\\?"#, unterminated_string)]
     Str(&'src str),
     /// `r"…"`, `r#"…"#`: the number of hashes and the text between the quotes.
     #[regex(r##"r#*""##, raw_string)]

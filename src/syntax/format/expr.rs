@@ -97,25 +97,24 @@ impl Printer<'_> {
             ExprKind::Binary { .. } => self.binary_chain(expr),
             ExprKind::Closure { params, body } => {
                 let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-                concat![format!("|{}| ", names.join(", ")), self.expr(body)]
+                // `||` is the "or" operator to the lexer: no parameters print as `| |`.
+                let head = if names.is_empty() {
+                    "| | ".to_owned()
+                } else {
+                    format!("|{}| ", names.join(", "))
+                };
+                concat![head, self.expr(body)]
             }
             ExprKind::Error => "".into(),
         }
     }
 
     /// `(a, b)` after a callee or a method. A lone argument that brings its own braces (a
-    /// closure, struct literal, list, `match` or block) hugs the parentheses.
+    /// struct literal, list, `match` or block, or a closure returning one) hugs the
+    /// parentheses.
     fn args(&mut self, args: &[Expr], end: u32) -> Doc {
         if let [only] = args {
-            let hugs = matches!(
-                only.kind,
-                ExprKind::Closure { .. }
-                    | ExprKind::StructLit { .. }
-                    | ExprKind::List(_)
-                    | ExprKind::Match { .. }
-                    | ExprKind::Block { .. }
-            );
-            if hugs && !self.comments.any_before(only.span.start) {
+            if hugs(only) && !self.comments.any_before(only.span.start) {
                 let doc = self.expr(only);
                 if !self.comments.any_before(end) {
                     return concat!["(", doc, ")"];
@@ -263,6 +262,17 @@ impl Printer<'_> {
             None => ident(&field.name),
             Some(pattern) => concat![ident(&field.name), ": ", self.pattern(pattern)],
         }
+    }
+}
+
+fn hugs(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::StructLit { .. }
+        | ExprKind::List(_)
+        | ExprKind::Match { .. }
+        | ExprKind::Block { .. } => true,
+        ExprKind::Closure { body, .. } => hugs(body),
+        _ => false,
     }
 }
 

@@ -155,6 +155,8 @@ pub fn type_expr<'tok, 'src: 'tok>(
             .or_not()
             .then(range_op)
             .then(bound.clone().or_not())
+            // `..` alone bounds nothing.
+            .filter(|((start, _), end)| start.is_some() || end.is_some())
             .map_with(move |((start, inclusive), end), e| RangeArg {
                 start,
                 end,

@@ -91,7 +91,7 @@ pub fn check_media(
                 ));
             }
         }
-    } else if !ty.content_types.iter().any(|t| *t == m.content_type) {
+    } else if !ty.content_types.contains(&m.content_type) {
         issues.push((
             "content_type",
             (

@@ -239,7 +239,7 @@ pub enum Refusal {
     /// Steps 1–6 rejected it; the failure policy decides what next.
     Rejected(Vec<Rejection>),
     /// A check or the transform could not be evaluated: `internal_error`, no retry.
-    Internal(Rejection),
+    Internal(Box<Rejection>),
 }
 
 /// A node's output pipeline.
@@ -361,7 +361,7 @@ impl<'a> Pipeline<'a> {
                     message,
                 }]));
             }
-            Err(e) => return Err(Refusal::Internal(internal(4, &e))),
+            Err(e) => return Err(Refusal::Internal(Box::new(internal(4, &e)))),
         }
         // Step 5.
         if !stage.has_transform() {
@@ -369,7 +369,7 @@ impl<'a> Pipeline<'a> {
         }
         let value = stage
             .transform(value)
-            .map_err(|e| Refusal::Internal(internal(5, &e)))?;
+            .map_err(|e| Refusal::Internal(Box::new(internal(5, &e))))?;
         // Step 6.
         let errors = validator.validate(&value, self.output_ty, OUTPUT_ROOT);
         if !errors.is_empty() {
@@ -503,7 +503,7 @@ impl<'a> Pipeline<'a> {
                     };
                 }
                 Err(Refusal::Internal(rejection)) => {
-                    attempt.rejected = Some(rejection);
+                    attempt.rejected = Some(*rejection);
                     attempts.push(attempt);
                     return end(Status::Error, Some("internal_error"), attempts, total);
                 }

@@ -18,6 +18,28 @@
 //!
 //! The HTTP providers are behind the `http` cargo feature (on by default), so code that only
 //! replays answers can build the runtime without an HTTP client.
+//!
+//! ```no_run
+//! # #[cfg(feature = "http")]
+//! # fn main() -> Result<(), aelc_runtime::provider::ProviderError> {
+//! use aelc_runtime::provider::{connect, ModelRequest, Part, ProviderConfig};
+//! use std::time::Duration;
+//!
+//! let config = ProviderConfig::from_binding(
+//!     "openai", "local", Some("http://127.0.0.1:8080/v1"), None, &["text".to_string()],
+//! )?;
+//! let provider = connect(config)?;
+//! let request = ModelRequest::new(vec![Part::Text("Say hi as JSON.".into())], 4096, Duration::from_secs(30));
+//! let answer = provider.complete(&request)?;
+//! println!("{} ({:?})", answer.text, answer.finish_reason);
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! ```
+
+// Without `http`, the wire helpers (SSE reader, answer buffer, key redaction) have no user.
+#![cfg_attr(not(feature = "http"), allow(dead_code, unused_imports))]
 
 pub mod adapter;
 pub mod answer;
@@ -33,6 +55,8 @@ pub mod anthropic;
 mod http;
 #[cfg(feature = "http")]
 pub mod openai;
+#[cfg(all(test, feature = "http"))]
+mod props;
 
 pub use adapter::{NodeCall, ProviderModel};
 pub use answer::{Answer, FinishReason, Usage};

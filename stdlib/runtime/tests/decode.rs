@@ -569,3 +569,53 @@ fn large_review_round_trips_canonically() {
     let reparsed: serde_json::Value = serde_json::from_str(&without_nulls).unwrap_or_default();
     assert!(v.to_json(&named(REVIEW), &t) == reparsed);
 }
+
+#[test]
+fn validate_value_reports_like_the_decoder() {
+    use aelc_runtime::validate::validate_value;
+    let t = review_types();
+    let doc = review_json(2);
+    let good = ok(&t, &named(REVIEW), &doc);
+    assert!(validate_value(&good, &named(REVIEW), &t, "output").is_empty());
+    // Break the second finding's line (u32<1..>) and duplicate a tag.
+    let Value::Struct(mut fields) = good else {
+        panic!("a struct")
+    };
+    if let Some(Value::List(findings)) = fields.get_mut(2) {
+        if let Some(Value::Struct(f)) = findings.get_mut(1) {
+            f[0] = Value::Int(0);
+            f[4] = Value::List(vec![Value::Str("a".into()), Value::Str("a".into())]);
+        }
+    }
+    let bad = Value::Struct(fields);
+    let errs = validate_value(&bad, &named(REVIEW), &t, "output");
+    let got: Vec<(&str, &str, Code)> = errs
+        .iter()
+        .map(|e| (e.pointer.as_str(), e.path.as_str(), e.code))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "/findings/1/line",
+                "output.findings[1].line",
+                Code::OutOfRange
+            ),
+            (
+                "/findings/1/tags/1",
+                "output.findings[1].tags[1]",
+                Code::DuplicateItem
+            ),
+        ]
+    );
+    // The same document through the decoder says the same.
+    let broken_doc = doc.replacen("\"line\": 2", "\"line\": 0", 1);
+    let decoded = errors(&t, &named(REVIEW), &broken_doc);
+    assert_eq!(
+        decoded,
+        vec![("/findings/1/line".to_owned(), Code::OutOfRange)]
+    );
+    // A value of the wrong shape is wrong_type, not a panic.
+    let errs = validate_value(&Value::Int(3), &named(REVIEW), &t, "output");
+    assert_eq!(errs.first().map(|e| e.code), Some(Code::WrongType));
+}

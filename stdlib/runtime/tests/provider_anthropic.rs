@@ -324,3 +324,18 @@ fn audio_is_refused_before_the_call() {
     );
     assert!(server.finish().0.is_empty());
 }
+
+#[test]
+fn the_tool_input_is_passed_on_exactly_as_written() {
+    // Duplicate keys and number spellings must reach the decoder, which rejects duplicates.
+    let body = r#"{"type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"nodes__review","input":{"summary": "a", "summary": "b", "n": 3e0}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":2}}"#;
+    let server = Server::start(vec![Reply::Full {
+        status: 200,
+        headers: vec![],
+        body: body.as_bytes().to_vec(),
+    }]);
+    let answer = provider(&server, false)
+        .complete(&request(3000))
+        .expect("an answer");
+    assert_eq!(answer.text, r#"{"summary": "a", "summary": "b", "n": 3e0}"#);
+}

@@ -216,7 +216,7 @@ fn an_oversized_stream_is_cut_off_as_it_arrives() {
         .complete(&request(4096))
         .expect_err("too large");
     assert!(
-        matches!(error, ProviderError::TooLarge { limit: 4096, received, .. } if received > 4096),
+        matches!(error, ProviderError::TooLarge { limit: 4096, received, .. } if received > 4096 && received <= 4096 + 1000),
         "{error:?}"
     );
     assert_eq!(error.code(), "too_large");
@@ -519,5 +519,27 @@ fn an_unreachable_endpoint_is_model_unavailable() {
     assert!(
         matches!(error, ProviderError::ModelUnavailable { status: None, .. }),
         "{error:?}"
+    );
+}
+
+#[test]
+fn a_stream_that_stalls_midway_is_a_timeout() {
+    let mut head =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_vec();
+    head.extend_from_slice(chunk(Some("{\"summary\":"), None).as_bytes());
+    let server = Server::start(vec![Reply::StallAfter {
+        head,
+        hold: Duration::from_secs(3),
+    }]);
+    let mut slow = request(1000);
+    slow.timeout = Duration::from_millis(200);
+    let error = provider(&server, true)
+        .complete(&slow)
+        .expect_err("a timeout");
+    assert_eq!(
+        error,
+        ProviderError::Timeout {
+            after: Duration::from_millis(200)
+        }
     );
 }

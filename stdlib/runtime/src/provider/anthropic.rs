@@ -7,6 +7,8 @@
 //!   whose root is not an object (tool inputs must be objects) is wrapped as
 //!   `{"value": …}` on the way out and unwrapped on the way back.
 //! - `stop_reason: max_tokens` is [`FinishReason::Length`].
+//! - The answer text is the tool input exactly as the model wrote it (a raw JSON slice, never
+//!   re-serialized), so step 2 still sees duplicate keys and number spellings.
 //! - Streaming reads `message_start`, `content_block_*`, `message_delta` and `message_stop`
 //!   events; a stream that ends without `message_stop` is truncated.
 
@@ -15,10 +17,11 @@ use super::binding::ProviderConfig;
 use super::error::ProviderError;
 use super::http::{quote, read_body, Transport};
 use super::openai::stream_error;
-use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part, PartKind};
+use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part};
 use super::secret::{redact, ApiKey};
 use super::sse::SseReader;
 use super::{envelope_limit, stream_limits, Provider};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 /// The API version this provider speaks.
@@ -69,11 +72,11 @@ impl Anthropic {
                 Part::Text(text) => content.push(json!({"type": "text", "text": text})),
                 Part::Image(source) => content.push(media_block("image", source)),
                 Part::File(source) => content.push(media_block("document", source)),
-                Part::Audio(_) => {
+                Part::Audio(_) | Part::Video(_) => {
                     return Err(ProviderError::UnsupportedPart {
-                        kind: PartKind::Audio,
+                        kind: part.kind(),
                         provider: "anthropic",
-                        reason: "the Messages API takes no audio".to_string(),
+                        reason: format!("the Messages API takes no {}", part.kind()),
                     })
                 }
             }
@@ -207,16 +210,19 @@ fn unwrap_answer(answer: Answer, limit: u64) -> Result<Answer, ProviderError> {
     if answer.finish_reason == FinishReason::Length {
         return Ok(answer);
     }
-    let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&answer.text) else {
-        return Ok(answer); // not a tool input: let the decoder say what it is
-    };
-    let Some(value) = object.remove(WRAPPED) else {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wrapped<'a> {
+        #[serde(borrow)]
+        value: &'a RawValue,
+    }
+    // Anything else (not an object, other keys, `value` twice) goes to the decoder as it is,
+    // which says what is wrong with it.
+    let Ok(wrapped) = serde_json::from_str::<Wrapped<'_>>(&answer.text) else {
         return Ok(answer);
     };
-    Ok(Answer {
-        text: within_limit(value.to_string(), limit)?,
-        ..answer
-    })
+    let text = within_limit(wrapped.value.get().to_string(), limit)?;
+    Ok(Answer { text, ..answer })
 }
 
 fn stop_reason(raw: Option<&str>) -> FinishReason {
@@ -282,13 +288,12 @@ pub(crate) fn parse_message(
         .get("content")
         .and_then(Value::as_array)
         .ok_or_else(|| malformed("the body has no `content` array"))?;
-    let tool_input = blocks
+    let has_tool = blocks
         .iter()
-        .find(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
-        .map(|block| block.get("input").cloned().unwrap_or(Value::Null));
-    let text = match tool_input {
-        Some(input) => input.to_string(),
-        None => blocks
+        .any(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"));
+    let text = match has_tool {
+        true => raw_tool_input(bytes)?,
+        false => blocks
             .iter()
             .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
             .filter_map(|block| block.get("text").and_then(Value::as_str))
@@ -310,6 +315,31 @@ fn received(text: &AnswerBuffer, tool: &AnswerBuffer, saw_tool: bool) -> String 
     } else {
         text.as_str().to_string()
     }
+}
+
+/// The first tool call's `input` exactly as the model wrote it.
+fn raw_tool_input(bytes: &[u8]) -> Result<String, ProviderError> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        content: Vec<Block<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Block<'a> {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(borrow, default)]
+        input: Option<&'a RawValue>,
+    }
+    let message: Message<'_> = serde_json::from_slice(bytes)
+        .map_err(|error| malformed(format!("the body is not a message ({error})")))?;
+    message
+        .content
+        .into_iter()
+        .find(|block| block.kind == "tool_use")
+        .and_then(|block| block.input)
+        .map(|raw| raw.get().to_string())
+        .ok_or_else(|| malformed("the tool call has no `input`"))
 }
 
 /// A streamed message, until `message_stop`.

@@ -107,6 +107,43 @@ impl ProviderConfig {
         }
     }
 
+    /// A config from the fields of an `ael.toml` binding, with the defaults of [`Self::new`].
+    /// An unknown provider or `accepts` word is an error (the compiler reports them earlier,
+    /// with their location; this guards other callers).
+    pub fn from_binding(
+        provider: &str,
+        model: &str,
+        base_url: Option<&str>,
+        api_key_env: Option<&str>,
+        accepts: &[String],
+    ) -> Result<ProviderConfig, ProviderError> {
+        let Some(kind) = ProviderKind::parse(provider) else {
+            return Err(ProviderError::InvalidConfig {
+                reason: format!(
+                    "provider `{provider}` is not an HTTP provider (openai, anthropic)"
+                ),
+            });
+        };
+        let mut kinds = Vec::new();
+        for word in accepts {
+            let Some(kind) = PartKind::parse(word) else {
+                return Err(ProviderError::InvalidConfig {
+                    reason: format!(
+                        "`accepts` lists `{word}`; the part kinds are text, image, audio, video, file"
+                    ),
+                });
+            };
+            kinds.push(kind);
+        }
+        let mut config = ProviderConfig::new(kind, model);
+        config.base_url = base_url.map(str::to_string);
+        config.api_key_env = api_key_env.map(str::to_string);
+        if !kinds.is_empty() {
+            config.accepts = kinds;
+        }
+        Ok(config)
+    }
+
     /// The base URL without a trailing `/`.
     pub(crate) fn base_url(&self) -> &str {
         self.base_url
@@ -150,6 +187,7 @@ impl ProviderConfig {
 }
 
 /// The provider for a binding.
+#[cfg(feature = "http")]
 pub fn connect(config: ProviderConfig) -> Result<Box<dyn Provider>, ProviderError> {
     let base = config.base_url();
     if !(base.starts_with("http://") || base.starts_with("https://")) {
@@ -166,4 +204,33 @@ pub fn connect(config: ProviderConfig) -> Result<Box<dyn Provider>, ProviderErro
         ProviderKind::OpenAi => Box::new(super::openai::OpenAi::new(config)),
         ProviderKind::Anthropic => Box::new(super::anthropic::Anthropic::new(config)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindings_convert_or_say_what_is_wrong() {
+        let accepts = vec!["text".to_string(), "image".to_string()];
+        let config = ProviderConfig::from_binding(
+            "openai",
+            "gpt-4o-mini",
+            Some("http://127.0.0.1:8080/v1/"),
+            Some("OPENAI_API_KEY"),
+            &accepts,
+        );
+        let config = config.as_ref().ok();
+        assert_eq!(
+            config.map(|c| c.accepts.clone()),
+            Some(vec![PartKind::Text, PartKind::Image])
+        );
+        assert_eq!(
+            config.map(|c| c.base_url()),
+            Some("http://127.0.0.1:8080/v1")
+        );
+        assert!(ProviderConfig::from_binding("replay", "m", None, None, &[]).is_err());
+        let odd = ProviderConfig::from_binding("anthropic", "m", None, None, &["smell".into()]);
+        assert!(odd.is_err_and(|e| e.to_string().contains("`smell`")));
+    }
 }

@@ -154,6 +154,12 @@ fn content_part(part: &Part) -> Result<Value, ProviderError> {
             json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
         }
         Part::File(source) => file_part(source)?,
+        Part::Video(_) => {
+            return Err(unsupported(
+                PartKind::Video,
+                "Chat Completions takes no video: send frames as images",
+            ))
+        }
     })
 }
 

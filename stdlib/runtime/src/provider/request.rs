@@ -11,14 +11,16 @@ pub enum PartKind {
     Text,
     Image,
     Audio,
+    Video,
     File,
 }
 
 impl PartKind {
-    pub const ALL: [PartKind; 4] = [
+    pub const ALL: [PartKind; 5] = [
         PartKind::Text,
         PartKind::Image,
         PartKind::Audio,
+        PartKind::Video,
         PartKind::File,
     ];
 
@@ -27,6 +29,7 @@ impl PartKind {
             PartKind::Text => "text",
             PartKind::Image => "image",
             PartKind::Audio => "audio",
+            PartKind::Video => "video",
             PartKind::File => "file",
         }
     }
@@ -70,6 +73,7 @@ pub enum Part {
     Text(String),
     Image(MediaSource),
     Audio(MediaSource),
+    Video(MediaSource),
     File(MediaSource),
 }
 
@@ -80,6 +84,7 @@ impl Part {
             Part::System(_) | Part::Text(_) => PartKind::Text,
             Part::Image(_) => PartKind::Image,
             Part::Audio(_) => PartKind::Audio,
+            Part::Video(_) => PartKind::Video,
             Part::File(_) => PartKind::File,
         }
     }

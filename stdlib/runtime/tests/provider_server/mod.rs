@@ -58,6 +58,8 @@ pub enum Reply {
     },
     /// Reads the request, then says nothing for `hold`, then closes.
     Stall { hold: Duration },
+    /// Writes `head` (a status line, headers, part of a body), then says nothing for `hold`.
+    StallAfter { head: Vec<u8>, hold: Duration },
 }
 
 /// How an endless reply ended.
@@ -191,6 +193,11 @@ fn serve(
             }
         }
         Reply::Stall { hold } => thread::sleep(hold),
+        Reply::StallAfter { head, hold } => {
+            let _ = stream.write_all(&head);
+            let _ = stream.flush();
+            thread::sleep(hold);
+        }
     }
     let _ = stream.shutdown(std::net::Shutdown::Both);
 }

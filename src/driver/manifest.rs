@@ -1,0 +1,56 @@
+//! A stopgap reader of `ael.toml` for project mode: package, bindings and limits.
+//!
+//! The full loader with located errors and "did you mean" lives in `crate::project` (being
+//! written); until the driver switches to it, this reads what sema needs and reports nothing
+//! beyond a syntax error.
+
+use toml::de::{DeTable, DeValue};
+
+use crate::diagnostics::Diagnostic;
+use crate::ir;
+use crate::sema::ProjectInfo;
+use crate::span::FileId;
+
+pub(super) fn load(_file: FileId, text: &str) -> (ProjectInfo, Vec<Diagnostic>) {
+    let mut info = ProjectInfo::default();
+    let Ok(table) = DeTable::parse(text) else {
+        return (info, Vec::new());
+    };
+    let table = table.get_ref();
+    if let Some(package) = table.get("package").and_then(|p| p.get_ref().as_table()) {
+        info.package.name = string(package, "name").unwrap_or_default();
+        info.package.version = string(package, "version").unwrap_or_default();
+        info.package.description = string(package, "description");
+    }
+    if let Some(bindings) = table.get("bindings").and_then(|b| b.get_ref().as_table()) {
+        for (name, value) in bindings.iter() {
+            let Some(b) = value.get_ref().as_table() else { continue };
+            let accepts = b
+                .get("accepts")
+                .and_then(|a| a.get_ref().as_array())
+                .map(|a| a.iter().filter_map(|v| v.get_ref().as_str().map(str::to_owned)).collect())
+                .unwrap_or_else(|| vec!["text".to_owned()]);
+            info.bindings.push(ir::Binding {
+                name: name.get_ref().to_string(),
+                provider: string(b, "provider").unwrap_or_default(),
+                model: string(b, "model").unwrap_or_default(),
+                base_url: string(b, "base_url"),
+                api_key_env: string(b, "api_key_env"),
+                accepts,
+                price: None,
+            });
+        }
+    }
+    if let Some(limits) = table.get("limits").and_then(|l| l.get_ref().as_table()) {
+        if let Some(DeValue::Integer(i)) = limits.get("max_input_bytes").map(|v| v.get_ref()) {
+            if let Ok(v) = i.as_str().replace('_', "").parse::<u64>() {
+                info.limits.max_input_bytes = v;
+            }
+        }
+    }
+    (info, Vec::new())
+}
+
+fn string(table: &DeTable<'_>, key: &str) -> Option<String> {
+    table.get(key).and_then(|v| v.get_ref().as_str()).map(str::to_owned)
+}

@@ -1,0 +1,502 @@
+//! The `@pattern` validator (spec §3): a pattern must mean the same under RE2 (the gateway),
+//! ECMA-262 (other JSON Schema validators, `u` mode) and the Rust `regex` crate, so only the
+//! syntax the three share is accepted, and everything else is refused with a fix.
+//!
+//! How: `regex-syntax` (the parser of the `regex` crate) parses the pattern into an AST with
+//! byte spans, which rejects everything Rust cannot run; the walk below then refuses the nodes
+//! that Rust accepts but RE2 or ECMA-262 read differently or not at all. Offsets are bytes inside
+//! the pattern text, so for a raw string `r"…"` they map straight onto the source.
+//!
+//! Decisions (documented in the book's reference page for `@pattern`):
+//! - all `\p{…}` / `\pL` / `\P` classes are refused: the property names differ across engines;
+//! - all flags (`(?i)`, `(?i:…)`) are refused: ECMA-262 has no inline flags in most engines;
+//! - named groups, both `(?P<n>…)` and `(?<n>…)`, are refused: ECMA has no `?P`, older RE2 no
+//!   `?<`, and a pattern only matches, so a name is never read; a plain `(…)` or `(?:…)` works;
+//! - `\d \w \s \D \W \S \b \B` are refused with the ASCII class that means the same everywhere;
+//! - escapes are limited to `\xHH`, `\t \n \r \f \v` and the syntax characters
+//!   `^ $ \ . * + ? ( ) [ ] { } | /` (and `-` inside a class): ECMA `u` mode refuses the rest.
+
+use regex_syntax::ast::{
+    self, Ast, AssertionKind, ClassPerlKind, ClassSet, ClassSetItem, ErrorKind, GroupKind,
+    HexLiteralKind, LiteralKind, RepetitionKind, RepetitionRange, SpecialLiteralKind,
+};
+
+/// The largest repetition count accepted (`{1000}`), as the spec says.
+pub const MAX_REPETITION: u32 = 1000;
+
+/// Why a pattern is refused, at a byte range inside the pattern text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternError {
+    /// Byte offset of the offending construct inside the pattern.
+    pub offset: usize,
+    /// Its length in bytes (at least 1 unless the pattern is empty there).
+    pub len: usize,
+    /// What is wrong, e.g. "`\\d` means different digits in different engines".
+    pub message: String,
+    /// How to write it instead.
+    pub help: String,
+}
+
+/// Checks that `pattern` uses only the regex syntax common to RE2, ECMA-262 and Rust `regex`.
+/// Never panics; returns every problem found (a syntax error stops at the first).
+pub fn check_pattern(pattern: &str) -> Result<(), Vec<PatternError>> {
+    let ast = match ast::parse::ParserBuilder::new()
+        .nest_limit(100)
+        .build()
+        .parse(pattern)
+    {
+        Ok(ast) => ast,
+        Err(error) => return Err(vec![from_syntax_error(&error)]),
+    };
+    let mut walk = Walk {
+        pattern,
+        errors: Vec::new(),
+    };
+    walk.ast(&ast);
+    if walk.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(walk.errors)
+    }
+}
+
+fn from_syntax_error(error: &ast::Error) -> PatternError {
+    let span = error.span();
+    let (message, help) = match error.kind() {
+        ErrorKind::UnsupportedBackreference => (
+            "backreferences are not supported".to_owned(),
+            "RE2 and Rust `regex` have no backreferences: match the text itself".to_owned(),
+        ),
+        ErrorKind::UnsupportedLookAround => (
+            "lookaround is not supported".to_owned(),
+            "RE2 and Rust `regex` have no lookahead or lookbehind: match the text itself"
+                .to_owned(),
+        ),
+        ErrorKind::FlagUnrecognized | ErrorKind::FlagUnexpectedEof => (
+            format!("this group syntax is not supported ({})", error.kind()),
+            "atomic groups `(?>…)` and inline flags are not common syntax: use `(…)` or `(?:…)`"
+                .to_owned(),
+        ),
+        ErrorKind::RepetitionMissing => (
+            format!("{}", error.kind()),
+            "possessive quantifiers (`a*+`) are not common syntax; to match `*`, `+`, `?` or `{` \
+             literally, escape it"
+                .to_owned(),
+        ),
+        ErrorKind::RepetitionCountInvalid
+        | ErrorKind::RepetitionCountDecimalEmpty
+        | ErrorKind::RepetitionCountUnclosed => (
+            format!("{}", error.kind()),
+            "write counts as `{n}`, `{m,}` or `{m,n}` with m <= n; to match `{` escape it `\\{`"
+                .to_owned(),
+        ),
+        other => (
+            format!("{other}"),
+            "only the regex syntax common to RE2, ECMA-262 and Rust `regex` is accepted".to_owned(),
+        ),
+    };
+    PatternError {
+        offset: span.start.offset,
+        len: span.end.offset.saturating_sub(span.start.offset),
+        message,
+        help,
+    }
+}
+
+struct Walk<'p> {
+    pattern: &'p str,
+    errors: Vec<PatternError>,
+}
+
+impl Walk<'_> {
+    fn refuse(&mut self, span: &ast::Span, message: impl Into<String>, help: impl Into<String>) {
+        self.errors.push(PatternError {
+            offset: span.start.offset,
+            len: span.end.offset.saturating_sub(span.start.offset),
+            message: message.into(),
+            help: help.into(),
+        });
+    }
+
+    fn text(&self, span: &ast::Span) -> &str {
+        self.pattern
+            .get(span.start.offset..span.end.offset)
+            .unwrap_or("")
+    }
+
+    fn ast(&mut self, ast: &Ast) {
+        match ast {
+            Ast::Empty(_) | Ast::Dot(_) => {}
+            Ast::Flags(flags) => self.refuse(
+                &flags.span,
+                "inline flags are not supported",
+                "flags such as `(?i)` differ across engines: spell the cases out, e.g. `[Aa]`",
+            ),
+            Ast::Literal(literal) => self.literal(literal, false),
+            Ast::Assertion(assertion) => self.assertion(assertion),
+            Ast::ClassUnicode(class) => self.unicode_class(&class.span),
+            Ast::ClassPerl(class) => self.perl_class(&class.span, &class.kind, class.negated),
+            Ast::ClassBracketed(class) => self.bracketed(class, true),
+            Ast::Repetition(repetition) => self.repetition(repetition),
+            Ast::Group(group) => {
+                match &group.kind {
+                    GroupKind::CaptureIndex(_) => {}
+                    GroupKind::CaptureName { name, .. } => self.refuse(
+                        &name.span,
+                        "named groups are not supported",
+                        "engines spell names differently (`(?P<n>…)`, `(?<n>…)`) and a pattern \
+                         only matches: use a plain group `(…)` or `(?:…)`",
+                    ),
+                    GroupKind::NonCapturing(flags) => {
+                        if !flags.items.is_empty() {
+                            self.refuse(
+                                &flags.span,
+                                "inline flags are not supported",
+                                "flags such as `(?i:…)` differ across engines: use `(?:…)` and \
+                                 spell the cases out, e.g. `[Aa]`",
+                            );
+                        }
+                    }
+                }
+                self.ast(&group.ast);
+            }
+            Ast::Alternation(alternation) => alternation.asts.iter().for_each(|a| self.ast(a)),
+            Ast::Concat(concat) => concat.asts.iter().for_each(|a| self.ast(a)),
+        }
+    }
+
+    fn literal(&mut self, literal: &ast::Literal, in_class: bool) {
+        match &literal.kind {
+            LiteralKind::Verbatim => {
+                let c = literal.c;
+                if !in_class && matches!(c, '{' | '}' | ']') {
+                    self.refuse(
+                        &literal.span,
+                        format!("a bare `{c}` is an error in ECMA-262 `u` mode"),
+                        format!("escape it: `\\{c}`"),
+                    );
+                }
+                if in_class && c == '[' {
+                    self.refuse(
+                        &literal.span,
+                        "a bare `[` inside a class is read differently across engines",
+                        "escape it: `\\[`",
+                    );
+                }
+            }
+            LiteralKind::Meta => {
+                let c = literal.c;
+                let common = "^$\\.*+?()[]{}|/".contains(c) || (in_class && c == '-');
+                if !common {
+                    self.refuse(
+                        &literal.span,
+                        format!("the escape `\\{c}` is an error in ECMA-262 `u` mode"),
+                        format!("write the character itself: `{c}`"),
+                    );
+                }
+            }
+            LiteralKind::Superfluous => self.refuse(
+                &literal.span,
+                format!("the escape `{}` is not common syntax", self.text(&literal.span)),
+                format!("write the character itself: `{}`", literal.c),
+            ),
+            LiteralKind::Octal => self.refuse(
+                &literal.span,
+                "octal escapes are not supported",
+                "write the character as `\\xHH`",
+            ),
+            LiteralKind::HexFixed(HexLiteralKind::X) => {}
+            LiteralKind::HexFixed(_) | LiteralKind::HexBrace(_) => self.refuse(
+                &literal.span,
+                format!("the escape `{}` is not common syntax", self.text(&literal.span)),
+                "write the character itself, or `\\xHH` for a character below U+0100",
+            ),
+            LiteralKind::Special(kind) => match kind {
+                SpecialLiteralKind::Tab
+                | SpecialLiteralKind::LineFeed
+                | SpecialLiteralKind::CarriageReturn
+                | SpecialLiteralKind::FormFeed
+                | SpecialLiteralKind::VerticalTab => {}
+                SpecialLiteralKind::Bell => self.refuse(
+                    &literal.span,
+                    "`\\a` is not supported by ECMA-262",
+                    "write `\\x07`",
+                ),
+                SpecialLiteralKind::Space => self.refuse(
+                    &literal.span,
+                    "`\\ ` is not common syntax",
+                    "write a plain space",
+                ),
+            },
+        }
+    }
+
+    fn assertion(&mut self, assertion: &ast::Assertion) {
+        let (message, help) = match assertion.kind {
+            AssertionKind::StartLine | AssertionKind::EndLine => return,
+            AssertionKind::StartText => ("`\\A` is not supported by ECMA-262", "write `^`"),
+            AssertionKind::EndText => ("`\\z` is not supported by ECMA-262", "write `$`"),
+            AssertionKind::WordBoundary | AssertionKind::NotWordBoundary => (
+                "word boundaries differ across engines (Unicode in Rust, ASCII elsewhere)",
+                "anchor with `^` and `$`, or match the separator, e.g. `[^A-Za-z0-9_]`",
+            ),
+            _ => (
+                "this word-boundary assertion is Rust-only",
+                "anchor with `^` and `$`, or match the separator, e.g. `[^A-Za-z0-9_]`",
+            ),
+        };
+        self.refuse(&assertion.span, message, help);
+    }
+
+    fn unicode_class(&mut self, span: &ast::Span) {
+        self.refuse(
+            span,
+            "Unicode property classes are not supported",
+            "property names and versions differ across engines: list the characters or ranges, \
+             e.g. `[A-Za-z]`",
+        );
+    }
+
+    fn perl_class(&mut self, span: &ast::Span, kind: &ClassPerlKind, negated: bool) {
+        let (name, class) = match kind {
+            ClassPerlKind::Digit => ("d", "0-9"),
+            ClassPerlKind::Word => ("w", "A-Za-z0-9_"),
+            ClassPerlKind::Space => ("s", " \\t\\n\\r\\f\\v"),
+        };
+        let (name, fix) = if negated {
+            (name.to_ascii_uppercase(), format!("[^{class}]"))
+        } else {
+            (name.to_owned(), format!("[{class}]"))
+        };
+        self.refuse(
+            span,
+            format!("`\\{name}` means different characters in different engines"),
+            format!("write `{fix}` (inside a class, write just the ranges)"),
+        );
+    }
+
+    fn bracketed(&mut self, class: &ast::ClassBracketed, outermost: bool) {
+        if !outermost {
+            self.refuse(
+                &class.span,
+                "nested classes are not common syntax",
+                "write one class listing all the members, e.g. `[a-z0-9]`",
+            );
+        }
+        // `[]a]` is `]` or `a` in Rust but an empty class then `a]` in ECMA-262.
+        let opening = if class.negated { "[^]" } else { "[]" };
+        if self.text(&class.span).starts_with(opening) {
+            let start = class.span.start.offset + opening.len() - 1;
+            self.errors.push(PatternError {
+                offset: start,
+                len: 1,
+                message: "a `]` first in a class is read differently across engines".to_owned(),
+                help: "escape it: `\\]`".to_owned(),
+            });
+        }
+        self.class_set(&class.kind);
+    }
+
+    fn class_set(&mut self, set: &ClassSet) {
+        match set {
+            ClassSet::Item(item) => self.class_item(item),
+            ClassSet::BinaryOp(op) => {
+                self.refuse(
+                    &op.span,
+                    "class set operations (`&&`, `--`, `~~`) are not common syntax",
+                    "list the members of the resulting class, e.g. `[a-df-z]`",
+                );
+            }
+        }
+    }
+
+    fn class_item(&mut self, item: &ClassSetItem) {
+        match item {
+            ClassSetItem::Empty(_) => {}
+            ClassSetItem::Literal(literal) => self.literal(literal, true),
+            ClassSetItem::Range(range) => {
+                self.literal(&range.start, true);
+                self.literal(&range.end, true);
+            }
+            ClassSetItem::Ascii(ascii) => self.refuse(
+                &ascii.span,
+                "POSIX classes such as `[:alpha:]` are not supported by ECMA-262",
+                "write the ranges, e.g. `A-Za-z`",
+            ),
+            ClassSetItem::Unicode(class) => self.unicode_class(&class.span),
+            ClassSetItem::Perl(class) => self.perl_class(&class.span, &class.kind, class.negated),
+            ClassSetItem::Bracketed(inner) => self.bracketed(inner, false),
+            ClassSetItem::Union(union) => union.items.iter().for_each(|i| self.class_item(i)),
+        }
+    }
+
+    fn repetition(&mut self, repetition: &ast::Repetition) {
+        let op_text = self.text(&repetition.op.span);
+        if let RepetitionKind::Range(range) = &repetition.op.kind {
+            if op_text.starts_with("{,") {
+                self.refuse(
+                    &repetition.op.span,
+                    "`{,n}` is literal text in ECMA-262",
+                    "write `{0,n}`",
+                );
+            } else if op_text.chars().any(char::is_whitespace) {
+                self.refuse(
+                    &repetition.op.span,
+                    "spaces inside a repetition count are not common syntax",
+                    "write the count without spaces, e.g. `{1,5}`",
+                );
+            }
+            let largest = match *range {
+                RepetitionRange::Exactly(n) | RepetitionRange::AtLeast(n) => n,
+                RepetitionRange::Bounded(m, n) => m.max(n),
+            };
+            if largest > MAX_REPETITION {
+                self.refuse(
+                    &repetition.op.span,
+                    format!("the repetition count {largest} is over {MAX_REPETITION}"),
+                    "RE2 refuses counts over 1000: use a smaller count or `+`/`*` with a length \
+                     bound on the type (`Str<N>`)",
+                );
+            }
+        }
+        if matches!(*repetition.ast, Ast::Assertion(_) | Ast::Empty(_)) {
+            self.refuse(
+                &repetition.op.span,
+                "only a character, class or group can be repeated",
+                "ECMA-262 refuses a quantifier after an anchor: remove it",
+            );
+        }
+        self.ast(&repetition.ast);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_pattern;
+
+    /// `(pattern, None)` is accepted; `(pattern, Some((offset, words in the message)))` is
+    /// refused with its first error at `offset` and a message containing the words.
+    const TABLE: &[(&str, Option<(usize, &str)>)] = &[
+        (r"^[a-z]{2}(-[A-Z]{2})?$", None),
+        (r"^[0-9]+$", None),
+        (r"abc", None),
+        (r"^a|b$", None),
+        (r"(?:ab)+", None),
+        (r"(ab)*c", None),
+        (r"a{3}", None),
+        (r"a{2,}", None),
+        (r"a{2,5}", None),
+        (r"a{1000}", None),
+        (r"a*?b+?c??", None),
+        (r"\.\*\+\?\(\)\[\]\{\}\|\^\$\\\/", None),
+        (r"[a\-z]", None),
+        (r"\x41\t\n\r\f\v", None),
+        (r"[^0-9A-Fa-f]", None),
+        (r"héllo", None),
+        (r".+@.+", None),
+        ("", None),
+        (r"\d", Some((0, "`\\d`"))),
+        (r"a\w", Some((1, "`\\w`"))),
+        (r"\s+", Some((0, "`\\s`"))),
+        (r"\D", Some((0, "`\\D`"))),
+        (r"[\d]", Some((1, "`\\d`"))),
+        (r"\bword\b", Some((0, "word boundaries"))),
+        (r"\B", Some((0, "word boundaries"))),
+        (r"\Aabc", Some((0, "`\\A`"))),
+        (r"abc\z", Some((3, "`\\z`"))),
+        (r"(a)\1", Some((3, "backreferences"))),
+        (r"a(?=b)", Some((1, "lookaround"))),
+        (r"a(?!b)", Some((1, "lookaround"))),
+        (r"(?<=a)b", Some((0, "lookaround"))),
+        (r"(?>ab)", Some((2, "group syntax"))),
+        (r"a*+", Some((2, "repetition"))),
+        (r"\pL", Some((0, "Unicode property"))),
+        (r"\p{Greek}", Some((0, "Unicode property"))),
+        (r"\PL", Some((0, "Unicode property"))),
+        (r"[a-z&&[^aeiou]]", Some((1, "set operations"))),
+        (r"[a-z--b]", Some((1, "set operations"))),
+        (r"a{1001}", Some((1, "over 1000"))),
+        (r"a{2,5000}", Some((1, "over 1000"))),
+        (r"(?i)abc", Some((0, "inline flags"))),
+        (r"(?i:abc)", Some((2, "inline flags"))),
+        (r"(?P<year>[0-9]{4})", Some((3, "named groups"))),
+        (r"(?<year>[0-9]{4})", Some((3, "named groups"))),
+        (r"[[:alpha:]]", Some((1, "POSIX"))),
+        (r"[a[bc]]", Some((2, "nested classes"))),
+        (r"[]a]", Some((1, "`]` first"))),
+        (r"a{,5}", Some((1, "`{,n}`"))),
+        (r"a}", Some((1, "bare `}`"))),
+        (r"\#", Some((0, "`\\#`"))),
+        (r"\u{41}", Some((0, "not common syntax"))),
+        (r"\x{41}", Some((0, "not common syntax"))),
+        (r"^*", Some((1, "can be repeated"))),
+        (r"(abc", Some((0, "unclosed"))),
+        (r"abc)", Some((3, "unopened"))),
+        (r"[abc", Some((0, "unclosed"))),
+        (r"a{5,2}", Some((1, "invalid"))),
+    ];
+
+    #[test]
+    fn the_table_of_accepted_and_refused_patterns() {
+        let mut failures = Vec::new();
+        for (pattern, expected) in TABLE {
+            let got = check_pattern(pattern);
+            match (expected, &got) {
+                (None, Ok(())) => {}
+                (Some((offset, words)), Err(errors)) => {
+                    let first = &errors[0];
+                    if first.offset != *offset || !first.message.contains(words) {
+                        failures.push(format!("{pattern:?}: expected @{offset} {words:?}, got {first:?}"));
+                    }
+                    if first.help.is_empty() {
+                        failures.push(format!("{pattern:?}: no help"));
+                    }
+                }
+                _ => failures.push(format!("{pattern:?}: expected {expected:?}, got {got:?}")),
+            }
+        }
+        assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+        assert!(TABLE.len() >= 40);
+    }
+
+    #[test]
+    fn every_error_is_reported_not_just_the_first() {
+        let errors = check_pattern(r"\d-\w").err().unwrap_or_default();
+        assert_eq!(errors.iter().map(|e| e.offset).collect::<Vec<_>>(), [0, 3]);
+    }
+
+    #[test]
+    fn help_names_the_ascii_class() {
+        let errors = check_pattern(r"\d").err().unwrap_or_default();
+        assert!(errors[0].help.contains("[0-9]"), "{errors:?}");
+        let errors = check_pattern(r"\W").err().unwrap_or_default();
+        assert!(errors[0].help.contains("[^A-Za-z0-9_]"), "{errors:?}");
+    }
+
+    /// Every accepted pattern compiles with the `regex` crate itself (the runtime's engine).
+    #[test]
+    fn accepted_patterns_compile_in_rust() {
+        for (pattern, expected) in TABLE {
+            if expected.is_none() {
+                assert!(regex::Regex::new(pattern).is_ok(), "{pattern:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(pattern in "\\PC{0,40}") {
+            let _ = check_pattern(&pattern);
+        }
+
+        #[test]
+        fn never_panics_on_regex_soup(pattern in "[\\\\()\\[\\]{}?*+|^$.a-z0-9:<>=!&~,-]{0,30}") {
+            if let Err(errors) = check_pattern(&pattern) {
+                for e in errors {
+                    proptest::prop_assert!(e.offset + e.len <= pattern.len());
+                    proptest::prop_assert!(pattern.is_char_boundary(e.offset));
+                }
+            }
+        }
+    }
+}
