@@ -7,6 +7,7 @@
 //! every code has a page in the book.
 
 mod codegen;
+mod project;
 mod sema;
 mod syntax;
 
@@ -28,6 +29,7 @@ pub fn all() -> Vec<&'static CodeInfo> {
         .iter()
         .chain(sema::CODES)
         .chain(codegen::CODES)
+        .chain(project::CODES)
         .collect();
     all.sort_by_key(|c| c.code);
     all

@@ -97,8 +97,10 @@ fn repair_sends_the_reasons_and_succeeds_on_the_second_call() {
         second.contains(bad),
         "the previous answer is quoted: {second}"
     );
-    assert!(second.contains("- output.summary: "), "{second}");
-    assert!(second.contains("(wrong_type)"), "{second}");
+    assert!(
+        second.contains("\n- output.summary: expected a string, found a number (wrong_type)\n"),
+        "one line per reason, path and code once: {second}"
+    );
     assert_eq!(
         requests[1].body["response_format"]["json_schema"]["name"],
         json!("review")

@@ -88,19 +88,24 @@ impl ProviderModel {
     }
 }
 
-/// One reason as the model reads it: where, what, and the code.
+/// One reason as the model reads it: where, what, and the code, each once (decoder messages
+/// already start with their path and end with their code).
 fn reason_line(rejection: &crate::pipeline::Rejection) -> String {
-    let place = rejection
-        .path
-        .as_deref()
-        .or(rejection.check.as_deref())
-        .map(|place| format!("{place}: "))
-        .unwrap_or_default();
-    if rejection.message.contains(&format!("({})", rejection.code)) {
-        format!("{place}{}", rejection.message)
-    } else {
-        format!("{place}{} ({})", rejection.message, rejection.code)
+    let mut line = String::new();
+    if let Some(place) = rejection.path.as_deref().or(rejection.check.as_deref()) {
+        if !rejection.message.starts_with(place) {
+            line.push_str(place);
+            line.push_str(": ");
+        }
     }
+    line.push_str(&rejection.message);
+    if !rejection
+        .message
+        .ends_with(&format!("({})", rejection.code))
+    {
+        line.push_str(&format!(" ({})", rejection.code));
+    }
+    line
 }
 
 impl Model for ProviderModel {
@@ -157,5 +162,46 @@ fn to_model_answer(
         }),
         Err(ProviderError::Timeout { .. }) => Err(ModelError::Timeout),
         Err(other) => Err(ModelError::Unavailable(other.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::Rejection;
+
+    fn rejection(path: Option<&str>, check: Option<&str>, code: &str, message: &str) -> Rejection {
+        Rejection {
+            step: 4,
+            code: code.into(),
+            path: path.map(str::to_string),
+            pointer: None,
+            check: check.map(str::to_string),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn reasons_name_place_and_code_once() {
+        let structural = rejection(
+            Some("output.summary"),
+            None,
+            "wrong_type",
+            "output.summary: expected a string, found a number (wrong_type)",
+        );
+        assert_eq!(
+            reason_line(&structural),
+            "output.summary: expected a string, found a number (wrong_type)"
+        );
+        let check = rejection(
+            None,
+            Some("within_limit"),
+            "too_many_findings",
+            "12 findings",
+        );
+        assert_eq!(
+            reason_line(&check),
+            "within_limit: 12 findings (too_many_findings)"
+        );
     }
 }

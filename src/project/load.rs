@@ -1,0 +1,433 @@
+//! The walk over the span-preserving TOML tree (`toml::de::DeTable`) of `ael.toml`: known keys
+//! become typed fields, everything else a diagnostic at its span.
+
+use std::collections::BTreeMap;
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use super::values;
+use super::{BindingConfig, LimitsConfig, PackageConfig, PartKind, PriceConfig, ProjectConfig, Provider};
+use crate::diagnostics::suggest::did_you_mean;
+use crate::diagnostics::Diagnostic;
+use crate::span::{FileId, Span};
+
+const TOP_KEYS: &[&str] = &["package", "bindings", "limits"];
+const PACKAGE_KEYS: &[&str] = &["name", "version", "description"];
+const BINDING_KEYS: &[&str] = &["provider", "model", "base_url", "api_key_env", "accepts", "price"];
+const PRICE_KEYS: &[&str] = &["input_per_mtok", "output_per_mtok", "currency"];
+const LIMITS_KEYS: &[&str] = &["max_input_bytes"];
+
+/// Keys that would hold a secret if written: refused, the file may be committed.
+const SECRET_KEYS: &[&str] = &["api_key", "key", "token", "api_token", "secret", "password", "auth"];
+
+type Value<'i> = Spanned<DeValue<'i>>;
+
+struct Cx<'t> {
+    file: FileId,
+    text: &'t str,
+    diagnostics: Vec<Diagnostic>,
+}
+
+pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diagnostic>) {
+    let mut cx = Cx {
+        file,
+        text,
+        diagnostics: Vec::new(),
+    };
+    let (root, errors) = DeTable::parse_recoverable(text);
+    for error in &errors {
+        let range = error.span().unwrap_or(0..0);
+        let span = cx.span(range);
+        let message = error.message().trim().to_owned();
+        cx.diagnostics.push(
+            Diagnostic::new("E0600", format!("ael.toml is not valid TOML: {message}"))
+                .primary(span, "here")
+                .help("see https://toml.io for the syntax; keys are `name = value`, tables `[name]`"),
+        );
+    }
+    if !errors.is_empty() {
+        return (None, cx.diagnostics);
+    }
+    let root = root.get_ref();
+    cx.unknown_keys(root, TOP_KEYS, "at the top of ael.toml");
+    let package = match root.get("package") {
+        Some(value) => cx.table(value, "package").and_then(|t| cx.package(t, value)),
+        None => {
+            cx.diagnostics.push(
+                Diagnostic::new("E0603", "ael.toml has no `[package]` table")
+                    .primary(cx.span(0..0), "expected `[package]` with `name` and `version`")
+                    .help("add:\n[package]\nname = \"owner/name\"\nversion = \"0.1.0\""),
+            );
+            None
+        }
+    };
+    let mut bindings = BTreeMap::new();
+    if let Some(value) = root.get("bindings") {
+        if let Some(table) = cx.table(value, "bindings") {
+            for (name, binding) in table.iter() {
+                let span = cx.span(name.span());
+                if !values::is_identifier(name.get_ref()) {
+                    cx.diagnostics.push(
+                        Diagnostic::new("E0611", format!("`{}` is not a valid binding name", name.get_ref()))
+                            .primary(span, "not an identifier")
+                            .help("a binding is named in AEL as `binding(\"name\")`: use letters, digits and `_`, not starting with a digit"),
+                    );
+                    continue;
+                }
+                let Some(body) = cx.table(binding, &format!("bindings.{}", name.get_ref())) else {
+                    continue;
+                };
+                if let Some(config) = cx.binding(body, binding, span) {
+                    bindings.insert(name.get_ref().to_string(), config);
+                }
+            }
+        }
+    }
+    let limits = match root.get("limits") {
+        Some(value) => cx.table(value, "limits").map(|t| cx.limits(t)),
+        None => Some(LimitsConfig::default()),
+    };
+    let config = match (package, limits) {
+        (Some(package), Some(limits)) => Some(ProjectConfig {
+            package,
+            bindings,
+            limits,
+        }),
+        _ => None,
+    };
+    (config, cx.diagnostics)
+}
+
+impl Cx<'_> {
+    fn span(&self, range: std::ops::Range<usize>) -> Span {
+        let end = range.end.min(self.text.len());
+        let start = range.start.min(end);
+        Span::new(self.file, start..end)
+    }
+
+    /// The text of a value as written (for exact decimals).
+    fn written(&self, value: &Value<'_>) -> &str {
+        self.text.get(value.span()).unwrap_or("").trim()
+    }
+
+    /// Where to point for a table: its header or inline braces; the file start if it has none.
+    fn table_span(&self, value: &Value<'_>) -> Span {
+        self.span(value.span())
+    }
+
+    fn unknown_keys(&mut self, table: &DeTable<'_>, known: &[&str], place: &str) {
+        for key in table.keys() {
+            let name: &str = key.get_ref();
+            if known.contains(&name) {
+                continue;
+            }
+            let span = self.span(key.span());
+            if SECRET_KEYS.contains(&name) && known.contains(&"api_key_env") {
+                self.diagnostics.push(
+                    Diagnostic::new("E0604", format!("`{name}` would put a secret in ael.toml"))
+                        .primary(span, "secrets are never written in project files")
+                        .help("use api_key_env = \"NAME_OF_THE_VARIABLE\" and set the key in the environment"),
+                );
+                continue;
+            }
+            let mut d = Diagnostic::new("E0601", format!("unknown key `{name}` {place}"))
+                .primary(span, "not a known key");
+            d = match did_you_mean(name, known.iter().copied()) {
+                Some(close) => d.help(format!("did you mean `{close}`?")),
+                None => d.help(format!("the keys here are: {}", known.join(", "))),
+            };
+            self.diagnostics.push(d);
+        }
+    }
+
+    fn wrong_type(&mut self, value: &Value<'_>, key: &str, expected: &str) {
+        let found = value.get_ref().type_str();
+        let span = self.span(value.span());
+        self.diagnostics.push(
+            Diagnostic::new("E0602", format!("`{key}` must be {expected}, found {found}"))
+                .primary(span, format!("expected {expected}")),
+        );
+    }
+
+    fn missing(&mut self, at: Span, table: &str, key: &str, example: &str) {
+        self.diagnostics.push(
+            Diagnostic::new("E0603", format!("`[{table}]` has no `{key}`"))
+                .primary(at, format!("`{key}` is required here"))
+                .help(format!("add `{key} = {example}`")),
+        );
+    }
+
+    fn table<'a, 'i>(&mut self, value: &'a Value<'i>, key: &str) -> Option<&'a DeTable<'i>> {
+        match value.get_ref() {
+            DeValue::Table(table) => Some(table),
+            _ => {
+                self.wrong_type(value, key, "a table");
+                None
+            }
+        }
+    }
+
+    fn string<'a>(&mut self, table: &'a DeTable<'_>, key: &str) -> Option<(&'a str, Span)> {
+        let value = table.get(key)?;
+        match value.get_ref() {
+            DeValue::String(s) => Some((s.as_ref(), self.span(value.span()))),
+            _ => {
+                self.wrong_type(value, key, "a string");
+                None
+            }
+        }
+    }
+
+    fn package(&mut self, table: &DeTable<'_>, value: &Value<'_>) -> Option<PackageConfig> {
+        self.unknown_keys(table, PACKAGE_KEYS, "in `[package]`");
+        let at = self.table_span(value);
+        let name = self.string(table, "name");
+        let version = self.string(table, "version");
+        let description = self.string(table, "description").map(|(s, _)| s.to_owned());
+        if name.is_none() && table.get("name").is_none() {
+            self.missing(at, "package", "name", "\"owner/name\"");
+        }
+        if version.is_none() && table.get("version").is_none() {
+            self.missing(at, "package", "version", "\"0.1.0\"");
+        }
+        let (name, name_span) = name?;
+        let (version, version_span) = version?;
+        let mut ok = true;
+        if let Err(why) = values::package_name(name) {
+            ok = false;
+            self.diagnostics.push(
+                Diagnostic::new("E0605", format!("`{name}` is not a valid package name"))
+                    .primary(name_span, why)
+                    .help("write `owner/name`, e.g. \"acme/review\": lowercase letters, digits, `-` and `_`"),
+            );
+        }
+        if let Err(why) = values::version(version) {
+            ok = false;
+            self.diagnostics.push(
+                Diagnostic::new("E0606", format!("`{version}` is not a valid version"))
+                    .primary(version_span, why)
+                    .help("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\" or \"1.0.0-beta.1\""),
+            );
+        }
+        ok.then(|| PackageConfig {
+            name: name.to_owned(),
+            version: version.to_owned(),
+            description,
+        })
+    }
+
+    fn binding(&mut self, table: &DeTable<'_>, value: &Value<'_>, name_span: Span) -> Option<BindingConfig> {
+        self.unknown_keys(table, BINDING_KEYS, "in a binding");
+        let at = self.table_span(value);
+        let at = if at.is_empty() { name_span } else { at };
+        let mut ok = true;
+        let provider = match self.string(table, "provider") {
+            Some((text, span)) => match Provider::ALL.iter().find(|p| p.as_str() == text) {
+                Some(p) => Some(*p),
+                None => {
+                    let mut d = Diagnostic::new("E0607", format!("unknown provider `{text}`"))
+                        .primary(span, "not a provider");
+                    d = match did_you_mean(text, Provider::ALL.iter().map(|p| p.as_str())) {
+                        Some(close) => d.help(format!("did you mean `{close}`?")),
+                        None => d.help("the providers are `openai` (any OpenAI-compatible endpoint), `anthropic` and `replay`"),
+                    };
+                    self.diagnostics.push(d);
+                    None
+                }
+            },
+            None => {
+                if table.get("provider").is_none() {
+                    self.missing(at, "bindings.…", "provider", "\"openai\"");
+                }
+                None
+            }
+        };
+        let model = self.string(table, "model").map(|(s, _)| s.to_owned());
+        if model.is_none() && table.get("model").is_none() {
+            self.missing(at, "bindings.…", "model", "\"gpt-4o-mini\"");
+        }
+        let base_url = match self.string(table, "base_url") {
+            Some((url, span)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
+                    ok = false;
+                    self.diagnostics.push(
+                        Diagnostic::new("E0609", format!("`{url}` is not an http(s) URL"))
+                            .primary(span, "expected `http://…` or `https://…`")
+                            .help("write the endpoint's base URL, e.g. \"http://127.0.0.1:8080/v1\""),
+                    );
+                }
+                Some(url.to_owned())
+            }
+            None => None,
+        };
+        let api_key_env = match self.string(table, "api_key_env") {
+            Some((name, span)) => {
+                if values::looks_like_a_key(name) {
+                    ok = false;
+                    self.diagnostics.push(
+                        Diagnostic::new("E0604", "`api_key_env` holds what looks like a key itself")
+                            .primary(span, "this should be the name of an environment variable")
+                            .help("write the variable's name, e.g. api_key_env = \"OPENAI_API_KEY\", and never the key"),
+                    );
+                } else if !values::is_env_name(name) {
+                    ok = false;
+                    self.diagnostics.push(
+                        Diagnostic::new("E0609", format!("`{name}` is not an environment variable name"))
+                            .primary(span, "expected letters, digits and `_`, not starting with a digit")
+                            .help("e.g. api_key_env = \"OPENAI_API_KEY\""),
+                    );
+                }
+                Some(name.to_owned())
+            }
+            None => None,
+        };
+        let accepts = match table.get("accepts") {
+            Some(value) => self.accepts(value),
+            None => Some(vec![PartKind::Text]),
+        };
+        let price = match table.get("price") {
+            Some(value) => match self.table(value, "price") {
+                Some(t) => self.price(t, value).map(Some),
+                None => None,
+            },
+            None => Some(None),
+        };
+        if !ok {
+            return None;
+        }
+        Some(BindingConfig {
+            span: name_span,
+            provider: provider?,
+            model: model?,
+            base_url,
+            api_key_env,
+            accepts: accepts?,
+            price: price?,
+        })
+    }
+
+    fn accepts(&mut self, value: &Value<'_>) -> Option<Vec<PartKind>> {
+        let DeValue::Array(items) = value.get_ref() else {
+            self.wrong_type(value, "accepts", "an array of part kinds");
+            return None;
+        };
+        let mut kinds = Vec::new();
+        let mut ok = true;
+        for item in items.iter() {
+            let span = self.span(item.span());
+            let DeValue::String(text) = item.get_ref() else {
+                self.wrong_type(item, "accepts", "an array of strings");
+                ok = false;
+                continue;
+            };
+            let text: &str = text.as_ref();
+            match PartKind::ALL.iter().find(|k| k.as_str() == text) {
+                Some(kind) if kinds.contains(kind) => {
+                    self.diagnostics.push(
+                        Diagnostic::new("W0600", format!("`{text}` is listed twice"))
+                            .primary(span, "already listed")
+                            .help("remove the repetition"),
+                    );
+                }
+                Some(kind) => kinds.push(*kind),
+                None => {
+                    ok = false;
+                    let mut d = Diagnostic::new("E0608", format!("unknown part kind `{text}`"))
+                        .primary(span, "not a part kind");
+                    d = match did_you_mean(text, PartKind::ALL.iter().map(|k| k.as_str())) {
+                        Some(close) => d.help(format!("did you mean `{close}`?")),
+                        None => d.help("the part kinds are text, image, audio, video and file"),
+                    };
+                    self.diagnostics.push(d);
+                }
+            }
+        }
+        ok.then_some(kinds)
+    }
+
+    fn price(&mut self, table: &DeTable<'_>, value: &Value<'_>) -> Option<PriceConfig> {
+        self.unknown_keys(table, PRICE_KEYS, "in `price`");
+        let at = self.table_span(value);
+        let input = self.decimal(table, "input_per_mtok", at);
+        let output = self.decimal(table, "output_per_mtok", at);
+        let currency = match self.string(table, "currency") {
+            Some((code, span)) => {
+                if values::is_currency(code) {
+                    Some(code.to_owned())
+                } else {
+                    self.diagnostics.push(
+                        Diagnostic::new("E0609", format!("`{code}` is not a currency code"))
+                            .primary(span, "expected three capital letters")
+                            .help("write an ISO 4217 code, e.g. \"EUR\" or \"USD\""),
+                    );
+                    None
+                }
+            }
+            None => {
+                if table.get("currency").is_none() {
+                    self.missing(at, "price", "currency", "\"EUR\"");
+                }
+                None
+            }
+        };
+        Some(PriceConfig {
+            input_per_mtok: input?,
+            output_per_mtok: output?,
+            currency: currency?,
+        })
+    }
+
+    /// A non-negative decimal, kept exactly as written: `0.15` stays "0.15" (no float).
+    fn decimal(&mut self, table: &DeTable<'_>, key: &str, at: Span) -> Option<String> {
+        let Some(value) = table.get(key) else {
+            self.missing(at, "price", key, "0.15");
+            return None;
+        };
+        let written = match value.get_ref() {
+            DeValue::Integer(_) | DeValue::Float(_) => self.written(value).replace('_', ""),
+            DeValue::String(s) => s.to_string(),
+            _ => {
+                self.wrong_type(value, key, "a decimal number");
+                return None;
+            }
+        };
+        match values::decimal(&written) {
+            Some(exact) => Some(exact),
+            None => {
+                let span = self.span(value.span());
+                self.diagnostics.push(
+                    Diagnostic::new("E0609", format!("`{written}` is not a plain decimal amount"))
+                        .primary(span, "expected digits with an optional fraction, e.g. 0.15")
+                        .help("prices are exact: no sign, exponent, `inf` or `nan`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn limits(&mut self, table: &DeTable<'_>) -> LimitsConfig {
+        self.unknown_keys(table, LIMITS_KEYS, "in `[limits]`");
+        let mut limits = LimitsConfig::default();
+        if let Some(value) = table.get("max_input_bytes") {
+            match value.get_ref() {
+                DeValue::Integer(_) => {
+                    let written = self.written(value).replace('_', "");
+                    match written.parse::<u64>() {
+                        Ok(n) if n > 0 => limits.max_input_bytes = n,
+                        _ => {
+                            let span = self.span(value.span());
+                            self.diagnostics.push(
+                                Diagnostic::new("E0610", format!("`max_input_bytes = {written}` is not a usable limit"))
+                                    .primary(span, "expected a positive number of bytes")
+                                    .help("the default is 1048576 (1 MiB)"),
+                            );
+                        }
+                    }
+                }
+                _ => self.wrong_type(value, "max_input_bytes", "an integer (bytes)"),
+            }
+        }
+        limits
+    }
+}

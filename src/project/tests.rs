@@ -1,0 +1,148 @@
+//! `ael.toml` cases: good files load, bad files give the diagnostics snapshotted beside this
+//! file (`snapshots/`), rendered as the author sees them.
+
+use super::{parse, PartKind, Provider};
+use crate::diagnostics::render::{self, Color};
+use crate::source::SourceMap;
+
+fn render(text: &str) -> String {
+    let mut sources = SourceMap::new();
+    let file = sources.add("ael.toml", text);
+    let loaded = parse(file, text);
+    assert!(loaded.config.is_none() || loaded.diagnostics.iter().all(|d| !d.is_error()));
+    render::human(&sources, &loaded.diagnostics, Color::Never)
+}
+
+const GOOD_FULL: &str = r#"[package]
+name = "acme/review"
+version = "0.1.0"
+description = "Reviews documents"
+
+[bindings.primary_model]
+provider = "openai"
+model = "gpt-4o-mini"
+base_url = "http://127.0.0.1:8080/v1"
+api_key_env = "OPENAI_API_KEY"
+accepts = ["text", "image"]
+price = { input_per_mtok = 0.15, output_per_mtok = 0.60, currency = "EUR" }
+
+[limits]
+max_input_bytes = 2_097_152
+"#;
+
+#[test]
+fn the_spec_example_loads() {
+    let mut sources = SourceMap::new();
+    let file = sources.add("ael.toml", GOOD_FULL);
+    let loaded = parse(file, GOOD_FULL);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    let config = loaded.config.unwrap();
+    assert_eq!(config.package.name, "acme/review");
+    assert_eq!(config.limits.max_input_bytes, 2_097_152);
+    let binding = &config.bindings["primary_model"];
+    assert_eq!(binding.provider, Provider::OpenAi);
+    assert_eq!(binding.accepts, [PartKind::Text, PartKind::Image]);
+    let price = binding.price.as_ref().unwrap();
+    // Exact as written: `0.60` is not turned into the float 0.6.
+    assert_eq!((price.input_per_mtok.as_str(), price.output_per_mtok.as_str()), ("0.15", "0.60"));
+    assert_eq!(sources.get(file).unwrap().slice(binding.span), "primary_model");
+    let ir = config.to_ir_bindings();
+    assert_eq!(ir[0].name, "primary_model");
+    assert_eq!(ir[0].accepts, ["text", "image"]);
+    assert_eq!(config.to_ir_package().version, "0.1.0");
+}
+
+#[test]
+fn the_smallest_file_loads_with_defaults() {
+    let text = "[package]\nname = \"a/b\"\nversion = \"1.0.0\"\n";
+    let loaded = parse(crate::span::FileId(0), text);
+    let config = loaded.config.unwrap();
+    assert!(config.bindings.is_empty());
+    assert_eq!(config.to_ir_limits(), crate::ir::Limits::default());
+}
+
+#[test]
+fn dotted_bindings_and_default_accepts() {
+    let text = "[package]\nname = \"a/b\"\nversion = \"1.0.0\"\n[bindings]\nfast.provider = \"replay\"\nfast.model = \"m\"\n\n[bindings.slow]\nprovider = \"anthropic\"\nmodel = \"claude\"\nprice = { input_per_mtok = \"3\", output_per_mtok = 15, currency = \"USD\" }\n";
+    let loaded = parse(crate::span::FileId(0), text);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    let config = loaded.config.unwrap();
+    assert_eq!(config.bindings["fast"].accepts, [PartKind::Text]);
+    assert_eq!(config.bindings["slow"].price.as_ref().unwrap().output_per_mtok, "15");
+}
+
+const PACKAGE: &str = "[package]\nname = \"acme/review\"\nversion = \"0.1.0\"\n";
+
+fn with_package(rest: &str) -> String {
+    format!("{PACKAGE}{rest}")
+}
+
+macro_rules! bad {
+    ($name:ident, $text:expr) => {
+        #[test]
+        fn $name() {
+            let text: String = $text.into();
+            let out = render(&text);
+            assert!(out.contains("error") || out.contains("warning"), "{out}");
+            insta::assert_snapshot!(out);
+        }
+    };
+}
+
+bad!(syntax_error, "[package\nname = \"a/b\"\n");
+bad!(duplicate_key, "[package]\nname = \"a/b\"\nname = \"a/c\"\nversion = \"0.1.0\"\n");
+bad!(no_package, "[limits]\nmax_input_bytes = 10\n");
+bad!(unknown_top_key, with_package("[binding.x]\nprovider = \"openai\"\n"));
+bad!(unknown_package_key, "[package]\nname = \"a/b\"\nversoin = \"0.1.0\"\n");
+bad!(bad_package_name, "[package]\nname = \"Review\"\nversion = \"0.1.0\"\n");
+bad!(bad_version, "[package]\nname = \"a/b\"\nversion = \"1.0\"\n");
+bad!(wrong_type, "[package]\nname = \"a/b\"\nversion = 1\n");
+bad!(secret_key, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\napi_key = \"sk-123\"\n"));
+bad!(key_in_api_key_env, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\napi_key_env = \"sk-proj-abcdef\"\n"));
+bad!(unknown_provider, with_package("[bindings.main]\nprovider = \"openia\"\nmodel = \"m\"\n"));
+bad!(missing_model, with_package("[bindings.main]\nprovider = \"openai\"\n"));
+bad!(unknown_part_kind, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\naccepts = [\"text\", \"imagee\"]\n"));
+bad!(duplicate_part_kind, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\naccepts = [\"text\", \"text\"]\n"));
+bad!(bad_price, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\nprice = { input_per_mtok = -1, output_per_mtok = 1e3, currency = \"euro\" }\n"));
+bad!(bad_binding_name, with_package("[bindings.\"my model\"]\nprovider = \"openai\"\nmodel = \"m\"\n"));
+bad!(bad_limit, with_package("[limits]\nmax_input_bytes = 0\nmax_output = 5\n"));
+bad!(bad_base_url, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"localhost:8080\"\n"));
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        let _ = parse(crate::span::FileId(0), &text);
+    }
+
+    #[test]
+    fn toml_like_text_never_panics(text in "[\\[\\]a-z_.= \"'{},0-9\\n-]{0,120}") {
+        let loaded = parse(crate::span::FileId(0), &text);
+        for d in loaded.diagnostics {
+            if let Some(span) = d.primary_span() {
+                proptest::prop_assert!(span.range().end <= text.len());
+            }
+        }
+    }
+}
+
+/// The registry's example of every `ael.toml` code triggers that code.
+#[test]
+fn every_registered_example_triggers_its_code() {
+    for info in crate::diagnostics::codes::all() {
+        if !(info.code.starts_with("E06") || info.code.starts_with("W06")) {
+            continue;
+        }
+        let text = if info.example.starts_with("[package]") {
+            info.example.to_owned()
+        } else {
+            with_package(info.example)
+        };
+        let loaded = parse(crate::span::FileId(0), &text);
+        assert!(
+            loaded.diagnostics.iter().any(|d| d.code == info.code),
+            "{}: {:?}",
+            info.code,
+            loaded.diagnostics
+        );
+    }
+}

@@ -1,0 +1,629 @@
+//! The language server, driven through the real `aelc-lsp` binary over stdio.
+//!
+//! A tiny JSON-RPC client (Content-Length framing) spawns the server, initializes it, opens a
+//! two-module project in a temporary folder and asserts each feature's answer. Waits have a
+//! generous deadline only so that a broken server fails the test instead of hanging it; no
+//! assertion depends on timing. The last test runs a real editor client, Neovim headless.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+const MANIFEST: &str = r#"[package]
+name = "acme/review"
+version = "0.1.0"
+
+[bindings.primary_model]
+provider = "openai"
+model = "gpt-4o-mini"
+"#;
+
+const COMMON: &str = r#"/// What the caller asks for.
+struct ReviewRequest {
+    /// The text to review.
+    document: Str<4000>,
+    strict: bool = false,
+}
+
+/// The errors the review node declares.
+errors ReviewError {
+    /// The document has no text.
+    empty_document,
+}
+
+struct Review {
+    summary: Str<500>,
+}
+
+/* 😀 ç */ struct Emoji { x: u8 }
+"#;
+
+const NODE: &str = r#"use types::common::{ReviewRequest, Review, ReviewError, Emoji};
+
+check not_blank(request: ReviewRequest) fails ReviewError {
+    require request.document.trim().len() > 0 else empty_document "the document is blank";
+}
+
+fn smile(e: Emoji) -> u8 {
+    e.x
+}
+
+node review(request: ReviewRequest) -> Review fails ReviewError {
+    config {
+        prompt: file("prompts/review.md");
+        model: binding("primary_model");
+    }
+    input {
+        check not_blank;
+    }
+}
+"#;
+
+/// A temporary project: `ael.toml`, `types/common.ael`, `nodes/review.node.ael`, a prompt.
+struct Project {
+    dir: PathBuf,
+}
+
+impl Project {
+    fn new(name: &str) -> Project {
+        let dir = std::env::temp_dir().join(format!("aelc-lsp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in [
+            ("ael.toml", MANIFEST),
+            ("types/common.ael", COMMON),
+            ("nodes/review.node.ael", NODE),
+            ("prompts/review.md", "Review {{ request.document }}\n"),
+        ] {
+            let full = dir.join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        }
+        Project { dir }
+    }
+
+    fn uri(&self, path: &str) -> String {
+        format!("file://{}", self.dir.join(path).display())
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Value>,
+    /// Notifications received while waiting for something else.
+    notifications: Vec<Value>,
+    next_id: i64,
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_aelc-lsp"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("aelc-lsp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, incoming) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(message) = read_message(&mut reader) {
+                if tx.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        Client {
+            child,
+            stdin,
+            incoming,
+            notifications: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    /// Starts the server and runs `initialize`/`initialized`.
+    fn initialized(project: &Project) -> Client {
+        let mut client = Client::start();
+        let result = client.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": format!("file://{}", project.dir.display()),
+                "capabilities": {}
+            }),
+        );
+        assert_eq!(result["capabilities"]["positionEncoding"], "utf-16");
+        assert_eq!(result["serverInfo"]["name"], "aelc-lsp");
+        client.notify("initialized", json!({}));
+        client
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.send_raw(frame.as_bytes());
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    fn next(&mut self, deadline: Instant) -> Value {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.incoming.recv_timeout(left) {
+            Ok(message) => message,
+            Err(RecvTimeoutError::Timeout) => panic!("the server did not answer in time"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output (died?)"),
+        }
+    }
+
+    /// The whole response (result or error) to request `id`.
+    fn response(&mut self, id: i64) -> Value {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let message = self.next(deadline);
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                return message;
+            }
+            self.notifications.push(message);
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        let response = self.response(id);
+        assert!(response.get("error").is_none(), "{method} failed: {response}");
+        response["result"].clone()
+    }
+
+    /// The first `publishDiagnostics` for `uri` whose diagnostics satisfy `wanted`.
+    fn diagnostics(&mut self, uri: &str, wanted: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let matches = |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && wanted(m["params"]["diagnostics"].as_array().map_or(&[], Vec::as_slice))
+        };
+        if let Some(at) = self.notifications.iter().position(matches) {
+            let found = self.notifications.remove(at);
+            self.notifications.drain(..at);
+            return found["params"]["diagnostics"].as_array().unwrap().clone();
+        }
+        self.notifications.clear();
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let message = self.next(deadline);
+            if matches(&message) {
+                return message["params"]["diagnostics"].as_array().unwrap().clone();
+            }
+        }
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "ael", "version": 1, "text": text}}),
+        );
+    }
+
+    fn change_full(&mut self, uri: &str, version: i32, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+
+    fn at(&mut self, method: &str, uri: &str, line: u32, character: u32, extra: Value) -> Value {
+        let mut params = json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+            for (k, v) in e {
+                p.insert(k.clone(), v.clone());
+            }
+        }
+        self.request(method, params)
+    }
+
+    /// `shutdown`, `exit`, and the exit status.
+    fn stop(mut self) -> i32 {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(value) = line.strip_prefix("Content-Length: ") {
+            length = value.parse().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// The (line, character) of the `nth` occurrence of `needle` in `text`, UTF-16 columns.
+fn pos(text: &str, needle: &str, nth: usize) -> (u32, u32) {
+    let offset = text
+        .match_indices(needle)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("`{needle}` #{nth} not in the text"))
+        .0;
+    let before = &text[..offset];
+    let line = before.matches('\n').count() as u32;
+    let column = before.rsplit('\n').next().unwrap_or("").encode_utf16().count() as u32;
+    (line, column)
+}
+
+#[test]
+fn diagnostics_arrive_for_a_broken_file_and_clear_when_fixed() {
+    let project = Project::new("diagnostics");
+    let mut client = Client::initialized(&project);
+    let uri = project.uri("nodes/review.node.ael");
+    let broken = NODE.replace("fails ReviewError {\n    require", "fails ReviewError {\n    require (");
+    client.open(&uri, &broken);
+    let found = client.diagnostics(&uri, |d| !d.is_empty());
+    assert_eq!(found[0]["severity"], 1, "{found:?}");
+    assert_eq!(found[0]["source"], "aelc");
+    assert!(found[0]["code"].as_str().unwrap().starts_with('E'), "{found:?}");
+    client.change_full(&uri, 2, NODE);
+    client.diagnostics(&uri, |d| d.iter().all(|x| x["severity"] != 1));
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn hover_definition_and_references_work_across_files() {
+    let project = Project::new("navigation");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    let common = project.uri("types/common.ael");
+    client.open(&node, NODE);
+
+    // Hover on a type used in the node file shows its declaration and docs from the other file.
+    let (line, col) = pos(NODE, "ReviewRequest", 1);
+    let hover = client.at("textDocument/hover", &node, line, col + 2, json!({}));
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("struct ReviewRequest"), "{text}");
+    assert!(text.contains("What the caller asks for."), "{text}");
+
+    // Hover on a field access: the field's type with its bounds in words, and its doc.
+    let (line, col) = pos(NODE, "document", 0);
+    let hover = client.at("textDocument/hover", &node, line, col + 1, json!({}));
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("document: Str<4000>"), "{text}");
+    assert!(text.contains("at most 4000 characters"), "{text}");
+    assert!(text.contains("The text to review."), "{text}");
+
+    // Definition across files.
+    let (line, col) = pos(NODE, "ReviewRequest", 1);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    assert_eq!(def["uri"], common, "{def}");
+    assert_eq!(def["range"]["start"], json!({"line": 1, "character": 7}));
+
+    // Error code after `else`, and the check named in the node's input block.
+    let (line, col) = pos(NODE, "empty_document", 0);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    assert_eq!(def["uri"], common);
+    assert_eq!(def["range"]["start"]["line"], 10);
+    let (line, col) = pos(NODE, "not_blank", 1);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    assert_eq!(def["uri"], node);
+    assert_eq!(def["range"]["start"]["line"], 2);
+
+    // `binding("…")` into ael.toml, `file("…")` to the prompt.
+    let (line, col) = pos(NODE, "primary_model", 0);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    assert_eq!(def["uri"], project.uri("ael.toml"));
+    assert_eq!(def["range"]["start"], json!({"line": 4, "character": 10}));
+    let (line, col) = pos(NODE, "prompts/review.md", 0);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    assert_eq!(def["uri"], project.uri("prompts/review.md"));
+
+    // References of ReviewRequest: its declaration, the `use`, two parameters.
+    let (line, col) = pos(NODE, "ReviewRequest", 2);
+    let refs = client.at(
+        "textDocument/references",
+        &node,
+        line,
+        col,
+        json!({"context": {"includeDeclaration": true}}),
+    );
+    let refs = refs.as_array().unwrap();
+    assert_eq!(refs.len(), 4, "{refs:?}");
+    assert!(refs.iter().any(|r| r["uri"] == common));
+    assert_eq!(refs.iter().filter(|r| r["uri"] == node).count(), 3);
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn utf16_columns_are_right_after_an_emoji() {
+    let project = Project::new("utf16");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    client.open(&node, NODE);
+    let (line, col) = pos(NODE, "Emoji", 1);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    // `/* 😀 ç */ struct Emoji`: the emoji counts two UTF-16 units, `ç` one.
+    let (want_line, want_col) = pos(COMMON, "Emoji", 0);
+    assert_eq!(want_col, 18);
+    assert_eq!(def["range"]["start"], json!({"line": want_line, "character": want_col}));
+    assert_eq!(def["range"]["end"]["character"], want_col + 5);
+    assert_eq!(client.stop(), 0);
+}
+
+fn labels(items: &Value) -> Vec<String> {
+    let list = items.get("items").unwrap_or(items);
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn completion_offers_what_fits_the_place() {
+    let project = Project::new("completion");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    let text = NODE
+        .replace("request.document.trim()", "request.")
+        .replace("else empty_document", "else ")
+        .replace("model: binding(\"primary_model\");", "model: binding(\"\");\n        ")
+        .replace("check not_blank;", "check not_blank;\n        ");
+    client.open(&node, &text);
+    let (line, col) = pos(&text, "request.", 0);
+    let fields = labels(&client.at("textDocument/completion", &node, line, col + 8, json!({})));
+    assert!(fields.contains(&"document".to_owned()) && fields.contains(&"strict".to_owned()), "{fields:?}");
+    assert!(!fields.contains(&"summary".to_owned()), "{fields:?}");
+
+    let (line, col) = pos(&text, "else ", 0);
+    let codes = labels(&client.at("textDocument/completion", &node, line, col + 5, json!({})));
+    assert_eq!(codes, ["empty_document"]);
+
+    let (line, col) = pos(&text, "binding(\"", 0);
+    let bindings = labels(&client.at("textDocument/completion", &node, line, col + 9, json!({})));
+    assert_eq!(bindings, ["primary_model"]);
+
+    let (line, _) = pos(&text, "model: binding", 0);
+    let keys = labels(&client.at("textDocument/completion", &node, line + 1, 8, json!({})));
+    assert!(keys.contains(&"timeout".to_owned()) && keys.contains(&"max_answer".to_owned()), "{keys:?}");
+
+    let everything = labels(&client.at("textDocument/completion", &node, 1, 0, json!({})));
+    for wanted in ["struct", "node", "Str", "List", "u16", "Option", "ReviewRequest", "not_blank"] {
+        assert!(everything.contains(&wanted.to_owned()), "{wanted} missing in {everything:?}");
+    }
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn symbols_formatting_rename_and_semantic_tokens() {
+    let project = Project::new("edit");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    let common = project.uri("types/common.ael");
+    client.open(&node, NODE);
+
+    let symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": node}}));
+    let names: Vec<&str> = symbols.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["not_blank", "smile", "review"]);
+    let review = &symbols[2];
+    let blocks: Vec<&str> = review["children"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(blocks, ["config", "input"]);
+
+    // Formatting an untidy buffer gives one edit with the canonical text.
+    let untidy = "struct   Review{summary:Str<500>,}\n";
+    let scratch = project.uri("types/scratch.ael");
+    client.open(&scratch, untidy);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": scratch}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    let edits = edits.as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    let formatted = edits[0]["new_text"].as_str().or(edits[0]["newText"].as_str()).unwrap();
+    assert!(formatted.starts_with("struct Review {\n"), "{formatted}");
+    // A formatted buffer needs no edit.
+    client.change_full(&scratch, 2, formatted);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": scratch}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    assert_eq!(edits, json!([]));
+
+    // Rename a type: edits in both files.
+    let (line, col) = pos(NODE, "ReviewRequest", 1);
+    let edit = client.at("textDocument/rename", &node, line, col, json!({"newName": "Request"}));
+    let changes = edit["changes"].as_object().unwrap();
+    assert_eq!(changes[&node].as_array().unwrap().len(), 3, "{edit}");
+    assert_eq!(changes[&common].as_array().unwrap().len(), 1, "{edit}");
+    assert!(changes[&node].as_array().unwrap().iter().all(|e| e["newText"] == "Request"));
+    // A keyword is refused.
+    let id = client.send_request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": node}, "position": {"line": line, "character": col}, "newName": "struct"}),
+    );
+    assert!(client.response(id).get("error").is_some());
+
+    // Semantic tokens: well-formed (5 numbers each, known types, non-overlapping on a line).
+    let tokens = client.request("textDocument/semanticTokens/full", json!({"textDocument": {"uri": node}}));
+    let data: Vec<u64> = tokens["data"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert!(!data.is_empty());
+    assert_eq!(data.len() % 5, 0);
+    let (mut line, mut start, mut end) = (0u64, 0u64, 0u64);
+    for token in data.chunks(5) {
+        if token[0] > 0 {
+            line += token[0];
+            start = token[1];
+        } else {
+            start += token[1];
+            assert!(start >= end, "overlapping tokens on line {line}");
+        }
+        end = start + token[2];
+        assert!(token[2] > 0 && token[3] < 12);
+    }
+    // The first token is the `use` keyword (type 0).
+    assert_eq!(&data[..5], &[0, 0, 3, 0, 0]);
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn malformed_input_never_kills_the_server() {
+    let project = Project::new("robust");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    // Garbage frames, a payload that is not JSON-RPC, a header without a length.
+    client.send_raw(b"this is not a header\r\n\r\n");
+    client.send_raw(b"Content-Length: 5\r\n\r\n{oops");
+    client.send_raw(b"Content-Length: 2\r\n\r\n[]");
+    client.send_raw(b"Content-Type: x\r\n\r\n");
+    // A change before the open, an unknown method, bad params, a close of nothing.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": node, "version": 3}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "text": "x"}]}),
+    );
+    client.notify("textDocument/didClose", json!({"textDocument": {"uri": project.uri("nope.ael")}}));
+    let id = client.send_request("aelc/unknown", json!({}));
+    assert_eq!(client.response(id)["error"]["code"], -32601);
+    let id = client.send_request("textDocument/hover", json!({"nonsense": true}));
+    assert_eq!(client.response(id)["error"]["code"], -32602);
+
+    // Typing the whole file one character at a time, with a hover at every tenth step:
+    // half-typed text of every kind.
+    client.open(&node, "");
+    let mut typed = String::new();
+    for (i, ch) in NODE.chars().enumerate() {
+        let (line, character) = pos(&format!("{typed}\u{0}"), "\u{0}", 0);
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": node, "version": i + 2}, "contentChanges": [{
+                "range": {"start": {"line": line, "character": character}, "end": {"line": line, "character": character}},
+                "text": ch.to_string()
+            }]}),
+        );
+        typed.push(ch);
+        if i % 10 == 0 {
+            let id = client.send_request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": node}, "position": {"line": line, "character": character}}),
+            );
+            let answer = client.response(id);
+            assert!(answer.get("error").is_none(), "{answer}");
+        }
+    }
+    // The server saw the same text: the edit ranges were applied correctly.
+    let (line, col) = pos(NODE, "ReviewRequest", 1);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    assert_eq!(def["uri"], project.uri("types/common.ael"));
+    // Edits far out of range clamp instead of failing.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": node, "version": 9999}, "contentChanges": [{"range": {"start": {"line": 900, "character": 5}, "end": {"line": 2, "character": 99}}, "text": "😀"}]}),
+    );
+    // A request cancelled right away is answered, either way.
+    let id = client.send_request("textDocument/documentSymbol", json!({"textDocument": {"uri": node}}));
+    client.notify("$/cancelRequest", json!({"id": id}));
+    let answer = client.response(id);
+    assert!(answer.get("result").is_some() || answer["error"]["code"] == -32800, "{answer}");
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn requests_before_initialize_are_refused_and_exit_without_shutdown_is_status_1() {
+    let mut client = Client::start();
+    let id = client.send_request("textDocument/hover", json!({}));
+    assert_eq!(client.response(id)["error"]["code"], -32002);
+    client.notify("exit", Value::Null);
+    assert_eq!(client.child.wait().unwrap().code(), Some(1));
+}
+
+/// A real editor client: Neovim headless with its built-in LSP client opens a broken file and
+/// must receive its diagnostics. Skipped (with a message) when `nvim` is not installed; CI
+/// installs it (`apt-get install -y neovim`).
+#[test]
+fn neovim_receives_diagnostics_of_a_broken_file() {
+    if Command::new("nvim").arg("--version").output().is_err() {
+        eprintln!("SKIPPED neovim_receives_diagnostics_of_a_broken_file: `nvim` is not installed (apt-get install -y neovim)");
+        return;
+    }
+    let project = Project::new("neovim");
+    let broken = project.dir.join("nodes/broken.node.ael");
+    std::fs::write(&broken, "struct Broken {\n    field: ,\n}\n").unwrap();
+    let out = project.dir.join("nvim-result.txt");
+    let script = project.dir.join("check.lua");
+    std::fs::write(&script, NEOVIM_SCRIPT).unwrap();
+    let status = Command::new("nvim")
+        .args(["--headless", "--clean", "-n"])
+        .arg(&broken)
+        .arg("-c")
+        .arg(format!("luafile {}", script.display()))
+        .env("AELC_LSP", env!("CARGO_BIN_EXE_aelc-lsp"))
+        .env("AELC_ROOT", &project.dir)
+        .env("AELC_OUT", &out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    let result = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(status.success(), "nvim failed ({status}); it wrote: {result}");
+    assert!(result.starts_with("diagnostics: "), "{result}");
+    assert!(result.contains("aelc"), "{result}");
+    assert!(Path::new(&out).is_file());
+}
+
+/// Neovim 0.7 (Debian 12) API: `vim.lsp.start_client` + `buf_attach_client`, then poll.
+const NEOVIM_SCRIPT: &str = r#"
+local out = os.getenv("AELC_OUT")
+local function finish(text, code)
+  local f = io.open(out, "w")
+  f:write(text)
+  f:close()
+  vim.cmd(code == 0 and "qa!" or ("cquit " .. code))
+end
+local client = vim.lsp.start_client({
+  name = "aelc",
+  cmd = { os.getenv("AELC_LSP") },
+  root_dir = os.getenv("AELC_ROOT"),
+})
+if not client then finish("no client", 3) end
+vim.lsp.buf_attach_client(0, client)
+local buf = vim.api.nvim_get_current_buf()
+local got = vim.wait(30000, function() return #vim.diagnostic.get(buf) > 0 end, 50)
+if not got then finish("no diagnostics arrived", 4) end
+local d = vim.diagnostic.get(buf)[1]
+finish("diagnostics: " .. #vim.diagnostic.get(buf) .. " " .. tostring(d.source) .. " " .. tostring(d.code) .. " line " .. d.lnum .. ": " .. d.message, 0)
+"#;
