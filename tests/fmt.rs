@@ -4,6 +4,7 @@
 //! Every formatted text must (1) parse without errors to the same tree as its input, spans
 //! aside, (2) keep every comment, in order, and (3) format to itself.
 
+#[path = "fmt/gen.rs"]
 mod gen;
 
 use std::path::{Path, PathBuf};

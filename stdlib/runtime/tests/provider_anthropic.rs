@@ -1,6 +1,9 @@
 //! The `anthropic` provider against a scripted HTTP server on 127.0.0.1: recorded Messages API
 //! responses, streamed and not, structured output through one forced tool.
 
+// The HTTP providers are behind the default `http` feature.
+#![cfg(feature = "http")]
+
 mod provider_server;
 
 use aelc_runtime::provider::{

@@ -1,6 +1,9 @@
 //! The `openai` provider against a scripted HTTP server on 127.0.0.1: recorded Chat Completions
 //! responses, streamed and not, and every failure step 1 and the transport must report.
 
+// The HTTP providers are behind the default `http` feature.
+#![cfg(feature = "http")]
+
 mod provider_server;
 
 use aelc_runtime::provider::{

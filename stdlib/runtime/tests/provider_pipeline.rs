@@ -2,6 +2,9 @@
 //! carries the rejection reasons to the endpoint, fallback moves to another binding, and step 1
 //! turns too-large and truncated answers into rejections.
 
+// The HTTP providers are behind the default `http` feature.
+#![cfg(feature = "http")]
+
 mod provider_server;
 
 use aelc_runtime::model::Model;
