@@ -100,13 +100,20 @@ fn frame(message: &Value) -> Vec<u8> {
 fn module(n: usize) -> String {
     let mut text = format!("//! Generated module {n}.\n\n");
     for s in 0..20 {
-        text.push_str(&format!("/// Struct {s} of module {n}.\nstruct Record{n}x{s} {{\n"));
+        text.push_str(&format!(
+            "/// Struct {s} of module {n}.\nstruct Record{n}x{s} {{\n"
+        ));
         for f in 0..15 {
-            text.push_str(&format!("    /// Field {f}.\n    field_{f}: Str<{}>,\n", 100 + f));
+            text.push_str(&format!(
+                "    /// Field {f}.\n    field_{f}: Str<{}>,\n",
+                100 + f
+            ));
         }
         text.push_str("}\n\n");
     }
-    text.push_str(&format!("errors Failure{n} {{\n    empty,\n    too_long,\n}}\n\n"));
+    text.push_str(&format!(
+        "errors Failure{n} {{\n    empty,\n    too_long,\n}}\n\n"
+    ));
     for c in 0..6 {
         text.push_str(&format!(
             "check rule_{n}_{c}(input: Record{n}x{c}) fails Failure{n} {{\n    require input.field_0.trim().len() > 0 else empty \"blank\";\n    require input.field_1.len() <= 50 else too_long;\n}}\n\n"
@@ -164,11 +171,15 @@ fn main() {
         buffer: Vec::new(),
     };
     let send = |m: Value| to_server.send(frame(&m)).unwrap();
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}),
+    );
     while frames.next().get("id") != Some(&json!(1)) {}
     send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": uri, "languageId": "ael", "version": 1, "text": text}}}));
+    send(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri, "languageId": "ael", "version": 1, "text": text}}}),
+    );
     let wait_for = |frames: &mut Frames, version: i64| loop {
         let m = frames.next();
         if m["method"] == "textDocument/publishDiagnostics"
@@ -187,9 +198,11 @@ fn main() {
         let version = round as i64 + 2;
         let body = if round % 2 == 0 { &broken } else { &text };
         let started = Instant::now();
-        send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"text": body}]}}));
+            "contentChanges": [{"text": body}]}}),
+        );
         let count = wait_for(&mut frames, version);
         times.push(started.elapsed());
         if round % 2 == 0 {
@@ -200,7 +213,6 @@ fn main() {
     }
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
     send(json!({"jsonrpc": "2.0", "method": "exit"}));
-    drop(send);
     let _ = handle.join();
     let _ = std::fs::remove_dir_all(&dir);
 

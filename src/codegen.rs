@@ -5,7 +5,7 @@
 //! - [`model_schema`]: the model-facing output schema per provider (`openai`, `gemini`,
 //!   `anthropic`);
 //! - [`mcp`]: `mcp/tools.json`, one MCP tool per agent;
-//! - [`manifest`]: `agents/<agent>/holon.yaml`;
+//! - [`manifest`], `agents/<agent>/holon.yaml`;
 //! - [`publish`]: the publishing rules, checked before anything is written;
 //! - [`emit`]: every output file as bytes, deterministic; [`write`]: writing them atomically, and
 //!   `--check`.

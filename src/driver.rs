@@ -208,7 +208,12 @@ pub fn check_project(world: &dyn World, root: &Path) -> io::Result<Compilation> 
     Ok(compilation)
 }
 
-fn parse_sources(world: &dyn World, path: &Path, root: &Path, compilation: &mut Compilation) -> io::Result<()> {
+fn parse_sources(
+    world: &dyn World,
+    path: &Path,
+    root: &Path,
+    compilation: &mut Compilation,
+) -> io::Result<()> {
     for file_path in collect_sources(world, path)? {
         let bytes = world.read(&file_path)?;
         let display = display_name(path, &file_path);
@@ -248,7 +253,8 @@ struct WorldFiles<'w> {
 
 impl sema::ProjectFiles for WorldFiles<'_> {
     fn exists(&self, relative: &str) -> bool {
-        !relative.split('/').any(|part| part == "..") && self.world.is_file(&self.root.join(relative))
+        !relative.split('/').any(|part| part == "..")
+            && self.world.is_file(&self.root.join(relative))
     }
 
     fn read(&self, relative: &str) -> Option<String> {
@@ -260,16 +266,33 @@ impl sema::ProjectFiles for WorldFiles<'_> {
     }
 }
 
-fn run_sema(world: &dyn World, root: &Path, project: Option<&sema::ProjectInfo>, compilation: &mut Compilation) {
-    let paths: Vec<String> = compilation.files.iter().map(|f| module_path(root, &f.path)).collect();
+fn run_sema(
+    world: &dyn World,
+    root: &Path,
+    project: Option<&sema::ProjectInfo>,
+    compilation: &mut Compilation,
+) {
+    let paths: Vec<String> = compilation
+        .files
+        .iter()
+        .map(|f| module_path(root, &f.path))
+        .collect();
     let modules = compilation
         .files
         .iter()
         .zip(&paths)
-        .map(|(f, path)| sema::SourceModule { path, file: f.file, ast: &f.module })
+        .map(|(f, path)| sema::SourceModule {
+            path,
+            file: f.file,
+            ast: &f.module,
+        })
         .collect();
     let files = WorldFiles { world, root };
-    let input = sema::CheckInput { modules, project, files: &files };
+    let input = sema::CheckInput {
+        modules,
+        project,
+        files: &files,
+    };
     let checked = sema::check(&input, &mut compilation.sources);
     compilation.diagnostics.extend(checked.diagnostics);
     let syntax_errors = compilation.has_errors();

@@ -29,14 +29,23 @@ pub fn parse(file: FileId, text: &str) -> Parse {
     Parse {
         module,
         comments,
-        diagnostics: errors.iter().map(error::SyntaxError::to_diagnostic).collect(),
+        diagnostics: errors
+            .iter()
+            .map(error::SyntaxError::to_diagnostic)
+            .collect(),
     }
 }
 
 /// The significant tokens of `text` with their spans, and the spans of all its comments (doc
 /// comments included), each in source order: what an editor colours. Lex errors stand as
 /// [`token::Token::Error`]; nothing is reported.
-pub fn lex(file: FileId, text: &str) -> (Vec<(token::Token<'_>, crate::span::Span)>, Vec<crate::span::Span>) {
+pub fn lex(
+    file: FileId,
+    text: &str,
+) -> (
+    Vec<(token::Token<'_>, crate::span::Span)>,
+    Vec<crate::span::Span>,
+) {
     let lexed = lexer::lex(file, text, 0);
     let tokens = lexed
         .tokens
@@ -58,6 +67,9 @@ pub fn lex(file: FileId, text: &str) -> (Vec<(token::Token<'_>, crate::span::Spa
 /// `text` starts in its file, so spans point into that file.
 pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Diagnostic>) {
     let (expr, errors) = parser::parse_expr(file, text, offset);
-    let diagnostics = errors.iter().map(error::SyntaxError::to_diagnostic).collect();
+    let diagnostics = errors
+        .iter()
+        .map(error::SyntaxError::to_diagnostic)
+        .collect();
     (expr, diagnostics)
 }

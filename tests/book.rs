@@ -38,7 +38,12 @@ fn standalone(code: &str) -> bool {
 
 /// The page of one code, as generated from the registry.
 fn code_page(info: &codes::CodeInfo) -> String {
-    let mut page = format!("# {}: {}\n\n{}\n", info.code, info.title, info.explanation.trim());
+    let mut page = format!(
+        "# {}: {}\n\n{}\n",
+        info.code,
+        info.title,
+        info.explanation.trim()
+    );
     if !info.example.trim().is_empty() {
         let fence = if standalone(info.code) {
             format!("ael,fails={}", info.code)

@@ -66,7 +66,11 @@ fn with_suffix(suffix: &str) -> Vec<(String, Value)> {
 }
 
 /// Calls `f` on every subschema, with the key path leading to it.
-fn each_schema(schema: &Value, path: &str, f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>)) {
+fn each_schema(
+    schema: &Value,
+    path: &str,
+    f: &mut dyn FnMut(&str, &serde_json::Map<String, Value>),
+) {
     let Value::Object(m) = schema else { return };
     f(path, m);
     for key in ["properties", "$defs"] {
@@ -96,10 +100,17 @@ fn openai_variant_follows_strict_mode_rules() {
     assert!(variants.len() >= 3);
     let mut strict_seen = 0;
     for (file, v) in variants {
-        assert!(v["name"].as_str().unwrap().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+        assert!(v["name"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
         let schema = &v["schema"];
         assert_eq!(schema["type"], "object", "{file}: root must be an object");
-        assert!(schema.get("anyOf").is_none(), "{file}: root must not be anyOf");
+        assert!(
+            schema.get("anyOf").is_none(),
+            "{file}: root must not be anyOf"
+        );
         if v["strict"] != Value::Bool(true) {
             // Only a map (additionalProperties: schema) may turn strict mode off.
             let mut has_map = false;
@@ -113,16 +124,31 @@ fn openai_variant_follows_strict_mode_rules() {
         let mut depth_ok = true;
         each_schema(schema, "", &mut |path, m| {
             for key in m.keys() {
-                assert!(OPENAI_KEYWORDS.contains(&key.as_str()), "{file}{path}: `{key}` is not supported");
+                assert!(
+                    OPENAI_KEYWORDS.contains(&key.as_str()),
+                    "{file}{path}: `{key}` is not supported"
+                );
             }
             if let Some(f) = m.get("format").and_then(Value::as_str) {
                 assert!(OPENAI_FORMATS.contains(&f), "{file}{path}: format {f}");
             }
             if let Some(Value::Object(props)) = m.get("properties") {
-                assert_eq!(m.get("additionalProperties"), Some(&Value::Bool(false)), "{file}{path}");
-                let required: Vec<&str> = m["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+                assert_eq!(
+                    m.get("additionalProperties"),
+                    Some(&Value::Bool(false)),
+                    "{file}{path}"
+                );
+                let required: Vec<&str> = m["required"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
                 for name in props.keys() {
-                    assert!(required.contains(&name.as_str()), "{file}{path}: `{name}` not required");
+                    assert!(
+                        required.contains(&name.as_str()),
+                        "{file}{path}: `{name}` not required"
+                    );
                 }
             }
             depth_ok &= path.matches("/properties/").count() <= 10;
@@ -137,7 +163,10 @@ fn openai_moves_unsupported_bounds_into_descriptions() {
     let (_, v) = with_suffix("review.openai.json").remove(0);
     let summary = &v["schema"]["properties"]["summary"];
     assert!(summary.get("maxLength").is_none());
-    assert!(summary["description"].as_str().unwrap().contains("At most 1000 characters."));
+    assert!(summary["description"]
+        .as_str()
+        .unwrap()
+        .contains("At most 1000 characters."));
 }
 
 #[test]
@@ -146,19 +175,36 @@ fn gemini_variant_uses_only_schema_fields() {
     assert!(variants.len() >= 3);
     for (file, v) in variants {
         let text = v.to_string();
-        assert!(!text.contains("$ref") && !text.contains("$defs"), "{file}: no references");
+        assert!(
+            !text.contains("$ref") && !text.contains("$defs"),
+            "{file}: no references"
+        );
         each_schema(&v, "", &mut |path, m| {
             for key in m.keys() {
-                assert!(GEMINI_KEYWORDS.contains(&key.as_str()), "{file}{path}: `{key}`");
+                assert!(
+                    GEMINI_KEYWORDS.contains(&key.as_str()),
+                    "{file}{path}: `{key}`"
+                );
             }
             if let Some(t) = m.get("type").and_then(Value::as_str) {
-                assert!(["STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT"].contains(&t), "{file}{path}: type {t}");
+                assert!(
+                    ["STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT"].contains(&t),
+                    "{file}{path}: type {t}"
+                );
                 if let Some(f) = m.get("format").and_then(Value::as_str) {
-                    assert!(t == "STRING" && ["enum", "date-time"].contains(&f), "{file}{path}: format {f}");
+                    assert!(
+                        t == "STRING" && ["enum", "date-time"].contains(&f),
+                        "{file}{path}: format {f}"
+                    );
                 }
             }
             if let Some(Value::Object(props)) = m.get("properties") {
-                let order: Vec<&str> = m["propertyOrdering"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+                let order: Vec<&str> = m["propertyOrdering"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
                 let names: Vec<&str> = props.keys().map(String::as_str).collect();
                 assert_eq!(order, names, "{file}{path}");
             }
@@ -183,13 +229,22 @@ fn mcp_tools_follow_the_tool_definition() {
         for tool in v["tools"].as_array().unwrap() {
             let name = tool["name"].as_str().unwrap();
             assert!(!name.is_empty() && name.len() <= 128);
-            assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)));
+            assert!(name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)));
             for key in ["inputSchema", "outputSchema"] {
                 assert_eq!(tool[key]["type"], "object", "{file} {name} {key}");
                 jsonschema::draft202012::meta::validate(&tool[key]).unwrap();
             }
             for key in tool.as_object().unwrap().keys() {
-                assert!(["name", "title", "description", "inputSchema", "outputSchema"].contains(&key.as_str()));
+                assert!([
+                    "name",
+                    "title",
+                    "description",
+                    "inputSchema",
+                    "outputSchema"
+                ]
+                .contains(&key.as_str()));
             }
         }
     }

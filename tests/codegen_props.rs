@@ -54,8 +54,14 @@ const INT_KINDS: &[IntKind] = &[
 ];
 
 fn int_shape() -> impl Strategy<Value = Shape> {
-    (0..INT_KINDS.len(), any::<u64>(), any::<u64>(), any::<bool>(), any::<bool>()).prop_map(
-        |(k, a, b, refine, excl)| {
+    (
+        0..INT_KINDS.len(),
+        any::<u64>(),
+        any::<u64>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(k, a, b, refine, excl)| {
             let kind = INT_KINDS[k];
             let (lo, hi) = kind.range();
             if !refine {
@@ -73,8 +79,7 @@ fn int_shape() -> impl Strategy<Value = Shape> {
             } else {
                 Shape::Int(kind, a, b, false)
             }
-        },
-    )
+        })
 }
 
 fn leaf() -> impl Strategy<Value = Shape> {
@@ -91,9 +96,8 @@ fn leaf() -> impl Strategy<Value = Shape> {
                 lo.map(|(v, e)| (v as f64 / 2.0, e)),
                 hi.map(|(v, e)| (v as f64 / 2.0, e))
             )),
-        (0u32..3, 1u32..6, proptest::option::of(0..PATTERNS.len())).prop_map(|(min, max, p)| {
-            Shape::Str(min.min(max), max, p.map(|i| PATTERNS[i]))
-        }),
+        (0u32..3, 1u32..6, proptest::option::of(0..PATTERNS.len()))
+            .prop_map(|(min, max, p)| { Shape::Str(min.min(max), max, p.map(|i| PATTERNS[i])) }),
         (1usize..4).prop_map(Shape::UnitEnum),
     ]
 }
@@ -118,7 +122,12 @@ fn shape() -> impl Strategy<Value = Shape> {
                 0u32..2,
                 0u32..3
             )
-                .prop_map(|(k, v, min, extra)| Shape::Map(k, Box::new(v), min, min + extra)),
+                .prop_map(|(k, v, min, extra)| Shape::Map(
+                    k,
+                    Box::new(v),
+                    min,
+                    min + extra
+                )),
             inner.clone().prop_map(|s| Shape::Option(Box::new(s))),
             proptest::collection::vec((inner.clone(), any::<bool>()), 0..4).prop_map(Shape::Struct),
             proptest::collection::vec(proptest::collection::vec(inner.clone(), 0..3), 1..4)
@@ -309,14 +318,24 @@ impl Rng {
 fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
     if rng.chance(25) {
         // A wrong type.
-        return [json!(null), json!("s"), json!(1), json!([]), json!({}), json!(true)]
-            [rng.below(6) as usize]
+        return [
+            json!(null),
+            json!("s"),
+            json!(1),
+            json!([]),
+            json!({}),
+            json!(true),
+        ][rng.below(6) as usize]
             .clone();
     }
     match ty {
         Ty::Bool => json!(rng.chance(2)),
         Ty::Int(int) => {
-            let hi = if int.max_exclusive { int.max } else { int.max + 1 };
+            let hi = if int.max_exclusive {
+                int.max
+            } else {
+                int.max + 1
+            };
             let v = match rng.below(5) {
                 0 => int.min - 1,
                 1 => int.min,
@@ -387,7 +406,10 @@ fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
             let mut m = Map::new();
             for _ in 0..n {
                 let key = gen_value(&map.key, table, rng, depth + 1);
-                let key = key.as_str().map(str::to_owned).unwrap_or_else(|| "zz".into());
+                let key = key
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| "zz".into());
                 m.insert(key, gen_value(&map.value, table, rng, depth + 1));
             }
             Value::Object(m)
@@ -473,8 +495,20 @@ fn reference_valid(ty: &Ty, table: &TypeTable, v: &Value) -> bool {
         Ty::Bool => v.is_boolean(),
         Ty::Int(int) => integral(v).is_some_and(|n| int.contains(n)),
         Ty::Float(f) => v.as_f64().is_some_and(|x| {
-            let lo_ok = f.min.is_none_or(|b| if b.exclusive { x > b.value } else { x >= b.value });
-            let hi_ok = f.max.is_none_or(|b| if b.exclusive { x < b.value } else { x <= b.value });
+            let lo_ok = f.min.is_none_or(|b| {
+                if b.exclusive {
+                    x > b.value
+                } else {
+                    x >= b.value
+                }
+            });
+            let hi_ok = f.max.is_none_or(|b| {
+                if b.exclusive {
+                    x < b.value
+                } else {
+                    x <= b.value
+                }
+            });
             let f32_ok = f.kind == FloatKind::F64 || x.abs() <= f32::MAX as f64;
             v.is_number() && lo_ok && hi_ok && f32_ok
         }),
@@ -563,7 +597,9 @@ fn json_eq(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, a)| y.get(k).is_some_and(|b| json_eq(a, b)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, a)| y.get(k).is_some_and(|b| json_eq(a, b)))
         }
         _ => a == b,
     }
@@ -642,8 +678,16 @@ fn max_is_attained_for_simple_types() {
     for kind in INT_KINDS {
         let int = IntTy::base(*kind);
         let (lo, hi) = kind.range();
-        let widest = if lo < 0 { json!(lo as i64) } else { json!(hi as u64) };
-        assert_eq!(max_json_len(&Ty::Int(int), &table), len_of(&widest), "{kind:?}");
+        let widest = if lo < 0 {
+            json!(lo as i64)
+        } else {
+            json!(hi as u64)
+        };
+        assert_eq!(
+            max_json_len(&Ty::Int(int), &table),
+            len_of(&widest),
+            "{kind:?}"
+        );
     }
     let refined = Ty::Int(IntTy {
         kind: IntKind::I16,

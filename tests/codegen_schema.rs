@@ -232,7 +232,10 @@ fn undocumented_free_map_in_an_output_is_a_warning() {
     }
     let emission = emit(&program, &[]);
     assert_eq!(codes(&emission), ["W0801"]);
-    assert!(!emission.files.is_empty(), "a warning does not stop the build");
+    assert!(
+        !emission.files.is_empty(),
+        "a warning does not stop the build"
+    );
     assert!(emission.diagnostics[0].message.contains("output.scores"));
 }
 
@@ -265,7 +268,14 @@ fn bad_examples_report_the_json_pointer() {
     let text: Vec<String> = emission
         .diagnostics
         .iter()
-        .map(|d| format!("{} {} | {}", d.code, d.message, d.help.clone().unwrap_or_default()))
+        .map(|d| {
+            format!(
+                "{} {} | {}",
+                d.code,
+                d.message,
+                d.help.clone().unwrap_or_default()
+            )
+        })
         .collect();
     insta::assert_snapshot!("bad_examples", text.join("\n"));
 }
@@ -304,7 +314,10 @@ fn write_then_check_then_detect_stale_missing_extra() {
     let report = write::write_all(&dir, &files).unwrap();
     assert_eq!(report.removed, [PathBuf::from("schemas/old.input.json")]);
     assert!(write::check(&dir, &files).unwrap().is_empty());
-    assert!(dir.join("notes.txt").exists(), "files outside owned folders are kept");
+    assert!(
+        dir.join("notes.txt").exists(),
+        "files outside owned folders are kept"
+    );
     let leftovers: BTreeMap<_, _> = walk(&dir)
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(".tmp"))

@@ -45,7 +45,14 @@ fn errors(parse: &Parse) -> String {
         .diagnostics
         .iter()
         .filter(|d| d.is_error())
-        .map(|d| format!("{} {} {:?}", d.code, d.message, d.labels.first().map(|l| l.span)))
+        .map(|d| {
+            format!(
+                "{} {} {:?}",
+                d.code,
+                d.message,
+                d.labels.first().map(|l| l.span)
+            )
+        })
         .collect();
     errors.join("\n")
 }
@@ -274,7 +281,10 @@ fn the_command_checks_rewrites_and_refuses() {
 
     let (code, stdout) = aelc(&["fmt", "--check"], &dir);
     assert_eq!(code, 1, "--check on a messy file");
-    assert!(stdout.contains("messy.ael") && !stdout.contains("clean.ael"), "{stdout}");
+    assert!(
+        stdout.contains("messy.ael") && !stdout.contains("clean.ael"),
+        "{stdout}"
+    );
     assert_eq!(read("messy.ael"), messy, "--check writes nothing");
 
     let (code, _) = aelc(&["fmt"], &dir);
@@ -284,7 +294,11 @@ fn the_command_checks_rewrites_and_refuses() {
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
-    assert_eq!(leftovers.len(), 3, "no temporary file is left: {leftovers:?}");
+    assert_eq!(
+        leftovers.len(),
+        3,
+        "no temporary file is left: {leftovers:?}"
+    );
 
     let (code, _) = aelc(&["fmt", "--check", "messy.ael"], &dir);
     assert_eq!(code, 0, "formatted now");
@@ -292,7 +306,11 @@ fn the_command_checks_rewrites_and_refuses() {
     write("broken.ael", broken);
     let (code, _) = aelc(&["fmt", "broken.ael"], &dir);
     assert_eq!(code, 1, "syntax errors");
-    assert_eq!(read("broken.ael"), broken, "a broken file is left untouched");
+    assert_eq!(
+        read("broken.ael"),
+        broken,
+        "a broken file is left untouched"
+    );
 
     let (code, _) = aelc(&["fmt", "missing.ael"], &dir);
     assert_eq!(code, 2, "an unreadable path is an I/O error");

@@ -23,7 +23,9 @@ fn productions() -> BTreeSet<String> {
 }
 
 fn ok_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -44,7 +46,11 @@ fn tagged() -> BTreeSet<String> {
         let text = std::fs::read_to_string(&file).unwrap_or_default();
         for line in text.lines() {
             if let Some(list) = line.trim().strip_prefix("// production:") {
-                names.extend(list.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()));
+                names.extend(
+                    list.split(',')
+                        .map(|n| n.trim().to_owned())
+                        .filter(|n| !n.is_empty()),
+                );
             }
         }
     }
@@ -73,5 +79,8 @@ fn every_production_has_a_valid_ui_test() {
 fn every_tag_names_a_production() {
     let productions = productions();
     let unknown: Vec<String> = tagged().difference(&productions).cloned().collect();
-    assert!(unknown.is_empty(), "`// production:` tags naming no production: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "`// production:` tags naming no production: {unknown:?}"
+    );
 }

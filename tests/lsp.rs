@@ -198,7 +198,10 @@ impl Client {
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.send_request(method, params);
         let response = self.response(id);
-        assert!(response.get("error").is_none(), "{method} failed: {response}");
+        assert!(
+            response.get("error").is_none(),
+            "{method} failed: {response}"
+        );
         response["result"].clone()
     }
 
@@ -207,7 +210,11 @@ impl Client {
         let matches = |m: &Value| {
             m["method"] == "textDocument/publishDiagnostics"
                 && m["params"]["uri"] == uri
-                && wanted(m["params"]["diagnostics"].as_array().map_or(&[], Vec::as_slice))
+                && wanted(
+                    m["params"]["diagnostics"]
+                        .as_array()
+                        .map_or(&[], Vec::as_slice),
+                )
         };
         if let Some(at) = self.notifications.iter().position(matches) {
             let found = self.notifications.remove(at);
@@ -285,7 +292,12 @@ fn pos(text: &str, needle: &str, nth: usize) -> (u32, u32) {
         .0;
     let before = &text[..offset];
     let line = before.matches('\n').count() as u32;
-    let column = before.rsplit('\n').next().unwrap_or("").encode_utf16().count() as u32;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or("")
+        .encode_utf16()
+        .count() as u32;
     (line, column)
 }
 
@@ -294,12 +306,18 @@ fn diagnostics_arrive_for_a_broken_file_and_clear_when_fixed() {
     let project = Project::new("diagnostics");
     let mut client = Client::initialized(&project);
     let uri = project.uri("nodes/review.node.ael");
-    let broken = NODE.replace("fails ReviewError {\n    require", "fails ReviewError {\n    require (");
+    let broken = NODE.replace(
+        "fails ReviewError {\n    require",
+        "fails ReviewError {\n    require (",
+    );
     client.open(&uri, &broken);
     let found = client.diagnostics(&uri, |d| !d.is_empty());
     assert_eq!(found[0]["severity"], 1, "{found:?}");
     assert_eq!(found[0]["source"], "aelc");
-    assert!(found[0]["code"].as_str().unwrap().starts_with('E'), "{found:?}");
+    assert!(
+        found[0]["code"].as_str().unwrap().starts_with('E'),
+        "{found:?}"
+    );
     client.change_full(&uri, 2, NODE);
     client.diagnostics(&uri, |d| d.iter().all(|x| x["severity"] != 1));
     assert_eq!(client.stop(), 0);
@@ -380,7 +398,10 @@ fn utf16_columns_are_right_after_an_emoji() {
     // `/* 😀 ç */ struct Emoji`: the emoji counts two UTF-16 units, `ç` one.
     let (want_line, want_col) = pos(COMMON, "Emoji", 0);
     assert_eq!(want_col, 18);
-    assert_eq!(def["range"]["start"], json!({"line": want_line, "character": want_col}));
+    assert_eq!(
+        def["range"]["start"],
+        json!({"line": want_line, "character": want_col})
+    );
     assert_eq!(def["range"]["end"]["character"], want_col + 5);
     assert_eq!(client.stop(), 0);
 }
@@ -402,12 +423,18 @@ fn completion_offers_what_fits_the_place() {
     let text = NODE
         .replace("request.document.trim()", "request.")
         .replace("else empty_document", "else ")
-        .replace("model: binding(\"primary_model\");", "model: binding(\"\");\n        ")
+        .replace(
+            "model: binding(\"primary_model\");",
+            "model: binding(\"\");\n        ",
+        )
         .replace("check not_blank;", "check not_blank;\n        ");
     client.open(&node, &text);
     let (line, col) = pos(&text, "request.", 0);
     let fields = labels(&client.at("textDocument/completion", &node, line, col + 8, json!({})));
-    assert!(fields.contains(&"document".to_owned()) && fields.contains(&"strict".to_owned()), "{fields:?}");
+    assert!(
+        fields.contains(&"document".to_owned()) && fields.contains(&"strict".to_owned()),
+        "{fields:?}"
+    );
     assert!(!fields.contains(&"summary".to_owned()), "{fields:?}");
 
     let (line, col) = pos(&text, "else ", 0);
@@ -420,11 +447,26 @@ fn completion_offers_what_fits_the_place() {
 
     let (line, _) = pos(&text, "model: binding", 0);
     let keys = labels(&client.at("textDocument/completion", &node, line + 1, 8, json!({})));
-    assert!(keys.contains(&"timeout".to_owned()) && keys.contains(&"max_answer".to_owned()), "{keys:?}");
+    assert!(
+        keys.contains(&"timeout".to_owned()) && keys.contains(&"max_answer".to_owned()),
+        "{keys:?}"
+    );
 
     let everything = labels(&client.at("textDocument/completion", &node, 1, 0, json!({})));
-    for wanted in ["struct", "node", "Str", "List", "u16", "Option", "ReviewRequest", "not_blank"] {
-        assert!(everything.contains(&wanted.to_owned()), "{wanted} missing in {everything:?}");
+    for wanted in [
+        "struct",
+        "node",
+        "Str",
+        "List",
+        "u16",
+        "Option",
+        "ReviewRequest",
+        "not_blank",
+    ] {
+        assert!(
+            everything.contains(&wanted.to_owned()),
+            "{wanted} missing in {everything:?}"
+        );
     }
     assert_eq!(client.stop(), 0);
 }
@@ -437,11 +479,24 @@ fn symbols_formatting_rename_and_semantic_tokens() {
     let common = project.uri("types/common.ael");
     client.open(&node, NODE);
 
-    let symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": node}}));
-    let names: Vec<&str> = symbols.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let symbols = client.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": node}}),
+    );
+    let names: Vec<&str> = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["not_blank", "smile", "review"]);
     let review = &symbols[2];
-    let blocks: Vec<&str> = review["children"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let blocks: Vec<&str> = review["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(blocks, ["config", "input"]);
 
     // Formatting an untidy buffer gives one edit with the canonical text.
@@ -454,7 +509,10 @@ fn symbols_formatting_rename_and_semantic_tokens() {
     );
     let edits = edits.as_array().unwrap();
     assert_eq!(edits.len(), 1, "{edits:?}");
-    let formatted = edits[0]["new_text"].as_str().or(edits[0]["newText"].as_str()).unwrap();
+    let formatted = edits[0]["new_text"]
+        .as_str()
+        .or(edits[0]["newText"].as_str())
+        .unwrap();
     assert!(formatted.starts_with("struct Review {\n"), "{formatted}");
     // A formatted buffer needs no edit.
     client.change_full(&scratch, 2, formatted);
@@ -466,11 +524,21 @@ fn symbols_formatting_rename_and_semantic_tokens() {
 
     // Rename a type: edits in both files.
     let (line, col) = pos(NODE, "ReviewRequest", 1);
-    let edit = client.at("textDocument/rename", &node, line, col, json!({"newName": "Request"}));
+    let edit = client.at(
+        "textDocument/rename",
+        &node,
+        line,
+        col,
+        json!({"newName": "Request"}),
+    );
     let changes = edit["changes"].as_object().unwrap();
     assert_eq!(changes[&node].as_array().unwrap().len(), 3, "{edit}");
     assert_eq!(changes[&common].as_array().unwrap().len(), 1, "{edit}");
-    assert!(changes[&node].as_array().unwrap().iter().all(|e| e["newText"] == "Request"));
+    assert!(changes[&node]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["newText"] == "Request"));
     // A keyword is refused.
     let id = client.send_request(
         "textDocument/rename",
@@ -479,8 +547,16 @@ fn symbols_formatting_rename_and_semantic_tokens() {
     assert!(client.response(id).get("error").is_some());
 
     // Semantic tokens: well-formed (5 numbers each, known types, non-overlapping on a line).
-    let tokens = client.request("textDocument/semanticTokens/full", json!({"textDocument": {"uri": node}}));
-    let data: Vec<u64> = tokens["data"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let tokens = client.request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": node}}),
+    );
+    let data: Vec<u64> = tokens["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     assert!(!data.is_empty());
     assert_eq!(data.len() % 5, 0);
     let (mut line, mut start, mut end) = (0u64, 0u64, 0u64);
@@ -515,7 +591,10 @@ fn malformed_input_never_kills_the_server() {
         "textDocument/didChange",
         json!({"textDocument": {"uri": node, "version": 3}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "text": "x"}]}),
     );
-    client.notify("textDocument/didClose", json!({"textDocument": {"uri": project.uri("nope.ael")}}));
+    client.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": project.uri("nope.ael")}}),
+    );
     let id = client.send_request("aelc/unknown", json!({}));
     assert_eq!(client.response(id)["error"]["code"], -32601);
     let id = client.send_request("textDocument/hover", json!({"nonsense": true}));
@@ -554,10 +633,16 @@ fn malformed_input_never_kills_the_server() {
         json!({"textDocument": {"uri": node, "version": 9999}, "contentChanges": [{"range": {"start": {"line": 900, "character": 5}, "end": {"line": 2, "character": 99}}, "text": "😀"}]}),
     );
     // A request cancelled right away is answered, either way.
-    let id = client.send_request("textDocument/documentSymbol", json!({"textDocument": {"uri": node}}));
+    let id = client.send_request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": node}}),
+    );
     client.notify("$/cancelRequest", json!({"id": id}));
     let answer = client.response(id);
-    assert!(answer.get("result").is_some() || answer["error"]["code"] == -32800, "{answer}");
+    assert!(
+        answer.get("result").is_some() || answer["error"]["code"] == -32800,
+        "{answer}"
+    );
     assert_eq!(client.stop(), 0);
 }
 
@@ -599,7 +684,10 @@ fn neovim_receives_diagnostics_of_a_broken_file() {
         .status()
         .unwrap();
     let result = std::fs::read_to_string(&out).unwrap_or_default();
-    assert!(status.success(), "nvim failed ({status}); it wrote: {result}");
+    assert!(
+        status.success(),
+        "nvim failed ({status}); it wrote: {result}"
+    );
     assert!(result.starts_with("diagnostics: "), "{result}");
     assert!(result.contains("aelc"), "{result}");
     assert!(Path::new(&out).is_file());

@@ -30,7 +30,11 @@ fn std_patterns_are_in_the_common_syntax() {
         for (at, _) in text.match_indices("@pattern(r\"") {
             let rest = &text[at + "@pattern(r\"".len()..];
             let pattern = &rest[..rest.find('"').unwrap()];
-            assert_eq!(sema::pattern::check_pattern(pattern), Ok(()), "{path}: {pattern}");
+            assert_eq!(
+                sema::pattern::check_pattern(pattern),
+                Ok(()),
+                "{path}: {pattern}"
+            );
         }
     }
 }

@@ -10,28 +10,118 @@ use proptest::prelude::*;
 
 /// Fragments that are tokens (or near-tokens) of AEL, glued with random spacing.
 const FRAGMENTS: &[&str] = &[
-    "use", "type", "struct", "enum", "errors", "fn", "extern", "check", "node", "agent",
-    "stream", "builder", "require", "example", "let", "return", "if", "else", "match", "true",
-    "false", "none", "some", "fails", "of", "as", "config", "x", "Name", "_", "a::b", "{", "}",
-    "(", ")", "[", "]", "<", ">", "<=", ">=", "==", "!=", "=", ",", ";", ":", "::", ".", "..",
-    "..=", "&&", "||", "!", "+", "-", "*", "/", "%", "|", "=>", "->", "@", "@tag", "42", "1_000",
-    "0.5", "1e-3", "250ms", "5MiB", "50/s", "5min", "0.05 EUR", "\"s\"", "\"\\q\"", "r#\"x\"#",
-    "r\"", "\"", "/*", "*/", "//", "///", "//!", "é", "$", "\n", "18446744073709551616",
+    "use",
+    "type",
+    "struct",
+    "enum",
+    "errors",
+    "fn",
+    "extern",
+    "check",
+    "node",
+    "agent",
+    "stream",
+    "builder",
+    "require",
+    "example",
+    "let",
+    "return",
+    "if",
+    "else",
+    "match",
+    "true",
+    "false",
+    "none",
+    "some",
+    "fails",
+    "of",
+    "as",
+    "config",
+    "x",
+    "Name",
+    "_",
+    "a::b",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "<",
+    ">",
+    "<=",
+    ">=",
+    "==",
+    "!=",
+    "=",
+    ",",
+    ";",
+    ":",
+    "::",
+    ".",
+    "..",
+    "..=",
+    "&&",
+    "||",
+    "!",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "|",
+    "=>",
+    "->",
+    "@",
+    "@tag",
+    "42",
+    "1_000",
+    "0.5",
+    "1e-3",
+    "250ms",
+    "5MiB",
+    "50/s",
+    "5min",
+    "0.05 EUR",
+    "\"s\"",
+    "\"\\q\"",
+    "r#\"x\"#",
+    "r\"",
+    "\"",
+    "/*",
+    "*/",
+    "//",
+    "///",
+    "//!",
+    "é",
+    "$",
+    "\n",
+    "18446744073709551616",
 ];
 
 fn soup() -> impl Strategy<Value = String> {
-    prop::collection::vec((0..FRAGMENTS.len(), prop::sample::select(vec!["", " ", "\n"])), 0..120)
-        .prop_map(|parts| {
-            parts
-                .into_iter()
-                .map(|(i, sep)| format!("{}{sep}", FRAGMENTS[i]))
-                .collect()
-        })
+    prop::collection::vec(
+        (
+            0..FRAGMENTS.len(),
+            prop::sample::select(vec!["", " ", "\n"]),
+        ),
+        0..120,
+    )
+    .prop_map(|parts| {
+        parts
+            .into_iter()
+            .map(|(i, sep)| format!("{}{sep}", FRAGMENTS[i]))
+            .collect()
+    })
 }
 
 fn check_span(text: &str, span: Span, what: &str) {
     assert!(span.start <= span.end, "{what}: {span:?} is reversed");
-    assert!(span.end as usize <= text.len(), "{what}: {span:?} past the end ({})", text.len());
+    assert!(
+        span.end as usize <= text.len(),
+        "{what}: {span:?} past the end ({})",
+        text.len()
+    );
     assert!(
         text.is_char_boundary(span.start as usize) && text.is_char_boundary(span.end as usize),
         "{what}: {span:?} not on char boundaries"
@@ -62,10 +152,20 @@ fn check_item(text: &str, item: &ast::Item) {
     // The Debug dump shows every span as `@start..end`; check them all at once.
     let dump = format!("{item:?}");
     for found in dump.split('@').skip(1) {
-        let Some((start, rest)) = found.split_once("..") else { continue };
+        let Some((start, rest)) = found.split_once("..") else {
+            continue;
+        };
         let end: String = rest.chars().take_while(char::is_ascii_digit).collect();
         if let (Ok(start), Ok(end)) = (start.parse::<u32>(), end.parse::<u32>()) {
-            check_span(text, Span { file: FileId(0), start, end }, "node");
+            check_span(
+                text,
+                Span {
+                    file: FileId(0),
+                    start,
+                    end,
+                },
+                "node",
+            );
         }
     }
 }
@@ -100,7 +200,11 @@ proptest! {
 #[test]
 fn deep_nesting_is_refused_not_overflowed() {
     for text in [
-        format!("fn f() -> u8 {{ {}1{} }}", "(".repeat(5000), ")".repeat(5000)),
+        format!(
+            "fn f() -> u8 {{ {}1{} }}",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ),
         format!("fn f() -> u8 {{ {}1 }}", "!".repeat(5000)),
         format!("fn f() -> u8 {{ {} }}", "[".repeat(5000)),
         format!("type T = {}u8{};", "List<".repeat(300), ">".repeat(300)),

@@ -60,7 +60,11 @@ fn check_file(path: &Path, failures: &mut Vec<String>) -> Option<String> {
     }
 
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let errors = compilation.diagnostics.iter().filter(|d| d.is_error()).count();
+    let errors = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .count();
     if name.ends_with(".ok.ael") && errors > 0 {
         failures.push(format!("{shown_text} must have no errors:\n{diagnostics}"));
     }

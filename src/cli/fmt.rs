@@ -31,7 +31,10 @@ pub fn run(out: &Output, args: &FmtArgs) -> Status {
         let files = match driver::collect_sources(&DiskWorld, root) {
             Ok(files) => files,
             Err(err) => {
-                status = worst(status, out.fatal(&format!("cannot read {}: {err}", root.display())));
+                status = worst(
+                    status,
+                    out.fatal(&format!("cannot read {}: {err}", root.display())),
+                );
                 continue;
             }
         };

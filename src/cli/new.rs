@@ -17,7 +17,10 @@ const FILES: &[(&str, &str)] = &[
         "nodes/summarize.node.ael",
         include_str!("new_project/summarize.node.ael"),
     ),
-    ("prompts/summarize.md", include_str!("new_project/summarize.md")),
+    (
+        "prompts/summarize.md",
+        include_str!("new_project/summarize.md"),
+    ),
     (
         "examples/summarize/short.json",
         include_str!("new_project/example.json"),
@@ -46,7 +49,10 @@ pub fn run(args: &NewArgs) -> Status {
                 return Status::Usage;
             }
             Err(err) => {
-                eprintln!("error: `{}` exists and cannot be read: {err}", target.display());
+                eprintln!(
+                    "error: `{}` exists and cannot be read: {err}",
+                    target.display()
+                );
                 return Status::Usage;
             }
         }
@@ -109,7 +115,10 @@ mod tests {
 
     #[test]
     fn names_must_be_simple() {
-        assert_eq!(project_name(Path::new("a/my-agent")), Some("my-agent".into()));
+        assert_eq!(
+            project_name(Path::new("a/my-agent")),
+            Some("my-agent".into())
+        );
         assert_eq!(project_name(Path::new("9lives")), None);
         assert_eq!(project_name(Path::new("has space")), None);
     }

@@ -158,7 +158,10 @@ pub fn emit(program: &Program, examples: &[Example]) -> Emission {
                 }
                 Err(err) => emission.diagnostics.push(Diagnostic::new(
                     "E0809",
-                    format!("the manifest of `{}` could not be written as YAML: {err}", node.name),
+                    format!(
+                        "the manifest of `{}` could not be written as YAML: {err}",
+                        node.name
+                    ),
                 )),
             }
             tools.push(ToolSource {

@@ -68,7 +68,9 @@ impl DefKeys {
     }
 
     pub fn key(&self, def: DefId) -> &str {
-        self.keys.get(def.0 as usize).map_or("unknown", String::as_str)
+        self.keys
+            .get(def.0 as usize)
+            .map_or("unknown", String::as_str)
     }
 }
 
@@ -250,10 +252,8 @@ impl<'a> SchemaBuilder<'a> {
                 if variants.iter().all(|v| v.fields.is_none()) {
                     unit_enum_schema(variants)
                 } else {
-                    let arms: Vec<Value> = variants
-                        .iter()
-                        .map(|v| self.variant_arm(tag, v))
-                        .collect();
+                    let arms: Vec<Value> =
+                        variants.iter().map(|v| self.variant_arm(tag, v)).collect();
                     json!({"oneOf": arms})
                 }
             }

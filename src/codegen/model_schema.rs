@@ -215,7 +215,15 @@ pub const OPENAI_KEYWORDS: &[&str] = &[
 
 /// The string formats OpenAI strict mode accepts.
 pub const OPENAI_FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 
 fn openai(name: &str, document: &Value) -> Value {
@@ -533,7 +541,9 @@ fn recursion_stub(target: &Value, key: &str) -> Value {
     m.insert("type".into(), json!(t));
     m.insert(
         "description".into(),
-        json!(format!("A nested {key}, with the same fields as its parent.")),
+        json!(format!(
+            "A nested {key}, with the same fields as its parent."
+        )),
     );
     Value::Object(m)
 }

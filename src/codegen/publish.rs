@@ -26,8 +26,8 @@ use aelc_runtime::ty::{limits, DefKind, Ty, TypeTable};
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
-use crate::ir::{NodeIr, NodeKind, Program};
 use crate::ir::size::fits_depth_limit;
+use crate::ir::{NodeIr, NodeKind, Program};
 
 /// The codes the platform reserves (spec §5); no `errors` may declare one.
 pub const RESERVED_CODES: &[&str] = &[
@@ -235,11 +235,7 @@ fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<String> {
                     DefKind::Enum { variants, .. } => {
                         for v in variants.iter().rev() {
                             for f in v.fields.iter().flatten().rev() {
-                                stack.push((
-                                    format!("{path}.{}", f.name),
-                                    &f.ty,
-                                    f.docs.is_some(),
-                                ));
+                                stack.push((format!("{path}.{}", f.name), &f.ty, f.docs.is_some()));
                             }
                         }
                     }
@@ -285,7 +281,10 @@ pub fn check_examples(
         };
         for key in object.keys() {
             if !["input", "answers", "output", "status", "code"].contains(&key.as_str()) {
-                out.push(malformed(example, &format!("it has an unknown key `{key}`")));
+                out.push(malformed(
+                    example,
+                    &format!("it has an unknown key `{key}`"),
+                ));
             }
         }
         match object.get("input") {
@@ -310,10 +309,7 @@ pub fn check_examples(
                 if !EXAMPLE_STATUSES.contains(&status) {
                     out.push(malformed(
                         example,
-                        &format!(
-                            "its `status` is not one of {}",
-                            EXAMPLE_STATUSES.join(", ")
-                        ),
+                        &format!("its `status` is not one of {}", EXAMPLE_STATUSES.join(", ")),
                     ));
                 }
                 if let Some(code) = object.get("code").and_then(Value::as_str) {
@@ -325,11 +321,18 @@ pub fn check_examples(
                                 example.path, node.name
                             ),
                         );
-                        d = match crate::diagnostics::suggest::did_you_mean(code, declared.iter().copied()) {
+                        d = match crate::diagnostics::suggest::did_you_mean(
+                            code,
+                            declared.iter().copied(),
+                        ) {
                             Some(s) => d.help(format!("did you mean `{s}`?")),
                             None => d.help(format!(
                                 "declared codes: {}",
-                                if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+                                if declared.is_empty() {
+                                    "none".to_owned()
+                                } else {
+                                    declared.join(", ")
+                                }
                             )),
                         };
                         out.push(d);
@@ -361,7 +364,11 @@ fn report_errors(
 ) {
     for error in validator.iter_errors(instance).take(20) {
         let pointer = error.instance_path().to_string();
-        let shown = if pointer.is_empty() { "/".to_owned() } else { pointer };
+        let shown = if pointer.is_empty() {
+            "/".to_owned()
+        } else {
+            pointer
+        };
         out.push(
             Diagnostic::new(
                 code,

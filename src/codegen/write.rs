@@ -12,7 +12,14 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// The folders and files under the output folder that `aelc build` owns.
-pub const OWNED: &[&str] = &["schemas", "model", "mcp", "agents", "ir.json", "ir.schema.json"];
+pub const OWNED: &[&str] = &[
+    "schemas",
+    "model",
+    "mcp",
+    "agents",
+    "ir.json",
+    "ir.schema.json",
+];
 
 /// What writing did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -77,7 +84,9 @@ pub fn check(out: &Path, files: &BTreeMap<PathBuf, Vec<u8>>) -> io::Result<Vec<S
         match fs::read(out.join(rel)) {
             Ok(old) if &old == bytes => {}
             Ok(_) => stale.push(Stale::Changed(rel.clone())),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => stale.push(Stale::Missing(rel.clone())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                stale.push(Stale::Missing(rel.clone()))
+            }
             Err(e) => return Err(e),
         }
     }

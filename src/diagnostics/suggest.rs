@@ -3,7 +3,10 @@
 /// The candidate closest to `name` by edit distance, if it is close enough to be a likely typo
 /// (distance at most a third of the name's length, and at least 1). Ties go to the first
 /// candidate in iteration order, so pass candidates in a deterministic order.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(1);
     let mut best: Option<(usize, &'a str)> = None;
     for candidate in candidates {

@@ -24,11 +24,17 @@ pub(super) fn load(_file: FileId, text: &str) -> (ProjectInfo, Vec<Diagnostic>) 
     }
     if let Some(bindings) = table.get("bindings").and_then(|b| b.get_ref().as_table()) {
         for (name, value) in bindings.iter() {
-            let Some(b) = value.get_ref().as_table() else { continue };
+            let Some(b) = value.get_ref().as_table() else {
+                continue;
+            };
             let accepts = b
                 .get("accepts")
                 .and_then(|a| a.get_ref().as_array())
-                .map(|a| a.iter().filter_map(|v| v.get_ref().as_str().map(str::to_owned)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.get_ref().as_str().map(str::to_owned))
+                        .collect()
+                })
                 .unwrap_or_else(|| vec!["text".to_owned()]);
             info.bindings.push(ir::Binding {
                 name: name.get_ref().to_string(),
@@ -52,5 +58,8 @@ pub(super) fn load(_file: FileId, text: &str) -> (ProjectInfo, Vec<Diagnostic>) 
 }
 
 fn string(table: &DeTable<'_>, key: &str) -> Option<String> {
-    table.get(key).and_then(|v| v.get_ref().as_str()).map(str::to_owned)
+    table
+        .get(key)
+        .and_then(|v| v.get_ref().as_str())
+        .map(str::to_owned)
 }

@@ -177,9 +177,11 @@ impl Sizer<'_> {
         }
         for field in fields {
             match self.len(&field.ty, inner) {
-                Some(value) => {
-                    members.push(json_str_len(&field.name).saturating_add(1).saturating_add(value))
-                }
+                Some(value) => members.push(
+                    json_str_len(&field.name)
+                        .saturating_add(1)
+                        .saturating_add(value),
+                ),
                 None if field.is_required() => return None,
                 None => {}
             }
@@ -232,7 +234,11 @@ impl Sizer<'_> {
         match self.resolve(ty)? {
             Ty::Bool => Some(2),
             Ty::Int(int) => {
-                let hi = if int.max_exclusive { int.max - 1 } else { int.max };
+                let hi = if int.max_exclusive {
+                    int.max - 1
+                } else {
+                    int.max
+                };
                 u64::try_from(hi.saturating_sub(int.min).saturating_add(1)).ok()
             }
             _ => self.unit_variant_widths(ty).map(|v| v.len() as u64),
@@ -303,7 +309,9 @@ pub fn media_max_len(media: &MediaTy) -> u64 {
         .iter()
         .map(|field| {
             let value = media_field_max_len(media, field.name);
-            json_str_len(field.name).saturating_add(1).saturating_add(value)
+            json_str_len(field.name)
+                .saturating_add(1)
+                .saturating_add(value)
         })
         .collect();
     joined(&members)

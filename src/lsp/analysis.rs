@@ -54,7 +54,10 @@ impl Analysis {
         };
         // `ael.toml` is read for its bindings when the compiler has not loaded it itself.
         let manifest = dir.join("ael.toml");
-        let has_manifest = compilation.sources.files().any(|(_, f)| f.name == "ael.toml");
+        let has_manifest = compilation
+            .sources
+            .files()
+            .any(|(_, f)| f.name == "ael.toml");
         if !has_manifest {
             if let Ok(bytes) = world.read(&manifest) {
                 compilation

@@ -34,7 +34,10 @@ pub enum Key {
     /// A top-level item by name.
     Item(String),
     /// A field; `owner` is the declaring struct or enum when known.
-    Field { owner: Option<String>, name: String },
+    Field {
+        owner: Option<String>,
+        name: String,
+    },
     Variant(String),
     ErrorCode(String),
     /// A parameter, `let` or closure parameter: local to the item starting at `scope`.
@@ -54,10 +57,9 @@ impl Key {
     /// owner matches every field of that name.
     pub fn matches(&self, other: &Key) -> bool {
         match (self, other) {
-            (
-                Key::Field { owner: a, name: x },
-                Key::Field { owner: b, name: y },
-            ) => x == y && (a.is_none() || b.is_none() || a == b),
+            (Key::Field { owner: a, name: x }, Key::Field { owner: b, name: y }) => {
+                x == y && (a.is_none() || b.is_none() || a == b)
+            }
             _ => self == other,
         }
     }
@@ -436,7 +438,13 @@ impl Walker<'_> {
         }
     }
 
-    fn define_local(&mut self, name: &crate::syntax::ast::Ident, ty: Option<&TypeExpr>, kind: SymbolKind, full: Span) {
+    fn define_local(
+        &mut self,
+        name: &crate::syntax::ast::Ident,
+        ty: Option<&TypeExpr>,
+        kind: SymbolKind,
+        full: Span,
+    ) {
         let key = self.local_key(&name.name);
         let text = self
             .analysis
@@ -455,8 +463,7 @@ impl Walker<'_> {
             ty: ty.cloned(),
         });
         self.push(name.span, key, true);
-        self.env
-            .push((name.name.clone(), ty.and_then(type_name)));
+        self.env.push((name.name.clone(), ty.and_then(type_name)));
     }
 
     fn module(&mut self, module: &Module) {
@@ -685,9 +692,7 @@ impl Walker<'_> {
                     false,
                 );
             }
-            ExprKind::MethodCall {
-                receiver, args, ..
-            } => {
+            ExprKind::MethodCall { receiver, args, .. } => {
                 self.expr(receiver);
                 let element = self.type_of(receiver);
                 for arg in args {

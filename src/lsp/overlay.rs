@@ -140,7 +140,10 @@ mod tests {
         assert!(world.is_dir(&dir.join("new")));
         let entries = world.read_dir(&dir).unwrap();
         assert_eq!(entries, vec![dir.join("a.ael"), dir.join("new")]);
-        assert_eq!(world.read_dir(&dir.join("new")).unwrap(), vec![dir.join("new/b.ael")]);
+        assert_eq!(
+            world.read_dir(&dir.join("new")).unwrap(),
+            vec![dir.join("new/b.ael")]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

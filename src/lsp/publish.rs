@@ -33,7 +33,10 @@ pub fn diagnostics(
             continue;
         };
         if let Some(converted) = convert(analysis, encoding, diagnostic) {
-            by_file.entry(path.to_path_buf()).or_default().push(converted);
+            by_file
+                .entry(path.to_path_buf())
+                .or_default()
+                .push(converted);
         }
     }
     for path in previous {
@@ -69,10 +72,17 @@ pub fn range(analysis: &Analysis, encoding: Encoding, span: Span) -> Option<lsp_
 
 pub fn location(analysis: &Analysis, encoding: Encoding, span: Span) -> Option<Location> {
     let path = analysis.path(span.file)?;
-    Some(Location::new(uri::from_path(path)?, range(analysis, encoding, span)?))
+    Some(Location::new(
+        uri::from_path(path)?,
+        range(analysis, encoding, span)?,
+    ))
 }
 
-fn convert(analysis: &Analysis, encoding: Encoding, d: &Diagnostic) -> Option<lsp_types::Diagnostic> {
+fn convert(
+    analysis: &Analysis,
+    encoding: Encoding,
+    d: &Diagnostic,
+) -> Option<lsp_types::Diagnostic> {
     let span = d.primary_span().unwrap_or_default();
     let range = range(analysis, encoding, span)?;
     let mut message = d.message.clone();

@@ -21,8 +21,8 @@ use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response}
 use lsp_types::notification::{self as note, Notification as _};
 use lsp_types::request::{self as req, Request as _};
 use lsp_types::{
-    InitializeParams, InitializeResult, PositionEncodingKind, ServerInfo, TextDocumentPositionParams,
-    Uri,
+    InitializeParams, InitializeResult, PositionEncodingKind, ServerInfo,
+    TextDocumentPositionParams, Uri,
 };
 use serde_json::Value;
 
@@ -244,23 +244,33 @@ impl Server {
                 self.shutdown = true;
                 Ok(Value::Null)
             }
-            req::HoverRequest::METHOD => run::<req::HoverRequest>(self, params, handlers::hover::handle),
+            req::HoverRequest::METHOD => {
+                run::<req::HoverRequest>(self, params, handlers::hover::handle)
+            }
             req::GotoDefinition::METHOD => {
                 run::<req::GotoDefinition>(self, params, handlers::definition::handle)
             }
-            req::References::METHOD => run::<req::References>(self, params, handlers::references::handle),
-            req::Completion::METHOD => run::<req::Completion>(self, params, handlers::completion::handle),
+            req::References::METHOD => {
+                run::<req::References>(self, params, handlers::references::handle)
+            }
+            req::Completion::METHOD => {
+                run::<req::Completion>(self, params, handlers::completion::handle)
+            }
             req::DocumentSymbolRequest::METHOD => {
                 run::<req::DocumentSymbolRequest>(self, params, handlers::symbols::handle)
             }
-            req::Formatting::METHOD => run::<req::Formatting>(self, params, handlers::formatting::handle),
+            req::Formatting::METHOD => {
+                run::<req::Formatting>(self, params, handlers::formatting::handle)
+            }
             req::Rename::METHOD => run::<req::Rename>(self, params, handlers::rename::handle),
             req::PrepareRenameRequest::METHOD => {
                 run::<req::PrepareRenameRequest>(self, params, handlers::rename::prepare)
             }
-            req::SemanticTokensFullRequest::METHOD => {
-                run::<req::SemanticTokensFullRequest>(self, params, handlers::semantic_tokens::handle)
-            }
+            req::SemanticTokensFullRequest::METHOD => run::<req::SemanticTokensFullRequest>(
+                self,
+                params,
+                handlers::semantic_tokens::handle,
+            ),
             method => Err(HandlerError {
                 code: ErrorCode::MethodNotFound as i32,
                 message: format!("unknown method `{method}`"),
@@ -326,9 +336,10 @@ impl Server {
             note::DidOpenTextDocument::METHOD => {
                 let p: lsp_types::DidOpenTextDocumentParams = from_params(params)?;
                 let path = document_path(&p.text_document.uri)?;
-                self.overlay
-                    .documents
-                    .insert(path.clone(), Document::new(p.text_document.text, p.text_document.version));
+                self.overlay.documents.insert(
+                    path.clone(),
+                    Document::new(p.text_document.text, p.text_document.version),
+                );
                 self.mark_stale(&path);
             }
             note::DidChangeTextDocument::METHOD => {
@@ -337,10 +348,16 @@ impl Server {
                 let encoding = self.encoding;
                 let Some(doc) = self.overlay.documents.get_mut(&path) else {
                     // A change before `didOpen`: only a full text can be trusted.
-                    if let Some(full) = p.content_changes.into_iter().rev().find(|c| c.range.is_none()) {
-                        self.overlay
-                            .documents
-                            .insert(path.clone(), Document::new(full.text, p.text_document.version));
+                    if let Some(full) = p
+                        .content_changes
+                        .into_iter()
+                        .rev()
+                        .find(|c| c.range.is_none())
+                    {
+                        self.overlay.documents.insert(
+                            path.clone(),
+                            Document::new(full.text, p.text_document.version),
+                        );
                         self.mark_stale(&path);
                         return Ok(());
                     }
@@ -351,7 +368,8 @@ impl Server {
                 for change in p.content_changes {
                     match change.range {
                         Some(range) => {
-                            let span = Lines::new(&doc.text, &doc.lines, encoding).span_range(range);
+                            let span =
+                                Lines::new(&doc.text, &doc.lines, encoding).span_range(range);
                             doc.edit(span, &change.text);
                         }
                         None => doc.replace(change.text),
@@ -378,12 +396,18 @@ impl Server {
                     self.analyses.remove(&root);
                     self.stale.remove(&root);
                     self.unpublished.remove(&root);
-                    if self.published.remove(&root).is_some_and(|files| !files.is_empty()) {
-                        self.notify::<note::PublishDiagnostics>(lsp_types::PublishDiagnosticsParams {
-                            uri: p.text_document.uri,
-                            diagnostics: Vec::new(),
-                            version: None,
-                        });
+                    if self
+                        .published
+                        .remove(&root)
+                        .is_some_and(|files| !files.is_empty())
+                    {
+                        self.notify::<note::PublishDiagnostics>(
+                            lsp_types::PublishDiagnosticsParams {
+                                uri: p.text_document.uri,
+                                diagnostics: Vec::new(),
+                                version: None,
+                            },
+                        );
                     }
                 } else {
                     self.mark_stale(&path);

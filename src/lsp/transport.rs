@@ -78,7 +78,8 @@ fn read_loop(mut input: impl BufRead, tx: &Sender<Incoming>) {
             }
             Err(_) => return,
         };
-        let is_exit = matches!(&incoming, Incoming::Message(Message::Notification(n)) if n.method == "exit");
+        let is_exit =
+            matches!(&incoming, Incoming::Message(Message::Notification(n)) if n.method == "exit");
         if tx.send(incoming).is_err() || is_exit {
             return;
         }
@@ -161,7 +162,10 @@ mod tests {
         let bad = read_frame(&mut reader).unwrap().unwrap();
         assert!(matches!(parse(&bad), Incoming::Malformed(_)));
         let body = read_frame(&mut reader).unwrap().unwrap();
-        assert!(matches!(parse(&body), Incoming::Message(Message::Notification(_))));
+        assert!(matches!(
+            parse(&body),
+            Incoming::Message(Message::Notification(_))
+        ));
         assert!(read_frame(&mut reader).unwrap().is_none());
     }
 }

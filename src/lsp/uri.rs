@@ -69,7 +69,10 @@ mod tests {
     fn paths_round_trip_with_spaces_and_accents() {
         let path = Path::new("/tmp/my project/façade.node.ael");
         let uri = from_path(path).unwrap();
-        assert_eq!(uri.as_str(), "file:///tmp/my%20project/fa%C3%A7ade.node.ael");
+        assert_eq!(
+            uri.as_str(),
+            "file:///tmp/my%20project/fa%C3%A7ade.node.ael"
+        );
         assert_eq!(to_path(&uri).unwrap(), path);
     }
 

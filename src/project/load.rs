@@ -7,19 +7,36 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use super::values;
-use super::{BindingConfig, LimitsConfig, PackageConfig, PartKind, PriceConfig, ProjectConfig, Provider};
+use super::{
+    BindingConfig, LimitsConfig, PackageConfig, PartKind, PriceConfig, ProjectConfig, Provider,
+};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, Span};
 
 const TOP_KEYS: &[&str] = &["package", "bindings", "limits"];
 const PACKAGE_KEYS: &[&str] = &["name", "version", "description"];
-const BINDING_KEYS: &[&str] = &["provider", "model", "base_url", "api_key_env", "accepts", "price"];
+const BINDING_KEYS: &[&str] = &[
+    "provider",
+    "model",
+    "base_url",
+    "api_key_env",
+    "accepts",
+    "price",
+];
 const PRICE_KEYS: &[&str] = &["input_per_mtok", "output_per_mtok", "currency"];
 const LIMITS_KEYS: &[&str] = &["max_input_bytes"];
 
 /// Keys that would hold a secret if written: refused, the file may be committed.
-const SECRET_KEYS: &[&str] = &["api_key", "key", "token", "api_token", "secret", "password", "auth"];
+const SECRET_KEYS: &[&str] = &[
+    "api_key",
+    "key",
+    "token",
+    "api_token",
+    "secret",
+    "password",
+    "auth",
+];
 
 type Value<'i> = Spanned<DeValue<'i>>;
 
@@ -43,7 +60,9 @@ pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         cx.diagnostics.push(
             Diagnostic::new("E0600", format!("ael.toml is not valid TOML: {message}"))
                 .primary(span, "here")
-                .help("see https://toml.io for the syntax; keys are `name = value`, tables `[name]`"),
+                .help(
+                    "see https://toml.io for the syntax; keys are `name = value`, tables `[name]`",
+                ),
         );
     }
     if !errors.is_empty() {
@@ -52,11 +71,16 @@ pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diag
     let root = root.get_ref();
     cx.unknown_keys(root, TOP_KEYS, "at the top of ael.toml");
     let package = match root.get("package") {
-        Some(value) => cx.table(value, "package").and_then(|t| cx.package(t, value)),
+        Some(value) => cx
+            .table(value, "package")
+            .and_then(|t| cx.package(t, value)),
         None => {
             cx.diagnostics.push(
                 Diagnostic::new("E0603", "ael.toml has no `[package]` table")
-                    .primary(cx.span(0..0), "expected `[package]` with `name` and `version`")
+                    .primary(
+                        cx.span(0..0),
+                        "expected `[package]` with `name` and `version`",
+                    )
                     .help("add:\n[package]\nname = \"owner/name\"\nversion = \"0.1.0\""),
             );
             None
@@ -145,8 +169,11 @@ impl Cx<'_> {
         let found = value.get_ref().type_str();
         let span = self.span(value.span());
         self.diagnostics.push(
-            Diagnostic::new("E0602", format!("`{key}` must be {expected}, found {found}"))
-                .primary(span, format!("expected {expected}")),
+            Diagnostic::new(
+                "E0602",
+                format!("`{key}` must be {expected}, found {found}"),
+            )
+            .primary(span, format!("expected {expected}")),
         );
     }
 
@@ -217,7 +244,12 @@ impl Cx<'_> {
         })
     }
 
-    fn binding(&mut self, table: &DeTable<'_>, value: &Value<'_>, name_span: Span) -> Option<BindingConfig> {
+    fn binding(
+        &mut self,
+        table: &DeTable<'_>,
+        value: &Value<'_>,
+        name_span: Span,
+    ) -> Option<BindingConfig> {
         self.unknown_keys(table, BINDING_KEYS, "in a binding");
         let at = self.table_span(value);
         let at = if at.is_empty() { name_span } else { at };
@@ -249,12 +281,16 @@ impl Cx<'_> {
         }
         let base_url = match self.string(table, "base_url") {
             Some((url, span)) => {
-                if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() <= "https://".len() {
+                if !(url.starts_with("http://") || url.starts_with("https://"))
+                    || url.len() <= "https://".len()
+                {
                     ok = false;
                     self.diagnostics.push(
                         Diagnostic::new("E0609", format!("`{url}` is not an http(s) URL"))
                             .primary(span, "expected `http://…` or `https://…`")
-                            .help("write the endpoint's base URL, e.g. \"http://127.0.0.1:8080/v1\""),
+                            .help(
+                                "write the endpoint's base URL, e.g. \"http://127.0.0.1:8080/v1\"",
+                            ),
                     );
                 }
                 Some(url.to_owned())
@@ -273,9 +309,15 @@ impl Cx<'_> {
                 } else if !values::is_env_name(name) {
                     ok = false;
                     self.diagnostics.push(
-                        Diagnostic::new("E0609", format!("`{name}` is not an environment variable name"))
-                            .primary(span, "expected letters, digits and `_`, not starting with a digit")
-                            .help("e.g. api_key_env = \"OPENAI_API_KEY\""),
+                        Diagnostic::new(
+                            "E0609",
+                            format!("`{name}` is not an environment variable name"),
+                        )
+                        .primary(
+                            span,
+                            "expected letters, digits and `_`, not starting with a digit",
+                        )
+                        .help("e.g. api_key_env = \"OPENAI_API_KEY\""),
                     );
                 }
                 Some(name.to_owned())
@@ -397,9 +439,12 @@ impl Cx<'_> {
             None => {
                 let span = self.span(value.span());
                 self.diagnostics.push(
-                    Diagnostic::new("E0609", format!("`{written}` is not a plain decimal amount"))
-                        .primary(span, "expected digits with an optional fraction, e.g. 0.15")
-                        .help("prices are exact: no sign, exponent, `inf` or `nan`"),
+                    Diagnostic::new(
+                        "E0609",
+                        format!("`{written}` is not a plain decimal amount"),
+                    )
+                    .primary(span, "expected digits with an optional fraction, e.g. 0.15")
+                    .help("prices are exact: no sign, exponent, `inf` or `nan`"),
                 );
                 None
             }
@@ -418,9 +463,12 @@ impl Cx<'_> {
                         _ => {
                             let span = self.span(value.span());
                             self.diagnostics.push(
-                                Diagnostic::new("E0610", format!("`max_input_bytes = {written}` is not a usable limit"))
-                                    .primary(span, "expected a positive number of bytes")
-                                    .help("the default is 1048576 (1 MiB)"),
+                                Diagnostic::new(
+                                    "E0610",
+                                    format!("`max_input_bytes = {written}` is not a usable limit"),
+                                )
+                                .primary(span, "expected a positive number of bytes")
+                                .help("the default is 1048576 (1 MiB)"),
                             );
                         }
                     }

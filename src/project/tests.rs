@@ -44,8 +44,17 @@ fn the_spec_example_loads() {
     assert_eq!(binding.accepts, [PartKind::Text, PartKind::Image]);
     let price = binding.price.as_ref().unwrap();
     // Exact as written: `0.60` is not turned into the float 0.6.
-    assert_eq!((price.input_per_mtok.as_str(), price.output_per_mtok.as_str()), ("0.15", "0.60"));
-    assert_eq!(sources.get(file).unwrap().slice(binding.span), "primary_model");
+    assert_eq!(
+        (
+            price.input_per_mtok.as_str(),
+            price.output_per_mtok.as_str()
+        ),
+        ("0.15", "0.60")
+    );
+    assert_eq!(
+        sources.get(file).unwrap().slice(binding.span),
+        "primary_model"
+    );
     let ir = config.to_ir_bindings();
     assert_eq!(ir[0].name, "primary_model");
     assert_eq!(ir[0].accepts, ["text", "image"]);
@@ -68,7 +77,14 @@ fn dotted_bindings_and_default_accepts() {
     assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
     let config = loaded.config.unwrap();
     assert_eq!(config.bindings["fast"].accepts, [PartKind::Text]);
-    assert_eq!(config.bindings["slow"].price.as_ref().unwrap().output_per_mtok, "15");
+    assert_eq!(
+        config.bindings["slow"]
+            .price
+            .as_ref()
+            .unwrap()
+            .output_per_mtok,
+        "15"
+    );
 }
 
 const PACKAGE: &str = "[package]\nname = \"acme/review\"\nversion = \"0.1.0\"\n";
@@ -90,23 +106,73 @@ macro_rules! bad {
 }
 
 bad!(syntax_error, "[package\nname = \"a/b\"\n");
-bad!(duplicate_key, "[package]\nname = \"a/b\"\nname = \"a/c\"\nversion = \"0.1.0\"\n");
+bad!(
+    duplicate_key,
+    "[package]\nname = \"a/b\"\nname = \"a/c\"\nversion = \"0.1.0\"\n"
+);
 bad!(no_package, "[limits]\nmax_input_bytes = 10\n");
-bad!(unknown_top_key, with_package("[binding.x]\nprovider = \"openai\"\n"));
-bad!(unknown_package_key, "[package]\nname = \"a/b\"\nversoin = \"0.1.0\"\n");
-bad!(bad_package_name, "[package]\nname = \"Review\"\nversion = \"0.1.0\"\n");
-bad!(bad_version, "[package]\nname = \"a/b\"\nversion = \"1.0\"\n");
+bad!(
+    unknown_top_key,
+    with_package("[binding.x]\nprovider = \"openai\"\n")
+);
+bad!(
+    unknown_package_key,
+    "[package]\nname = \"a/b\"\nversoin = \"0.1.0\"\n"
+);
+bad!(
+    bad_package_name,
+    "[package]\nname = \"Review\"\nversion = \"0.1.0\"\n"
+);
+bad!(
+    bad_version,
+    "[package]\nname = \"a/b\"\nversion = \"1.0\"\n"
+);
 bad!(wrong_type, "[package]\nname = \"a/b\"\nversion = 1\n");
-bad!(secret_key, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\napi_key = \"sk-123\"\n"));
-bad!(key_in_api_key_env, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\napi_key_env = \"sk-proj-abcdef\"\n"));
-bad!(unknown_provider, with_package("[bindings.main]\nprovider = \"openia\"\nmodel = \"m\"\n"));
-bad!(missing_model, with_package("[bindings.main]\nprovider = \"openai\"\n"));
-bad!(unknown_part_kind, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\naccepts = [\"text\", \"imagee\"]\n"));
-bad!(duplicate_part_kind, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\naccepts = [\"text\", \"text\"]\n"));
+bad!(
+    secret_key,
+    with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\napi_key = \"sk-123\"\n")
+);
+bad!(
+    key_in_api_key_env,
+    with_package(
+        "[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\napi_key_env = \"sk-proj-abcdef\"\n"
+    )
+);
+bad!(
+    unknown_provider,
+    with_package("[bindings.main]\nprovider = \"openia\"\nmodel = \"m\"\n")
+);
+bad!(
+    missing_model,
+    with_package("[bindings.main]\nprovider = \"openai\"\n")
+);
+bad!(
+    unknown_part_kind,
+    with_package(
+        "[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\naccepts = [\"text\", \"imagee\"]\n"
+    )
+);
+bad!(
+    duplicate_part_kind,
+    with_package(
+        "[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\naccepts = [\"text\", \"text\"]\n"
+    )
+);
 bad!(bad_price, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\nprice = { input_per_mtok = -1, output_per_mtok = 1e3, currency = \"euro\" }\n"));
-bad!(bad_binding_name, with_package("[bindings.\"my model\"]\nprovider = \"openai\"\nmodel = \"m\"\n"));
-bad!(bad_limit, with_package("[limits]\nmax_input_bytes = 0\nmax_output = 5\n"));
-bad!(bad_base_url, with_package("[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"localhost:8080\"\n"));
+bad!(
+    bad_binding_name,
+    with_package("[bindings.\"my model\"]\nprovider = \"openai\"\nmodel = \"m\"\n")
+);
+bad!(
+    bad_limit,
+    with_package("[limits]\nmax_input_bytes = 0\nmax_output = 5\n")
+);
+bad!(
+    bad_base_url,
+    with_package(
+        "[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"localhost:8080\"\n"
+    )
+);
 
 proptest::proptest! {
     #[test]

@@ -47,9 +47,9 @@ pub(super) fn version(text: &str) -> Result<(), &'static str> {
         }
     }
     for label in [pre, build].into_iter().flatten() {
-        let ok = label
-            .split('.')
-            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+        let ok = label.split('.').all(|part| {
+            !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
         if !ok {
             return Err("pre-release and build labels are dot-separated letters, digits and `-`");
         }
@@ -108,10 +108,25 @@ mod tests {
 
     #[test]
     fn versions() {
-        for good in ["0.1.0", "1.2.3", "1.0.0-beta.1", "1.0.0+build.5", "10.20.30-rc-1+x"] {
+        for good in [
+            "0.1.0",
+            "1.2.3",
+            "1.0.0-beta.1",
+            "1.0.0+build.5",
+            "10.20.30-rc-1+x",
+        ] {
             assert!(version(good).is_ok(), "{good}");
         }
-        for bad in ["1", "1.2", "1.2.3.4", "01.2.3", "1.x.3", "1.2.3-", "1.2.3-a..b", ""] {
+        for bad in [
+            "1",
+            "1.2",
+            "1.2.3.4",
+            "01.2.3",
+            "1.x.3",
+            "1.2.3-",
+            "1.2.3-a..b",
+            "",
+        ] {
             assert!(version(bad).is_err(), "{bad}");
         }
     }

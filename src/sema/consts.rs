@@ -11,7 +11,9 @@ use crate::syntax::ast::{self, ExprKind, LitKind, UnaryOp};
 
 pub(crate) fn check_defaults(cx: &mut Cx<'_, '_>) {
     for index in 0..cx.types.len() {
-        let Some(decl) = cx.types.get(index) else { continue };
+        let Some(decl) = cx.types.get(index) else {
+            continue;
+        };
         let fields: Vec<(Option<usize>, &ast::Field)> = match decl.def {
             TypeDecl::Struct(s) => s.fields.iter().map(|f| (None, f)).collect(),
             TypeDecl::Enum(e) => e
@@ -23,8 +25,12 @@ pub(crate) fn check_defaults(cx: &mut Cx<'_, '_>) {
             TypeDecl::Alias(_) => continue,
         };
         for (variant, field) in fields {
-            let Some(default) = &field.default else { continue };
-            let Some(ty) = field_ty(cx, index, variant, &field.name.name) else { continue };
+            let Some(default) = &field.default else {
+                continue;
+            };
+            let Some(ty) = field_ty(cx, index, variant, &field.name.name) else {
+                continue;
+            };
             if let Some(json) = check_default(cx, &ty, default, &field.name.name) {
                 set_default(cx, index, variant, &field.name.name, json);
             }
@@ -42,18 +48,36 @@ fn field_list(kind: &mut DefKind, variant: Option<usize>) -> Option<&mut Vec<Fie
 
 fn field_ty(cx: &mut Cx<'_, '_>, def: usize, variant: Option<usize>, name: &str) -> Option<Ty> {
     let kind = &mut cx.table.defs.get_mut(def)?.kind;
-    field_list(kind, variant)?.iter().find(|f| f.name == name).map(|f| f.ty.clone())
+    field_list(kind, variant)?
+        .iter()
+        .find(|f| f.name == name)
+        .map(|f| f.ty.clone())
 }
 
-fn set_default(cx: &mut Cx<'_, '_>, def: usize, variant: Option<usize>, name: &str, json: serde_json::Value) {
-    let Some(d) = cx.table.defs.get_mut(def) else { return };
-    if let Some(field) = field_list(&mut d.kind, variant).and_then(|f| f.iter_mut().find(|f| f.name == name)) {
+fn set_default(
+    cx: &mut Cx<'_, '_>,
+    def: usize,
+    variant: Option<usize>,
+    name: &str,
+    json: serde_json::Value,
+) {
+    let Some(d) = cx.table.defs.get_mut(def) else {
+        return;
+    };
+    if let Some(field) =
+        field_list(&mut d.kind, variant).and_then(|f| f.iter_mut().find(|f| f.name == name))
+    {
         field.default = Some(json);
     }
 }
 
 /// The default as JSON when it is a constant valid for `ty`; reports otherwise.
-fn check_default(cx: &mut Cx<'_, '_>, ty: &Ty, default: &ast::Expr, name: &str) -> Option<serde_json::Value> {
+fn check_default(
+    cx: &mut Cx<'_, '_>,
+    ty: &Ty,
+    default: &ast::Expr,
+    name: &str,
+) -> Option<serde_json::Value> {
     if matches!(ty, Ty::Option { .. }) {
         cx.report(
             Diagnostic::new("E0311", "an `Option` field cannot have a default")
@@ -65,8 +89,13 @@ fn check_default(cx: &mut Cx<'_, '_>, ty: &Ty, default: &ast::Expr, name: &str) 
     let Some(json) = constant(default) else {
         cx.report(
             Diagnostic::new("E0310", "a default must be a constant")
-                .primary(default.span, "not a literal, a list of literals or an enum variant")
-                .help("write a literal such as `10`, `\"text\"`, `false`, `[1, 2]` or a variant name"),
+                .primary(
+                    default.span,
+                    "not a literal, a list of literals or an enum variant",
+                )
+                .help(
+                    "write a literal such as `10`, `\"text\"`, `false`, `[1, 2]` or a variant name",
+                ),
         );
         return None;
     };
@@ -74,11 +103,16 @@ fn check_default(cx: &mut Cx<'_, '_>, ty: &Ty, default: &ast::Expr, name: &str) 
     match decode::decode(&text, ty, &cx.table, name, usize::MAX) {
         Ok(_) => Some(json),
         Err(errors) => {
-            let first = errors.first().map_or_else(String::new, |e| e.message.clone());
+            let first = errors
+                .first()
+                .map_or_else(String::new, |e| e.message.clone());
             cx.report(
-                Diagnostic::new("E0310", "this default is not a valid value of the field's type")
-                    .primary(default.span, first)
-                    .help("change the default so that it fits the type and its bounds"),
+                Diagnostic::new(
+                    "E0310",
+                    "this default is not a valid value of the field's type",
+                )
+                .primary(default.span, first)
+                .help("change the default so that it fits the type and its bounds"),
             );
             None
         }
@@ -96,14 +130,21 @@ pub(crate) fn constant(e: &ast::Expr) -> Option<serde_json::Value> {
             LitKind::Str { value, .. } => J::String(value.clone()),
             _ => return None,
         },
-        ExprKind::Unary { op: UnaryOp::Neg, operand } => match &operand.kind {
-            ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. }) => {
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } => match &operand.kind {
+            ExprKind::Lit(ast::Literal {
+                kind: LitKind::Int(v),
+                ..
+            }) => {
                 let v = i64::try_from(*v).ok()?;
                 J::from(-v)
             }
-            ExprKind::Lit(ast::Literal { kind: LitKind::Float { value, .. }, .. }) => {
-                J::from(serde_json::Number::from_f64(-value)?)
-            }
+            ExprKind::Lit(ast::Literal {
+                kind: LitKind::Float { value, .. },
+                ..
+            }) => J::from(serde_json::Number::from_f64(-value)?),
             _ => return None,
         },
         ExprKind::Paren(inner) => constant(inner)?,

@@ -75,7 +75,12 @@ fn report_cycles(cx: &mut Cx<'_, '_>) -> bool {
                     }
                     Some(1) => {
                         let start = stack.iter().position(|(d, _)| *d == to).unwrap_or(0);
-                        let cycle: Vec<u32> = stack.get(start..).unwrap_or(&[]).iter().map(|(d, _)| *d).collect();
+                        let cycle: Vec<u32> = stack
+                            .get(start..)
+                            .unwrap_or(&[])
+                            .iter()
+                            .map(|(d, _)| *d)
+                            .collect();
                         report_cycle(cx, &cycle);
                         found = true;
                     }
@@ -98,9 +103,15 @@ fn report_cycle(cx: &mut Cx<'_, '_>, cycle: &[u32]) {
         path.push_str(" -> ");
         path.push_str(n);
     }
-    let mut d = Diagnostic::new("E0312", format!("`{}` contains itself: {path}", names.first().map_or("", String::as_str)))
-        .primary(name_span(cx, *first), "no finite value of this type exists")
-        .help("break the cycle with `Option<…>`, `List<…>`, `Set<…>` or `Map<…>`");
+    let mut d = Diagnostic::new(
+        "E0312",
+        format!(
+            "`{}` contains itself: {path}",
+            names.first().map_or("", String::as_str)
+        ),
+    )
+    .primary(name_span(cx, *first), "no finite value of this type exists")
+    .help("break the cycle with `Option<…>`, `List<…>`, `Set<…>` or `Map<…>`");
     for other in cycle.iter().skip(1) {
         d = d.secondary(name_span(cx, *other), "part of the cycle");
     }
@@ -125,7 +136,9 @@ fn report_too_deep(cx: &mut Cx<'_, '_>) {
     for _ in 0..=cap {
         let mut changed = false;
         for i in 0..n {
-            let Some(def) = cx.table.defs.get(i) else { continue };
+            let Some(def) = cx.table.defs.get(i) else {
+                continue;
+            };
             let d = def_depth(&def.kind, &depth, cap);
             if let Some(slot) = depth.get_mut(i) {
                 if d < *slot {
@@ -140,7 +153,11 @@ fn report_too_deep(cx: &mut Cx<'_, '_>) {
     }
     for (i, d) in depth.iter().enumerate() {
         if *d >= cap {
-            let name = cx.table.defs.get(i).map_or_else(String::new, |t| t.name.clone());
+            let name = cx
+                .table
+                .defs
+                .get(i)
+                .map_or_else(String::new, |t| t.name.clone());
             cx.report(
                 Diagnostic::new("E0313", format!("every value of `{name}` nests deeper than {}", limits::MAX_DEPTH))
                     .primary(name_span(cx, i as u32), "no payload can hold this type")

@@ -18,7 +18,14 @@ use crate::span::Span;
 use crate::syntax::ast::{self, BinaryOp, ExprKind, LitKind, PatternKind, UnaryOp};
 
 const STR_METHODS: &[&str] = &[
-    "len", "is_empty", "trim", "to_lower", "to_upper", "contains", "starts_with", "ends_with",
+    "len",
+    "is_empty",
+    "trim",
+    "to_lower",
+    "to_upper",
+    "contains",
+    "starts_with",
+    "ends_with",
     "matches",
 ];
 const LIST_METHODS: &[&str] = &[
@@ -76,7 +83,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
     pub(crate) fn bind(&mut self, name: &str, ty: STy) -> u32 {
         let slot = self.next_slot;
         self.next_slot += 1;
-        self.locals.push(Local { name: name.to_owned(), ty, slot });
+        self.locals.push(Local {
+            name: name.to_owned(),
+            ty,
+            slot,
+        });
         slot
     }
 
@@ -108,8 +119,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             self.mismatch(e.span, &expected, &found);
         } else if let Some(json) = super::consts::constant(e) {
             let bytes = serde_json::to_vec(&json).unwrap_or_default();
-            if let Err(errors) = aelc_runtime::decode::decode(&bytes, ty, &self.cx.table, "value", usize::MAX) {
-                let why = errors.first().map_or_else(String::new, |e| e.message.clone());
+            if let Err(errors) =
+                aelc_runtime::decode::decode(&bytes, ty, &self.cx.table, "value", usize::MAX)
+            {
+                let why = errors
+                    .first()
+                    .map_or_else(String::new, |e| e.message.clone());
                 self.cx.report(
                     Diagnostic::new("E0413", "this constant never fits the declared type")
                         .primary(e.span, why)
@@ -144,14 +159,23 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         self.mismatch(inner.span, w, &t);
                     }
                 }
-                (STy::Option(Box::new(t)), rt::Expr::Some { value: Box::new(x) })
+                (
+                    STy::Option(Box::new(t)),
+                    rt::Expr::Some { value: Box::new(x) },
+                )
             }
             ExprKind::Paren(inner) => self.expr(inner, expected),
             ExprKind::Path(path) => self.path(path, expected),
             ExprKind::Field { base, name } => self.field(base, name),
-            ExprKind::MethodCall { receiver, method, args } => self.method(receiver, method, args, e.span),
+            ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => self.method(receiver, method, args, e.span),
             ExprKind::Call { callee, args } => self.call(callee, args, e.span),
-            ExprKind::StructLit { path, fields, base } => self.struct_lit(path, fields, base.as_deref(), e.span),
+            ExprKind::StructLit { path, fields, base } => {
+                self.struct_lit(path, fields, base.as_deref(), e.span)
+            }
             ExprKind::List(items) => {
                 let mut item_ty = match expected {
                     Some(STy::List { item, .. }) => item.as_ref().clone(),
@@ -170,26 +194,56 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     }
                     lowered.push(x);
                 }
-                (STy::List { item: Box::new(item_ty), unique: false }, rt::Expr::List { items: lowered })
+                (
+                    STy::List {
+                        item: Box::new(item_ty),
+                        unique: false,
+                    },
+                    rt::Expr::List { items: lowered },
+                )
             }
             ExprKind::Block { stmts, value } => self.block(stmts, value, expected),
-            ExprKind::If { cond, then_branch, else_branch } => {
+            ExprKind::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
                 let c = self.bool_expr(cond);
                 let (t1, x1) = self.expr(then_branch, expected);
-                let want = if matches!(t1, STy::Unknown | STy::Error) { expected.cloned() } else { Some(t1.clone()) };
+                let want = if matches!(t1, STy::Unknown | STy::Error) {
+                    expected.cloned()
+                } else {
+                    Some(t1.clone())
+                };
                 let (t2, x2) = self.expr(else_branch, want.as_ref());
                 let ty = self.join(&t1, &t2, else_branch.span);
-                (ty, rt::Expr::If { cond: Box::new(c), then: Box::new(x1), otherwise: Box::new(x2) })
+                (
+                    ty,
+                    rt::Expr::If {
+                        cond: Box::new(c),
+                        then: Box::new(x1),
+                        otherwise: Box::new(x2),
+                    },
+                )
             }
-            ExprKind::Match { scrutinee, arms } => self.match_expr(scrutinee, arms, expected, e.span),
+            ExprKind::Match { scrutinee, arms } => {
+                self.match_expr(scrutinee, arms, expected, e.span)
+            }
             ExprKind::Unary { op, operand } => {
                 let (t, x) = self.expr(operand, None);
                 let (ok, rop) = match op {
                     UnaryOp::Not => (matches!(t, STy::Bool | STy::Error), rt::UnaryOp::Not),
-                    UnaryOp::Neg => (matches!(t, STy::Int | STy::Float | STy::Error), rt::UnaryOp::Neg),
+                    UnaryOp::Neg => (
+                        matches!(t, STy::Int | STy::Float | STy::Error),
+                        rt::UnaryOp::Neg,
+                    ),
                 };
                 if !ok {
-                    let want = if *op == UnaryOp::Not { "`!` needs a bool" } else { "`-` needs a number" };
+                    let want = if *op == UnaryOp::Not {
+                        "`!` needs a bool"
+                    } else {
+                        "`-` needs a number"
+                    };
                     let found = self.describe(&t);
                     self.cx.report(
                         Diagnostic::new("E0414", format!("{want}, found {found}"))
@@ -197,14 +251,23 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     );
                     return err;
                 }
-                (t, rt::Expr::Unary { op: rop, operand: Box::new(x) })
+                (
+                    t,
+                    rt::Expr::Unary {
+                        op: rop,
+                        operand: Box::new(x),
+                    },
+                )
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs),
             ExprKind::Closure { .. } => {
                 self.cx.report(
-                    Diagnostic::new("E0415", "a closure can only be the argument of a list method")
-                        .primary(e.span, "not allowed here")
-                        .help("closures are arguments of `all any count filter map sort_by`"),
+                    Diagnostic::new(
+                        "E0415",
+                        "a closure can only be the argument of a list method",
+                    )
+                    .primary(e.span, "not allowed here")
+                    .help("closures are arguments of `all any count filter map sort_by`"),
                 );
                 err
             }
@@ -245,8 +308,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             LitKind::Str { value, .. } => (STy::Str, c(Value::Str(value.clone()))),
             _ => {
                 self.cx.report(
-                    Diagnostic::new("E0401", "durations, sizes, rates and money are not values of expressions")
-                        .primary(lit.span, "only allowed in configuration blocks"),
+                    Diagnostic::new(
+                        "E0401",
+                        "durations, sizes, rates and money are not values of expressions",
+                    )
+                    .primary(lit.span, "only allowed in configuration blocks"),
                 );
                 (STy::Error, rt::Expr::None)
             }
@@ -273,14 +339,23 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         if path.segments.len() >= 2 {
             let mut prefix = path.clone();
             let variant = prefix.segments.pop();
-            if let (Some(variant), Some(ItemRef::Type(def))) = (variant, self.cx.lookup(self.module, &prefix)) {
+            if let (Some(variant), Some(ItemRef::Type(def))) =
+                (variant, self.cx.lookup(self.module, &prefix))
+            {
                 let def = self.resolve_alias(DefId(def));
                 if let Some(v) = self.unit_variant(def, &variant.name) {
                     return (STy::Def(def), v);
                 }
                 let variants = self.variant_names(def);
-                let mut d = Diagnostic::new("E0207", format!("`{}` has no unit variant `{}`", prefix.to_text(), variant.name))
-                    .primary(variant.span, "unknown variant");
+                let mut d = Diagnostic::new(
+                    "E0207",
+                    format!(
+                        "`{}` has no unit variant `{}`",
+                        prefix.to_text(),
+                        variant.name
+                    ),
+                )
+                .primary(variant.span, "unknown variant");
                 d = match did_you_mean(&variant.name, variants.iter().map(String::as_str)) {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
                     None => d.help(format!("the variants are: {}", variants.join(", "))),
@@ -292,21 +367,28 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         match self.cx.lookup(self.module, path) {
             Some(r @ (ItemRef::Fn(_) | ItemRef::Node(_) | ItemRef::Check(_))) => {
                 self.cx.report(
-                    Diagnostic::new("E0401", format!("`{}` is {}, not a value", path.to_text(), r.noun()))
-                        .primary(path.span, "call it with `(…)`"),
+                    Diagnostic::new(
+                        "E0401",
+                        format!("`{}` is {}, not a value", path.to_text(), r.noun()),
+                    )
+                    .primary(path.span, "call it with `(…)`"),
                 );
                 err
             }
             Some(r) => {
                 self.cx.report(
-                    Diagnostic::new("E0401", format!("`{}` is {}, not a value", path.to_text(), r.noun()))
-                        .primary(path.span, "expected a value"),
+                    Diagnostic::new(
+                        "E0401",
+                        format!("`{}` is {}, not a value", path.to_text(), r.noun()),
+                    )
+                    .primary(path.span, "expected a value"),
                 );
                 err
             }
             None => {
                 let name = path.to_text();
-                let mut candidates: Vec<String> = self.locals.iter().map(|l| l.name.clone()).collect();
+                let mut candidates: Vec<String> =
+                    self.locals.iter().map(|l| l.name.clone()).collect();
                 if let Some(STy::Def(def)) = expected {
                     candidates.extend(self.variant_names(*def));
                 }
@@ -330,7 +412,9 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
 
     fn variant_names(&self, def: DefId) -> Vec<String> {
         match self.table().get(def).map(|d| &d.kind) {
-            Some(DefKind::Enum { variants, .. }) => variants.iter().map(|v| v.name.clone()).collect(),
+            Some(DefKind::Enum { variants, .. }) => {
+                variants.iter().map(|v| v.name.clone()).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -339,8 +423,14 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let Some(DefKind::Enum { variants, .. }) = self.table().get(def).map(|d| &d.kind) else {
             return None;
         };
-        let index = variants.iter().position(|v| v.name == name && v.fields.is_none())?;
-        Some(rt::Expr::Variant { def, variant: index as u32, fields: Vec::new() })
+        let index = variants
+            .iter()
+            .position(|v| v.name == name && v.fields.is_none())?;
+        Some(rt::Expr::Variant {
+            def,
+            variant: index as u32,
+            fields: Vec::new(),
+        })
     }
 
     fn field(&mut self, base: &ast::Expr, name: &ast::Ident) -> (STy, rt::Expr) {
@@ -354,15 +444,22 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     .and_then(|i| Some((i, STy::of(&fields.get(i)?.ty, self.table())))),
                 _ => None,
             },
-            STy::Media(_) => MEDIA_FIELDS.iter().position(|f| f.name == name.name).map(|i| {
-                let f = MEDIA_FIELDS.get(i).copied();
-                let base = match f.map(|f| f.kind) {
-                    Some(MediaFieldKind::Count) => STy::Int,
-                    _ => STy::Str,
-                };
-                let ty = if f.is_some_and(|f| f.required) { base } else { STy::Option(Box::new(base)) };
-                (i, ty)
-            }),
+            STy::Media(_) => MEDIA_FIELDS
+                .iter()
+                .position(|f| f.name == name.name)
+                .map(|i| {
+                    let f = MEDIA_FIELDS.get(i).copied();
+                    let base = match f.map(|f| f.kind) {
+                        Some(MediaFieldKind::Count) => STy::Int,
+                        _ => STy::Str,
+                    };
+                    let ty = if f.is_some_and(|f| f.required) {
+                        base
+                    } else {
+                        STy::Option(Box::new(base))
+                    };
+                    (i, ty)
+                }),
             _ => None,
         };
         match found {
@@ -370,7 +467,9 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             None => {
                 let candidates: Vec<String> = match &t {
                     STy::Def(def) => match self.table().get(*def).map(|d| &d.kind) {
-                        Some(DefKind::Struct { fields }) => fields.iter().map(|f| f.name.clone()).collect(),
+                        Some(DefKind::Struct { fields }) => {
+                            fields.iter().map(|f| f.name.clone()).collect()
+                        }
                         _ => Vec::new(),
                     },
                     STy::Media(_) => MEDIA_FIELDS.iter().map(|f| f.name.to_owned()).collect(),
@@ -392,10 +491,16 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         }
     }
 
-    fn closure(&mut self, arg: Option<&ast::Expr>, item: &STy, span: Span) -> Option<(STy, Closure)> {
+    fn closure(
+        &mut self,
+        arg: Option<&ast::Expr>,
+        item: &STy,
+        span: Span,
+    ) -> Option<(STy, Closure)> {
         let Some(arg) = arg else {
             self.cx.report(
-                Diagnostic::new("E0402", "this method takes a closure").primary(span, "write `|x| …`"),
+                Diagnostic::new("E0402", "this method takes a closure")
+                    .primary(span, "write `|x| …`"),
             );
             return None;
         };
@@ -407,7 +512,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         };
         let [param] = params.as_slice() else {
             self.cx.report(
-                Diagnostic::new("E0415", "this closure takes exactly one parameter").primary(arg.span, "write `|x| …`"),
+                Diagnostic::new("E0415", "this closure takes exactly one parameter")
+                    .primary(arg.span, "write `|x| …`"),
             );
             return None;
         };
@@ -415,10 +521,22 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let slot = self.bind(&param.name, item.clone());
         let (t, x) = self.expr(body, None);
         self.locals.truncate(depth);
-        Some((t, Closure { param: Slot(slot), body: Box::new(x) }))
+        Some((
+            t,
+            Closure {
+                param: Slot(slot),
+                body: Box::new(x),
+            },
+        ))
     }
 
-    fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> (STy, rt::Expr) {
+    fn method(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> (STy, rt::Expr) {
         let err = (STy::Error, rt::Expr::None);
         let (t, x) = self.expr(receiver, None);
         let name = method.name.as_str();
@@ -426,8 +544,15 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let expect_args = |me: &mut Self, n: usize| -> bool {
             if args.len() != n {
                 me.cx.report(
-                    Diagnostic::new("E0402", format!("`{name}` takes {n} argument{}, found {}", if n == 1 { "" } else { "s" }, args.len()))
-                        .primary(span, "wrong number of arguments"),
+                    Diagnostic::new(
+                        "E0402",
+                        format!(
+                            "`{name}` takes {n} argument{}, found {}",
+                            if n == 1 { "" } else { "s" },
+                            args.len()
+                        ),
+                    )
+                    .primary(span, "wrong number of arguments"),
                 );
                 return false;
             }
@@ -435,7 +560,9 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         };
         let mk = |m: Method| rt::Expr::method(x.clone(), m);
         let arg_of = |me: &mut Self, want: &STy| -> Box<rt::Expr> {
-            let Some(a) = arg0 else { return Box::new(rt::Expr::None) };
+            let Some(a) = arg0 else {
+                return Box::new(rt::Expr::None);
+            };
             let (at, ax) = me.expr(a, Some(want));
             if !at.fits(want) {
                 me.mismatch(a.span, want, &at);
@@ -462,16 +589,26 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 (STy::Bool, mk(Method::EndsWith { arg: a }))
             }
             (STy::Str, "matches") if expect_args(self, 1) => match arg0.map(|a| &a.kind) {
-                Some(ExprKind::Lit(ast::Literal { kind: LitKind::Str { value, raw }, span: lspan })) => {
+                Some(ExprKind::Lit(ast::Literal {
+                    kind: LitKind::Str { value, raw },
+                    span: lspan,
+                })) => {
                     for d in super::pattern_check::check(value, *lspan, *raw) {
                         self.cx.report(d);
                     }
-                    (STy::Bool, mk(Method::Matches { pattern: value.clone() }))
+                    (
+                        STy::Bool,
+                        mk(Method::Matches {
+                            pattern: value.clone(),
+                        }),
+                    )
                 }
                 _ => {
                     self.cx.report(
-                        Diagnostic::new("E0401", "`matches` takes a string literal")
-                            .primary(arg0.map_or(span, |a| a.span), "the pattern must be a literal (it is compiled once)"),
+                        Diagnostic::new("E0401", "`matches` takes a string literal").primary(
+                            arg0.map_or(span, |a| a.span),
+                            "the pattern must be a literal (it is compiled once)",
+                        ),
                     );
                     err
                 }
@@ -486,46 +623,86 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         let a = arg_of(self, &item);
                         (STy::Bool, mk(Method::Contains { arg: a }))
                     }
-                    "first" if expect_args(self, 0) => (STy::Option(Box::new(item)), mk(Method::First)),
-                    "last" if expect_args(self, 0) => (STy::Option(Box::new(item)), mk(Method::Last)),
-                    "sum" if expect_args(self, 0) => match item {
-                        STy::Int => (STy::Int, mk(Method::Sum { float: false })),
-                        STy::Float => (STy::Float, mk(Method::Sum { float: true })),
-                        STy::Error | STy::Unknown => err,
-                        other => {
-                            let found = self.describe(&other);
-                            self.cx.report(
+                    "first" if expect_args(self, 0) => {
+                        (STy::Option(Box::new(item)), mk(Method::First))
+                    }
+                    "last" if expect_args(self, 0) => {
+                        (STy::Option(Box::new(item)), mk(Method::Last))
+                    }
+                    "sum" if expect_args(self, 0) => {
+                        match item {
+                            STy::Int => (STy::Int, mk(Method::Sum { float: false })),
+                            STy::Float => (STy::Float, mk(Method::Sum { float: true })),
+                            STy::Error | STy::Unknown => err,
+                            other => {
+                                let found = self.describe(&other);
+                                self.cx.report(
                                 Diagnostic::new("E0414", format!("`sum` needs a list of numbers, found a list of {found}"))
                                     .primary(receiver.span, "not numbers"),
                             );
-                            err
+                                err
+                            }
                         }
-                    },
+                    }
                     "all" | "any" | "count" | "filter" | "map" | "sort_by" if args.len() == 1 => {
-                        let Some((body_ty, closure)) = self.closure(arg0, &item, span) else { return err };
+                        let Some((body_ty, closure)) = self.closure(arg0, &item, span) else {
+                            return err;
+                        };
                         let needs_bool = matches!(name, "all" | "any" | "count" | "filter");
                         if needs_bool && !body_ty.fits(&STy::Bool) {
                             let found = self.describe(&body_ty);
                             self.cx.report(
-                                Diagnostic::new("E0401", format!("the closure of `{name}` must return a bool, found {found}"))
-                                    .primary(arg0.map_or(span, |a| a.span), "not a condition"),
+                                Diagnostic::new(
+                                    "E0401",
+                                    format!(
+                                        "the closure of `{name}` must return a bool, found {found}"
+                                    ),
+                                )
+                                .primary(arg0.map_or(span, |a| a.span), "not a condition"),
                             );
                         }
-                        if name == "sort_by" && !matches!(body_ty, STy::Int | STy::Float | STy::Str | STy::Bool | STy::Def(_) | STy::Error) {
+                        if name == "sort_by"
+                            && !matches!(
+                                body_ty,
+                                STy::Int
+                                    | STy::Float
+                                    | STy::Str
+                                    | STy::Bool
+                                    | STy::Def(_)
+                                    | STy::Error
+                            )
+                        {
                             let found = self.describe(&body_ty);
                             self.cx.report(
-                                Diagnostic::new("E0414", format!("`sort_by` needs a key that can be ordered, found {found}"))
-                                    .primary(arg0.map_or(span, |a| a.span), "sort by a number, a text, a bool or an enum"),
+                                Diagnostic::new(
+                                    "E0414",
+                                    format!(
+                                        "`sort_by` needs a key that can be ordered, found {found}"
+                                    ),
+                                )
+                                .primary(
+                                    arg0.map_or(span, |a| a.span),
+                                    "sort by a number, a text, a bool or an enum",
+                                ),
                             );
                         }
-                        let list = STy::List { item: Box::new(item.clone()), unique };
+                        let list = STy::List {
+                            item: Box::new(item.clone()),
+                            unique,
+                        };
                         match name {
                             "all" => (STy::Bool, mk(Method::All { closure })),
                             "any" => (STy::Bool, mk(Method::Any { closure })),
                             "count" => (STy::Int, mk(Method::Count { closure })),
                             "filter" => (list, mk(Method::Filter { closure })),
                             "sort_by" => (list, mk(Method::SortBy { closure })),
-                            _ => (STy::List { item: Box::new(body_ty), unique: false }, mk(Method::Map { closure })),
+                            _ => (
+                                STy::List {
+                                    item: Box::new(body_ty),
+                                    unique: false,
+                                },
+                                mk(Method::Map { closure }),
+                            ),
                         }
                     }
                     _ => {
@@ -591,20 +768,34 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 };
                 self.calls.push((id, callee.span));
                 let lowered = self.args(&sig.params, args, span, &callee.to_text());
-                let ret = sig.ret.as_ref().map_or(STy::Error, |t| STy::of(t, &self.cx.table));
+                let ret = sig
+                    .ret
+                    .as_ref()
+                    .map_or(STy::Error, |t| STy::of(t, &self.cx.table));
                 let func = rt::FnId(id);
                 let x = if sig.is_extern {
-                    rt::Expr::CallExtern { func, args: lowered }
+                    rt::Expr::CallExtern {
+                        func,
+                        args: lowered,
+                    }
                 } else {
-                    rt::Expr::Call { func, args: lowered }
+                    rt::Expr::Call {
+                        func,
+                        args: lowered,
+                    }
                 };
                 (ret, x)
             }
             Some(ItemRef::Node(id)) if self.allow_node_calls => {
-                let Some(sig) = self.cx.node_sigs.get(id as usize).cloned().flatten() else { return err };
+                let Some(sig) = self.cx.node_sigs.get(id as usize).cloned().flatten() else {
+                    return err;
+                };
                 self.node_calls.push(id);
                 self.args(&sig.params, args, span, &callee.to_text());
-                (STy::of(&sig.ret.unwrap_or(Ty::Bool), &self.cx.table), rt::Expr::None)
+                (
+                    STy::of(&sig.ret.unwrap_or(Ty::Bool), &self.cx.table),
+                    rt::Expr::None,
+                )
             }
             Some(ItemRef::Node(_)) => {
                 self.cx.report(
@@ -616,13 +807,23 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             }
             Some(other) => {
                 self.cx.report(
-                    Diagnostic::new("E0401", format!("`{}` is {}, not a fn", callee.to_text(), other.noun()))
-                        .primary(callee.span, "cannot be called"),
+                    Diagnostic::new(
+                        "E0401",
+                        format!("`{}` is {}, not a fn", callee.to_text(), other.noun()),
+                    )
+                    .primary(callee.span, "cannot be called"),
                 );
                 err
             }
             None => {
-                self.cx.unknown("E0205", self.module, callee, "fn", |r| matches!(r, ItemRef::Fn(_) | ItemRef::Node(_)), &[]);
+                self.cx.unknown(
+                    "E0205",
+                    self.module,
+                    callee,
+                    "fn",
+                    |r| matches!(r, ItemRef::Fn(_) | ItemRef::Node(_)),
+                    &[],
+                );
                 for a in args {
                     self.expr(a, None);
                 }
@@ -631,11 +832,24 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         }
     }
 
-    fn args(&mut self, params: &[(String, Ty)], args: &[ast::Expr], span: Span, name: &str) -> Vec<rt::Expr> {
+    fn args(
+        &mut self,
+        params: &[(String, Ty)],
+        args: &[ast::Expr],
+        span: Span,
+        name: &str,
+    ) -> Vec<rt::Expr> {
         if params.len() != args.len() {
             self.cx.report(
-                Diagnostic::new("E0402", format!("`{name}` takes {} argument(s), found {}", params.len(), args.len()))
-                    .primary(span, "wrong number of arguments"),
+                Diagnostic::new(
+                    "E0402",
+                    format!(
+                        "`{name}` takes {} argument(s), found {}",
+                        params.len(),
+                        args.len()
+                    ),
+                )
+                .primary(span, "wrong number of arguments"),
             );
         }
         let mut out = Vec::new();
@@ -648,12 +862,25 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         out
     }
 
-    fn struct_lit(&mut self, path: &ast::Path, inits: &[ast::FieldInit], base: Option<&ast::Expr>, span: Span) -> (STy, rt::Expr) {
+    fn struct_lit(
+        &mut self,
+        path: &ast::Path,
+        inits: &[ast::FieldInit],
+        base: Option<&ast::Expr>,
+        span: Span,
+    ) -> (STy, rt::Expr) {
         let err = (STy::Error, rt::Expr::None);
         let def = match self.cx.lookup(self.module, path) {
             Some(ItemRef::Type(d)) => self.resolve_alias(DefId(d)),
             Some(_) | None => {
-                self.cx.unknown("E0204", self.module, path, "struct", |r| matches!(r, ItemRef::Type(_)), &[]);
+                self.cx.unknown(
+                    "E0204",
+                    self.module,
+                    path,
+                    "struct",
+                    |r| matches!(r, ItemRef::Type(_)),
+                    &[],
+                );
                 return err;
             }
         };
@@ -676,8 +903,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         for init in inits {
             let Some(i) = fields.iter().position(|f| f.name == init.name.name) else {
                 let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-                let mut d = Diagnostic::new("E0206", format!("`{}` has no field `{}`", path.to_text(), init.name.name))
-                    .primary(init.name.span, "unknown field");
+                let mut d = Diagnostic::new(
+                    "E0206",
+                    format!("`{}` has no field `{}`", path.to_text(), init.name.name),
+                )
+                .primary(init.name.span, "unknown field");
                 if let Some(s) = did_you_mean(&init.name.name, names.iter().copied()) {
                     d = d.help(format!("did you mean `{s}`?"));
                 }
@@ -689,9 +919,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             };
             if let Some(first) = seen.get(i).copied().flatten() {
                 self.cx.report(
-                    Diagnostic::new("E0406", format!("field `{}` is given twice", init.name.name))
-                        .primary(init.name.span, "second value")
-                        .secondary(first, "first value"),
+                    Diagnostic::new(
+                        "E0406",
+                        format!("field `{}` is given twice", init.name.name),
+                    )
+                    .primary(init.name.span, "second value")
+                    .secondary(first, "first value"),
                 );
                 continue;
             }
@@ -702,7 +935,13 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             let x = match &init.value {
                 Some(v) => self.expr_against(v, &field.ty),
                 None => {
-                    let shorthand = ast::Expr { kind: ExprKind::Path(ast::Path { segments: vec![init.name.clone()], span: init.name.span }), span: init.name.span };
+                    let shorthand = ast::Expr {
+                        kind: ExprKind::Path(ast::Path {
+                            segments: vec![init.name.clone()],
+                            span: init.name.span,
+                        }),
+                        span: init.name.span,
+                    };
                     self.expr_against(&shorthand, &field.ty)
                 }
             };
@@ -721,7 +960,13 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 (None, None) => match &field.default {
                     Some(json) => {
                         let bytes = serde_json::to_vec(json).unwrap_or_default();
-                        match aelc_runtime::decode::decode(&bytes, &field.ty, &self.cx.table, "default", usize::MAX) {
+                        match aelc_runtime::decode::decode(
+                            &bytes,
+                            &field.ty,
+                            &self.cx.table,
+                            "default",
+                            usize::MAX,
+                        ) {
                             Ok(value) => rt::Expr::Const { value },
                             Err(_) => rt::Expr::None,
                         }
@@ -734,27 +979,52 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             });
         }
         if !missing.is_empty() {
-            let list = missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
+            let list = missing
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
             self.cx.report(
-                Diagnostic::new("E0405", format!("missing field{} {list} in `{}`", if missing.len() == 1 { "" } else { "s" }, path.to_text()))
-                    .primary(span, "every field without a default needs a value")
-                    .help("give the fields, or copy the rest from a value with `..base`"),
+                Diagnostic::new(
+                    "E0405",
+                    format!(
+                        "missing field{} {list} in `{}`",
+                        if missing.len() == 1 { "" } else { "s" },
+                        path.to_text()
+                    ),
+                )
+                .primary(span, "every field without a default needs a value")
+                .help("give the fields, or copy the rest from a value with `..base`"),
             );
         }
-        let literal = rt::Expr::Struct { def, fields: lowered };
+        let literal = rt::Expr::Struct {
+            def,
+            fields: lowered,
+        };
         let x = match base_slot {
-            Some((slot, bx)) => rt::Expr::Let { slot: Slot(slot), value: Box::new(bx), body: Box::new(literal) },
+            Some((slot, bx)) => rt::Expr::Let {
+                slot: Slot(slot),
+                value: Box::new(bx),
+                body: Box::new(literal),
+            },
             None => literal,
         };
         (STy::Def(def), x)
     }
 
-    fn block(&mut self, stmts: &[ast::Stmt], value: &ast::Expr, expected: Option<&STy>) -> (STy, rt::Expr) {
+    fn block(
+        &mut self,
+        stmts: &[ast::Stmt],
+        value: &ast::Expr,
+        expected: Option<&STy>,
+    ) -> (STy, rt::Expr) {
         let depth = self.locals.len();
         let mut lets = Vec::new();
         for stmt in stmts {
             match stmt {
-                ast::Stmt::Let { name, ty, value, .. } => {
+                ast::Stmt::Let {
+                    name, ty, value, ..
+                } => {
                     let (t, x) = self.let_value(ty.as_ref(), value);
                     let slot = self.bind(&name.name, t);
                     lets.push((slot, x));
@@ -770,12 +1040,20 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let (t, mut x) = self.expr(value, expected);
         self.locals.truncate(depth);
         for (slot, v) in lets.into_iter().rev() {
-            x = rt::Expr::Let { slot: Slot(slot), value: Box::new(v), body: Box::new(x) };
+            x = rt::Expr::Let {
+                slot: Slot(slot),
+                value: Box::new(v),
+                body: Box::new(x),
+            };
         }
         (t, x)
     }
 
-    pub(crate) fn let_value(&mut self, ty: Option<&ast::TypeExpr>, value: &ast::Expr) -> (STy, rt::Expr) {
+    pub(crate) fn let_value(
+        &mut self,
+        ty: Option<&ast::TypeExpr>,
+        value: &ast::Expr,
+    ) -> (STy, rt::Expr) {
         match ty.and_then(|t| self.cx.lower_ty(self.module, t)) {
             Some(declared) => {
                 let x = self.expr_against(value, &declared);
@@ -809,14 +1087,28 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         }
         let same = rt_.fits(&lt) || lt.fits(&rt_);
         let ok_ty = match op {
-            BinaryOp::Or | BinaryOp::And => (lt == STy::Bool && rt_ == STy::Bool).then_some(STy::Bool),
-            BinaryOp::Eq | BinaryOp::Ne => same.then_some(STy::Bool),
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-                (same && matches!(lt, STy::Int | STy::Float | STy::Str | STy::Bool | STy::Def(_))).then_some(STy::Bool)
+            BinaryOp::Or | BinaryOp::And => {
+                (lt == STy::Bool && rt_ == STy::Bool).then_some(STy::Bool)
             }
-            BinaryOp::Add => (same && matches!(lt, STy::Int | STy::Float | STy::Str)).then(|| lt.clone()),
+            BinaryOp::Eq | BinaryOp::Ne => same.then_some(STy::Bool),
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => (same
+                && matches!(
+                    lt,
+                    STy::Int | STy::Float | STy::Str | STy::Bool | STy::Def(_)
+                ))
+            .then_some(STy::Bool),
+            BinaryOp::Add => {
+                (same && matches!(lt, STy::Int | STy::Float | STy::Str)).then(|| lt.clone())
+            }
             _ => {
-                if let (BinaryOp::Div | BinaryOp::Rem, ExprKind::Lit(ast::Literal { kind: LitKind::Int(0), .. })) = (op, &rhs.kind) {
+                if let (
+                    BinaryOp::Div | BinaryOp::Rem,
+                    ExprKind::Lit(ast::Literal {
+                        kind: LitKind::Int(0),
+                        ..
+                    }),
+                ) = (op, &rhs.kind)
+                {
                     self.cx.report(
                         Diagnostic::new("E0413", "division by zero")
                             .primary(rhs.span, "this is always zero")
@@ -830,22 +1122,32 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             Some(t) => out(t),
             None => {
                 let (l, r) = (self.describe(&lt), self.describe(&rt_));
-                let hint = if matches!((&lt, &rt_), (STy::Int, STy::Float) | (STy::Float, STy::Int)) {
+                let hint = if matches!((&lt, &rt_), (STy::Int, STy::Float) | (STy::Float, STy::Int))
+                {
                     "AEL has no implicit conversions: write the integer as a float (`1.0`)"
                 } else {
                     "both sides must have the same type"
                 };
                 self.cx.report(
-                    Diagnostic::new("E0414", format!("`{}` cannot be applied to {l} and {r}", op.symbol()))
-                        .primary(lhs.span.to(rhs.span), "wrong operand types")
-                        .help(hint),
+                    Diagnostic::new(
+                        "E0414",
+                        format!("`{}` cannot be applied to {l} and {r}", op.symbol()),
+                    )
+                    .primary(lhs.span.to(rhs.span), "wrong operand types")
+                    .help(hint),
                 );
                 (STy::Error, rt::Expr::None)
             }
         }
     }
 
-    fn match_expr(&mut self, scrutinee: &ast::Expr, arms: &[ast::MatchArm], expected: Option<&STy>, span: Span) -> (STy, rt::Expr) {
+    fn match_expr(
+        &mut self,
+        scrutinee: &ast::Expr,
+        arms: &[ast::MatchArm],
+        expected: Option<&STy>,
+        span: Span,
+    ) -> (STy, rt::Expr) {
         let (st, sx) = self.expr(scrutinee, None);
         let mut result: Option<STy> = expected.cloned().filter(|t| !matches!(t, STy::Unknown));
         let mut lowered = Vec::new();
@@ -862,28 +1164,51 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     if !bt.fits(r) && !r.is_error() {
                         self.mismatch(arm.body.span, r, &bt);
                     }
-                    if matches!(r, STy::Unknown) { bt } else { r.clone() }
+                    if matches!(r, STy::Unknown) {
+                        bt
+                    } else {
+                        r.clone()
+                    }
                 }
             });
             for p in alternatives {
-                lowered.push(rt::Arm { pattern: p, body: bx.clone() });
+                lowered.push(rt::Arm {
+                    pattern: p,
+                    body: bx.clone(),
+                });
             }
         }
         if !st.is_error() {
             let missing = cover.missing(&st, self.table());
             if !missing.is_empty() {
                 self.cx.report(
-                    Diagnostic::new("E0403", format!("this `match` does not cover {}", missing.join(", ")))
-                        .primary(span, "not every case is covered")
-                        .help("add the missing arms, or a final `_ => …`"),
+                    Diagnostic::new(
+                        "E0403",
+                        format!("this `match` does not cover {}", missing.join(", ")),
+                    )
+                    .primary(span, "not every case is covered")
+                    .help("add the missing arms, or a final `_ => …`"),
                 );
             }
         }
-        (result.unwrap_or(STy::Error), rt::Expr::Match { scrutinee: Box::new(sx), arms: lowered })
+        (
+            result.unwrap_or(STy::Error),
+            rt::Expr::Match {
+                scrutinee: Box::new(sx),
+                arms: lowered,
+            },
+        )
     }
 
     /// Checks one pattern against `ty`, binding names; pushes its lowered alternatives.
-    fn pattern(&mut self, p: &ast::Pattern, ty: &STy, out: &mut Vec<rt::Pattern>, cover: &mut Coverage, top: bool) {
+    fn pattern(
+        &mut self,
+        p: &ast::Pattern,
+        ty: &STy,
+        out: &mut Vec<rt::Pattern>,
+        cover: &mut Coverage,
+        top: bool,
+    ) {
         let ty = match ty {
             STy::Def(d) => STy::Def(self.resolve_alias(*d)),
             other => other.clone(),
@@ -918,7 +1243,9 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         cover.some = true;
                     }
                     for ip in inner_out {
-                        out.push(rt::Pattern::Some { pattern: Box::new(ip) });
+                        out.push(rt::Pattern::Some {
+                            pattern: Box::new(ip),
+                        });
                     }
                 }
                 STy::Error => {}
@@ -931,7 +1258,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 }
                 if let (STy::Bool, LitKind::Bool(b)) = (&ty, &lit.kind) {
                     if top {
-                        if *b { cover.bool_true = true } else { cover.bool_false = true }
+                        if *b {
+                            cover.bool_true = true
+                        } else {
+                            cover.bool_false = true
+                        }
                     }
                 }
                 if let rt::Expr::Const { value } = lx {
@@ -945,15 +1276,28 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         if top {
                             cover.variants.push(i as u32);
                         }
-                        out.push(rt::Pattern::Variant { variant: i as u32, fields: Vec::new(), bind: None });
+                        out.push(rt::Pattern::Variant {
+                            variant: i as u32,
+                            fields: Vec::new(),
+                            bind: None,
+                        });
                         return;
                     }
                     if !variants.is_empty() {
-                        if let Some(s) = did_you_mean(&name.name, variants.iter().map(String::as_str)) {
+                        if let Some(s) =
+                            did_you_mean(&name.name, variants.iter().map(String::as_str))
+                        {
                             self.cx.report(
-                                Diagnostic::new("E0207", format!("`{}` is not a variant of `{}`", name.name, self.describe(&ty)))
-                                    .primary(name.span, "unknown variant")
-                                    .help(format!("did you mean `{s}`?")),
+                                Diagnostic::new(
+                                    "E0207",
+                                    format!(
+                                        "`{}` is not a variant of `{}`",
+                                        name.name,
+                                        self.describe(&ty)
+                                    ),
+                                )
+                                .primary(name.span, "unknown variant")
+                                .help(format!("did you mean `{s}`?")),
                             );
                             return;
                         }
@@ -970,33 +1314,50 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     self.bad_pattern(p.span, &ty, "a variant pattern matches only a data enum");
                     return;
                 };
-                let Some(DefKind::Enum { variants, .. }) = self.table().get(*def).map(|d| d.kind.clone()) else {
+                let Some(DefKind::Enum { variants, .. }) =
+                    self.table().get(*def).map(|d| d.kind.clone())
+                else {
                     self.bad_pattern(p.span, &ty, "a variant pattern matches only a data enum");
                     return;
                 };
                 let Some(index) = variants.iter().position(|v| v.name == name.name) else {
                     let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                    let mut d = Diagnostic::new("E0207", format!("`{}` is not a variant of `{}`", name.name, self.describe(&ty)))
-                        .primary(name.span, "unknown variant");
+                    let mut d = Diagnostic::new(
+                        "E0207",
+                        format!(
+                            "`{}` is not a variant of `{}`",
+                            name.name,
+                            self.describe(&ty)
+                        ),
+                    )
+                    .primary(name.span, "unknown variant");
                     if let Some(s) = did_you_mean(&name.name, names.iter().copied()) {
                         d = d.help(format!("did you mean `{s}`?"));
                     }
                     self.cx.report(d);
                     return;
                 };
-                let declared = variants.get(index).and_then(|v| v.fields.clone()).unwrap_or_default();
+                let declared = variants
+                    .get(index)
+                    .and_then(|v| v.fields.clone())
+                    .unwrap_or_default();
                 let mut field_patterns = Vec::new();
                 let mut named = 0;
                 for fp in fields {
                     let Some(fi) = declared.iter().position(|f| f.name == fp.name.name) else {
                         self.cx.report(
-                            Diagnostic::new("E0206", format!("variant `{}` has no field `{}`", name.name, fp.name.name))
-                                .primary(fp.name.span, "unknown field"),
+                            Diagnostic::new(
+                                "E0206",
+                                format!("variant `{}` has no field `{}`", name.name, fp.name.name),
+                            )
+                            .primary(fp.name.span, "unknown field"),
                         );
                         continue;
                     };
                     named += 1;
-                    let fty = declared.get(fi).map_or(STy::Error, |f| STy::of(&f.ty, self.table()));
+                    let fty = declared
+                        .get(fi)
+                        .map_or(STy::Error, |f| STy::of(&f.ty, self.table()));
                     let pattern = match &fp.pattern {
                         Some(inner) => {
                             let mut alts = Vec::new();
@@ -1004,21 +1365,33 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                             self.pattern(inner, &fty, &mut alts, &mut c, false);
                             alts.into_iter().next().unwrap_or(rt::Pattern::Wildcard)
                         }
-                        None => rt::Pattern::Bind { slot: Slot(self.bind(&fp.name.name, fty)) },
+                        None => rt::Pattern::Bind {
+                            slot: Slot(self.bind(&fp.name.name, fty)),
+                        },
                     };
-                    field_patterns.push(rt::FieldPattern { index: fi as u32, pattern });
+                    field_patterns.push(rt::FieldPattern {
+                        index: fi as u32,
+                        pattern,
+                    });
                 }
                 if !rest && named < declared.len() {
                     self.cx.report(
-                        Diagnostic::new("E0403", format!("this pattern does not name every field of `{}`", name.name))
-                            .primary(p.span, "fields missing")
-                            .help("name the other fields or end with `..`"),
+                        Diagnostic::new(
+                            "E0403",
+                            format!("this pattern does not name every field of `{}`", name.name),
+                        )
+                        .primary(p.span, "fields missing")
+                        .help("name the other fields or end with `..`"),
                     );
                 }
                 if top {
                     cover.variants.push(index as u32);
                 }
-                out.push(rt::Pattern::Variant { variant: index as u32, fields: field_patterns, bind: None });
+                out.push(rt::Pattern::Variant {
+                    variant: index as u32,
+                    fields: field_patterns,
+                    bind: None,
+                });
             }
         }
     }

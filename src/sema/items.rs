@@ -52,7 +52,9 @@ pub(crate) fn check_all(cx: &mut Cx<'_, '_>) {
 
 fn lower_errors(cx: &mut Cx<'_, '_>) {
     for i in 0..cx.errors.len() {
-        let Some(decl) = cx.errors.get(i) else { continue };
+        let Some(decl) = cx.errors.get(i) else {
+            continue;
+        };
         let (module, item, def) = (decl.module, decl.item, decl.def);
         let mut seen: HashMap<&str, Span> = HashMap::new();
         let mut codes = Vec::new();
@@ -66,22 +68,38 @@ fn lower_errors(cx: &mut Cx<'_, '_>) {
             }
             if let Some(first) = seen.get(code.name.name.as_str()) {
                 cx.report(
-                    Diagnostic::new("E0412", format!("code `{}` is declared twice", code.name.name))
-                        .primary(code.name.span, "second declaration")
-                        .secondary(*first, "first declared here"),
+                    Diagnostic::new(
+                        "E0412",
+                        format!("code `{}` is declared twice", code.name.name),
+                    )
+                    .primary(code.name.span, "second declaration")
+                    .secondary(*first, "first declared here"),
                 );
                 continue;
             }
             seen.insert(&code.name.name, code.name.span);
-            codes.push(ir::ErrorCode { name: code.name.name.clone(), docs: docs(&code.docs) });
+            codes.push(ir::ErrorCode {
+                name: code.name.name.clone(),
+                docs: docs(&code.docs),
+            });
         }
         let module_path = cx.module_path(module);
-        cx.out.errors.push(ir::ErrorSet { name: def.name.name.clone(), module: module_path, docs: docs(&item.docs), codes });
+        cx.out.errors.push(ir::ErrorSet {
+            name: def.name.name.clone(),
+            module: module_path,
+            docs: docs(&item.docs),
+            codes,
+        });
     }
 }
 
 /// Lowers parameter types; `Raw` is allowed only where `allow_raw`.
-pub(crate) fn lower_params(cx: &mut Cx<'_, '_>, module: usize, params: &[ast::Param], allow_raw: bool) -> (Vec<(String, Ty)>, Vec<Option<Special>>, bool) {
+pub(crate) fn lower_params(
+    cx: &mut Cx<'_, '_>,
+    module: usize,
+    params: &[ast::Param],
+    allow_raw: bool,
+) -> (Vec<(String, Ty)>, Vec<Option<Special>>, bool) {
     let mut out = Vec::new();
     let mut specials = Vec::new();
     let mut ok = true;
@@ -89,9 +107,12 @@ pub(crate) fn lower_params(cx: &mut Cx<'_, '_>, module: usize, params: &[ast::Pa
     for p in params {
         if let Some(first) = seen.get(p.name.name.as_str()) {
             cx.report(
-                Diagnostic::new("E0203", format!("parameter `{}` is declared twice", p.name.name))
-                    .primary(p.name.span, "second declaration")
-                    .secondary(*first, "first declared here"),
+                Diagnostic::new(
+                    "E0203",
+                    format!("parameter `{}` is declared twice", p.name.name),
+                )
+                .primary(p.name.span, "second declaration")
+                .secondary(*first, "first declared here"),
             );
             ok = false;
         }
@@ -121,15 +142,27 @@ fn lower_sigs(cx: &mut Cx<'_, '_>) {
         let (module, def) = (decl.module, decl.def);
         let (params, param_special, ok) = lower_params(cx, module, &def.params, def.is_extern);
         let ret = cx.lower_ty(module, &def.ret);
-        let sig = (ok && ret.is_some()).then_some(Sig { params, ret, param_special, is_extern: def.is_extern });
+        let sig = (ok && ret.is_some()).then_some(Sig {
+            params,
+            ret,
+            param_special,
+            is_extern: def.is_extern,
+        });
         cx.fn_sigs.push(sig);
     }
     for i in 0..cx.nodes.len() {
-        let Some(decl) = cx.nodes.get(i) else { continue };
+        let Some(decl) = cx.nodes.get(i) else {
+            continue;
+        };
         let (module, def) = (decl.module, decl.def);
         let (params, param_special, ok) = lower_params(cx, module, &def.params, false);
         let ret = cx.lower_ty(module, &def.ret);
-        let sig = (ok && ret.is_some()).then_some(Sig { params, ret, param_special, is_extern: false });
+        let sig = (ok && ret.is_some()).then_some(Sig {
+            params,
+            ret,
+            param_special,
+            is_extern: false,
+        });
         cx.node_sigs.push(sig);
     }
 }
@@ -170,7 +203,18 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
             name: def.name.name.clone(),
             module: module_path,
             docs: docs(&item.docs),
-            params: sig.as_ref().map(|s| s.params.iter().map(|(n, t)| ir::Param { name: n.clone(), ty: t.clone() }).collect()).unwrap_or_default(),
+            params: sig
+                .as_ref()
+                .map(|s| {
+                    s.params
+                        .iter()
+                        .map(|(n, t)| ir::Param {
+                            name: n.clone(),
+                            ty: t.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             ret: sig.as_ref().and_then(|s| s.ret.clone()),
             is_extern: def.is_extern,
             body: body_ir,
@@ -214,7 +258,9 @@ fn report_call_cycles(cx: &mut Cx<'_, '_>, graph: &[Vec<(u32, Span)>]) {
                             .get(start..)
                             .unwrap_or(&[])
                             .iter()
-                            .filter_map(|(d, _)| cx.fns.get(*d as usize).map(|f| f.def.name.name.clone()))
+                            .filter_map(|(d, _)| {
+                                cx.fns.get(*d as usize).map(|f| f.def.name.name.clone())
+                            })
                             .collect();
                         let first = names.first().cloned().unwrap_or_default();
                         cx.report(
@@ -231,44 +277,82 @@ fn report_call_cycles(cx: &mut Cx<'_, '_>, graph: &[Vec<(u32, Span)>]) {
 }
 
 /// The error set a `fails E` names, if any.
-pub(crate) fn resolve_fails(cx: &mut Cx<'_, '_>, module: usize, fails: &Option<ast::Path>) -> Option<u32> {
+pub(crate) fn resolve_fails(
+    cx: &mut Cx<'_, '_>,
+    module: usize,
+    fails: &Option<ast::Path>,
+) -> Option<u32> {
     let path = fails.as_ref()?;
     match cx.lookup(module, path) {
         Some(ItemRef::Errors(e)) => Some(e),
         Some(other) => {
             cx.report(
-                Diagnostic::new("E0209", format!("`{}` is {}, not an `errors` set", path.to_text(), other.noun()))
-                    .primary(path.span, "expected an `errors` set"),
+                Diagnostic::new(
+                    "E0209",
+                    format!(
+                        "`{}` is {}, not an `errors` set",
+                        path.to_text(),
+                        other.noun()
+                    ),
+                )
+                .primary(path.span, "expected an `errors` set"),
             );
             None
         }
         None => {
-            cx.unknown("E0205", module, path, "errors set", |r| matches!(r, ItemRef::Errors(_)), &[]);
+            cx.unknown(
+                "E0205",
+                module,
+                path,
+                "errors set",
+                |r| matches!(r, ItemRef::Errors(_)),
+                &[],
+            );
             None
         }
     }
 }
 
 pub(crate) fn code_names(cx: &Cx<'_, '_>, set: u32) -> Vec<String> {
-    cx.out.errors.get(set as usize).map(|s| s.codes.iter().map(|c| c.name.clone()).collect()).unwrap_or_default()
+    cx.out
+        .errors
+        .get(set as usize)
+        .map(|s| s.codes.iter().map(|c| c.name.clone()).collect())
+        .unwrap_or_default()
 }
 
 /// Reports `code` unless it is declared in `set`.
 pub(crate) fn check_code(cx: &mut Cx<'_, '_>, set: Option<u32>, code: &ast::Ident, whose: &str) {
     let Some(set) = set else {
         cx.report(
-            Diagnostic::new("E0411", format!("`{}` is not declared: {whose} declares no failure codes", code.name))
-                .primary(code.span, "no `fails` set")
-                .help("add `fails ErrorSet` and declare the code in that `errors` set"),
+            Diagnostic::new(
+                "E0411",
+                format!(
+                    "`{}` is not declared: {whose} declares no failure codes",
+                    code.name
+                ),
+            )
+            .primary(code.span, "no `fails` set")
+            .help("add `fails ErrorSet` and declare the code in that `errors` set"),
         );
         return;
     };
     let names = code_names(cx, set);
     if !names.contains(&code.name) {
-        let set_name = cx.out.errors.get(set as usize).map_or_else(String::new, |s| s.name.clone());
-        let mut d = Diagnostic::new("E0407", format!("`{}` is not a code of `{set_name}`", code.name))
-            .primary(code.span, "not declared in the `fails` set");
-        d = match crate::diagnostics::suggest::did_you_mean(&code.name, names.iter().map(String::as_str)) {
+        let set_name = cx
+            .out
+            .errors
+            .get(set as usize)
+            .map_or_else(String::new, |s| s.name.clone());
+        let mut d = Diagnostic::new(
+            "E0407",
+            format!("`{}` is not a code of `{set_name}`", code.name),
+        )
+        .primary(code.span, "not declared in the `fails` set");
+        d = match crate::diagnostics::suggest::did_you_mean(
+            &code.name,
+            names.iter().map(String::as_str),
+        ) {
             Some(s) => d.help(format!("did you mean `{s}`?")),
             None => d.help(format!("declare it in `errors {set_name} {{ … }}`")),
         };
@@ -278,7 +362,9 @@ pub(crate) fn check_code(cx: &mut Cx<'_, '_>, set: Option<u32>, code: &ast::Iden
 
 fn lower_checks(cx: &mut Cx<'_, '_>) {
     for i in 0..cx.checks.len() {
-        let Some(decl) = cx.checks.get(i) else { continue };
+        let Some(decl) = cx.checks.get(i) else {
+            continue;
+        };
         let (module, item, def) = (decl.module, decl.item, decl.def);
         let (params, _, ok) = lower_params(cx, module, &def.params, false);
         let fails = resolve_fails(cx, module, &def.fails);
@@ -296,15 +382,25 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
                 if !t.fits(&STy::Bool) {
                     let found = t.describe(&ecx.cx.table);
                     ecx.cx.report(
-                        Diagnostic::new("E0401", format!("a requirement must be a bool, found {found}"))
-                            .primary(req.cond.span, "not a condition"),
+                        Diagnostic::new(
+                            "E0401",
+                            format!("a requirement must be a bool, found {found}"),
+                        )
+                        .primary(req.cond.span, "not a condition"),
                     );
                 }
                 let message = req.message.as_ref().and_then(|m| match &m.kind {
                     LitKind::Str { value, .. } => Some(value.clone()),
                     _ => None,
                 });
-                lowered.push((req.code.clone(), rt::Require { cond: x, code: req.code.name.clone(), message }));
+                lowered.push((
+                    req.code.clone(),
+                    rt::Require {
+                        cond: x,
+                        code: req.code.name.clone(),
+                        message,
+                    },
+                ));
             }
             locals = ecx.locals_used();
             for (code, r) in lowered {
@@ -317,7 +413,10 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
             name: def.name.name.clone(),
             module: module_path,
             docs: docs(&item.docs),
-            params: params.into_iter().map(|(name, ty)| ir::Param { name, ty }).collect(),
+            params: params
+                .into_iter()
+                .map(|(name, ty)| ir::Param { name, ty })
+                .collect(),
             fails: fails.map(ir::ErrorSetId),
             is_extern: def.is_extern,
             requires,
@@ -331,7 +430,9 @@ pub(crate) const PART_KINDS: &[&str] = &["system", "text", "image", "audio", "vi
 
 fn lower_builders(cx: &mut Cx<'_, '_>) {
     for i in 0..cx.builders.len() {
-        let Some(decl) = cx.builders.get(i) else { continue };
+        let Some(decl) = cx.builders.get(i) else {
+            continue;
+        };
         let (module, def) = (decl.module, decl.def);
         let (params, _, ok) = lower_params(cx, module, &def.params, false);
         if special(&def.ret) != Some(Special::Parts) {
@@ -350,8 +451,11 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
             for part in &def.parts {
                 let ast::ExprKind::Call { callee, args } = &part.kind else {
                     ecx.cx.report(
-                        Diagnostic::new("E0515", "a builder lists parts such as `text(…)` or `image(…)`")
-                            .primary(part.span, "not a part"),
+                        Diagnostic::new(
+                            "E0515",
+                            "a builder lists parts such as `text(…)` or `image(…)`",
+                        )
+                        .primary(part.span, "not a part"),
                     );
                     continue;
                 };
@@ -359,7 +463,10 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                 if !PART_KINDS.contains(&kind.as_str()) {
                     let mut d = Diagnostic::new("E0515", format!("unknown part kind `{kind}`"))
                         .primary(callee.span, "not a part kind");
-                    d = match crate::diagnostics::suggest::did_you_mean(&kind, PART_KINDS.iter().copied()) {
+                    d = match crate::diagnostics::suggest::did_you_mean(
+                        &kind,
+                        PART_KINDS.iter().copied(),
+                    ) {
                         Some(s) => d.help(format!("did you mean `{s}`?")),
                         None => d.help("parts: system, text, image, audio, video, file"),
                     };
@@ -379,8 +486,11 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                         if !t.fits(&want) {
                             let (w, f) = (want.describe(&ecx.cx.table), t.describe(&ecx.cx.table));
                             ecx.cx.report(
-                                Diagnostic::new("E0401", format!("`{kind}(…)` takes {w}, found {f}"))
-                                    .primary(arg.span, format!("this is {f}")),
+                                Diagnostic::new(
+                                    "E0401",
+                                    format!("`{kind}(…)` takes {w}, found {f}"),
+                                )
+                                .primary(arg.span, format!("this is {f}")),
                             );
                         }
                     }
@@ -398,7 +508,10 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
         cx.out.builders.push(ir::BuilderIr {
             name: def.name.name.clone(),
             module: module_path,
-            params: params.into_iter().map(|(name, ty)| ir::Param { name, ty }).collect(),
+            params: params
+                .into_iter()
+                .map(|(name, ty)| ir::Param { name, ty })
+                .collect(),
             part_kinds: kinds,
         });
     }
@@ -419,7 +532,9 @@ fn builder_arg(ecx: &mut ExprCx<'_, '_, '_>, arg: &ast::Expr) -> (STy, rt::Expr)
 
 fn lower_streams(cx: &mut Cx<'_, '_>) {
     for i in 0..cx.streams.len() {
-        let Some(decl) = cx.streams.get(i) else { continue };
+        let Some(decl) = cx.streams.get(i) else {
+            continue;
+        };
         let (module, def) = (decl.module, decl.def);
         let chunk = cx.lower_ty(module, &def.of).unwrap_or(Ty::Bool);
         let mut s = ir::StreamIr {
@@ -435,7 +550,16 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
             duplicates: String::new(),
             stale: String::new(),
         };
-        let keys = ["chunk", "buffer", "rate", "duration", "fresh", "on_full", "duplicates", "stale"];
+        let keys = [
+            "chunk",
+            "buffer",
+            "rate",
+            "duration",
+            "fresh",
+            "on_full",
+            "duplicates",
+            "stale",
+        ];
         let mut seen = Vec::new();
         for entry in &def.entries {
             let key = entry.key.name.as_str();
@@ -451,7 +575,11 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
             let ok = match (key, lit, word.as_deref()) {
                 ("chunk" | "buffer", Some(LitKind::Size { value, unit }), _) => {
                     let b = value.saturating_mul(unit.bytes());
-                    if key == "chunk" { s.chunk_bytes = b } else { s.buffer_bytes = b }
+                    if key == "chunk" {
+                        s.chunk_bytes = b
+                    } else {
+                        s.buffer_bytes = b
+                    }
                     true
                 }
                 ("rate", Some(LitKind::Rate { count, per }), _) => {
@@ -460,7 +588,11 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
                 }
                 ("duration" | "fresh", Some(LitKind::Duration { value, unit }), _) => {
                     let ms = value.saturating_mul(unit.millis());
-                    if key == "duration" { s.duration_ms = ms } else { s.fresh_ms = ms }
+                    if key == "duration" {
+                        s.duration_ms = ms
+                    } else {
+                        s.fresh_ms = ms
+                    }
                     true
                 }
                 ("on_full", _, Some(w @ ("reject" | "drop_oldest" | "drop_newest" | "pause"))) => {
@@ -496,9 +628,12 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
         let missing: Vec<&str> = keys.iter().copied().filter(|k| !seen.contains(k)).collect();
         if !missing.is_empty() {
             cx.report(
-                Diagnostic::new("E0504", format!("stream `{}` lacks {}", def.name.name, missing.join(", ")))
-                    .primary(def.name.span, "every stream limit is required")
-                    .help("streams are bounded like every value: write every limit"),
+                Diagnostic::new(
+                    "E0504",
+                    format!("stream `{}` lacks {}", def.name.name, missing.join(", ")),
+                )
+                .primary(def.name.span, "every stream limit is required")
+                .help("streams are bounded like every value: write every limit"),
             );
         }
         cx.out.streams.push(s);

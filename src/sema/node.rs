@@ -16,7 +16,14 @@ use crate::span::Span;
 use crate::syntax::ast::{self, ExprKind, LitKind};
 
 const BLOCKS: &[&str] = &["config", "input", "output", "inputs", "budget", "publish"];
-const CONFIG_KEYS: &[&str] = &["prompt", "model", "max_answer", "max_prompt", "timeout", "temperature"];
+const CONFIG_KEYS: &[&str] = &[
+    "prompt",
+    "model",
+    "max_answer",
+    "max_prompt",
+    "timeout",
+    "temperature",
+];
 const INPUT_KEYS: &[&str] = &["check", "builder"];
 const OUTPUT_KEYS: &[&str] = &["check", "transform", "raw", "parse", "on_failure"];
 const INPUTS_KEYS: &[&str] = &["combine", "fresh"];
@@ -40,12 +47,24 @@ struct NodeCx<'n> {
 }
 
 fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
-    let Some(decl) = cx.nodes.get(index) else { return };
+    let Some(decl) = cx.nodes.get(index) else {
+        return;
+    };
     let (module, item, def) = (decl.module, decl.item, decl.def);
     let fails = resolve_fails(cx, module, &def.fails);
-    let Some(sig) = cx.node_sigs.get(index).cloned().flatten() else { return };
-    let Some(output) = sig.ret.clone() else { return };
-    let n = NodeCx { module, def, params: sig.params.clone(), output, fails };
+    let Some(sig) = cx.node_sigs.get(index).cloned().flatten() else {
+        return;
+    };
+    let Some(output) = sig.ret.clone() else {
+        return;
+    };
+    let n = NodeCx {
+        module,
+        def,
+        params: sig.params.clone(),
+        output,
+        fails,
+    };
     let mut config = ir::NodeConfig {
         prompt: None,
         model: None,
@@ -97,7 +116,10 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
             cx.report(
                 Diagnostic::new("E0512", "only an agent can be published")
                     .primary(block.name.span, "`publish` in a node")
-                    .help(format!("declare it `agent {}` to publish it", def.name.name)),
+                    .help(format!(
+                        "declare it `agent {}` to publish it",
+                        def.name.name
+                    )),
             );
             continue;
         }
@@ -156,10 +178,16 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     _ => wrong_value(cx, entry.span, key, "a duration such as `60s`"),
                 },
                 ("config", "temperature") => match arg.map(|a| &a.kind) {
-                    Some(ExprKind::Lit(ast::Literal { kind: LitKind::Float { value, .. }, .. })) if (0.0..=2.0).contains(value) => {
+                    Some(ExprKind::Lit(ast::Literal {
+                        kind: LitKind::Float { value, .. },
+                        ..
+                    })) if (0.0..=2.0).contains(value) => {
                         config.temperature = Some(*value);
                     }
-                    Some(ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. })) if *v <= 2 => {
+                    Some(ExprKind::Lit(ast::Literal {
+                        kind: LitKind::Int(v),
+                        ..
+                    })) if *v <= 2 => {
                         config.temperature = Some(*v as f64);
                     }
                     _ => wrong_value(cx, entry.span, key, "a number from 0.0 to 2.0"),
@@ -179,11 +207,10 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                 ("output", "transform") => {
                     output_stage.transform = wire_transform(cx, &n, arg, entry.span).map(ir::FnId);
                 }
-                ("output", "raw") => {
-                    if !entry.args.is_empty() {
-                        wrong_value(cx, entry.span, key, "nothing: write `raw;`");
-                    }
+                ("output", "raw") if !entry.args.is_empty() => {
+                    wrong_value(cx, entry.span, key, "nothing: write `raw;`");
                 }
+                ("output", "raw") => {}
                 ("output", "parse") => {
                     output_stage.raw_parse = wire_parse(cx, &n, arg, entry.span).map(ir::FnId);
                 }
@@ -200,13 +227,20 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     };
                     match combine {
                         Some(c) => {
-                            let fresh = inputs.take().map_or_else(Vec::new, |i: ir::Inputs| i.fresh);
+                            let fresh =
+                                inputs.take().map_or_else(Vec::new, |i: ir::Inputs| i.fresh);
                             inputs = Some(ir::Inputs { combine: c, fresh });
                         }
                         None => {
-                            let mut d = Diagnostic::new("E0504", "`combine` is `together`, `latest` or `zip`")
-                                .primary(entry.span, "unknown way to combine inputs");
-                            if let Some(s) = word.as_deref().and_then(|w| did_you_mean(w, ["together", "latest", "zip"])) {
+                            let mut d = Diagnostic::new(
+                                "E0504",
+                                "`combine` is `together`, `latest` or `zip`",
+                            )
+                            .primary(entry.span, "unknown way to combine inputs");
+                            if let Some(s) = word
+                                .as_deref()
+                                .and_then(|w| did_you_mean(w, ["together", "latest", "zip"]))
+                            {
                                 d = d.help(format!("did you mean `{s}`?"));
                             }
                             cx.report(d);
@@ -217,11 +251,19 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     let fresh = fresh_entries(cx, &n, entry);
                     match &mut inputs {
                         Some(i) => i.fresh = fresh,
-                        None => inputs = Some(ir::Inputs { combine: ir::Combine::Together, fresh }),
+                        None => {
+                            inputs = Some(ir::Inputs {
+                                combine: ir::Combine::Together,
+                                fresh,
+                            })
+                        }
                     }
                 }
                 ("budget", "max_calls") => match arg.map(|a| &a.kind) {
-                    Some(ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. })) if *v >= 1 && *v <= u32::MAX as u64 => {
+                    Some(ExprKind::Lit(ast::Literal {
+                        kind: LitKind::Int(v),
+                        ..
+                    })) if *v >= 1 && *v <= u32::MAX as u64 => {
                         budget.max_calls = Some(*v as u32);
                     }
                     _ => wrong_value(cx, entry.span, key, "a count of at least 1"),
@@ -234,19 +276,30 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                             budget.max_cost = Some(m);
                         }
                     }
-                    None => wrong_value(cx, entry.span, key, "an amount of money such as `0.05 EUR`"),
+                    None => {
+                        wrong_value(cx, entry.span, key, "an amount of money such as `0.05 EUR`")
+                    }
                 },
                 ("budget", "max_time") => match duration_arg(arg) {
                     Some(ms) if ms > 0 => budget.max_time_ms = Some(ms),
                     _ => wrong_value(cx, entry.span, key, "a duration such as `2m`"),
                 },
                 ("publish", "capability") => match str_arg(arg) {
-                    Some(s) if !s.is_empty() => publish.get_or_insert_with(empty_publish).capability = Some(s),
+                    Some(s) if !s.is_empty() => {
+                        publish.get_or_insert_with(empty_publish).capability = Some(s)
+                    }
                     _ => wrong_value(cx, entry.span, key, "a string such as \"review.document\""),
                 },
                 ("publish", "examples") => match str_arg(arg) {
-                    Some(s) if !s.is_empty() => publish.get_or_insert_with(empty_publish).examples = Some(s),
-                    _ => wrong_value(cx, entry.span, key, "a glob such as \"examples/review/*.json\""),
+                    Some(s) if !s.is_empty() => {
+                        publish.get_or_insert_with(empty_publish).examples = Some(s)
+                    }
+                    _ => wrong_value(
+                        cx,
+                        entry.span,
+                        key,
+                        "a glob such as \"examples/review/*.json\"",
+                    ),
                 },
                 _ => {}
             }
@@ -257,9 +310,21 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     }
     if n.params.len() >= 2 && inputs.is_none() {
         cx.report(
-            Diagnostic::new("E0510", format!("`{}` takes {} inputs but does not say how to combine them", def.name.name, n.params.len()))
-                .primary(def.name.span, "several parameters need `inputs { combine: … }`")
-                .help("add `inputs { combine: together; }` (one call with all inputs), `latest` or `zip`"),
+            Diagnostic::new(
+                "E0510",
+                format!(
+                    "`{}` takes {} inputs but does not say how to combine them",
+                    def.name.name,
+                    n.params.len()
+                ),
+            )
+            .primary(
+                def.name.span,
+                "several parameters need `inputs { combine: … }`",
+            )
+            .help(
+                "add `inputs { combine: together; }` (one call with all inputs), `latest` or `zip`",
+            ),
         );
     }
     if !output_stage.on_failure.is_empty() || output_stage.raw_parse.is_some() {
@@ -285,7 +350,14 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
             ast::NodeKind::Agent => ir::NodeKind::Agent,
         },
         docs: docs(&item.docs),
-        params: n.params.iter().map(|(name, ty)| ir::Param { name: name.clone(), ty: ty.clone() }).collect(),
+        params: n
+            .params
+            .iter()
+            .map(|(name, ty)| ir::Param {
+                name: name.clone(),
+                ty: ty.clone(),
+            })
+            .collect(),
         output: n.output.clone(),
         fails: n.fails.map(ir::ErrorSetId),
         config,
@@ -300,7 +372,11 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
 }
 
 fn empty_publish() -> ir::Publish {
-    ir::Publish { capability: None, price: None, examples: None }
+    ir::Publish {
+        capability: None,
+        price: None,
+        examples: None,
+    }
 }
 
 fn wrong_value(cx: &mut Cx<'_, '_>, span: Span, key: &str, want: &str) {
@@ -333,7 +409,10 @@ fn duration_arg(arg: Option<&ast::Expr>) -> Option<u64> {
 
 fn money_arg(arg: Option<&ast::Expr>) -> Option<ir::Money> {
     match lit_of(arg)? {
-        LitKind::Money { amount, currency } => Some(ir::Money { amount: amount.clone(), currency: currency.clone() }),
+        LitKind::Money { amount, currency } => Some(ir::Money {
+            amount: amount.clone(),
+            currency: currency.clone(),
+        }),
         _ => None,
     }
 }
@@ -354,12 +433,21 @@ fn path_word(arg: Option<&ast::Expr>) -> Option<String> {
 
 /// `name("text")`: the string argument of a call of `name`.
 fn call_str<'e>(arg: Option<&'e ast::Expr>, name: &str) -> Option<(&'e str, Span)> {
-    let Some(ExprKind::Call { callee, args }) = arg.map(|a| &a.kind) else { return None };
+    let Some(ExprKind::Call { callee, args }) = arg.map(|a| &a.kind) else {
+        return None;
+    };
     if callee.to_text() != name {
         return None;
     }
     match args.as_slice() {
-        [ast::Expr { kind: ExprKind::Lit(ast::Literal { kind: LitKind::Str { value, .. }, span }), .. }] => Some((value.as_str(), *span)),
+        [ast::Expr {
+            kind:
+                ExprKind::Lit(ast::Literal {
+                    kind: LitKind::Str { value, .. },
+                    span,
+                }),
+            ..
+        }] => Some((value.as_str(), *span)),
         _ => None,
     }
 }
@@ -392,17 +480,23 @@ fn binding_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Opti
 fn check_binding(cx: &mut Cx<'_, '_>, name: &str, span: Span) -> bool {
     let Some(project) = cx.input.project else {
         cx.report(
-            Diagnostic::new("E0211", format!("binding `{name}` cannot be found: this file is not in a project"))
-                .primary(span, "no `ael.toml` declares bindings")
-                .help("add ael.toml with `[bindings.NAME]` at the project root"),
+            Diagnostic::new(
+                "E0211",
+                format!("binding `{name}` cannot be found: this file is not in a project"),
+            )
+            .primary(span, "no `ael.toml` declares bindings")
+            .help("add ael.toml with `[bindings.NAME]` at the project root"),
         );
         return false;
     };
     if project.bindings.iter().any(|b| b.name == name) {
         return true;
     }
-    let mut d = Diagnostic::new("E0212", format!("binding `{name}` is not declared in ael.toml"))
-        .primary(span, "unknown binding");
+    let mut d = Diagnostic::new(
+        "E0212",
+        format!("binding `{name}` is not declared in ael.toml"),
+    )
+    .primary(span, "unknown binding");
     d = match did_you_mean(name, project.bindings.iter().map(|b| b.name.as_str())) {
         Some(s) => d.help(format!("did you mean `{s}`?")),
         None => d.help(format!("declare it as `[bindings.{name}]` in ael.toml")),
@@ -411,7 +505,14 @@ fn check_binding(cx: &mut Cx<'_, '_>, name: &str, span: Span) -> bool {
     false
 }
 
-fn item_arg(cx: &mut Cx<'_, '_>, module: usize, arg: Option<&ast::Expr>, span: Span, want: &str, accept: fn(ItemRef) -> bool) -> Option<ItemRef> {
+fn item_arg(
+    cx: &mut Cx<'_, '_>,
+    module: usize,
+    arg: Option<&ast::Expr>,
+    span: Span,
+    want: &str,
+    accept: fn(ItemRef) -> bool,
+) -> Option<ItemRef> {
     let Some(ExprKind::Path(path)) = arg.map(|a| &a.kind) else {
         wrong_value(cx, span, want, &format!("the name of {want}"));
         return None;
@@ -420,13 +521,23 @@ fn item_arg(cx: &mut Cx<'_, '_>, module: usize, arg: Option<&ast::Expr>, span: S
         Some(r) if accept(r) => Some(r),
         Some(r) => {
             cx.report(
-                Diagnostic::new("E0209", format!("`{}` is {}, not {want}", path.to_text(), r.noun()))
-                    .primary(path.span, format!("expected {want}")),
+                Diagnostic::new(
+                    "E0209",
+                    format!("`{}` is {}, not {want}", path.to_text(), r.noun()),
+                )
+                .primary(path.span, format!("expected {want}")),
             );
             None
         }
         None => {
-            cx.unknown("E0205", module, path, want.trim_start_matches("a ").trim_start_matches("an "), accept, &[]);
+            cx.unknown(
+                "E0205",
+                module,
+                path,
+                want.trim_start_matches("a ").trim_start_matches("an "),
+                accept,
+                &[],
+            );
             None
         }
     }
@@ -437,11 +548,24 @@ fn describe_ty(cx: &Cx<'_, '_>, ty: &Ty) -> String {
 }
 
 /// Input checks take node parameters; output checks take the output first, then parameters.
-fn wire_check(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span: Span, output: bool) -> Option<u32> {
-    let Some(ItemRef::Check(id)) = item_arg(cx, n.module, arg, span, "a check", |r| matches!(r, ItemRef::Check(_))) else {
+fn wire_check(
+    cx: &mut Cx<'_, '_>,
+    n: &NodeCx<'_>,
+    arg: Option<&ast::Expr>,
+    span: Span,
+    output: bool,
+) -> Option<u32> {
+    let Some(ItemRef::Check(id)) = item_arg(cx, n.module, arg, span, "a check", |r| {
+        matches!(r, ItemRef::Check(_))
+    }) else {
         return None;
     };
-    let params = cx.out.checks.get(id as usize).map(|c| c.params.clone()).unwrap_or_default();
+    let params = cx
+        .out
+        .checks
+        .get(id as usize)
+        .map(|c| c.params.clone())
+        .unwrap_or_default();
     let mut rest = params.as_slice();
     let what = if output { "output" } else { "input" };
     if output {
@@ -450,16 +574,25 @@ fn wire_check(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span
             _ => {
                 let want = describe_ty(cx, &n.output);
                 cx.report(
-                    Diagnostic::new("E0506", format!("an output check takes the output ({want}) first"))
-                        .primary(arg.map_or(span, |a| a.span), "its first parameter is not the node's output type")
-                        .help(format!("declare it `check name(output: {want}, …)`")),
+                    Diagnostic::new(
+                        "E0506",
+                        format!("an output check takes the output ({want}) first"),
+                    )
+                    .primary(
+                        arg.map_or(span, |a| a.span),
+                        "its first parameter is not the node's output type",
+                    )
+                    .help(format!("declare it `check name(output: {want}, …)`")),
                 );
                 return None;
             }
         }
     }
     for p in rest {
-        let matches = n.params.iter().any(|(name, ty)| *name == p.name && *ty == p.ty)
+        let matches = n
+            .params
+            .iter()
+            .any(|(name, ty)| *name == p.name && *ty == p.ty)
             || n.params.iter().any(|(_, ty)| *ty == p.ty);
         if !matches {
             let ty = describe_ty(cx, &p.ty);
@@ -479,9 +612,14 @@ fn wire_check(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span
             let node_codes = super::items::code_names(cx, nf);
             if let Some(missing) = names.iter().find(|c| !node_codes.contains(c)) {
                 cx.report(
-                    Diagnostic::new("E0506", format!("the check can fail with `{missing}`, which the node does not declare"))
-                        .primary(arg.map_or(span, |a| a.span), "failure codes differ")
-                        .help("use the same `errors` set in the check's and the node's `fails`"),
+                    Diagnostic::new(
+                        "E0506",
+                        format!(
+                            "the check can fail with `{missing}`, which the node does not declare"
+                        ),
+                    )
+                    .primary(arg.map_or(span, |a| a.span), "failure codes differ")
+                    .help("use the same `errors` set in the check's and the node's `fails`"),
                 );
             }
         }
@@ -489,12 +627,25 @@ fn wire_check(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span
     Some(id)
 }
 
-fn wire_builder(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span: Span) -> Option<u32> {
-    let Some(ItemRef::Builder(id)) = item_arg(cx, n.module, arg, span, "a builder", |r| matches!(r, ItemRef::Builder(_))) else {
+fn wire_builder(
+    cx: &mut Cx<'_, '_>,
+    n: &NodeCx<'_>,
+    arg: Option<&ast::Expr>,
+    span: Span,
+) -> Option<u32> {
+    let Some(ItemRef::Builder(id)) = item_arg(cx, n.module, arg, span, "a builder", |r| {
+        matches!(r, ItemRef::Builder(_))
+    }) else {
         return None;
     };
-    let params = cx.out.builders.get(id as usize).map(|b| b.params.clone()).unwrap_or_default();
-    let same = params.len() == n.params.len() && params.iter().zip(&n.params).all(|(p, (_, t))| p.ty == *t);
+    let params = cx
+        .out
+        .builders
+        .get(id as usize)
+        .map(|b| b.params.clone())
+        .unwrap_or_default();
+    let same = params.len() == n.params.len()
+        && params.iter().zip(&n.params).all(|(p, (_, t))| p.ty == *t);
     if !same {
         cx.report(
             Diagnostic::new("E0515", "the builder does not take the node's parameters")
@@ -506,26 +657,46 @@ fn wire_builder(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, sp
     Some(id)
 }
 
-fn wire_transform(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span: Span) -> Option<u32> {
-    let Some(ItemRef::Fn(id)) = item_arg(cx, n.module, arg, span, "a fn", |r| matches!(r, ItemRef::Fn(_))) else {
+fn wire_transform(
+    cx: &mut Cx<'_, '_>,
+    n: &NodeCx<'_>,
+    arg: Option<&ast::Expr>,
+    span: Span,
+) -> Option<u32> {
+    let Some(ItemRef::Fn(id)) = item_arg(cx, n.module, arg, span, "a fn", |r| {
+        matches!(r, ItemRef::Fn(_))
+    }) else {
         return None;
     };
     let sig = cx.fn_sigs.get(id as usize).cloned().flatten()?;
-    let ok = matches!(sig.params.as_slice(), [(_, t)] if *t == n.output) && sig.ret.as_ref() == Some(&n.output);
+    let ok = matches!(sig.params.as_slice(), [(_, t)] if *t == n.output)
+        && sig.ret.as_ref() == Some(&n.output);
     if !ok {
         let want = describe_ty(cx, &n.output);
         cx.report(
-            Diagnostic::new("E0507", format!("a transform is `fn(output: {want}) -> {want}`"))
-                .primary(arg.map_or(span, |a| a.span), "its signature differs")
-                .help("the transform receives the checked output and returns a new one of the same type"),
+            Diagnostic::new(
+                "E0507",
+                format!("a transform is `fn(output: {want}) -> {want}`"),
+            )
+            .primary(arg.map_or(span, |a| a.span), "its signature differs")
+            .help(
+                "the transform receives the checked output and returns a new one of the same type",
+            ),
         );
         return None;
     }
     Some(id)
 }
 
-fn wire_parse(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span: Span) -> Option<u32> {
-    let Some(ItemRef::Fn(id)) = item_arg(cx, n.module, arg, span, "a fn", |r| matches!(r, ItemRef::Fn(_))) else {
+fn wire_parse(
+    cx: &mut Cx<'_, '_>,
+    n: &NodeCx<'_>,
+    arg: Option<&ast::Expr>,
+    span: Span,
+) -> Option<u32> {
+    let Some(ItemRef::Fn(id)) = item_arg(cx, n.module, arg, span, "a fn", |r| {
+        matches!(r, ItemRef::Fn(_))
+    }) else {
         return None;
     };
     let sig = cx.fn_sigs.get(id as usize).cloned().flatten()?;
@@ -535,9 +706,14 @@ fn wire_parse(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, arg: Option<&ast::Expr>, span
     if !ok {
         let want = describe_ty(cx, &n.output);
         cx.report(
-            Diagnostic::new("E0514", format!("a raw parser is `extern fn(raw: Raw) -> {want}`"))
-                .primary(arg.map_or(span, |a| a.span), "its signature differs")
-                .help("the raw answer reaches an extern fn as `Raw` text; it returns the node's output"),
+            Diagnostic::new(
+                "E0514",
+                format!("a raw parser is `extern fn(raw: Raw) -> {want}`"),
+            )
+            .primary(arg.map_or(span, |a| a.span), "its signature differs")
+            .help(
+                "the raw answer reaches an extern fn as `Raw` text; it returns the node's output",
+            ),
         );
         return None;
     }
@@ -564,24 +740,44 @@ fn check_raw(cx: &mut Cx<'_, '_>, def: &ast::NodeDef, stage: &ir::OutputStage) {
         ),
         (None, Some(span)) if stage.raw_parse.is_some() => cx.report(
             Diagnostic::new("E0514", "`parse:` needs `raw;`")
-                .primary(span, "the answer is decoded as JSON unless the output is raw")
+                .primary(
+                    span,
+                    "the answer is decoded as JSON unless the output is raw",
+                )
                 .help("add `raw;` to the output block"),
         ),
         _ => {}
     }
 }
 
-fn policies(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry, fallbacks: &mut Vec<(String, Span)>) -> Vec<ir::Policy> {
+fn policies(
+    cx: &mut Cx<'_, '_>,
+    n: &NodeCx<'_>,
+    entry: &ast::Entry,
+    fallbacks: &mut Vec<(String, Span)>,
+) -> Vec<ir::Policy> {
     let mut out = Vec::new();
     let count = entry.args.len();
     for (i, arg) in entry.args.iter().enumerate() {
         let ExprKind::Call { callee, args } = &arg.value.kind else {
-            wrong_value(cx, arg.span, "on_failure", "`retry(n)`, `repair(n)`, `fallback(binding(\"…\"))` or `fail(code)`");
+            wrong_value(
+                cx,
+                arg.span,
+                "on_failure",
+                "`retry(n)`, `repair(n)`, `fallback(binding(\"…\"))` or `fail(code)`",
+            );
             continue;
         };
         let name = callee.to_text();
         let times = |args: &[ast::Expr]| match args {
-            [ast::Expr { kind: ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. }), .. }] if *v >= 1 && *v <= 100 => Some(*v as u32),
+            [ast::Expr {
+                kind:
+                    ExprKind::Lit(ast::Literal {
+                        kind: LitKind::Int(v),
+                        ..
+                    }),
+                ..
+            }] if *v >= 1 && *v <= 100 => Some(*v as u32),
             _ => None,
         };
         match name.as_str() {
@@ -594,14 +790,19 @@ fn policies(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry, fallbacks: 
                 Some((b, span)) if args.len() == 1 => {
                     if check_binding(cx, b, span) {
                         fallbacks.push((b.to_owned(), span));
-                        out.push(ir::Policy::Fallback { binding: b.to_owned() });
+                        out.push(ir::Policy::Fallback {
+                            binding: b.to_owned(),
+                        });
                     }
                 }
                 _ => wrong_value(cx, arg.span, "fallback", "`fallback(binding(\"name\"))`"),
             },
             "fail" => {
                 let code = match args.as_slice() {
-                    [ast::Expr { kind: ExprKind::Path(p), .. }] if p.segments.len() == 1 => p.segments.first(),
+                    [ast::Expr {
+                        kind: ExprKind::Path(p),
+                        ..
+                    }] if p.segments.len() == 1 => p.segments.first(),
                     _ => None,
                 };
                 let Some(code) = code else {
@@ -616,7 +817,9 @@ fn policies(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry, fallbacks: 
                     );
                 }
                 check_code(cx, n.fails, code, &format!("node `{}`", n.def.name.name));
-                out.push(ir::Policy::Fail { code: code.name.clone() });
+                out.push(ir::Policy::Fail {
+                    code: code.name.clone(),
+                });
             }
             other => {
                 let known = ["retry", "repair", "fallback", "fail"];
@@ -624,7 +827,9 @@ fn policies(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry, fallbacks: 
                     .primary(callee.span, "not a policy");
                 d = match did_you_mean(other, known) {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help("policies: retry(n), repair(n), fallback(binding(\"…\")), fail(code)"),
+                    None => d.help(
+                        "policies: retry(n), repair(n), fallback(binding(\"…\")), fail(code)",
+                    ),
                 };
                 cx.report(d);
             }
@@ -637,13 +842,21 @@ fn fresh_entries(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry) -> Vec
     let mut out = Vec::new();
     for arg in &entry.args {
         let (ExprKind::Path(p), Some(q)) = (&arg.value.kind, &arg.qualifier) else {
-            wrong_value(cx, arg.span, "fresh", "`parameter duration`, e.g. `camera 200ms`");
+            wrong_value(
+                cx,
+                arg.span,
+                "fresh",
+                "`parameter duration`, e.g. `camera 200ms`",
+            );
             continue;
         };
         let name = p.to_text();
         if !n.params.iter().any(|(pn, _)| *pn == name) {
-            let mut d = Diagnostic::new("E0511", format!("`{name}` is not a parameter of `{}`", n.def.name.name))
-                .primary(p.span, "unknown parameter");
+            let mut d = Diagnostic::new(
+                "E0511",
+                format!("`{name}` is not a parameter of `{}`", n.def.name.name),
+            )
+            .primary(p.span, "unknown parameter");
             if let Some(s) = did_you_mean(&name, n.params.iter().map(|(pn, _)| pn.as_str())) {
                 d = d.help(format!("did you mean `{s}`?"));
             }
@@ -651,43 +864,86 @@ fn fresh_entries(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry) -> Vec
             continue;
         }
         match &q.kind {
-            LitKind::Duration { value, unit } => out.push((name, value.saturating_mul(unit.millis()))),
+            LitKind::Duration { value, unit } => {
+                out.push((name, value.saturating_mul(unit.millis())))
+            }
             _ => wrong_value(cx, q.span, "fresh", "a duration such as `200ms`"),
         }
     }
     out
 }
 
-fn check_max_answer(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, config: &ir::NodeConfig, span: Option<Span>) {
-    let (Some(span), true) = (span, config.max_answer_explicit) else { return };
+fn check_max_answer(
+    cx: &mut Cx<'_, '_>,
+    n: &NodeCx<'_>,
+    config: &ir::NodeConfig,
+    span: Option<Span>,
+) {
+    let (Some(span), true) = (span, config.max_answer_explicit) else {
+        return;
+    };
     let largest = size::default_max_answer(&n.output, &cx.table);
     if config.max_answer < largest {
         cx.report(
-            Diagnostic::new("W0501", format!("`max_answer` is {} bytes, below the largest answer ({largest} bytes)", config.max_answer))
-                .primary(span, "a valid answer may be rejected as too large")
-                .help("remove `max_answer` to use the exact default, or raise it"),
+            Diagnostic::new(
+                "W0501",
+                format!(
+                    "`max_answer` is {} bytes, below the largest answer ({largest} bytes)",
+                    config.max_answer
+                ),
+            )
+            .primary(span, "a valid answer may be rejected as too large")
+            .help("remove `max_answer` to use the exact default, or raise it"),
         );
     } else if config.max_answer / FAR_ABOVE > largest {
         cx.report(
-            Diagnostic::new("W0502", format!("`max_answer` is {} bytes, far above the largest answer ({largest} bytes)", config.max_answer))
-                .primary(span, "the model may be asked for far more tokens than any valid answer needs")
-                .help("remove `max_answer` to use the exact default"),
+            Diagnostic::new(
+                "W0502",
+                format!(
+                    "`max_answer` is {} bytes, far above the largest answer ({largest} bytes)",
+                    config.max_answer
+                ),
+            )
+            .primary(
+                span,
+                "the model may be asked for far more tokens than any valid answer needs",
+            )
+            .help("remove `max_answer` to use the exact default"),
         );
     }
 }
 
 /// A builder's media parts must be accepted by every binding the node may call.
-fn check_accepts(cx: &mut Cx<'_, '_>, config: &ir::NodeConfig, builder: Option<ir::BuilderId>, model_span: Option<Span>, fallbacks: &[(String, Span)]) {
-    let (Some(project), Some(builder)) = (cx.input.project, builder) else { return };
-    let kinds = cx.out.builders.get(builder.0 as usize).map(|b| b.part_kinds.clone()).unwrap_or_default();
+fn check_accepts(
+    cx: &mut Cx<'_, '_>,
+    config: &ir::NodeConfig,
+    builder: Option<ir::BuilderId>,
+    model_span: Option<Span>,
+    fallbacks: &[(String, Span)],
+) {
+    let (Some(project), Some(builder)) = (cx.input.project, builder) else {
+        return;
+    };
+    let kinds = cx
+        .out
+        .builders
+        .get(builder.0 as usize)
+        .map(|b| b.part_kinds.clone())
+        .unwrap_or_default();
     let mut targets: Vec<(String, Span)> = fallbacks.to_vec();
     if let (Some(m), Some(s)) = (&config.model, model_span) {
         targets.insert(0, (m.clone(), s));
     }
     for (binding, span) in targets {
-        let Some(b) = project.bindings.iter().find(|b| b.name == binding) else { continue };
+        let Some(b) = project.bindings.iter().find(|b| b.name == binding) else {
+            continue;
+        };
         for kind in &kinds {
-            let needed = if kind == "system" { "text" } else { kind.as_str() };
+            let needed = if kind == "system" {
+                "text"
+            } else {
+                kind.as_str()
+            };
             if !b.accepts.iter().any(|a| a == needed) {
                 cx.report(
                     Diagnostic::new("E0513", format!("binding `{binding}` does not accept `{needed}` parts"))
@@ -709,7 +965,9 @@ fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> Vec<u32> {
     let mut returned = false;
     for stmt in &n.def.body {
         match stmt {
-            ast::Stmt::Let { name, ty, value, .. } => {
+            ast::Stmt::Let {
+                name, ty, value, ..
+            } => {
                 let (t, _) = ecx.let_value(ty.as_ref(), value);
                 ecx.bind(&name.name, t);
             }

@@ -17,7 +17,7 @@
 //!   `^ $ \ . * + ? ( ) [ ] { } | /` (and `-` inside a class): ECMA `u` mode refuses the rest.
 
 use regex_syntax::ast::{
-    self, Ast, AssertionKind, ClassPerlKind, ClassSet, ClassSetItem, ErrorKind, GroupKind,
+    self, AssertionKind, Ast, ClassPerlKind, ClassSet, ClassSetItem, ErrorKind, GroupKind,
     HexLiteralKind, LiteralKind, RepetitionKind, RepetitionRange, SpecialLiteralKind,
 };
 
@@ -197,7 +197,10 @@ impl Walk<'_> {
             }
             LiteralKind::Superfluous => self.refuse(
                 &literal.span,
-                format!("the escape `{}` is not common syntax", self.text(&literal.span)),
+                format!(
+                    "the escape `{}` is not common syntax",
+                    self.text(&literal.span)
+                ),
                 format!("write the character itself: `{}`", literal.c),
             ),
             LiteralKind::Octal => self.refuse(
@@ -208,7 +211,10 @@ impl Walk<'_> {
             LiteralKind::HexFixed(HexLiteralKind::X) => {}
             LiteralKind::HexFixed(_) | LiteralKind::HexBrace(_) => self.refuse(
                 &literal.span,
-                format!("the escape `{}` is not common syntax", self.text(&literal.span)),
+                format!(
+                    "the escape `{}` is not common syntax",
+                    self.text(&literal.span)
+                ),
                 "write the character itself, or `\\xHH` for a character below U+0100",
             ),
             LiteralKind::Special(kind) => match kind {
@@ -446,7 +452,9 @@ mod tests {
                 (Some((offset, words)), Err(errors)) => {
                     let first = &errors[0];
                     if first.offset != *offset || !first.message.contains(words) {
-                        failures.push(format!("{pattern:?}: expected @{offset} {words:?}, got {first:?}"));
+                        failures.push(format!(
+                            "{pattern:?}: expected @{offset} {words:?}, got {first:?}"
+                        ));
                     }
                     if first.help.is_empty() {
                         failures.push(format!("{pattern:?}: no help"));

@@ -11,7 +11,10 @@ use crate::span::Span;
 pub(crate) fn check(text: &str, literal: Span, raw: Option<u8>) -> Vec<Diagnostic> {
     match check_pattern(text) {
         Ok(()) => Vec::new(),
-        Err(errors) => errors.iter().map(|e| to_diagnostic(e, literal, raw)).collect(),
+        Err(errors) => errors
+            .iter()
+            .map(|e| to_diagnostic(e, literal, raw))
+            .collect(),
     }
 }
 
@@ -24,7 +27,13 @@ fn to_diagnostic(e: &PatternError, literal: Span, raw: Option<u8>) -> Diagnostic
         }
         None => literal,
     };
-    Diagnostic::new("E0307", format!("this pattern is not portable: {}", e.message))
-        .primary(at, "not in the syntax common to RE2, ECMA-262 and Rust `regex`")
-        .help(e.help.clone())
+    Diagnostic::new(
+        "E0307",
+        format!("this pattern is not portable: {}", e.message),
+    )
+    .primary(
+        at,
+        "not in the syntax common to RE2, ECMA-262 and Rust `regex`",
+    )
+    .help(e.help.clone())
 }

@@ -25,14 +25,16 @@ pub(crate) fn collect(cx: &mut Cx<'_, '_>) {
     for (index, module) in input.modules.iter().enumerate() {
         let mut first_span: HashMap<String, Span> = HashMap::new();
         for item in &module.ast.items {
-            let Some(name) = item.kind.name() else { continue };
+            let Some(name) = item.kind.name() else {
+                continue;
+            };
             let reference = match &item.kind {
                 ast::ItemKind::Struct(d) => push(&mut cx.types, index, item, TypeDecl::Struct(d)),
                 ast::ItemKind::Enum(d) => push(&mut cx.types, index, item, TypeDecl::Enum(d)),
-                ast::ItemKind::TypeAlias(d) => {
-                    push(&mut cx.types, index, item, TypeDecl::Alias(d))
+                ast::ItemKind::TypeAlias(d) => push(&mut cx.types, index, item, TypeDecl::Alias(d)),
+                ast::ItemKind::Errors(d) => {
+                    ItemRef::Errors(push_ref(&mut cx.errors, index, item, d))
                 }
-                ast::ItemKind::Errors(d) => ItemRef::Errors(push_ref(&mut cx.errors, index, item, d)),
                 ast::ItemKind::Fn(d) => ItemRef::Fn(push_ref(&mut cx.fns, index, item, d)),
                 ast::ItemKind::Check(d) => ItemRef::Check(push_ref(&mut cx.checks, index, item, d)),
                 ast::ItemKind::Builder(d) => {
@@ -45,7 +47,8 @@ pub(crate) fn collect(cx: &mut Cx<'_, '_>) {
                 ast::ItemKind::Use(_) | ast::ItemKind::Error => continue,
             };
             if let Some(first) = first_span.get(&name.name) {
-                cx.diags.push(duplicate(&name.name, name.span, *first, "defined"));
+                cx.diags
+                    .push(duplicate(&name.name, name.span, *first, "defined"));
                 continue;
             }
             first_span.insert(name.name.clone(), name.span);
@@ -128,7 +131,9 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
             continue;
         };
         let local = name.alias.as_ref().unwrap_or(&name.name);
-        let Some(scope) = cx.modules.get_mut(here) else { continue };
+        let Some(scope) = cx.modules.get_mut(here) else {
+            continue;
+        };
         if let Some((existing, _)) = scope.names.get(&local.name) {
             if *existing != reference {
                 let d = Diagnostic::new(
@@ -136,7 +141,10 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
                     format!("`{}` is already a name in this module", local.name),
                 )
                 .primary(local.span, "imported here")
-                .help(format!("import it under another name: `{} as Other`", name.name.name));
+                .help(format!(
+                    "import it under another name: `{} as Other`",
+                    name.name.name
+                ));
                 cx.diags.push(d);
             } else {
                 // The same item twice: harmless, but the second import is unused.
@@ -154,7 +162,9 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
             used: false,
         });
         let import = scope.imports.len() - 1;
-        scope.names.insert(local.name.clone(), (reference, Some(import)));
+        scope
+            .names
+            .insert(local.name.clone(), (reference, Some(import)));
     }
 }
 
@@ -165,9 +175,12 @@ pub(crate) fn report_unused_imports(cx: &mut Cx<'_, '_>) {
         for import in &module.imports {
             if !import.used {
                 found.push(
-                    Diagnostic::new("W0201", format!("`{}` is imported but never used", import.name))
-                        .primary(import.span, "unused import")
-                        .help("remove it from the `use`"),
+                    Diagnostic::new(
+                        "W0201",
+                        format!("`{}` is imported but never used", import.name),
+                    )
+                    .primary(import.span, "unused import")
+                    .help("remove it from the `use`"),
                 );
             }
         }

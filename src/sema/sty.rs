@@ -9,8 +9,14 @@ pub enum STy {
     Int,
     Float,
     Str,
-    List { item: Box<STy>, unique: bool },
-    Map { key: Box<STy>, value: Box<STy> },
+    List {
+        item: Box<STy>,
+        unique: bool,
+    },
+    Map {
+        key: Box<STy>,
+        value: Box<STy>,
+    },
     Option(Box<STy>),
     Def(DefId),
     Media(MediaKind),

@@ -20,8 +20,15 @@ enum Tag<'t> {
     Bad(&'t str),
 }
 
-pub(crate) fn check_prompt(cx: &mut Cx<'_, '_>, module: usize, path: &str, params: &[(String, Ty)]) {
-    let Some(text) = cx.input.files.read(path) else { return };
+pub(crate) fn check_prompt(
+    cx: &mut Cx<'_, '_>,
+    module: usize,
+    path: &str,
+    params: &[(String, Ty)],
+) {
+    let Some(text) = cx.input.files.read(path) else {
+        return;
+    };
     let file = cx.sources.add(path, text.clone());
     let mut ecx = ExprCx::new(cx, module);
     for (name, ty) in params {
@@ -32,19 +39,31 @@ pub(crate) fn check_prompt(cx: &mut Cx<'_, '_>, module: usize, path: &str, param
     let mut open: Vec<(usize, Span)> = Vec::new();
     let mut rest = 0usize;
     while let Some(start) = find_open(&text, rest) {
-        let Some(kind) = text.get(start..start + 2) else { break };
+        let Some(kind) = text.get(start..start + 2) else {
+            break;
+        };
         let close = if kind == "{{" { "}}" } else { "%}" };
-        let Some(end) = text.get(start + 2..).and_then(|t| t.find(close)).map(|e| start + 2 + e) else {
+        let Some(end) = text
+            .get(start + 2..)
+            .and_then(|t| t.find(close))
+            .map(|e| start + 2 + e)
+        else {
             ecx.cx.report(
-                Diagnostic::new("E0702", format!("this `{kind}` is never closed"))
-                    .primary(Span::new(file, start..start + 2), format!("expected `{close}`")),
+                Diagnostic::new("E0702", format!("this `{kind}` is never closed")).primary(
+                    Span::new(file, start..start + 2),
+                    format!("expected `{close}`"),
+                ),
             );
             break;
         };
         let inner = text.get(start + 2..end).unwrap_or("");
         let tag_span = Span::new(file, start..end + 2);
         let offset = (start + 2) as u32;
-        let tag = if kind == "{{" { Tag::Value(inner, offset) } else { parse_tag(inner, offset) };
+        let tag = if kind == "{{" {
+            Tag::Value(inner, offset)
+        } else {
+            parse_tag(inner, offset)
+        };
         match tag {
             Tag::Value(e, at) => {
                 check_expr(&mut ecx, file, e, at, None);
@@ -76,12 +95,18 @@ pub(crate) fn check_prompt(cx: &mut Cx<'_, '_>, module: usize, path: &str, param
             }
             Tag::Else => {
                 if open.is_empty() {
-                    ecx.cx.report(Diagnostic::new("E0702", "`{% else %}` outside `{% if %}`").primary(tag_span, "nothing to continue"));
+                    ecx.cx.report(
+                        Diagnostic::new("E0702", "`{% else %}` outside `{% if %}`")
+                            .primary(tag_span, "nothing to continue"),
+                    );
                 }
             }
             Tag::End => match open.pop() {
                 Some((depth, _)) => ecx.leave_scope(depth),
-                None => ecx.cx.report(Diagnostic::new("E0702", "`{% end %}` closes nothing").primary(tag_span, "no open `if` or `for`")),
+                None => ecx.cx.report(
+                    Diagnostic::new("E0702", "`{% end %}` closes nothing")
+                        .primary(tag_span, "no open `if` or `for`"),
+                ),
             },
             Tag::Bad(word) => ecx.cx.report(
                 Diagnostic::new("E0702", format!("unknown template tag `{word}`"))
@@ -91,7 +116,9 @@ pub(crate) fn check_prompt(cx: &mut Cx<'_, '_>, module: usize, path: &str, param
         rest = end + 2;
     }
     for (_, span) in open {
-        ecx.cx.report(Diagnostic::new("E0702", "this block is never closed").primary(span, "add `{% end %}`"));
+        ecx.cx.report(
+            Diagnostic::new("E0702", "this block is never closed").primary(span, "add `{% end %}`"),
+        );
     }
 }
 
@@ -131,7 +158,13 @@ fn parse_tag(inner: &str, offset: u32) -> Tag<'_> {
     Tag::Bad(body.split_whitespace().next().unwrap_or(""))
 }
 
-fn check_expr(ecx: &mut ExprCx<'_, '_, '_>, file: FileId, text: &str, offset: u32, expected: Option<&STy>) -> STy {
+fn check_expr(
+    ecx: &mut ExprCx<'_, '_, '_>,
+    file: FileId,
+    text: &str,
+    offset: u32,
+    expected: Option<&STy>,
+) -> STy {
     let (expr, diagnostics) = syntax::parse_expr(file, text, offset);
     if !diagnostics.is_empty() {
         for d in diagnostics {

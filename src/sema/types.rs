@@ -60,13 +60,18 @@ pub(crate) fn lower_all(cx: &mut Cx<'_, '_>) {
         };
         cx.table.defs.push(TypeDef {
             name: name.name.clone(),
-            module: cx.modules.get(decl.module).map_or_else(String::new, |m| m.path.clone()),
+            module: cx
+                .modules
+                .get(decl.module)
+                .map_or_else(String::new, |m| m.path.clone()),
             docs: docs(&decl.item.docs),
             kind: DefKind::Struct { fields: Vec::new() },
         });
     }
     for index in 0..cx.types.len() {
-        let Some(decl) = cx.types.get(index) else { continue };
+        let Some(decl) = cx.types.get(index) else {
+            continue;
+        };
         let (module, item, def) = (decl.module, decl.item, decl.def);
         let kind = match def {
             TypeDecl::Struct(s) => {
@@ -92,8 +97,9 @@ pub(crate) fn lower_all(cx: &mut Cx<'_, '_>) {
 fn reject_item_attrs(cx: &mut Cx<'_, '_>, item: &ast::Item, allowed: &[&str]) {
     for attr in &item.attrs {
         if !allowed.contains(&attr.name.name.as_str()) {
-            let mut d = Diagnostic::new("E0309", format!("`@{}` cannot stand here", attr.name.name))
-                .primary(attr.span, "not an attribute of this item");
+            let mut d =
+                Diagnostic::new("E0309", format!("`@{}` cannot stand here", attr.name.name))
+                    .primary(attr.span, "not an attribute of this item");
             d = if attr.name.name == "tag" {
                 d.help("`@tag(\"…\")` names the tag field of a data enum; write it before `enum`")
             } else {
@@ -133,9 +139,12 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
     for variant in &e.variants {
         if let Some(first) = seen.get(variant.name.name.as_str()) {
             cx.report(
-                Diagnostic::new("E0203", format!("variant `{}` is declared twice", variant.name.name))
-                    .primary(variant.name.span, "second declaration")
-                    .secondary(*first, "first declared here"),
+                Diagnostic::new(
+                    "E0203",
+                    format!("variant `{}` is declared twice", variant.name.name),
+                )
+                .primary(variant.name.span, "second declaration")
+                .secondary(*first, "first declared here"),
             );
             continue;
         }
@@ -144,9 +153,12 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
             for field in f {
                 if field.name.name == tag {
                     cx.report(
-                        Diagnostic::new("E0203", format!("field `{tag}` clashes with the enum's tag"))
-                            .primary(field.name.span, "the tag field has this name")
-                            .help("rename the field or choose another tag with `@tag(\"kind\")`"),
+                        Diagnostic::new(
+                            "E0203",
+                            format!("field `{tag}` clashes with the enum's tag"),
+                        )
+                        .primary(field.name.span, "the tag field has this name")
+                        .help("rename the field or choose another tag with `@tag(\"kind\")`"),
                     );
                 }
             }
@@ -171,10 +183,11 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
 fn string_arg(attr: &ast::Attribute) -> Option<String> {
     match attr.args.as_slice() {
         [ast::Expr {
-            kind: ast::ExprKind::Lit(ast::Literal {
-                kind: LitKind::Str { value, .. },
-                ..
-            }),
+            kind:
+                ast::ExprKind::Lit(ast::Literal {
+                    kind: LitKind::Str { value, .. },
+                    ..
+                }),
             ..
         }] => Some(value.clone()),
         _ => None,
@@ -187,9 +200,12 @@ fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Ve
     for field in fields {
         if let Some(first) = seen.get(field.name.name.as_str()) {
             cx.report(
-                Diagnostic::new("E0203", format!("field `{}` is declared twice", field.name.name))
-                    .primary(field.name.span, "second declaration")
-                    .secondary(*first, "first declared here"),
+                Diagnostic::new(
+                    "E0203",
+                    format!("field `{}` is declared twice", field.name.name),
+                )
+                .primary(field.name.span, "second declaration")
+                .secondary(*first, "first declared here"),
             );
             continue;
         }
@@ -227,7 +243,11 @@ fn alias_target(cx: &mut Cx<'_, '_>, def: u32) -> Option<Ty> {
 /// A signed integer bound of a type argument.
 fn int_bound(b: &ast::Bound) -> Option<i128> {
     match &b.lit.kind {
-        LitKind::Int(v) => Some(if b.negative { -(*v as i128) } else { *v as i128 }),
+        LitKind::Int(v) => Some(if b.negative {
+            -(*v as i128)
+        } else {
+            *v as i128
+        }),
         _ => None,
     }
 }
@@ -270,8 +290,11 @@ impl Cx<'_, '_> {
             Some(ItemRef::Type(def)) => {
                 if !args.is_empty() {
                     self.report(
-                        Diagnostic::new("E0304", format!("`{}` takes no type arguments", path.to_text()))
-                            .primary(span, "remove the `<…>`"),
+                        Diagnostic::new(
+                            "E0304",
+                            format!("`{}` takes no type arguments", path.to_text()),
+                        )
+                        .primary(span, "remove the `<…>`"),
                     );
                 }
                 Some(Ty::Ref { def: DefId(def) })
@@ -289,8 +312,11 @@ impl Cx<'_, '_> {
             }
             Some(other) => {
                 self.report(
-                    Diagnostic::new("E0204", format!("`{}` is {}, not a type", path.to_text(), other.noun()))
-                        .primary(path.span, "expected a type"),
+                    Diagnostic::new(
+                        "E0204",
+                        format!("`{}` is {}, not a type", path.to_text(), other.noun()),
+                    )
+                    .primary(path.span, "expected a type"),
                 );
                 None
             }
@@ -308,14 +334,27 @@ impl Cx<'_, '_> {
                     );
                     return None;
                 }
-                self.unknown("E0204", module, path, "type", |r| matches!(r, ItemRef::Type(_)), BUILTIN_TYPES);
+                self.unknown(
+                    "E0204",
+                    module,
+                    path,
+                    "type",
+                    |r| matches!(r, ItemRef::Type(_)),
+                    BUILTIN_TYPES,
+                );
                 None
             }
         }
     }
 
     /// `Some(result)` when `name` is a built-in type.
-    fn lower_builtin(&mut self, module: usize, name: &str, args: &[TypeArg], span: Span) -> Option<Option<Ty>> {
+    fn lower_builtin(
+        &mut self,
+        module: usize,
+        name: &str,
+        args: &[TypeArg],
+        span: Span,
+    ) -> Option<Option<Ty>> {
         let int = |k| Some(k);
         let int_kind = match name {
             "u8" => int(IntKind::U8),
@@ -346,12 +385,17 @@ impl Cx<'_, '_> {
                     let inner = self.lower_ty(module, inner)?;
                     if matches!(inner, Ty::Option { .. }) {
                         self.report(
-                            Diagnostic::new("E0304", "`Option<Option<T>>` cannot be told apart from `Option<T>`")
-                                .primary(span, "nested option")
-                                .help("absent and `null` both mean `none`; use one `Option`"),
+                            Diagnostic::new(
+                                "E0304",
+                                "`Option<Option<T>>` cannot be told apart from `Option<T>`",
+                            )
+                            .primary(span, "nested option")
+                            .help("absent and `null` both mean `none`; use one `Option`"),
                         );
                     }
-                    Some(Ty::Option { some: Box::new(inner) })
+                    Some(Ty::Option {
+                        some: Box::new(inner),
+                    })
                 }
                 _ => {
                     self.wrong_args("Option", "`Option<T>`", span);
@@ -385,20 +429,17 @@ impl Cx<'_, '_> {
         match args {
             [] => return Some(Ty::Int(ty)),
             [TypeArg::Range(r)] => {
-                let start = match &r.start {
-                    Some(b) => Some((int_bound(b), b.span)),
-                    None => None,
-                };
-                let end = match &r.end {
-                    Some(b) => Some((int_bound(b), b.span)),
-                    None => None,
-                };
+                let start = r.start.as_ref().map(|b| (int_bound(b), b.span));
+                let end = r.end.as_ref().map(|b| (int_bound(b), b.span));
                 for (value, bspan) in start.iter().chain(end.iter()) {
                     match value {
                         None => {
                             self.report(
-                                Diagnostic::new("E0301", format!("a bound of `{}` must be an integer", kind.name()))
-                                    .primary(*bspan, "not an integer"),
+                                Diagnostic::new(
+                                    "E0301",
+                                    format!("a bound of `{}` must be an integer", kind.name()),
+                                )
+                                .primary(*bspan, "not an integer"),
                             );
                             return None;
                         }
@@ -426,7 +467,11 @@ impl Cx<'_, '_> {
                     ty.max = v;
                     ty.max_exclusive = !r.inclusive;
                 }
-                let empty = if ty.max_exclusive { ty.min >= ty.max } else { ty.min > ty.max };
+                let empty = if ty.max_exclusive {
+                    ty.min >= ty.max
+                } else {
+                    ty.min > ty.max
+                };
                 if empty {
                     self.report(
                         Diagnostic::new("E0315", "this range holds no value")
@@ -437,7 +482,11 @@ impl Cx<'_, '_> {
                 }
             }
             _ => {
-                self.wrong_args(kind.name(), &format!("`{}` or `{}<lo..=hi>`", kind.name(), kind.name()), span);
+                self.wrong_args(
+                    kind.name(),
+                    &format!("`{}` or `{}<lo..=hi>`", kind.name(), kind.name()),
+                    span,
+                );
                 return None;
             }
         }
@@ -446,7 +495,11 @@ impl Cx<'_, '_> {
 
     fn lower_float(&mut self, kind: FloatKind, args: &[TypeArg], span: Span) -> Option<Ty> {
         let name = if kind == FloatKind::F32 { "f32" } else { "f64" };
-        let mut ty = FloatTy { kind, min: None, max: None };
+        let mut ty = FloatTy {
+            kind,
+            min: None,
+            max: None,
+        };
         match args {
             [] => {}
             [TypeArg::Range(r)] => {
@@ -456,14 +509,31 @@ impl Cx<'_, '_> {
                     });
                     if !ok {
                         self.report(
-                            Diagnostic::new("E0301", format!("a bound of `{name}` must be a finite number"))
-                                .primary(b.span, "not a finite number of this type"),
+                            Diagnostic::new(
+                                "E0301",
+                                format!("a bound of `{name}` must be a finite number"),
+                            )
+                            .primary(b.span, "not a finite number of this type"),
                         );
                         return None;
                     }
                 }
-                ty.min = r.start.as_ref().and_then(float_bound).map(|value| FloatBound { value, exclusive: false });
-                ty.max = r.end.as_ref().and_then(float_bound).map(|value| FloatBound { value, exclusive: !r.inclusive });
+                ty.min = r
+                    .start
+                    .as_ref()
+                    .and_then(float_bound)
+                    .map(|value| FloatBound {
+                        value,
+                        exclusive: false,
+                    });
+                ty.max = r
+                    .end
+                    .as_ref()
+                    .and_then(float_bound)
+                    .map(|value| FloatBound {
+                        value,
+                        exclusive: !r.inclusive,
+                    });
                 if let (Some(lo), Some(hi)) = (ty.min, ty.max) {
                     if lo.value > hi.value || (hi.exclusive && lo.value >= hi.value) {
                         self.report(
@@ -491,7 +561,11 @@ impl Cx<'_, '_> {
         };
         match arg {
             TypeArg::Bound(b) => match as_count(b) {
-                Some(v) => Some(CountRange { min: 0, max: Some(v), span: b.span }),
+                Some(v) => Some(CountRange {
+                    min: 0,
+                    max: Some(v),
+                    span: b.span,
+                }),
                 None => {
                     self.report(
                         Diagnostic::new("E0302", format!("{what} must be a whole number"))
@@ -505,7 +579,10 @@ impl Cx<'_, '_> {
                     Some(b) => match as_count(b) {
                         Some(v) => v,
                         None => {
-                            self.report(Diagnostic::new("E0302", format!("{what} must be whole numbers")).primary(b.span, "expected a count"));
+                            self.report(
+                                Diagnostic::new("E0302", format!("{what} must be whole numbers"))
+                                    .primary(b.span, "expected a count"),
+                            );
                             return None;
                         }
                     },
@@ -515,13 +592,20 @@ impl Cx<'_, '_> {
                     Some(b) => match as_count(b) {
                         Some(v) => Some(if r.inclusive { v } else { v - 1 }),
                         None => {
-                            self.report(Diagnostic::new("E0302", format!("{what} must be whole numbers")).primary(b.span, "expected a count"));
+                            self.report(
+                                Diagnostic::new("E0302", format!("{what} must be whole numbers"))
+                                    .primary(b.span, "expected a count"),
+                            );
                             return None;
                         }
                     },
                     None => None,
                 };
-                Some(CountRange { min, max, span: r.span })
+                Some(CountRange {
+                    min,
+                    max,
+                    span: r.span,
+                })
             }
             TypeArg::Type(t) => {
                 self.report(
@@ -534,7 +618,13 @@ impl Cx<'_, '_> {
     }
 
     /// Checks `range` against `1..=limit` for the maximum and `min <= max`.
-    fn bounded(&mut self, range: CountRange, limit: u32, form: &str, why: &str) -> Option<(u32, u32)> {
+    fn bounded(
+        &mut self,
+        range: CountRange,
+        limit: u32,
+        form: &str,
+        why: &str,
+    ) -> Option<(u32, u32)> {
         let Some(max) = range.max else {
             self.report(
                 Diagnostic::new("E0303", format!("`{form}` needs an upper bound"))
@@ -543,7 +633,11 @@ impl Cx<'_, '_> {
             );
             return None;
         };
-        let code = if form.starts_with("Str") { "E0302" } else { "E0303" };
+        let code = if form.starts_with("Str") {
+            "E0302"
+        } else {
+            "E0303"
+        };
         if max > limit as i128 {
             self.report(
                 Diagnostic::new(code, format!("`{form}` allows at most {limit}, not {max}"))
@@ -555,7 +649,10 @@ impl Cx<'_, '_> {
         if range.min > max {
             self.report(
                 Diagnostic::new("E0315", "this range holds no value")
-                    .primary(range.span, format!("at least {} but at most {max}", range.min))
+                    .primary(
+                        range.span,
+                        format!("at least {} but at most {max}", range.min),
+                    )
                     .help("write the smaller bound first: `lo..=hi`"),
             );
             return None;
@@ -587,10 +684,21 @@ impl Cx<'_, '_> {
             "Str<N>",
             "the longest text is 16777216 characters (16 Mi), so that every value has a known largest size",
         )?;
-        Some(Ty::Str(StrTy { min, max, pattern: None, format: None }))
+        Some(Ty::Str(StrTy {
+            min,
+            max,
+            pattern: None,
+            format: None,
+        }))
     }
 
-    fn lower_list(&mut self, module: usize, unique: bool, args: &[TypeArg], span: Span) -> Option<Ty> {
+    fn lower_list(
+        &mut self,
+        module: usize,
+        unique: bool,
+        args: &[TypeArg],
+        span: Span,
+    ) -> Option<Ty> {
         let name = if unique { "Set" } else { "List" };
         let [TypeArg::Type(item), count] = args else {
             self.wrong_args(name, &format!("`{name}<T, N>` or `{name}<T, M..=N>`"), span);
@@ -601,10 +709,18 @@ impl Cx<'_, '_> {
         let (limit, why) = if unique {
             (limits::MAX_UNIQUE_ITEMS, "`uniqueItems` is only allowed with at most 1000 items (spec §8): checking distinctness is quadratic in validators")
         } else {
-            (limits::MAX_ITEMS, "one array holds at most 10000 items (spec §8)")
+            (
+                limits::MAX_ITEMS,
+                "one array holds at most 10000 items (spec §8)",
+            )
         };
         let (min, max) = self.bounded(range, limit, &format!("{name}<T, N>"), why)?;
-        Some(Ty::List(ListTy { item: Box::new(item?), min, max, unique }))
+        Some(Ty::List(ListTy {
+            item: Box::new(item?),
+            min,
+            max,
+            unique,
+        }))
     }
 
     fn lower_map(&mut self, module: usize, args: &[TypeArg], span: Span) -> Option<Ty> {
@@ -615,7 +731,12 @@ impl Cx<'_, '_> {
         let key = self.lower_ty(module, key_expr);
         let value = self.lower_ty(module, value);
         let range = self.count_range(count, "the size of `Map`")?;
-        let (min, max) = self.bounded(range, limits::MAX_ITEMS, "Map<K, V, N>", "one object holds at most 10000 entries (spec §8)")?;
+        let (min, max) = self.bounded(
+            range,
+            limits::MAX_ITEMS,
+            "Map<K, V, N>",
+            "one object holds at most 10000 entries (spec §8)",
+        )?;
         let key = key?;
         if !self.is_key_type(&key) {
             self.report(
@@ -625,7 +746,12 @@ impl Cx<'_, '_> {
             );
             return None;
         }
-        Some(Ty::Map(MapTy { key: Box::new(key), value: Box::new(value?), min, max }))
+        Some(Ty::Map(MapTy {
+            key: Box::new(key),
+            value: Box::new(value?),
+            min,
+            max,
+        }))
     }
 
     fn is_key_type(&mut self, ty: &Ty) -> bool {
@@ -690,14 +816,22 @@ impl Cx<'_, '_> {
         Some(ty)
     }
 
+    #[allow(clippy::only_used_in_recursion)]
     fn apply_attr(&mut self, module: usize, ty: Ty, attr: &ast::Attribute) -> Option<Ty> {
         match ty {
             // A refinement after `Option<T>` refines T (spec §3).
             Ty::Option { some } => {
                 let inner = self.apply_attr(module, *some, attr)?;
-                Some(Ty::Option { some: Box::new(inner) })
+                Some(Ty::Option {
+                    some: Box::new(inner),
+                })
             }
-            Ty::Ref { def } if matches!(self.types.get(def.0 as usize).map(|d| d.def), Some(TypeDecl::Alias(_))) => {
+            Ty::Ref { def }
+                if matches!(
+                    self.types.get(def.0 as usize).map(|d| d.def),
+                    Some(TypeDecl::Alias(_))
+                ) =>
+            {
                 let target = alias_target(self, def.0)?;
                 self.apply_attr(module, target, attr)
             }
@@ -714,8 +848,12 @@ impl Cx<'_, '_> {
                         Some(f) => s.format = Some(f),
                         None => {
                             let known = ["email", "uri", "date", "date-time", "uuid"];
-                            let mut d = Diagnostic::new("E0306", format!("unknown format `{text}`"))
-                                .primary(attr.args.first().map_or(attr.span, |a| a.span), "not a known format");
+                            let mut d =
+                                Diagnostic::new("E0306", format!("unknown format `{text}`"))
+                                    .primary(
+                                        attr.args.first().map_or(attr.span, |a| a.span),
+                                        "not a known format",
+                                    );
                             d = match did_you_mean(&text, known) {
                                 Some(k) => d.help(format!("did you mean `{k}`?")),
                                 None => d.help("formats: email, uri, date, date-time, uuid"),
@@ -725,7 +863,10 @@ impl Cx<'_, '_> {
                     }
                 } else {
                     let raw = match attr.args.first().map(|a| &a.kind) {
-                        Some(ast::ExprKind::Lit(ast::Literal { kind: LitKind::Str { raw, .. }, .. })) => *raw,
+                        Some(ast::ExprKind::Lit(ast::Literal {
+                            kind: LitKind::Str { raw, .. },
+                            ..
+                        })) => *raw,
                         _ => None,
                     };
                     let span = attr.args.first().map_or(attr.span, |a| a.span);
@@ -736,7 +877,12 @@ impl Cx<'_, '_> {
                 }
                 Some(Ty::Str(s))
             }
-            Ty::Media(mut m) if matches!(attr.name.name.as_str(), "types" | "max_pixels" | "max_duration" | "sample_rate") => {
+            Ty::Media(mut m)
+                if matches!(
+                    attr.name.name.as_str(),
+                    "types" | "max_pixels" | "max_duration" | "sample_rate"
+                ) =>
+            {
                 self.apply_media_attr(&mut m, attr);
                 Some(Ty::Media(m))
             }
@@ -749,9 +895,12 @@ impl Cx<'_, '_> {
                     _ => "`Audio`",
                 };
                 self.report(
-                    Diagnostic::new("E0305", format!("`@{}` does not apply to this type", attr.name.name))
-                        .primary(attr.span, format!("only for {target}"))
-                        .help("remove the attribute or change the type"),
+                    Diagnostic::new(
+                        "E0305",
+                        format!("`@{}` does not apply to this type", attr.name.name),
+                    )
+                    .primary(attr.span, format!("only for {target}"))
+                    .help("remove the attribute or change the type"),
                 );
                 Some(other)
             }
@@ -763,7 +912,10 @@ impl Cx<'_, '_> {
             .args
             .iter()
             .map(|a| match &a.kind {
-                ast::ExprKind::Lit(ast::Literal { kind: LitKind::Int(v), .. }) => Some(*v),
+                ast::ExprKind::Lit(ast::Literal {
+                    kind: LitKind::Int(v),
+                    ..
+                }) => Some(*v),
                 _ => None,
             })
             .collect();
@@ -781,8 +933,11 @@ impl Cx<'_, '_> {
         };
         if !kind_ok {
             self.report(
-                Diagnostic::new("E0305", format!("`@{}` does not apply to this media kind", attr.name.name))
-                    .primary(attr.span, "not for this kind of media"),
+                Diagnostic::new(
+                    "E0305",
+                    format!("`@{}` does not apply to this media kind", attr.name.name),
+                )
+                .primary(attr.span, "not for this kind of media"),
             );
             return;
         }
@@ -791,9 +946,10 @@ impl Cx<'_, '_> {
                 let prefix = aelc_runtime::media::content_type_prefix(m.kind);
                 for arg in &attr.args {
                     match &arg.kind {
-                        ast::ExprKind::Lit(ast::Literal { kind: LitKind::Str { value, .. }, .. })
-                            if value.contains('/') =>
-                        {
+                        ast::ExprKind::Lit(ast::Literal {
+                            kind: LitKind::Str { value, .. },
+                            ..
+                        }) if value.contains('/') => {
                             if let Some(p) = prefix {
                                 if !value.starts_with(p) {
                                     self.report(
@@ -806,14 +962,19 @@ impl Cx<'_, '_> {
                             m.content_types.push(value.clone());
                         }
                         _ => self.report(
-                            Diagnostic::new("E0314", "`@types` takes content types such as \"image/png\"")
-                                .primary(arg.span, "expected a content type string"),
+                            Diagnostic::new(
+                                "E0314",
+                                "`@types` takes content types such as \"image/png\"",
+                            )
+                            .primary(arg.span, "expected a content type string"),
                         ),
                     }
                 }
             }
             "max_pixels" => match ints.as_slice() {
-                [Some(w), Some(h)] if *w > 0 && *h > 0 && *w <= u32::MAX as u64 && *h <= u32::MAX as u64 => {
+                [Some(w), Some(h)]
+                    if *w > 0 && *h > 0 && *w <= u32::MAX as u64 && *h <= u32::MAX as u64 =>
+                {
                     m.max_pixels = Some((*w as u32, *h as u32));
                 }
                 _ => bad(self, "a width and a height: `@max_pixels(4096, 4096)`"),
@@ -823,14 +984,20 @@ impl Cx<'_, '_> {
                 _ => bad(self, "one rate in Hz: `@sample_rate(16000)`"),
             },
             _ => match attr.args.as_slice() {
-                [ast::Expr { kind: ast::ExprKind::Lit(ast::Literal { kind: LitKind::Duration { value, unit }, .. }), .. }] => {
+                [ast::Expr {
+                    kind:
+                        ast::ExprKind::Lit(ast::Literal {
+                            kind: LitKind::Duration { value, unit },
+                            ..
+                        }),
+                    ..
+                }] => {
                     m.max_duration_ms = Some(value.saturating_mul(unit.millis()));
                 }
                 _ => bad(self, "one duration: `@max_duration(30s)`"),
             },
         }
     }
-
 }
 
 fn wider(kind: IntKind) -> &'static str {

@@ -12,7 +12,11 @@ use crate::syntax::token::{LexError, UNITS_HELP};
 #[derive(Clone, Debug, PartialEq)]
 pub enum SyntaxError {
     /// The lexer could not read a token at `span`.
-    Lex { error: LexError, span: Span, text: String },
+    Lex {
+        error: LexError,
+        span: Span,
+        text: String,
+    },
     /// The parser expected one of `expected` and found `found` (`None`: end of file).
     Unexpected {
         span: Span,
@@ -53,12 +57,13 @@ impl SyntaxError {
                 expected,
                 context,
             } => unexpected_diagnostic(*span, found.as_deref(), expected, context.as_ref()),
-            SyntaxError::MissingElse { if_span, at } => {
-                Diagnostic::new("E0102", "this `if` has no `else` branch")
-                    .primary(*at, "expected `else` here")
-                    .secondary(*if_span, "this `if` needs an `else`")
-                    .help("every `if` is an expression and needs a value in both cases: add `else { … }`")
-            }
+            SyntaxError::MissingElse { if_span, at } => Diagnostic::new(
+                "E0102",
+                "this `if` has no `else` branch",
+            )
+            .primary(*at, "expected `else` here")
+            .secondary(*if_span, "this `if` needs an `else`")
+            .help("every `if` is an expression and needs a value in both cases: add `else { … }`"),
             SyntaxError::ChainedComparison { first, second } => {
                 Diagnostic::new("E0103", "comparison operators cannot be chained")
                     .primary(*second, "second comparison")
@@ -73,8 +78,13 @@ impl SyntaxError {
             .help("split the expression or type into named parts"),
             SyntaxError::DanglingDoc { span } => {
                 Diagnostic::new("W0001", "this doc comment documents nothing")
-                    .primary(*span, "not followed by an item, field, variant or error code")
-                    .help("move it before the thing it describes, or write `//` for a plain comment")
+                    .primary(
+                        *span,
+                        "not followed by an item, field, variant or error code",
+                    )
+                    .help(
+                        "move it before the thing it describes, or write `//` for a plain comment",
+                    )
             }
         }
     }
@@ -90,12 +100,18 @@ fn lex_diagnostic(error: &LexError, span: Span, text: &str) -> Diagnostic {
         LexError::UnexpectedChar => {
             let c = text.chars().next().unwrap_or('?');
             if c.is_alphabetic() {
-                Diagnostic::new("E0002", format!("identifiers are ASCII; `{c}` is not allowed"))
-                    .primary(span, "non-ASCII letter")
-                    .help("names use `A-Z a-z 0-9 _`; non-ASCII text belongs in strings")
+                Diagnostic::new(
+                    "E0002",
+                    format!("identifiers are ASCII; `{c}` is not allowed"),
+                )
+                .primary(span, "non-ASCII letter")
+                .help("names use `A-Z a-z 0-9 _`; non-ASCII text belongs in strings")
             } else {
-                Diagnostic::new("E0002", format!("unexpected character `{}`", c.escape_debug()))
-                    .primary(span, "no token starts with this character")
+                Diagnostic::new(
+                    "E0002",
+                    format!("unexpected character `{}`", c.escape_debug()),
+                )
+                .primary(span, "no token starts with this character")
             }
         }
         LexError::IntOverflow => Diagnostic::new("E0003", "this number is too large")
@@ -124,11 +140,9 @@ fn lex_diagnostic(error: &LexError, span: Span, text: &str) -> Diagnostic {
                 .primary(sub(*at, *len), "invalid escape")
                 .help("escapes are \\n \\t \\r \\\\ \\\" \\0 and \\u{…}; for patterns use a raw string r\"…\"")
         }
-        LexError::UnterminatedString => {
-            Diagnostic::new("E0007", "this string is never closed")
-                .primary(sub(0, 1), "string starts here")
-                .help("add the closing `\"`")
-        }
+        LexError::UnterminatedString => Diagnostic::new("E0007", "this string is never closed")
+            .primary(sub(0, 1), "string starts here")
+            .help("add the closing `\"`"),
         LexError::UnterminatedRawString { hashes } => {
             let close = format!("\"{}", "#".repeat(*hashes));
             Diagnostic::new("E0007", "this raw string is never closed")
@@ -190,7 +204,10 @@ fn unexpected_diagnostic(
     );
     if let Some((ctx, ctx_span)) = context {
         if ctx_span.start != span.start {
-            diagnostic = diagnostic.secondary(ctx_span.shrink_to_start(), format!("this {ctx} starts here"));
+            diagnostic = diagnostic.secondary(
+                ctx_span.shrink_to_start(),
+                format!("this {ctx} starts here"),
+            );
         }
     }
     if let Some(help) = known_fix(expected, found) {

@@ -89,7 +89,11 @@ pub fn print_module(module: &Module, comments: &[Comment], source: &str) -> Stri
     let mut printer = printer::Printer::new(comments::Comments::new(comments, source));
     let mut doc = vec![printer.module(module)];
     let rest = printer.comments.take_rest();
-    doc.push(printer.comments.dangling(&rest, true, module.items.is_empty()));
+    doc.push(
+        printer
+            .comments
+            .dangling(&rest, true, module.items.is_empty()),
+    );
     let text = doc::render(&doc::Doc::Concat(doc));
     let text = text.trim_start_matches('\n').trim_end();
     if text.is_empty() {

@@ -97,7 +97,8 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
             }
             Err(error) => {
                 flush_doc(&mut pending_doc, &mut out, Some(span.start));
-                let is_comment = matches!(error, crate::syntax::token::LexError::UnterminatedComment);
+                let is_comment =
+                    matches!(error, crate::syntax::token::LexError::UnterminatedComment);
                 out.errors.push(SyntaxError::Lex {
                     error,
                     span,

@@ -7,8 +7,8 @@
 mod expr;
 mod item;
 
-use chumsky::input::{Input as _, MappedInput};
 use chumsky::error::{RichPattern, RichReason};
+use chumsky::input::{Input as _, MappedInput};
 use chumsky::prelude::*;
 use chumsky::util::MaybeRef;
 
@@ -43,7 +43,10 @@ impl<'src> Ctx<'src> {
 }
 
 /// Lexes and parses one module; errors come back typed, in source order.
-pub fn parse_module(file: FileId, text: &str) -> (ast::Module, Vec<ast::Comment>, Vec<SyntaxError>) {
+pub fn parse_module(
+    file: FileId,
+    text: &str,
+) -> (ast::Module, Vec<ast::Comment>, Vec<SyntaxError>) {
     let Lexed {
         tokens,
         comments,
@@ -141,19 +144,16 @@ fn convert_errors(
                     .collect();
                 expected.sort();
                 expected.dedup();
-                let context = error
-                    .contexts()
-                    .next()
-                    .and_then(|(pattern, ctx_span)| {
-                        let label = pattern_text(pattern)?;
-                        // "a field" → "field", for "in this field".
-                        let noun = label
-                            .strip_prefix("a ")
-                            .or_else(|| label.strip_prefix("an "))
-                            .unwrap_or(&label)
-                            .to_owned();
-                        Some((noun, cx.span(*ctx_span)))
-                    });
+                let context = error.contexts().next().and_then(|(pattern, ctx_span)| {
+                    let label = pattern_text(pattern)?;
+                    // "a field" → "field", for "in this field".
+                    let noun = label
+                        .strip_prefix("a ")
+                        .or_else(|| label.strip_prefix("an "))
+                        .unwrap_or(&label)
+                        .to_owned();
+                    Some((noun, cx.span(*ctx_span)))
+                });
                 SyntaxError::Unexpected {
                     span: cx.span(span),
                     found: found.as_ref().map(|t| found_text(t)),

@@ -223,8 +223,7 @@ pub enum UnitValue {
 }
 
 /// The units a number may carry, for the "unknown unit" message.
-pub const UNITS_HELP: &str =
-    "durations take ms, s, m, h; sizes take B, KiB, MiB, GiB, kB, MB, GB";
+pub const UNITS_HELP: &str = "durations take ms, s, m, h; sizes take B, KiB, MiB, GiB, kB, MB, GB";
 
 fn line_comment<'src>(lex: &mut Lexer<'src, Token<'src>>) -> CommentKind {
     let text = lex.slice();

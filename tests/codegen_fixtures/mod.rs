@@ -121,7 +121,11 @@ pub fn review_program() -> Program {
                     int(IntKind::U32, 1, u32::MAX as i128),
                 ),
                 field("severity", None, Ty::Ref { def: DefId(0) }),
-                field("message", Some("What is wrong, in one sentence."), str_ty(500)),
+                field(
+                    "message",
+                    Some("What is wrong, in one sentence."),
+                    str_ty(500),
+                ),
             ],
         },
     );
@@ -340,12 +344,16 @@ pub fn kitchen_program() -> Program {
         "shapes",
         None,
         DefKind::Struct {
-            fields: vec![field("id", None, Ty::Int(IntTy {
-                kind: IntKind::I8,
-                min: -5,
-                max: 5,
-                max_exclusive: true,
-            }))],
+            fields: vec![field(
+                "id",
+                None,
+                Ty::Int(IntTy {
+                    kind: IntKind::I8,
+                    min: -5,
+                    max: 5,
+                    max_exclusive: true,
+                }),
+            )],
         },
     );
     let item_b = def(
@@ -371,7 +379,11 @@ pub fn kitchen_program() -> Program {
         Some("What the node returns."),
         DefKind::Struct {
             fields: vec![
-                field("shapes", Some("Every shape."), list(Ty::Ref { def: DefId(1) }, 10)),
+                field(
+                    "shapes",
+                    Some("Every shape."),
+                    list(Ty::Ref { def: DefId(1) }, 10),
+                ),
                 field(
                     "tags",
                     None,

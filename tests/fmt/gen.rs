@@ -35,7 +35,9 @@ pub fn lower() -> impl Strategy<Value = Ident> {
         .prop_map(str::to_owned),
         1 => "[a-z_][a-z0-9_]{0,7}",
     ]
-    .prop_filter("not a keyword", |n| !KEYWORDS.contains(&n.as_str()) && n != "_")
+    .prop_filter("not a keyword", |n| {
+        !KEYWORDS.contains(&n.as_str()) && n != "_"
+    })
     .prop_map(mk_ident)
 }
 
@@ -132,10 +134,8 @@ fn bound_literal() -> impl Strategy<Value = Literal> {
             value: u64::from(value),
             unit
         })),
-        (0u64..100_000, duration_unit()).prop_map(|(value, unit)| lit(LitKind::Duration {
-            value,
-            unit
-        })),
+        (0u64..100_000, duration_unit())
+            .prop_map(|(value, unit)| lit(LitKind::Duration { value, unit })),
     ]
 }
 
@@ -153,12 +153,15 @@ pub fn literal() -> impl Strategy<Value = Literal> {
         (0u64..100_000, duration_unit())
             .prop_map(|(value, unit)| lit(LitKind::Duration { value, unit })),
         (0u64..100_000, size_unit()).prop_map(|(value, unit)| lit(LitKind::Size { value, unit })),
-        (0u64..10_000, prop::sample::select(vec![
-            DurationUnit::Seconds,
-            DurationUnit::Minutes,
-            DurationUnit::Hours
-        ]))
-        .prop_map(|(count, per)| lit(LitKind::Rate { count, per })),
+        (
+            0u64..10_000,
+            prop::sample::select(vec![
+                DurationUnit::Seconds,
+                DurationUnit::Minutes,
+                DurationUnit::Hours
+            ])
+        )
+            .prop_map(|(count, per)| lit(LitKind::Rate { count, per })),
         ("[0-9]{1,3}(\\.[0-9]{1,3})?", "[A-Z]{3}")
             .prop_map(|(amount, currency)| lit(LitKind::Money { amount, currency })),
     ]
@@ -504,7 +507,14 @@ fn fix_stmt(stmt: Stmt) -> Stmt {
 
 fn attribute() -> impl Strategy<Value = Attribute> {
     (
-        prop::sample::select(vec!["pattern", "format", "tag", "types", "max_pixels", "doc"]),
+        prop::sample::select(vec![
+            "pattern",
+            "format",
+            "tag",
+            "types",
+            "max_pixels",
+            "doc",
+        ]),
         prop::collection::vec(small_expr(), 0..3),
     )
         .prop_map(|(name, args)| Attribute {
@@ -546,8 +556,13 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
                         span: span(),
                     })),
                     bound().prop_map(TypeArg::Bound),
-                    (prop::option::of(bound()), prop::option::of(bound()), any::<bool>())
-                        .prop_filter("a range has a bound", |(s, e, _)| s.is_some() || e.is_some())
+                    (
+                        prop::option::of(bound()),
+                        prop::option::of(bound()),
+                        any::<bool>()
+                    )
+                        .prop_filter("a range has a bound", |(s, e, _)| s.is_some()
+                            || e.is_some())
                         .prop_map(|(start, end, inclusive)| TypeArg::Range(RangeArg {
                             start,
                             end,
@@ -570,7 +585,10 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
 fn docs() -> impl Strategy<Value = Option<Doc>> {
     prop::option::weighted(
         0.3,
-        prop::collection::vec("([a-zA-Z0-9,.`]([a-zA-Z0-9 ,.`]{0,20}[a-zA-Z0-9,.`])?)?", 1..3),
+        prop::collection::vec(
+            "([a-zA-Z0-9,.`]([a-zA-Z0-9 ,.`]{0,20}[a-zA-Z0-9,.`])?)?",
+            1..3,
+        ),
     )
     .prop_map(|lines| {
         lines.map(|lines| Doc {
@@ -605,8 +623,20 @@ fn params() -> impl Strategy<Value = Vec<Param>> {
 fn entry() -> impl Strategy<Value = Entry> {
     let key = prop_oneof![
         prop::sample::select(vec![
-            "prompt", "model", "check", "builder", "transform", "raw", "parse", "on_failure",
-            "combine", "fresh", "max_calls", "price", "type", "timeout",
+            "prompt",
+            "model",
+            "check",
+            "builder",
+            "transform",
+            "raw",
+            "parse",
+            "on_failure",
+            "combine",
+            "fresh",
+            "max_calls",
+            "price",
+            "type",
+            "timeout",
         ])
         .prop_map(|k| mk_ident(k.to_owned())),
         lower(),
@@ -633,8 +663,10 @@ fn entry() -> impl Strategy<Value = Entry> {
 fn block() -> impl Strategy<Value = Block> {
     (
         prop_oneof![
-            prop::sample::select(vec!["config", "input", "output", "inputs", "budget", "publish"])
-                .prop_map(|k| mk_ident(k.to_owned())),
+            prop::sample::select(vec![
+                "config", "input", "output", "inputs", "budget", "publish"
+            ])
+            .prop_map(|k| mk_ident(k.to_owned())),
             lower(),
         ],
         prop::collection::vec(entry(), 0..4),
@@ -669,19 +701,25 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
             fields,
             span: span(),
         });
-    let require = (expr(), lower(), prop::option::of(str_lit())).prop_map(
-        |(cond, code, message)| Require {
+    let require =
+        (expr(), lower(), prop::option::of(str_lit())).prop_map(|(cond, code, message)| Require {
             cond,
             code,
             message,
             span: span(),
-        },
-    );
+        });
     prop_oneof![
-        (prop::collection::vec(lower(), 1..3), prop::collection::vec(
-            (prop_oneof![lower(), upper()], prop::option::weighted(0.3, lower())),
-            0..4
-        ), any::<bool>())
+        (
+            prop::collection::vec(lower(), 1..3),
+            prop::collection::vec(
+                (
+                    prop_oneof![lower(), upper()],
+                    prop::option::weighted(0.3, lower())
+                ),
+                0..4
+            ),
+            any::<bool>()
+        )
             .prop_map(|(module, names, braced)| {
                 let mut names: Vec<UseName> = names
                     .into_iter()
@@ -735,13 +773,15 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
             prop::option::of(type_path()),
             prop::collection::vec(require, 0..3)
         )
-            .prop_map(|(is_extern, name, params, fails, body)| ItemKind::Check(CheckDef {
-                is_extern,
-                name,
-                params,
-                fails,
-                body: (!is_extern).then_some(body),
-            })),
+            .prop_map(
+                |(is_extern, name, params, fails, body)| ItemKind::Check(CheckDef {
+                    is_extern,
+                    name,
+                    params,
+                    fails,
+                    body: (!is_extern).then_some(body),
+                })
+            ),
         (lower(), params(), ty(), prop::collection::vec(expr(), 0..3)).prop_map(
             |(name, params, ret, parts)| ItemKind::Builder(BuilderDef {
                 name,
@@ -772,7 +812,11 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
         )
             .prop_map(|(agent, name, params, ret, fails, blocks, body)| {
                 ItemKind::Node(NodeDef {
-                    kind: if agent { NodeKind::Agent } else { NodeKind::Node },
+                    kind: if agent {
+                        NodeKind::Agent
+                    } else {
+                        NodeKind::Node
+                    },
                     name,
                     params,
                     ret,
@@ -785,14 +829,17 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
 }
 
 fn item() -> impl Strategy<Value = Item> {
-    (docs(), prop::collection::vec(attribute(), 0..2), item_kind()).prop_map(
-        |(docs, attrs, kind)| Item {
+    (
+        docs(),
+        prop::collection::vec(attribute(), 0..2),
+        item_kind(),
+    )
+        .prop_map(|(docs, attrs, kind)| Item {
             docs,
             attrs,
             kind,
             span: span(),
-        },
-    )
+        })
 }
 
 pub fn module() -> impl Strategy<Value = Module> {

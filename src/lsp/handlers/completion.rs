@@ -29,17 +29,49 @@ pub const KEYWORDS: &[&str] = &[
 
 /// The keys each block of a node (and a stream) takes (spec §6, §7.1).
 const BLOCK_KEYS: &[(&str, &[&str])] = &[
-    ("config", &["prompt", "model", "max_answer", "max_prompt", "timeout", "temperature"]),
+    (
+        "config",
+        &[
+            "prompt",
+            "model",
+            "max_answer",
+            "max_prompt",
+            "timeout",
+            "temperature",
+        ],
+    ),
     ("input", &["check", "builder"]),
-    ("output", &["check", "transform", "on_failure", "raw", "parse"]),
+    (
+        "output",
+        &["check", "transform", "on_failure", "raw", "parse"],
+    ),
     ("inputs", &["combine", "fresh"]),
     ("budget", &["max_calls", "max_cost", "max_time"]),
     ("publish", &["capability", "price", "examples"]),
-    ("stream", &["chunk", "buffer", "rate", "duration", "fresh", "on_full", "duplicates", "stale"]),
+    (
+        "stream",
+        &[
+            "chunk",
+            "buffer",
+            "rate",
+            "duration",
+            "fresh",
+            "on_full",
+            "duplicates",
+            "stale",
+        ],
+    ),
 ];
 
 const TEXT_METHODS: &[&str] = &[
-    "len", "is_empty", "trim", "to_lower", "to_upper", "contains", "starts_with", "ends_with",
+    "len",
+    "is_empty",
+    "trim",
+    "to_lower",
+    "to_upper",
+    "contains",
+    "starts_with",
+    "ends_with",
     "matches",
 ];
 const LIST_METHODS: &[&str] = &[
@@ -75,7 +107,13 @@ pub fn handle(
             .find(|(name, _)| *name == block)
             .map(|(_, keys)| {
                 keys.iter()
-                    .map(|k| simple(k, CompletionItemKind::PROPERTY, Some(&format!("{block} key"))))
+                    .map(|k| {
+                        simple(
+                            k,
+                            CompletionItemKind::PROPERTY,
+                            Some(&format!("{block} key")),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -104,7 +142,10 @@ fn member_chain(line: &str) -> Option<Vec<String>> {
         .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
         .map_or(0, |i| i + 1);
     let names: Vec<String> = chain[start..].split('.').map(str::to_owned).collect();
-    if names.iter().any(|n| n.is_empty() || n.starts_with(|c: char| c.is_ascii_digit())) {
+    if names
+        .iter()
+        .any(|n| n.is_empty() || n.starts_with(|c: char| c.is_ascii_digit()))
+    {
         return None;
     }
     Some(names)
@@ -176,7 +217,11 @@ fn of_kind(index: &Index, kind: SymbolKind, item_kind: CompletionItemKind) -> Ve
 }
 
 /// The `fails` set of the check enclosing `offset`, if any.
-fn enclosing_fails(analysis: &crate::lsp::analysis::Analysis, file: crate::span::FileId, offset: u32) -> Option<String> {
+fn enclosing_fails(
+    analysis: &crate::lsp::analysis::Analysis,
+    file: crate::span::FileId,
+    offset: u32,
+) -> Option<String> {
     let parsed = analysis.parsed(file)?;
     parsed.module.items.iter().find_map(|item| {
         if item.span.start > offset || offset > item.span.end {
@@ -190,14 +235,25 @@ fn enclosing_fails(analysis: &crate::lsp::analysis::Analysis, file: crate::span:
     })
 }
 
-fn error_codes(analysis: &crate::lsp::analysis::Analysis, file: crate::span::FileId, offset: u32) -> Vec<CompletionItem> {
+fn error_codes(
+    analysis: &crate::lsp::analysis::Analysis,
+    file: crate::span::FileId,
+    offset: u32,
+) -> Vec<CompletionItem> {
     let index = &analysis.index;
     let preferred = enclosing_fails(analysis, file, offset);
-    let mut items = of_kind(index, SymbolKind::ErrorCode, CompletionItemKind::ENUM_MEMBER);
+    let mut items = of_kind(
+        index,
+        SymbolKind::ErrorCode,
+        CompletionItemKind::ENUM_MEMBER,
+    );
     if let Some(set) = preferred {
         let prefix = format!("errors {set} ");
         for item in &mut items {
-            let first = item.detail.as_deref().is_some_and(|d| d.starts_with(&prefix));
+            let first = item
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.starts_with(&prefix));
             item.sort_text = Some(format!("{}{}", if first { 0 } else { 1 }, item.label));
         }
     }
@@ -205,7 +261,12 @@ fn error_codes(analysis: &crate::lsp::analysis::Analysis, file: crate::span::Fil
 }
 
 /// The type name and the type's head (`Str`, `List`, …) of a local in scope at `offset`.
-fn local_type(index: &Index, file: crate::span::FileId, offset: u32, name: &str) -> Option<crate::syntax::ast::TypeExpr> {
+fn local_type(
+    index: &Index,
+    file: crate::span::FileId,
+    offset: u32,
+    name: &str,
+) -> Option<crate::syntax::ast::TypeExpr> {
     index
         .definitions
         .iter()
@@ -216,7 +277,12 @@ fn local_type(index: &Index, file: crate::span::FileId, offset: u32, name: &str)
         .and_then(|d| d.ty.clone())
 }
 
-fn members(analysis: &crate::lsp::analysis::Analysis, file: crate::span::FileId, offset: u32, chain: &[String]) -> Vec<CompletionItem> {
+fn members(
+    analysis: &crate::lsp::analysis::Analysis,
+    file: crate::span::FileId,
+    offset: u32,
+    chain: &[String],
+) -> Vec<CompletionItem> {
     let index = &analysis.index;
     let mut ty = chain
         .first()
@@ -273,7 +339,11 @@ fn fields_of(index: &Index, owner: &str) -> Vec<CompletionItem> {
         .collect()
 }
 
-fn everything(analysis: &crate::lsp::analysis::Analysis, file: crate::span::FileId, offset: u32) -> Vec<CompletionItem> {
+fn everything(
+    analysis: &crate::lsp::analysis::Analysis,
+    file: crate::span::FileId,
+    offset: u32,
+) -> Vec<CompletionItem> {
     let index = &analysis.index;
     let mut items: Vec<CompletionItem> = KEYWORDS
         .iter()
@@ -287,9 +357,13 @@ fn everything(analysis: &crate::lsp::analysis::Analysis, file: crate::span::File
     let mut seen = std::collections::BTreeSet::new();
     for def in &index.definitions {
         let kind = match def.kind {
-            SymbolKind::Struct | SymbolKind::Alias | SymbolKind::Stream => CompletionItemKind::STRUCT,
+            SymbolKind::Struct | SymbolKind::Alias | SymbolKind::Stream => {
+                CompletionItemKind::STRUCT
+            }
             SymbolKind::Enum | SymbolKind::Errors => CompletionItemKind::ENUM,
-            SymbolKind::Fn | SymbolKind::Check | SymbolKind::Builder => CompletionItemKind::FUNCTION,
+            SymbolKind::Fn | SymbolKind::Check | SymbolKind::Builder => {
+                CompletionItemKind::FUNCTION
+            }
             SymbolKind::Node | SymbolKind::Agent => CompletionItemKind::CLASS,
             SymbolKind::Param | SymbolKind::Local => {
                 let in_scope = matches!(&def.key, Key::Local { file: f, scope, .. } if *f == file && *scope <= offset)
@@ -315,7 +389,11 @@ fn def_scope(def: &Definition) -> u32 {
     }
 }
 
-fn enclosing_item_start(analysis: &crate::lsp::analysis::Analysis, file: crate::span::FileId, offset: u32) -> Option<u32> {
+fn enclosing_item_start(
+    analysis: &crate::lsp::analysis::Analysis,
+    file: crate::span::FileId,
+    offset: u32,
+) -> Option<u32> {
     let parsed = analysis.parsed(file)?;
     parsed
         .module
@@ -340,7 +418,13 @@ mod tests {
         assert!(is_error_code_position("    require x > 0 else "));
         assert!(!is_error_code_position("if a { b } else"));
         assert!(is_error_code_position("on_failure: repair(2), fail("));
-        assert_eq!(enclosing_block("node n() -> T {\n  config {\n    pro"), Some("config"));
-        assert_eq!(enclosing_block("node n() -> T {\n  config { a: 1; }\n  "), None);
+        assert_eq!(
+            enclosing_block("node n() -> T {\n  config {\n    pro"),
+            Some("config")
+        );
+        assert_eq!(
+            enclosing_block("node n() -> T {\n  config { a: 1; }\n  "),
+            None
+        );
     }
 }

@@ -29,7 +29,10 @@ pub fn handle(
     };
     Ok(match locations.len() {
         0 => None,
-        1 => locations.into_iter().next().map(GotoDefinitionResponse::Scalar),
+        1 => locations
+            .into_iter()
+            .next()
+            .map(GotoDefinitionResponse::Scalar),
         _ => Some(GotoDefinitionResponse::Array(locations)),
     })
 }

@@ -17,8 +17,7 @@ pub fn handle(server: &mut Server, params: HoverParams) -> HandlerResult<Option<
     };
     let text = match &occurrence.key {
         Key::File(path) => {
-            let exists = path.is_file()
-                || server_has_document(at.analysis, path);
+            let exists = path.is_file() || server_has_document(at.analysis, path);
             format!(
                 "prompt file `{}`{}",
                 path.display(),
@@ -81,10 +80,26 @@ pub fn bounds_in_words(ty: &TypeExpr) -> Option<String> {
     let head = path.last()?.name.as_str();
     let bound = |arg: Option<&TypeArg>| -> Option<String> {
         match arg? {
-            TypeArg::Bound(b) => Some(format!("{}{}", if b.negative { "-" } else { "" }, literal(&b.lit.kind))),
+            TypeArg::Bound(b) => Some(format!(
+                "{}{}",
+                if b.negative { "-" } else { "" },
+                literal(&b.lit.kind)
+            )),
             TypeArg::Range(r) => {
-                let start = r.start.as_ref().map(|b| format!("{}{}", if b.negative { "-" } else { "" }, literal(&b.lit.kind)));
-                let end = r.end.as_ref().map(|b| format!("{}{}", if b.negative { "-" } else { "" }, literal(&b.lit.kind)));
+                let start = r.start.as_ref().map(|b| {
+                    format!(
+                        "{}{}",
+                        if b.negative { "-" } else { "" },
+                        literal(&b.lit.kind)
+                    )
+                });
+                let end = r.end.as_ref().map(|b| {
+                    format!(
+                        "{}{}",
+                        if b.negative { "-" } else { "" },
+                        literal(&b.lit.kind)
+                    )
+                });
                 Some(match (start, end) {
                     (Some(a), Some(b)) if r.inclusive => format!("{a} to {b}"),
                     (Some(a), Some(b)) => format!("{a} to below {b}"),
@@ -98,7 +113,9 @@ pub fn bounds_in_words(ty: &TypeExpr) -> Option<String> {
         }
     };
     let inner = |i: usize| match args.get(i) {
-        Some(TypeArg::Type(t)) => Some(crate::lsp::index::type_name(t).unwrap_or_else(|| head_of(t))),
+        Some(TypeArg::Type(t)) => {
+            Some(crate::lsp::index::type_name(t).unwrap_or_else(|| head_of(t)))
+        }
         _ => None,
     };
     let count = |arg: Option<&TypeArg>| -> Option<String> {

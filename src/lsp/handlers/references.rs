@@ -6,7 +6,10 @@ use lsp_types::{Location, ReferenceParams};
 use crate::lsp::publish;
 use crate::lsp::server::{HandlerResult, Server};
 
-pub fn handle(server: &mut Server, params: ReferenceParams) -> HandlerResult<Option<Vec<Location>>> {
+pub fn handle(
+    server: &mut Server,
+    params: ReferenceParams,
+) -> HandlerResult<Option<Vec<Location>>> {
     let include_declaration = params.context.include_declaration;
     let at = server.locate(&params.text_document_position)?;
     let index = &at.analysis.index;

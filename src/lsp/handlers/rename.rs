@@ -6,7 +6,9 @@
 
 use std::collections::HashMap;
 
-use lsp_types::{PrepareRenameResponse, RenameParams, TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit};
+use lsp_types::{
+    PrepareRenameResponse, RenameParams, TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit,
+};
 
 use crate::lsp::handlers::completion::KEYWORDS;
 use crate::lsp::index::Key;
@@ -35,20 +37,26 @@ pub fn handle(server: &mut Server, params: RenameParams) -> HandlerResult<Option
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && new_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        && new_name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
     let at = server.locate(&params.text_document_position)?;
     let Some(occurrence) = at.analysis.index.at(at.file, at.offset) else {
         return Ok(None);
     };
     let is_binding = matches!(occurrence.key, Key::Binding(_));
     if matches!(occurrence.key, Key::File(_)) {
-        return Err(HandlerError::request_failed("a file name cannot be renamed here"));
+        return Err(HandlerError::request_failed(
+            "a file name cannot be renamed here",
+        ));
     }
     if !is_binding && (!is_identifier || KEYWORDS.contains(&new_name.as_str())) {
         return Err(HandlerError::request_failed(format!(
             "`{new_name}` is not a valid name: use letters, digits and `_`, not starting with a digit, and no keyword"
         )));
     }
+    // `Uri` caches its parse internally; it is never mutated while a key here.
+    #[allow(clippy::mutable_key_type)]
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
     for found in at.analysis.index.references_of(&occurrence.key) {
         let text = at

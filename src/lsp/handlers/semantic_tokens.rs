@@ -101,7 +101,12 @@ pub fn handle(
     })))
 }
 
-fn tokens(text: &str, lines: &LineIndex, encoding: Encoding, known: &HashMap<u32, Kind>) -> Vec<SemanticToken> {
+fn tokens(
+    text: &str,
+    lines: &LineIndex,
+    encoding: Encoding,
+    known: &HashMap<u32, Kind>,
+) -> Vec<SemanticToken> {
     let (tokens, comments) = syntax::lex(crate::span::FileId(0), text);
     let mut spans: Vec<(Span, Kind)> = Vec::new();
     let mut previous: Option<Token<'_>> = None;
@@ -112,7 +117,9 @@ fn tokens(text: &str, lines: &LineIndex, encoding: Encoding, known: &HashMap<u32
                 Kind::Decorator
             } else if let Some(kind) = known.get(&span.start) {
                 *kind
-            } else if BUILTIN_TYPES.contains(name) || name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            } else if BUILTIN_TYPES.contains(name)
+                || name.starts_with(|c: char| c.is_ascii_uppercase())
+            {
                 Kind::Type
             } else if next == Some(Token::LParen) {
                 Kind::Function
@@ -124,8 +131,16 @@ fn tokens(text: &str, lines: &LineIndex, encoding: Encoding, known: &HashMap<u32
             Token::True | Token::False | Token::None | Token::Some => Some(Kind::Keyword),
             Token::At => Some(Kind::Decorator),
             Token::Error | Token::Comment(_) => None,
-            Token::LBrace | Token::RBrace | Token::LParen | Token::RParen | Token::LBracket
-            | Token::RBracket | Token::Comma | Token::Semi | Token::Colon | Token::ColonColon
+            Token::LBrace
+            | Token::RBrace
+            | Token::LParen
+            | Token::RParen
+            | Token::LBracket
+            | Token::RBracket
+            | Token::Comma
+            | Token::Semi
+            | Token::Colon
+            | Token::ColonColon
             | Token::Dot => None,
             other if is_keyword(other) => Some(Kind::Keyword),
             _ => Some(Kind::Operator),
@@ -167,7 +182,12 @@ fn is_keyword(token: &Token<'_>) -> bool {
 }
 
 /// The LSP encoding: each token relative to the previous one, one line at a time.
-fn encode(text: &str, lines: &LineIndex, encoding: Encoding, spans: &[(Span, Kind)]) -> Vec<SemanticToken> {
+fn encode(
+    text: &str,
+    lines: &LineIndex,
+    encoding: Encoding,
+    spans: &[(Span, Kind)],
+) -> Vec<SemanticToken> {
     let conv = Lines::new(text, lines, encoding);
     let mut out = Vec::new();
     let (mut last_line, mut last_start) = (0u32, 0u32);
@@ -225,9 +245,18 @@ mod tests {
         let lines = LineIndex::new(text);
         let data = tokens(text, &lines, Encoding::Utf16, &HashMap::new());
         // `/* a` on line 0, `bc */` on line 1, then `struct` on line 1.
-        assert_eq!((data[0].delta_line, data[0].delta_start, data[0].length), (0, 0, 4));
-        assert_eq!((data[1].delta_line, data[1].delta_start, data[1].length), (1, 0, 5));
-        assert_eq!((data[2].delta_line, data[2].delta_start, data[2].length), (0, 6, 6));
+        assert_eq!(
+            (data[0].delta_line, data[0].delta_start, data[0].length),
+            (0, 0, 4)
+        );
+        assert_eq!(
+            (data[1].delta_line, data[1].delta_start, data[1].length),
+            (1, 0, 5)
+        );
+        assert_eq!(
+            (data[2].delta_line, data[2].delta_start, data[2].length),
+            (0, 6, 6)
+        );
         assert_eq!(data[2].token_type, Kind::Keyword as u32);
     }
 }

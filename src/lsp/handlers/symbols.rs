@@ -28,14 +28,25 @@ pub fn handle(
             continue;
         };
         let (kind, detail, children) = match &item.kind {
-            ItemKind::Struct(s) => (SymbolKind::STRUCT, "struct", fields(analysis, encoding, &s.fields)),
+            ItemKind::Struct(s) => (
+                SymbolKind::STRUCT,
+                "struct",
+                fields(analysis, encoding, &s.fields),
+            ),
             ItemKind::Enum(e) => {
                 let children = e
                     .variants
                     .iter()
                     .filter_map(|v| {
-                        let mut symbol =
-                            symbol(analysis, encoding, &v.name.name, SymbolKind::ENUM_MEMBER, None, v.span, v.name.span)?;
+                        let mut symbol = symbol(
+                            analysis,
+                            encoding,
+                            &v.name.name,
+                            SymbolKind::ENUM_MEMBER,
+                            None,
+                            v.span,
+                            v.name.span,
+                        )?;
                         if let Some(fields) = &v.fields {
                             symbol.children = Some(self::fields(analysis, encoding, fields));
                         }
@@ -49,7 +60,17 @@ pub fn handle(
                 let children = e
                     .codes
                     .iter()
-                    .filter_map(|c| symbol(analysis, encoding, &c.name.name, SymbolKind::CONSTANT, None, c.span, c.name.span))
+                    .filter_map(|c| {
+                        symbol(
+                            analysis,
+                            encoding,
+                            &c.name.name,
+                            SymbolKind::CONSTANT,
+                            None,
+                            c.span,
+                            c.name.span,
+                        )
+                    })
                     .collect();
                 (SymbolKind::ENUM, "errors", children)
             }
@@ -61,14 +82,36 @@ pub fn handle(
                 let children = n
                     .blocks
                     .iter()
-                    .filter_map(|b| symbol(analysis, encoding, &b.name.name, SymbolKind::NAMESPACE, None, b.span, b.name.span))
+                    .filter_map(|b| {
+                        symbol(
+                            analysis,
+                            encoding,
+                            &b.name.name,
+                            SymbolKind::NAMESPACE,
+                            None,
+                            b.span,
+                            b.name.span,
+                        )
+                    })
                     .collect();
-                let detail = if n.kind == NodeKind::Agent { "agent" } else { "node" };
+                let detail = if n.kind == NodeKind::Agent {
+                    "agent"
+                } else {
+                    "node"
+                };
                 (SymbolKind::CLASS, detail, children)
             }
             ItemKind::Use(_) | ItemKind::Error => continue,
         };
-        if let Some(mut s) = symbol(analysis, encoding, &name.name, kind, Some(detail), item.span, name.span) {
+        if let Some(mut s) = symbol(
+            analysis,
+            encoding,
+            &name.name,
+            kind,
+            Some(detail),
+            item.span,
+            name.span,
+        ) {
             s.children = (!children.is_empty()).then_some(children);
             symbols.push(s);
         }
@@ -85,7 +128,15 @@ fn fields(analysis: &Analysis, encoding: Encoding, fields: &[Field]) -> Vec<Docu
                 .sources
                 .get(f.ty.span.file)
                 .map(|s| s.slice(f.ty.span).to_owned());
-            symbol(analysis, encoding, &f.name.name, SymbolKind::FIELD, ty.as_deref(), f.span, f.name.span)
+            symbol(
+                analysis,
+                encoding,
+                &f.name.name,
+                SymbolKind::FIELD,
+                ty.as_deref(),
+                f.span,
+                f.name.span,
+            )
         })
         .collect()
 }
@@ -103,7 +154,11 @@ fn symbol(
     let range = publish::range(analysis, encoding, full.to(selection))?;
     let selection_range = publish::range(analysis, encoding, selection)?;
     Some(DocumentSymbol {
-        name: if name.is_empty() { "?".into() } else { name.to_owned() },
+        name: if name.is_empty() {
+            "?".into()
+        } else {
+            name.to_owned()
+        },
         detail: detail.map(str::to_owned),
         kind,
         tags: None,

@@ -31,9 +31,7 @@ impl<'a> Comments<'a> {
 
     /// Whether a comment not yet handed out starts before `pos`.
     pub fn any_before(&self, pos: u32) -> bool {
-        self.list
-            .get(self.next)
-            .is_some_and(|c| c.span.start < pos)
+        self.list.get(self.next).is_some_and(|c| c.span.start < pos)
     }
 
     /// Takes the comments that start before `pos`.

@@ -170,8 +170,7 @@ fn fits(doc: &Doc, width: usize, rest: &[(usize, Mode, &Doc)]) -> bool {
     let mut todo: Vec<(Mode, &Doc)> = vec![(Mode::Flat, doc)];
     let mut rest = rest.iter().rev();
     loop {
-        let Some((mode, doc)) = todo.pop().or_else(|| rest.next().map(|(_, m, d)| (*m, *d)))
-        else {
+        let Some((mode, doc)) = todo.pop().or_else(|| rest.next().map(|(_, m, d)| (*m, *d))) else {
             return true;
         };
         match doc {
@@ -244,7 +243,12 @@ mod tests {
 
     #[test]
     fn a_hard_line_breaks_the_group() {
-        let doc = Doc::group(concat!["{", Doc::nest(concat![Doc::Line, "a"]), Doc::HardLine, "}"]);
+        let doc = Doc::group(concat![
+            "{",
+            Doc::nest(concat![Doc::Line, "a"]),
+            Doc::HardLine,
+            "}"
+        ]);
         assert_eq!(render(&doc), "{\n    a\n}");
     }
 
@@ -252,7 +256,13 @@ mod tests {
     fn blank_lines_have_no_indentation() {
         let doc = concat![
             "{",
-            Doc::nest(concat![Doc::HardLine, "a", Doc::HardLine, Doc::HardLine, "b"]),
+            Doc::nest(concat![
+                Doc::HardLine,
+                "a",
+                Doc::HardLine,
+                Doc::HardLine,
+                "b"
+            ]),
             Doc::HardLine,
             "}"
         ];

@@ -46,7 +46,11 @@ impl Printer<'_> {
                 concat![receiver, ".", ident(method), self.args(args, end)]
             }
             ExprKind::Call { callee, args } => concat![path(callee), self.args(args, end)],
-            ExprKind::StructLit { path: name, fields, base } => {
+            ExprKind::StructLit {
+                path: name,
+                fields,
+                base,
+            } => {
                 let mut members: Vec<StructMember> =
                     fields.iter().map(StructMember::Field).collect();
                 members.extend(base.as_deref().map(StructMember::Base));
@@ -76,7 +80,12 @@ impl Printer<'_> {
             ExprKind::Block { stmts, value } => {
                 if stmts.is_empty() && !self.comments.any_before(end) {
                     let value = self.expr(value);
-                    Doc::group(concat!["{", Doc::nest(concat![Doc::Line, value]), Doc::Line, "}"])
+                    Doc::group(concat![
+                        "{",
+                        Doc::nest(concat![Doc::Line, value]),
+                        Doc::Line,
+                        "}"
+                    ])
                 } else {
                     self.block_lines(stmts, value, end)
                 }
@@ -175,9 +184,12 @@ impl Printer<'_> {
                 self.block_lines(stmts, value, branch.span.end)
             }
             ExprKind::Block { value, .. } => {
-                let seq = self.inline(std::slice::from_ref(&**value), branch.span.end, "", |p, e| {
-                    p.expr(e)
-                });
+                let seq = self.inline(
+                    std::slice::from_ref(&**value),
+                    branch.span.end,
+                    "",
+                    |p, e| p.expr(e),
+                );
                 concat!["{", Doc::nest(concat![Doc::Line, seq.doc]), Doc::Line, "}"]
             }
             _ => {
@@ -241,7 +253,13 @@ impl Printer<'_> {
                 if !*rest {
                     inner.push(Doc::if_break(",".into()));
                 }
-                Doc::group(concat![ident(name), " {", Doc::nest(Doc::Concat(inner)), Doc::Line, "}"])
+                Doc::group(concat![
+                    ident(name),
+                    " {",
+                    Doc::nest(Doc::Concat(inner)),
+                    Doc::Line,
+                    "}"
+                ])
             }
             PatternKind::Lit(lit) => literal(lit).into(),
             PatternKind::Or(alternatives) => {

@@ -124,11 +124,18 @@ impl Printer<'_> {
                     " -> ",
                     self.ty(&def.ret),
                 ];
-                let parts = self.vertical(&def.parts, end, BUILDER_PART_SEPARATOR, author_blank, |p, e| p.expr(e));
+                let parts = self.vertical(
+                    &def.parts,
+                    end,
+                    BUILDER_PART_SEPARATOR,
+                    author_blank,
+                    |p, e| p.expr(e),
+                );
                 concat![Doc::group(header), " ", Printer::braced(parts)]
             }
             ItemKind::Stream(def) => {
-                let entries = self.vertical(&def.entries, end, ";", author_blank, |p, e| p.entry(e));
+                let entries =
+                    self.vertical(&def.entries, end, ";", author_blank, |p, e| p.entry(e));
                 concat![
                     "stream ",
                     ident(&def.name),
@@ -294,11 +301,7 @@ impl Printer<'_> {
             NodeMember::Block(block) => p.block(block),
             NodeMember::Stmt(stmt) => concat![p.stmt(stmt), ";"],
         });
-        concat![
-            Doc::group(Doc::Concat(header)),
-            " ",
-            Printer::braced(seq)
-        ]
+        concat![Doc::group(Doc::Concat(header)), " ", Printer::braced(seq)]
     }
 
     fn block(&mut self, block: &Block) -> Doc {
@@ -362,9 +365,10 @@ impl Printer<'_> {
         match &body.kind {
             ExprKind::Block { stmts, value } => self.block_lines(stmts, value, body.span.end),
             _ => {
-                let seq = self.vertical(std::slice::from_ref(body), end, "", author_blank, |p, e| {
-                    p.expr(e)
-                });
+                let seq =
+                    self.vertical(std::slice::from_ref(body), end, "", author_blank, |p, e| {
+                        p.expr(e)
+                    });
                 Printer::braced(seq)
             }
         }

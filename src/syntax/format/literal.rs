@@ -52,6 +52,9 @@ mod tests {
 
     #[test]
     fn strings_are_escaped_canonically() {
-        assert_eq!(quoted("a\"b\\c\nd\te\r\u{7f}é"), r#""a\"b\\c\nd\te\u{d}\u{7f}é""#);
+        assert_eq!(
+            quoted("a\"b\\c\nd\te\r\u{7f}é"),
+            r#""a\"b\\c\nd\te\u{d}\u{7f}é""#
+        );
     }
 }

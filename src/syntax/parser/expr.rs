@@ -149,7 +149,9 @@ pub fn type_expr<'tok, 'src: 'tok>(
                 span: cx.span(e.span()),
             })
             .boxed();
-        let range_op = just(Token::DotDotEq).to(true).or(just(Token::DotDot).to(false));
+        let range_op = just(Token::DotDotEq)
+            .to(true)
+            .or(just(Token::DotDot).to(false));
         let range = bound
             .clone()
             .or_not()
@@ -291,28 +293,30 @@ pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> 
                     .ignore_then(if_expr.or(block.clone()))
                     .or_not(),
             )
-            .validate(move |(((if_span, cond), then_branch), else_branch), e, emitter| {
-                let else_branch = else_branch.unwrap_or_else(|| {
-                    let end = e.span().end;
-                    let at = SimpleSpan::from(end..end);
-                    emitter.emit(Rich::custom(
-                        at,
-                        SyntaxError::MissingElse {
-                            if_span: cx.span(if_span),
-                            at: cx.span(at),
+            .validate(
+                move |(((if_span, cond), then_branch), else_branch), e, emitter| {
+                    let else_branch = else_branch.unwrap_or_else(|| {
+                        let end = e.span().end;
+                        let at = SimpleSpan::from(end..end);
+                        emitter.emit(Rich::custom(
+                            at,
+                            SyntaxError::MissingElse {
+                                if_span: cx.span(if_span),
+                                at: cx.span(at),
+                            },
+                        ));
+                        expr_at(ExprKind::Error, cx.span(at))
+                    });
+                    expr_at(
+                        ExprKind::If {
+                            cond: Box::new(cond),
+                            then_branch: Box::new(then_branch),
+                            else_branch: Box::new(else_branch),
                         },
-                    ));
-                    expr_at(ExprKind::Error, cx.span(at))
-                });
-                expr_at(
-                    ExprKind::If {
-                        cond: Box::new(cond),
-                        then_branch: Box::new(then_branch),
-                        else_branch: Box::new(else_branch),
-                    },
-                    cx.span(e.span()),
-                )
-            })
+                        cx.span(e.span()),
+                    )
+                },
+            )
     })
     .boxed();
 
@@ -401,10 +405,13 @@ pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> 
             fields,
             base: base.map(Box::new),
         });
-    let path_or_call = path.clone().then(args.clone().or_not()).map(|(callee, args)| match args {
-        Some(args) => ExprKind::Call { callee, args },
-        None => ExprKind::Path(callee),
-    });
+    let path_or_call = path
+        .clone()
+        .then(args.clone().or_not())
+        .map(|(callee, args)| match args {
+            Some(args) => ExprKind::Call { callee, args },
+            None => ExprKind::Path(callee),
+        });
     let list = expr_p
         .clone()
         .separated_by(just(Token::Comma))

@@ -50,8 +50,8 @@ fn balanced<'tok, 'src: 'tok>() -> P<'tok, 'src, ()> {
 
 /// Skips at least one token up to `sep` (consumed) or the closing `}` (not consumed).
 fn skip_to<'tok, 'src: 'tok>(sep: Token<'src>) -> P<'tok, 'src, ()> {
-    let skippable = balanced().or(none_of([sep, Token::RBrace, Token::RParen, Token::RBracket])
-        .ignored());
+    let skippable =
+        balanced().or(none_of([sep, Token::RBrace, Token::RParen, Token::RBracket]).ignored());
     choice((
         skippable
             .repeated()
@@ -119,7 +119,10 @@ pub fn module<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Vec<Item>> {
         .labelled("parameters `(name: Type, …)`")
         .boxed();
     let ret = just(Token::Arrow).ignore_then(ty.clone()).boxed();
-    let fails = just(Token::Fails).ignore_then(path.clone()).or_not().boxed();
+    let fails = just(Token::Fails)
+        .ignore_then(path.clone())
+        .or_not()
+        .boxed();
 
     // use a::b::{C, D as E};  use a::b::c;
     let use_name = ident
@@ -242,11 +245,7 @@ pub fn module<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Vec<Item>> {
         .labelled("errors")
         .as_context();
 
-    let fn_head = ident
-        .clone()
-        .then(params.clone())
-        .then(ret.clone())
-        .boxed();
+    let fn_head = ident.clone().then(params.clone()).then(ret.clone()).boxed();
     let fn_item = choice((
         just(Token::Extern)
             .ignore_then(just(Token::Fn))
@@ -292,7 +291,11 @@ pub fn module<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Vec<Item>> {
         .labelled("a `require`")
         .as_context()
         .boxed();
-    let check_head = ident.clone().then(params.clone()).then(fails.clone()).boxed();
+    let check_head = ident
+        .clone()
+        .then(params.clone())
+        .then(fails.clone())
+        .boxed();
     let check_item = choice((
         just(Token::Extern)
             .ignore_then(just(Token::Check))
@@ -416,7 +419,9 @@ pub fn module<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Vec<Item>> {
     // `let` carries its own `;`; `return` and blocks get theirs from the list.
     let stmt = choice((
         parsers.let_stmt.clone().map(BodyPart::Stmt),
-        return_stmt.then_ignore(just(Token::Semi)).map(BodyPart::Stmt),
+        return_stmt
+            .then_ignore(just(Token::Semi))
+            .map(BodyPart::Stmt),
     ));
     let body_part = choice((stmt, block))
         .labelled("a block or a statement")
