@@ -5,7 +5,7 @@
 //! generous deadline only so that a broken server fails the test instead of hanging it; no
 //! assertion depends on timing. The last test runs a real editor client, Neovim headless.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};

@@ -300,12 +300,14 @@ fn raw_expr() -> impl Strategy<Value = Expr> {
                 }),
             args.clone().prop_map(ExprKind::List),
             inner.clone().prop_map(|e| ExprKind::Paren(Box::new(e))),
-            (prop::collection::vec(let_stmt(inner.clone()), 0..2), inner.clone()).prop_map(
-                |(stmts, value)| ExprKind::Block {
+            (
+                prop::collection::vec(let_stmt(inner.clone()), 0..2),
+                inner.clone()
+            )
+                .prop_map(|(stmts, value)| ExprKind::Block {
                     stmts,
                     value: Box::new(value)
-                }
-            ),
+                }),
             (
                 inner.clone(),
                 prop::collection::vec(let_stmt(inner.clone()), 0..2),
@@ -339,7 +341,7 @@ fn raw_expr() -> impl Strategy<Value = Expr> {
                 op: if not { UnaryOp::Not } else { UnaryOp::Neg },
                 operand: Box::new(operand),
             }),
-            3 => (binary_op(), inner.clone(), inner.clone()).prop_map(|(op, lhs, rhs)| {
+            (binary_op(), inner.clone(), inner.clone()).prop_map(|(op, lhs, rhs)| {
                 ExprKind::Binary {
                     op,
                     lhs: Box::new(lhs),
