@@ -3,7 +3,7 @@
 //! Each file is checked with the real driver, so every phase's diagnostics appear. The snapshot
 //! shows the source and the rendered diagnostics (and, under `tests/ui/parse/`, the syntax
 //! tree). A file named `*.ok.ael` must produce no error; a file named `*.err.ael` must produce
-//! at least one.
+//! at least one (under `parse/`, counting syntax errors only).
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -60,10 +60,14 @@ fn check_file(path: &Path, failures: &mut Vec<String>) -> Option<String> {
     }
 
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    // Under `parse/`, `.ok`/`.err` speak of syntax only (codes E00xx and E01xx): those files
+    // are fragments that may name types defined elsewhere.
+    let syntax_only = shown_text.contains("tests/ui/parse/");
     let errors = compilation
         .diagnostics
         .iter()
         .filter(|d| d.is_error())
+        .filter(|d| !syntax_only || d.code < "E0200")
         .count();
     if name.ends_with(".ok.ael") && errors > 0 {
         failures.push(format!("{shown_text} must have no errors:\n{diagnostics}"));

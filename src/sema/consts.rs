@@ -119,6 +119,19 @@ fn check_default(
     }
 }
 
+/// A constant expression with no names in it (a name may be a local, not a variant).
+pub(crate) fn literal_constant(e: &ast::Expr) -> Option<serde_json::Value> {
+    match &e.kind {
+        ExprKind::Path(_) => None,
+        ExprKind::Paren(inner) => literal_constant(inner),
+        ExprKind::Block { stmts, value } if stmts.is_empty() => literal_constant(value),
+        ExprKind::List(items) => Some(serde_json::Value::Array(
+            items.iter().map(literal_constant).collect::<Option<_>>()?,
+        )),
+        _ => constant(e),
+    }
+}
+
 /// A constant expression as JSON: literals, negated numbers, lists, variant names.
 pub(crate) fn constant(e: &ast::Expr) -> Option<serde_json::Value> {
     use serde_json::Value as J;

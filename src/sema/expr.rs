@@ -117,7 +117,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let (found, lowered) = self.expr(e, Some(&expected));
         if !found.fits(&expected) {
             self.mismatch(e.span, &expected, &found);
-        } else if let Some(json) = super::consts::constant(e) {
+        } else if let Some(json) = super::consts::literal_constant(e) {
             let bytes = serde_json::to_vec(&json).unwrap_or_default();
             if let Err(errors) =
                 aelc_runtime::decode::decode(&bytes, ty, &self.cx.table, "value", usize::MAX)
