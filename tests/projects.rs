@@ -15,7 +15,7 @@ fn projects() {
         .map(|d| {
             d.filter_map(Result::ok)
                 .map(|e| e.path())
-                .filter(|p| p.is_dir())
+                .filter(|p| p.is_dir() && !p.ends_with("snapshots"))
                 .collect()
         })
         .unwrap_or_default();
