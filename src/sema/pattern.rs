@@ -84,8 +84,9 @@ fn possessive_repetition(pattern: &str) -> Option<PatternError> {
                     offset,
                     len: 1,
                     message: "possessive repetition is not supported".to_owned(),
-                    help: "RE2, ECMA-262 and Rust `regex` read `*+` differently: drop the second `+`"
-                        .to_owned(),
+                    help:
+                        "RE2, ECMA-262 and Rust `regex` read `*+` differently: drop the second `+`"
+                            .to_owned(),
                 });
             }
             _ => {}

@@ -71,9 +71,15 @@ impl Printer<'_> {
         if item.docs.is_some() {
             docs.push(self.comments_before(item.span.start));
         }
-        for attr in &item.attrs {
+        for (i, attr) in item.attrs.iter().enumerate() {
             docs.push(self.attribute(attr));
             docs.push(Doc::HardLine);
+            // Comments between an attribute and what follows it go on their own lines here,
+            // so that they do not drift into the item's first line (and back) on a re-format.
+            let next = item.attrs.get(i + 1).map(|a| a.span.start);
+            if let Some(next) = next.or_else(|| item_body_start(&item.kind)) {
+                docs.push(self.comments_before(next));
+            }
         }
         let end = item.span.end;
         let body = match &item.kind {
@@ -404,5 +410,14 @@ fn use_name(name: &UseName) -> Doc {
     match &name.alias {
         None => ident(&name.name),
         Some(alias) => concat![ident(&name.name), " as ", ident(alias)],
+    }
+}
+
+/// Where an item's own text starts after its attributes: the start of its name (or, for `use`,
+/// of its module path). Comments between the keyword and the name are rare and stay put.
+fn item_body_start(kind: &ItemKind) -> Option<u32> {
+    match kind {
+        ItemKind::Use(def) => Some(def.module.span.start),
+        other => other.name().map(|name| name.span.start),
     }
 }
