@@ -193,10 +193,15 @@ impl Sizer<'_> {
     /// per item, widest first. `distinct` caps the count for sets of a small domain.
     fn item_widths(&mut self, item: &Ty, depth: u32, max: u32, distinct: Option<u64>) -> Vec<u64> {
         let count = u64::from(max).min(distinct.unwrap_or(u64::MAX));
-        // Distinct unit-enum values: the widest `count` variant names.
+        // Distinct unit-enum values: the widest `count` variant names. Without distinctness
+        // every item may be the widest name.
         if let Some(names) = self.unit_variant_widths(item) {
             let mut widths = names;
             widths.sort_unstable_by(|a, b| b.cmp(a));
+            if distinct.is_none() {
+                let widest = widths.first().copied().unwrap_or(0);
+                return vec![widest; count as usize];
+            }
             widths.truncate(count as usize);
             return widths;
         }
