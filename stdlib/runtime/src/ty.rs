@@ -173,10 +173,45 @@ impl IntKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IntTy {
     pub kind: IntKind,
+    #[serde(with = "int_bound")]
+    #[schemars(with = "i128")]
     pub min: i128,
+    #[serde(with = "int_bound")]
+    #[schemars(with = "i128")]
     pub max: i128,
     #[serde(default)]
     pub max_exclusive: bool,
+}
+
+/// Integer bounds as plain JSON numbers. Every bound lies in `i64::MIN..=u64::MAX`, so it is
+/// written as an `i64` or a `u64`: serde's internally tagged enums (`Ty`) buffer their content in
+/// a form that has no 128-bit integers, so an `i128` field could be written but not read back.
+mod int_bound {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &i128, s: S) -> Result<S::Ok, S::Error> {
+        if let Ok(v) = i64::try_from(*v) {
+            s.serialize_i64(v)
+        } else if let Ok(v) = u64::try_from(*v) {
+            s.serialize_u64(v)
+        } else {
+            Err(serde::ser::Error::custom("integer bound outside i64..=u64"))
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<i128, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Bound {
+            Signed(i64),
+            Unsigned(u64),
+        }
+        match Bound::deserialize(d) {
+            Ok(Bound::Signed(v)) => Ok(i128::from(v)),
+            Ok(Bound::Unsigned(v)) => Ok(i128::from(v)),
+            Err(_) => Err(D::Error::custom("expected an integer in i64..=u64")),
+        }
+    }
 }
 
 impl IntTy {
