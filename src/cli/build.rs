@@ -87,8 +87,8 @@ pub struct Project {
 
 /// Finds the project whose `ael.toml` is at or above `start` and checks it.
 ///
-/// The one place that asks the driver for a [`Program`]: point it at the project-mode driver
-/// of sema (`driver::check_project`) when that exists.
+/// The one place that asks the driver for a [`Program`] (`check_path` on a folder with
+/// `ael.toml` runs the project-mode checker).
 pub fn load_project(world: &dyn World, start: &Path) -> Result<Project, String> {
     let root = find_root(world, start)
         .ok_or_else(|| format!("no ael.toml at or above {}", start.display()))?;
@@ -109,12 +109,12 @@ pub fn load_project(world: &dyn World, start: &Path) -> Result<Project, String> 
     })
 }
 
-/// The typed program of a compilation without errors.
+/// The typed program of a compilation without errors (sema produces it in project mode).
 fn lower(compilation: &driver::Compilation) -> Option<Program> {
     if compilation.has_errors() {
         return None;
     }
-    None
+    compilation.program.clone()
 }
 
 /// The folder at or above `start` holding `ael.toml`.
