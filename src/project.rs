@@ -69,35 +69,9 @@ impl Provider {
     }
 }
 
-/// A kind of part a model endpoint accepts (spec §6, §7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PartKind {
-    Text,
-    Image,
-    Audio,
-    Video,
-    File,
-}
-
-impl PartKind {
-    pub const ALL: [PartKind; 5] = [
-        PartKind::Text,
-        PartKind::Image,
-        PartKind::Audio,
-        PartKind::Video,
-        PartKind::File,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PartKind::Text => "text",
-            PartKind::Image => "image",
-            PartKind::Audio => "audio",
-            PartKind::Video => "video",
-            PartKind::File => "file",
-        }
-    }
-}
+/// A kind of part a model endpoint accepts (spec §6, §7): the runtime's own type, so that
+/// `ael.toml` and the providers read `accepts` the same way.
+pub use aelc_runtime::provider::PartKind;
 
 /// Price per million tokens, as exact decimals written in the file (`0.15`, never a float).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -364,15 +364,15 @@ impl Cx<'_> {
                 continue;
             };
             let text: &str = text.as_ref();
-            match PartKind::ALL.iter().find(|k| k.as_str() == text) {
-                Some(kind) if kinds.contains(kind) => {
+            match PartKind::parse(text) {
+                Some(kind) if kinds.contains(&kind) => {
                     self.diagnostics.push(
                         Diagnostic::new("W0600", format!("`{text}` is listed twice"))
                             .primary(span, "already listed")
                             .help("remove the repetition"),
                     );
                 }
-                Some(kind) => kinds.push(*kind),
+                Some(kind) => kinds.push(kind),
                 None => {
                     ok = false;
                     let mut d = Diagnostic::new("E0608", format!("unknown part kind `{text}`"))

@@ -142,7 +142,7 @@ fn tokens(
             | Token::Colon
             | Token::ColonColon
             | Token::Dot => None,
-            other if is_keyword(other) => Some(Kind::Keyword),
+            other if other.keyword_text().is_some() => Some(Kind::Keyword),
             _ => Some(Kind::Operator),
         };
         if let Some(kind) = kind {
@@ -153,32 +153,6 @@ fn tokens(
     spans.extend(comments.into_iter().map(|span| (span, Kind::Comment)));
     spans.sort_by_key(|(span, _)| span.start);
     encode(text, lines, encoding, &spans)
-}
-
-fn is_keyword(token: &Token<'_>) -> bool {
-    matches!(
-        token,
-        Token::Use
-            | Token::Type
-            | Token::Struct
-            | Token::Enum
-            | Token::Errors
-            | Token::Fn
-            | Token::Extern
-            | Token::Check
-            | Token::Node
-            | Token::Agent
-            | Token::Stream
-            | Token::Builder
-            | Token::Require
-            | Token::Example
-            | Token::Let
-            | Token::Return
-            | Token::If
-            | Token::Else
-            | Token::Match
-            | Token::Fails
-    )
 }
 
 /// The LSP encoding: each token relative to the previous one, one line at a time.

@@ -6,7 +6,8 @@ use std::fmt;
 use std::time::Duration;
 
 /// The kind of one part, as written in a binding's `accepts` list (`"text"`, `"image"`, …).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The compiler's `ael.toml` loader uses this same type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PartKind {
     Text,
     Image,
