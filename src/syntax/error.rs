@@ -24,6 +24,8 @@ pub enum SyntaxError {
         expected: Vec<String>,
         /// The construct being parsed, e.g. "field", and where it started.
         context: Option<(String, Span)>,
+        /// At the end of the file: the innermost bracket still open.
+        unclosed: Option<Span>,
     },
     /// `if` with no `else` branch.
     MissingElse { if_span: Span, at: Span },
@@ -56,7 +58,15 @@ impl SyntaxError {
                 found,
                 expected,
                 context,
-            } => unexpected_diagnostic(*span, found.as_deref(), expected, context.as_ref()),
+                unclosed,
+            } => {
+                let diagnostic =
+                    unexpected_diagnostic(*span, found.as_deref(), expected, context.as_ref());
+                match unclosed {
+                    Some(open) => diagnostic.secondary(*open, "this is never closed"),
+                    None => diagnostic,
+                }
+            }
             SyntaxError::MissingElse { if_span, at } => Diagnostic::new(
                 "E0102",
                 "this `if` has no `else` branch",
@@ -219,17 +229,25 @@ fn unexpected_diagnostic(
 /// A fix for the common cases: a missing separator or closing delimiter.
 fn known_fix(expected: &[String], found: Option<&str>) -> Option<String> {
     let has = |t: &str| expected.iter().any(|e| e == t);
-    if found == Some("`}`") && has("`;`") {
+    // `}` or a name where `;` could go: the `;` of the previous line is missing.
+    let found_word = found.is_some_and(|f| {
+        f.len() > 2
+            && f.starts_with('`')
+            && f[1..f.len() - 1]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    });
+    if has("`;`") && (found == Some("`}`") || found_word && expected.len() > 3) {
         return Some("add `;` at the end of the previous entry or statement".to_owned());
     }
     if has("`,`") && has("`}`") && found.is_some_and(|f| f.starts_with('`')) {
         return Some("separate the entries with `,`".to_owned());
     }
-    if has("`;`") && expected.len() <= 3 {
-        return Some("add `;`".to_owned());
-    }
     if found.is_none() && (has("`}`") || has("`)`") || has("`]`")) {
         return Some("a delimiter opened earlier is never closed".to_owned());
+    }
+    if has("`;`") && expected.len() <= 3 {
+        return Some("add `;`".to_owned());
     }
     None
 }

@@ -137,18 +137,51 @@ fn only_space_between(text: &str, from: u32, to: u32) -> bool {
         .is_some_and(|gap| gap.chars().all(char::is_whitespace))
 }
 
-/// Finds the first bracket or prefix-operator run nested deeper than [`MAX_NESTING`].
+/// Finds the first place where the syntax tree would grow deeper than [`MAX_NESTING`].
+///
+/// Brackets nest, but so do chains at one bracket level: `a + b + c` is a tree two deep on its
+/// left, and so are `x.a.b`, `if … else if …`, `|x| |y| …` and `List<List<…>>`. Depth here is
+/// the open brackets plus, at each open level, the chain links since that level's last `,` or
+/// `;` (or item keyword, at the top). A file of any size thus yields a tree that every
+/// recursive pass (drop, `Debug`, the formatter, sema) walks without running out of stack.
 pub fn check_nesting(
     file: FileId,
     offset: usize,
     tokens: &[(Token<'_>, SimpleSpan)],
 ) -> Option<SyntaxError> {
+    // Chain links at each open bracket level; `levels[0]` is the top.
+    let mut levels: Vec<usize> = vec![0];
+    // Open brackets plus every level's links.
     let mut depth = 0usize;
     let mut prefix_run = 0usize;
     for (token, span) in tokens {
         match token {
-            Token::LParen | Token::LBrace | Token::LBracket => depth += 1,
-            Token::RParen | Token::RBrace | Token::RBracket => depth = depth.saturating_sub(1),
+            Token::LParen | Token::LBrace | Token::LBracket => {
+                depth += 1;
+                levels.push(0);
+            }
+            Token::RParen | Token::RBrace | Token::RBracket => {
+                if levels.len() > 1 {
+                    let links = levels.pop().unwrap_or(0);
+                    depth = depth.saturating_sub(links + 1);
+                }
+            }
+            Token::Comma | Token::Semi => {
+                if let Some(links) = levels.last_mut() {
+                    depth = depth.saturating_sub(*links);
+                    *links = 0;
+                }
+            }
+            token if levels.len() == 1 && is_item_keyword(token) => {
+                depth = depth.saturating_sub(levels[0]);
+                levels[0] = 0;
+            }
+            token if is_chain_link(token) => {
+                if let Some(links) = levels.last_mut() {
+                    *links += 1;
+                    depth += 1;
+                }
+            }
             _ => {}
         }
         prefix_run = match token {
@@ -165,4 +198,49 @@ pub fn check_nesting(
         }
     }
     None
+}
+
+/// A token that starts an item; at the top level it ends whatever chain came before.
+fn is_item_keyword(token: &Token<'_>) -> bool {
+    matches!(
+        token,
+        Token::Use
+            | Token::Type
+            | Token::Struct
+            | Token::Enum
+            | Token::Errors
+            | Token::Fn
+            | Token::Extern
+            | Token::Check
+            | Token::Node
+            | Token::Agent
+            | Token::Stream
+            | Token::Builder
+            | Token::At
+    )
+}
+
+/// A token that nests what follows it one level deeper than what came before: a binary
+/// operator (a left fold), `.` (a postfix chain), `else` (an `else if` chain), `|` (a closure
+/// or pattern alternative), `<` / `>` (type arguments).
+fn is_chain_link(token: &Token<'_>) -> bool {
+    matches!(
+        token,
+        Token::Plus
+            | Token::Minus
+            | Token::Star
+            | Token::Slash
+            | Token::Percent
+            | Token::EqEq
+            | Token::Ne
+            | Token::Lt
+            | Token::Gt
+            | Token::Le
+            | Token::Ge
+            | Token::AndAnd
+            | Token::OrOr
+            | Token::Dot
+            | Token::Else
+            | Token::Pipe
+    )
 }

@@ -98,6 +98,8 @@ pub(super) static CODES: &[CodeInfo] = &[
         code: "E0104",
         title: "nested too deeply",
         explanation: "Brackets, or runs of prefix operators, may nest at most 128 levels. \
+                      Chains count as nesting too: `a + b + c`, `x.a.b`, `else if` and \
+                      `List<List<…>>` each add a level per link, up to the next `,` or `;`. \
                       Deeper input is refused so that no input can exhaust the compiler's \
                       stack; name the parts instead.",
         example: "fn f() -> u8 { ((((…1…)))) } // 200 levels",

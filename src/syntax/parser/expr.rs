@@ -6,22 +6,22 @@
 
 use chumsky::prelude::*;
 
-use super::{Ctx, Extra, In};
+use super::{Ctx, Extra, Fail, In};
 use crate::syntax::ast::*;
 use crate::syntax::error::SyntaxError;
 use crate::syntax::token::{unescape, Rate, RawStr, Token, UnitValue};
 
 /// A parser of `O` over the token slice, type-erased to keep compile times sane.
-pub type P<'tok, 'src, O> = Boxed<'tok, 'tok, In<'tok, 'src>, O, Extra<'tok, 'src>>;
+pub type P<'tok, 'src, O, E> = Boxed<'tok, 'tok, In<'tok, 'src>, O, Extra<E>>;
 
-pub fn ident<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Ident> {
+pub fn ident<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src, Ident, E> {
     select! { Token::Ident(name) = e => Ident { name: name.to_owned(), span: cx.span(e.span()) } }
         .labelled("a name")
         .boxed()
 }
 
 /// A block entry's key: a name or a keyword (`check not_blank;`, `builder parts;`).
-pub fn key<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Ident> {
+pub fn key<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src, Ident, E> {
     any()
         .filter(|t: &Token<'src>| matches!(t, Token::Ident(_)) || t.keyword_text().is_some())
         .map_with(move |t: Token<'src>, e| Ident {
@@ -35,7 +35,7 @@ pub fn key<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Ident> {
         .boxed()
 }
 
-pub fn path<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Path> {
+pub fn path<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src, Path, E> {
     ident(cx)
         .separated_by(just(Token::ColonColon))
         .at_least(1)
@@ -53,7 +53,9 @@ fn is_currency(name: &str) -> bool {
 }
 
 /// Every literal but money.
-fn plain_literal<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Literal> {
+fn plain_literal<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
+    cx: Ctx<'src>,
+) -> P<'tok, 'src, Literal, E> {
     select! {
         Token::Int(value) => LitKind::Int(value),
         Token::Float(text) => float(text),
@@ -85,7 +87,7 @@ fn float(text: &str) -> LitKind {
 }
 
 /// Any literal; `0.05 EUR` (a number, then three uppercase letters) is money.
-pub fn literal<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Literal> {
+pub fn literal<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src, Literal, E> {
     let number = select! { Token::Int(_) => (), Token::Float(_) => () }.map_with(|_, e| e.span());
     let currency = select! { Token::Ident(name) if is_currency(name) => name };
     let money = number
@@ -101,10 +103,10 @@ pub fn literal<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Literal> {
 }
 
 /// `@name` or `@name(args)`.
-pub fn attribute<'tok, 'src: 'tok>(
+pub fn attribute<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     cx: Ctx<'src>,
-    expr: P<'tok, 'src, Expr>,
-) -> P<'tok, 'src, Attribute> {
+    expr: P<'tok, 'src, Expr, E>,
+) -> P<'tok, 'src, Attribute, E> {
     just(Token::At)
         .ignore_then(ident(cx))
         .then(
@@ -124,10 +126,10 @@ pub fn attribute<'tok, 'src: 'tok>(
 }
 
 /// `Name`, `a::Name<args>`, followed by attributes.
-pub fn type_expr<'tok, 'src: 'tok>(
+pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     cx: Ctx<'src>,
-    expr: P<'tok, 'src, Expr>,
-) -> P<'tok, 'src, TypeExpr> {
+    expr: P<'tok, 'src, Expr, E>,
+) -> P<'tok, 'src, TypeExpr, E> {
     let attrs = attribute(cx, expr).repeated().collect::<Vec<_>>().boxed();
     recursive(move |ty| {
         let number = select! {
@@ -205,18 +207,20 @@ fn expr_at(kind: ExprKind, span: crate::span::Span) -> Expr {
 }
 
 /// The parsers that both items and expressions need, built once.
-pub struct ExprParsers<'tok, 'src> {
-    pub expr: P<'tok, 'src, Expr>,
-    pub ty: P<'tok, 'src, TypeExpr>,
-    pub literal: P<'tok, 'src, Literal>,
-    pub let_stmt: P<'tok, 'src, Stmt>,
-    pub block: P<'tok, 'src, Expr>,
+pub struct ExprParsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>> {
+    pub expr: P<'tok, 'src, Expr, E>,
+    pub ty: P<'tok, 'src, TypeExpr, E>,
+    pub literal: P<'tok, 'src, Literal, E>,
+    pub let_stmt: P<'tok, 'src, Stmt, E>,
+    pub block: P<'tok, 'src, Expr, E>,
 }
 
 /// Builds the expression grammar, with types (which need expressions for their attributes).
-pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> {
+pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
+    cx: Ctx<'src>,
+) -> ExprParsers<'tok, 'src, E> {
     let mut expr = Recursive::declare();
-    let expr_p: P<'tok, 'src, Expr> = expr.clone().boxed();
+    let expr_p: P<'tok, 'src, Expr, E> = expr.clone().boxed();
     let ty = type_expr(cx, expr_p.clone());
     let literal = literal(cx);
     let ident = ident(cx);
@@ -256,20 +260,34 @@ pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> 
         .as_context()
         .boxed();
 
-    let block = let_stmt
-        .clone()
-        .repeated()
-        .collect::<Vec<_>>()
+    // Junk after a block's value (`{ a + * 2 }`) is skipped up to the block's `}`, so the
+    // block still ends where it should and errors found inside it are kept (a failed block
+    // would drop them); such a block becomes `ExprKind::Error`, as before.
+    let close = just(Token::RBrace).to(true).recover_with(via_parser(
+        none_of([Token::RBrace])
+            .rewind()
+            .ignore_then(
+                super::item::balanced()
+                    .or(none_of([Token::RBrace]).ignored())
+                    .repeated()
+                    .at_least(1),
+            )
+            .then_ignore(just(Token::RBrace))
+            .to(false),
+    ));
+    let block = just(Token::LBrace)
+        .ignore_then(let_stmt.clone().repeated().collect::<Vec<_>>())
         .then(expr_p.clone())
-        .delimited_by(just(Token::LBrace), just(Token::RBrace))
-        .map_with(move |(stmts, value), e| {
-            expr_at(
-                ExprKind::Block {
+        .then(close)
+        .map_with(move |((stmts, value), closed), e| {
+            let kind = match closed {
+                true => ExprKind::Block {
                     stmts,
                     value: Box::new(value),
                 },
-                cx.span(e.span()),
-            )
+                false => ExprKind::Error,
+            };
+            expr_at(kind, cx.span(e.span()))
         })
         .recover_with(via_parser(nested_delimiters(
             Token::LBrace,
@@ -298,7 +316,7 @@ pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> 
                     let else_branch = else_branch.unwrap_or_else(|| {
                         let end = e.span().end;
                         let at = SimpleSpan::from(end..end);
-                        emitter.emit(Rich::custom(
+                        emitter.emit(E::custom(
                             at,
                             SyntaxError::MissingElse {
                                 if_span: cx.span(if_span),
@@ -329,7 +347,8 @@ pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> 
             body,
             span: cx.span(e.span()),
         })
-        .labelled("a match arm");
+        .labelled("a match arm")
+        .as_context();
     let match_expr = just(Token::Match)
         .ignore_then(expr_p.clone())
         .then(
@@ -391,14 +410,20 @@ pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> 
                 .or_not(),
         )
         .delimited_by(just(Token::LBrace), just(Token::RBrace));
-    // Only `Upper { … }` opens a struct literal: `if c { … }` stays unambiguous.
-    let struct_lit = path
-        .clone()
-        .filter(|p: &Path| {
-            p.last()
-                .and_then(|s| s.name.chars().next())
-                .is_some_and(|c| c.is_ascii_uppercase())
-        })
+    // Only `Upper { … }` opens a struct literal: `if c { … }` stays unambiguous. The test
+    // looks ahead over the raw tokens first, so that the common case, a path that opens no
+    // struct literal, is not built (and its names allocated) twice.
+    let name = select! { Token::Ident(name) => name };
+    let opens_struct_lit = name
+        .foldl(
+            just(Token::ColonColon).ignore_then(name).repeated(),
+            |_, last| last,
+        )
+        .filter(|last: &&str| last.starts_with(|c: char| c.is_ascii_uppercase()))
+        .then(just(Token::LBrace))
+        .rewind();
+    let struct_lit = opens_struct_lit
+        .ignore_then(path.clone())
         .then(struct_body)
         .map(|(path, (fields, base))| ExprKind::StructLit {
             path,
@@ -539,7 +564,7 @@ pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> 
         .then(comparison_op.then(sum).repeated().collect::<Vec<_>>())
         .validate(move |(first, rest), _, emitter| {
             if let [((_, first_op), _), ((_, second_op), _), ..] = rest.as_slice() {
-                emitter.emit(Rich::custom(
+                emitter.emit(E::custom(
                     *second_op,
                     SyntaxError::ChainedComparison {
                         first: cx.span(*first_op),
@@ -574,10 +599,10 @@ pub fn expr_parsers<'tok, 'src: 'tok>(cx: Ctx<'src>) -> ExprParsers<'tok, 'src> 
 }
 
 /// One left-associative level: `prev (op prev)*`.
-fn binary_level<'tok, 'src: 'tok>(
-    prev: P<'tok, 'src, Expr>,
-    op: impl Parser<'tok, In<'tok, 'src>, BinaryOp, Extra<'tok, 'src>> + Clone + 'tok,
-) -> P<'tok, 'src, Expr> {
+fn binary_level<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
+    prev: P<'tok, 'src, Expr, E>,
+    op: impl Parser<'tok, In<'tok, 'src>, BinaryOp, Extra<E>> + Clone + 'tok,
+) -> P<'tok, 'src, Expr, E> {
     prev.clone()
         .foldl(op.then(prev).repeated(), |lhs, (op, rhs)| {
             let span = lhs.span.to(rhs.span);
@@ -594,10 +619,10 @@ fn binary_level<'tok, 'src: 'tok>(
 }
 
 /// `_`, `none`, `some(p)`, `name`, `variant { field, field: p, .. }`, literals, `a | b`.
-fn pattern<'tok, 'src: 'tok>(
+fn pattern<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     cx: Ctx<'src>,
-    literal: P<'tok, 'src, Literal>,
-) -> P<'tok, 'src, Pattern> {
+    literal: P<'tok, 'src, Literal, E>,
+) -> P<'tok, 'src, Pattern, E> {
     recursive(move |pattern| {
         let field = ident(cx)
             .then(just(Token::Colon).ignore_then(pattern.clone()).or_not())

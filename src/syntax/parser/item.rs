@@ -10,12 +10,12 @@
 use chumsky::prelude::*;
 
 use super::expr::{attribute, expr_parsers, ident, key, path, P};
-use super::Ctx;
+use super::{Ctx, Fail};
 use crate::syntax::ast::*;
 use crate::syntax::token::Token;
 
 /// Skips one balanced `{…}`, `(…)` or `[…]` group.
-fn balanced<'tok, 'src: 'tok>() -> P<'tok, 'src, ()> {
+pub(super) fn balanced<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> P<'tok, 'src, (), E> {
     choice((
         nested_delimiters(
             Token::LBrace,
@@ -49,9 +49,14 @@ fn balanced<'tok, 'src: 'tok>() -> P<'tok, 'src, ()> {
 }
 
 /// Skips at least one token up to `sep` (consumed) or the closing `}` (not consumed).
-fn skip_to<'tok, 'src: 'tok>(sep: Token<'src>) -> P<'tok, 'src, ()> {
-    let skippable =
-        balanced().or(none_of([sep, Token::RBrace, Token::RParen, Token::RBracket]).ignored());
+fn skip_to<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(sep: Token<'src>) -> P<'tok, 'src, (), E> {
+    let stops = [sep, Token::RBrace, Token::RParen, Token::RBracket];
+    // Look before skipping: at a closer or the end nothing is skipped, and trying to skip a
+    // group there would add `(`, `[` and `{` to the expected tokens of the error reported
+    // there.
+    let skippable = none_of(stops)
+        .rewind()
+        .ignore_then(balanced().or(none_of(stops).ignored()));
     choice((
         skippable
             .repeated()
@@ -65,11 +70,11 @@ fn skip_to<'tok, 'src: 'tok>(sep: Token<'src>) -> P<'tok, 'src, ()> {
 
 /// `item sep item sep …` inside braces, where a broken item is skipped up to its separator.
 /// With `optional_last`, the separator may be left out before the closing `}`.
-fn recovering_list<'tok, 'src: 'tok, O: 'tok>(
-    item: P<'tok, 'src, O>,
+fn recovering_list<'tok, 'src: 'tok, O: 'tok, E: Fail<'tok, 'src>>(
+    item: P<'tok, 'src, O, E>,
     sep: Token<'src>,
     optional_last: bool,
-) -> P<'tok, 'src, Vec<O>> {
+) -> P<'tok, 'src, Vec<O>, E> {
     let end = if optional_last {
         just(sep)
             .ignored()
@@ -87,14 +92,16 @@ fn recovering_list<'tok, 'src: 'tok, O: 'tok>(
         .boxed()
 }
 
-fn braced<'tok, 'src: 'tok, O: 'tok>(inner: P<'tok, 'src, Vec<O>>) -> P<'tok, 'src, Vec<O>> {
+fn braced<'tok, 'src: 'tok, O: 'tok, E: Fail<'tok, 'src>>(
+    inner: P<'tok, 'src, Vec<O>, E>,
+) -> P<'tok, 'src, Vec<O>, E> {
     inner
         .delimited_by(just(Token::LBrace), just(Token::RBrace))
         .boxed()
 }
 
 /// The item parser for a whole module.
-pub fn module<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Vec<Item>> {
+pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src, Vec<Item>, E> {
     let parsers = expr_parsers(cx);
     let expr = parsers.expr.clone();
     let ty = parsers.ty.clone();
@@ -424,7 +431,7 @@ pub fn module<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Vec<Item>> {
             .map(BodyPart::Stmt),
     ));
     let body_part = choice((stmt, block))
-        .labelled("a block or a statement")
+        .labelled("a block or statement")
         .map(Some)
         .recover_with(via_parser(skip_to(Token::Semi).map(|_| None)));
     let node_body = body_part
@@ -526,6 +533,6 @@ pub fn module<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Vec<Item>> {
 }
 
 /// One expression and nothing after it (prompt templates).
-pub fn lone_expr<'tok, 'src: 'tok>(cx: Ctx<'src>) -> P<'tok, 'src, Expr> {
+pub fn lone_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src, Expr, E> {
     expr_parsers(cx).expr.then_ignore(end()).boxed()
 }
