@@ -29,6 +29,62 @@ fn main() {
         preflight(lines);
     }
     divan::main();
+    cpu_times();
+}
+
+/// On-CPU time of this thread in nanoseconds (`/proc/thread-self/schedstat`, Linux), or `None`.
+/// Wall time is what divan reports; on a machine shared with other jobs it also counts the
+/// time the thread waited for a core, which on-CPU time does not.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// The least on-CPU time of a few runs of each phase, printed after divan's table, with the
+/// 100k/10k ratios (linear growth: under 12).
+fn cpu_times() {
+    let Some(_) = thread_cpu_ns() else {
+        return;
+    };
+    let rounds = 5;
+    let mut rows = Vec::new();
+    for lines in SIZES {
+        let world = world(lines);
+        let mut best = [u64::MAX; 3];
+        for _ in 0..rounds {
+            let t0 = thread_cpu_ns().unwrap_or(0);
+            let parsed = driver::parse_project(&world, root());
+            let t1 = thread_cpu_ns().unwrap_or(0);
+            let Ok(parsed) = parsed else { return };
+            let t2 = thread_cpu_ns().unwrap_or(0);
+            let checked = parsed.check(&world);
+            let t3 = thread_cpu_ns().unwrap_or(0);
+            divan::black_box(checked);
+            best[0] = best[0].min(t1 - t0);
+            best[1] = best[1].min(t3 - t2);
+            best[2] = best[2].min((t1 - t0) + (t3 - t2));
+        }
+        rows.push((lines, best));
+    }
+    println!("on-CPU time, least of {rounds} runs (parse, sema alone, parse + check):");
+    for (lines, [parse, sema, total]) in &rows {
+        let ms = |ns: &u64| *ns as f64 / 1e6;
+        println!(
+            "  {lines:>7} lines: parse {:.1} ms, sema {:.1} ms, total {:.1} ms",
+            ms(parse),
+            ms(sema),
+            ms(total)
+        );
+    }
+    if let [(_, small), (_, large)] = rows.as_slice() {
+        let ratio = |i: usize| large[i] as f64 / small[i].max(1) as f64;
+        println!(
+            "  100k/10k: parse {:.1}, sema {:.1}, total {:.1}",
+            ratio(0),
+            ratio(1),
+            ratio(2)
+        );
+    }
 }
 
 fn root() -> &'static Path {

@@ -183,6 +183,12 @@ pub(crate) struct Cx<'a, 's> {
     pub alias_busy: std::collections::HashSet<u32>,
     pub fn_sigs: Vec<Option<items::Sig>>,
     pub node_sigs: Vec<Option<items::Sig>>,
+    /// Prompt templates already checked, by module and path, with the parameter lists they
+    /// were checked against: nodes that share a template and a signature (a node and its
+    /// variants) get the same verdict, so the template is checked and reported once.
+    /// Verdicts on `@pattern` and `matches` texts, parsed once each.
+    pub patterns: pattern_check::Verdicts,
+    pub checked_prompts: HashMap<(usize, String), Vec<Vec<(String, aelc_runtime::ty::Ty)>>>,
     pub diags: Vec<Diagnostic>,
     pub out: ir::Program,
 }
@@ -206,6 +212,8 @@ impl<'a, 's> Cx<'a, 's> {
             alias_busy: std::collections::HashSet::new(),
             fn_sigs: Vec::new(),
             node_sigs: Vec::new(),
+            patterns: pattern_check::Verdicts::default(),
+            checked_prompts: HashMap::new(),
             diags: Vec::new(),
             out: ir::Program::default(),
         }

@@ -593,7 +593,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     kind: LitKind::Str { value, raw },
                     span: lspan,
                 })) => {
-                    for d in super::pattern_check::check(value, *lspan, *raw) {
+                    for d in super::pattern_check::check(&mut self.cx.patterns, value, *lspan, *raw) {
                         self.cx.report(d);
                     }
                     (

@@ -343,7 +343,11 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         delegates = check_body(cx, &n);
     }
     if let Some(prompt) = config.prompt.clone() {
-        super::template::check_prompt(cx, module, &prompt, &n.params);
+        let seen = cx.checked_prompts.entry((module, prompt.clone())).or_default();
+        if !seen.contains(&n.params) {
+            seen.push(n.params.clone());
+            super::template::check_prompt(cx, module, &prompt, &n.params);
+        }
     }
     let module_path = cx.module_path(module);
     cx.out.nodes.push(ir::NodeIr {

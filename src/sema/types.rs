@@ -872,7 +872,7 @@ impl Cx<'_, '_> {
                         _ => None,
                     };
                     let span = attr.args.first().map_or(attr.span, |a| a.span);
-                    for d in super::pattern_check::check(&text, span, raw) {
+                    for d in super::pattern_check::check(&mut self.patterns, &text, span, raw) {
                         self.report(d);
                     }
                     s.pattern = Some(text);
