@@ -40,10 +40,11 @@ fn collect(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
     }
 }
 
-/// Builds `root` with the binary into a fresh folder and returns the emitted files.
-fn build(root: &Path) -> Vec<(String, Vec<u8>)> {
+/// Builds `root` with the binary into a fresh folder and returns the emitted files. `test`
+/// names the folder, so that tests running at the same time never share one.
+fn build(root: &Path, test: &str) -> Vec<(String, Vec<u8>)> {
     let name = root.file_name().unwrap_or_default().to_string_lossy();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("emitted-{name}"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("emitted-{test}-{name}"));
     let _ = std::fs::remove_dir_all(&out);
     let output = Command::new(env!("CARGO_BIN_EXE_aelc"))
         .args(["build", "--color", "never", "--out"])
@@ -96,7 +97,7 @@ fn schemas_in(path: &str, value: &Value) -> Vec<(String, Value)> {
 fn every_example_schema_validates_against_the_metaschema() {
     let mut checked = 0;
     for root in example_roots() {
-        for (path, bytes) in build(&root) {
+        for (path, bytes) in build(&root, "metaschema") {
             if !path.ends_with(".json") || path == "ir.json" {
                 continue;
             }
@@ -127,7 +128,7 @@ fn example_outputs_snapshot() {
             .to_string_lossy()
             .into_owned();
         let mut text = String::new();
-        for (path, bytes) in build(&root) {
+        for (path, bytes) in build(&root, "snapshot") {
             if path == "ir.json" || path == "ir.schema.json" {
                 continue;
             }

@@ -83,8 +83,13 @@ pub fn not_shown(hidden: &[Diagnostic]) -> Option<String> {
     let warnings = hidden.len() - errors;
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     Some(format!(
-        "... and {} more not shown ({}, {}); `--message-format json` lists them all",
-        plural(hidden.len(), "diagnostic"),
+        "... and {} more {} not shown ({}, {}); `--message-format json` lists them all",
+        hidden.len(),
+        if hidden.len() == 1 {
+            "diagnostic"
+        } else {
+            "diagnostics"
+        },
         plural(errors, "error"),
         plural(warnings, "warning"),
     ))

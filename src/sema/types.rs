@@ -159,7 +159,11 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
                             format!("field `{tag}` clashes with the enum's tag"),
                         )
                         .primary(field.name.span, "the tag field has this name")
-                        .help("rename the field or choose another tag with `@tag(\"kind\")`"),
+                        .help(if tag == "type" {
+                            "rename the field, or tag the enum by another field with `@tag(\"kind\")`".to_owned()
+                        } else {
+                            format!("rename the field, or give `@tag(…)` another name than `{tag}`")
+                        }),
                     );
                 }
             }
