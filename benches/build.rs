@@ -1,5 +1,5 @@
 //! Benchmark `build`: `aelc build` of a generated 100k-line project, end to end, with its time
-//! and its peak heap.
+//! and its peak memory.
 //!
 //! The project (`benches/common`, the generator of the `check` benchmark) is written once to a
 //! temporary folder. Then, for a number of rounds:
@@ -7,7 +7,7 @@
 //! - **in process**: the phases of `aelc build` on the real disk — check the project
 //!   (`driver::check_project` with `DiskWorld`), emit every file (`codegen::emit::emit`), write
 //!   them atomically into an empty output folder (`codegen::write::write_all`) — each timed,
-//!   with the peak of live heap bytes measured by a counting global allocator;
+//!   with the peak resident memory the build adds (Linux `VmHWM`, reset before each build);
 //! - **the binary**: `aelc build DIR --out OUT` as a user runs it (process start included),
 //!   wall clock only.
 //!
@@ -17,71 +17,35 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use aelc::codegen::{emit, write};
 use aelc::driver::{self, DiskWorld};
 
-/// The system allocator, counting live bytes and their high-water mark.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to `System`; the counters only observe sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as the caller's.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            grew(new_size);
-        }
-        p
-    }
+/// A value in kB from `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes; 0 when unreadable.
+fn status_bytes(key: &str) -> usize {
+    let Ok(text) = std::fs::read_to_string("/proc/self/status") else {
+        return 0;
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .map_or(0, |kb| kb * 1024)
 }
 
-fn grew(size: usize) {
-    let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Starts a peak measurement: the peak becomes what is live now; returns that baseline.
+/// Starts a peak measurement: resets the resident high-water mark (`5` to `clear_refs`,
+/// Linux) and returns what is resident now, the baseline. The crate forbids `unsafe`, so the
+/// peak is the kernel's count of resident memory rather than a counting global allocator.
 fn reset_peak() -> usize {
-    let live = LIVE.load(Ordering::Relaxed);
-    PEAK.store(live, Ordering::Relaxed);
-    live
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    status_bytes("VmRSS")
+}
+
+/// The resident high-water mark since [`reset_peak`].
+fn peak() -> usize {
+    status_bytes("VmHWM")
 }
 
 struct Round {
@@ -130,7 +94,7 @@ fn build_in_process(root: &Path, out: &Path) -> Round {
     let report = write::write_all(out, &emission.files)
         .unwrap_or_else(|e| fail(format!("cannot write {}: {e}", out.display())));
     let done = Instant::now();
-    let peak_bytes = PEAK.load(Ordering::Relaxed).saturating_sub(baseline);
+    let peak_bytes = peak().saturating_sub(baseline);
     Round {
         check: checked - start,
         emit: emitted - checked,
@@ -156,7 +120,10 @@ fn main() {
     let _ = std::fs::remove_dir_all(&scratch);
     let root = scratch.join("project");
     if let Err(e) = project.write(&root) {
-        fail(format!("cannot write the project to {}: {e}", root.display()));
+        fail(format!(
+            "cannot write the project to {}: {e}",
+            root.display()
+        ));
     }
 
     let mut in_process = Vec::new();
@@ -194,7 +161,7 @@ fn main() {
         first.bytes_out as f64 / (1024.0 * 1024.0),
     );
     println!(
-        "in process: check {:.1} ms, emit {:.1} ms, write {:.1} ms, total {:.1} ms; peak heap {:.1} MiB ({peak} bytes)",
+        "in process: check {:.1} ms, emit {:.1} ms, write {:.1} ms, total {:.1} ms; peak resident memory added {:.1} MiB ({peak} bytes)",
         ms(median(in_process.iter().map(|r| r.check).collect())),
         ms(median(in_process.iter().map(|r| r.emit).collect())),
         ms(median(in_process.iter().map(|r| r.write).collect())),

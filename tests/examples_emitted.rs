@@ -69,9 +69,7 @@ fn build(root: &Path, test: &str) -> Vec<(String, Vec<u8>)> {
 /// an OpenAI variant, an Anthropic variant, or each tool's input and output schema in
 /// `mcp/tools.json`. Gemini variants are OpenAPI subsets, not JSON Schema documents.
 fn schemas_in(path: &str, value: &Value) -> Vec<(String, Value)> {
-    if path.starts_with("schemas/")
-        || path.ends_with(".anthropic.json")
-        || path == "ir.schema.json"
+    if path.starts_with("schemas/") || path.ends_with(".anthropic.json") || path == "ir.schema.json"
     {
         return vec![(path.to_owned(), value.clone())];
     }
@@ -105,7 +103,10 @@ fn every_example_schema_validates_against_the_metaschema() {
                 .unwrap_or_else(|e| panic!("{}: {path} is not JSON: {e}", root.display()));
             for (what, schema) in schemas_in(&path, &value) {
                 if let Err(e) = jsonschema::draft202012::meta::validate(&schema) {
-                    panic!("{}: {what} is not a valid 2020-12 schema: {e}", root.display());
+                    panic!(
+                        "{}: {what} is not a valid 2020-12 schema: {e}",
+                        root.display()
+                    );
                 }
                 jsonschema::draft202012::options()
                     .with_pattern_options(jsonschema::PatternOptions::regex())

@@ -68,10 +68,7 @@ fn the_terminal_shows_a_capped_list_and_counts_the_rest() {
         .expect("run aelc");
     assert_eq!(output.status.code(), Some(1), "errors exit with 1");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let headers = stderr
-        .lines()
-        .filter(|l| l.starts_with("error[E"))
-        .count();
+    let headers = stderr.lines().filter(|l| l.starts_with("error[E")).count();
     assert_eq!(headers, MAX_SHOWN, "{stderr}");
     let hidden = TOTAL - MAX_SHOWN;
     assert!(

@@ -106,7 +106,10 @@ pub fn project(lines: usize) -> Project {
 fn types_module(k: usize) -> String {
     let mut s = String::with_capacity(16 * 1024);
     let p = k.saturating_sub(1);
-    let _ = writeln!(s, "//! The types of domain {k}: items, shapes, levels and their rules.\n");
+    let _ = writeln!(
+        s,
+        "//! The types of domain {k}: items, shapes, levels and their rules.\n"
+    );
     if k > 0 {
         let _ = writeln!(s, "use types::t{p}::{{Level{p}, Code{p}}};\n");
     }

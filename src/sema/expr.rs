@@ -593,7 +593,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     kind: LitKind::Str { value, raw },
                     span: lspan,
                 })) => {
-                    for d in super::pattern_check::check(&mut self.cx.patterns, value, *lspan, *raw) {
+                    for d in super::pattern_check::check(&mut self.cx.patterns, value, *lspan, *raw)
+                    {
                         self.cx.report(d);
                     }
                     (
@@ -629,22 +630,20 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     "last" if expect_args(self, 0) => {
                         (STy::Option(Box::new(item)), mk(Method::Last))
                     }
-                    "sum" if expect_args(self, 0) => {
-                        match item {
-                            STy::Int => (STy::Int, mk(Method::Sum { float: false })),
-                            STy::Float => (STy::Float, mk(Method::Sum { float: true })),
-                            STy::Error | STy::Unknown => err,
-                            other => {
-                                let found = self.describe(&other);
-                                self.cx.report(
+                    "sum" if expect_args(self, 0) => match item {
+                        STy::Int => (STy::Int, mk(Method::Sum { float: false })),
+                        STy::Float => (STy::Float, mk(Method::Sum { float: true })),
+                        STy::Error | STy::Unknown => err,
+                        other => {
+                            let found = self.describe(&other);
+                            self.cx.report(
                                 Diagnostic::new("E0414", format!("`sum` needs a list of numbers, found a list of {found}"))
                                     .primary(receiver.span, "not numbers")
                                     .help("map the items to numbers first, such as `.map(|x| x.len()).sum()`"),
                             );
-                                err
-                            }
+                            err
                         }
-                    }
+                    },
                     "all" | "any" | "count" | "filter" | "map" | "sort_by" if args.len() == 1 => {
                         let Some((body_ty, closure)) = self.closure(arg0, &item, span) else {
                             return err;

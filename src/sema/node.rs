@@ -343,7 +343,10 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         delegates = check_body(cx, &n);
     }
     if let Some(prompt) = config.prompt.clone() {
-        let seen = cx.checked_prompts.entry((module, prompt.clone())).or_default();
+        let seen = cx
+            .checked_prompts
+            .entry((module, prompt.clone()))
+            .or_default();
         if !seen.contains(&n.params) {
             seen.push(n.params.clone());
             super::template::check_prompt(cx, module, &prompt, &n.params);
@@ -534,7 +537,9 @@ fn item_arg(
                     format!("`{}` is {}, not {want}", path.to_text(), r.noun()),
                 )
                 .primary(path.span, format!("expected {want}"))
-                .help(format!("name {want} declared in this module or imported with `use`")),
+                .help(format!(
+                    "name {want} declared in this module or imported with `use`"
+                )),
             );
             None
         }
