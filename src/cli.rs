@@ -100,7 +100,13 @@ impl Output {
     pub fn diagnostics(&self, sources: &SourceMap, diagnostics: &[Diagnostic]) {
         match self.format {
             MessageFormat::Human => {
-                let mut text = render::human(sources, diagnostics, self.color);
+                let (shown, hidden) =
+                    diagnostics.split_at(diagnostics.len().min(render::MAX_SHOWN));
+                let mut text = render::human(sources, shown, self.color);
+                if let Some(line) = render::not_shown(hidden) {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
                 if let Some(summary) = render::summary(diagnostics) {
                     text.push_str(&summary);
                     text.push('\n');

@@ -67,6 +67,19 @@ impl MemoryWorld {
     }
 }
 
+impl MemoryWorld {
+    /// The files below `path` (not `path` itself). Paths order by components, so they are one
+    /// contiguous range of the map starting at `path`: a folder costs its own entries, not a
+    /// scan of every file (which made collecting a project of hundreds of files quadratic).
+    fn below<'a>(&'a self, path: &'a Path) -> impl Iterator<Item = &'a PathBuf> + 'a {
+        self.files
+            .range::<Path, _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded))
+            .map(|(p, _)| p)
+            .take_while(move |p| p.starts_with(path))
+            .filter(move |p| p.as_path() != path)
+    }
+}
+
 impl World for MemoryWorld {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         self.files
@@ -77,8 +90,7 @@ impl World for MemoryWorld {
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
         let mut entries: Vec<PathBuf> = self
-            .files
-            .keys()
+            .below(path)
             .filter_map(|p| {
                 let rest = p.strip_prefix(path).ok()?;
                 let first = rest.components().next()?;
@@ -93,7 +105,7 @@ impl World for MemoryWorld {
     }
 
     fn is_dir(&self, path: &Path) -> bool {
-        self.files.keys().any(|p| p != path && p.starts_with(path))
+        self.below(path).next().is_some()
     }
 
     fn is_file(&self, path: &Path) -> bool {
@@ -194,18 +206,59 @@ pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
 
 /// Checks the project whose `ael.toml` is at `root`: every `.ael` file below it is a module.
 pub fn check_project(world: &dyn World, root: &Path) -> io::Result<Compilation> {
+    Ok(parse_project(world, root)?.check(world))
+}
+
+/// Parses the project at `root` (its `ael.toml` and every module) without checking it: the
+/// first half of [`check_project`], for callers that time or cache the phases apart.
+pub fn parse_project(world: &dyn World, root: &Path) -> io::Result<ParsedProject> {
     let mut compilation = Compilation::default();
-    let manifest_path = root.join("ael.toml");
-    let bytes = world.read(&manifest_path)?;
+    let bytes = world.read(&root.join("ael.toml"))?;
     let id = FileId(compilation.sources.len() as u32);
     let (text, bad_utf8) = decode_source(id, &bytes);
     compilation.diagnostics.extend(bad_utf8);
-    let (project, manifest_diagnostics) = manifest::load(id, &text);
+    let project = load_manifest(id, &text, &mut compilation.diagnostics);
     compilation.sources.add("ael.toml", text);
-    compilation.diagnostics.extend(manifest_diagnostics);
     parse_sources(world, root, root, &mut compilation)?;
-    run_sema(world, root, Some(&project), &mut compilation);
-    Ok(compilation)
+    Ok(ParsedProject {
+        root: root.to_path_buf(),
+        project,
+        compilation,
+    })
+}
+
+/// A project parsed by [`parse_project`], not yet checked.
+#[derive(Clone, Debug)]
+pub struct ParsedProject {
+    pub root: PathBuf,
+    pub project: sema::ProjectInfo,
+    pub compilation: Compilation,
+}
+
+impl ParsedProject {
+    /// The second half of [`check_project`]: semantic analysis of the parsed modules.
+    pub fn check(self, world: &dyn World) -> Compilation {
+        let mut compilation = self.compilation;
+        run_sema(world, &self.root, Some(&self.project), &mut compilation);
+        compilation
+    }
+}
+
+/// Reads `ael.toml` with the located loader of [`crate::project`], whose diagnostics are
+/// reported. When the file has errors, sema still gets what a lenient read finds (its
+/// bindings above all), so that a typo in `ael.toml` does not turn every `binding("…")` of the
+/// project into a second error.
+fn load_manifest(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> sema::ProjectInfo {
+    let loaded = crate::project::parse(id, text);
+    diagnostics.extend(loaded.diagnostics);
+    match loaded.config {
+        Some(config) => sema::ProjectInfo {
+            package: config.to_ir_package(),
+            bindings: config.to_ir_bindings(),
+            limits: config.to_ir_limits(),
+        },
+        None => manifest::load(id, text).0,
+    }
 }
 
 fn parse_sources(
@@ -231,7 +284,50 @@ fn parse_sources(
             comments: parse.comments,
         });
     }
+    add_std_modules(root, compilation);
     Ok(())
+}
+
+/// Adds the embedded `std` modules (spec §1) that the parsed modules `use`, and those they use
+/// in turn. Only imported ones are added, so a project that uses no `std` gets no `std` items
+/// in its program. Each is shown as `std/<name>.ael` and placed at `<root>/std/<name>.ael`, so
+/// that its module path is `std::<name>`.
+fn add_std_modules(root: &Path, compilation: &mut Compilation) {
+    let mut added: Vec<String> = Vec::new();
+    let mut next = 0;
+    while next < compilation.files.len() {
+        let wanted: Vec<String> = compilation.files[next]
+            .module
+            .items
+            .iter()
+            .filter_map(|item| match &item.kind {
+                ast::ItemKind::Use(u) => Some(u.module.to_text()),
+                _ => None,
+            })
+            .filter(|path| path.starts_with("std::"))
+            .collect();
+        next += 1;
+        for path in wanted {
+            if added.contains(&path) {
+                continue;
+            }
+            let Some(text) = crate::stdlib::source(&path) else {
+                continue; // sema reports the unknown module at the `use`
+            };
+            added.push(path.clone());
+            let name = crate::stdlib::file_name(&path);
+            let id = FileId(compilation.sources.len() as u32);
+            let parse = syntax::parse(id, text);
+            compilation.sources.add(name.clone(), text.to_owned());
+            compilation.diagnostics.extend(parse.diagnostics);
+            compilation.files.push(ParsedFile {
+                file: id,
+                path: root.join(name),
+                module: parse.module,
+                comments: parse.comments,
+            });
+        }
+    }
 }
 
 /// The module path of a file: its path from the root without `.node.ael`/`.ael`, `/` as `::`.

@@ -36,9 +36,6 @@ use crate::source::SourceMap;
 use crate::span::FileId;
 use crate::syntax::ast;
 
-/// Most diagnostics reported for one project; the rest are counted in a note.
-pub const MAX_DIAGNOSTICS: usize = 500;
-
 /// One parsed module of the project.
 #[derive(Clone, Copy, Debug)]
 pub struct SourceModule<'a> {
@@ -101,25 +98,12 @@ pub fn check(input: &CheckInput<'_>, sources: &mut SourceMap) -> Checked {
     let mut diagnostics = std::mem::take(&mut cx.diags);
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let program = (!has_errors).then(|| cx.into_program());
+    // Every diagnostic is kept: the terminal renderer caps what it shows and counts the rest
+    // (`render::MAX_SHOWN`), the LSP and JSON output need them all.
     diagnostics::sort(&mut diagnostics);
-    cap(&mut diagnostics);
     Checked {
         program,
         diagnostics,
-    }
-}
-
-/// Keeps the first [`MAX_DIAGNOSTICS`] and says how many more there were.
-fn cap(diagnostics: &mut Vec<Diagnostic>) {
-    if diagnostics.len() <= MAX_DIAGNOSTICS {
-        return;
-    }
-    let hidden = diagnostics.len() - MAX_DIAGNOSTICS;
-    diagnostics.truncate(MAX_DIAGNOSTICS);
-    if let Some(last) = diagnostics.last_mut() {
-        last.notes.push(format!(
-            "{hidden} more diagnostics are not shown; fix these first"
-        ));
     }
 }
 
@@ -199,6 +183,12 @@ pub(crate) struct Cx<'a, 's> {
     pub alias_busy: std::collections::HashSet<u32>,
     pub fn_sigs: Vec<Option<items::Sig>>,
     pub node_sigs: Vec<Option<items::Sig>>,
+    /// Prompt templates already checked, by module and path, with the parameter lists they
+    /// were checked against: nodes that share a template and a signature (a node and its
+    /// variants) get the same verdict, so the template is checked and reported once.
+    /// Verdicts on `@pattern` and `matches` texts, parsed once each.
+    pub patterns: pattern_check::Verdicts,
+    pub checked_prompts: HashMap<(usize, String), Vec<Vec<(String, aelc_runtime::ty::Ty)>>>,
     pub diags: Vec<Diagnostic>,
     pub out: ir::Program,
 }
@@ -222,6 +212,8 @@ impl<'a, 's> Cx<'a, 's> {
             alias_busy: std::collections::HashSet::new(),
             fn_sigs: Vec::new(),
             node_sigs: Vec::new(),
+            patterns: pattern_check::Verdicts::default(),
+            checked_prompts: HashMap::new(),
             diags: Vec::new(),
             out: ir::Program::default(),
         }

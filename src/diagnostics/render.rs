@@ -68,6 +68,33 @@ pub fn summary(diagnostics: &[Diagnostic]) -> Option<String> {
     }
 }
 
+/// Most diagnostics the terminal shows at once; the rest are counted by [`not_shown`]. A
+/// project with hundreds of errors is usually one mistake repeated: the first screens say what
+/// it is, and the summary still counts every diagnostic. JSON output is never capped.
+pub const MAX_SHOWN: usize = 200;
+
+/// The line standing for the diagnostics left out of the terminal output, such as
+/// `... and 512 more diagnostics not shown (510 errors, 2 warnings)`, or `None` when none were.
+pub fn not_shown(hidden: &[Diagnostic]) -> Option<String> {
+    if hidden.is_empty() {
+        return None;
+    }
+    let errors = hidden.iter().filter(|d| d.is_error()).count();
+    let warnings = hidden.len() - errors;
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    Some(format!(
+        "... and {} more {} not shown ({}, {}); `--message-format json` lists them all",
+        hidden.len(),
+        if hidden.len() == 1 {
+            "diagnostic"
+        } else {
+            "diagnostics"
+        },
+        plural(errors, "error"),
+        plural(warnings, "warning"),
+    ))
+}
+
 /// The JSON shape of one diagnostic (`--message-format json`, spec §11). A stable output type:
 /// fields are only ever added.
 #[derive(Serialize, Debug, PartialEq)]

@@ -1,8 +1,8 @@
-//! A stopgap reader of `ael.toml` for project mode: package, bindings and limits.
+//! A lenient reader of `ael.toml`: package, bindings and limits, whatever else is wrong.
 //!
-//! The full loader with located errors and "did you mean" lives in `crate::project` (being
-//! written); until the driver switches to it, this reads what sema needs and reports nothing
-//! beyond a syntax error.
+//! The located loader of `crate::project` reports every error and gives no configuration when
+//! there is one; the driver then falls back on this reader, so that sema still knows the
+//! bindings that are declared and does not report each `binding("…")` a second time.
 
 use toml::de::{DeTable, DeValue};
 

@@ -116,7 +116,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let expected = STy::of(ty, self.table());
         let (found, lowered) = self.expr(e, Some(&expected));
         if !found.fits(&expected) {
-            self.mismatch(e.span, &expected, &found);
+            self.mismatch(value_span(e), &expected, &found);
         } else if let Some(json) = super::consts::literal_constant(e) {
             let bytes = serde_json::to_vec(&json).unwrap_or_default();
             if let Err(errors) =
@@ -216,7 +216,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     Some(t1.clone())
                 };
                 let (t2, x2) = self.expr(else_branch, want.as_ref());
-                let ty = self.join(&t1, &t2, else_branch.span);
+                let ty = self.join(&t1, &t2, value_span(else_branch));
                 (
                     ty,
                     rt::Expr::If {
@@ -593,7 +593,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     kind: LitKind::Str { value, raw },
                     span: lspan,
                 })) => {
-                    for d in super::pattern_check::check(value, *lspan, *raw) {
+                    for d in super::pattern_check::check(&mut self.cx.patterns, value, *lspan, *raw)
+                    {
                         self.cx.report(d);
                     }
                     (
@@ -629,21 +630,20 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     "last" if expect_args(self, 0) => {
                         (STy::Option(Box::new(item)), mk(Method::Last))
                     }
-                    "sum" if expect_args(self, 0) => {
-                        match item {
-                            STy::Int => (STy::Int, mk(Method::Sum { float: false })),
-                            STy::Float => (STy::Float, mk(Method::Sum { float: true })),
-                            STy::Error | STy::Unknown => err,
-                            other => {
-                                let found = self.describe(&other);
-                                self.cx.report(
+                    "sum" if expect_args(self, 0) => match item {
+                        STy::Int => (STy::Int, mk(Method::Sum { float: false })),
+                        STy::Float => (STy::Float, mk(Method::Sum { float: true })),
+                        STy::Error | STy::Unknown => err,
+                        other => {
+                            let found = self.describe(&other);
+                            self.cx.report(
                                 Diagnostic::new("E0414", format!("`sum` needs a list of numbers, found a list of {found}"))
-                                    .primary(receiver.span, "not numbers"),
+                                    .primary(receiver.span, "not numbers")
+                                    .help("map the items to numbers first, such as `.map(|x| x.len()).sum()`"),
                             );
-                                err
-                            }
+                            err
                         }
-                    }
+                    },
                     "all" | "any" | "count" | "filter" | "map" | "sort_by" if args.len() == 1 => {
                         let Some((body_ty, closure)) = self.closure(arg0, &item, span) else {
                             return err;
@@ -658,7 +658,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                                         "the closure of `{name}` must return a bool, found {found}"
                                     ),
                                 )
-                                .primary(arg0.map_or(span, |a| a.span), "not a condition"),
+                                .primary(arg0.map_or(span, |a| a.span), "not a condition")
+                                .help("the closure must say yes or no for each item, such as `|x| x > 0`"),
                             );
                         }
                         if name == "sort_by"
@@ -844,12 +845,21 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 Diagnostic::new(
                     "E0402",
                     format!(
-                        "`{name}` takes {} argument(s), found {}",
+                        "`{name}` takes {} argument{}, found {}",
                         params.len(),
+                        if params.len() == 1 { "" } else { "s" },
                         args.len()
                     ),
                 )
-                .primary(span, "wrong number of arguments"),
+                .primary(span, "wrong number of arguments")
+                .help(format!(
+                    "`{name}` takes ({})",
+                    params
+                        .iter()
+                        .map(|(p, _)| p.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
             );
         }
         let mut out = Vec::new();
@@ -924,7 +934,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         format!("field `{}` is given twice", init.name.name),
                     )
                     .primary(init.name.span, "second value")
-                    .secondary(first, "first value"),
+                    .secondary(first, "first value")
+                    .help("give each field once"),
                 );
                 continue;
             }
@@ -1162,7 +1173,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 None => bt,
                 Some(r) => {
                     if !bt.fits(r) && !r.is_error() {
-                        self.mismatch(arm.body.span, r, &bt);
+                        self.mismatch(value_span(&arm.body), r, &bt);
                     }
                     if matches!(r, STy::Unknown) {
                         bt
@@ -1457,5 +1468,15 @@ impl Coverage {
             STy::Error => Vec::new(),
             _ => vec!["every value (add `_ => …`)".to_owned()],
         }
+    }
+}
+
+/// Where the value of `e` is written: the last expression of a block (`{ let x = 1; x }` is
+/// `x`), inside parentheses. A type error about a value points there, not at the whole block.
+fn value_span(e: &ast::Expr) -> Span {
+    match &e.kind {
+        ExprKind::Block { value, .. } => value_span(value),
+        ExprKind::Paren(inner) => value_span(inner),
+        _ => e.span,
     }
 }

@@ -73,7 +73,8 @@ fn lower_errors(cx: &mut Cx<'_, '_>) {
                         format!("code `{}` is declared twice", code.name.name),
                     )
                     .primary(code.name.span, "second declaration")
-                    .secondary(*first, "first declared here"),
+                    .secondary(*first, "first declared here")
+                    .help("remove the second one"),
                 );
                 continue;
             }
@@ -112,7 +113,8 @@ pub(crate) fn lower_params(
                     format!("parameter `{}` is declared twice", p.name.name),
                 )
                 .primary(p.name.span, "second declaration")
-                .secondary(*first, "first declared here"),
+                .secondary(*first, "first declared here")
+                .help("rename one of them or remove the duplicate"),
             );
             ok = false;
         }
@@ -295,7 +297,8 @@ pub(crate) fn resolve_fails(
                         other.noun()
                     ),
                 )
-                .primary(path.span, "expected an `errors` set"),
+                .primary(path.span, "expected an `errors` set")
+                .help("declare the codes with `errors Name { code, … }` and write `fails Name`"),
             );
             None
         }
@@ -321,9 +324,20 @@ pub(crate) fn code_names(cx: &Cx<'_, '_>, set: u32) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Reports `code` unless it is declared in `set`.
-pub(crate) fn check_code(cx: &mut Cx<'_, '_>, set: Option<u32>, code: &ast::Ident, whose: &str) {
+/// Reports `code` unless it is declared in `set`. `fails_written` says whether a `fails` clause
+/// is written: when it is but names no `errors` set, that clause is the error, already reported,
+/// and its codes are not reported again.
+pub(crate) fn check_code(
+    cx: &mut Cx<'_, '_>,
+    set: Option<u32>,
+    fails_written: bool,
+    code: &ast::Ident,
+    whose: &str,
+) {
     let Some(set) = set else {
+        if fails_written {
+            return;
+        }
         cx.report(
             Diagnostic::new(
                 "E0411",
@@ -386,7 +400,8 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
                             "E0401",
                             format!("a requirement must be a bool, found {found}"),
                         )
-                        .primary(req.cond.span, "not a condition"),
+                        .primary(req.cond.span, "not a condition")
+                        .help("write a comparison, such as `x.len() > 0`"),
                     );
                 }
                 let message = req.message.as_ref().and_then(|m| match &m.kind {
@@ -404,7 +419,13 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
             }
             locals = ecx.locals_used();
             for (code, r) in lowered {
-                check_code(cx, fails, &code, &format!("check `{}`", def.name.name));
+                check_code(
+                    cx,
+                    fails,
+                    def.fails.is_some(),
+                    &code,
+                    &format!("check `{}`", def.name.name),
+                );
                 requires.push(r);
             }
         }
@@ -490,7 +511,8 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                                     "E0401",
                                     format!("`{kind}(…)` takes {w}, found {f}"),
                                 )
-                                .primary(arg.span, format!("this is {f}")),
+                                .primary(arg.span, format!("this is {f}"))
+                                .help(format!("pass a value of type {w}")),
                             );
                         }
                     }

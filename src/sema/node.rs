@@ -77,6 +77,9 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     let mut input = ir::InputStage::default();
     let mut output_stage = ir::OutputStage::default();
     let mut inputs = None;
+    // Whether `combine:` is written at all (a misspelled value is its own error, not a
+    // missing `combine`; `fresh:` alone does not say how to combine).
+    let mut combine_written = false;
     let mut budget = ir::Budget::default();
     let mut publish = None;
     let mut max_answer_span = None;
@@ -218,6 +221,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     output_stage.on_failure = policies(cx, &n, entry, &mut fallbacks);
                 }
                 ("inputs", "combine") => {
+                    combine_written = true;
                     let word = path_word(arg);
                     let combine = match word.as_deref() {
                         Some("together") => Some(ir::Combine::Together),
@@ -308,7 +312,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
             publish.get_or_insert_with(empty_publish);
         }
     }
-    if n.params.len() >= 2 && inputs.is_none() {
+    if n.params.len() >= 2 && !combine_written {
         cx.report(
             Diagnostic::new(
                 "E0510",
@@ -339,7 +343,14 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         delegates = check_body(cx, &n);
     }
     if let Some(prompt) = config.prompt.clone() {
-        super::template::check_prompt(cx, module, &prompt, &n.params);
+        let seen = cx
+            .checked_prompts
+            .entry((module, prompt.clone()))
+            .or_default();
+        if !seen.contains(&n.params) {
+            seen.push(n.params.clone());
+            super::template::check_prompt(cx, module, &prompt, &n.params);
+        }
     }
     let module_path = cx.module_path(module);
     cx.out.nodes.push(ir::NodeIr {
@@ -525,7 +536,10 @@ fn item_arg(
                     "E0209",
                     format!("`{}` is {}, not {want}", path.to_text(), r.noun()),
                 )
-                .primary(path.span, format!("expected {want}")),
+                .primary(path.span, format!("expected {want}"))
+                .help(format!(
+                    "name {want} declared in this module or imported with `use`"
+                )),
             );
             None
         }
@@ -816,7 +830,13 @@ fn policies(
                             .help("move `fail(…)` to the end; at most one `fail` is allowed"),
                     );
                 }
-                check_code(cx, n.fails, code, &format!("node `{}`", n.def.name.name));
+                check_code(
+                    cx,
+                    n.fails,
+                    n.def.fails.is_some(),
+                    code,
+                    &format!("node `{}`", n.def.name.name),
+                );
                 out.push(ir::Policy::Fail {
                     code: code.name.clone(),
                 });

@@ -1,15 +1,34 @@
 //! Turns the `@pattern` validator's findings ([`super::pattern`]) into diagnostics that point
 //! inside the string literal.
 
+use std::collections::HashMap;
+
 use super::pattern::{check_pattern, PatternError};
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 
+/// The verdict on each pattern text seen so far. A project repeats its patterns (a code
+/// format on every struct that holds one), and parsing a pattern costs far more than a lookup.
+#[derive(Default)]
+pub(crate) struct Verdicts(HashMap<String, Result<(), Vec<PatternError>>>);
+
 /// `literal` is the span of the string literal as written; `raw` is `Some(hashes)` for `r"…"`.
 /// For a raw string, bytes of the pattern map one to one onto the source after `r#"`; in an
 /// ordinary string escapes shift them, so the whole literal is pointed at.
-pub(crate) fn check(text: &str, literal: Span, raw: Option<u8>) -> Vec<Diagnostic> {
-    match check_pattern(text) {
+pub(crate) fn check(
+    verdicts: &mut Verdicts,
+    text: &str,
+    literal: Span,
+    raw: Option<u8>,
+) -> Vec<Diagnostic> {
+    let verdict = match verdicts.0.get(text) {
+        Some(v) => v,
+        None => verdicts
+            .0
+            .entry(text.to_owned())
+            .or_insert_with(|| check_pattern(text)),
+    };
+    match verdict {
         Ok(()) => Vec::new(),
         Err(errors) => errors
             .iter()

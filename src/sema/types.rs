@@ -144,7 +144,8 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
                     format!("variant `{}` is declared twice", variant.name.name),
                 )
                 .primary(variant.name.span, "second declaration")
-                .secondary(*first, "first declared here"),
+                .secondary(*first, "first declared here")
+                .help("rename one of them or remove the duplicate"),
             );
             continue;
         }
@@ -158,7 +159,11 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
                             format!("field `{tag}` clashes with the enum's tag"),
                         )
                         .primary(field.name.span, "the tag field has this name")
-                        .help("rename the field or choose another tag with `@tag(\"kind\")`"),
+                        .help(if tag == "type" {
+                            "rename the field, or tag the enum by another field with `@tag(\"kind\")`".to_owned()
+                        } else {
+                            format!("rename the field, or give `@tag(…)` another name than `{tag}`")
+                        }),
                     );
                 }
             }
@@ -205,7 +210,8 @@ fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Ve
                     format!("field `{}` is declared twice", field.name.name),
                 )
                 .primary(field.name.span, "second declaration")
-                .secondary(*first, "first declared here"),
+                .secondary(*first, "first declared here")
+                .help("rename one of them or remove the duplicate"),
             );
             continue;
         }
@@ -870,7 +876,7 @@ impl Cx<'_, '_> {
                         _ => None,
                     };
                     let span = attr.args.first().map_or(attr.span, |a| a.span);
-                    for d in super::pattern_check::check(&text, span, raw) {
+                    for d in super::pattern_check::check(&mut self.patterns, &text, span, raw) {
                         self.report(d);
                     }
                     s.pattern = Some(text);
@@ -937,7 +943,12 @@ impl Cx<'_, '_> {
                     "E0305",
                     format!("`@{}` does not apply to this media kind", attr.name.name),
                 )
-                .primary(attr.span, "not for this kind of media"),
+                .primary(attr.span, "not for this kind of media")
+                .help(match attr.name.name.as_str() {
+                    "max_pixels" => "`@max_pixels` is for `Image` and `Video`; remove it",
+                    "max_duration" => "`@max_duration` is for `Audio` and `Video`; remove it",
+                    _ => "`@sample_rate` is for `Audio`; remove it",
+                }),
             );
             return;
         }
@@ -954,7 +965,8 @@ impl Cx<'_, '_> {
                                 if !value.starts_with(p) {
                                     self.report(
                                         Diagnostic::new("E0314", format!("`{value}` is not a content type of this media kind"))
-                                            .primary(arg.span, format!("expected a type starting with `{p}`")),
+                                            .primary(arg.span, format!("expected a type starting with `{p}`"))
+                                            .help(format!("list only `{p}…` content types here, or declare the media kind that `{value}` is")),
                                     );
                                     continue;
                                 }
