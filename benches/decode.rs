@@ -323,7 +323,9 @@ fn hostile(rounds: usize) {
         for _ in 0..rounds.min(3) {
             serde.push(
                 time(1, || {
-                    black_box(serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok());
+                    black_box(
+                        serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok(),
+                    );
                 })
                 .as_secs_f64(),
             );

@@ -65,7 +65,7 @@ fn write(dir: &Path, relative: &str, text: &str) -> PathBuf {
     path
 }
 
-/// The lines of `aelc test` output that start with `FAIL` or `ok`, and the closing line.
+/// The closing line of `aelc test`.
 fn summary(o: &Output) -> String {
     stdout(o).lines().last().unwrap_or_default().to_owned()
 }
@@ -114,7 +114,14 @@ fn validate_reports_every_error_with_pointer_path_and_code() {
     assert!(at("/text") < at("/colour"));
 
     let o = aelc(
-        &["--message-format", "json", "validate", "pick", "--input", "in.json"],
+        &[
+            "--message-format",
+            "json",
+            "validate",
+            "pick",
+            "--input",
+            "in.json",
+        ],
         &dir,
     );
     assert_eq!(code(&o), 1);
@@ -147,8 +154,14 @@ fn validate_output_rejects_extra_fields_and_bad_text() {
     let o = aelc(&["validate", "pick", "--output", "out.json"], &dir);
     assert_eq!(code(&o), 1);
     let err = stderr(&o);
-    assert!(err.contains("error[unknown_variant]: output.items[0].level:"), "{err}");
-    assert!(err.contains("error[unknown_field]: output.items[0].why:"), "{err}");
+    assert!(
+        err.contains("error[unknown_variant]: output.items[0].level:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error[unknown_field]: output.items[0].why:"),
+        "{err}"
+    );
     assert!(err.contains("error[invalid_text]: output.note:"), "{err}");
     assert!(err.contains("at /items/0/why"), "{err}");
 }
@@ -162,7 +175,11 @@ fn validate_refuses_deep_and_huge_payloads_without_crashing() {
     // The output of `pick` is bounded by max_answer, far below 500 KB: `too_large` first.
     assert!(stderr(&o).contains("(too_large)"), "{}", stderr(&o));
     // The input bound (max_input_bytes = 4096) is checked before anything else.
-    write(&dir, "big.json", &format!("{{\"text\": \"{}\"}}", "a".repeat(5000)));
+    write(
+        &dir,
+        "big.json",
+        &format!("{{\"text\": \"{}\"}}", "a".repeat(5000)),
+    );
     let o = aelc(&["validate", "pick", "--input", "big.json"], &dir);
     assert_eq!(code(&o), 1);
     assert!(stderr(&o).contains("(too_large)"), "{}", stderr(&o));
@@ -173,7 +190,11 @@ fn validate_usage_and_io_errors_exit_2() {
     let dir = copy_fixture("validate-usage");
     let o = aelc(&["validate", "pick", "--input", "missing.json"], &dir);
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("cannot read missing.json"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot read missing.json"),
+        "{}",
+        stderr(&o)
+    );
     write(&dir, "in.json", "{}");
     let o = aelc(&["validate", "pik", "--input", "in.json"], &dir);
     assert_eq!(code(&o), 2);
@@ -181,11 +202,16 @@ fn validate_usage_and_io_errors_exit_2() {
     let o = aelc(&["validate", "pick"], &dir);
     assert_eq!(code(&o), 2, "neither --input nor --output");
     let o = aelc(
-        &["validate", "pick", "--input", "in.json", "--output", "in.json"],
+        &[
+            "validate", "pick", "--input", "in.json", "--output", "in.json",
+        ],
         &dir,
     );
     assert_eq!(code(&o), 2, "both --input and --output");
-    let o = aelc(&["validate", "pick", "--input", "in.json"], &std::env::temp_dir());
+    let o = aelc(
+        &["validate", "pick", "--input", "in.json"],
+        &std::env::temp_dir(),
+    );
     assert_eq!(code(&o), 2, "no project: {}", stderr(&o));
 }
 
@@ -391,7 +417,12 @@ mod runner {
                 run.input_errors.first().map(|e| e.pointer.as_str()),
                 Some("/colour")
             );
-            let run = runner.run(br#"{"text": " "}"#, "p", &mut model, &mut TickClock::default());
+            let run = runner.run(
+                br#"{"text": " "}"#,
+                "p",
+                &mut model,
+                &mut TickClock::default(),
+            );
             assert_eq!(run.outcome.status, Status::Failed);
             assert_eq!(run.outcome.code.as_deref(), Some("blank"));
             assert_eq!(
@@ -405,7 +436,8 @@ mod runner {
     fn a_rejected_answer_never_becomes_the_output() {
         with_node("pick", |runner| {
             // Decodes, but fails `within` (limit 1) twice: the value is never the output.
-            let two = r#"{"items": [{"name": "a", "level": "low"}, {"name": "b", "level": "low"}]}"#;
+            let two =
+                r#"{"items": [{"name": "a", "level": "low"}, {"name": "b", "level": "low"}]}"#;
             let mut model = ReplayModel::new([answer(two), answer(two)]);
             let run = runner.run(
                 br#"{"text": "t", "limit": 1}"#,

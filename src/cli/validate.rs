@@ -58,7 +58,11 @@ pub fn run(out: &Output, args: &ValidateArgs) -> Status {
     for e in &errors {
         match out.format {
             MessageFormat::Human => {
-                let at = if e.pointer.is_empty() { "/" } else { &e.pointer };
+                let at = if e.pointer.is_empty() {
+                    "/"
+                } else {
+                    &e.pointer
+                };
                 text.push_str(&format!(
                     "error[{}]: {}\n  --> {shown} at {at}\n",
                     e.code, e.message

@@ -15,7 +15,7 @@
 //! other than `return f(…)` with an extern fn) cannot be replayed: its examples fail and say
 //! why (book: reference/testing.md).
 
-use aelc_runtime::example::{Expect, ExampleFile};
+use aelc_runtime::example::{ExampleFile, Expect};
 use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Status, SystemClock};
 use aelc_runtime::value::Value;
@@ -56,7 +56,11 @@ fn pointer_errors(which: &str, errors: &[aelc_runtime::error::DecodeError]) -> V
     errors
         .iter()
         .map(|e| {
-            let at = if e.pointer.is_empty() { "/" } else { &e.pointer };
+            let at = if e.pointer.is_empty() {
+                "/"
+            } else {
+                &e.pointer
+            };
             format!(
                 "the {which} at `{at}` does not match the {which} schema: {}",
                 e.message
@@ -81,7 +85,8 @@ pub fn replay(runner: &NodeRunner<'_>, body: &BodyPlan, text: &str, prompt: &str
         ));
     }
     let input = example.input.get().as_bytes();
-    let expects_refusal = matches!(&example.expect, Expect::Failure { status, .. } if status == "rejected_input");
+    let expects_refusal =
+        matches!(&example.expect, Expect::Failure { status, .. } if status == "rejected_input");
     if !expects_refusal {
         if let Err(errors) = runner.decode_input(input) {
             return Verdict {

@@ -20,9 +20,7 @@ use std::path::Path;
 
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::DecodeError;
-use aelc_runtime::eval::{
-    CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host,
-};
+use aelc_runtime::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
 use aelc_runtime::expr::{self, Check, FnDef, FnId};
 use aelc_runtime::model::Model;
 use aelc_runtime::money::{Amount, Price};
@@ -448,10 +446,14 @@ pub fn body_plan(world: &dyn World, root: &Path, program: &Program, node: &NodeI
     };
     let text = String::from_utf8_lossy(&bytes);
     let parsed = syntax::parse(crate::span::FileId(0), &text);
-    let def = parsed.module.items.iter().find_map(|item| match &item.kind {
-        ast::ItemKind::Node(def) if def.name.name == node.name => Some(def),
-        _ => None,
-    });
+    let def = parsed
+        .module
+        .items
+        .iter()
+        .find_map(|item| match &item.kind {
+            ast::ItemKind::Node(def) if def.name.name == node.name => Some(def),
+            _ => None,
+        });
     let Some(def) = def else {
         return BodyPlan::Unsupported(format!("`{}` was not found in its module", node.name));
     };

@@ -129,9 +129,7 @@ impl ExampleFile {
                 }
             }
             (Some(_), Some(_)) => {
-                return Err(ExampleError(
-                    "it has both `output` and `status`".to_owned(),
-                ))
+                return Err(ExampleError("it has both `output` and `status`".to_owned()))
             }
             (None, None) => {
                 return Err(ExampleError(
@@ -168,14 +166,23 @@ mod tests {
     fn malformed_examples_say_why() {
         let cases = [
             (r#"{"answers": []}"#, "missing field `input`"),
-            (r#"{"input": 1, "extra": 2, "status": "failed"}"#, "unknown field"),
+            (
+                r#"{"input": 1, "extra": 2, "status": "failed"}"#,
+                "unknown field",
+            ),
             (r#"{"input": 1}"#, "neither"),
             (r#"{"input": 1, "output": 1, "status": "failed"}"#, "both"),
             (r#"{"input": 1, "status": "broken"}"#, "is not one of"),
-            (r#"{"input": 1, "output": 1, "code": "x"}"#, "`code` goes with"),
+            (
+                r#"{"input": 1, "output": 1, "code": "x"}"#,
+                "`code` goes with",
+            ),
         ];
         for (text, why) in cases {
-            let err = ExampleFile::parse(text).err().map(|e| e.0).unwrap_or_default();
+            let err = ExampleFile::parse(text)
+                .err()
+                .map(|e| e.0)
+                .unwrap_or_default();
             assert!(err.contains(why), "{text}: {err}");
         }
     }
