@@ -12,6 +12,11 @@
 //! Each round times every contender once per payload, in an order that rotates per round, so
 //! drift of the machine hits all of them alike; the table reports the median of the per-round
 //! ratios. Run: `cargo bench --bench decode` (about 10–20 s). `DECODE_ROUNDS=5` shortens it.
+//!
+//! Then the hostile payloads of spec §8 — a 1 MB `[[[[…` (1,048,576 deep) and 10,010,001 tiny
+//! values in 20 MB — each refused by the pre-scan: the time to the verdict next to the time
+//! `serde_json` takes to parse the same bytes into a `Value`, and the growth of the process's
+//! peak resident memory while ours refused it (Linux `VmHWM`; measured before serde runs).
 
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::eval::NoHost;
@@ -263,6 +268,75 @@ fn main() {
             ratio(&ours, &serde),
             ratio(&schema, &ours),
             ratio(&pipe, &ours),
+        );
+    }
+    hostile(rounds);
+}
+
+/// The peak resident set of this process in KiB (Linux), if known.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn hostile(rounds: usize) {
+    let table = aelc_runtime::ty::TypeTable::default();
+    let list = |item: aelc_runtime::ty::Ty| {
+        aelc_runtime::ty::Ty::List(aelc_runtime::ty::ListTy {
+            item: Box::new(item),
+            min: 0,
+            max: 10_000,
+            unique: false,
+        })
+    };
+    let ty = list(list(aelc_runtime::ty::Ty::Int(
+        aelc_runtime::ty::IntTy::base(aelc_runtime::ty::IntKind::U8),
+    )));
+    let deep = "[".repeat(1 << 20);
+    let inner = format!("[{}]", vec!["0"; 1_000].join(","));
+    let many = format!("[{}]", vec![inner.as_str(); 10_000].join(","));
+    println!();
+    println!("hostile payloads (refused by the pre-scan): median of {rounds} rounds");
+    println!(
+        "{:<12} {:>11} {:>14} {:>16} {:>16}",
+        "payload", "bytes", "ours: refused", "peak RSS growth", "serde Value"
+    );
+    for (name, doc) in [("deep 1 MB", &deep), ("10M values", &many)] {
+        let bytes = doc.as_bytes();
+        let mut decoder = Decoder::new(&table).with_max_input_bytes(32 << 20);
+        let before = peak_rss_kib();
+        let mut ours = Vec::new();
+        for _ in 0..rounds {
+            ours.push(
+                time(1, || {
+                    black_box(decoder.decode(black_box(bytes), &ty, "request").is_err());
+                })
+                .as_secs_f64(),
+            );
+        }
+        let growth = match (before, peak_rss_kib()) {
+            (Some(b), Some(a)) => format!("{} KiB", a.saturating_sub(b)),
+            _ => "n/a".to_owned(),
+        };
+        let mut serde = Vec::new();
+        for _ in 0..rounds.min(3) {
+            serde.push(
+                time(1, || {
+                    black_box(
+                        serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok(),
+                    );
+                })
+                .as_secs_f64(),
+            );
+        }
+        println!(
+            "{:<12} {:>11} {:>11.1} µs {:>16} {:>13.1} µs",
+            name,
+            bytes.len(),
+            median(ours) * 1e6,
+            growth,
+            median(serde) * 1e6
         );
     }
 }

@@ -11,6 +11,8 @@ mod fmt;
 mod lsp;
 mod new;
 mod schema;
+mod test;
+mod validate;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -68,6 +70,8 @@ pub fn run(args: &Args) -> Status {
         Command::Lsp(_) => lsp::run(),
         Command::Build(cmd) => build::run(&out, cmd),
         Command::Schema(cmd) => schema::run(&out, cmd),
+        Command::Validate(cmd) => validate::run(&out, cmd),
+        Command::Test(cmd) => test::run(&out, cmd),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Every bundled example project checks without errors and lowers to a program, and
-//! `aelc build` on it succeeds twice with byte-identical output.
+//! `aelc build` on it succeeds twice with byte-identical output, and `aelc test` replays every
+//! example green.
 
 use std::path::Path;
 use std::process::Command;
@@ -80,5 +81,29 @@ fn collect(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
                 .into_owned();
             out.push((name, std::fs::read(&path).unwrap()));
         }
+    }
+}
+
+#[test]
+fn examples_pass_aelc_test() {
+    for root in example_roots() {
+        let out = Command::new(env!("CARGO_BIN_EXE_aelc"))
+            .arg("test")
+            .arg(&root)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let last = stdout.lines().last().unwrap_or_default();
+        assert!(
+            out.status.success(),
+            "aelc test {}:\n{stdout}{}",
+            root.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            last.ends_with(" passed, 0 failed") && !last.starts_with("0 "),
+            "{}: {last}",
+            root.display()
+        );
     }
 }

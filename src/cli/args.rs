@@ -50,6 +50,10 @@ pub enum Command {
     Build(BuildArgs),
     /// Print one node's input or output schema.
     Schema(SchemaArgs),
+    /// Decode a JSON file against a node's input or output type; exit 1 if invalid.
+    Validate(ValidateArgs),
+    /// Replay every example of every agent; exit 1 on any failure.
+    Test(TestArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -115,4 +119,26 @@ pub struct SchemaArgs {
     /// The project folder (default: found from the current folder upwards).
     #[arg(long)]
     pub project: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["input", "output"])))]
+pub struct ValidateArgs {
+    /// A node's or agent's name (`module::name` where two modules share it).
+    pub node: String,
+    /// A JSON file to decode as the node's input document.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// A JSON file to decode as the node's output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The project folder (default: found from the current folder upwards).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct TestArgs {
+    /// The project folder (default: found from the current folder upwards).
+    pub path: Option<PathBuf>,
 }

@@ -348,9 +348,9 @@ impl Session<'_> {
         tag: Option<&str>,
         trail: &Trail<'_>,
     ) -> Decoded<Vec<Value>> {
-        let mut slots: Vec<Option<Value>> = Vec::with_capacity(fields.len());
-        slots.resize_with(fields.len(), || None);
-        let mut seen = vec![false; fields.len()];
+        // One allocation per object: the field values, `none` until read or defaulted.
+        let mut slots: Vec<Value> = vec![Value::NONE; fields.len()];
+        let mut seen = Seen::new(fields.len());
         let mut tag_seen = false;
         let mut ok = true;
         if !self.r.begin_object()? {
@@ -365,7 +365,7 @@ impl Session<'_> {
                     .position(|f| f.name.as_bytes() == key.as_bytes())
                 {
                     let child = trail.key(&key);
-                    if seen.get(i).copied().unwrap_or(true) {
+                    if seen.get(i) {
                         self.report(
                             &child,
                             Code::DuplicateKey,
@@ -374,15 +374,13 @@ impl Session<'_> {
                         self.r.skip_value()?;
                         ok = false;
                     } else {
-                        if let Some(s) = seen.get_mut(i) {
-                            *s = true;
-                        }
+                        seen.set(i);
                         let ty = fields.get(i).map(|f| &f.ty);
                         match ty {
                             Some(ty) => match self.value(ty, &child)? {
                                 Some(v) => {
                                     if let Some(slot) = slots.get_mut(i) {
-                                        *slot = Some(v);
+                                        *slot = v;
                                     }
                                 }
                                 None => ok = false,
@@ -422,20 +420,21 @@ impl Session<'_> {
             }
         }
         for (i, field) in fields.iter().enumerate() {
-            if seen.get(i).copied().unwrap_or(false) {
+            if seen.get(i) {
                 continue;
             }
+            // An absent `Option` is already `none` in its slot.
             let filled = if let Some(default) = &field.default {
                 self.default_value(field, default)
             } else if matches!(field.ty, Ty::Option { .. }) {
-                Some(Value::NONE)
+                continue;
             } else {
                 None
             };
             match filled {
                 Some(v) => {
                     if let Some(slot) = slots.get_mut(i) {
-                        *slot = Some(v);
+                        *slot = v;
                     }
                 }
                 None => {
@@ -448,10 +447,7 @@ impl Session<'_> {
                 }
             }
         }
-        if !ok {
-            return Ok(None);
-        }
-        Ok(slots.into_iter().collect())
+        Ok(ok.then_some(slots))
     }
 
     /// A field's default as a value, decoded once per decoder (`None` if it does not fit its
@@ -830,6 +826,44 @@ impl Session<'_> {
             return Ok(None);
         }
         Ok(Some(Value::Media(Box::new(m))))
+    }
+}
+
+/// Which fields of an object were read: a bit set, inline up to 64 fields (no allocation).
+enum Seen {
+    Small(u64),
+    Large(Vec<bool>),
+}
+
+impl Seen {
+    fn new(fields: usize) -> Seen {
+        if fields <= 64 {
+            Seen::Small(0)
+        } else {
+            Seen::Large(vec![false; fields])
+        }
+    }
+
+    fn get(&self, i: usize) -> bool {
+        match self {
+            Seen::Small(bits) => i < 64 && bits & (1 << i) != 0,
+            Seen::Large(v) => v.get(i).copied().unwrap_or(false),
+        }
+    }
+
+    fn set(&mut self, i: usize) {
+        match self {
+            Seen::Small(bits) => {
+                if i < 64 {
+                    *bits |= 1 << i;
+                }
+            }
+            Seen::Large(v) => {
+                if let Some(b) = v.get_mut(i) {
+                    *b = true;
+                }
+            }
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 //!   [`model::Model`] ([`model::ReplayModel`] for replays); [`stage`] plugs checks and
 //!   transforms into steps 4–5; [`money`] is exact cost arithmetic; [`receipt`]: §10.
 //! - [`provider`]: the HTTP model providers behind `ael.toml` bindings.
+//! - [`example`]: the example files of spec §6 that `aelc test` replays.
 //! - [`testing`]: the spec's review types as a ready table, for tests and benchmarks.
 //! - [`media`]: the JSON shape of media references; [`format`]: `@format` validators.
 //!
@@ -20,6 +21,7 @@ pub mod bounds;
 pub mod decode;
 pub mod error;
 pub mod eval;
+pub mod example;
 pub mod expr;
 pub mod format;
 pub mod json;

@@ -619,3 +619,56 @@ fn validate_value_reports_like_the_decoder() {
     let errs = validate_value(&Value::Int(3), &named(REVIEW), &t, "output");
     assert_eq!(errs.first().map(|e| e.code), Some(Code::WrongType));
 }
+
+/// The two hostile payloads of spec §8: a 1 MB `[[[[…` 500,000+ deep, and ten million tiny
+/// values. Both are refused by the pre-scan with one error whose pointer shows where it stopped
+/// (the 65th level; the 200,001st value), so neither the decoder's recursion nor a tree of ten
+/// million values is ever reached. Their speed is measured in `benches/decode.rs`.
+#[test]
+fn hostile_payloads_are_refused_where_the_bound_breaks() {
+    let t = TypeTable::default();
+    let nested = Ty::List(ListTy {
+        item: Box::new(Ty::List(ListTy {
+            item: Box::new(int(IntKind::U8)),
+            min: 0,
+            max: 10_000,
+            unique: false,
+        })),
+        min: 0,
+        max: 10_000,
+        unique: false,
+    });
+    let deep = "[".repeat(1 << 20);
+    let errs = Decoder::new(&t)
+        .with_max_input_bytes(1 << 20)
+        .decode(deep.as_bytes(), &nested, "request")
+        .err()
+        .unwrap_or_default();
+    let got: Vec<(&str, Code)> = errs.iter().map(|e| (e.pointer.as_str(), e.code)).collect();
+    let pointer = "/0".repeat(64);
+    assert_eq!(got, vec![(pointer.as_str(), Code::TooDeep)]);
+
+    // 10,000 arrays of 1,000 zeros: 10,010,001 values in 20 MB. Values are counted in document
+    // order (the outer array, then each inner array and its items), so value 200,001 is item
+    // 799 of inner array 199: 1 + 199 × 1,001 + 1 + 799 = 200,001.
+    let inner = format!("[{}]", vec!["0"; 1_000].join(","));
+    let many = format!("[{}]", vec![inner.as_str(); 10_000].join(","));
+    assert!(many.len() > 20_000_000);
+    let errs = Decoder::new(&t)
+        .with_max_input_bytes(32 << 20)
+        .decode(many.as_bytes(), &nested, "request")
+        .err()
+        .unwrap_or_default();
+    let got: Vec<(&str, Code)> = errs.iter().map(|e| (e.pointer.as_str(), e.code)).collect();
+    assert_eq!(got, vec![("/199/799", Code::TooManyValues)]);
+
+    // Ten million values in one flat array: the array's 10,001st item.
+    let flat = format!("[{}]", vec!["0"; 10_000_000].join(","));
+    let errs = Decoder::new(&t)
+        .with_max_input_bytes(32 << 20)
+        .decode(flat.as_bytes(), &nested, "request")
+        .err()
+        .unwrap_or_default();
+    let got: Vec<(&str, Code)> = errs.iter().map(|e| (e.pointer.as_str(), e.code)).collect();
+    assert_eq!(got, vec![("", Code::TooManyItems)]);
+}

@@ -598,3 +598,37 @@ fn receipts_validate_against_their_schema_and_are_deterministic() {
         ("0", "0.0015")
     );
 }
+
+/// The receipt schema is published as `stdlib/runtime/schemas/receipt.schema.json` (linked
+/// from the book); this fails when the file and the `Receipt` type drift apart. `AEL_BLESS=1`
+/// rewrites it.
+#[test]
+fn the_published_receipt_schema_is_current() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/receipt.schema.json");
+    let mut expected = serde_json::to_string_pretty(&receipt_schema()).unwrap_or_default();
+    expected.push('\n');
+    if std::env::var_os("AEL_BLESS").is_some() {
+        let _ = std::fs::create_dir_all(path.parent().unwrap_or(&path));
+        std::fs::write(&path, &expected).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let published = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        published == expected,
+        "{} is out of date; run with AEL_BLESS=1",
+        path.display()
+    );
+    let schema: serde_json::Value = serde_json::from_str(&published).unwrap_or_default();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    for status in [
+        "succeeded",
+        "rejected_input",
+        "invalid_output",
+        "failed",
+        "error",
+    ] {
+        assert!(published.contains(&format!("\"{status}\"")), "{status}");
+    }
+}

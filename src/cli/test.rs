@@ -1,0 +1,69 @@
+//! `aelc test [DIR]`: replays every example of every agent (spec §6, §11) and prints one line
+//! per example, the reasons of each failure, and a closing line `N passed, N failed`.
+//!
+//! Exit 0 when every example passed, 1 when one failed or the project has errors, 2 for usage
+//! and I/O errors. The replay itself is [`crate::driver::replay`].
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::args::TestArgs;
+use super::build::{load_examples, load_project};
+use super::{Output, Status};
+use crate::driver::replay::replay;
+use crate::driver::run::{body_plan, NodeRunner};
+use crate::driver::{DiskWorld, World};
+
+pub fn run(out: &Output, args: &TestArgs) -> Status {
+    let start = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    let project = match load_project(&DiskWorld, &start) {
+        Ok(p) => p,
+        Err(message) => return out.fatal(&message),
+    };
+    let Some(program) = project.program.as_ref() else {
+        out.diagnostics(&project.sources, &project.diagnostics);
+        return Status::Failed;
+    };
+    let examples = match load_examples(&DiskWorld, &project.root, program) {
+        Ok(e) => e,
+        Err(message) => return out.fatal(&message),
+    };
+    let mut report = String::new();
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for node in &program.nodes {
+        let mine: Vec<_> = examples.iter().filter(|e| e.agent == node.name).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let runner = NodeRunner::new(program, node);
+        let body = body_plan(&DiskWorld, &project.root, program, node);
+        // The template as written: a replay does not depend on the prompt's text.
+        let prompt = node
+            .config
+            .prompt
+            .as_ref()
+            .and_then(|p| DiskWorld.read(&project.root.join(p)).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        for example in mine {
+            let verdict = replay(&runner, &body, &example.text, &prompt);
+            if verdict.passed() {
+                passed += 1;
+                report.push_str(&format!("ok    {}\n", example.path));
+            } else {
+                failed += 1;
+                report.push_str(&format!("FAIL  {}\n", example.path));
+                for problem in &verdict.problems {
+                    report.push_str(&format!("      {problem}\n"));
+                }
+            }
+        }
+    }
+    report.push_str(&format!("{passed} passed, {failed} failed\n"));
+    let _ = std::io::stdout().write_all(report.as_bytes());
+    if failed > 0 {
+        Status::Failed
+    } else {
+        Status::Ok
+    }
+}

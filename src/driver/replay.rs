@@ -1,0 +1,182 @@
+//! Replaying an agent's examples (spec §6): what `aelc test` runs for each example file.
+//!
+//! For one example: the input must decode (§4) unless the example expects `rejected_input`,
+//! and an expected output must decode as the node's output type; both report the exact JSON
+//! Pointer of what is wrong. Then the node runs through [`NodeRunner::run`] with the answers
+//! as its model (each call takes the next answer) and the result is compared:
+//!
+//! - an expected output is compared with the accepted one as values of the output type (an
+//!   absent `Option` and `null` are the same; book: reference/nodes.md);
+//! - an expected `status` (and `code`, when given) with the run's;
+//! - every answer must have been used: a left-over answer means the example is not what the
+//!   pipeline does.
+//!
+//! A node whose acceptance sequence needs Rust code (`extern check`, a raw parser, a body
+//! other than `return f(…)` with an extern fn) cannot be replayed: its examples fail and say
+//! why (book: reference/testing.md).
+
+use aelc_runtime::example::{ExampleFile, Expect};
+use aelc_runtime::model::ReplayModel;
+use aelc_runtime::pipeline::{Status, SystemClock};
+use aelc_runtime::value::Value;
+
+use super::run::{BodyPlan, NodeRunner};
+
+/// The verdict on one example.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Empty when the example passed; otherwise one sentence per problem.
+    pub problems: Vec<String>,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    fn fail(problem: impl Into<String>) -> Verdict {
+        Verdict {
+            problems: vec![problem.into()],
+        }
+    }
+}
+
+fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::Succeeded => "succeeded",
+        Status::RejectedInput => "rejected_input",
+        Status::InvalidOutput => "invalid_output",
+        Status::Failed => "failed",
+        Status::Error => "error",
+    }
+}
+
+/// Lists decode errors as `the input at /pointer: message` sentences.
+fn pointer_errors(which: &str, errors: &[aelc_runtime::error::DecodeError]) -> Vec<String> {
+    errors
+        .iter()
+        .map(|e| {
+            let at = if e.pointer.is_empty() {
+                "/"
+            } else {
+                &e.pointer
+            };
+            format!(
+                "the {which} at `{at}` does not match the {which} schema: {}",
+                e.message
+            )
+        })
+        .collect()
+}
+
+/// Replays the example `text` against `runner`; `body` is the node's [`BodyPlan`]; `prompt`
+/// is what the model would be sent (a replay does not depend on it).
+pub fn replay(runner: &NodeRunner<'_>, body: &BodyPlan, text: &str, prompt: &str) -> Verdict {
+    let example = match ExampleFile::parse(text) {
+        Ok(e) => e,
+        Err(e) => return Verdict::fail(e.0),
+    };
+    if let BodyPlan::Unsupported(why) = body {
+        return Verdict::fail(format!("cannot replay: {why}"));
+    }
+    if let Some(first) = runner.needs_rust().first() {
+        return Verdict::fail(format!(
+            "cannot replay: the node needs {first}, which is Rust code that `aelc test` does not have"
+        ));
+    }
+    let input = example.input.get().as_bytes();
+    let expects_refusal =
+        matches!(&example.expect, Expect::Failure { status, .. } if status == "rejected_input");
+    if !expects_refusal {
+        if let Err(errors) = runner.decode_input(input) {
+            return Verdict {
+                problems: pointer_errors("input", &errors),
+            };
+        }
+    }
+    let expected_output: Option<Value> = match &example.expect {
+        Expect::Output(raw) => match runner.decode_output(raw.get().as_bytes()) {
+            Ok(v) => Some(v),
+            Err(errors) => {
+                return Verdict {
+                    problems: pointer_errors("output", &errors),
+                }
+            }
+        },
+        Expect::Failure { .. } => None,
+    };
+    let answers = example.answers.len();
+    let mut model = ReplayModel::new(example.answers);
+    let run = runner.run(input, prompt, &mut model, &mut SystemClock::default());
+    let outcome = &run.outcome;
+    let mut problems = Vec::new();
+    let got = match &outcome.code {
+        Some(code) => format!("{} ({code})", status_name(outcome.status)),
+        None => status_name(outcome.status).to_owned(),
+    };
+    let why = || -> String {
+        if let Some(e) = run.input_errors.first() {
+            return format!("; the input was refused: {}", e.message);
+        }
+        if let Some(c) = &run.input_check {
+            return format!(
+                "; input check `{}` failed{}",
+                c.check,
+                c.message
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
+            );
+        }
+        let reasons: Vec<String> = outcome
+            .attempts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                a.rejected
+                    .as_ref()
+                    .map(|r| format!("answer {}: step {}: {}", i + 1, r.step, r.message))
+            })
+            .collect();
+        if reasons.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", reasons.join("; "))
+        }
+    };
+    match (&example.expect, expected_output) {
+        (Expect::Output(_), Some(expected)) => {
+            if outcome.status != Status::Succeeded {
+                problems.push(format!("expected an output, got {got}{}", why()));
+            } else if outcome.output.as_ref() != Some(&expected) {
+                let ty = &runner.node.output;
+                let types = &runner.program.types;
+                problems.push(format!(
+                    "the output differs:\n    expected {}\n    got      {}",
+                    expected.to_json_string(ty, types),
+                    outcome.output_json.as_deref().unwrap_or("nothing")
+                ));
+            }
+        }
+        (Expect::Failure { status, code }, _) => {
+            let status_ok = status_name(outcome.status) == status;
+            let code_ok = code.is_none() || outcome.code == *code;
+            if !(status_ok && code_ok) {
+                let want = match code {
+                    Some(c) => format!("{status} ({c})"),
+                    None => status.clone(),
+                };
+                problems.push(format!("expected {want}, got {got}{}", why()));
+            }
+        }
+        (Expect::Output(_), None) => {}
+    }
+    let used = model.requests.len();
+    if problems.is_empty() && used < answers {
+        problems.push(format!(
+            "{} of {answers} answers were not used (the run made {used} model call(s))",
+            answers - used
+        ));
+    }
+    Verdict { problems }
+}

@@ -1,0 +1,483 @@
+//! The real `aelc` binary on `validate` and `test`: exit codes 0/1/2, error pointers, JSON
+//! output, and replays of the seven steps (truncated, fenced, prose, extra fields, failing
+//! checks, a repair that succeeds, budget exhaustion, a node body) through example files.
+//!
+//! The fixture project is `tests/cli_fixtures/pick`; tests that need failing examples copy it
+//! into a temporary folder and add files there.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli_fixtures/pick")
+}
+
+fn aelc(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aelc"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run aelc: {e}"))
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh copy of the fixture project in a temporary folder named after `name`.
+fn copy_fixture(name: &str) -> PathBuf {
+    let dest = std::env::temp_dir().join(format!("aelc-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dest);
+    copy_dir(&fixture(), &dest);
+    dest
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            if entry.file_name() != "target" {
+                copy_dir(&path, &target);
+            }
+        } else {
+            std::fs::copy(&path, &target).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+}
+
+fn write(dir: &Path, relative: &str, text: &str) -> PathBuf {
+    let path = dir.join(relative);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+    }
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
+/// The closing line of `aelc test`.
+fn summary(o: &Output) -> String {
+    stdout(o).lines().last().unwrap_or_default().to_owned()
+}
+
+// ---------------------------------------------------------------- validate
+
+#[test]
+fn validate_accepts_a_valid_input_and_output() {
+    let dir = copy_fixture("validate-ok");
+    write(&dir, "in.json", r#"{"text": "tea", "limit": 2.0}"#);
+    let o = aelc(&["validate", "pick", "--input", "in.json"], &dir);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    write(
+        &dir,
+        "out.json",
+        r#"{"items": [{"name": "tea", "level": "low"}], "note": null}"#,
+    );
+    let o = aelc(&["validate", "pick", "--output", "out.json"], &dir);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn validate_reports_every_error_with_pointer_path_and_code() {
+    let dir = copy_fixture("validate-bad");
+    write(
+        &dir,
+        "in.json",
+        r#"{"text": "this text is far longer than one hundred characters, which is the bound that the request type declares for it", "limit": 9, "colour": "red", "limit": 1}"#,
+    );
+    let o = aelc(&["validate", "pick", "--input", "in.json"], &dir);
+    assert_eq!(code(&o), 1);
+    let err = stderr(&o);
+    for needle in [
+        "error[too_long]: request.text: text has 109 characters, at most 100 are allowed (too_long)",
+        "--> in.json at /text",
+        "error[out_of_range]: request.limit:",
+        "error[unknown_field]: request.colour:",
+        "--> in.json at /colour",
+        "error[duplicate_key]: request.limit:",
+        "4 error(s)",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in\n{err}");
+    }
+    // In document order.
+    let at = |s: &str| err.find(s).unwrap_or(usize::MAX);
+    assert!(at("/text") < at("/colour"));
+
+    let o = aelc(
+        &[
+            "--message-format",
+            "json",
+            "validate",
+            "pick",
+            "--input",
+            "in.json",
+        ],
+        &dir,
+    );
+    assert_eq!(code(&o), 1);
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 4, "{}", stdout(&o));
+    let first = &lines[0];
+    assert_eq!(first["pointer"], "/text");
+    assert_eq!(first["path"], "request.text");
+    assert_eq!(first["code"], "too_long");
+    assert_eq!(first["file"], "in.json");
+    assert_eq!(first["severity"], "error");
+    let codes: Vec<&str> = lines.iter().filter_map(|l| l["code"].as_str()).collect();
+    assert_eq!(
+        codes,
+        ["too_long", "out_of_range", "unknown_field", "duplicate_key"]
+    );
+}
+
+#[test]
+fn validate_output_rejects_extra_fields_and_bad_text() {
+    let dir = copy_fixture("validate-out");
+    write(
+        &dir,
+        "out.json",
+        r#"{"items": [{"name": "tea", "level": "medium", "why": 1}], "note": "\ud800"}"#,
+    );
+    let o = aelc(&["validate", "pick", "--output", "out.json"], &dir);
+    assert_eq!(code(&o), 1);
+    let err = stderr(&o);
+    assert!(
+        err.contains("error[unknown_variant]: output.items[0].level:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error[unknown_field]: output.items[0].why:"),
+        "{err}"
+    );
+    assert!(err.contains("error[invalid_text]: output.note:"), "{err}");
+    assert!(err.contains("at /items/0/why"), "{err}");
+}
+
+#[test]
+fn validate_refuses_deep_and_huge_payloads_without_crashing() {
+    let dir = copy_fixture("validate-deep");
+    write(&dir, "deep.json", &"[".repeat(500_000));
+    let o = aelc(&["validate", "pick", "--output", "deep.json"], &dir);
+    assert_eq!(code(&o), 1);
+    // The output of `pick` is bounded by max_answer, far below 500 KB: `too_large` first.
+    assert!(stderr(&o).contains("(too_large)"), "{}", stderr(&o));
+    // The input bound (max_input_bytes = 4096) is checked before anything else.
+    write(
+        &dir,
+        "big.json",
+        &format!("{{\"text\": \"{}\"}}", "a".repeat(5000)),
+    );
+    let o = aelc(&["validate", "pick", "--input", "big.json"], &dir);
+    assert_eq!(code(&o), 1);
+    assert!(stderr(&o).contains("(too_large)"), "{}", stderr(&o));
+}
+
+#[test]
+fn validate_usage_and_io_errors_exit_2() {
+    let dir = copy_fixture("validate-usage");
+    let o = aelc(&["validate", "pick", "--input", "missing.json"], &dir);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("cannot read missing.json"),
+        "{}",
+        stderr(&o)
+    );
+    write(&dir, "in.json", "{}");
+    let o = aelc(&["validate", "pik", "--input", "in.json"], &dir);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("did you mean `pick`"), "{}", stderr(&o));
+    let o = aelc(&["validate", "pick"], &dir);
+    assert_eq!(code(&o), 2, "neither --input nor --output");
+    let o = aelc(
+        &[
+            "validate", "pick", "--input", "in.json", "--output", "in.json",
+        ],
+        &dir,
+    );
+    assert_eq!(code(&o), 2, "both --input and --output");
+    let o = aelc(
+        &["validate", "pick", "--input", "in.json"],
+        &std::env::temp_dir(),
+    );
+    assert_eq!(code(&o), 2, "no project: {}", stderr(&o));
+}
+
+// ---------------------------------------------------------------- test
+
+#[test]
+fn test_passes_the_fixture_examples() {
+    let o = aelc(&["test"], &fixture());
+    let out = stdout(&o);
+    assert_eq!(code(&o), 0, "{out}\n{}", stderr(&o));
+    for name in [
+        "ok    examples/pick/clean.json",
+        // Step 1: the first answer was cut off: never complete, even though it parses.
+        "ok    examples/pick/truncated.json",
+        // Step 2: one fenced value is accepted; trailing prose is not.
+        "ok    examples/pick/fenced.json",
+        "ok    examples/pick/prose.json",
+        // Step 3: an extra field, twice, ends in the declared failure.
+        "ok    examples/pick/extra_field.json",
+        // Step 4 then 7: a failing check, then a repair that succeeds on the second attempt.
+        "ok    examples/pick/repaired.json",
+        "ok    examples/pick/blank.json",
+        "ok    examples/pick/refused.json",
+        "ok    examples/pick_body/clean.json",
+        "ok    examples/pick_budget/exhausted.json",
+    ] {
+        assert!(out.contains(name), "missing {name:?} in\n{out}");
+    }
+    assert_eq!(summary(&o), "10 passed, 0 failed");
+}
+
+#[test]
+fn test_reports_failures_and_exits_1() {
+    let dir = copy_fixture("test-bad");
+    let good = r#"{\"items\": [{\"name\": \"tea\", \"level\": \"low\"}]}"#;
+    // A wrong expectation: the transform orders, but the check passes; the output differs.
+    write(
+        &dir,
+        "examples/pick/wrong_output.json",
+        &format!(
+            r#"{{"input": {{"text": "t", "limit": 2}}, "answers": ["{good}"], "output": {{"items": [{{"name": "tee", "level": "low"}}]}}}}"#
+        ),
+    );
+    // An input that does not validate: the exact pointer.
+    write(
+        &dir,
+        "examples/pick/bad_input.json",
+        &format!(
+            r#"{{"input": {{"text": "t", "limit": 7}}, "answers": ["{good}"], "output": {{"items": []}}}}"#
+        ),
+    );
+    // An expected output that does not validate.
+    write(
+        &dir,
+        "examples/pick/bad_output.json",
+        &format!(
+            r#"{{"input": {{"text": "t"}}, "answers": ["{good}"], "output": {{"items": [{{"name": "tea", "level": "low", "x": 1}}]}}}}"#
+        ),
+    );
+    // An answer too many.
+    write(
+        &dir,
+        "examples/pick/unused.json",
+        &format!(
+            r#"{{"input": {{"text": "t"}}, "answers": ["{good}", "{good}"], "output": {{"items": [{{"name": "tea", "level": "low"}}]}}}}"#
+        ),
+    );
+    // The wrong failure: a truncated answer and no good one is `too_many` (the final fail),
+    // never a success.
+    write(
+        &dir,
+        "examples/pick/wrong_status.json",
+        &format!(
+            r#"{{"input": {{"text": "t"}}, "answers": [{{"text": "{good}", "finish_reason": "length"}}, {{"text": "{good}", "finish_reason": "incomplete"}}], "status": "invalid_output"}}"#
+        ),
+    );
+    write(&dir, "examples/pick/not_an_example.json", r#"{"input": 1}"#);
+    let o = aelc(&["test"], &dir);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}");
+    assert_eq!(summary(&o), "10 passed, 6 failed", "{out}");
+    for needle in [
+        "FAIL  examples/pick/wrong_output.json",
+        "the output differs",
+        r#"expected {"items":[{"name":"tee","level":"low"}]}"#,
+        "FAIL  examples/pick/bad_input.json",
+        "the input at `/limit` does not match the input schema: request.limit:",
+        "FAIL  examples/pick/bad_output.json",
+        "the output at `/items/0/x` does not match the output schema",
+        "FAIL  examples/pick/unused.json",
+        "1 of 2 answers were not used",
+        "FAIL  examples/pick/wrong_status.json",
+        "expected invalid_output, got failed (too_many)",
+        "step 1: the answer was cut off",
+        "FAIL  examples/pick/not_an_example.json",
+        "neither `output` nor `status`",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+#[test]
+fn test_refuses_to_replay_a_body_it_cannot_run() {
+    let dir = copy_fixture("test-body");
+    write(
+        &dir,
+        "nodes/odd.node.ael",
+        r#"use nodes::pick::{Request, Answer, write_pick};
+
+/// A body that computes before calling the extern fn.
+agent odd(request: Request) -> Answer {
+    config {
+        prompt: file("prompts/pick.md");
+        model: binding("primary_model");
+    }
+    publish {
+        capability: "fixture.odd";
+        price: 0.01 EUR;
+        examples: "examples/odd/*.json";
+    }
+    let r = request;
+    return write_pick(r);
+}
+"#,
+    );
+    write(
+        &dir,
+        "examples/odd/one.json",
+        r#"{"input": {"text": "t"}, "answers": ["{\"items\": []}"], "output": {"items": []}}"#,
+    );
+    let o = aelc(&["test"], &dir);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}\n{}", stderr(&o));
+    assert!(out.contains("FAIL  examples/odd/one.json"), "{out}");
+    assert!(
+        out.contains("cannot replay: the body of `odd` has statements besides one `return`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn test_on_a_folder_without_a_project_exits_2() {
+    let o = aelc(&["test", "."], &std::env::temp_dir());
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}
+
+// ---------------------------------------------------------------- the runner, as a library
+
+mod runner {
+    use super::fixture;
+    use aelc::driver::run::{body_plan, BodyPlan, NodeRunner};
+    use aelc::driver::{self, DiskWorld};
+    use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
+    use aelc_runtime::pipeline::{Status, TickClock};
+
+    fn answer(text: &str) -> ModelAnswer {
+        ModelAnswer {
+            text: text.to_owned(),
+            finish_reason: FinishReason::Stop,
+            usage: Usage {
+                input_tokens: 1_000,
+                output_tokens: 500,
+            },
+        }
+    }
+
+    fn with_node(name: &str, f: impl FnOnce(&NodeRunner<'_>)) {
+        let compilation = driver::check_path(&DiskWorld, &fixture()).unwrap();
+        let codes: Vec<&str> = compilation.diagnostics.iter().map(|d| d.code).collect();
+        assert!(codes.is_empty(), "{codes:?}");
+        let program = compilation.program.unwrap();
+        let node = program.nodes.iter().find(|n| n.name == name).unwrap();
+        f(&NodeRunner::new(&program, node));
+    }
+
+    const GOOD: &str = r#"{"items": [{"name": "tea", "level": "low"}]}"#;
+
+    #[test]
+    fn a_refused_input_calls_nothing_and_bills_nothing() {
+        with_node("pick", |runner| {
+            for input in [
+                &br#"{"text": "t", "colour": 1}"#[..], // rejected_input
+                &br#"{"text": " "}"#[..],              // input check `not_blank`
+            ] {
+                let mut model = ReplayModel::new([answer(GOOD)]);
+                let run = runner.run(input, "p", &mut model, &mut TickClock::default());
+                assert!(model.requests.is_empty(), "no model call");
+                assert!(run.outcome.attempts.is_empty());
+                assert_eq!(run.receipt.cost.amount, "0");
+                assert_eq!(run.receipt.spent.amount, "0");
+                assert!(run.outcome.output.is_none() && run.receipt.output_sha256.is_none());
+            }
+            let mut model = ReplayModel::new([]);
+            let run = runner.run(
+                br#"{"text": "t", "colour": 1}"#,
+                "p",
+                &mut model,
+                &mut TickClock::default(),
+            );
+            assert_eq!(run.outcome.status, Status::RejectedInput);
+            assert_eq!(run.receipt.code.as_deref(), Some("invalid_input"));
+            assert_eq!(
+                run.input_errors.first().map(|e| e.pointer.as_str()),
+                Some("/colour")
+            );
+            let run = runner.run(
+                br#"{"text": " "}"#,
+                "p",
+                &mut model,
+                &mut TickClock::default(),
+            );
+            assert_eq!(run.outcome.status, Status::Failed);
+            assert_eq!(run.outcome.code.as_deref(), Some("blank"));
+            assert_eq!(
+                run.input_check.map(|c| c.check),
+                Some("not_blank".to_owned())
+            );
+        });
+    }
+
+    #[test]
+    fn a_rejected_answer_never_becomes_the_output() {
+        with_node("pick", |runner| {
+            // Decodes, but fails `within` (limit 1) twice: the value is never the output.
+            let two =
+                r#"{"items": [{"name": "a", "level": "low"}, {"name": "b", "level": "low"}]}"#;
+            let mut model = ReplayModel::new([answer(two), answer(two)]);
+            let run = runner.run(
+                br#"{"text": "t", "limit": 1}"#,
+                "p",
+                &mut model,
+                &mut TickClock::default(),
+            );
+            assert_eq!(run.outcome.status, Status::Failed);
+            assert_eq!(run.outcome.code.as_deref(), Some("too_many"));
+            assert!(run.outcome.output.is_none() && run.outcome.output_json.is_none());
+            assert!(run.receipt.output_sha256.is_none());
+            // Free for the caller, whatever the calls cost.
+            assert_eq!(run.receipt.cost.amount, "0");
+            assert_eq!(run.receipt.status, Status::Failed);
+            let steps: Vec<u8> = run
+                .outcome
+                .attempts
+                .iter()
+                .filter_map(|a| a.rejected.as_ref().map(|r| r.step))
+                .collect();
+            assert_eq!(steps, [4, 4]);
+            // The repair carried the reasons of the first attempt.
+            assert!(model.requests.get(1).is_some_and(|r| !r.repair.is_empty()));
+        });
+    }
+
+    #[test]
+    fn the_seed_body_is_replayed_as_the_model_call() {
+        let compilation = driver::check_path(&DiskWorld, &fixture()).unwrap();
+        let program = compilation.program.unwrap();
+        let plan = |name: &str| {
+            let node = program.nodes.iter().find(|n| n.name == name).unwrap();
+            body_plan(&DiskWorld, &fixture(), &program, node)
+        };
+        assert_eq!(
+            plan("pick_body"),
+            BodyPlan::ModelCall {
+                extern_fn: "write_pick".to_owned()
+            }
+        );
+        assert_eq!(plan("pick"), BodyPlan::None);
+    }
+}
