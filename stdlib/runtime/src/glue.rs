@@ -14,13 +14,15 @@
 
 use crate::decode::Decoder;
 use crate::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
-use crate::expr::{Check, FnDef, FnId};
+use crate::expr::{Check, FnDef};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest};
 use crate::money::Price;
 use crate::pipeline::{Budget, CheckFailure, Clock, Outcome, OutputStage, Pipeline, Policy};
 use crate::receipt::sha256_hex;
 use crate::ty::{Ty, TypeTable};
-use crate::value::Value;
+pub use crate::expr::FnId;
+pub use crate::ty::{FloatKind, Format};
+pub use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -35,6 +37,41 @@ pub use crate::pipeline::{CheckFailure as Failure, Outcome as PipelineOutcome, S
 pub use crate::value::MediaRef;
 pub use serde;
 pub use serde_json;
+
+/// A key that names no variant of a unit enum (the decoder's `unknown_variant`).
+pub fn unknown_key(key: &str, what: &str) -> BoundError {
+    BoundError {
+        code: Code::UnknownVariant,
+        message: format!("{key:?} is not {what}"),
+    }
+}
+
+/// An extern fn id the glue does not know (only a hand-edited program has one).
+pub fn unknown_extern(id: u32) -> EvalError {
+    EvalError::new(
+        EvalErrorKind::UnknownFn,
+        format!("extern fn #{id} is not in the generated glue"),
+    )
+}
+
+/// An extern check id the glue does not know.
+pub fn unknown_check(id: u32) -> EvalError {
+    EvalError::new(
+        EvalErrorKind::UnknownFn,
+        format!("extern check #{id} is not in the generated glue"),
+    )
+}
+
+/// The `index`th argument of an extern check, converted.
+pub fn arg<T: Glue>(args: &[&Value], index: usize, name: &str) -> Result<T, EvalError> {
+    match args.get(index) {
+        Some(v) => T::from_value((*v).clone()),
+        None => Err(EvalError::new(
+            EvalErrorKind::TypeMismatch,
+            format!("the check has no argument `{name}`"),
+        )),
+    }
+}
 
 /// A field default, as `aelc` wrote it after checking it against the field's type.
 ///
