@@ -157,7 +157,7 @@ const RESERVED_TOP: &[&str] = &[
 fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
     let mut top = names::Namespace::with_reserved(RESERVED_TOP);
     let mut bad = Vec::new();
-    let mut unspellable = |what: String, bad: &mut Vec<Diagnostic>| {
+    let unspellable = |what: String, bad: &mut Vec<Diagnostic>| {
         bad.push(
             Diagnostic::new(
                 "E0850",

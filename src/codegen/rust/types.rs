@@ -233,7 +233,15 @@ impl Gen<'_> {
             }
             Some(fields) => {
                 let body = self.fields(fields, &format!("{owner}{rust}"), "        ", id, "");
-                let _ = write!(out, "    {rust} {{\n{body}    }},\n");
+                // rustfmt keeps a variant of plain fields on one line up to 35 columns.
+                let lines: Vec<&str> = body.lines().map(str::trim).collect();
+                let inner = lines.join(" ");
+                let inner = inner.strip_suffix(',').unwrap_or(&inner);
+                if lines.iter().all(|l| !l.starts_with('#') && !l.starts_with("//")) && inner.len() <= 35 {
+                    let _ = writeln!(out, "    {rust} {{ {inner} }},");
+                } else {
+                    let _ = write!(out, "    {rust} {{\n{body}    }},\n");
+                }
             }
         }
     }
