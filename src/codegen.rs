@@ -6,6 +6,7 @@
 //!   `anthropic`);
 //! - [`mcp`]: `mcp/tools.json`, one MCP tool per agent;
 //! - [`manifest`], `agents/<agent>/holon.yaml`;
+//! - [`rust`]: the Rust glue (`rust/<package>.rs`, spec §9.4);
 //! - [`publish`]: the publishing rules, checked before anything is written;
 //! - [`emit`]: every output file as bytes, deterministic; [`write`]: writing them atomically, and
 //!   `--check`.
@@ -16,4 +17,5 @@ pub mod manifest;
 pub mod mcp;
 pub mod model_schema;
 pub mod publish;
+pub mod rust;
 pub mod write;

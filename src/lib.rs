@@ -11,6 +11,7 @@
 //! | [`codegen`] | JSON Schemas, manifests, model-facing schemas, MCP tools, Rust glue; never re-parses |
 //! | [`driver`] | reads a project through a [`driver::World`] and runs the phases |
 //! | [`cli`] | the `aelc` command line: a thin shell over the driver |
+//! | [`build`] | the `build.rs` API: Rust glue into `OUT_DIR`, like `prost-build` |
 //! | [`lsp`] | the language server: the driver over the editor's open buffers |
 //!
 //! The runtime (`aelc-runtime`, at `stdlib/runtime/`) is a crate of its own that this one uses
@@ -19,6 +20,7 @@
 //! Invariants: parsing and checking never fail (they return diagnostics); only IO returns
 //! `Err`; nothing panics on any input.
 
+pub mod build;
 pub mod cli;
 pub mod codegen;
 pub mod diagnostics;

@@ -21,6 +21,8 @@ const RANKS: &[(&str, u8)] = &[
     ("driver", 5),
     ("cli", 6),
     ("lsp", 6),
+    // The `build.rs` API: a thin shell like `cli`.
+    ("build", 6),
     // `src/bin/*.rs`: binaries, thin shells like `cli`.
     ("bin", 7),
 ];

@@ -7,6 +7,7 @@
 //! | `mcp/tools.json` | one MCP tool per agent ([`super::mcp`]) |
 //! | `agents/<agent>/holon.yaml` | the manifest ([`super::manifest`]) |
 //! | `ir.json`, `ir.schema.json` | the program, and the JSON Schema of that format (schemars) |
+//! | `rust/<package>.rs` | the Rust glue ([`super::rust`]) |
 //!
 //! `<node>` is the node's name, or `module.path.name` when two modules declare the same name.
 //! Output is byte-deterministic: JSON is pretty-printed with two spaces and a final newline,
@@ -178,6 +179,12 @@ pub fn emit(program: &Program, examples: &[Example]) -> Emission {
     );
     files.insert(PathBuf::from("ir.json"), ir_json(program));
     files.insert(PathBuf::from("ir.schema.json"), ir_schema_json());
+    match super::rust::glue(program) {
+        Ok(text) => {
+            files.insert(PathBuf::from(super::rust::glue_path(program)), text.into_bytes());
+        }
+        Err(diagnostics) => emission.diagnostics.extend(diagnostics),
+    }
     if emission.diagnostics.iter().any(Diagnostic::is_error) {
         emission.files.clear();
     }

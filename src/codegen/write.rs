@@ -19,6 +19,7 @@ pub const OWNED: &[&str] = &[
     "agents",
     "ir.json",
     "ir.schema.json",
+    "rust",
 ];
 
 /// What writing did.

@@ -59,6 +59,12 @@ pub(super) static CODES: &[CodeInfo] = &[
         example: "// no known trigger",
     },
     CodeInfo {
+        code: "E0850",
+        title: "name cannot be spelled in the Rust glue",
+        explanation: "`aelc build` writes Rust glue (spec §9.4) with a Rust item per AEL name: types and variants in `UpperCamelCase`, fields, fns and nodes in `snake_case`. A Rust keyword becomes a raw identifier (`r#type`), but `self`, `Self`, `super`, `crate` and `_` cannot be identifiers at all, and two AEL names that become the same Rust name (`max_items` and `maxItems`, or a node named like a generated module: `rules`, `defaults`, `externs`, `program`) would not compile. aelc reports them instead of writing glue that fails to build; rename one of them.",
+        example: "struct Page {\n    max_items: u8,\n    maxItems: u8,\n}",
+    },
+    CodeInfo {
         code: "W0801",
         title: "output field with no predictable shape",
         explanation: "A field of an output that is an object with no fields, or a `Map` with free text keys and no doc comment, validates and bills but tells the caller nothing about what it holds (spec §9.2). Declare the fields as a struct, key the map by a unit enum, or document the keys with `///`.",

@@ -13,10 +13,12 @@
 //! - [`provider`]: the HTTP model providers behind `ael.toml` bindings.
 //! - [`example`]: the example files of spec §6 that `aelc test` replays.
 //! - [`testing`]: the spec's review types as a ready table, for tests and benchmarks.
+//! - [`bounded`] and [`glue`]: what generated Rust glue links against (spec §9.4).
 //! - [`media`]: the JSON shape of media references; [`format`]: `@format` validators.
 //!
 //! This crate never depends on `aelc`; `aelc` and generated glue depend on it.
 
+pub mod bounded;
 pub mod bounds;
 pub mod decode;
 pub mod error;
@@ -24,6 +26,7 @@ pub mod eval;
 pub mod example;
 pub mod expr;
 pub mod format;
+pub mod glue;
 pub mod json;
 pub mod media;
 pub mod model;

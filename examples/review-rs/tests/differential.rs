@@ -1,0 +1,378 @@
+//! Differential test: the generated decoder and pipeline of `examples/review` against the
+//! runtime interpreter — the runtime decoder on the `ir.json` types, and the runtime pipeline
+//! with `stage::IrStage` over the IR's checks and transform — on the same inputs and answers.
+//! Verdicts, errors (pointer, path, code, sentence), attempts, rejections and outputs must be
+//! identical.
+
+use aelc_runtime::decode::Decoder;
+use aelc_runtime::eval::{CheckOutcome, Evaluator, FnTable, NoHost};
+use aelc_runtime::expr::{Check, FnDef, FnId, Require};
+use aelc_runtime::glue::{self as rt, Glue, NodeRun};
+use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
+use aelc_runtime::money::Price;
+use aelc_runtime::pipeline::{Budget, Outcome, Pipeline, Policy, TickClock};
+use aelc_runtime::stage::{Arg, IrStage, StageCheck};
+use aelc_runtime::ty::{Ty, TypeTable};
+use aelc_runtime::value::Value;
+use proptest::prelude::*;
+use review_rs::{glue, Reviewer};
+use serde::Deserialize;
+
+/// The parts of `ir.json` the interpreter reads (its own reading of the published format).
+#[derive(Deserialize)]
+struct Ir {
+    types: TypeTable,
+    fns: Vec<IrFn>,
+    checks: Vec<IrCheck>,
+    nodes: Vec<IrNode>,
+    bindings: Vec<IrBinding>,
+    limits: IrLimits,
+}
+#[derive(Deserialize)]
+struct IrParam {
+    name: String,
+    ty: Ty,
+}
+#[derive(Deserialize)]
+struct IrFn {
+    name: String,
+    params: Vec<IrParam>,
+    ret: Option<Ty>,
+    body: Option<aelc_runtime::expr::Expr>,
+    #[serde(default)]
+    locals: u32,
+}
+#[derive(Deserialize)]
+struct IrCheck {
+    name: String,
+    params: Vec<IrParam>,
+    #[serde(default)]
+    requires: Vec<Require>,
+    #[serde(default)]
+    locals: u32,
+}
+#[derive(Deserialize)]
+struct IrNode {
+    params: Vec<IrParam>,
+    output: Ty,
+    config: IrConfig,
+    input: IrInput,
+    output_stage: IrOutputStage,
+    #[serde(default)]
+    budget: IrBudget,
+}
+#[derive(Deserialize)]
+struct IrConfig {
+    model: Option<String>,
+    max_answer: u64,
+}
+#[derive(Deserialize)]
+struct IrInput {
+    checks: Vec<u32>,
+}
+#[derive(Deserialize)]
+struct IrOutputStage {
+    checks: Vec<u32>,
+    transform: Option<u32>,
+    on_failure: Vec<Policy>,
+}
+#[derive(Deserialize, Default)]
+struct IrBudget {
+    max_calls: Option<u32>,
+    max_time_ms: Option<u64>,
+    max_cost: Option<IrMoney>,
+}
+#[derive(Deserialize)]
+struct IrMoney {
+    amount: String,
+}
+#[derive(Deserialize)]
+struct IrBinding {
+    name: String,
+    price: Option<Price>,
+}
+#[derive(Deserialize)]
+struct IrLimits {
+    max_input_bytes: u64,
+}
+
+struct Interpreter {
+    ir: Ir,
+    fns: Vec<Option<FnDef>>,
+    checks: Vec<Check>,
+}
+
+struct Fns<'a>(&'a [Option<FnDef>]);
+impl FnTable for Fns<'_> {
+    fn pure_fn(&self, id: FnId) -> Option<&FnDef> {
+        self.0.get(id.0 as usize).and_then(Option::as_ref)
+    }
+}
+
+impl Interpreter {
+    fn load() -> Interpreter {
+        let text = include_str!(concat!(env!("OUT_DIR"), "/review.ir.json"));
+        let ir: Ir = serde_json::from_str(text).expect("ir.json reads");
+        let param = |p: &IrParam| aelc_runtime::expr::Param {
+            name: p.name.clone(),
+            ty: p.ty.clone(),
+        };
+        let fns = ir
+            .fns
+            .iter()
+            .map(|f| {
+                f.body.as_ref().map(|body| FnDef {
+                    name: f.name.clone(),
+                    params: f.params.iter().map(param).collect(),
+                    locals: f.locals,
+                    ret: f.ret.clone(),
+                    body: body.clone(),
+                })
+            })
+            .collect();
+        let checks = ir
+            .checks
+            .iter()
+            .map(|c| Check {
+                name: c.name.clone(),
+                params: c.params.iter().map(param).collect(),
+                locals: c.locals,
+                requires: c.requires.clone(),
+            })
+            .collect();
+        Interpreter { ir, fns, checks }
+    }
+
+    /// A check parameter's source: the output first for output checks, else the node
+    /// parameter of that name.
+    fn args(&self, node: &IrNode, check: usize, output: bool) -> Vec<Arg> {
+        self.ir.checks[check]
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if output && i == 0 {
+                    Arg::Output
+                } else {
+                    Arg::Input(node.params.iter().position(|n| n.name == p.name).unwrap_or(0))
+                }
+            })
+            .collect()
+    }
+
+    fn run(&self, input: &[u8], answers: &[String]) -> NodeRun {
+        let node = &self.ir.nodes[0];
+        let mut decoder = Decoder::new(&self.ir.types)
+            .with_max_input_bytes(self.ir.limits.max_input_bytes as usize);
+        let value = match decoder.decode(input, &node.params[0].ty, &node.params[0].name) {
+            Ok(v) => v,
+            Err(e) => return NodeRun::Undecodable(e),
+        };
+        let inputs = vec![value];
+        let fns = Fns(&self.fns);
+        for &c in &node.input.checks {
+            let mut host = NoHost;
+            let refs: Vec<&Value> = inputs.iter().collect();
+            match Evaluator::new(&fns, &mut host).run_check(&self.checks[c as usize], &refs) {
+                Ok(CheckOutcome::Passed) => {}
+                Ok(CheckOutcome::Failed { code, message }) => {
+                    return NodeRun::InputCheck(rt::Failure {
+                        check: self.checks[c as usize].name.clone(),
+                        code,
+                        message,
+                    })
+                }
+                Err(e) => return NodeRun::Internal(e),
+            }
+        }
+        let binding = node.config.model.clone().unwrap_or_default();
+        let mut pipeline =
+            Pipeline::new(&self.ir.types, &node.output, &binding, node.config.max_answer);
+        pipeline.policies = node.output_stage.on_failure.clone();
+        pipeline.budget = Budget {
+            max_calls: node.budget.max_calls,
+            max_time_ms: node.budget.max_time_ms,
+            max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
+        };
+        for b in &self.ir.bindings {
+            if let Some(p) = &b.price {
+                pipeline.prices.insert(b.name.clone(), p.clone());
+            }
+        }
+        let mut host = NoHost;
+        let mut stage = IrStage {
+            fns: &fns,
+            host: &mut host,
+            inputs: &inputs,
+            checks: node
+                .output_stage
+                .checks
+                .iter()
+                .map(|&c| StageCheck::Ir {
+                    check: &self.checks[c as usize],
+                    args: self.args(node, c as usize, true),
+                })
+                .collect(),
+            transform: node
+                .output_stage
+                .transform
+                .and_then(|f| self.fns[f as usize].as_ref().map(|d| (d, vec![Arg::Output]))),
+        };
+        let mut model = replay(answers);
+        let mut clock = TickClock { now: 0, tick: 1 };
+        NodeRun::Ran(pipeline.run("prompt", &mut model, &mut stage, &mut clock))
+    }
+}
+
+fn replay(answers: &[String]) -> ReplayModel {
+    ReplayModel::new(answers.iter().map(|a| ModelAnswer {
+        text: a.clone(),
+        finish_reason: FinishReason::Stop,
+        usage: Usage {
+            input_tokens: 100,
+            output_tokens: 50,
+        },
+    }))
+}
+
+fn glue_run(input: &[u8], answers: &[String]) -> rt::Run<glue::review::Output> {
+    let mut model = replay(answers);
+    let mut clock = TickClock { now: 0, tick: 1 };
+    let mut media = rt::NoMedia;
+    let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
+    glue::review::run_json(&mut Reviewer::default(), &mut ctx, "prompt", input)
+}
+
+/// Compares one input and answer list; returns a description on disagreement.
+fn compare(interp: &Interpreter, input: &[u8], answers: &[String]) {
+    let expected = interp.run(input, answers);
+    let got = glue_run(input, answers);
+    assert_eq!(got.run, expected, "input {}", String::from_utf8_lossy(input));
+    // The typed output is the interpreter's value.
+    if let NodeRun::Ran(Outcome { output: Some(v), .. }) = &expected {
+        assert_eq!(got.output.as_ref().map(Glue::to_value).as_ref(), Some(v));
+    }
+    // The typed decoder agrees too.
+    match (glue::review::decode(input), &expected) {
+        (Err(e), NodeRun::Undecodable(want)) => assert_eq!(&e, want),
+        (Ok(typed), run) => {
+            assert!(!matches!(run, NodeRun::Undecodable(_)));
+            let mut decoder = Decoder::new(&interp.ir.types);
+            let v = decoder
+                .decode(input, &interp.ir.nodes[0].params[0].ty, "request")
+                .unwrap();
+            assert_eq!(typed.to_value(), v);
+        }
+        (Err(e), run) => panic!("glue refused what the interpreter took: {e:?} vs {run:?}"),
+    }
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just("   ".to_owned()),
+        "[a-z \\n]{0,12}",
+        "[a-zA-Z\\-]{0,20}",
+        Just("é".repeat(17)),
+    ]
+}
+
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::json;
+    prop_oneof![
+        text().prop_map(serde_json::Value::from),
+        (-3i64..70).prop_map(serde_json::Value::from),
+        Just(json!(2.5)),
+        Just(json!(3.0)),
+        Just(json!(null)),
+        Just(json!(true)),
+        Just(json!([])),
+        Just(json!({})),
+    ]
+}
+
+/// A request object: each field absent, well-typed, or anything.
+fn request() -> impl Strategy<Value = String> {
+    (
+        prop::option::of(prop_oneof![text().prop_map(serde_json::Value::from), json_value()]),
+        prop::option::of(json_value()),
+        prop::option::of(prop_oneof![(0u64..60).prop_map(serde_json::Value::from), json_value()]),
+        prop::option::of(prop_oneof![
+            Just(serde_json::Value::from("en")),
+            Just(serde_json::Value::from("en-GB")),
+            json_value()
+        ]),
+        prop::option::of(json_value()),
+    )
+        .prop_map(|(document, strict, max, locale, extra)| {
+            let mut m = serde_json::Map::new();
+            for (k, v) in [
+                ("document", document),
+                ("strict", strict),
+                ("max_findings", max),
+                ("locale", locale),
+                ("extra", extra),
+            ] {
+                if let Some(v) = v {
+                    m.insert(k.to_owned(), v);
+                }
+            }
+            serde_json::Value::Object(m).to_string()
+        })
+}
+
+/// A model answer: a review with 0–4 findings, sometimes broken.
+fn answer() -> impl Strategy<Value = String> {
+    let finding = (0i64..3, prop::sample::select(vec!["low", "medium", "high", "urgent"]), text())
+        .prop_map(|(line, sev, msg)| serde_json::json!({"line": line, "severity": sev, "message": msg}));
+    prop_oneof![
+        (text(), prop::collection::vec(finding, 0..5)).prop_map(|(s, f)| {
+            serde_json::json!({"summary": s, "findings": f}).to_string()
+        }),
+        (text(), prop::collection::vec(finding_fenced(), 0..3)).prop_map(|(s, f)| {
+            format!("```json\n{}\n```", serde_json::json!({"summary": s, "findings": f}))
+        }),
+        Just("not json".to_owned()),
+        Just("{\"summary\": 1}".to_owned()),
+    ]
+}
+
+fn finding_fenced() -> impl Strategy<Value = serde_json::Value> {
+    (1i64..3, prop::sample::select(vec!["low", "high"]))
+        .prop_map(|(line, sev)| serde_json::json!({"line": line, "severity": sev, "message": "m"}))
+}
+
+#[test]
+fn example_files_agree() {
+    let interp = Interpreter::load();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../review/examples/review");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let example: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
+                .unwrap();
+        let input = serde_json::to_vec(&example["input"]).unwrap();
+        let answers: Vec<String> = example["answers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_owned())
+            .collect();
+        compare(&interp, &input, &answers);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn glue_and_interpreter_agree(input in request(), answers in prop::collection::vec(answer(), 0..5)) {
+        let interp = Interpreter::load();
+        compare(&interp, input.as_bytes(), &answers);
+    }
+
+    #[test]
+    fn glue_and_interpreter_agree_on_raw_bytes(input in "[\\[\\]{}\":,a-z0-9 ]{0,40}") {
+        let interp = Interpreter::load();
+        compare(&interp, input.as_bytes(), &[]);
+    }
+}

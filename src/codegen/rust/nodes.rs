@@ -1,0 +1,397 @@
+//! The glue's behaviour: `errors` enums, `mod externs` (a trait per AEL module with its
+//! `extern fn`s and `extern check`s, and the runtime's dispatch to them), the embedded
+//! program, and one module per node (decoder and runs).
+
+use std::fmt::Write as _;
+
+use aelc_runtime::ty::Ty;
+
+use super::types::{field_ident, raw_str, str_lit};
+use super::{docs, names, submodule, wire, Gen};
+use crate::ir::{CheckIr, FnIr, NodeIr};
+
+const WIDTH: usize = 100;
+
+/// A signature on one line, or one parameter per line as rustfmt writes a long one.
+fn signature(indent: &str, head: &str, params: &[String], tail: &str) -> String {
+    let one = format!("{indent}{head}({}){tail}", params.join(", "));
+    if one.len() <= WIDTH {
+        return format!("{one}\n");
+    }
+    let mut out = format!("{indent}{head}(\n");
+    for p in params {
+        let _ = writeln!(out, "{indent}    {p},");
+    }
+    let _ = writeln!(out, "{indent}){tail}");
+    out
+}
+
+impl Gen<'_> {
+    /// One enum per `errors` set, with `rt::ErrorCode`.
+    pub(super) fn error_items(&mut self, out: &mut String) {
+        for (i, set) in self.program.errors.iter().enumerate() {
+            let name = &self.naming.errors[i];
+            out.push('\n');
+            docs(out, "", set.docs.as_deref());
+            out.push_str("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n");
+            let _ = writeln!(out, "pub enum {name} {{");
+            for c in &set.codes {
+                docs(out, "    ", c.docs.as_deref());
+                let _ = writeln!(out, "    {},", names::camel(&c.name));
+            }
+            out.push_str("}\n\n");
+            let _ = writeln!(out, "impl rt::ErrorCode for {name} {{");
+            out.push_str("    fn as_str(&self) -> &'static str {\n");
+            if set.codes.is_empty() {
+                out.push_str("        match *self {}\n");
+            } else {
+                out.push_str("        match self {\n");
+                for c in &set.codes {
+                    let _ = writeln!(
+                        out,
+                        "            {name}::{} => {},",
+                        names::camel(&c.name),
+                        str_lit(&c.name)
+                    );
+                }
+                out.push_str("        }\n");
+            }
+            out.push_str("    }\n}\n");
+        }
+    }
+
+    /// The name of the context parameter: `ctx`, unless a parameter is named so.
+    fn ctx_name(params: &[crate::ir::Param]) -> String {
+        let mut name = "ctx".to_owned();
+        while params.iter().any(|p| field_ident(&p.name) == name) {
+            name.push('_');
+        }
+        name
+    }
+
+    fn extern_fn_sig(&mut self, f: &FnIr) -> String {
+        let ctx = Self::ctx_name(&f.params);
+        let mut params = vec!["&mut self".to_owned(), format!("{ctx}: &mut rt::Context<'_>")];
+        for p in &f.params {
+            let owner = names::camel(&format!("{}_{}", f.name, p.name));
+            let t = self.ty(&p.ty, &owner, "super::", None);
+            params.push(format!("{}: {t}", field_ident(&p.name)));
+        }
+        let ret = match &f.ret {
+            Some(t) => self.ty(t, &names::camel(&format!("{}_out", f.name)), "super::", None),
+            None => "rt::Value".to_owned(),
+        };
+        let head = format!("fn {}", field_ident(&f.name));
+        let mut out = String::new();
+        docs(&mut out, "    ", f.docs.as_deref());
+        out.push_str(&signature("    ", &head, &params, &format!(" -> Result<{ret}, rt::Error>;")));
+        out
+    }
+
+    fn extern_check_sig(&mut self, c: &CheckIr) -> String {
+        let ctx = Self::ctx_name(&c.params);
+        let mut params = vec!["&mut self".to_owned(), format!("{ctx}: &mut rt::Context<'_>")];
+        for p in &c.params {
+            let owner = names::camel(&format!("{}_{}", c.name, p.name));
+            let t = self.ty(&p.ty, &owner, "super::", None);
+            params.push(format!("{}: &{t}", field_ident(&p.name)));
+        }
+        let code = self.check_code_ty(c);
+        let head = format!("fn {}", field_ident(&c.name));
+        let mut out = String::new();
+        docs(&mut out, "    ", c.docs.as_deref());
+        out.push_str(&signature("    ", &head, &params, &format!(" -> rt::CheckResult<{code}>;")));
+        out
+    }
+
+    fn check_code_ty(&self, c: &CheckIr) -> String {
+        c.fails
+            .and_then(|e| self.naming.errors.get(e.0 as usize))
+            .map(|n| format!("super::{n}"))
+            .unwrap_or_else(|| "rt::NoCode".to_owned())
+    }
+
+    /// `mod externs`: the traits, `All`, and `Host`, the runtime's way to call them.
+    pub(super) fn externs_module(&mut self) -> String {
+        let program = self.program;
+        let mut body = String::new();
+        let traits = self.naming.traits.clone();
+        for (module, trait_name) in &traits {
+            let _ = writeln!(body, "/// The `extern fn`s and `extern check`s of `{module}`.");
+            let _ = writeln!(body, "pub trait {trait_name} {{");
+            let mut items = Vec::new();
+            for f in program.fns.iter().filter(|f| f.is_extern && &f.module == module) {
+                items.push(self.extern_fn_sig(f));
+            }
+            for c in program.checks.iter().filter(|c| c.is_extern && &c.module == module) {
+                items.push(self.extern_check_sig(c));
+            }
+            body.push_str(&items.join("\n"));
+            body.push_str("}\n\n");
+        }
+        body.push_str("/// Everything the project's externs need: implement each module's trait.\n");
+        if traits.is_empty() {
+            body.push_str("pub trait All {}\n\nimpl<T> All for T {}\n\n");
+        } else {
+            let bounds: Vec<&str> = traits.values().map(String::as_str).collect();
+            let _ = writeln!(body, "pub trait All: {} {{}}\n", bounds.join(" + "));
+            let _ = writeln!(body, "impl<T: {}> All for T {{}}\n", bounds.join(" + "));
+        }
+        body.push_str(
+            "/// The runtime's way to call an implementation of [`All`].\npub struct Host<'h, H>(pub &'h mut H);\n\n",
+        );
+        body.push_str("impl<H: All> rt::NodeGlue for Host<'_, H> {\n");
+        body.push_str(&self.dispatch_fns());
+        body.push_str("\n");
+        body.push_str(&self.dispatch_checks());
+        body.push_str("}\n");
+        submodule(
+            "/// The Rust side of the project: what its `extern fn`s and `extern check`s need.",
+            "externs",
+            &body,
+        )
+    }
+
+    fn dispatch_fns(&mut self) -> String {
+        let program = self.program;
+        let externs: Vec<(usize, &FnIr)> = program
+            .fns
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_extern)
+            .collect();
+        let mut out = String::new();
+        out.push_str("    fn call_extern(\n        &mut self,\n");
+        let any_params = externs.iter().any(|(_, f)| !f.params.is_empty());
+        if externs.is_empty() {
+            out.push_str("        _ctx: &mut rt::Context<'_>,\n        func: rt::FnId,\n        _args: Vec<rt::Value>,\n");
+            out.push_str("    ) -> Result<rt::Value, rt::Error> {\n");
+            out.push_str("        Err(rt::unknown_extern(func.0))\n    }\n");
+            return out;
+        }
+        out.push_str("        ctx: &mut rt::Context<'_>,\n        func: rt::FnId,\n        args: Vec<rt::Value>,\n");
+        out.push_str("    ) -> Result<rt::Value, rt::Error> {\n");
+        if any_params {
+            out.push_str("        let mut args = args.into_iter();\n");
+        } else {
+            out.push_str("        drop(args);\n");
+        }
+        out.push_str("        match func.0 {\n");
+        for (id, f) in externs {
+            let trait_name = self.naming.traits.get(&f.module).cloned().unwrap_or_default();
+            let _ = writeln!(out, "            {id} => {{");
+            let mut call_args = vec!["&mut *self.0".to_owned(), "ctx".to_owned()];
+            for p in &f.params {
+                let _ = writeln!(
+                    out,
+                    "                let {} = rt::field(&mut args, {})?;",
+                    field_ident(&p.name),
+                    str_lit(&p.name)
+                );
+                call_args.push(field_ident(&p.name));
+            }
+            let call = format!(
+                "<H as {trait_name}>::{}({})",
+                field_ident(&f.name),
+                call_args.join(", ")
+            );
+            let line = format!("                let out = {call}?;");
+            if line.len() <= WIDTH {
+                let _ = writeln!(out, "{line}");
+            } else {
+                let _ = writeln!(out, "                let out = <H as {trait_name}>::{}(", field_ident(&f.name));
+                for a in &call_args {
+                    let _ = writeln!(out, "                    {a},");
+                }
+                out.push_str("                )?;\n");
+            }
+            out.push_str("                Ok(rt::Glue::to_value(&out))\n            }\n");
+        }
+        out.push_str("            _ => Err(rt::unknown_extern(func.0)),\n        }\n    }\n");
+        out
+    }
+
+    fn dispatch_checks(&mut self) -> String {
+        let program = self.program;
+        let externs: Vec<(usize, &CheckIr)> = program
+            .checks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.is_extern)
+            .collect();
+        let mut out = String::new();
+        out.push_str("    fn run_extern_check(\n        &mut self,\n");
+        if externs.is_empty() {
+            out.push_str("        _ctx: &mut rt::Context<'_>,\n        check: u32,\n        _args: &[&rt::Value],\n");
+            out.push_str("    ) -> Result<Option<(String, Option<String>)>, rt::Error> {\n");
+            out.push_str("        Err(rt::unknown_check(check))\n    }\n");
+            return out;
+        }
+        out.push_str("        ctx: &mut rt::Context<'_>,\n        check: u32,\n        args: &[&rt::Value],\n");
+        out.push_str("    ) -> Result<Option<(String, Option<String>)>, rt::Error> {\n");
+        out.push_str("        match check {\n");
+        for (id, c) in externs {
+            let trait_name = self.naming.traits.get(&c.module).cloned().unwrap_or_default();
+            let _ = writeln!(out, "            {id} => {{");
+            let mut call_args = vec!["&mut *self.0".to_owned(), "ctx".to_owned()];
+            for (i, p) in c.params.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "                let {} = rt::arg(args, {i}, {})?;",
+                    field_ident(&p.name),
+                    str_lit(&p.name)
+                );
+                call_args.push(format!("&{}", field_ident(&p.name)));
+            }
+            let call = format!(
+                "<H as {trait_name}>::{}({})",
+                field_ident(&c.name),
+                call_args.join(", ")
+            );
+            let line = format!("                rt::check_answer({call})");
+            if line.len() <= WIDTH {
+                let _ = writeln!(out, "{line}");
+            } else {
+                let _ = writeln!(out, "                rt::check_answer(<H as {trait_name}>::{}(", field_ident(&c.name));
+                for a in &call_args {
+                    let _ = writeln!(out, "                    {a},");
+                }
+                out.push_str("                ))\n");
+            }
+            out.push_str("            }\n");
+        }
+        out.push_str("            _ => Err(rt::unknown_check(check)),\n        }\n    }\n");
+        out
+    }
+
+    /// `PROGRAM_JSON` and `program()`.
+    pub(super) fn program_items(&self) -> String {
+        let json = serde_json::to_string(&wire::glue_program(self.program))
+            .unwrap_or_else(|_| "{}".to_owned());
+        let mut out = String::new();
+        out.push_str("\n/// The run-time part of the program: types, pure fns, checks, node wiring.\n");
+        let _ = writeln!(out, "pub const PROGRAM_JSON: &str = {};", raw_str(&json));
+        out.push_str("\n/// The embedded program, read once.\n");
+        out.push_str("pub fn program() -> &'static rt::GlueProgram {\n");
+        out.push_str("    static PROGRAM: std::sync::OnceLock<rt::GlueProgram> = std::sync::OnceLock::new();\n");
+        out.push_str("    PROGRAM.get_or_init(|| rt::GlueProgram::from_json(PROGRAM_JSON))\n}\n");
+        out
+    }
+
+    /// `pub mod <node>`: its input and output types, decoder and runs.
+    pub(super) fn node_module(&mut self, index: usize, node: &NodeIr) -> String {
+        let name = self.naming.nodes[index].clone();
+        let mut body = String::new();
+        body.push_str("/// The node's index in [`super::program`].\n");
+        let _ = writeln!(body, "pub const INDEX: usize = {index};");
+        if let Some(prompt) = &node.config.prompt {
+            body.push_str("\n/// `prompt: file(…)`, relative to the project root.\n");
+            let _ = writeln!(body, "pub const PROMPT_FILE: &str = {};", str_lit(prompt));
+        }
+        let node_camel = names::camel(&node.name);
+        let single = node.params.len() == 1;
+        body.push('\n');
+        if single {
+            let p = &node.params[0];
+            let t = self.ty(&p.ty, &format!("{node_camel}Input"), "super::", None);
+            let _ = writeln!(body, "/// The node's input: the value of `{}`.", p.name);
+            let _ = writeln!(body, "pub type Input = {t};");
+        } else {
+            body.push_str("/// The node's inputs, one field per parameter.\n");
+            body.push_str("#[derive(Clone, Debug, PartialEq)]\npub struct Input {\n");
+            for p in &node.params {
+                let owner = names::camel(&format!("{}_{}", node.name, p.name));
+                let t = self.ty(&p.ty, &owner, "super::", None);
+                let _ = writeln!(body, "    pub {}: {t},", field_ident(&p.name));
+            }
+            body.push_str("}\n");
+        }
+        let out_ty = self.ty(&node.output, &format!("{node_camel}Output"), "super::", None);
+        let _ = writeln!(body, "\n/// The node's output.\npub type Output = {out_ty};\n");
+        let root = node.params.first().map(|p| p.name.as_str()).unwrap_or("");
+        let _ = write!(
+            body,
+            "/// Decodes the input document with the runtime decoder (spec §4): the errors are the\n\
+             /// runtime's, pointer, path, code and sentence.\n\
+             pub fn decode(bytes: &[u8]) -> Result<Input, Vec<rt::DecodeError>> {{\n    \
+             let program = super::program();\n    \
+             let values = rt::decode_input(program, program.node(INDEX), bytes)?;\n    \
+             from_values(values).map_err(|e| vec![rt::conversion_error({}, e)])\n}}\n\n",
+            str_lit(root)
+        );
+        body.push_str("/// The input from decoded values, in parameter order.\n");
+        body.push_str("pub fn from_values(values: Vec<rt::Value>) -> Result<Input, rt::Error> {\n");
+        if node.params.is_empty() {
+            body.push_str("    drop(values);\n    Ok(Input {})\n}\n\n");
+        } else {
+            body.push_str("    let mut values = values.into_iter();\n");
+            if single {
+                let _ = writeln!(body, "    rt::field(&mut values, {})", str_lit(&node.params[0].name));
+            } else {
+                body.push_str("    Ok(Input {\n");
+                for p in &node.params {
+                    let _ = writeln!(
+                        body,
+                        "        {}: rt::field(&mut values, {})?,",
+                        field_ident(&p.name),
+                        str_lit(&p.name)
+                    );
+                }
+                body.push_str("    })\n");
+            }
+            body.push_str("}\n\n");
+        }
+        body.push_str("/// The input as values, in parameter order.\n");
+        body.push_str("pub fn to_values(input: &Input) -> Vec<rt::Value> {\n");
+        if single {
+            body.push_str("    vec![rt::Glue::to_value(input)]\n}\n\n");
+        } else if node.params.is_empty() {
+            body.push_str("    let Input {} = input;\n    Vec::new()\n}\n\n");
+        } else {
+            let items: Vec<String> = node
+                .params
+                .iter()
+                .map(|p| format!("rt::Glue::to_value(&input.{})", field_ident(&p.name)))
+                .collect();
+            let one = format!("    vec![{}]", items.join(", "));
+            if one.len() <= WIDTH && items.join(", ").len() <= 60 {
+                let _ = writeln!(body, "{one}\n}}\n");
+            } else {
+                body.push_str("    vec![\n");
+                for i in &items {
+                    let _ = writeln!(body, "        {i},");
+                }
+                body.push_str("    ]\n}\n\n");
+            }
+        }
+        body.push_str(
+            "/// Runs the node on a decoded input: its input checks, then the seven steps of\n\
+             /// spec §6.1 on `prompt` with `ctx`'s model, the node's checks and transform wired in.\n\
+             pub fn run<H: super::externs::All>(\n    externs: &mut H,\n    ctx: &mut rt::Context<'_>,\n    \
+             prompt: &str,\n    input: &Input,\n) -> rt::Run<Output> {\n    \
+             let program = super::program();\n    \
+             let mut host = super::externs::Host(externs);\n    \
+             let values = to_values(input);\n    \
+             let node = program.node(INDEX);\n    \
+             let run = rt::run_inputs(program, node, &values, prompt, &mut host, ctx);\n    \
+             rt::Run::new(run)\n}\n\n",
+        );
+        body.push_str(
+            "/// Decodes the input document, then runs as [`run`].\n\
+             pub fn run_json<H: super::externs::All>(\n    externs: &mut H,\n    ctx: &mut rt::Context<'_>,\n    \
+             prompt: &str,\n    bytes: &[u8],\n) -> rt::Run<Output> {\n    \
+             let program = super::program();\n    \
+             let mut host = super::externs::Host(externs);\n    \
+             let node = program.node(INDEX);\n    \
+             let run = rt::run_node(program, node, bytes, prompt, &mut host, ctx);\n    \
+             rt::Run::new(run)\n}\n",
+        );
+        let mut doc = String::new();
+        docs(&mut doc, "", node.docs.as_deref());
+        if doc.is_empty() {
+            doc = format!("/// The node `{}`.\n", node.name);
+        }
+        let _ = &Ty::Bool;
+        submodule(doc.trim_end(), &name, &body)
+    }
+}

@@ -1,0 +1,551 @@
+//! Rust types for AEL types: type expressions, the struct or enum of each definition, their
+//! `Glue` conversions, and the marker types of refined text and floats.
+
+use std::fmt::Write as _;
+
+use aelc_runtime::ty::{DefId, DefKind, FieldTy, FloatKind, FloatTy, IntTy, StrTy, Ty, VariantTy};
+
+use super::{docs, names, Gen};
+
+/// The widest line rustfmt leaves alone.
+const WIDTH: usize = 100;
+
+impl Gen<'_> {
+    /// The Rust type of `ty`. `prefix` reaches the glue's top level from where the type is
+    /// written (`""` or `"super::"`); `owner` names marker types; `within` is the definition
+    /// being written, for boxing a recursive `Option`.
+    pub(super) fn ty(&mut self, ty: &Ty, owner: &str, prefix: &str, within: Option<DefId>) -> String {
+        match ty {
+            Ty::Bool => "bool".to_owned(),
+            Ty::Int(it) => int_ty(it),
+            Ty::Float(ft) => self.float_ty(ft, owner, prefix),
+            Ty::Str(st) => self.str_ty(st, owner, prefix),
+            Ty::List(l) => {
+                let item = self.ty(&l.item, owner, prefix, within);
+                let name = if l.unique { "BoundedSet" } else { "BoundedVec" };
+                with_min(&format!("rt::{name}<{item}, {}", l.max), l.min)
+            }
+            Ty::Map(m) => {
+                let key = self.ty(&m.key, &format!("{owner}Key"), prefix, within);
+                let value = self.ty(&m.value, owner, prefix, within);
+                with_min(&format!("rt::BoundedMap<{key}, {value}, {}", m.max), m.min)
+            }
+            Ty::Option { some } => {
+                let inner = self.ty(some, owner, prefix, within);
+                let boxed = match (some.as_ref(), within) {
+                    (Ty::Ref { def }, Some(w)) => self.reaches(*def, w),
+                    _ => false,
+                };
+                if boxed {
+                    format!("Option<Box<{inner}>>")
+                } else {
+                    format!("Option<{inner}>")
+                }
+            }
+            Ty::Ref { def } => format!(
+                "{prefix}{}",
+                self.naming
+                    .defs
+                    .get(def.0 as usize)
+                    .cloned()
+                    .unwrap_or_else(|| "rt::Value".to_owned())
+            ),
+            Ty::Media(_) => "rt::MediaRef".to_owned(),
+        }
+    }
+
+    /// Whether definition `from` refers (through any path) to `to`.
+    fn reaches(&self, from: DefId, to: DefId) -> bool {
+        let mut seen = vec![false; self.program.types.defs.len()];
+        let mut stack = vec![from];
+        while let Some(d) = stack.pop() {
+            if d == to {
+                return true;
+            }
+            let Some(slot) = seen.get_mut(d.0 as usize) else {
+                continue;
+            };
+            if std::mem::replace(slot, true) {
+                continue;
+            }
+            if let Some(def) = self.program.types.get(d) {
+                let mut refs = Vec::new();
+                match &def.kind {
+                    DefKind::Struct { fields } => fields.iter().for_each(|f| refs_of(&f.ty, &mut refs)),
+                    DefKind::Enum { variants, .. } => variants
+                        .iter()
+                        .flat_map(|v| v.fields.iter().flatten())
+                        .for_each(|f| refs_of(&f.ty, &mut refs)),
+                    DefKind::Alias { ty } => refs_of(ty, &mut refs),
+                }
+                stack.extend(refs);
+            }
+        }
+        false
+    }
+
+    fn str_ty(&mut self, st: &StrTy, owner: &str, prefix: &str) -> String {
+        if st.pattern.is_none() && st.format.is_none() {
+            return with_min(&format!("rt::BoundedStr<{}", st.max), st.min);
+        }
+        let mut body = format!("    const MAX: u32 = {};\n", st.max);
+        if st.min > 0 {
+            body = format!("    const MIN: u32 = {};\n{body}", st.min);
+        }
+        if let Some(p) = &st.pattern {
+            let _ = writeln!(body, "    const PATTERN: Option<&'static str> = Some({});", raw_str(p));
+        }
+        if let Some(f) = st.format {
+            let variant = match f {
+                aelc_runtime::ty::Format::Email => "Email",
+                aelc_runtime::ty::Format::Uri => "Uri",
+                aelc_runtime::ty::Format::Date => "Date",
+                aelc_runtime::ty::Format::DateTime => "DateTime",
+                aelc_runtime::ty::Format::Uuid => "Uuid",
+            };
+            let _ = writeln!(body, "    const FORMAT: Option<rt::Format> = Some(rt::Format::{variant});");
+        }
+        let name = self.rule(&format!("{owner}Text"), "TextRules", &body);
+        format!("rt::RuledStr<{prefix}rules::{name}>")
+    }
+
+    fn float_ty(&mut self, ft: &FloatTy, owner: &str, prefix: &str) -> String {
+        if ft.min.is_none() && ft.max.is_none() {
+            return match ft.kind {
+                FloatKind::F64 => "rt::BoundedFloat<rt::AnyF64>".to_owned(),
+                FloatKind::F32 => "rt::BoundedFloat<rt::AnyF32>".to_owned(),
+            };
+        }
+        let kind = match ft.kind {
+            FloatKind::F64 => "F64",
+            FloatKind::F32 => "F32",
+        };
+        let mut body = format!("    const KIND: rt::FloatKind = rt::FloatKind::{kind};\n");
+        for (name, b) in [("MIN", ft.min), ("MAX", ft.max)] {
+            if let Some(b) = b {
+                let _ = writeln!(
+                    body,
+                    "    const {name}: Option<(f64, bool)> = Some(({}, {}));",
+                    float_lit(b.value),
+                    b.exclusive
+                );
+            }
+        }
+        let name = self.rule(&format!("{owner}Float"), "FloatRules", &body);
+        format!("rt::BoundedFloat<{prefix}rules::{name}>")
+    }
+
+    /// A marker type implementing `rules_trait` with `body`, shared by equal rules.
+    fn rule(&mut self, hint: &str, rules_trait: &str, body: &str) -> String {
+        let key = format!("{rules_trait}\n{body}");
+        if let Some(name) = self.rules.get(&key) {
+            return name.clone();
+        }
+        let base = names::camel(hint);
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.rules.values().any(|v| *v == name) {
+            name = format!("{base}{n}");
+            n += 1;
+        }
+        self.rules.insert(key, name.clone());
+        self.rule_items.push(format!(
+            "pub enum {name} {{}}\n\nimpl rt::{rules_trait} for {name} {{\n{body}}}\n"
+        ));
+        name
+    }
+
+    /// Every type definition: its Rust item and its `Glue` impl.
+    pub(super) fn type_items(&mut self, out: &mut String) {
+        for (i, def) in self.program.types.defs.iter().enumerate() {
+            let id = DefId(i as u32);
+            let name = self.naming.defs[i].clone();
+            out.push('\n');
+            match &def.kind {
+                DefKind::Alias { ty } => {
+                    docs(out, "", def.docs.as_deref());
+                    let t = self.ty(ty, &name, "", Some(id));
+                    let _ = writeln!(out, "pub type {name} = {t};");
+                }
+                DefKind::Struct { fields } => {
+                    docs(out, "", def.docs.as_deref());
+                    out.push_str(&derive(&["Clone", "Debug", "PartialEq"]));
+                    out.push_str("#[serde(crate = \"rt::serde\", deny_unknown_fields)]\n");
+                    let body = self.fields(fields, &name, "    ", id, "pub ");
+                    if body.is_empty() {
+                        let _ = writeln!(out, "pub struct {name} {{}}");
+                    } else {
+                        let _ = write!(out, "pub struct {name} {{\n{body}}}\n");
+                    }
+                    out.push('\n');
+                    out.push_str(&struct_glue(&name, fields));
+                }
+                DefKind::Enum { tag, variants } => {
+                    let unit = variants.iter().all(|v| v.fields.is_none());
+                    docs(out, "", def.docs.as_deref());
+                    if unit {
+                        out.push_str(&derive(&[
+                            "Clone",
+                            "Copy",
+                            "Debug",
+                            "PartialEq",
+                            "Eq",
+                            "PartialOrd",
+                            "Ord",
+                            "Hash",
+                        ]));
+                        out.push_str("#[serde(crate = \"rt::serde\")]\n");
+                    } else {
+                        out.push_str(&derive(&["Clone", "Debug", "PartialEq"]));
+                        let _ = writeln!(
+                            out,
+                            "#[serde(crate = \"rt::serde\", tag = {}, deny_unknown_fields)]",
+                            str_lit(tag)
+                        );
+                    }
+                    let _ = writeln!(out, "pub enum {name} {{");
+                    for v in variants {
+                        self.variant(out, v, &name, id);
+                    }
+                    out.push_str("}\n\n");
+                    out.push_str(&enum_glue(&name, variants));
+                    if unit {
+                        out.push('\n');
+                        out.push_str(&map_key(&name, variants));
+                    }
+                }
+            }
+        }
+    }
+
+    fn variant(&mut self, out: &mut String, v: &VariantTy, owner: &str, id: DefId) {
+        docs(out, "    ", v.docs.as_deref());
+        let rust = names::type_ident(&v.name).unwrap_or_default();
+        if rust != v.name {
+            let _ = writeln!(out, "    #[serde(rename = {})]", str_lit(&v.name));
+        }
+        match &v.fields {
+            None => {
+                let _ = writeln!(out, "    {rust},");
+            }
+            Some(fields) if fields.is_empty() => {
+                let _ = writeln!(out, "    {rust} {{}},");
+            }
+            Some(fields) => {
+                let body = self.fields(fields, &format!("{owner}{rust}"), "        ", id, "");
+                // rustfmt keeps a variant of plain fields on one line up to 35 columns.
+                let lines: Vec<&str> = body.lines().map(str::trim).collect();
+                let inner = lines.join(" ");
+                let inner = inner.strip_suffix(',').unwrap_or(&inner);
+                if lines.iter().all(|l| !l.starts_with('#') && !l.starts_with("//")) && inner.len() <= 35 {
+                    let _ = writeln!(out, "    {rust} {{ {inner} }},");
+                } else {
+                    let _ = write!(out, "    {rust} {{\n{body}    }},\n");
+                }
+            }
+        }
+    }
+
+    /// Field declarations with docs and serde attributes.
+    fn fields(&mut self, fields: &[FieldTy], owner: &str, indent: &str, id: DefId, vis: &str) -> String {
+        let mut out = String::new();
+        for f in fields {
+            docs(&mut out, indent, f.docs.as_deref());
+            let rust = field_ident(&f.name);
+            let field_owner = format!("{owner}_{}", f.name);
+            let t = self.ty(&f.ty, &names::camel(&field_owner), "", Some(id));
+            let mut attrs = Vec::new();
+            if rust.strip_prefix("r#").unwrap_or(&rust) != f.name {
+                attrs.push(format!("rename = {}", str_lit(&f.name)));
+            }
+            if let Some(default) = &f.default {
+                let fn_name = self.default_fn(&names::snake(&field_owner), &f.ty, &field_owner, id, default);
+                attrs.push(format!("default = \"defaults::{fn_name}\""));
+            } else if matches!(f.ty, Ty::Option { .. }) {
+                attrs.push("default".to_owned());
+                attrs.push("skip_serializing_if = \"Option::is_none\"".to_owned());
+            }
+            if !attrs.is_empty() {
+                let _ = writeln!(out, "{indent}#[serde({})]", attrs.join(", "));
+            }
+            let _ = writeln!(out, "{indent}{vis}{rust}: {t},");
+        }
+        out
+    }
+
+    /// A `defaults::…` function returning a field's checked default.
+    fn default_fn(
+        &mut self,
+        hint: &str,
+        ty: &Ty,
+        owner: &str,
+        id: DefId,
+        default: &serde_json::Value,
+    ) -> String {
+        let base = names::snake(hint).to_lowercase();
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.defaults.iter().any(|d| d.contains(&format!("pub fn {name}()"))) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let t = self.ty(ty, &names::camel(owner), "super::", Some(id));
+        let json = serde_json::to_string(default).unwrap_or_else(|_| "null".to_owned());
+        let value = match (ty, default) {
+            (Ty::Bool, serde_json::Value::Bool(b)) => b.to_string(),
+            (Ty::Int(it), serde_json::Value::Number(n)) if is_plain_int(it) => n.to_string(),
+            _ => format!("rt::compiled_default({})", raw_str(&json)),
+        };
+        let one_line = format!("pub fn {name}() -> {t} {{");
+        let item = if one_line.len() + 4 <= WIDTH {
+            format!("{one_line}\n    {value}\n}}\n")
+        } else {
+            format!("pub fn {name}() -> {t}\n{{\n    {value}\n}}\n")
+        };
+        self.defaults.push(item);
+        name
+    }
+}
+
+fn refs_of(ty: &Ty, out: &mut Vec<DefId>) {
+    match ty {
+        Ty::Ref { def } => out.push(*def),
+        Ty::List(l) => refs_of(&l.item, out),
+        Ty::Map(m) => {
+            refs_of(&m.key, out);
+            refs_of(&m.value, out);
+        }
+        Ty::Option { some } => refs_of(some, out),
+        _ => {}
+    }
+}
+
+/// The field's Rust identifier (snake case; raw for a keyword).
+pub(super) fn field_ident(name: &str) -> String {
+    names::ident(&names::snake(name)).unwrap_or_else(|| names::snake(name))
+}
+
+fn is_plain_int(it: &IntTy) -> bool {
+    let (lo, hi) = it.kind.range();
+    it.min == lo && it.max == hi && !it.max_exclusive
+}
+
+fn int_ty(it: &IntTy) -> String {
+    let name = it.kind.name();
+    if is_plain_int(it) {
+        return name.to_owned();
+    }
+    let arg = |v: i128| if v < 0 { format!("{{ {v} }}") } else { v.to_string() };
+    if it.max_exclusive {
+        format!("rt::BoundedInt<{name}, {}, {}, true>", arg(it.min), arg(it.max))
+    } else {
+        format!("rt::BoundedInt<{name}, {}, {}>", arg(it.min), arg(it.max))
+    }
+}
+
+fn with_min(head: &str, min: u32) -> String {
+    if min > 0 {
+        format!("{head}, {min}>")
+    } else {
+        format!("{head}>")
+    }
+}
+
+/// A float literal that reads back as the same `f64` and is a float in Rust (`1.0`, `1e300`).
+fn float_lit(v: f64) -> String {
+    let s = format!("{v:?}");
+    if s.contains('.') || s.contains('e') || s.contains("inf") || s.contains("NaN") {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// A Rust string literal (escaped).
+pub(super) fn str_lit(s: &str) -> String {
+    format!("{s:?}")
+}
+
+/// A raw string literal with enough `#`s for any content.
+pub(super) fn raw_str(s: &str) -> String {
+    let mut hashes = 0;
+    while s.contains(&format!("\"{}", "#".repeat(hashes))) {
+        hashes += 1;
+    }
+    let h = "#".repeat(hashes);
+    format!("r{h}\"{s}\"{h}")
+}
+
+/// `#[derive(…, rt::serde::Serialize, rt::serde::Deserialize)]`, wrapped as rustfmt wraps it.
+fn derive(traits: &[&str]) -> String {
+    let mut all: Vec<&str> = traits.to_vec();
+    all.extend(["rt::serde::Serialize", "rt::serde::Deserialize"]);
+    let one = format!("#[derive({})]\n", all.join(", "));
+    if one.len() - 1 <= WIDTH {
+        return one;
+    }
+    // rustfmt puts one trait per line once the list does not fit.
+    let mut out = String::from("#[derive(\n");
+    for t in &all {
+        out.push_str(&format!("    {t},\n"));
+    }
+    out.push_str(")]\n");
+    out
+}
+
+fn struct_glue(name: &str, fields: &[FieldTy]) -> String {
+    let mut out = format!("impl rt::Glue for {name} {{\n");
+    out.push_str("    fn from_value(value: rt::Value) -> Result<Self, rt::Error> {\n");
+    out.push_str("        match value {\n");
+    if fields.is_empty() {
+        let _ = writeln!(out, "            rt::Value::Struct(_) => Ok({name} {{}}),");
+    } else {
+        out.push_str("            rt::Value::Struct(fields) => {\n");
+        out.push_str("                let mut fields = fields.into_iter();\n");
+        let _ = writeln!(out, "                Ok({name} {{");
+        for f in fields {
+            let _ = writeln!(
+                out,
+                "                    {}: rt::field(&mut fields, {})?,",
+                field_ident(&f.name),
+                str_lit(&f.name)
+            );
+        }
+        out.push_str("                })\n            }\n");
+    }
+    let _ = writeln!(
+        out,
+        "            other => Err(rt::mismatch({}, &other)),",
+        str_lit(&format!("a {name}"))
+    );
+    out.push_str("        }\n    }\n\n");
+    out.push_str("    fn to_value(&self) -> rt::Value {\n");
+    let items: Vec<String> = fields
+        .iter()
+        .map(|f| format!("rt::Glue::to_value(&self.{})", field_ident(&f.name)))
+        .collect();
+    out.push_str(&values_expr("        ", "rt::Value::Struct(", &items, ")"));
+    out.push_str("    }\n}\n");
+    out
+}
+
+/// `head vec![items…] tail` at `indent`, one line when rustfmt would keep it on one.
+fn values_expr(indent: &str, head: &str, items: &[String], tail: &str) -> String {
+    if items.is_empty() {
+        return format!("{indent}{head}Vec::new(){tail}\n");
+    }
+    let list = items.join(", ");
+    let one = format!("{indent}{head}vec![{list}]{tail}");
+    if one.len() <= WIDTH && list.len() + 6 <= 60 {
+        return format!("{one}\n");
+    }
+    let mut out = format!("{indent}{head}vec![\n");
+    for item in items {
+        let _ = writeln!(out, "{indent}    {item},");
+    }
+    let _ = writeln!(out, "{indent}]{tail}");
+    out
+}
+
+fn enum_glue(name: &str, variants: &[VariantTy]) -> String {
+    let mut out = format!("impl rt::Glue for {name} {{\n");
+    out.push_str("    fn from_value(value: rt::Value) -> Result<Self, rt::Error> {\n");
+    out.push_str("        match value {\n");
+    for (i, v) in variants.iter().enumerate() {
+        let rust = names::type_ident(&v.name).unwrap_or_default();
+        match &v.fields {
+            Some(fields) if !fields.is_empty() => {
+                let _ = writeln!(out, "            rt::Value::Enum {{ variant: {i}, fields }} => {{");
+                out.push_str("                let mut fields = fields.into_iter();\n");
+                let _ = writeln!(out, "                Ok({name}::{rust} {{");
+                for f in fields {
+                    let _ = writeln!(
+                        out,
+                        "                    {}: rt::field(&mut fields, {})?,",
+                        field_ident(&f.name),
+                        str_lit(&f.name)
+                    );
+                }
+                out.push_str("                })\n            }\n");
+            }
+            Some(_) => {
+                let _ = writeln!(
+                    out,
+                    "            rt::Value::Enum {{ variant: {i}, .. }} => Ok({name}::{rust} {{}}),"
+                );
+            }
+            None => {
+                let _ = writeln!(out, "            rt::Value::Enum {{ variant: {i}, .. }} => Ok({name}::{rust}),");
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "            other => Err(rt::mismatch({}, &other)),",
+        str_lit(&format!("a {name}"))
+    );
+    out.push_str("        }\n    }\n\n");
+    out.push_str("    fn to_value(&self) -> rt::Value {\n");
+    if variants.is_empty() {
+        out.push_str("        match *self {}\n    }\n}\n");
+        return out;
+    }
+    out.push_str("        match self {\n");
+    for (i, v) in variants.iter().enumerate() {
+        let rust = names::type_ident(&v.name).unwrap_or_default();
+        match &v.fields {
+            Some(fields) if !fields.is_empty() => {
+                let binds: Vec<String> = fields.iter().map(|f| field_ident(&f.name)).collect();
+                let pat = format!("{name}::{rust} {{ {} }}", binds.join(", "));
+                let items: Vec<String> = binds
+                    .iter()
+                    .map(|b| format!("rt::Glue::to_value({b})"))
+                    .collect();
+                let _ = writeln!(out, "            {pat} => rt::Value::Enum {{");
+                let _ = writeln!(out, "                variant: {i},");
+                out.push_str(&values_expr("                ", "fields: ", &items, ","));
+                out.push_str("            },\n");
+            }
+            Some(_) => {
+                let _ = writeln!(out, "            {name}::{rust} {{}} => rt::Value::Enum {{");
+                let _ = writeln!(out, "                variant: {i},");
+                out.push_str("                fields: Vec::new(),\n            },\n");
+            }
+            None => {
+                let _ = writeln!(out, "            {name}::{rust} => rt::Value::Enum {{");
+                let _ = writeln!(out, "                variant: {i},");
+                out.push_str("                fields: Vec::new(),\n            },\n");
+            }
+        }
+    }
+    out.push_str("        }\n    }\n}\n");
+    out
+}
+
+fn map_key(name: &str, variants: &[VariantTy]) -> String {
+    let mut out = format!("impl rt::MapKey for {name} {{\n");
+    out.push_str("    fn key_str(&self) -> &str {\n");
+    if variants.is_empty() {
+        out.push_str("        match *self {}\n    }\n\n");
+    } else {
+        out.push_str("        match self {\n");
+        for v in variants {
+            let rust = names::type_ident(&v.name).unwrap_or_default();
+            let _ = writeln!(out, "            {name}::{rust} => {},", str_lit(&v.name));
+        }
+        out.push_str("        }\n    }\n\n");
+    }
+    out.push_str("    fn from_key(key: String) -> Result<Self, rt::BoundError> {\n");
+    out.push_str("        match key.as_str() {\n");
+    for v in variants {
+        let rust = names::type_ident(&v.name).unwrap_or_default();
+        let _ = writeln!(out, "            {} => Ok({name}::{rust}),", str_lit(&v.name));
+    }
+    let _ = writeln!(
+        out,
+        "            _ => Err(rt::unknown_key(&key, {})),",
+        str_lit(&format!("a {name}"))
+    );
+    out.push_str("        }\n    }\n}\n");
+    out
+}
