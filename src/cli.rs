@@ -10,6 +10,7 @@ mod explain;
 mod fmt;
 mod lsp;
 mod new;
+mod run;
 mod schema;
 
 use std::io::{IsTerminal, Write};
@@ -68,6 +69,7 @@ pub fn run(args: &Args) -> Status {
         Command::Lsp(_) => lsp::run(),
         Command::Build(cmd) => build::run(&out, cmd),
         Command::Schema(cmd) => schema::run(&out, cmd),
+        Command::Run(cmd) => run::run(&out, cmd),
     }
 }
 

@@ -14,6 +14,7 @@ use crate::span::{FileId, Span};
 use crate::syntax::{self, ast};
 
 mod manifest;
+pub mod run;
 
 /// All IO the compiler does goes through this trait.
 pub trait World {

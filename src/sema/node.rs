@@ -338,9 +338,10 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     if has_body {
         delegates = check_body(cx, &n);
     }
-    if let Some(prompt) = config.prompt.clone() {
-        super::template::check_prompt(cx, module, &prompt, &n.params);
-    }
+    let template = config
+        .prompt
+        .clone()
+        .and_then(|prompt| super::template::check_prompt(cx, module, &prompt, &n.params));
     let module_path = cx.module_path(module);
     cx.out.nodes.push(ir::NodeIr {
         name: def.name.name.clone(),
@@ -368,6 +369,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         publish,
         delegates: delegates.into_iter().map(ir::NodeId).collect(),
         has_body,
+        template,
     });
 }
 
