@@ -486,3 +486,113 @@ fn the_review_prompt_renders_as_the_template_says() {
     assert_eq!(replay.requests[0].prompt, *prompt);
     assert_eq!(driver_run::prompt_text(&report.parts), *prompt);
 }
+
+/// A template with a loop and an enum, and a builder with system, rendered text and an image,
+/// lowered by the compiler and run by the runtime.
+#[test]
+fn loops_enums_and_builders_are_lowered_and_rendered() {
+    let source = r#"
+enum Tone { plain, warm }
+
+struct Item {
+    name: Str<32>,
+    qty: u8,
+}
+
+struct Order {
+    items: List<Item, 5>,
+    tone: Tone,
+    photo: Option<Image<1MiB>>,
+    banner: Image<1MiB>,
+}
+
+struct Reply {
+    text: Str<200>,
+}
+
+builder order_parts(order: Order) -> Parts {
+    system("Answer in JSON.")
+    text(render())
+    image(order.banner)
+}
+
+node answer(order: Order) -> Reply {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("m");
+        max_prompt: 200B;
+    }
+    input {
+        builder order_parts;
+    }
+}
+"#;
+    let template = "Tone: {{ order.tone }}.\n{% for i in order.items %}- {{ i.qty }} x {{ i.name }}{% if i.qty > 1 %} (several){% end %}\n{% end %}{{ order.items.first() }}\n";
+    let world = aelc::driver::MemoryWorld::new()
+        .with(
+            "/p/ael.toml",
+            "[package]\nname = \"acme/orders\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"replay\"\nmodel = \"r\"\naccepts = [\"text\", \"image\"]\n",
+        )
+        .with("/p/nodes/answer.node.ael", source)
+        .with("/p/prompts/answer.md", template);
+    let compilation = driver::check_path(&world, Path::new("/p")).unwrap();
+    let codes: Vec<&str> = compilation.diagnostics.iter().map(|d| d.code).collect();
+    assert!(codes.is_empty(), "{codes:?}");
+    let program = compilation.program.unwrap();
+    let node = find_node(&program, "answer").unwrap();
+    let run = NodeRun::new(&program, node);
+    let banner = r#"{"ref": "holon://files/b0b", "content_type": "image/png", "size": 10, "sha256": "0000000000000000000000000000000000000000000000000000000000000000"}"#;
+    let input = format!(
+        r#"{{"items": [{{"name": "pear", "qty": 2}}, {{"name": "fig", "qty": 1}}], "tone": "warm", "banner": {banner}}}"#
+    );
+    let inputs = run.decode_input(input.as_bytes()).unwrap();
+    let parts = run.prompt(&inputs, "{}").unwrap();
+    assert_eq!(parts.len(), 3, "{parts:?}");
+    assert_eq!(parts[0], PromptPart::System("Answer in JSON.".into()));
+    assert_eq!(
+        parts[1],
+        PromptPart::Text(
+            "Tone: warm.\n- 2 x pear (several)\n- 1 x fig\n{\"name\":\"pear\",\"qty\":2}\n".into()
+        )
+    );
+    assert!(matches!(&parts[2], PromptPart::Image(m) if m.reference == "holon://files/b0b"));
+    // The IR round-trips through ir.json with the template and the builder's parts.
+    let json = serde_json::to_string(&program).unwrap();
+    let back: aelc::ir::Program = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, program);
+    // Over max_prompt (200 B): refused before any call, nothing billed.
+    let many: Vec<String> = (0..5)
+        .map(|i| format!(r#"{{"name": "{}", "qty": {i}}}"#, "x".repeat(32)))
+        .collect();
+    let big = format!(
+        r#"{{"items": [{}], "tone": "plain", "banner": {banner}}}"#,
+        many.join(",")
+    );
+    let inputs = run.decode_input(big.as_bytes()).unwrap();
+    assert_eq!(
+        run.prompt(&inputs, "{}"),
+        Err(aelc_runtime::prompt::PromptError::TooLarge { limit: 200 })
+    );
+    let mut replay = ReplayModel::default();
+    let report = run.run(
+        big.as_bytes(),
+        None,
+        "{}",
+        &mut replay,
+        &mut TickClock::default(),
+    );
+    assert_eq!(report.receipt.status, aelc_runtime::pipeline::Status::RejectedInput);
+    assert_eq!(report.receipt.cost.amount, "0");
+    assert!(report.refusal.is_some_and(|r| r.contains("max_prompt")));
+    let report = run.run(
+        input.as_bytes(),
+        Some(&[aelc_runtime::provider::PartKind::Text]),
+        "{}",
+        &mut replay,
+        &mut TickClock::default(),
+    );
+    // The binding given here takes no images: an error before the call.
+    assert_eq!(report.receipt.status, aelc_runtime::pipeline::Status::Error);
+    assert_eq!(report.receipt.code.as_deref(), Some("model_unavailable"));
+    assert!(replay.requests.is_empty());
+}
