@@ -101,10 +101,22 @@ fn a_truncated_replay_is_never_accepted() {
     std::fs::write(dir.join("input.json"), r#"{"document": "Some text."}"#).unwrap();
     // Repairs and the fallback all get a cut-off answer whose prefix would parse.
     let line = json!({"text": ANSWER, "finish_reason": "length"});
-    std::fs::write(dir.join("answers.jsonl"), format!("{line}\n{line}\n{line}\n{line}\n")).unwrap();
+    std::fs::write(
+        dir.join("answers.jsonl"),
+        format!("{line}\n{line}\n{line}\n{line}\n"),
+    )
+    .unwrap();
     let root = review_root();
     let out = aelc(
-        &["run", "review", "--input", "input.json", "--replay", "answers.jsonl", "--project"],
+        &[
+            "run",
+            "review",
+            "--input",
+            "input.json",
+            "--replay",
+            "answers.jsonl",
+            "--project",
+        ],
         &dir,
     );
     // `--project` without a value is a usage error.
@@ -204,7 +216,14 @@ fn usage_errors_exit_2() {
     let root = review_root();
     let project = root.to_str().unwrap();
     let missing = aelc(
-        &["run", "review", "--input", "nope.json", "--project", project],
+        &[
+            "run",
+            "review",
+            "--input",
+            "nope.json",
+            "--project",
+            project,
+        ],
         &dir,
     );
     assert_eq!(missing.status.code(), Some(2));
@@ -218,7 +237,16 @@ fn usage_errors_exit_2() {
     std::fs::write(dir.join("input.json"), r#"{"document": "x"}"#).unwrap();
     std::fs::write(dir.join("bad.jsonl"), "{\"text\": 1}\n").unwrap();
     let bad = aelc(
-        &["run", "review", "--input", "input.json", "--replay", "bad.jsonl", "--project", project],
+        &[
+            "run",
+            "review",
+            "--input",
+            "input.json",
+            "--replay",
+            "bad.jsonl",
+            "--project",
+            project,
+        ],
         &dir,
     );
     assert_eq!(bad.status.code(), Some(2));
@@ -288,12 +316,16 @@ fn openai_stream(content: &str) -> Reply {
     let mut events = Vec::new();
     for piece in content.as_bytes().chunks(40) {
         let piece = String::from_utf8_lossy(piece);
-        events.push(sse(&json!({"choices": [{"index": 0, "delta": {"content": piece}}]})));
+        events.push(sse(
+            &json!({"choices": [{"index": 0, "delta": {"content": piece}}]}),
+        ));
     }
     events.push(sse(
         &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
     ));
-    events.push(sse(&json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 200}})));
+    events.push(sse(
+        &json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 200}}),
+    ));
     events.push("data: [DONE]\n\n".to_owned());
     Reply::Stream {
         events,
@@ -312,7 +344,11 @@ fn a_live_openai_binding_end_to_end() {
         "provider = \"openai\"\nmodel = \"local-model\"\nbase_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"",
         server.url("/v1")
     );
-    let dir = review_project("openai", &primary, "provider = \"replay\"\nmodel = \"recorded\"");
+    let dir = review_project(
+        "openai",
+        &primary,
+        "provider = \"replay\"\nmodel = \"recorded\"",
+    );
     let out = aelc(&["run", "review", "--input", "input.json"], &dir);
     assert_no_key(&out);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -332,7 +368,10 @@ fn a_live_openai_binding_end_to_end() {
     assert_eq!(requests.len(), 2);
     let first = &requests[0];
     assert_eq!(first.path, "/v1/chat/completions");
-    assert_eq!(first.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        first.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     let body = &first.body;
     assert_eq!(body["model"], "local-model");
     assert_eq!(body["stream"], true);
@@ -347,8 +386,14 @@ fn a_live_openai_binding_end_to_end() {
     let prompt = body["messages"][0]["content"].as_str().unwrap();
     assert_eq!(body["messages"][0]["role"], "user");
     assert!(prompt.contains("Return at most 3 findings"), "{prompt}");
-    assert!(prompt.contains("Be strict: report every problem"), "{prompt}");
-    assert!(prompt.contains("\"findings\""), "the schema is inserted: {prompt}");
+    assert!(
+        prompt.contains("Be strict: report every problem"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("\"findings\""),
+        "the schema is inserted: {prompt}"
+    );
     assert!(prompt.ends_with("Teh cat sat.\nOn teh mat.\n"), "{prompt}");
     // The key is sent in the header and nowhere else.
     assert!(!body.to_string().contains(KEY));
@@ -364,11 +409,26 @@ fn a_live_anthropic_binding_falls_back_after_a_rate_limit() {
         "usage": {"input_tokens": 10, "output_tokens": 20}
     });
     let events = vec![
-        provider_server::named_sse("message_start", &json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}})),
-        provider_server::named_sse("content_block_start", &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "review", "input": {}}})),
-        provider_server::named_sse("content_block_delta", &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": tool_input}})),
-        provider_server::named_sse("content_block_stop", &json!({"type": "content_block_stop", "index": 0})),
-        provider_server::named_sse("message_delta", &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}})),
+        provider_server::named_sse(
+            "message_start",
+            &json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        provider_server::named_sse(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "review", "input": {}}}),
+        ),
+        provider_server::named_sse(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": tool_input}}),
+        ),
+        provider_server::named_sse(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 0}),
+        ),
+        provider_server::named_sse(
+            "message_delta",
+            &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}}),
+        ),
         provider_server::named_sse("message_stop", &json!({"type": "message_stop"})),
     ];
     let _ = message;
@@ -409,7 +469,12 @@ fn a_live_anthropic_binding_falls_back_after_a_rate_limit() {
         .collect();
     assert_eq!(
         bindings,
-        ["primary_model", "primary_model", "primary_model", "backup_model"]
+        [
+            "primary_model",
+            "primary_model",
+            "primary_model",
+            "backup_model"
+        ]
     );
     assert!(attempts[0]["rejected"]["message"]
         .as_str()
@@ -458,7 +523,10 @@ fn the_review_prompt_renders_as_the_template_says() {
     let compilation = driver::check_path(&DiskWorld, &review_root()).unwrap();
     let program = compilation.program.expect("the review example lowers");
     let node = find_node(&program, "review").unwrap();
-    assert!(node.template.is_some(), "the template is lowered into the IR");
+    assert!(
+        node.template.is_some(),
+        "the template is lowered into the IR"
+    );
     let run = NodeRun::new(&program, node);
     let inputs = run
         .decode_input(br#"{"document": "Teh cat sat.", "locale": "de-CH", "max_findings": 2}"#)
@@ -482,7 +550,10 @@ fn the_review_prompt_renders_as_the_template_says() {
         &mut replay,
         &mut clock,
     );
-    assert_eq!(report.receipt.status, aelc_runtime::pipeline::Status::Succeeded);
+    assert_eq!(
+        report.receipt.status,
+        aelc_runtime::pipeline::Status::Succeeded
+    );
     assert_eq!(replay.requests[0].prompt, *prompt);
     assert_eq!(driver_run::prompt_text(&report.parts), *prompt);
 }
@@ -581,7 +652,10 @@ node answer(order: Order) -> Reply {
         &mut replay,
         &mut TickClock::default(),
     );
-    assert_eq!(report.receipt.status, aelc_runtime::pipeline::Status::RejectedInput);
+    assert_eq!(
+        report.receipt.status,
+        aelc_runtime::pipeline::Status::RejectedInput
+    );
     assert_eq!(report.receipt.cost.amount, "0");
     assert!(report.refusal.is_some_and(|r| r.contains("max_prompt")));
     let report = run.run(

@@ -65,11 +65,10 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
     };
     let (document, schemas) = driver_run::output_schemas(&program, node);
     let schema_text = driver_run::output_schema_text(&program, node, &document, &schemas);
-    let mut call = NodeCall::new(
-        node.config
-            .timeout_ms
-            .map_or(driver_run::DEFAULT_TIMEOUT, std::time::Duration::from_millis),
-    );
+    let mut call = NodeCall::new(node.config.timeout_ms.map_or(
+        driver_run::DEFAULT_TIMEOUT,
+        std::time::Duration::from_millis,
+    ));
     call.temperature = node.config.temperature;
     call.schemas = schemas;
     let used = used_bindings(&program, node);
@@ -87,7 +86,12 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
             .model
             .as_deref()
             .and_then(|name| used.iter().find(|b| b.name == name))
-            .map(|b| b.accepts.iter().filter_map(|a| PartKind::parse(a)).collect()),
+            .map(|b| {
+                b.accepts
+                    .iter()
+                    .filter_map(|a| PartKind::parse(a))
+                    .collect()
+            }),
     };
     let run = NodeRun::new(&program, node);
     let mut clock = SystemClock::default();

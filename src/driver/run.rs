@@ -326,7 +326,11 @@ impl<'p> NodeRun<'p> {
         inputs: &[Value],
         output_schema: &str,
     ) -> Result<Vec<PromptPart>, prompt::PromptError> {
-        let limit = self.node.config.max_prompt.unwrap_or(prompt::MAX_PROMPT_BYTES);
+        let limit = self
+            .node
+            .config
+            .max_prompt
+            .unwrap_or(prompt::MAX_PROMPT_BYTES);
         let mut host = NoHost;
         let mut env = PromptEnv {
             table: &self.program.types,
@@ -437,7 +441,9 @@ impl<'p> NodeRun<'p> {
                         run: Box::new(move |_| {
                             Err(EvalError::new(
                                 EvalErrorKind::Extern,
-                                format!("extern check `{name}` has no implementation in `aelc run`"),
+                                format!(
+                                    "extern check `{name}` has no implementation in `aelc run`"
+                                ),
                             ))
                         }),
                     });
@@ -507,7 +513,11 @@ impl<'p> NodeRun<'p> {
             }
             Err(e) => {
                 let why = format!("an input check could not be evaluated: {e}");
-                return end(no_call(Status::Error, "internal_error"), Some(why), Vec::new());
+                return end(
+                    no_call(Status::Error, "internal_error"),
+                    Some(why),
+                    Vec::new(),
+                );
             }
         }
         let parts = match self.prompt(&inputs, output_schema) {

@@ -301,7 +301,12 @@ pub fn build(
                     output_schema: env.output_schema,
                     limit: left,
                 };
-                Value::Str(render(template, &refs, &mut inner)?)
+                let rendered = render(template, &refs, &mut inner).map_err(|e| match e {
+                    // Report the prompt's limit, not what was left of it.
+                    PromptError::TooLarge { .. } => PromptError::TooLarge { limit: env.limit },
+                    other => other,
+                })?;
+                Value::Str(rendered)
             }
         };
         let made = make_part(part.kind, value)?;
@@ -529,7 +534,11 @@ mod tests {
     fn renders_text_values_conditions_and_loops() {
         let (table, fns, mut host) = (TypeTable::default(), Vec::new(), NoHost);
         let (a, b) = inputs();
-        let rendered = render(&sample(), &[&a, &b], &mut env(&table, &fns, &mut host, 1000));
+        let rendered = render(
+            &sample(),
+            &[&a, &b],
+            &mut env(&table, &fns, &mut host, 1000),
+        );
         assert_eq!(
             rendered,
             Ok("Hello Ada! long {\"type\":\"object\"}\n[1][22][-3]".to_owned())
@@ -540,7 +549,10 @@ mod tests {
             &[&short, &Value::List(vec![])],
             &mut env(&table, &fns, &mut host, 1000),
         );
-        assert_eq!(rendered, Ok("Hello Al! short {\"type\":\"object\"}\n".to_owned()));
+        assert_eq!(
+            rendered,
+            Ok("Hello Al! short {\"type\":\"object\"}\n".to_owned())
+        );
     }
 
     #[test]
@@ -687,7 +699,10 @@ mod tests {
         let opt = Ty::Option {
             some: Box::new(sev.clone()),
         };
-        assert_eq!(display(&Value::some(high.clone()), Some(&opt), &table), "high");
+        assert_eq!(
+            display(&Value::some(high.clone()), Some(&opt), &table),
+            "high"
+        );
         assert_eq!(display(&Value::NONE, Some(&opt), &table), "");
         assert_eq!(display(&Value::Float(0.5), None, &table), "0.5");
         assert_eq!(display(&Value::Bool(true), None, &table), "true");

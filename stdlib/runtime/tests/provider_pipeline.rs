@@ -304,7 +304,11 @@ fn max_calls_stops_the_policy_before_the_endpoint_is_asked_again() {
     assert_eq!(outcome.status, Status::Error);
     assert_eq!(outcome.code.as_deref(), Some("budget_exceeded"));
     assert_eq!(outcome.attempts.len(), 2);
-    assert_eq!(server.requests().len(), 2, "the third reply is never asked for");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the third reply is never asked for"
+    );
 }
 
 #[test]
@@ -322,7 +326,11 @@ fn max_time_refuses_an_answer_that_arrives_late() {
     assert_eq!(outcome.status, Status::Error);
     assert_eq!(outcome.code.as_deref(), Some("budget_exceeded"));
     assert_eq!(
-        outcome.attempts.first().and_then(|a| a.rejected.as_ref()).map(|r| r.code.as_str()),
+        outcome
+            .attempts
+            .first()
+            .and_then(|a| a.rejected.as_ref())
+            .map(|r| r.code.as_str()),
         Some("budget_exceeded")
     );
     assert_eq!(server.requests().len(), 1);
@@ -341,12 +349,20 @@ fn a_rate_limit_waits_for_retry_after_before_the_policy_asks_again() {
     let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
     let outcome = run(&mut model, vec![Policy::Retry { times: 1 }], 64 * 1024);
     assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
-    let first = outcome.attempts[0].rejected.as_ref().map(|r| r.message.clone());
+    let first = outcome.attempts[0]
+        .rejected
+        .as_ref()
+        .map(|r| r.message.clone());
     assert!(
-        first.as_deref().is_some_and(|m| m.contains("HTTP 429") && m.contains("retry after 1000 ms")),
+        first
+            .as_deref()
+            .is_some_and(|m| m.contains("HTTP 429") && m.contains("retry after 1000 ms")),
         "{first:?}"
     );
-    assert!(model.waited > Duration::ZERO, "the second call waited for retry-after");
+    assert!(
+        model.waited > Duration::ZERO,
+        "the second call waited for retry-after"
+    );
     // Without a retry policy, the 429 ends the run as model_unavailable.
     let server = Server::start(vec![Reply::Full {
         status: 429,
@@ -357,7 +373,11 @@ fn a_rate_limit_waits_for_retry_after_before_the_policy_asks_again() {
     let outcome = run(&mut model, vec![], 64 * 1024);
     assert_eq!(outcome.status, Status::Error);
     assert_eq!(outcome.code.as_deref(), Some("model_unavailable"));
-    assert_eq!(model.waited, Duration::ZERO, "nothing waits when no call follows");
+    assert_eq!(
+        model.waited,
+        Duration::ZERO,
+        "nothing waits when no call follows"
+    );
 }
 
 #[test]
@@ -405,7 +425,10 @@ fn a_malformed_response_and_a_key_echoing_error_leave_no_key_in_the_receipt() {
     let outcome = run(&mut model, vec![Policy::Retry { times: 1 }], 64 * 1024);
     assert_eq!(outcome.status, Status::Error);
     assert_eq!(outcome.code.as_deref(), Some("model_unavailable"));
-    let first = outcome.attempts[0].rejected.as_ref().map(|r| r.message.clone());
+    let first = outcome.attempts[0]
+        .rejected
+        .as_ref()
+        .map(|r| r.message.clone());
     assert!(
         first.as_deref().is_some_and(|m| m.contains("not the shape")
             || m.contains("malformed")
@@ -421,8 +444,14 @@ fn a_malformed_response_and_a_key_echoing_error_leave_no_key_in_the_receipt() {
         Vec::new(),
     );
     let json = receipt.to_json_string();
-    assert!(json.contains("authentication_error") || json.contains("401"), "{json}");
-    assert!(!json.contains(KEY), "the key leaked into the receipt: {json}");
+    assert!(
+        json.contains("authentication_error") || json.contains("401"),
+        "{json}"
+    );
+    assert!(
+        !json.contains(KEY),
+        "the key leaked into the receipt: {json}"
+    );
     let (requests, _) = server.finish();
     assert_eq!(requests[1].header("x-api-key"), Some(KEY));
 }
