@@ -10,6 +10,7 @@ mod explain;
 mod fmt;
 mod lsp;
 mod new;
+mod run;
 mod schema;
 mod test;
 mod validate;
@@ -72,6 +73,7 @@ pub fn run(args: &Args) -> Status {
         Command::Schema(cmd) => schema::run(&out, cmd),
         Command::Validate(cmd) => validate::run(&out, cmd),
         Command::Test(cmd) => test::run(&out, cmd),
+        Command::Run(cmd) => run::run(&out, cmd),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::syntax::{self, ast};
 
 mod manifest;
 pub mod replay;
+pub mod runner;
 pub mod run;
 
 /// All IO the compiler does goes through this trait.

@@ -182,6 +182,12 @@ pub struct BuilderIr {
     pub params: Vec<Param>,
     /// The part kinds it can produce, in order of appearance: `system`, `text`, `image`, ….
     pub part_kinds: Vec<String>,
+    /// The lowered parts, in order (slots `0..params.len()` are the parameters).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<aelc_runtime::prompt::BuilderPart>,
+    /// One past the highest local slot the parts use.
+    #[serde(default)]
+    pub locals: u32,
 }
 
 /// `stream Name of T { … }`: every limit is required (spec §7.1).
@@ -240,6 +246,9 @@ pub struct NodeIr {
     pub delegates: Vec<NodeId>,
     /// Whether the node has a body (`return …;`) rather than answering with the model's answer.
     pub has_body: bool,
+    /// The checked prompt template of `config.prompt`, lowered (`None` without a prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<aelc_runtime::prompt::Template>,
 }
 
 /// `config { … }`.

@@ -164,6 +164,12 @@ pub(crate) struct ModuleScope {
 }
 
 /// The checking context shared by the phases.
+/// A prompt checked against one parameter list, and what it lowered to.
+pub(crate) type CheckedPrompt = (
+    Vec<(String, aelc_runtime::ty::Ty)>,
+    Option<aelc_runtime::prompt::Template>,
+);
+
 pub(crate) struct Cx<'a, 's> {
     pub input: &'a CheckInput<'a>,
     pub sources: &'s mut SourceMap,
@@ -188,7 +194,9 @@ pub(crate) struct Cx<'a, 's> {
     /// variants) get the same verdict, so the template is checked and reported once.
     /// Verdicts on `@pattern` and `matches` texts, parsed once each.
     pub patterns: pattern_check::Verdicts,
-    pub checked_prompts: HashMap<(usize, String), Vec<Vec<(String, aelc_runtime::ty::Ty)>>>,
+    /// Prompt files already checked, by (module, path): each parameter list it was checked
+    /// with and the lowered template, so a prompt shared by many nodes is checked once.
+    pub checked_prompts: HashMap<(usize, String), Vec<CheckedPrompt>>,
     pub diags: Vec<Diagnostic>,
     pub out: ir::Program,
 }

@@ -362,7 +362,7 @@ fn test_on_a_folder_without_a_project_exits_2() {
 
 mod runner {
     use super::fixture;
-    use aelc::driver::run::{body_plan, BodyPlan, NodeRunner};
+    use aelc::driver::runner::{body_plan, BodyPlan, NodeRunner};
     use aelc::driver::{self, DiskWorld};
     use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
     use aelc_runtime::pipeline::{Status, TickClock};

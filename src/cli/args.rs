@@ -54,6 +54,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Replay every example of every agent; exit 1 on any failure.
     Test(TestArgs),
+    /// Run a node on one input; prints the output and the receipt.
+    Run(RunArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -132,6 +134,26 @@ pub struct ValidateArgs {
     /// A JSON file to decode as the node's output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The project folder (default: found from the current folder upwards).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// A node's or agent's name (`module::name` where two modules share it).
+    pub node: String,
+    /// The input document (JSON); `-` reads it from stdin.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// Answer every model call with the next line of this JSON Lines file instead of calling
+    /// the bindings: `{"text": "…", "finish_reason": "stop" | "length"}`.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// Change a binding for this run: `NAME=KEY=VALUE` (provider, model, base_url, api_key_env,
+    /// accepts) or `NAME=OTHER` to serve NAME with binding OTHER's settings. Repeatable.
+    #[arg(long = "binding", value_name = "NAME=…")]
+    pub bindings: Vec<String>,
     /// The project folder (default: found from the current folder upwards).
     #[arg(long)]
     pub project: Option<PathBuf>,

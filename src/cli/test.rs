@@ -11,7 +11,7 @@ use super::args::TestArgs;
 use super::build::{load_examples, load_project};
 use super::{Output, Status};
 use crate::driver::replay::replay;
-use crate::driver::run::{body_plan, NodeRunner};
+use crate::driver::runner::{body_plan, NodeRunner};
 use crate::driver::{DiskWorld, World};
 
 pub fn run(out: &Output, args: &TestArgs) -> Status {

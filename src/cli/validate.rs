@@ -14,7 +14,7 @@ use super::args::{MessageFormat, ValidateArgs};
 use super::build::load_project;
 use super::{Output, Status};
 use crate::codegen::emit::find_node;
-use crate::driver::run::NodeRunner;
+use crate::driver::runner::NodeRunner;
 use crate::driver::DiskWorld;
 
 pub fn run(out: &Output, args: &ValidateArgs) -> Status {

@@ -43,7 +43,7 @@ pub(super) fn load(_file: FileId, text: &str) -> (ProjectInfo, Vec<Diagnostic>) 
                 base_url: string(b, "base_url"),
                 api_key_env: string(b, "api_key_env"),
                 accepts,
-                price: None,
+                price: price(b, text),
             });
         }
     }
@@ -62,4 +62,29 @@ fn string(table: &DeTable<'_>, key: &str) -> Option<String> {
         .get(key)
         .and_then(|v| v.get_ref().as_str())
         .map(str::to_owned)
+}
+
+/// `price = { input_per_mtok = 0.15, output_per_mtok = 0.60, currency = "EUR" }`, the amounts
+/// exactly as written (no float round trip); `None` when any part is missing or malformed.
+fn price(binding: &DeTable<'_>, text: &str) -> Option<ir::Price> {
+    let table = binding.get("price")?.get_ref().as_table()?;
+    let amount = |key: &str| -> Option<String> {
+        let value = table.get(key)?;
+        match value.get_ref() {
+            DeValue::Integer(_) | DeValue::Float(_) => {
+                let written = text.get(value.span())?.replace('_', "");
+                let plain = !written.is_empty()
+                    && written.chars().all(|c| c.is_ascii_digit() || c == '.')
+                    && written.matches('.').count() <= 1;
+                plain.then_some(written)
+            }
+            DeValue::String(s) => Some(s.to_string()),
+            _ => None,
+        }
+    };
+    Some(ir::Price {
+        input_per_mtok: amount("input_per_mtok")?,
+        output_per_mtok: amount("output_per_mtok")?,
+        currency: string(table, "currency")?,
+    })
 }

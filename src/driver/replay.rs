@@ -20,7 +20,7 @@ use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Status, SystemClock};
 use aelc_runtime::value::Value;
 
-use super::run::{BodyPlan, NodeRunner};
+use super::runner::{BodyPlan, NodeRunner};
 
 /// The verdict on one example.
 #[derive(Clone, Debug, PartialEq, Eq)]

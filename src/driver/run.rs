@@ -1,240 +1,381 @@
-//! Running one node of a checked [`Program`]: the one place that turns a node's IR into the
-//! runtime's pieces (decoder, input checks, [`Pipeline`], [`IrStage`], receipt).
+//! Runs one node of a checked [`Program`] on one input document: the run-time half of the
+//! compiler, shared by `aelc run` (and meant for `aelc test` and generated hosts).
 //!
-//! `aelc validate`, `aelc test` and `aelc run` all go through [`NodeRunner`]:
+//! In order (spec §4, §6, §6.1, §10):
+//! 1. **Decode** the input document against the node's parameters (one parameter: the document
+//!    is its value; several: an object with one field per parameter). Errors end the run as
+//!    `rejected_input` (code `invalid_input`): nothing ran, nothing billed.
+//! 2. **Input checks** in declared order; the first failure ends the run as `failed` with the
+//!    check's declared code (as the examples of spec §6 expect), nothing billed.
+//! 3. **Prompt**: the input builder's parts, or the rendered template as one text part, measured
+//!    against `max_prompt` before any call (over it: `rejected_input`). A part kind the node's
+//!    binding does not `accept` is an `error` (`model_unavailable`) before any call.
+//! 4. **Calls and the seven steps** through [`aelc_runtime::pipeline::Pipeline`], with the
+//!    node's policies, budget and the bindings' prices, on whatever [`Model`] the caller gives
+//!    ([`ModelRouter`] serves real bindings and replay files).
+//! 5. **Receipt** (spec §10).
 //!
-//! 1. decode the input document ([`NodeRunner::decode_input`]; spec §4, `max_input_bytes`);
-//!    errors end the run as `rejected_input` (code `invalid_input`), nothing billed;
-//! 2. run the input checks in declared order; the first failure ends the run as `failed` with
-//!    the check's declared code (book: reference/nodes.md), nothing sent, nothing billed;
-//! 3. hand the prompt to the model through the seven steps of §6.1 with the node's output
-//!    checks, transform, `on_failure` policies, budget and the bindings' prices;
-//! 4. write the receipt (§10).
-//!
-//! The prompt is rendered by the caller (a replay does not depend on it). `extern fn`s and
-//! `extern check`s are Rust code this crate does not have: [`NodeRunner::needs_rust`] lists
-//! what a node would need, and calling one at run time is an `internal_error`. A node body is
-//! described by [`BodyPlan`] (see [`body_plan`]).
+//! Nodes whose answer needs Rust code (`extern fn`s in a body, a raw parser) cannot run here;
+//! [`RunError::NeedsHost`] says so before anything runs.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::DecodeError;
-use aelc_runtime::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
-use aelc_runtime::expr::{self, Check, FnDef, FnId};
-use aelc_runtime::model::Model;
-use aelc_runtime::money::{Amount, Price};
-use aelc_runtime::pipeline::{self, Budget, Clock, Outcome, Pipeline, Status};
+use aelc_runtime::eval::{
+    CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host, NoHost,
+};
+use aelc_runtime::expr::{self as rt, FnDef};
+use aelc_runtime::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
+use aelc_runtime::money::Price;
+use aelc_runtime::pipeline::{self, Clock, Outcome, Pipeline, Status};
+use aelc_runtime::prompt::{self, PromptEnv, PromptPart};
+use aelc_runtime::provider::{NodeCall, OutputSchema, Part, PartKind, ProviderModel};
 use aelc_runtime::receipt::Receipt;
 use aelc_runtime::stage::{Arg, IrStage, StageCheck};
-use aelc_runtime::ty::Ty;
 use aelc_runtime::value::Value;
+use serde_json::Value as Json;
 
-use super::World;
-use crate::ir::{self, CheckIr, NodeIr, Program};
-use crate::syntax::{self, ast};
+use crate::codegen::json_schema::{DefKeys, SchemaBuilder};
+use crate::codegen::model_schema::{model_schema, wraps_root, Provider};
+use crate::ir::{Binding, NodeIr, Program};
 
-/// The binding name used when a node names none (a node without `model:` cannot call one).
-const NO_BINDING: &str = "(no binding)";
+/// The timeout of a call when the node sets none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The pure fns of a program by id; extern fns have no body and are `None`.
-struct ProgramFns(Vec<Option<FnDef>>);
+/// Why a node cannot run here at all (a usage error, exit 2): nothing was decoded or called.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// The node's answer is computed by Rust code `aelc run` does not have.
+    NeedsHost { node: String, why: String },
+    /// The node names no `model: binding(…)`.
+    NoBinding { node: String },
+    /// A binding cannot be served (unknown provider, replay binding without a replay file, …).
+    Binding { binding: String, why: String },
+}
 
-impl FnTable for ProgramFns {
-    fn pure_fn(&self, id: FnId) -> Option<&FnDef> {
-        self.0.get(id.0 as usize).and_then(Option::as_ref)
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::NeedsHost { node, why } => write!(
+                f,
+                "node `{node}` {why}; it runs from Rust (aelc::build glue), not from `aelc run`"
+            ),
+            RunError::NoBinding { node } => {
+                write!(f, "node `{node}` has no `model: binding(\"…\")` to call")
+            }
+            RunError::Binding { binding, why } => write!(f, "binding `{binding}`: {why}"),
+        }
     }
 }
 
-/// Answers `extern fn` calls with an error: their Rust implementation is not linked here.
-struct NoRustHost<'p> {
-    program: &'p Program,
-}
-
-impl Host for NoRustHost<'_> {
-    fn call_extern(&mut self, func: FnId, _args: Vec<Value>) -> Result<Value, EvalError> {
-        let name = self
-            .program
-            .fns
-            .get(func.0 as usize)
-            .map_or("?", |f| f.name.as_str());
-        Err(EvalError::new(
-            EvalErrorKind::Extern,
-            format!("extern fn `{name}` is Rust code, which this run does not have"),
-        ))
-    }
-}
-
-/// One wired check: its lowered form (or `None` for an `extern check`) and its arguments.
-struct Wired {
-    name: String,
-    check: Option<Check>,
-    args: Vec<Arg>,
-}
-
-/// A node ready to run: everything derived from the IR once.
-pub struct NodeRunner<'p> {
-    pub program: &'p Program,
-    pub node: &'p NodeIr,
-    fns: ProgramFns,
-    input_checks: Vec<Wired>,
-    output_checks: Vec<Wired>,
-    transform: Option<FnDef>,
-    needs_rust: Vec<String>,
-}
-
-/// What running a node gave.
+/// What a run produced.
 #[derive(Clone, Debug)]
-pub struct NodeRun {
-    /// The §4 errors of the input document (the run is then `rejected_input`).
-    pub input_errors: Vec<DecodeError>,
-    /// The failed input check and its message, when one failed.
-    pub input_check: Option<pipeline::CheckFailure>,
+pub struct RunReport {
     pub outcome: Outcome,
     pub receipt: Receipt,
+    /// The decoder's errors when the input was refused (spec §4 sentences), else empty.
+    pub input_errors: Vec<DecodeError>,
+    /// Why the run ended before any call, when it did (input check, `max_prompt`, a part kind).
+    pub refusal: Option<String>,
+    /// The parts the model received (empty when no call was made).
+    pub parts: Vec<PromptPart>,
 }
 
-fn lower_check(c: &CheckIr) -> Check {
-    Check {
-        name: c.name.clone(),
-        params: c.params.iter().map(lower_param).collect(),
-        locals: c.locals,
-        requires: c.requires.clone(),
+/// The pure fns of a program, by the program's fn ids (extern fns have no body).
+pub struct ProgramFns(Vec<Option<FnDef>>);
+
+impl ProgramFns {
+    pub fn new(program: &Program) -> ProgramFns {
+        ProgramFns(
+            program
+                .fns
+                .iter()
+                .map(|f| {
+                    let body = f.body.clone()?;
+                    Some(FnDef {
+                        name: f.name.clone(),
+                        params: f.params.iter().map(rt_param).collect(),
+                        locals: f.locals,
+                        ret: f.ret.clone(),
+                        body,
+                    })
+                })
+                .collect(),
+        )
     }
 }
 
-fn lower_param(p: &ir::Param) -> expr::Param {
-    expr::Param {
+impl FnTable for ProgramFns {
+    fn pure_fn(&self, id: rt::FnId) -> Option<&FnDef> {
+        self.0.get(id.0 as usize)?.as_ref()
+    }
+}
+
+fn rt_param(p: &crate::ir::Param) -> rt::Param {
+    rt::Param {
         name: p.name.clone(),
         ty: p.ty.clone(),
     }
 }
 
-/// The node parameter a check parameter is wired to: same name and type, else the first of
-/// the same type (sema's rule, `E0506`).
-fn param_index(node: &NodeIr, p: &ir::Param) -> Option<usize> {
-    node.params
-        .iter()
-        .position(|q| q.name == p.name && q.ty == p.ty)
-        .or_else(|| node.params.iter().position(|q| q.ty == p.ty))
+/// The runtime form of check `id`, or `None` for an `extern check`.
+fn rt_check(program: &Program, id: crate::ir::CheckId) -> Option<rt::Check> {
+    let c = program.checks.get(id.0 as usize)?;
+    (!c.is_extern).then(|| rt::Check {
+        name: c.name.clone(),
+        params: c.params.iter().map(rt_param).collect(),
+        locals: c.locals,
+        requires: c.requires.clone(),
+    })
 }
 
-impl<'p> NodeRunner<'p> {
-    pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRunner<'p> {
-        let fns = ProgramFns(
-            program
-                .fns
-                .iter()
-                .map(|f| {
-                    f.body.as_ref().filter(|_| !f.is_extern).map(|body| FnDef {
-                        name: f.name.clone(),
-                        params: f.params.iter().map(lower_param).collect(),
-                        locals: f.locals,
-                        ret: f.ret.clone(),
-                        body: body.clone(),
-                    })
-                })
-                .collect(),
-        );
-        let mut needs_rust = Vec::new();
-        let mut wire = |id: &ir::CheckId, output: bool| -> Option<Wired> {
-            let c = program.checks.get(id.0 as usize)?;
-            let mut args = Vec::new();
-            for (i, p) in c.params.iter().enumerate() {
-                if output && i == 0 {
-                    args.push(Arg::Output);
-                } else {
-                    args.push(Arg::Input(param_index(node, p)?));
-                }
-            }
-            if c.is_extern {
-                needs_rust.push(format!("extern check `{}`", c.name));
-            }
-            Some(Wired {
-                name: c.name.clone(),
-                check: (!c.is_extern).then(|| lower_check(c)),
-                args,
-            })
-        };
-        let input_checks = node
-            .input
-            .checks
+/// Where each parameter of a check or fn wired to `node` comes from: the node's parameter of
+/// the same name and type, else the first of the same type (the wiring sema accepted).
+fn wire(node: &NodeIr, params: &[crate::ir::Param], output_first: bool) -> Vec<Arg> {
+    let mut args = Vec::new();
+    let rest = if output_first {
+        args.push(Arg::Output);
+        params.get(1..).unwrap_or(&[])
+    } else {
+        params
+    };
+    for p in rest {
+        let by_name = node
+            .params
             .iter()
-            .filter_map(|id| wire(id, false))
-            .collect();
-        let output_checks = node
-            .output_stage
-            .checks
-            .iter()
-            .filter_map(|id| wire(id, true))
-            .collect();
-        let transform = node.output_stage.transform.and_then(|id| {
-            let f = program.fns.get(id.0 as usize)?;
-            if f.is_extern {
-                needs_rust.push(format!("extern fn `{}` (the transform)", f.name));
-            }
-            fns.pure_fn(FnId(id.0)).cloned()
-        });
-        if let Some(f) = node
-            .output_stage
-            .raw_parse
-            .and_then(|id| program.fns.get(id.0 as usize))
-        {
-            needs_rust.push(format!("extern fn `{}` (the raw parser)", f.name));
+            .position(|n| n.name == p.name && n.ty == p.ty);
+        let by_type = || node.params.iter().position(|n| n.ty == p.ty);
+        args.push(Arg::Input(by_name.or_else(by_type).unwrap_or(0)));
+    }
+    args
+}
+
+/// Whether `aelc run` can run `node` (see [`RunError::NeedsHost`]).
+pub fn runnable(program: &Program, node: &NodeIr) -> Result<(), RunError> {
+    let needs = |why: &str| {
+        Err(RunError::NeedsHost {
+            node: node.name.clone(),
+            why: why.to_owned(),
+        })
+    };
+    if node.has_body {
+        return needs("computes its answer in a body");
+    }
+    if node.output_stage.raw_parse.is_some() {
+        return needs("parses its raw answer with an extern fn");
+    }
+    if let Some(f) = node.output_stage.transform {
+        if program.fns.get(f.0 as usize).is_some_and(|f| f.is_extern) {
+            return needs("transforms its output with an extern fn");
         }
-        NodeRunner {
+    }
+    if node.config.model.is_none() {
+        return Err(RunError::NoBinding {
+            node: node.name.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// The node's output schema (draft 2020-12) and its model-facing variant for `provider`
+/// (`openai`, `anthropic`), as codegen emits them.
+pub fn output_schemas(program: &Program, node: &NodeIr) -> (Json, BTreeMap<String, OutputSchema>) {
+    let keys = DefKeys::new(&program.types);
+    let document = SchemaBuilder::new(&program.types, &keys).output_document(node);
+    let mut schemas = BTreeMap::new();
+    // OpenAI: the strict variant; an output that is not an object would come back wrapped as
+    // `{"value": …}`, which this provider does not unwrap, so such nodes get no schema mode.
+    if !wraps_root(&document) {
+        let variant = model_schema(Provider::OpenAi, &node.name, &document);
+        if let Some(schema) = variant.get("schema") {
+            schemas.insert(
+                "openai".to_owned(),
+                OutputSchema {
+                    name: node.name.clone(),
+                    schema: schema.clone(),
+                    strict: variant
+                        .get("strict")
+                        .and_then(Json::as_bool)
+                        .unwrap_or(false),
+                },
+            );
+        }
+    }
+    // Anthropic: the tool input schema; the provider wraps and unwraps a non-object root.
+    let mut tool = document.clone();
+    if let Json::Object(m) = &mut tool {
+        m.shift_remove("$schema");
+    }
+    schemas.insert(
+        "anthropic".to_owned(),
+        OutputSchema {
+            name: node.name.clone(),
+            schema: tool,
+            strict: true,
+        },
+    );
+    (document, schemas)
+}
+
+/// The text `{{ output_schema }}` inserts: the model-facing schema of the node's binding's
+/// provider, or the JSON Schema for replay bindings, pretty-printed.
+pub fn output_schema_text(
+    program: &Program,
+    node: &NodeIr,
+    document: &Json,
+    schemas: &BTreeMap<String, OutputSchema>,
+) -> String {
+    let provider = node
+        .config
+        .model
+        .as_deref()
+        .and_then(|b| program.bindings.iter().find(|x| x.name == b))
+        .map(|b| b.provider.as_str());
+    let chosen = provider
+        .and_then(|p| schemas.get(p))
+        .map(|s| &s.schema)
+        .unwrap_or(document);
+    serde_json::to_string_pretty(chosen).unwrap_or_default()
+}
+
+/// A run in progress: the program, the node and what the steps share.
+pub struct NodeRun<'p> {
+    pub program: &'p Program,
+    pub node: &'p NodeIr,
+    fns: ProgramFns,
+    checks: Vec<Option<rt::Check>>,
+}
+
+/// The decoded inputs and the prompt, ready for the calls.
+pub struct Prepared {
+    pub inputs: Vec<Value>,
+    pub parts: Vec<PromptPart>,
+}
+
+impl<'p> NodeRun<'p> {
+    pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRun<'p> {
+        let checks = (0..program.checks.len())
+            .map(|i| rt_check(program, crate::ir::CheckId(i as u32)))
+            .collect();
+        NodeRun {
             program,
             node,
-            fns,
-            input_checks,
-            output_checks,
-            transform,
-            needs_rust,
+            fns: ProgramFns::new(program),
+            checks,
         }
     }
 
-    /// The Rust-written pieces (`extern check`s, an extern transform, a raw parser) the node
-    /// needs; empty when the whole acceptance sequence is AEL.
-    pub fn needs_rust(&self) -> &[String] {
-        &self.needs_rust
+    fn check(&self, id: crate::ir::CheckId) -> Option<&rt::Check> {
+        self.checks.get(id.0 as usize)?.as_ref()
     }
 
-    fn decoder(&self) -> Decoder<'p> {
+    /// Step 1 of the run: the input document decoded against the node's parameters.
+    pub fn decode_input(&self, input: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
         let max = usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX);
-        Decoder::new(&self.program.types).with_max_input_bytes(max)
-    }
-
-    /// Decodes the node's input document (spec §4): one parameter's value, or an object with
-    /// one field per parameter. Paths start at the parameter's name.
-    pub fn decode_input(&self, bytes: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
-        let mut decoder = self.decoder();
+        let mut decoder = Decoder::new(&self.program.types).with_max_input_bytes(max);
         match self.node.params.as_slice() {
-            [one] => decoder.decode(bytes, &one.ty, &one.name).map(|v| vec![v]),
-            params => {
-                let params: Vec<(&str, &Ty)> =
-                    params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
-                decoder.decode_params(bytes, &params)
+            [one] => decoder.decode(input, &one.ty, &one.name).map(|v| vec![v]),
+            many => {
+                let params: Vec<(&str, &aelc_runtime::ty::Ty)> =
+                    many.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
+                decoder.decode_params(input, &params)
             }
         }
     }
 
-    /// Decodes a document as the node's output (paths start at `output`), under the same
-    /// `max_answer` bound as step 1.
-    pub fn decode_output(&self, bytes: &[u8]) -> Result<Value, Vec<DecodeError>> {
-        let max = usize::try_from(self.node.config.max_answer).unwrap_or(usize::MAX);
-        Decoder::new(&self.program.types)
-            .with_max_input_bytes(max)
-            .decode(bytes, &self.node.output, pipeline::OUTPUT_ROOT)
+    /// Step 2: the input checks in order; the first failure's `(check, code, message)`.
+    pub fn input_checks(
+        &self,
+        inputs: &[Value],
+    ) -> Result<Option<(String, String, Option<String>)>, EvalError> {
+        for id in &self.node.input.checks {
+            let Some(decl) = self.program.checks.get(id.0 as usize) else {
+                continue;
+            };
+            let Some(check) = self.check(*id) else {
+                return Err(EvalError::new(
+                    EvalErrorKind::Extern,
+                    format!(
+                        "extern check `{}` has no implementation in `aelc run`",
+                        decl.name
+                    ),
+                ));
+            };
+            let args = wire(self.node, &decl.params, false);
+            let values: Vec<&Value> = args
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Input(i) => inputs.get(*i),
+                    Arg::Output => None,
+                })
+                .collect();
+            let mut host = NoHost;
+            let mut eval = Evaluator::new(&self.fns, &mut host);
+            if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
+                return Ok(Some((check.name.clone(), code, message)));
+            }
+        }
+        Ok(None)
     }
 
-    /// The output pipeline of the node: binding, `max_answer`, policies, budget, prices.
+    /// Step 3: the parts the model receives, within `max_prompt`.
+    pub fn prompt(
+        &self,
+        inputs: &[Value],
+        output_schema: &str,
+    ) -> Result<Vec<PromptPart>, prompt::PromptError> {
+        let limit = self
+            .node
+            .config
+            .max_prompt
+            .unwrap_or(prompt::MAX_PROMPT_BYTES);
+        let mut host = NoHost;
+        let mut env = PromptEnv {
+            table: &self.program.types,
+            fns: &self.fns,
+            host: &mut host,
+            output_schema,
+            limit,
+        };
+        let refs: Vec<&Value> = inputs.iter().collect();
+        let builder = self
+            .node
+            .input
+            .builder
+            .and_then(|b| self.program.builders.get(b.0 as usize));
+        let parts = match (builder, &self.node.template) {
+            (Some(b), template) => prompt::build(&b.parts, template.as_ref(), &refs, &mut env)?,
+            (None, Some(template)) => {
+                vec![PromptPart::Text(prompt::render(template, &refs, &mut env)?)]
+            }
+            // No prompt and no builder: the model receives the input document itself.
+            (None, None) => {
+                let text = match self.node.params.as_slice() {
+                    [one] => inputs
+                        .first()
+                        .map(|v| v.to_json_string(&one.ty, &self.program.types))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                vec![PromptPart::Text(text)]
+            }
+        };
+        if prompt::measure(&parts) > limit {
+            return Err(prompt::PromptError::TooLarge { limit });
+        }
+        Ok(parts)
+    }
+
+    /// The pipeline of this node: output type, policies, budget and the bindings' prices.
     pub fn pipeline(&self) -> Pipeline<'p> {
         let node = self.node;
-        let binding = node.config.model.as_deref().unwrap_or(NO_BINDING);
+        let binding = node.config.model.clone().unwrap_or_default();
         let mut p = Pipeline::new(
             &self.program.types,
             &node.output,
-            binding,
+            &binding,
             node.config.max_answer,
         );
         p.policies = node
@@ -242,165 +383,91 @@ impl<'p> NodeRunner<'p> {
             .on_failure
             .iter()
             .map(|policy| match policy {
-                ir::Policy::Retry { times } => pipeline::Policy::Retry { times: *times },
-                ir::Policy::Repair { times } => pipeline::Policy::Repair { times: *times },
-                ir::Policy::Fallback { binding } => pipeline::Policy::Fallback {
+                crate::ir::Policy::Retry { times } => pipeline::Policy::Retry { times: *times },
+                crate::ir::Policy::Repair { times } => pipeline::Policy::Repair { times: *times },
+                crate::ir::Policy::Fallback { binding } => pipeline::Policy::Fallback {
                     binding: binding.clone(),
                 },
-                ir::Policy::Fail { code } => pipeline::Policy::Fail { code: code.clone() },
+                crate::ir::Policy::Fail { code } => pipeline::Policy::Fail { code: code.clone() },
             })
             .collect();
-        p.budget = Budget {
+        p.budget = pipeline::Budget {
             max_calls: node.budget.max_calls,
             max_time_ms: node.budget.max_time_ms,
             max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
         };
-        for b in &self.program.bindings {
-            if let Some(price) = &b.price {
-                p.prices.insert(
+        p.prices = self
+            .program
+            .bindings
+            .iter()
+            .filter_map(|b| {
+                let price = b.price.as_ref()?;
+                Some((
                     b.name.clone(),
                     Price {
                         input_per_mtok: price.input_per_mtok.clone(),
                         output_per_mtok: price.output_per_mtok.clone(),
                         currency: price.currency.clone(),
                     },
-                );
-            }
-        }
+                ))
+            })
+            .collect();
         p
     }
 
-    /// Runs the node on `input` (the document's bytes): decode, input checks, then the model
-    /// through the seven steps. Nothing is called or billed when the input is refused.
-    pub fn run(
+    /// Step 4: the calls and the seven steps, with the output checks and transform.
+    pub fn execute(
         &self,
-        input: &[u8],
-        prompt: &str,
+        inputs: &[Value],
+        parts: &[PromptPart],
         model: &mut dyn Model,
         clock: &mut dyn Clock,
-    ) -> NodeRun {
-        let mut host = NoRustHost {
-            program: self.program,
-        };
-        let ended = |outcome: Outcome| self.receipt(input, &outcome);
-        let inputs = match self.decode_input(input) {
-            Ok(v) => v,
-            Err(errors) => {
-                let outcome = Outcome::rejected_input();
-                return NodeRun {
-                    input_errors: errors,
-                    input_check: None,
-                    receipt: ended(outcome.clone()),
-                    outcome,
-                };
-            }
-        };
-        match self.run_input_checks(&inputs, &mut host) {
-            Ok(None) => {}
-            Ok(Some(failure)) => {
-                let outcome = self.refused(Status::Failed, &failure.code);
-                return NodeRun {
-                    input_errors: Vec::new(),
-                    input_check: Some(failure),
-                    receipt: ended(outcome.clone()),
-                    outcome,
-                };
-            }
-            Err(_) => {
-                let outcome = self.refused(Status::Error, "internal_error");
-                return NodeRun {
-                    input_errors: Vec::new(),
-                    input_check: None,
-                    receipt: ended(outcome.clone()),
-                    outcome,
-                };
-            }
-        }
-        let checks = self
-            .output_checks
-            .iter()
-            .map(|w| match &w.check {
-                Some(check) => StageCheck::Ir {
-                    check,
-                    args: w.args.clone(),
-                },
+    ) -> Outcome {
+        let pipeline = self.pipeline();
+        let mut host = NoHost;
+        let mut checks = Vec::new();
+        for id in &self.node.output_stage.checks {
+            let Some(decl) = self.program.checks.get(id.0 as usize) else {
+                continue;
+            };
+            let args = wire(self.node, &decl.params, true);
+            match self.check(*id) {
+                Some(check) => checks.push(StageCheck::Ir { check, args }),
                 None => {
-                    let name = w.name.clone();
-                    StageCheck::Extern {
-                        name: w.name.clone(),
-                        args: w.args.clone(),
+                    let name = decl.name.clone();
+                    checks.push(StageCheck::Extern {
+                        name: name.clone(),
+                        args,
                         run: Box::new(move |_| {
                             Err(EvalError::new(
                                 EvalErrorKind::Extern,
-                                format!("extern check `{name}` is Rust code, which this run does not have"),
+                                format!(
+                                    "extern check `{name}` has no implementation in `aelc run`"
+                                ),
                             ))
                         }),
-                    }
+                    });
                 }
-            })
-            .collect();
-        let mut stage = IrStage {
-            fns: &self.fns,
-            host: &mut host,
-            inputs: &inputs,
-            checks,
-            transform: self.transform.as_ref().map(|f| (f, vec![Arg::Output])),
-        };
-        let outcome = self.pipeline().run(prompt, model, &mut stage, clock);
-        NodeRun {
-            input_errors: Vec::new(),
-            input_check: None,
-            receipt: ended(outcome.clone()),
-            outcome,
-        }
-    }
-
-    fn run_input_checks(
-        &self,
-        inputs: &[Value],
-        host: &mut dyn Host,
-    ) -> Result<Option<pipeline::CheckFailure>, EvalError> {
-        for w in &self.input_checks {
-            let Some(check) = &w.check else {
-                return Err(EvalError::new(
-                    EvalErrorKind::Extern,
-                    format!("extern check `{}` is Rust code", w.name),
-                ));
-            };
-            let values: Vec<&Value> = w
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    Arg::Input(i) => inputs.get(*i),
-                    Arg::Output => None,
-                })
-                .collect();
-            let mut eval = Evaluator::new(&self.fns, &mut *host);
-            if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
-                return Ok(Some(pipeline::CheckFailure {
-                    check: w.name.clone(),
-                    code,
-                    message,
-                }));
             }
         }
-        Ok(None)
+        let transform = self.node.output_stage.transform.and_then(|f| {
+            let def = self.fns.pure_fn(rt::FnId(f.0))?;
+            let params = &self.program.fns.get(f.0 as usize)?.params;
+            Some((def, wire(self.node, params, true)))
+        });
+        let mut stage = IrStage {
+            fns: &self.fns,
+            host: &mut host as &mut dyn Host,
+            inputs,
+            checks,
+            transform,
+        };
+        let prompt_text = prompt_text(parts);
+        pipeline.run(&prompt_text, model, &mut stage, clock)
     }
 
-    /// An outcome that ran no model: nothing attempted, nothing spent.
-    fn refused(&self, status: Status, code: &str) -> Outcome {
-        Outcome {
-            status,
-            code: Some(code.to_owned()),
-            output: None,
-            output_json: None,
-            attempts: Vec::new(),
-            cost: Amount::ZERO,
-            currency: None,
-        }
-    }
-
-    fn receipt(&self, input: &[u8], outcome: &Outcome) -> Receipt {
+    /// The receipt of `outcome` for `input`.
+    pub fn receipt(&self, input: &[u8], outcome: &Outcome) -> Receipt {
         Receipt::new(
             &self.program.package.name,
             &self.program.package.version,
@@ -410,108 +477,218 @@ impl<'p> NodeRunner<'p> {
             Vec::new(),
         )
     }
-}
 
-/// What a node's body means for a run that has no Rust code (spec §5, §6; book:
-/// reference/testing.md).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BodyPlan {
-    /// No body: the answer is the model's answer to the node's prompt.
-    None,
-    /// `return f(a, b);` where `f` is an `extern fn` returning the node's output type and every
-    /// argument is a node parameter: `f` is the Rust function that calls the node's model with
-    /// the node's prompt, so the run replays that call through the seven steps.
-    ModelCall { extern_fn: String },
-    /// Anything else: the body computes with Rust code a run cannot replay; the sentence says
-    /// what it does.
-    Unsupported(String),
-}
-
-/// Reads the body of `node` from its module's source under `root` and decides what it means
-/// for a replay. The IR records only that a body exists, so this looks at the syntax tree.
-pub fn body_plan(world: &dyn World, root: &Path, program: &Program, node: &NodeIr) -> BodyPlan {
-    if !node.has_body {
-        return BodyPlan::None;
-    }
-    let relative = node.module.replace("::", "/");
-    let source = [".node.ael", ".ael"]
-        .iter()
-        .map(|ext| root.join(format!("{relative}{ext}")))
-        .find_map(|path| world.read(&path).ok());
-    let Some(bytes) = source else {
-        return BodyPlan::Unsupported(format!(
-            "the source of module `{}` could not be read to see the body of `{}`",
-            node.module, node.name
-        ));
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let parsed = syntax::parse(crate::span::FileId(0), &text);
-    let def = parsed
-        .module
-        .items
-        .iter()
-        .find_map(|item| match &item.kind {
-            ast::ItemKind::Node(def) if def.name.name == node.name => Some(def),
-            _ => None,
-        });
-    let Some(def) = def else {
-        return BodyPlan::Unsupported(format!("`{}` was not found in its module", node.name));
-    };
-    classify_body(program, node, &def.body)
-}
-
-fn classify_body(program: &Program, node: &NodeIr, body: &[ast::Stmt]) -> BodyPlan {
-    let unsupported = |why: &str| {
-        BodyPlan::Unsupported(format!(
-            "the body of `{}` {why}; only a body `return f(…);` that hands the node's parameters to one `extern fn` returning its output can be replayed (the extern fn stands for the call of the node's model)",
-            node.name
-        ))
-    };
-    let [ast::Stmt::Return { value, .. }] = body else {
-        return unsupported("has statements besides one `return`");
-    };
-    let ast::ExprKind::Call { callee, args } = &value.kind else {
-        return unsupported("returns something other than a call");
-    };
-    let names: Vec<&str> = callee.segments.iter().map(|s| s.name.as_str()).collect();
-    let Some((name, prefix)) = names.split_last() else {
-        return unsupported("calls nothing");
-    };
-    let module = prefix.join("::");
-    let candidates: Vec<&ir::FnIr> = program
-        .fns
-        .iter()
-        .filter(|f| f.name == *name && (prefix.is_empty() || f.module == module))
-        .collect();
-    let f = candidates
-        .iter()
-        .find(|f| f.module == node.module)
-        .or_else(|| candidates.first());
-    let Some(f) = f else {
-        return unsupported(&format!("calls `{}`, which is not a fn", names.join("::")));
-    };
-    if !f.is_extern {
-        return unsupported(&format!("calls the pure fn `{}`", f.name));
-    }
-    if f.ret.as_ref() != Some(&node.output) {
-        return unsupported(&format!(
-            "calls `{}`, which does not return the node's output type",
-            f.name
-        ));
-    }
-    let all_params = args.iter().all(|a| match &a.kind {
-        ast::ExprKind::Path(p) => {
-            p.segments.len() == 1
-                && p.segments
-                    .first()
-                    .is_some_and(|s| node.params.iter().any(|q| q.name == s.name))
+    /// Steps 1–5 on `input`. `accepts`: the part kinds the node's binding takes (`None`: do
+    /// not check, as for replayed answers).
+    pub fn run(
+        &self,
+        input: &[u8],
+        accepts: Option<&[PartKind]>,
+        output_schema: &str,
+        model: &mut dyn NodeModel,
+        clock: &mut dyn Clock,
+    ) -> RunReport {
+        let end = |outcome: Outcome, refusal: Option<String>, errors: Vec<DecodeError>| {
+            let receipt = self.receipt(input, &outcome);
+            RunReport {
+                outcome,
+                receipt,
+                input_errors: errors,
+                refusal,
+                parts: Vec::new(),
+            }
+        };
+        let inputs = match self.decode_input(input) {
+            Ok(v) => v,
+            Err(errors) => return end(Outcome::rejected_input(), None, errors),
+        };
+        match self.input_checks(&inputs) {
+            Ok(None) => {}
+            Ok(Some((check, code, message))) => {
+                let why = match message {
+                    Some(m) => format!("input check {check} failed: {m} ({code})"),
+                    None => format!("input check {check} failed ({code})"),
+                };
+                return end(no_call(Status::Failed, &code), Some(why), Vec::new());
+            }
+            Err(e) => {
+                let why = format!("an input check could not be evaluated: {e}");
+                return end(
+                    no_call(Status::Error, "internal_error"),
+                    Some(why),
+                    Vec::new(),
+                );
+            }
         }
-        _ => false,
-    });
-    if !all_params {
-        return unsupported("passes computed arguments to the extern fn");
+        let parts = match self.prompt(&inputs, output_schema) {
+            Ok(p) => p,
+            Err(e @ prompt::PromptError::TooLarge { .. }) => {
+                return end(Outcome::rejected_input(), Some(e.to_string()), Vec::new())
+            }
+            Err(e) => {
+                return end(
+                    no_call(Status::Error, "internal_error"),
+                    Some(e.to_string()),
+                    Vec::new(),
+                )
+            }
+        };
+        if let Some(accepts) = accepts {
+            if let Some(part) = parts.iter().find(|p| !accepts.contains(&p.kind())) {
+                let binding = self.node.config.model.as_deref().unwrap_or("?");
+                let why = format!(
+                    "binding `{binding}` does not accept `{}` parts, which the input builder produced; nothing was sent",
+                    part.kind()
+                );
+                return end(
+                    no_call(Status::Error, "model_unavailable"),
+                    Some(why),
+                    Vec::new(),
+                );
+            }
+        }
+        model.prepare(&parts);
+        let outcome = self.execute(&inputs, &parts, model.as_model(), clock);
+        let mut report = end(outcome, None, Vec::new());
+        report.parts = parts;
+        report
     }
-    BodyPlan::ModelCall {
-        extern_fn: f.name.clone(),
+}
+
+/// An outcome that made no call (nothing billed).
+fn no_call(status: Status, code: &str) -> Outcome {
+    Outcome {
+        status,
+        code: Some(code.to_owned()),
+        ..Outcome::rejected_input()
     }
+}
+
+/// The prompt as one text (what a text-only model and a replay see): the text and system
+/// parts in order, separated by blank lines.
+pub fn prompt_text(parts: &[PromptPart]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            PromptPart::System(t) | PromptPart::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// A [`Model`] that is told the prompt's parts before the first call (a builder's system and
+/// media parts travel beside the pipeline's text prompt).
+pub trait NodeModel {
+    fn prepare(&mut self, parts: &[PromptPart]);
+    fn as_model(&mut self) -> &mut dyn Model;
+}
+
+/// A replay answers from its file; the parts only matter to live providers.
+impl NodeModel for ReplayModel {
+    fn prepare(&mut self, _parts: &[PromptPart]) {}
+    fn as_model(&mut self) -> &mut dyn Model {
+        self
+    }
+}
+
+impl NodeModel for ModelRouter {
+    fn prepare(&mut self, parts: &[PromptPart]) {
+        self.set_parts(parts);
+    }
+    fn as_model(&mut self) -> &mut dyn Model {
+        self
+    }
+}
+
+/// Serves each call from the binding it names: HTTP providers, or a replay file for bindings
+/// with `provider = "replay"` (and for every binding when a replay file is given on the
+/// command line).
+pub struct ModelRouter {
+    live: ProviderModel,
+    replay: Option<ReplayModel>,
+    replay_all: bool,
+    /// Bindings served by a replay file.
+    replayed: Vec<String>,
+}
+
+impl ModelRouter {
+    /// `replay`: the `--replay` answers, which then serve every call.
+    pub fn new(node: NodeCall, replay: Option<ReplayModel>) -> ModelRouter {
+        ModelRouter {
+            live: ProviderModel::new(node),
+            replay_all: replay.is_some(),
+            replay,
+            replayed: Vec::new(),
+        }
+    }
+
+    /// Serves the bindings the node may call (its own and its fallbacks'), each by its
+    /// provider. A replay binding without a replay file answers every call with an error
+    /// that says so.
+    pub fn with_bindings(mut self, bindings: &[Binding]) -> Result<ModelRouter, RunError> {
+        if self.replay_all {
+            return Ok(self);
+        }
+        for b in bindings {
+            if b.provider == "replay" {
+                self.replayed.push(b.name.clone());
+                continue;
+            }
+            let mut config = aelc_runtime::provider::ProviderConfig::from_binding(
+                &b.provider,
+                &b.model,
+                b.base_url.as_deref(),
+                b.api_key_env.as_deref(),
+                &b.accepts,
+            )
+            .map_err(|e| RunError::Binding {
+                binding: b.name.clone(),
+                why: e.to_string(),
+            })?;
+            // Structured output is what the node's schema asks for; streaming lets `max_answer`
+            // stop a runaway answer as it arrives.
+            config.structured_output = true;
+            config.stream = true;
+            let provider =
+                aelc_runtime::provider::connect(config).map_err(|e| RunError::Binding {
+                    binding: b.name.clone(),
+                    why: e.to_string(),
+                })?;
+            self.live = self.live.with_binding(b.name.clone(), provider);
+        }
+        Ok(self)
+    }
+
+    /// The parts the builder produced, sent with every live call.
+    pub fn set_parts(&mut self, parts: &[PromptPart]) {
+        let text_only = matches!(parts, [PromptPart::Text(_)]);
+        let node = self.live.node_mut();
+        node.parts = (!text_only).then(|| parts.iter().map(PromptPart::to_provider_part).collect());
+    }
+
+    /// The replay answers' requests, for tests.
+    pub fn replay(&self) -> Option<&ReplayModel> {
+        self.replay.as_ref()
+    }
+}
+
+impl Model for ModelRouter {
+    fn call(&mut self, request: &ModelRequest) -> Result<ModelAnswer, ModelError> {
+        if self.replay_all || self.replayed.contains(&request.binding) {
+            return match &mut self.replay {
+                Some(replay) => replay.call(request),
+                None => Err(ModelError::Unavailable(format!(
+                    "binding `{}` replays recorded answers; pass them with --replay FILE",
+                    request.binding
+                ))),
+            };
+        }
+        self.live.call(request)
+    }
+}
+
+/// The parts as the provider layer takes them.
+pub fn provider_parts(parts: &[PromptPart]) -> Vec<Part> {
+    parts.iter().map(PromptPart::to_provider_part).collect()
 }

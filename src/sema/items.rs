@@ -463,6 +463,8 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
             );
         }
         let mut kinds = Vec::new();
+        let mut parts = Vec::new();
+        let mut locals = 0;
         if ok {
             let mut ecx = ExprCx::new(cx, module);
             for (name, ty) in &params {
@@ -503,7 +505,10 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                 };
                 match args.as_slice() {
                     [arg] => {
-                        let (t, _) = builder_arg(&mut ecx, arg);
+                        let (t, source) = builder_arg(&mut ecx, arg);
+                        if let Some(word) = aelc_runtime::prompt::PartWord::parse(&kind) {
+                            parts.push(aelc_runtime::prompt::BuilderPart { kind: word, source });
+                        }
                         if !t.fits(&want) {
                             let (w, f) = (want.describe(&ecx.cx.table), t.describe(&ecx.cx.table));
                             ecx.cx.report(
@@ -525,6 +530,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                     kinds.push(kind);
                 }
             }
+            locals = ecx.locals_used();
         }
         let module_path = cx.module_path(module);
         cx.out.builders.push(ir::BuilderIr {
@@ -535,21 +541,27 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                 .map(|(name, ty)| ir::Param { name, ty })
                 .collect(),
             part_kinds: kinds,
+            parts,
+            locals,
         });
     }
 }
 
-/// `render(…)` inside a builder renders the node's prompt template: it is text.
-fn builder_arg(ecx: &mut ExprCx<'_, '_, '_>, arg: &ast::Expr) -> (STy, rt::Expr) {
+/// `render(…)` inside a builder renders the node's prompt template: it is text. Its arguments,
+/// when written, stand for the node's parameters in order; `render()` uses the builder's own.
+fn builder_arg(
+    ecx: &mut ExprCx<'_, '_, '_>,
+    arg: &ast::Expr,
+) -> (STy, aelc_runtime::prompt::PartSource) {
+    use aelc_runtime::prompt::PartSource;
     if let ast::ExprKind::Call { callee, args } = &arg.kind {
         if callee.to_text() == "render" {
-            for a in args {
-                ecx.expr(a, None);
-            }
-            return (STy::Str, rt::Expr::None);
+            let args = args.iter().map(|a| ecx.expr(a, None).1).collect();
+            return (STy::Str, PartSource::Render { args });
         }
     }
-    ecx.expr(arg, None)
+    let (ty, expr) = ecx.expr(arg, None);
+    (ty, PartSource::Expr { expr })
 }
 
 fn lower_streams(cx: &mut Cx<'_, '_>) {

@@ -342,16 +342,23 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     if has_body {
         delegates = check_body(cx, &n);
     }
-    if let Some(prompt) = config.prompt.clone() {
-        let seen = cx
+    // A prompt shared by nodes with the same parameters is checked (and lowered) once.
+    let template = config.prompt.clone().and_then(|prompt| {
+        let key = (module, prompt.clone());
+        if let Some((_, done)) = cx
             .checked_prompts
-            .entry((module, prompt.clone()))
-            .or_default();
-        if !seen.contains(&n.params) {
-            seen.push(n.params.clone());
-            super::template::check_prompt(cx, module, &prompt, &n.params);
+            .get(&key)
+            .and_then(|seen| seen.iter().find(|(params, _)| *params == n.params))
+        {
+            return done.clone();
         }
-    }
+        let done = super::template::check_prompt(cx, module, &prompt, &n.params);
+        cx.checked_prompts
+            .entry(key)
+            .or_default()
+            .push((n.params.clone(), done.clone()));
+        done
+    });
     let module_path = cx.module_path(module);
     cx.out.nodes.push(ir::NodeIr {
         name: def.name.name.clone(),
@@ -379,6 +386,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         publish,
         delegates: delegates.into_iter().map(ir::NodeId).collect(),
         has_body,
+        template,
     });
 }
 

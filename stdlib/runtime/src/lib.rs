@@ -10,6 +10,7 @@
 //! - [`pipeline`]: the seven steps of §6.1 and the failure policies, reaching models through
 //!   [`model::Model`] ([`model::ReplayModel`] for replays); [`stage`] plugs checks and
 //!   transforms into steps 4–5; [`money`] is exact cost arithmetic; [`receipt`]: §10.
+//! - [`prompt`]: renders prompt templates and runs input builders into ordered parts.
 //! - [`provider`]: the HTTP model providers behind `ael.toml` bindings.
 //! - [`example`]: the example files of spec §6 that `aelc test` replays.
 //! - [`testing`]: the spec's review types as a ready table, for tests and benchmarks.
@@ -33,6 +34,7 @@ pub mod model;
 pub mod money;
 pub mod pipeline;
 pub mod prescan;
+pub mod prompt;
 pub mod provider;
 pub mod receipt;
 pub mod stage;

@@ -46,6 +46,7 @@ fn request(max_answer: u64) -> ModelRequest {
     request.output_schema = Some(OutputSchema {
         name: "nodes::review".into(),
         schema: schema(),
+        strict: true,
     });
     request
 }
@@ -291,6 +292,7 @@ fn a_non_object_schema_is_wrapped_and_unwrapped() {
     asked.output_schema = Some(OutputSchema {
         name: "tags".into(),
         schema: json!({"type": "array", "items": {"type": "string"}}),
+        strict: true,
     });
     let answer = provider(&server, false)
         .complete(&asked)

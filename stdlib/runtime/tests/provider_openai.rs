@@ -43,6 +43,7 @@ fn schema() -> OutputSchema {
             "required": ["summary"],
             "additionalProperties": false,
         }),
+        strict: true,
     }
 }
 

@@ -38,6 +38,7 @@ fn node() -> NodeCall {
         OutputSchema {
             name: "review".into(),
             schema: json!({"type": "object"}),
+            strict: true,
         },
     );
     node
@@ -137,6 +138,7 @@ fn fallback_moves_to_another_binding_after_a_server_error() {
         OutputSchema {
             name: "review".into(),
             schema: json!({"type": "object"}),
+            strict: true,
         },
     );
     let mut model = ProviderModel::new(node)
@@ -219,4 +221,237 @@ fn a_timeout_is_the_runs_error_code() {
     let outcome = run(&mut model, vec![], 4096);
     assert_eq!(outcome.status, Status::Error);
     assert_eq!(outcome.code.as_deref(), Some("timeout"));
+}
+
+fn run_with(
+    model: &mut dyn Model,
+    policies: Vec<Policy>,
+    budget: aelc_runtime::pipeline::Budget,
+    clock: &mut dyn aelc_runtime::pipeline::Clock,
+) -> aelc_runtime::pipeline::Outcome {
+    let table = review_types();
+    let output = named(REVIEW);
+    let mut pipeline = Pipeline::new(&table, &output, "primary", 64 * 1024);
+    pipeline.policies = policies;
+    pipeline.budget = budget;
+    pipeline.prices.insert(
+        "primary".into(),
+        aelc_runtime::money::Price {
+            input_per_mtok: "2".into(),
+            output_per_mtok: "10".into(),
+            currency: "EUR".into(),
+        },
+    );
+    pipeline.run("Review: hi", model, &mut NoStage, clock)
+}
+
+fn completion_with_usage(content: &str, input: u64, output: u64) -> Value {
+    json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": input, "completion_tokens": output},
+    })
+}
+
+#[test]
+fn max_cost_is_the_price_times_the_reported_usage() {
+    let bad = r#"{"summary": 3}"#;
+    // Each call reports 1000 input and 500 output tokens: 0.002 + 0.005 = 0.007 EUR.
+    let server = Server::start(vec![
+        json_reply(200, &completion_with_usage(bad, 1000, 500)),
+        json_reply(200, &completion_with_usage(bad, 1000, 500)),
+        json_reply(200, &completion_with_usage(&review_json(1), 1000, 500)),
+    ]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
+    let budget = aelc_runtime::pipeline::Budget {
+        max_cost: Some("0.01".into()),
+        ..Default::default()
+    };
+    let outcome = run_with(
+        &mut model,
+        vec![Policy::Retry { times: 5 }],
+        budget,
+        &mut SystemClock::default(),
+    );
+    // 0.007 after one call, 0.014 after two: the third is never made.
+    assert_eq!(outcome.status, Status::Error);
+    assert_eq!(outcome.code.as_deref(), Some("budget_exceeded"));
+    assert_eq!(outcome.attempts.len(), 2);
+    assert_eq!(outcome.attempts[0].cost, "0.007");
+    assert_eq!(outcome.cost.to_string(), "0.014");
+    // The third reply is never asked for (so the server is not waited for).
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn max_calls_stops_the_policy_before_the_endpoint_is_asked_again() {
+    let bad = r#"{"summary": 3}"#;
+    let server = Server::start(vec![
+        json_reply(200, &completion(bad)),
+        json_reply(200, &completion(bad)),
+        json_reply(200, &completion(&review_json(1))),
+    ]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
+    let budget = aelc_runtime::pipeline::Budget {
+        max_calls: Some(2),
+        ..Default::default()
+    };
+    let outcome = run_with(
+        &mut model,
+        vec![Policy::Repair { times: 5 }],
+        budget,
+        &mut SystemClock::default(),
+    );
+    assert_eq!(outcome.status, Status::Error);
+    assert_eq!(outcome.code.as_deref(), Some("budget_exceeded"));
+    assert_eq!(outcome.attempts.len(), 2);
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the third reply is never asked for"
+    );
+}
+
+#[test]
+fn max_time_refuses_an_answer_that_arrives_late() {
+    let server = Server::start(vec![json_reply(200, &completion(&review_json(1)))]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
+    let budget = aelc_runtime::pipeline::Budget {
+        max_time_ms: Some(1_000),
+        ..Default::default()
+    };
+    // The injected clock says each reading is 0.6 s after the previous one: the call starts
+    // in time (0.6 s), the answer arrives at 1.2 s, past max_time.
+    let mut clock = aelc_runtime::pipeline::TickClock { now: 0, tick: 600 };
+    let outcome = run_with(&mut model, vec![], budget, &mut clock);
+    assert_eq!(outcome.status, Status::Error);
+    assert_eq!(outcome.code.as_deref(), Some("budget_exceeded"));
+    assert_eq!(
+        outcome
+            .attempts
+            .first()
+            .and_then(|a| a.rejected.as_ref())
+            .map(|r| r.code.as_str()),
+        Some("budget_exceeded")
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_rate_limit_waits_for_retry_after_before_the_policy_asks_again() {
+    let server = Server::start(vec![
+        Reply::Full {
+            status: 429,
+            headers: vec![("retry-after".into(), "1".into())],
+            body: br#"{"error": {"message": "slow down"}}"#.to_vec(),
+        },
+        json_reply(200, &completion(&review_json(1))),
+    ]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
+    let outcome = run(&mut model, vec![Policy::Retry { times: 1 }], 64 * 1024);
+    assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
+    let first = outcome.attempts[0]
+        .rejected
+        .as_ref()
+        .map(|r| r.message.clone());
+    assert!(
+        first
+            .as_deref()
+            .is_some_and(|m| m.contains("HTTP 429") && m.contains("retry after 1000 ms")),
+        "{first:?}"
+    );
+    assert!(
+        model.waited > Duration::ZERO,
+        "the second call waited for retry-after"
+    );
+    // Without a retry policy, the 429 ends the run as model_unavailable.
+    let server = Server::start(vec![Reply::Full {
+        status: 429,
+        headers: vec![("retry-after".into(), "1".into())],
+        body: br#"{"error": {"message": "slow down"}}"#.to_vec(),
+    }]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
+    let outcome = run(&mut model, vec![], 64 * 1024);
+    assert_eq!(outcome.status, Status::Error);
+    assert_eq!(outcome.code.as_deref(), Some("model_unavailable"));
+    assert_eq!(
+        model.waited,
+        Duration::ZERO,
+        "nothing waits when no call follows"
+    );
+}
+
+#[test]
+fn finish_reason_length_is_truncated_output_even_when_the_prefix_parses() {
+    let cut = json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": review_json(1)}, "finish_reason": "length"}],
+    });
+    let server = Server::start(vec![json_reply(200, &cut)]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
+    let outcome = run(&mut model, vec![], 64 * 1024);
+    assert_eq!(outcome.status, Status::InvalidOutput);
+    assert_eq!(
+        outcome.attempts[0]
+            .rejected
+            .as_ref()
+            .map(|r| (r.step, r.code.as_str())),
+        Some((1, "truncated_output"))
+    );
+}
+
+fn anthropic(server: &Server) -> Box<dyn aelc_runtime::provider::Provider> {
+    let mut config = ProviderConfig::new(ProviderKind::Anthropic, "claude-test");
+    config.base_url = Some(server.url(""));
+    config.stream = false;
+    config.api_key_env = Some(KEY_VAR.into());
+    connect(config).expect("binding")
+}
+
+const KEY_VAR: &str = "AELC_PIPELINE_TEST_KEY";
+const KEY: &str = "sk-ant-pipeline-0a1b2c3d4e5f";
+
+#[test]
+fn a_malformed_response_and_a_key_echoing_error_leave_no_key_in_the_receipt() {
+    std::env::set_var(KEY_VAR, KEY);
+    let server = Server::start(vec![
+        // Not the Messages API's shape.
+        json_reply(200, &json!({"completion": "hello"})),
+        // A proxy that echoes the request's key in its error.
+        json_reply(
+            401,
+            &json!({"type": "error", "error": {"type": "authentication_error", "message": format!("invalid x-api-key {KEY}")}}),
+        ),
+    ]);
+    let mut model = ProviderModel::new(node()).with_binding("primary", anthropic(&server));
+    let outcome = run(&mut model, vec![Policy::Retry { times: 1 }], 64 * 1024);
+    assert_eq!(outcome.status, Status::Error);
+    assert_eq!(outcome.code.as_deref(), Some("model_unavailable"));
+    let first = outcome.attempts[0]
+        .rejected
+        .as_ref()
+        .map(|r| r.message.clone());
+    assert!(
+        first.as_deref().is_some_and(|m| m.contains("not the shape")
+            || m.contains("malformed")
+            || m.contains("missing")),
+        "the reason says what is wrong: {first:?}"
+    );
+    let receipt = aelc_runtime::receipt::Receipt::new(
+        "acme/review",
+        "0.1.0",
+        "review",
+        b"{}",
+        &outcome,
+        Vec::new(),
+    );
+    let json = receipt.to_json_string();
+    assert!(
+        json.contains("authentication_error") || json.contains("401"),
+        "{json}"
+    );
+    assert!(
+        !json.contains(KEY),
+        "the key leaked into the receipt: {json}"
+    );
+    let (requests, _) = server.finish();
+    assert_eq!(requests[1].header("x-api-key"), Some(KEY));
 }

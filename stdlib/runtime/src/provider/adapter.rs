@@ -6,6 +6,10 @@
 //! carry (timeout, temperature, the input builder's parts, the model-facing schemas) are given
 //! once, in [`NodeCall`].
 //!
+//! A 429 with `retry-after` is not retried here (the node's policy decides whether to ask
+//! again), but the next call to that binding waits as long as the server asked, up to
+//! [`MAX_RETRY_AFTER`].
+//!
 //! Mapping back: `too_large` becomes an answer longer than `max_answer` (so step 1 rejects it
 //! with its own code and byte count), a truncated stream an `Incomplete` answer, a timeout
 //! [`ModelError::Timeout`], and every other failure [`ModelError::Unavailable`] with the
@@ -17,7 +21,7 @@ use super::request::{ModelRequest as ProviderRequest, OutputSchema, Part, Repair
 use super::Provider;
 use crate::model::{self, Model, ModelAnswer, ModelError, ModelRequest};
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What every call of one node shares.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,7 +54,15 @@ pub struct ProviderModel {
     node: NodeCall,
     /// The text of the last answer, quoted back in a repair request.
     last_answer: Option<String>,
+    /// Per binding: no call before this instant (a 429's `retry-after`).
+    not_before: BTreeMap<String, Instant>,
+    /// How long a call waited for a `retry-after`, in total (for tests and receipts' readers).
+    pub waited: Duration,
 }
+
+/// The longest `retry-after` honoured: a server asking for more is treated as unavailable for
+/// this run rather than holding the caller (the budget's `max_time` bounds the run anyway).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 impl ProviderModel {
     pub fn new(node: NodeCall) -> ProviderModel {
@@ -58,7 +70,14 @@ impl ProviderModel {
             providers: BTreeMap::new(),
             node,
             last_answer: None,
+            not_before: BTreeMap::new(),
+            waited: Duration::ZERO,
         }
+    }
+
+    /// The node-level settings (the builder's parts are known only once the input is decoded).
+    pub fn node_mut(&mut self) -> &mut NodeCall {
+        &mut self.node
     }
 
     /// Serves `binding` with `provider`.
@@ -119,7 +138,25 @@ impl Model for ProviderModel {
         let asked = self.provider_request(request, provider.as_ref());
         // A failed call leaves no answer to quote in the next repair.
         self.last_answer = None;
+        // The policy asked again after a 429: wait as long as the server said, no longer.
+        if let Some(at) = self.not_before.remove(&request.binding) {
+            let wait = at.saturating_duration_since(Instant::now());
+            if !wait.is_zero() {
+                std::thread::sleep(wait);
+                self.waited += wait;
+            }
+        }
         let outcome = provider.complete(&asked);
+        if let Err(ProviderError::RateLimited {
+            retry_after: Some(delay),
+            ..
+        }) = &outcome
+        {
+            if *delay <= MAX_RETRY_AFTER {
+                self.not_before
+                    .insert(request.binding.clone(), Instant::now() + *delay);
+            }
+        }
         let answer = to_model_answer(outcome, request.max_answer)?;
         self.last_answer = Some(answer.text.clone());
         Ok(answer)

@@ -83,7 +83,7 @@ impl OpenAi {
                         "type": "json_schema",
                         "json_schema": {
                             "name": wire_name(&schema.name),
-                            "strict": true,
+                            "strict": schema.strict,
                             "schema": schema.schema,
                         }
                     }),

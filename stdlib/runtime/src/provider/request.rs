@@ -98,6 +98,9 @@ pub struct OutputSchema {
     /// `[A-Za-z0-9_-]{1,64}` when sent.
     pub name: String,
     pub schema: Value,
+    /// OpenAI's `strict`: `false` when the schema holds what strict mode refuses (a `Map`, whose
+    /// `additionalProperties` is a schema); codegen decides (spec §9.3).
+    pub strict: bool,
 }
 
 /// A repair attempt: the previous answer and why it was rejected (spec §6 `repair(n)`). The

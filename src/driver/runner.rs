@@ -1,0 +1,517 @@
+//! Running one node of a checked [`Program`]: the one place that turns a node's IR into the
+//! runtime's pieces (decoder, input checks, [`Pipeline`], [`IrStage`], receipt).
+//!
+//! `aelc validate`, `aelc test` and `aelc run` all go through [`NodeRunner`]:
+//!
+//! 1. decode the input document ([`NodeRunner::decode_input`]; spec §4, `max_input_bytes`);
+//!    errors end the run as `rejected_input` (code `invalid_input`), nothing billed;
+//! 2. run the input checks in declared order; the first failure ends the run as `failed` with
+//!    the check's declared code (book: reference/nodes.md), nothing sent, nothing billed;
+//! 3. hand the prompt to the model through the seven steps of §6.1 with the node's output
+//!    checks, transform, `on_failure` policies, budget and the bindings' prices;
+//! 4. write the receipt (§10).
+//!
+//! The prompt is rendered by the caller (a replay does not depend on it). `extern fn`s and
+//! `extern check`s are Rust code this crate does not have: [`NodeRunner::needs_rust`] lists
+//! what a node would need, and calling one at run time is an `internal_error`. A node body is
+//! described by [`BodyPlan`] (see [`body_plan`]).
+
+use std::path::Path;
+
+use aelc_runtime::decode::Decoder;
+use aelc_runtime::error::DecodeError;
+use aelc_runtime::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
+use aelc_runtime::expr::{self, Check, FnDef, FnId};
+use aelc_runtime::model::Model;
+use aelc_runtime::money::{Amount, Price};
+use aelc_runtime::pipeline::{self, Budget, Clock, Outcome, Pipeline, Status};
+use aelc_runtime::receipt::Receipt;
+use aelc_runtime::stage::{Arg, IrStage, StageCheck};
+use aelc_runtime::ty::Ty;
+use aelc_runtime::value::Value;
+
+use super::World;
+use crate::ir::{self, CheckIr, NodeIr, Program};
+use crate::syntax::{self, ast};
+
+/// The binding name used when a node names none (a node without `model:` cannot call one).
+const NO_BINDING: &str = "(no binding)";
+
+/// The pure fns of a program by id; extern fns have no body and are `None`.
+struct ProgramFns(Vec<Option<FnDef>>);
+
+impl FnTable for ProgramFns {
+    fn pure_fn(&self, id: FnId) -> Option<&FnDef> {
+        self.0.get(id.0 as usize).and_then(Option::as_ref)
+    }
+}
+
+/// Answers `extern fn` calls with an error: their Rust implementation is not linked here.
+struct NoRustHost<'p> {
+    program: &'p Program,
+}
+
+impl Host for NoRustHost<'_> {
+    fn call_extern(&mut self, func: FnId, _args: Vec<Value>) -> Result<Value, EvalError> {
+        let name = self
+            .program
+            .fns
+            .get(func.0 as usize)
+            .map_or("?", |f| f.name.as_str());
+        Err(EvalError::new(
+            EvalErrorKind::Extern,
+            format!("extern fn `{name}` is Rust code, which this run does not have"),
+        ))
+    }
+}
+
+/// One wired check: its lowered form (or `None` for an `extern check`) and its arguments.
+struct Wired {
+    name: String,
+    check: Option<Check>,
+    args: Vec<Arg>,
+}
+
+/// A node ready to run: everything derived from the IR once.
+pub struct NodeRunner<'p> {
+    pub program: &'p Program,
+    pub node: &'p NodeIr,
+    fns: ProgramFns,
+    input_checks: Vec<Wired>,
+    output_checks: Vec<Wired>,
+    transform: Option<FnDef>,
+    needs_rust: Vec<String>,
+}
+
+/// What running a node gave.
+#[derive(Clone, Debug)]
+pub struct NodeRun {
+    /// The §4 errors of the input document (the run is then `rejected_input`).
+    pub input_errors: Vec<DecodeError>,
+    /// The failed input check and its message, when one failed.
+    pub input_check: Option<pipeline::CheckFailure>,
+    pub outcome: Outcome,
+    pub receipt: Receipt,
+}
+
+fn lower_check(c: &CheckIr) -> Check {
+    Check {
+        name: c.name.clone(),
+        params: c.params.iter().map(lower_param).collect(),
+        locals: c.locals,
+        requires: c.requires.clone(),
+    }
+}
+
+fn lower_param(p: &ir::Param) -> expr::Param {
+    expr::Param {
+        name: p.name.clone(),
+        ty: p.ty.clone(),
+    }
+}
+
+/// The node parameter a check parameter is wired to: same name and type, else the first of
+/// the same type (sema's rule, `E0506`).
+fn param_index(node: &NodeIr, p: &ir::Param) -> Option<usize> {
+    node.params
+        .iter()
+        .position(|q| q.name == p.name && q.ty == p.ty)
+        .or_else(|| node.params.iter().position(|q| q.ty == p.ty))
+}
+
+impl<'p> NodeRunner<'p> {
+    pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRunner<'p> {
+        let fns = ProgramFns(
+            program
+                .fns
+                .iter()
+                .map(|f| {
+                    f.body.as_ref().filter(|_| !f.is_extern).map(|body| FnDef {
+                        name: f.name.clone(),
+                        params: f.params.iter().map(lower_param).collect(),
+                        locals: f.locals,
+                        ret: f.ret.clone(),
+                        body: body.clone(),
+                    })
+                })
+                .collect(),
+        );
+        let mut needs_rust = Vec::new();
+        let mut wire = |id: &ir::CheckId, output: bool| -> Option<Wired> {
+            let c = program.checks.get(id.0 as usize)?;
+            let mut args = Vec::new();
+            for (i, p) in c.params.iter().enumerate() {
+                if output && i == 0 {
+                    args.push(Arg::Output);
+                } else {
+                    args.push(Arg::Input(param_index(node, p)?));
+                }
+            }
+            if c.is_extern {
+                needs_rust.push(format!("extern check `{}`", c.name));
+            }
+            Some(Wired {
+                name: c.name.clone(),
+                check: (!c.is_extern).then(|| lower_check(c)),
+                args,
+            })
+        };
+        let input_checks = node
+            .input
+            .checks
+            .iter()
+            .filter_map(|id| wire(id, false))
+            .collect();
+        let output_checks = node
+            .output_stage
+            .checks
+            .iter()
+            .filter_map(|id| wire(id, true))
+            .collect();
+        let transform = node.output_stage.transform.and_then(|id| {
+            let f = program.fns.get(id.0 as usize)?;
+            if f.is_extern {
+                needs_rust.push(format!("extern fn `{}` (the transform)", f.name));
+            }
+            fns.pure_fn(FnId(id.0)).cloned()
+        });
+        if let Some(f) = node
+            .output_stage
+            .raw_parse
+            .and_then(|id| program.fns.get(id.0 as usize))
+        {
+            needs_rust.push(format!("extern fn `{}` (the raw parser)", f.name));
+        }
+        NodeRunner {
+            program,
+            node,
+            fns,
+            input_checks,
+            output_checks,
+            transform,
+            needs_rust,
+        }
+    }
+
+    /// The Rust-written pieces (`extern check`s, an extern transform, a raw parser) the node
+    /// needs; empty when the whole acceptance sequence is AEL.
+    pub fn needs_rust(&self) -> &[String] {
+        &self.needs_rust
+    }
+
+    fn decoder(&self) -> Decoder<'p> {
+        let max = usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX);
+        Decoder::new(&self.program.types).with_max_input_bytes(max)
+    }
+
+    /// Decodes the node's input document (spec §4): one parameter's value, or an object with
+    /// one field per parameter. Paths start at the parameter's name.
+    pub fn decode_input(&self, bytes: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
+        let mut decoder = self.decoder();
+        match self.node.params.as_slice() {
+            [one] => decoder.decode(bytes, &one.ty, &one.name).map(|v| vec![v]),
+            params => {
+                let params: Vec<(&str, &Ty)> =
+                    params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
+                decoder.decode_params(bytes, &params)
+            }
+        }
+    }
+
+    /// Decodes a document as the node's output (paths start at `output`), under the same
+    /// `max_answer` bound as step 1.
+    pub fn decode_output(&self, bytes: &[u8]) -> Result<Value, Vec<DecodeError>> {
+        let max = usize::try_from(self.node.config.max_answer).unwrap_or(usize::MAX);
+        Decoder::new(&self.program.types)
+            .with_max_input_bytes(max)
+            .decode(bytes, &self.node.output, pipeline::OUTPUT_ROOT)
+    }
+
+    /// The output pipeline of the node: binding, `max_answer`, policies, budget, prices.
+    pub fn pipeline(&self) -> Pipeline<'p> {
+        let node = self.node;
+        let binding = node.config.model.as_deref().unwrap_or(NO_BINDING);
+        let mut p = Pipeline::new(
+            &self.program.types,
+            &node.output,
+            binding,
+            node.config.max_answer,
+        );
+        p.policies = node
+            .output_stage
+            .on_failure
+            .iter()
+            .map(|policy| match policy {
+                ir::Policy::Retry { times } => pipeline::Policy::Retry { times: *times },
+                ir::Policy::Repair { times } => pipeline::Policy::Repair { times: *times },
+                ir::Policy::Fallback { binding } => pipeline::Policy::Fallback {
+                    binding: binding.clone(),
+                },
+                ir::Policy::Fail { code } => pipeline::Policy::Fail { code: code.clone() },
+            })
+            .collect();
+        p.budget = Budget {
+            max_calls: node.budget.max_calls,
+            max_time_ms: node.budget.max_time_ms,
+            max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
+        };
+        for b in &self.program.bindings {
+            if let Some(price) = &b.price {
+                p.prices.insert(
+                    b.name.clone(),
+                    Price {
+                        input_per_mtok: price.input_per_mtok.clone(),
+                        output_per_mtok: price.output_per_mtok.clone(),
+                        currency: price.currency.clone(),
+                    },
+                );
+            }
+        }
+        p
+    }
+
+    /// Runs the node on `input` (the document's bytes): decode, input checks, then the model
+    /// through the seven steps. Nothing is called or billed when the input is refused.
+    pub fn run(
+        &self,
+        input: &[u8],
+        prompt: &str,
+        model: &mut dyn Model,
+        clock: &mut dyn Clock,
+    ) -> NodeRun {
+        let mut host = NoRustHost {
+            program: self.program,
+        };
+        let ended = |outcome: Outcome| self.receipt(input, &outcome);
+        let inputs = match self.decode_input(input) {
+            Ok(v) => v,
+            Err(errors) => {
+                let outcome = Outcome::rejected_input();
+                return NodeRun {
+                    input_errors: errors,
+                    input_check: None,
+                    receipt: ended(outcome.clone()),
+                    outcome,
+                };
+            }
+        };
+        match self.run_input_checks(&inputs, &mut host) {
+            Ok(None) => {}
+            Ok(Some(failure)) => {
+                let outcome = self.refused(Status::Failed, &failure.code);
+                return NodeRun {
+                    input_errors: Vec::new(),
+                    input_check: Some(failure),
+                    receipt: ended(outcome.clone()),
+                    outcome,
+                };
+            }
+            Err(_) => {
+                let outcome = self.refused(Status::Error, "internal_error");
+                return NodeRun {
+                    input_errors: Vec::new(),
+                    input_check: None,
+                    receipt: ended(outcome.clone()),
+                    outcome,
+                };
+            }
+        }
+        let checks = self
+            .output_checks
+            .iter()
+            .map(|w| match &w.check {
+                Some(check) => StageCheck::Ir {
+                    check,
+                    args: w.args.clone(),
+                },
+                None => {
+                    let name = w.name.clone();
+                    StageCheck::Extern {
+                        name: w.name.clone(),
+                        args: w.args.clone(),
+                        run: Box::new(move |_| {
+                            Err(EvalError::new(
+                                EvalErrorKind::Extern,
+                                format!("extern check `{name}` is Rust code, which this run does not have"),
+                            ))
+                        }),
+                    }
+                }
+            })
+            .collect();
+        let mut stage = IrStage {
+            fns: &self.fns,
+            host: &mut host,
+            inputs: &inputs,
+            checks,
+            transform: self.transform.as_ref().map(|f| (f, vec![Arg::Output])),
+        };
+        let outcome = self.pipeline().run(prompt, model, &mut stage, clock);
+        NodeRun {
+            input_errors: Vec::new(),
+            input_check: None,
+            receipt: ended(outcome.clone()),
+            outcome,
+        }
+    }
+
+    fn run_input_checks(
+        &self,
+        inputs: &[Value],
+        host: &mut dyn Host,
+    ) -> Result<Option<pipeline::CheckFailure>, EvalError> {
+        for w in &self.input_checks {
+            let Some(check) = &w.check else {
+                return Err(EvalError::new(
+                    EvalErrorKind::Extern,
+                    format!("extern check `{}` is Rust code", w.name),
+                ));
+            };
+            let values: Vec<&Value> = w
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Input(i) => inputs.get(*i),
+                    Arg::Output => None,
+                })
+                .collect();
+            let mut eval = Evaluator::new(&self.fns, &mut *host);
+            if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
+                return Ok(Some(pipeline::CheckFailure {
+                    check: w.name.clone(),
+                    code,
+                    message,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// An outcome that ran no model: nothing attempted, nothing spent.
+    fn refused(&self, status: Status, code: &str) -> Outcome {
+        Outcome {
+            status,
+            code: Some(code.to_owned()),
+            output: None,
+            output_json: None,
+            attempts: Vec::new(),
+            cost: Amount::ZERO,
+            currency: None,
+        }
+    }
+
+    fn receipt(&self, input: &[u8], outcome: &Outcome) -> Receipt {
+        Receipt::new(
+            &self.program.package.name,
+            &self.program.package.version,
+            &self.node.name,
+            input,
+            outcome,
+            Vec::new(),
+        )
+    }
+}
+
+/// What a node's body means for a run that has no Rust code (spec §5, §6; book:
+/// reference/testing.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BodyPlan {
+    /// No body: the answer is the model's answer to the node's prompt.
+    None,
+    /// `return f(a, b);` where `f` is an `extern fn` returning the node's output type and every
+    /// argument is a node parameter: `f` is the Rust function that calls the node's model with
+    /// the node's prompt, so the run replays that call through the seven steps.
+    ModelCall { extern_fn: String },
+    /// Anything else: the body computes with Rust code a run cannot replay; the sentence says
+    /// what it does.
+    Unsupported(String),
+}
+
+/// Reads the body of `node` from its module's source under `root` and decides what it means
+/// for a replay. The IR records only that a body exists, so this looks at the syntax tree.
+pub fn body_plan(world: &dyn World, root: &Path, program: &Program, node: &NodeIr) -> BodyPlan {
+    if !node.has_body {
+        return BodyPlan::None;
+    }
+    let relative = node.module.replace("::", "/");
+    let source = [".node.ael", ".ael"]
+        .iter()
+        .map(|ext| root.join(format!("{relative}{ext}")))
+        .find_map(|path| world.read(&path).ok());
+    let Some(bytes) = source else {
+        return BodyPlan::Unsupported(format!(
+            "the source of module `{}` could not be read to see the body of `{}`",
+            node.module, node.name
+        ));
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let parsed = syntax::parse(crate::span::FileId(0), &text);
+    let def = parsed
+        .module
+        .items
+        .iter()
+        .find_map(|item| match &item.kind {
+            ast::ItemKind::Node(def) if def.name.name == node.name => Some(def),
+            _ => None,
+        });
+    let Some(def) = def else {
+        return BodyPlan::Unsupported(format!("`{}` was not found in its module", node.name));
+    };
+    classify_body(program, node, &def.body)
+}
+
+fn classify_body(program: &Program, node: &NodeIr, body: &[ast::Stmt]) -> BodyPlan {
+    let unsupported = |why: &str| {
+        BodyPlan::Unsupported(format!(
+            "the body of `{}` {why}; only a body `return f(…);` that hands the node's parameters to one `extern fn` returning its output can be replayed (the extern fn stands for the call of the node's model)",
+            node.name
+        ))
+    };
+    let [ast::Stmt::Return { value, .. }] = body else {
+        return unsupported("has statements besides one `return`");
+    };
+    let ast::ExprKind::Call { callee, args } = &value.kind else {
+        return unsupported("returns something other than a call");
+    };
+    let names: Vec<&str> = callee.segments.iter().map(|s| s.name.as_str()).collect();
+    let Some((name, prefix)) = names.split_last() else {
+        return unsupported("calls nothing");
+    };
+    let module = prefix.join("::");
+    let candidates: Vec<&ir::FnIr> = program
+        .fns
+        .iter()
+        .filter(|f| f.name == *name && (prefix.is_empty() || f.module == module))
+        .collect();
+    let f = candidates
+        .iter()
+        .find(|f| f.module == node.module)
+        .or_else(|| candidates.first());
+    let Some(f) = f else {
+        return unsupported(&format!("calls `{}`, which is not a fn", names.join("::")));
+    };
+    if !f.is_extern {
+        return unsupported(&format!("calls the pure fn `{}`", f.name));
+    }
+    if f.ret.as_ref() != Some(&node.output) {
+        return unsupported(&format!(
+            "calls `{}`, which does not return the node's output type",
+            f.name
+        ));
+    }
+    let all_params = args.iter().all(|a| match &a.kind {
+        ast::ExprKind::Path(p) => {
+            p.segments.len() == 1
+                && p.segments
+                    .first()
+                    .is_some_and(|s| node.params.iter().any(|q| q.name == s.name))
+        }
+        _ => false,
+    });
+    if !all_params {
+        return unsupported("passes computed arguments to the extern fn");
+    }
+    BodyPlan::ModelCall {
+        extern_fn: f.name.clone(),
+    }
+}
