@@ -207,11 +207,11 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 #[test]
 fn a_new_project_checks_and_builds_at_once() {
     let base = scratch("new-green");
-    let output = aelc(&base, &["new", "fresh-agent"]);
+    let output = aelc(&base, &["new", "demo"]);
     assert!(output.status.success(), "{output:?}");
-    let root = base.join("fresh-agent");
+    let root = base.join("demo");
     let toml = fs::read_to_string(root.join("ael.toml")).unwrap();
-    assert!(toml.contains("name = \"local/fresh-agent\""), "{toml}");
+    assert!(toml.contains("name = \"local/demo\""), "{toml}");
     assert!(toml.contains("provider = \"replay\""), "{toml}");
     for args in [&["check"][..], &["build"], &["build", "--check"]] {
         let mut full = vec!["--message-format", "json"];
@@ -242,6 +242,24 @@ fn a_new_project_checks_and_builds_at_once() {
     keys.sort_unstable();
     assert_eq!(keys, ["answers", "input", "output"]);
     assert!(example["answers"].as_array().is_some_and(|a| a.len() == 1));
+    // The emitted-formats page shows these very files.
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/formats.md");
+    let shown: Vec<Block> = blocks(&fs::read_to_string(page).unwrap())
+        .into_iter()
+        .filter(|b| b.attrs.contains_key("emitted"))
+        .collect();
+    assert!(shown.len() >= 4, "formats.md shows emitted files");
+    for block in shown {
+        let file = root.join("target/ael").join(&block.attrs["emitted"]);
+        let built = fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            block.body.trim_end(),
+            built.trim_end(),
+            "formats.md:{} differs from {}",
+            block.line,
+            file.display()
+        );
+    }
     let _ = fs::remove_dir_all(&base);
 }
 
