@@ -11,6 +11,9 @@
 //!   (an `ael` block without `file=`, or any block with `fails=CODE` or `check`) is checked
 //!   together with the files gathered since the previous checked block; with an `ael.toml` among
 //!   them it is a project, and a block without `file=` is its module `main.ael`.
+//! - ```` ```json,input=NODE ```` is a document that the runtime's decoder must accept as the
+//!   input of `NODE` in the page's last checked project; ```` ```json,input=NODE,rejects=CODE ````
+//!   one it must reject with that error code (spec §4).
 //!
 //! Diagnostic pages are generated from the registry (`src/diagnostics/codes/`), whose examples
 //! are small archives (see [`archive`]); `AEL_BLESS=1` rewrites the pages.
@@ -47,10 +50,12 @@ fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Files of a snippet or an example, by path relative to the project root.
 type Files = BTreeMap<String, String>;
 
-/// What checking some files reported: every code, and whether any was an error.
+/// What checking some files reported: every code, whether any was an error, and the typed
+/// program when there was none.
 struct Report {
     codes: Vec<&'static str>,
     errors: usize,
+    program: Option<aelc::ir::Program>,
 }
 
 /// Checks `files` the way `aelc check` and then `aelc build` would: one bare `main.ael` is a
@@ -98,6 +103,7 @@ fn check_files(files: &Files) -> Report {
     Report {
         codes: diagnostics.iter().map(|d| d.code).collect(),
         errors: diagnostics.iter().filter(|d| d.is_error()).count(),
+        program: compilation.program,
     }
 }
 
@@ -463,6 +469,13 @@ enum Expect {
     Compiles,
     Parses,
     Fails(String),
+    /// A JSON document, decoded against a node's input type with the runtime's decoder:
+    /// accepted, or rejected with the stated error code.
+    Decodes {
+        node: String,
+        rejects: Option<String>,
+        document: String,
+    },
 }
 
 /// One checked snippet: where it closes, what it expects, and the files it is checked with.
@@ -494,6 +507,8 @@ fn snippets() -> Vec<Snippet> {
 fn page_snippets(page: &Path, text: &str) -> Vec<Snippet> {
     let mut out = Vec::new();
     let mut pending = Files::new();
+    // The project of the last checked block: what `json,input=NODE` blocks decode against.
+    let mut last = Files::new();
     let mut lines = text.lines().enumerate();
     while let Some((number, line)) = lines.next() {
         let Some(info) = line.trim_start().strip_prefix("```") else {
@@ -505,9 +520,15 @@ fn page_snippets(page: &Path, text: &str) -> Vec<Snippet> {
         let mut fails = None;
         let mut fragment = false;
         let mut check = false;
+        let mut input = None;
+        let mut rejects = None;
         for attr in parts {
             let attr = attr.trim();
-            if let Some(path) = attr.strip_prefix("file=") {
+            if let Some(node) = attr.strip_prefix("input=") {
+                input = Some(node.to_owned());
+            } else if let Some(code) = attr.strip_prefix("rejects=") {
+                rejects = Some(code.to_owned());
+            } else if let Some(path) = attr.strip_prefix("file=") {
                 file = Some(path.to_owned());
             } else if let Some(code) = attr.strip_prefix("fails=") {
                 fails = Some(code.to_owned());
@@ -528,6 +549,23 @@ fn page_snippets(page: &Path, text: &str) -> Vec<Snippet> {
             body.push('\n');
         }
         let location = (page.to_path_buf(), number + 1);
+        if let Some(node) = input {
+            assert!(
+                !last.is_empty(),
+                "{location:?}: no project before this document"
+            );
+            out.push(Snippet {
+                file: location.0,
+                line: location.1,
+                expect: Expect::Decodes {
+                    node,
+                    rejects,
+                    document: body,
+                },
+                files: last.clone(),
+            });
+            continue;
+        }
         if fragment {
             assert!(lang == "ael", "{location:?}: `fragment` is for ael blocks");
             let mut files = Files::new();
@@ -546,11 +584,12 @@ fn page_snippets(page: &Path, text: &str) -> Vec<Snippet> {
         }
         pending.insert(file.unwrap_or_else(|| "main.ael".to_owned()), body);
         if closes {
+            last = std::mem::take(&mut pending);
             out.push(Snippet {
                 file: location.0,
                 line: location.1,
                 expect: fails.map_or(Expect::Compiles, Expect::Fails),
-                files: std::mem::take(&mut pending),
+                files: last.clone(),
             });
         }
     }
@@ -561,6 +600,33 @@ fn page_snippets(page: &Path, text: &str) -> Vec<Snippet> {
         pending.keys().collect::<Vec<_>>()
     );
     out
+}
+
+/// The decoder's error codes for `document` as the input of `node` in the project `files`.
+fn decode_codes(files: &Files, node: &str, document: &str) -> Result<Vec<String>, String> {
+    let report = check_files(files);
+    let program = report
+        .program
+        .ok_or_else(|| format!("the project does not check: {:?}", report.codes))?;
+    let node = program
+        .nodes
+        .iter()
+        .find(|n| n.name == node)
+        .ok_or_else(|| format!("no node `{node}`"))?;
+    let [param] = node.params.as_slice() else {
+        return Err("only nodes with one parameter are decoded here".to_owned());
+    };
+    let result = aelc_runtime::decode::decode(
+        document.as_bytes(),
+        &param.ty,
+        &program.types,
+        &param.name,
+        program.limits.max_input_bytes as usize,
+    );
+    Ok(match result {
+        Ok(_) => Vec::new(),
+        Err(errors) => errors.iter().map(|e| e.code.as_str().to_owned()).collect(),
+    })
 }
 
 #[test]
@@ -579,6 +645,25 @@ fn every_snippet_does_what_its_fence_says() {
             }
             Expect::Compiles => check_files(&snippet.files).errors == 0,
             Expect::Fails(code) => check_files(&snippet.files).codes.contains(&code.as_str()),
+            Expect::Decodes {
+                node,
+                rejects,
+                document,
+            } => {
+                let codes = decode_codes(&snippet.files, node, document);
+                match (rejects, &codes) {
+                    (None, Ok(errors)) => errors.is_empty(),
+                    (Some(code), Ok(errors)) => errors.contains(code),
+                    (_, Err(why)) => {
+                        wrong.push(format!(
+                            "{}:{}: {why}",
+                            snippet.file.display(),
+                            snippet.line
+                        ));
+                        continue;
+                    }
+                }
+            }
         };
         if !ok {
             let report = check_files(&snippet.files);
