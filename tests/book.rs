@@ -254,12 +254,24 @@ fn language(path: &str) -> &'static str {
 fn render_files(files: &Files, page: &mut String) {
     let bare = files.len() == 1 && files.contains_key("main.ael");
     for (path, text) in files {
-        if !bare {
-            page.push_str(&format!("`{path}`:\n\n"));
-        }
+        let shown = match path.strip_suffix(" (latin-1)") {
+            Some(path) => {
+                page.push_str(&format!(
+                    "`{path}`, saved as Latin-1 rather than UTF-8 (one byte per character, so \
+                     `é` is the lone byte `0xE9`):\n\n"
+                ));
+                path
+            }
+            None => {
+                if !bare {
+                    page.push_str(&format!("`{path}`:\n\n"));
+                }
+                path
+            }
+        };
         page.push_str(&format!(
             "```{}\n{}\n```\n\n",
-            language(path),
+            language(shown),
             text.trim_end()
         ));
     }

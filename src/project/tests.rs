@@ -200,10 +200,16 @@ fn every_registered_example_triggers_its_code() {
         }
         // The example is an archive of files (`-- ael.toml --`, then `-- fix --`; see
         // book/src/diagnostics.md): take the example's `ael.toml`.
-        let example = info.example.split("\n-- fix --\n").next().unwrap_or_default();
+        let example = info
+            .example
+            .split("\n-- fix --\n")
+            .next()
+            .unwrap_or_default();
         let toml = example
             .split_once("-- ael.toml --\n")
-            .map_or(example, |(_, rest)| rest.split("\n-- ").next().unwrap_or(rest));
+            .map_or(example, |(_, rest)| {
+                rest.split("\n-- ").next().unwrap_or(rest)
+            });
         let text = if toml.starts_with("[package]") {
             toml.to_owned()
         } else {
