@@ -1,5 +1,8 @@
 //! Diagnostic codes of the `codegen` layer: the publishing rules of spec §9.2, checked by
 //! `aelc build` before anything is written (`src/codegen/publish.rs`).
+//!
+//! Each `example` is a small archive of files with its fix (`-- PATH --`, `-- fix --`; see
+//! `book/src/diagnostics.md`), executed by `tests/book.rs`.
 
 use super::CodeInfo;
 

@@ -1,6 +1,8 @@
 //! Diagnostic codes of `ael.toml` (`src/project.rs`, `E06xx`/`W06xx`), of prompt-template
-//! syntax (`src/syntax/template.rs`, `E072x`: templates are `.md` files, so their examples are
-//! shown as text) and of `@pattern` syntax (`src/sema/pattern.rs`, `E0350`).
+//! syntax (`E072x`) and of `@pattern` syntax (`src/sema/pattern.rs`, `E0350`).
+//!
+//! Each `example` is a small archive of files with its fix (`-- PATH --`, `-- fix --`; see
+//! `book/src/diagnostics.md`), executed by `tests/book.rs`.
 
 use super::CodeInfo;
 

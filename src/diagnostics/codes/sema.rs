@@ -1,6 +1,9 @@
 //! Diagnostic codes of the `sema` layer: `E02xx` names and modules, `E03xx` types and bounds,
 //! `E04xx` expressions, checks and fns, `E05xx` nodes and agents, `E07xx` prompt templates;
 //! `W02xx`–`W07xx` likewise for warnings.
+//!
+//! Each `example` is a small archive of files with its fix (`-- PATH --`, `-- fix --`; see
+//! `book/src/diagnostics.md`), executed by `tests/book.rs`.
 
 use super::CodeInfo;
 
