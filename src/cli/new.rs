@@ -32,7 +32,7 @@ pub fn run(args: &NewArgs) -> Status {
     let target = &args.path;
     let Some(name) = project_name(target) else {
         eprintln!(
-            "error: `{}` is not a usable project name: use letters, digits, `-` and `_`, starting with a letter",
+            "error: `{}` is not a usable project name: the folder's name becomes the package name `local/NAME`, so it must be 1 to 64 lowercase ASCII letters, digits, `-` and `_`, starting with a letter\n  = help: for example `aelc new my-agent`",
             target.display()
         );
         return Status::Usage;
@@ -73,13 +73,15 @@ pub fn run(args: &NewArgs) -> Status {
     }
 }
 
-/// The last path component, if it is a valid package name.
+/// The last path component, if it is usable as the name part of a package name (`local/NAME`,
+/// spec §1; the `ael.toml` loader refuses capitals, hence lowercase only).
 fn project_name(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let mut chars = name.chars();
-    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
-    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    (first_ok && rest_ok).then(|| name.to_owned())
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    let rest_ok =
+        chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    (first_ok && rest_ok && name.len() <= 64).then(|| name.to_owned())
 }
 
 fn write_project(target: &Path, name: &str) -> std::io::Result<()> {
@@ -121,5 +123,8 @@ mod tests {
         );
         assert_eq!(project_name(Path::new("9lives")), None);
         assert_eq!(project_name(Path::new("has space")), None);
+        assert_eq!(project_name(Path::new("MyAgent")), None);
+        assert_eq!(project_name(Path::new("..")), None);
+        assert_eq!(project_name(Path::new(&"a".repeat(65))), None);
     }
 }

@@ -198,10 +198,22 @@ fn every_registered_example_triggers_its_code() {
         if !(info.code.starts_with("E06") || info.code.starts_with("W06")) {
             continue;
         }
-        let text = if info.example.starts_with("[package]") {
-            info.example.to_owned()
+        // The example is an archive of files (`-- ael.toml --`, then `-- fix --`; see
+        // book/src/diagnostics.md): take the example's `ael.toml`.
+        let example = info
+            .example
+            .split("\n-- fix --\n")
+            .next()
+            .unwrap_or_default();
+        let toml = example
+            .split_once("-- ael.toml --\n")
+            .map_or(example, |(_, rest)| {
+                rest.split("\n-- ").next().unwrap_or(rest)
+            });
+        let text = if toml.starts_with("[package]") {
+            toml.to_owned()
         } else {
-            with_package(info.example)
+            with_package(toml)
         };
         let loaded = parse(crate::span::FileId(0), &text);
         assert!(
