@@ -279,7 +279,6 @@ fn parse_sources(
         let parse = syntax::parse(id, &text);
         compilation.sources.add(display, text);
         compilation.diagnostics.extend(parse.diagnostics);
-        let _ = root;
         compilation.files.push(ParsedFile {
             file: id,
             path: file_path,
@@ -376,7 +375,6 @@ fn run_sema(
         .iter()
         .map(|f| module_path(root, &f.path))
         .collect();
-    let std_modules = std_modules_used(compilation, &paths);
     let modules = compilation
         .files
         .iter()
@@ -386,15 +384,6 @@ fn run_sema(
             file: f.file,
             ast: &f.module,
         })
-        .chain(
-            std_modules
-                .iter()
-                .map(|(path, file, ast)| sema::SourceModule {
-                    path,
-                    file: *file,
-                    ast,
-                }),
-        )
         .collect();
     let files = WorldFiles { world, root };
     let input = sema::CheckInput {
@@ -407,48 +396,6 @@ fn run_sema(
     let syntax_errors = compilation.has_errors();
     compilation.program = checked.program.filter(|_| !syntax_errors);
     diagnostics::sort(&mut compilation.diagnostics);
-}
-
-/// The `std` modules (spec §1: embedded in the binary) that the checked modules `use`, parsed
-/// and registered in the source map so that their diagnostics and hover point somewhere. Only
-/// the modules used are added, so a project without `use std::…` checks and emits exactly as
-/// before; a project module of the same path wins.
-fn std_modules_used(
-    compilation: &mut Compilation,
-    paths: &[String],
-) -> Vec<(String, FileId, ast::Module)> {
-    let mut wanted: Vec<String> = compilation
-        .files
-        .iter()
-        .flat_map(|f| &f.module.items)
-        .filter_map(|item| match &item.kind {
-            ast::ItemKind::Use(u) => Some(
-                u.module
-                    .segments
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join("::"),
-            ),
-            _ => None,
-        })
-        .filter(|path| path.starts_with("std::") && !paths.contains(path))
-        .collect();
-    wanted.sort();
-    wanted.dedup();
-    let mut out = Vec::new();
-    for path in wanted {
-        let Some(text) = crate::stdlib::source(&path) else {
-            continue; // sema reports the unknown module at the `use`
-        };
-        let file = compilation
-            .sources
-            .add(crate::stdlib::file_name(&path), text);
-        let parse = syntax::parse(file, text);
-        compilation.diagnostics.extend(parse.diagnostics);
-        out.push((path, file, parse.module));
-    }
-    out
 }
 
 /// The name a file is shown under: relative to the folder that was checked, or as given.

@@ -163,12 +163,13 @@ pub(crate) struct ModuleScope {
     pub own: HashMap<String, ItemRef>,
 }
 
-/// The checking context shared by the phases.
 /// A prompt checked against one parameter list, and what it lowered to.
 pub(crate) type CheckedPrompt = (
     Vec<(String, aelc_runtime::ty::Ty)>,
     Option<aelc_runtime::prompt::Template>,
 );
+
+/// The checking context shared by the phases.
 
 pub(crate) struct Cx<'a, 's> {
     pub input: &'a CheckInput<'a>,
