@@ -107,6 +107,9 @@ pub fn check(input: &CheckInput<'_>, sources: &mut SourceMap) -> Checked {
     }
 }
 
+/// A parameter list: names and types in order.
+pub(crate) type Params = Vec<(String, aelc_runtime::ty::Ty)>;
+
 /// What a name in scope refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum ItemRef {
@@ -188,7 +191,7 @@ pub(crate) struct Cx<'a, 's> {
     /// variants) get the same verdict, so the template is checked and reported once.
     /// Verdicts on `@pattern` and `matches` texts, parsed once each.
     pub patterns: pattern_check::Verdicts,
-    pub checked_prompts: HashMap<(usize, String), Vec<Vec<(String, aelc_runtime::ty::Ty)>>>,
+    pub checked_prompts: HashMap<(usize, String), Vec<Params>>,
     pub diags: Vec<Diagnostic>,
     pub out: ir::Program,
 }
