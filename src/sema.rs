@@ -107,6 +107,9 @@ pub fn check(input: &CheckInput<'_>, sources: &mut SourceMap) -> Checked {
     }
 }
 
+/// A parameter list: names and types in order.
+pub(crate) type Params = Vec<(String, aelc_runtime::ty::Ty)>;
+
 /// What a name in scope refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum ItemRef {
@@ -164,13 +167,9 @@ pub(crate) struct ModuleScope {
 }
 
 /// A prompt checked against one parameter list, and what it lowered to.
-pub(crate) type CheckedPrompt = (
-    Vec<(String, aelc_runtime::ty::Ty)>,
-    Option<aelc_runtime::prompt::Template>,
-);
+pub(crate) type CheckedPrompt = (Params, Option<aelc_runtime::prompt::Template>);
 
 /// The checking context shared by the phases.
-
 pub(crate) struct Cx<'a, 's> {
     pub input: &'a CheckInput<'a>,
     pub sources: &'s mut SourceMap,
@@ -190,9 +189,6 @@ pub(crate) struct Cx<'a, 's> {
     pub alias_busy: std::collections::HashSet<u32>,
     pub fn_sigs: Vec<Option<items::Sig>>,
     pub node_sigs: Vec<Option<items::Sig>>,
-    /// Prompt templates already checked, by module and path, with the parameter lists they
-    /// were checked against: nodes that share a template and a signature (a node and its
-    /// variants) get the same verdict, so the template is checked and reported once.
     /// Verdicts on `@pattern` and `matches` texts, parsed once each.
     pub patterns: pattern_check::Verdicts,
     /// Prompt files already checked, by (module, path): each parameter list it was checked
