@@ -64,7 +64,13 @@ pub fn compile(ael_toml: impl AsRef<Path>) -> Result<Compiled, BuildError> {
 pub fn compile_to(ael_toml: &Path, out: &Path) -> Result<Compiled, BuildError> {
     let root = ael_toml
         .parent()
-        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
         .unwrap_or(Path::new("."))
         .to_path_buf();
     let world = DiskWorld;
@@ -82,7 +88,11 @@ pub fn compile_to(ael_toml: &Path, out: &Path) -> Result<Compiled, BuildError> {
         (Some(p), false) => p,
         _ => {
             return Err(BuildError {
-                message: render::human(&compilation.sources, &compilation.diagnostics, render::Color::Never),
+                message: render::human(
+                    &compilation.sources,
+                    &compilation.diagnostics,
+                    render::Color::Never,
+                ),
             })
         }
     };

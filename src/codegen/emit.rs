@@ -181,7 +181,10 @@ pub fn emit(program: &Program, examples: &[Example]) -> Emission {
     files.insert(PathBuf::from("ir.schema.json"), ir_schema_json());
     match super::rust::glue(program) {
         Ok(text) => {
-            files.insert(PathBuf::from(super::rust::glue_path(program)), text.into_bytes());
+            files.insert(
+                PathBuf::from(super::rust::glue_path(program)),
+                text.into_bytes(),
+            );
         }
         Err(diagnostics) => emission.diagnostics.extend(diagnostics),
     }

@@ -43,7 +43,13 @@ pub fn file_stem(package: &str) -> String {
     let last = package.rsplit('/').next().unwrap_or(package);
     let stem: String = last
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     if stem.is_empty() {
         "glue".to_owned()
@@ -250,7 +256,11 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
         for f in program.fns.iter().filter(|f| f.is_extern && f.module == m) {
             methods.add(&names::snake(&f.name), format!("extern fn `{}`", f.name));
         }
-        for c in program.checks.iter().filter(|c| c.is_extern && c.module == m) {
+        for c in program
+            .checks
+            .iter()
+            .filter(|c| c.is_extern && c.module == m)
+        {
             methods.add(&names::snake(&c.name), format!("extern check `{}`", c.name));
         }
         bad.extend(clash_diagnostics(&methods, &format!("the module `{m}`")));

@@ -42,7 +42,10 @@ impl Reviewer {
         };
         text = replace_block(&text, "{% if request.strict %}", strict);
         let locale = match &request.locale {
-            Some(l) => format!("Write the summary in the language of locale {}.", l.as_str()),
+            Some(l) => format!(
+                "Write the summary in the language of locale {}.",
+                l.as_str()
+            ),
             None => String::new(),
         };
         text = replace_block(&text, "{% if request.locale.is_some() %}", &locale);

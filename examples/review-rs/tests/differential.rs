@@ -154,7 +154,12 @@ impl Interpreter {
                 if output && i == 0 {
                     Arg::Output
                 } else {
-                    Arg::Input(node.params.iter().position(|n| n.name == p.name).unwrap_or(0))
+                    Arg::Input(
+                        node.params
+                            .iter()
+                            .position(|n| n.name == p.name)
+                            .unwrap_or(0),
+                    )
                 }
             })
             .collect()
@@ -186,8 +191,12 @@ impl Interpreter {
             }
         }
         let binding = node.config.model.clone().unwrap_or_default();
-        let mut pipeline =
-            Pipeline::new(&self.ir.types, &node.output, &binding, node.config.max_answer);
+        let mut pipeline = Pipeline::new(
+            &self.ir.types,
+            &node.output,
+            &binding,
+            node.config.max_answer,
+        );
         pipeline.policies = node.output_stage.on_failure.clone();
         pipeline.budget = Budget {
             max_calls: node.budget.max_calls,
@@ -213,10 +222,11 @@ impl Interpreter {
                     args: self.args(node, c as usize, true),
                 })
                 .collect(),
-            transform: node
-                .output_stage
-                .transform
-                .and_then(|f| self.fns[f as usize].as_ref().map(|d| (d, vec![Arg::Output]))),
+            transform: node.output_stage.transform.and_then(|f| {
+                self.fns[f as usize]
+                    .as_ref()
+                    .map(|d| (d, vec![Arg::Output]))
+            }),
         };
         let mut model = replay(answers);
         let mut clock = TickClock { now: 0, tick: 1 };
@@ -247,9 +257,17 @@ fn glue_run(input: &[u8], answers: &[String]) -> rt::Run<glue::review::Output> {
 fn compare(interp: &Interpreter, input: &[u8], answers: &[String]) {
     let expected = interp.run(input, answers);
     let got = glue_run(input, answers);
-    assert_eq!(got.run, expected, "input {}", String::from_utf8_lossy(input));
+    assert_eq!(
+        got.run,
+        expected,
+        "input {}",
+        String::from_utf8_lossy(input)
+    );
     // The typed output is the interpreter's value.
-    if let NodeRun::Ran(Outcome { output: Some(v), .. }) = &expected {
+    if let NodeRun::Ran(Outcome {
+        output: Some(v), ..
+    }) = &expected
+    {
         assert_eq!(got.output.as_ref().map(Glue::to_value).as_ref(), Some(v));
     }
     // The typed decoder agrees too.
@@ -294,9 +312,15 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
 /// A request object: each field absent, well-typed, or anything.
 fn request() -> impl Strategy<Value = String> {
     (
-        prop::option::of(prop_oneof![text().prop_map(serde_json::Value::from), json_value()]),
+        prop::option::of(prop_oneof![
+            text().prop_map(serde_json::Value::from),
+            json_value()
+        ]),
         prop::option::of(json_value()),
-        prop::option::of(prop_oneof![(0u64..60).prop_map(serde_json::Value::from), json_value()]),
+        prop::option::of(prop_oneof![
+            (0u64..60).prop_map(serde_json::Value::from),
+            json_value()
+        ]),
         prop::option::of(prop_oneof![
             Just(serde_json::Value::from("en")),
             Just(serde_json::Value::from("en-GB")),
@@ -323,14 +347,22 @@ fn request() -> impl Strategy<Value = String> {
 
 /// A model answer: a review with 0–4 findings, sometimes broken.
 fn answer() -> impl Strategy<Value = String> {
-    let finding = (0i64..3, prop::sample::select(vec!["low", "medium", "high", "urgent"]), text())
-        .prop_map(|(line, sev, msg)| serde_json::json!({"line": line, "severity": sev, "message": msg}));
+    let finding = (
+        0i64..3,
+        prop::sample::select(vec!["low", "medium", "high", "urgent"]),
+        text(),
+    )
+        .prop_map(
+            |(line, sev, msg)| serde_json::json!({"line": line, "severity": sev, "message": msg}),
+        );
     prop_oneof![
-        (text(), prop::collection::vec(finding, 0..5)).prop_map(|(s, f)| {
-            serde_json::json!({"summary": s, "findings": f}).to_string()
-        }),
+        (text(), prop::collection::vec(finding, 0..5))
+            .prop_map(|(s, f)| { serde_json::json!({"summary": s, "findings": f}).to_string() }),
         (text(), prop::collection::vec(finding_fenced(), 0..3)).prop_map(|(s, f)| {
-            format!("```json\n{}\n```", serde_json::json!({"summary": s, "findings": f}))
+            format!(
+                "```json\n{}\n```",
+                serde_json::json!({"summary": s, "findings": f})
+            )
         }),
         Just("not json".to_owned()),
         Just("{\"summary\": 1}".to_owned()),
@@ -348,8 +380,7 @@ fn example_files_agree() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../review/examples/review");
     for entry in std::fs::read_dir(dir).unwrap() {
         let example: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
-                .unwrap();
+            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
         let input = serde_json::to_vec(&example["input"]).unwrap();
         let answers: Vec<String> = example["answers"]
             .as_array()

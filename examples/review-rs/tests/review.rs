@@ -28,8 +28,9 @@ fn with_ctx<T>(answers: &[&str], f: impl FnOnce(&mut rt::Context<'_>) -> T) -> (
 
 #[test]
 fn write_review_runs_the_node_on_the_replay_binding() {
-    let request = glue::review::decode(br#"{"document": "Teh cat.\nOn teh mat.", "max_findings": 3}"#)
-        .expect("a valid request");
+    let request =
+        glue::review::decode(br#"{"document": "Teh cat.\nOn teh mat.", "max_findings": 3}"#)
+            .expect("a valid request");
     let answer = r#"{"summary": "Typos.", "findings": [
         {"line": 1, "severity": "low", "message": "Short."},
         {"line": 2, "severity": "high", "message": "Typo: teh."}]}"#;
@@ -94,7 +95,10 @@ fn examples_replay_through_the_glue() {
         let name = path.display();
         match example.get("output") {
             Some(expected) => {
-                let output = run.output.as_ref().unwrap_or_else(|| panic!("{name}: {:?}", run.run));
+                let output = run
+                    .output
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{name}: {:?}", run.run));
                 let json = serde_json::to_value(output).unwrap();
                 assert_eq!(&json, expected, "{name}");
                 let outcome = run.outcome().unwrap();
@@ -118,7 +122,10 @@ fn examples_replay_through_the_glue() {
 fn bounded_types_refuse_what_the_decoder_refuses_in_the_same_words() {
     let long = "x".repeat(4001);
     let err = rt::BoundedStr::<4000>::new(long.clone()).unwrap_err();
-    assert_eq!(err.to_string(), "text has 4001 characters, at most 4000 are allowed (too_long)");
+    assert_eq!(
+        err.to_string(),
+        "text has 4001 characters, at most 4000 are allowed (too_long)"
+    );
     let doc = format!(r#"{{"document": "{long}"}}"#);
     let errors = glue::review::decode(doc.as_bytes()).unwrap_err();
     assert_eq!(errors.len(), 1);

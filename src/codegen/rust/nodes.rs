@@ -71,26 +71,42 @@ impl Gen<'_> {
 
     fn extern_fn_sig(&mut self, f: &FnIr) -> String {
         let ctx = Self::ctx_name(&f.params);
-        let mut params = vec!["&mut self".to_owned(), format!("{ctx}: &mut rt::Context<'_>")];
+        let mut params = vec![
+            "&mut self".to_owned(),
+            format!("{ctx}: &mut rt::Context<'_>"),
+        ];
         for p in &f.params {
             let owner = names::camel(&format!("{}_{}", f.name, p.name));
             let t = self.ty(&p.ty, &owner, "super::", None);
             params.push(format!("{}: {t}", field_ident(&p.name)));
         }
         let ret = match &f.ret {
-            Some(t) => self.ty(t, &names::camel(&format!("{}_out", f.name)), "super::", None),
+            Some(t) => self.ty(
+                t,
+                &names::camel(&format!("{}_out", f.name)),
+                "super::",
+                None,
+            ),
             None => "rt::Value".to_owned(),
         };
         let head = format!("fn {}", field_ident(&f.name));
         let mut out = String::new();
         docs(&mut out, "    ", f.docs.as_deref());
-        out.push_str(&signature("    ", &head, &params, &format!(" -> Result<{ret}, rt::Error>;")));
+        out.push_str(&signature(
+            "    ",
+            &head,
+            &params,
+            &format!(" -> Result<{ret}, rt::Error>;"),
+        ));
         out
     }
 
     fn extern_check_sig(&mut self, c: &CheckIr) -> String {
         let ctx = Self::ctx_name(&c.params);
-        let mut params = vec!["&mut self".to_owned(), format!("{ctx}: &mut rt::Context<'_>")];
+        let mut params = vec![
+            "&mut self".to_owned(),
+            format!("{ctx}: &mut rt::Context<'_>"),
+        ];
         for p in &c.params {
             let owner = names::camel(&format!("{}_{}", c.name, p.name));
             let t = self.ty(&p.ty, &owner, "super::", None);
@@ -100,7 +116,12 @@ impl Gen<'_> {
         let head = format!("fn {}", field_ident(&c.name));
         let mut out = String::new();
         docs(&mut out, "    ", c.docs.as_deref());
-        out.push_str(&signature("    ", &head, &params, &format!(" -> rt::CheckResult<{code}>;")));
+        out.push_str(&signature(
+            "    ",
+            &head,
+            &params,
+            &format!(" -> rt::CheckResult<{code}>;"),
+        ));
         out
     }
 
@@ -117,19 +138,32 @@ impl Gen<'_> {
         let mut body = String::new();
         let traits = self.naming.traits.clone();
         for (module, trait_name) in &traits {
-            let _ = writeln!(body, "/// The `extern fn`s and `extern check`s of `{module}`.");
+            let _ = writeln!(
+                body,
+                "/// The `extern fn`s and `extern check`s of `{module}`."
+            );
             let _ = writeln!(body, "pub trait {trait_name} {{");
             let mut items = Vec::new();
-            for f in program.fns.iter().filter(|f| f.is_extern && &f.module == module) {
+            for f in program
+                .fns
+                .iter()
+                .filter(|f| f.is_extern && &f.module == module)
+            {
                 items.push(self.extern_fn_sig(f));
             }
-            for c in program.checks.iter().filter(|c| c.is_extern && &c.module == module) {
+            for c in program
+                .checks
+                .iter()
+                .filter(|c| c.is_extern && &c.module == module)
+            {
                 items.push(self.extern_check_sig(c));
             }
             body.push_str(&items.join("\n"));
             body.push_str("}\n\n");
         }
-        body.push_str("/// Everything the project's externs need: implement each module's trait.\n");
+        body.push_str(
+            "/// Everything the project's externs need: implement each module's trait.\n",
+        );
         if traits.is_empty() {
             body.push_str("pub trait All {}\n\nimpl<T> All for T {}\n\n");
         } else {
@@ -178,7 +212,12 @@ impl Gen<'_> {
         }
         out.push_str("        match func.0 {\n");
         for (id, f) in externs {
-            let trait_name = self.naming.traits.get(&f.module).cloned().unwrap_or_default();
+            let trait_name = self
+                .naming
+                .traits
+                .get(&f.module)
+                .cloned()
+                .unwrap_or_default();
             let _ = writeln!(out, "            {id} => {{");
             let mut call_args = vec!["&mut *self.0".to_owned(), "ctx".to_owned()];
             for p in &f.params {
@@ -199,7 +238,11 @@ impl Gen<'_> {
             if line.len() <= WIDTH {
                 let _ = writeln!(out, "{line}");
             } else {
-                let _ = writeln!(out, "                let out = <H as {trait_name}>::{}(", field_ident(&f.name));
+                let _ = writeln!(
+                    out,
+                    "                let out = <H as {trait_name}>::{}(",
+                    field_ident(&f.name)
+                );
                 for a in &call_args {
                     let _ = writeln!(out, "                    {a},");
                 }
@@ -231,7 +274,12 @@ impl Gen<'_> {
         out.push_str("    ) -> Result<Option<(String, Option<String>)>, rt::Error> {\n");
         out.push_str("        match check {\n");
         for (id, c) in externs {
-            let trait_name = self.naming.traits.get(&c.module).cloned().unwrap_or_default();
+            let trait_name = self
+                .naming
+                .traits
+                .get(&c.module)
+                .cloned()
+                .unwrap_or_default();
             let _ = writeln!(out, "            {id} => {{");
             let mut call_args = vec!["&mut *self.0".to_owned(), "ctx".to_owned()];
             for (i, p) in c.params.iter().enumerate() {
@@ -252,7 +300,11 @@ impl Gen<'_> {
             if line.len() <= WIDTH {
                 let _ = writeln!(out, "{line}");
             } else {
-                let _ = writeln!(out, "                rt::check_answer(<H as {trait_name}>::{}(", field_ident(&c.name));
+                let _ = writeln!(
+                    out,
+                    "                rt::check_answer(<H as {trait_name}>::{}(",
+                    field_ident(&c.name)
+                );
                 for a in &call_args {
                     let _ = writeln!(out, "                    {a},");
                 }
@@ -269,7 +321,9 @@ impl Gen<'_> {
         let json = serde_json::to_string(&wire::glue_program(self.program))
             .unwrap_or_else(|_| "{}".to_owned());
         let mut out = String::new();
-        out.push_str("\n/// The run-time part of the program: types, pure fns, checks, node wiring.\n");
+        out.push_str(
+            "\n/// The run-time part of the program: types, pure fns, checks, node wiring.\n",
+        );
         let _ = writeln!(out, "pub const PROGRAM_JSON: &str = {};", raw_str(&json));
         out.push_str("\n/// The embedded program, read once.\n");
         out.push_str("pub fn program() -> &'static rt::GlueProgram {\n");
@@ -306,8 +360,16 @@ impl Gen<'_> {
             }
             body.push_str("}\n");
         }
-        let out_ty = self.ty(&node.output, &format!("{node_camel}Output"), "super::", None);
-        let _ = writeln!(body, "\n/// The node's output.\npub type Output = {out_ty};\n");
+        let out_ty = self.ty(
+            &node.output,
+            &format!("{node_camel}Output"),
+            "super::",
+            None,
+        );
+        let _ = writeln!(
+            body,
+            "\n/// The node's output.\npub type Output = {out_ty};\n"
+        );
         let root = node.params.first().map(|p| p.name.as_str()).unwrap_or("");
         let _ = write!(
             body,
@@ -326,7 +388,11 @@ impl Gen<'_> {
         } else {
             body.push_str("    let mut values = values.into_iter();\n");
             if single {
-                let _ = writeln!(body, "    rt::field(&mut values, {})", str_lit(&node.params[0].name));
+                let _ = writeln!(
+                    body,
+                    "    rt::field(&mut values, {})",
+                    str_lit(&node.params[0].name)
+                );
             } else {
                 body.push_str("    Ok(Input {\n");
                 for p in &node.params {

@@ -14,7 +14,13 @@ impl Gen<'_> {
     /// The Rust type of `ty`. `prefix` reaches the glue's top level from where the type is
     /// written (`""` or `"super::"`); `owner` names marker types; `within` is the definition
     /// being written, for boxing a recursive `Option`.
-    pub(super) fn ty(&mut self, ty: &Ty, owner: &str, prefix: &str, within: Option<DefId>) -> String {
+    pub(super) fn ty(
+        &mut self,
+        ty: &Ty,
+        owner: &str,
+        prefix: &str,
+        within: Option<DefId>,
+    ) -> String {
         match ty {
             Ty::Bool => "bool".to_owned(),
             Ty::Int(it) => int_ty(it),
@@ -71,7 +77,9 @@ impl Gen<'_> {
             if let Some(def) = self.program.types.get(d) {
                 let mut refs = Vec::new();
                 match &def.kind {
-                    DefKind::Struct { fields } => fields.iter().for_each(|f| refs_of(&f.ty, &mut refs)),
+                    DefKind::Struct { fields } => {
+                        fields.iter().for_each(|f| refs_of(&f.ty, &mut refs))
+                    }
                     DefKind::Enum { variants, .. } => variants
                         .iter()
                         .flat_map(|v| v.fields.iter().flatten())
@@ -93,7 +101,11 @@ impl Gen<'_> {
             body = format!("    const MIN: u32 = {};\n{body}", st.min);
         }
         if let Some(p) = &st.pattern {
-            let _ = writeln!(body, "    const PATTERN: Option<&'static str> = Some({});", raw_str(p));
+            let _ = writeln!(
+                body,
+                "    const PATTERN: Option<&'static str> = Some({});",
+                raw_str(p)
+            );
         }
         if let Some(f) = st.format {
             let variant = match f {
@@ -103,7 +115,10 @@ impl Gen<'_> {
                 aelc_runtime::ty::Format::DateTime => "DateTime",
                 aelc_runtime::ty::Format::Uuid => "Uuid",
             };
-            let _ = writeln!(body, "    const FORMAT: Option<rt::Format> = Some(rt::Format::{variant});");
+            let _ = writeln!(
+                body,
+                "    const FORMAT: Option<rt::Format> = Some(rt::Format::{variant});"
+            );
         }
         let name = self.rule(&format!("{owner}Text"), "TextRules", &body);
         format!("rt::RuledStr<{prefix}rules::{name}>")
@@ -237,7 +252,11 @@ impl Gen<'_> {
                 let lines: Vec<&str> = body.lines().map(str::trim).collect();
                 let inner = lines.join(" ");
                 let inner = inner.strip_suffix(',').unwrap_or(&inner);
-                if lines.iter().all(|l| !l.starts_with('#') && !l.starts_with("//")) && inner.len() <= 35 {
+                if lines
+                    .iter()
+                    .all(|l| !l.starts_with('#') && !l.starts_with("//"))
+                    && inner.len() <= 35
+                {
                     let _ = writeln!(out, "    {rust} {{ {inner} }},");
                 } else {
                     let _ = write!(out, "    {rust} {{\n{body}    }},\n");
@@ -247,7 +266,14 @@ impl Gen<'_> {
     }
 
     /// Field declarations with docs and serde attributes.
-    fn fields(&mut self, fields: &[FieldTy], owner: &str, indent: &str, id: DefId, vis: &str) -> String {
+    fn fields(
+        &mut self,
+        fields: &[FieldTy],
+        owner: &str,
+        indent: &str,
+        id: DefId,
+        vis: &str,
+    ) -> String {
         let mut out = String::new();
         for f in fields {
             docs(&mut out, indent, f.docs.as_deref());
@@ -259,7 +285,13 @@ impl Gen<'_> {
                 attrs.push(format!("rename = {}", str_lit(&f.name)));
             }
             if let Some(default) = &f.default {
-                let fn_name = self.default_fn(&names::snake(&field_owner), &f.ty, &field_owner, id, default);
+                let fn_name = self.default_fn(
+                    &names::snake(&field_owner),
+                    &f.ty,
+                    &field_owner,
+                    id,
+                    default,
+                );
                 attrs.push(format!("default = \"defaults::{fn_name}\""));
             } else if matches!(f.ty, Ty::Option { .. }) {
                 attrs.push("default".to_owned());
@@ -285,7 +317,11 @@ impl Gen<'_> {
         let base = names::snake(hint).to_lowercase();
         let mut name = base.clone();
         let mut n = 2;
-        while self.defaults.iter().any(|d| d.contains(&format!("pub fn {name}()"))) {
+        while self
+            .defaults
+            .iter()
+            .any(|d| d.contains(&format!("pub fn {name}()")))
+        {
             name = format!("{base}_{n}");
             n += 1;
         }
@@ -335,9 +371,19 @@ fn int_ty(it: &IntTy) -> String {
     if is_plain_int(it) {
         return name.to_owned();
     }
-    let arg = |v: i128| if v < 0 { format!("{{ {v} }}") } else { v.to_string() };
+    let arg = |v: i128| {
+        if v < 0 {
+            format!("{{ {v} }}")
+        } else {
+            v.to_string()
+        }
+    };
     if it.max_exclusive {
-        format!("rt::BoundedInt<{name}, {}, {}, true>", arg(it.min), arg(it.max))
+        format!(
+            "rt::BoundedInt<{name}, {}, {}, true>",
+            arg(it.min),
+            arg(it.max)
+        )
     } else {
         format!("rt::BoundedInt<{name}, {}, {}>", arg(it.min), arg(it.max))
     }
@@ -455,7 +501,10 @@ fn enum_glue(name: &str, variants: &[VariantTy]) -> String {
         let rust = names::type_ident(&v.name).unwrap_or_default();
         match &v.fields {
             Some(fields) if !fields.is_empty() => {
-                let _ = writeln!(out, "            rt::Value::Enum {{ variant: {i}, fields }} => {{");
+                let _ = writeln!(
+                    out,
+                    "            rt::Value::Enum {{ variant: {i}, fields }} => {{"
+                );
                 out.push_str("                let mut fields = fields.into_iter();\n");
                 let _ = writeln!(out, "                Ok({name}::{rust} {{");
                 for f in fields {
@@ -475,7 +524,10 @@ fn enum_glue(name: &str, variants: &[VariantTy]) -> String {
                 );
             }
             None => {
-                let _ = writeln!(out, "            rt::Value::Enum {{ variant: {i}, .. }} => Ok({name}::{rust}),");
+                let _ = writeln!(
+                    out,
+                    "            rt::Value::Enum {{ variant: {i}, .. }} => Ok({name}::{rust}),"
+                );
             }
         }
     }
@@ -539,7 +591,11 @@ fn map_key(name: &str, variants: &[VariantTy]) -> String {
     out.push_str("        match key.as_str() {\n");
     for v in variants {
         let rust = names::type_ident(&v.name).unwrap_or_default();
-        let _ = writeln!(out, "            {} => Ok({name}::{rust}),", str_lit(&v.name));
+        let _ = writeln!(
+            out,
+            "            {} => Ok({name}::{rust}),",
+            str_lit(&v.name)
+        );
     }
     let _ = writeln!(
         out,

@@ -14,14 +14,14 @@
 
 use crate::decode::Decoder;
 use crate::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
+pub use crate::expr::FnId;
 use crate::expr::{Check, FnDef};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest};
 use crate::money::Price;
 use crate::pipeline::{Budget, CheckFailure, Clock, Outcome, OutputStage, Pipeline, Policy};
 use crate::receipt::sha256_hex;
-use crate::ty::{Ty, TypeTable};
-pub use crate::expr::FnId;
 pub use crate::ty::{FloatKind, Format};
+use crate::ty::{Ty, TypeTable};
 pub use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
