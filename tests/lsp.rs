@@ -714,7 +714,10 @@ fn neovim_receives_diagnostics_of_a_broken_file() {
         "nvim failed ({status}); it wrote: {result}"
     );
     assert!(result.starts_with("diagnostics: "), "{result}");
-    assert!(result.contains("aelc"), "{result}");
+    // The parse error of line 2 (0-based 1), from this server, with its code.
+    let first = result.lines().nth(1).unwrap_or("");
+    assert!(first.starts_with("aelc E"), "{result}");
+    assert!(first.contains(" line 1 "), "{result}");
     assert!(Path::new(&out).is_file());
 }
 
@@ -841,7 +844,8 @@ fn diagnostics_cover_other_files_prompts_the_manifest_and_saves() {
     assert!(
         broken
             .iter()
-            .any(|d| d["range"]["start"]["line"] == use_line || d["message"].as_str().unwrap().contains("Review")),
+            .any(|d| d["range"]["start"]["line"] == use_line
+                || d["message"].as_str().unwrap().contains("Review")),
         "{broken:?}"
     );
     // Fixing the other file clears this one's diagnostics.
@@ -863,7 +867,10 @@ fn diagnostics_cover_other_files_prompts_the_manifest_and_saves() {
     // A broken `ael.toml` (unsaved): the error is in the manifest, and clears when fixed.
     client.open(&manifest, "[package]\nname = 42\n");
     let found = client.diagnostics(&manifest, |d| errors(d) > 0);
-    assert!(codes(&found).iter().all(|c| c.starts_with("E06")), "{found:?}");
+    assert!(
+        codes(&found).iter().all(|c| c.starts_with("E06")),
+        "{found:?}"
+    );
     assert_eq!(found[0]["range"]["start"]["line"], 1, "{found:?}");
     client.change_full(&manifest, 2, MANIFEST);
     client.diagnostics(&manifest, |d| d.is_empty());
@@ -878,7 +885,11 @@ fn diagnostics_cover_other_files_prompts_the_manifest_and_saves() {
         json!({"textDocument": {"uri": extra_uri}}),
     );
     let found = client.diagnostics(&extra_uri, |d| errors(d) > 0);
-    assert_eq!(found[0]["range"]["start"], json!({"line": 1, "character": 7}), "{found:?}");
+    assert_eq!(
+        found[0]["range"]["start"],
+        json!({"line": 1, "character": 7}),
+        "{found:?}"
+    );
     std::fs::remove_file(&extra).unwrap();
     client.notify(
         "workspace/didChangeWatchedFiles",
@@ -920,7 +931,10 @@ fn hover_shows_the_json_schema_of_types_and_fields() {
     let hover = client.at("textDocument/hover", &node, line, col, json!({}));
     let text = hover["contents"]["value"].as_str().unwrap();
     assert!(text.contains("\"maxLength\": 4000"), "{text}");
-    assert!(text.contains("as of the last check without errors"), "{text}");
+    assert!(
+        text.contains("as of the last check without errors"),
+        "{text}"
+    );
     assert_eq!(client.stop(), 0);
 }
 
@@ -953,11 +967,17 @@ fn references_and_rename_of_fields_checks_and_error_codes_span_files() {
     );
     assert_eq!(
         edits_in(&edit, &node),
-        [as_pair(pos(NODE, "not_blank", 0)), as_pair(pos(NODE, "not_blank", 1))]
+        [
+            as_pair(pos(NODE, "not_blank", 0)),
+            as_pair(pos(NODE, "not_blank", 1))
+        ]
     );
     assert_eq!(
         edits_in(&edit, &second),
-        [as_pair(pos(SECOND, "not_blank", 0)), as_pair(pos(SECOND, "not_blank", 1))]
+        [
+            as_pair(pos(SECOND, "not_blank", 0)),
+            as_pair(pos(SECOND, "not_blank", 1))
+        ]
     );
 
     // A field: `request.strict` in second, declared in common; rename touches both, and only
@@ -979,8 +999,14 @@ fn references_and_rename_of_fields_checks_and_error_codes_span_files() {
         col,
         json!({"newName": "exact"}),
     );
-    assert_eq!(edits_in(&edit, &common), [as_pair(pos(COMMON, "strict", 0))]);
-    assert_eq!(edits_in(&edit, &second), [as_pair(pos(SECOND, "strict else", 0))]);
+    assert_eq!(
+        edits_in(&edit, &common),
+        [as_pair(pos(COMMON, "strict", 0))]
+    );
+    assert_eq!(
+        edits_in(&edit, &second),
+        [as_pair(pos(SECOND, "strict else", 0))]
+    );
     assert!(edits_in(&edit, &node).is_empty(), "{edit}");
 
     // A field used in a prompt template: rename reaches the `.md` file, and go to definition
@@ -999,9 +1025,15 @@ fn references_and_rename_of_fields_checks_and_error_codes_span_files() {
     assert_eq!(edits_in(&edit, &common), [(line.into(), col.into())]);
     let def = client.at("textDocument/definition", &prompt, 0, 20, json!({}));
     assert_eq!(def["uri"], common, "{def}");
-    assert_eq!(def["range"]["start"], json!({"line": line, "character": col}));
+    assert_eq!(
+        def["range"]["start"],
+        json!({"line": line, "character": col})
+    );
     let def = client.at("textDocument/definition", &prompt, 0, 12, json!({}));
-    assert_eq!(def["uri"], node, "the parameter `request` of the node naming the prompt");
+    assert_eq!(
+        def["uri"], node,
+        "the parameter `request` of the node naming the prompt"
+    );
 
     // An error code: declared in common, used after `else` in both node files.
     let (line, col) = pos(SECOND, "empty_document", 0);
@@ -1053,10 +1085,7 @@ fn references_and_rename_of_fields_checks_and_error_codes_span_files() {
 fn semantic_tokens_classify_names_by_what_they_denote() {
     let project = Project::new("tokens");
     let mut client = Client::start();
-    let result = client.request(
-        "initialize",
-        json!({"processId": null, "capabilities": {}}),
-    );
+    let result = client.request("initialize", json!({"processId": null, "capabilities": {}}));
     let legend: Vec<String> = result["capabilities"]["semanticTokensProvider"]["legend"]
         ["tokenTypes"]
         .as_array()
@@ -1102,7 +1131,8 @@ fn semantic_tokens_classify_names_by_what_they_denote() {
 fn unknown_documents_and_odd_uris_get_answers_not_crashes() {
     let project = Project::new("unknown");
     let mut client = Client::initialized(&project);
-    let at = |uri: &str| json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
+    let at =
+        |uri: &str| json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
     // A file that exists nowhere, a non-file URI, a folder: each request is answered.
     for uri in [
         project.uri("nodes/missing.node.ael"),
@@ -1131,13 +1161,22 @@ fn unknown_documents_and_odd_uris_get_answers_not_crashes() {
                 "{method} {uri}: {answer}"
             );
             if let Some(error) = answer.get("error") {
-                assert_ne!(error["code"], -32603, "{method} {uri}: an internal error {answer}");
+                assert_ne!(
+                    error["code"], -32603,
+                    "{method} {uri}: an internal error {answer}"
+                );
             }
         }
     }
     // Notifications about unknown or odd documents are ignored.
-    client.notify("textDocument/didClose", json!({"textDocument": {"uri": "untitled:x"}}));
-    client.notify("textDocument/didSave", json!({"textDocument": {"uri": project.uri("nope.ael")}}));
+    client.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": "untitled:x"}}),
+    );
+    client.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": project.uri("nope.ael")}}),
+    );
     client.notify("textDocument/didOpen", json!({"textDocument": {"uri": 42}}));
     // Still alive and right.
     let node = project.uri("nodes/review.node.ael");
@@ -1156,7 +1195,10 @@ fn a_panicking_handler_becomes_an_error_response() {
     let answer = client.response(id);
     assert_eq!(answer["error"]["code"], -32603, "{answer}");
     assert!(
-        answer["error"]["message"].as_str().unwrap().contains("keeps running"),
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("keeps running"),
         "{answer}"
     );
     // The server goes on: diagnostics and requests still work.
@@ -1188,17 +1230,24 @@ fn queued_changes_are_coalesced_and_only_the_latest_version_is_published() {
         let body = message.to_string();
         format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
     };
-    burst.extend(frame(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": {"uri": node, "languageId": "ael", "version": 1, "text": NODE}}})));
+    burst.extend(frame(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": node, "languageId": "ael", "version": 1, "text": NODE}}}),
+    ));
     const LAST: i64 = 201;
     for version in 2..=LAST {
         let text = if version % 2 == 0 { &broken } else { NODE };
-        burst.extend(frame(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        burst.extend(frame(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": node, "version": version},
-            "contentChanges": [{"text": text}]}})));
+            "contentChanges": [{"text": text}]}}),
+        ));
     }
     client.send_raw(&burst);
-    let id = client.send_request("textDocument/documentSymbol", json!({"textDocument": {"uri": node}}));
+    let id = client.send_request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": node}}),
+    );
     client.response(id);
     let deadline = Instant::now() + DEADLINE;
     let mut versions = Vec::new();
@@ -1209,13 +1258,19 @@ fn queued_changes_are_coalesced_and_only_the_latest_version_is_published() {
         } else {
             pending.remove(0)
         };
-        if message["method"] != "textDocument/publishDiagnostics" || message["params"]["uri"] != node.as_str() {
+        if message["method"] != "textDocument/publishDiagnostics"
+            || message["params"]["uri"] != node.as_str()
+        {
             continue;
         }
         let version = message["params"]["version"].as_i64().unwrap();
         let diagnostics = message["params"]["diagnostics"].as_array().unwrap();
         // Every publication describes the text of the version it names.
-        assert_eq!(errors(diagnostics) > 0, version % 2 == 0, "version {version}: {diagnostics:?}");
+        assert_eq!(
+            errors(diagnostics) > 0,
+            version % 2 == 0,
+            "version {version}: {diagnostics:?}"
+        );
         versions.push(version);
         if version == LAST {
             break;
@@ -1248,14 +1303,20 @@ fn a_request_cancelled_while_queued_is_answered_request_cancelled() {
     for round in 0..20 {
         let first = 1000 + round * 2;
         let second = first + 1;
-        let mut burst = frame(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        let mut burst = frame(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": node, "version": round + 2},
-            "contentChanges": [{"text": NODE}]}}));
+            "contentChanges": [{"text": NODE}]}}),
+        );
         for id in [first, second] {
-            burst.extend(frame(json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/documentSymbol",
-                "params": {"textDocument": {"uri": node}}})));
+            burst.extend(frame(
+                json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/documentSymbol",
+                "params": {"textDocument": {"uri": node}}}),
+            ));
         }
-        burst.extend(frame(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": second}})));
+        burst.extend(frame(
+            json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": second}}),
+        ));
         client.send_raw(&burst);
         let answer = client.response(first);
         assert!(answer.get("result").is_some(), "{answer}");
@@ -1276,13 +1337,23 @@ fn utf16_ranges_of_diagnostics_and_edits_after_non_ascii_text() {
     let mut client = Client::initialized(&project);
     let common = project.uri("types/common.ael");
     // `é` and `😀` before the error on the same line: 1 and 2 UTF-16 units, 2 and 4 bytes.
-    let text = COMMON.replace("/* 😀 ç */ struct Emoji { x: u8 }", "/* é😀 */ struct Emoji { x: Nope }");
+    let text = COMMON.replace(
+        "/* 😀 ç */ struct Emoji { x: u8 }",
+        "/* é😀 */ struct Emoji { x: Nope }",
+    );
     client.open(&common, &text);
     let found = client.diagnostics(&common, |d| errors(d) > 0);
     let (line, col) = pos(&text, "Nope", 0);
     assert_eq!(col, 28);
-    assert_eq!(found[0]["range"]["start"], json!({"line": line, "character": col}), "{found:?}");
-    assert_eq!(found[0]["range"]["end"], json!({"line": line, "character": col + 4}));
+    assert_eq!(
+        found[0]["range"]["start"],
+        json!({"line": line, "character": col}),
+        "{found:?}"
+    );
+    assert_eq!(
+        found[0]["range"]["end"],
+        json!({"line": line, "character": col + 4})
+    );
     // An incremental edit addressed in UTF-16 columns after the emoji replaces exactly `Nope`.
     client.notify(
         "textDocument/didChange",
@@ -1296,8 +1367,17 @@ fn utf16_ranges_of_diagnostics_and_edits_after_non_ascii_text() {
     // Hover right after the emoji, on `Emoji`.
     let (line, col) = pos(&text, "Emoji", 0);
     let hover = client.at("textDocument/hover", &common, line, col + 1, json!({}));
-    assert!(hover["contents"]["value"].as_str().unwrap().contains("struct Emoji"), "{hover}");
-    assert_eq!(hover["range"]["start"], json!({"line": line, "character": col}));
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("struct Emoji"),
+        "{hover}"
+    );
+    assert_eq!(
+        hover["range"]["start"],
+        json!({"line": line, "character": col})
+    );
     assert_eq!(client.stop(), 0);
 }
 
@@ -1327,7 +1407,9 @@ fn clients_that_allow_it_are_asked_to_watch_project_files() {
         .collect();
     assert_eq!(globs, ["**/*.ael", "**/ael.toml", "**/*.md"]);
     // The client's answer (even an error) is taken without complaint.
-    client.send(json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}}));
+    client.send(
+        json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}}),
+    );
     assert_eq!(client.stop(), 0);
 
     // A client that did not offer dynamic registration is not asked.
@@ -1335,10 +1417,113 @@ fn clients_that_allow_it_are_asked_to_watch_project_files() {
     let mut client = Client::initialized(&project);
     client.request("shutdown", Value::Null);
     assert!(
-        client.notifications.iter().all(|m| m["method"] != "client/registerCapability"),
+        client
+            .notifications
+            .iter()
+            .all(|m| m["method"] != "client/registerCapability"),
         "{:?}",
         client.notifications
     );
     client.notify("exit", Value::Null);
     assert_eq!(client.child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn pathological_documents_get_answers_for_every_request() {
+    let project = Project::new("pathological");
+    let mut client = Client::initialized(&project);
+    let uri = project.uri("nodes/odd.ael");
+    let deep = format!(
+        "fn f() -> u8 {{ {}1{} }}",
+        "(".repeat(3000),
+        ")".repeat(3000)
+    );
+    let fields: String = (0..1000).map(|i| format!("f{i}: u8, ")).collect();
+    let long_line = format!("struct S {{ {fields}}}");
+    for (version, text) in [
+        deep.as_str(),
+        long_line.as_str(),
+        "😀😀😀\u{0}\u{feff}é\r\n\r\n\t",
+        "struct \"unterminated",
+        "/* never closed /* nested",
+        "node n(x: ) -> { config { prompt: file(\"missing.md\"); model: binding(\"\"); } }",
+        "use ::::;; check c( fails { require else ; }",
+        "",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        client.change_full(&uri, version as i32 + 1, text);
+        if version == 0 {
+            client.open(&uri, text);
+        }
+        let last_line = text.lines().count() as u32;
+        for (line, character) in [(0, 0), (0, 5), (0, 3000), (last_line, 0), (9999, 9999)] {
+            let position = json!({"line": line, "character": character});
+            for (method, extra) in [
+                ("textDocument/hover", json!({})),
+                ("textDocument/definition", json!({})),
+                ("textDocument/completion", json!({})),
+                (
+                    "textDocument/references",
+                    json!({"context": {"includeDeclaration": true}}),
+                ),
+                ("textDocument/prepareRename", json!({})),
+                ("textDocument/rename", json!({"newName": "renamed"})),
+            ] {
+                let mut params = json!({"textDocument": {"uri": uri}, "position": position});
+                for (k, v) in extra.as_object().unwrap() {
+                    params[k] = v.clone();
+                }
+                let id = client.send_request(method, params);
+                let answer = client.response(id);
+                assert_ne!(
+                    answer["error"]["code"], -32603,
+                    "{method} on text #{version}: {answer}"
+                );
+            }
+        }
+        for method in [
+            "textDocument/documentSymbol",
+            "textDocument/semanticTokens/full",
+            "textDocument/formatting",
+        ] {
+            let id = client.send_request(
+                method,
+                json!({"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}}),
+            );
+            let answer = client.response(id);
+            assert_ne!(
+                answer["error"]["code"], -32603,
+                "{method} on text #{version}: {answer}"
+            );
+        }
+    }
+    // Diagnostics of the last (empty) text still arrive, so the server is alive and current.
+    client.diagnostics(&uri, |_| true);
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn the_binary_answers_version_and_help_and_refuses_unknown_arguments() {
+    let run = |arg: &str| {
+        Command::new(env!("CARGO_BIN_EXE_aelc-lsp"))
+            .arg(arg)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let version = run("--version");
+    assert!(version.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("aelc-lsp {}", env!("CARGO_PKG_VERSION"))
+    );
+    let help = run("--help");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--stdio"));
+    let bad = run("--port=9");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("`--port=9`"));
+    // `--stdio` serves: with no input it ends at once, as a client that left without `exit`.
+    assert_eq!(run("--stdio").status.code(), Some(1));
 }

@@ -82,7 +82,10 @@ fn the_textmate_grammar_highlights_exactly_the_lexers_keywords() {
     );
     // Contextual block words are highlighted only before `{`, and none of them is reserved.
     for word in grammar_words(&grammar, &["keyword.other.block.ael"]) {
-        assert!(!is_keyword(&word), "`{word}` is reserved: move it to the keyword lists");
+        assert!(
+            !is_keyword(&word),
+            "`{word}` is reserved: move it to the keyword lists"
+        );
     }
 }
 
@@ -101,10 +104,21 @@ fn the_vscode_extension_wires_the_grammar_and_the_server() {
     let path = grammar["path"].as_str().unwrap().trim_start_matches("./");
     let tm: Value = serde_json::from_str(&read(&format!("editors/vscode/{path}"))).unwrap();
     assert_eq!(tm["scopeName"], "source.ael");
-    assert_eq!(manifest["contributes"]["languages"][0]["extensions"][0], ".ael");
+    assert_eq!(
+        manifest["contributes"]["languages"][0]["extensions"][0],
+        ".ael"
+    );
     let main = manifest["main"].as_str().unwrap().trim_start_matches("./");
     let client = read(&format!("editors/vscode/{main}"));
-    assert!(client.contains("aelc.serverPath"), "the client reads the setting");
+    // The setting the client reads is the one the manifest declares.
+    assert!(
+        client.contains(r#"getConfiguration("aelc").get("serverPath")"#),
+        "the client reads `aelc.serverPath`"
+    );
+    assert_eq!(
+        manifest["contributes"]["configuration"]["properties"]["aelc.serverPath"]["default"],
+        "aelc-lsp"
+    );
     assert!(client.contains("aelc-lsp"), "the client starts the server");
     // The configuration file the manifest points at is valid JSON.
     let config = manifest["contributes"]["languages"][0]["configuration"]

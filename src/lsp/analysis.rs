@@ -153,9 +153,10 @@ fn check_manifest(compilation: &mut Compilation) {
     };
     let loaded = crate::project::parse(file, &text);
     for diagnostic in loaded.diagnostics {
-        let known = compilation.diagnostics.iter().any(|d| {
-            d.code == diagnostic.code && d.primary_span() == diagnostic.primary_span()
-        });
+        let known = compilation
+            .diagnostics
+            .iter()
+            .any(|d| d.code == diagnostic.code && d.primary_span() == diagnostic.primary_span());
         if !known {
             compilation.diagnostics.push(diagnostic);
         }

@@ -242,7 +242,12 @@ impl Index {
         if analysis.parsed(file).is_some() {
             return;
         }
-        let Some(text) = analysis.compilation.sources.get(file).map(|f| f.text.clone()) else {
+        let Some(text) = analysis
+            .compilation
+            .sources
+            .get(file)
+            .map(|f| f.text.clone())
+        else {
             return;
         };
         let mut walker = Walker {

@@ -19,10 +19,7 @@ fn find_def(program: &Program, name: &str, module: Option<&str>) -> Option<DefId
     let named = |d: &&TypeDef| d.name == name;
     let defs = &program.types.defs;
     let position = module
-        .and_then(|m| {
-            defs.iter()
-                .position(|d| named(&d) && d.module == m)
-        })
+        .and_then(|m| defs.iter().position(|d| named(&d) && d.module == m))
         .or_else(|| {
             let mut candidates = defs.iter().enumerate().filter(|(_, d)| named(d));
             match (candidates.next(), candidates.next()) {

@@ -7,8 +7,8 @@ use lsp_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 use crate::lsp::analysis::Analysis;
 use crate::lsp::index::{type_name, Definition, Key, SymbolKind};
-use crate::lsp::{publish, schema};
 use crate::lsp::server::{HandlerResult, Server};
+use crate::lsp::{publish, schema};
 use crate::syntax::ast::{LitKind, TypeArg, TypeExpr, TypeKind};
 
 pub fn handle(server: &mut Server, params: HoverParams) -> HandlerResult<Option<Hover>> {
@@ -78,7 +78,9 @@ fn schema_of(analysis: &Analysis, definition: &Definition) -> Option<String> {
     } else {
         "\n\n*(as of the last check without errors)*"
     };
-    Some(format!("\n\n---\n\nJSON Schema:\n```json\n{schema}\n```{note}"))
+    Some(format!(
+        "\n\n---\n\nJSON Schema:\n```json\n{schema}\n```{note}"
+    ))
 }
 
 fn server_has_document(analysis: &Analysis, path: &std::path::Path) -> bool {
