@@ -9,8 +9,10 @@
 //! | [`overlay`] | open buffers, and the [`crate::driver::World`] that reads them over the disk |
 //! | [`analysis`] | one project's compilation (the driver's, unchanged) and its index |
 //! | [`index`] | definitions and references by name (a syntax-level fallback until sema has one) |
+//! | [`template`] | the `{{ … }}` and `{% … %}` expressions of prompt templates, for the index |
 //! | [`convert`] | byte offsets ↔ LSP positions (UTF-16 or UTF-8 columns) |
 //! | [`publish`] | diagnostics → `publishDiagnostics`, spans → locations |
+//! | [`schema`] | the JSON Schema fragment of a type or field, for hover |
 //! | [`handlers`] | one module per request |
 //!
 //! Only this module names LSP types (lsp-server, lsp-types); nothing else in the crate uses it.
@@ -21,7 +23,9 @@ pub mod handlers;
 pub mod index;
 pub mod overlay;
 pub mod publish;
+pub mod schema;
 pub mod server;
+pub mod template;
 pub mod transport;
 pub mod uri;
 

@@ -72,6 +72,11 @@ struct Project {
 
 impl Project {
     fn new(name: &str) -> Project {
+        Project::with(name, &[])
+    }
+
+    /// The standard project plus `extra` files (path, text).
+    fn with(name: &str, extra: &[(&str, &str)]) -> Project {
         let dir = std::env::temp_dir().join(format!("aelc-lsp-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for (path, text) in [
@@ -79,7 +84,10 @@ impl Project {
             ("types/common.ael", COMMON),
             ("nodes/review.node.ael", NODE),
             ("prompts/review.md", "Review {{ request.document }}\n"),
-        ] {
+        ]
+        .iter()
+        .chain(extra)
+        {
             let full = dir.join(path);
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
             std::fs::write(full, text).unwrap();
@@ -109,7 +117,12 @@ struct Client {
 
 impl Client {
     fn start() -> Client {
+        Client::start_with(&[])
+    }
+
+    fn start_with(env: &[(&str, &str)]) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_aelc-lsp"))
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -137,7 +150,11 @@ impl Client {
 
     /// Starts the server and runs `initialize`/`initialized`.
     fn initialized(project: &Project) -> Client {
-        let mut client = Client::start();
+        Client::initialized_with(project, &[])
+    }
+
+    fn initialized_with(project: &Project, env: &[(&str, &str)]) -> Client {
+        let mut client = Client::start_with(env);
         let result = client.request(
             "initialize",
             json!({
@@ -661,7 +678,15 @@ fn requests_before_initialize_are_refused_and_exit_without_shutdown_is_status_1(
 #[test]
 fn neovim_receives_diagnostics_of_a_broken_file() {
     if Command::new("nvim").arg("--version").output().is_err() {
-        eprintln!("SKIPPED neovim_receives_diagnostics_of_a_broken_file: `nvim` is not installed (apt-get install -y neovim)");
+        // CI installs Neovim (`.ci/run`), so there a missing `nvim` is a failure, not a skip.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`nvim` is not installed but CI is set: .ci/run must install it (apt-get install -y neovim)"
+        );
+        eprintln!(
+            "\n!!! SKIPPED neovim_receives_diagnostics_of_a_broken_file: `nvim` is not installed \
+             (apt-get install -y neovim); CI runs it !!!\n"
+        );
         return;
     }
     let project = Project::new("neovim");
@@ -689,11 +714,15 @@ fn neovim_receives_diagnostics_of_a_broken_file() {
         "nvim failed ({status}); it wrote: {result}"
     );
     assert!(result.starts_with("diagnostics: "), "{result}");
-    assert!(result.contains("aelc"), "{result}");
+    // The parse error of line 2 (0-based 1), from this server, with its code.
+    let first = result.lines().nth(1).unwrap_or("");
+    assert!(first.starts_with("aelc E"), "{result}");
+    assert!(first.contains(" line 1 "), "{result}");
     assert!(Path::new(&out).is_file());
 }
 
-/// Neovim 0.7 (Debian 12) API: `vim.lsp.start_client` + `buf_attach_client`, then poll.
+/// Starts the server with `vim.lsp.start` (Neovim 0.8+) or, on Neovim 0.7 (Debian 12),
+/// `vim.lsp.start_client` + `buf_attach_client`; then waits for `vim.diagnostic.get` to fill.
 const NEOVIM_SCRIPT: &str = r#"
 local out = os.getenv("AELC_OUT")
 local function finish(text, code)
@@ -702,16 +731,799 @@ local function finish(text, code)
   f:close()
   vim.cmd(code == 0 and "qa!" or ("cquit " .. code))
 end
-local client = vim.lsp.start_client({
+local config = {
   name = "aelc",
   cmd = { os.getenv("AELC_LSP") },
   root_dir = os.getenv("AELC_ROOT"),
-})
-if not client then finish("no client", 3) end
-vim.lsp.buf_attach_client(0, client)
+}
 local buf = vim.api.nvim_get_current_buf()
-local got = vim.wait(30000, function() return #vim.diagnostic.get(buf) > 0 end, 50)
+if vim.lsp.start then
+  if not vim.lsp.start(config) then finish("vim.lsp.start failed", 3) end
+else
+  local client = vim.lsp.start_client(config)
+  if not client then finish("no client", 3) end
+  vim.lsp.buf_attach_client(buf, client)
+end
+local got = vim.wait(30000, function() return #vim.diagnostic.get(buf) > 0 end, 20)
 if not got then finish("no diagnostics arrived", 4) end
-local d = vim.diagnostic.get(buf)[1]
-finish("diagnostics: " .. #vim.diagnostic.get(buf) .. " " .. tostring(d.source) .. " " .. tostring(d.code) .. " line " .. d.lnum .. ": " .. d.message, 0)
+local lines = {}
+for _, d in ipairs(vim.diagnostic.get(buf)) do
+  table.insert(lines, tostring(d.source) .. " " .. tostring(d.code) .. " line " .. d.lnum .. " col " .. d.col .. ": " .. d.message:gsub("\n.*", ""))
+end
+finish("diagnostics: " .. #lines .. "\n" .. table.concat(lines, "\n") .. "\n", 0)
 "#;
+
+/// A second node in another file that uses the check, a field and an error code of the first.
+const SECOND: &str = r#"use types::common::{ReviewRequest, Review, ReviewError};
+use nodes::review::not_blank;
+
+check strict_only(request: ReviewRequest) fails ReviewError {
+    require request.strict else empty_document;
+}
+
+node second(request: ReviewRequest) -> Review fails ReviewError {
+    config {
+        prompt: file("prompts/review.md");
+        model: binding("primary_model");
+    }
+    input {
+        check not_blank;
+        check strict_only;
+    }
+}
+"#;
+
+/// `(line, character, length, type)` of every semantic token, decoded from the relative form.
+fn decode_tokens(data: &[u64]) -> Vec<(u64, u64, u64, u64)> {
+    let (mut line, mut start) = (0, 0);
+    data.chunks(5)
+        .map(|t| {
+            if t[0] > 0 {
+                line += t[0];
+                start = t[1];
+            } else {
+                start += t[1];
+            }
+            (line, start, t[2], t[3])
+        })
+        .collect()
+}
+
+fn edits_in(edit: &Value, uri: &str) -> Vec<(u64, u64)> {
+    let mut found: Vec<(u64, u64)> = edit["changes"][uri]
+        .as_array()
+        .map(|edits| {
+            edits
+                .iter()
+                .map(|e| {
+                    (
+                        e["range"]["start"]["line"].as_u64().unwrap(),
+                        e["range"]["start"]["character"].as_u64().unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+fn as_pair((line, character): (u32, u32)) -> (u64, u64) {
+    (u64::from(line), u64::from(character))
+}
+
+fn codes(diagnostics: &[Value]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+fn errors(diagnostics: &[Value]) -> usize {
+    diagnostics.iter().filter(|d| d["severity"] == 1).count()
+}
+
+#[test]
+fn diagnostics_cover_other_files_prompts_the_manifest_and_saves() {
+    let project = Project::new("whole");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    let common = project.uri("types/common.ael");
+    let prompt = project.uri("prompts/review.md");
+    let manifest = project.uri("ael.toml");
+    client.open(&node, NODE);
+    let clean = client.diagnostics(&node, |_| true);
+    assert_eq!(errors(&clean), 0, "the fixture project checks: {clean:?}");
+
+    // An unsaved edit of another file breaks this one: `Review` no longer exists.
+    client.open(&common, COMMON);
+    let renamed = COMMON.replace("struct Review {", "struct Critique {");
+    client.change_full(&common, 2, &renamed);
+    let broken = client.diagnostics(&node, |d| errors(d) > 0);
+    let (use_line, _) = pos(NODE, "Review,", 0);
+    assert!(
+        broken
+            .iter()
+            .any(|d| d["range"]["start"]["line"] == use_line
+                || d["message"].as_str().unwrap().contains("Review")),
+        "{broken:?}"
+    );
+    // Fixing the other file clears this one's diagnostics.
+    client.change_full(&common, 3, COMMON);
+    client.diagnostics(&node, |d| errors(d) == 0);
+
+    // A prompt template naming a field that does not exist: the error lands in the `.md` file,
+    // on the expression.
+    let bad_prompt = "Review {{ request.nope }}\n";
+    client.open(&prompt, bad_prompt);
+    let found = client.diagnostics(&prompt, |d| errors(d) > 0);
+    assert_eq!(found[0]["range"]["start"]["line"], 0, "{found:?}");
+    let column = found[0]["range"]["start"]["character"].as_u64().unwrap();
+    assert!((10..=18).contains(&column), "{found:?}");
+    assert!(found[0]["code"].as_str().unwrap().starts_with('E'));
+    client.change_full(&prompt, 2, "Review {{ request.document }}\n");
+    client.diagnostics(&prompt, |d| d.is_empty());
+
+    // A broken `ael.toml` (unsaved): the error is in the manifest, and clears when fixed.
+    client.open(&manifest, "[package]\nname = 42\n");
+    let found = client.diagnostics(&manifest, |d| errors(d) > 0);
+    assert!(
+        codes(&found).iter().all(|c| c.starts_with("E06")),
+        "{found:?}"
+    );
+    assert_eq!(found[0]["range"]["start"]["line"], 1, "{found:?}");
+    client.change_full(&manifest, 2, MANIFEST);
+    client.diagnostics(&manifest, |d| d.is_empty());
+
+    // A file written on disk by another program and announced by `didSave` is checked too, and
+    // its diagnostics clear when it is removed.
+    let extra = project.dir.join("types/extra.ael");
+    std::fs::write(&extra, "struct Extra {\n    x: Nope,\n}\n").unwrap();
+    let extra_uri = project.uri("types/extra.ael");
+    client.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": extra_uri}}),
+    );
+    let found = client.diagnostics(&extra_uri, |d| errors(d) > 0);
+    assert_eq!(
+        found[0]["range"]["start"],
+        json!({"line": 1, "character": 7}),
+        "{found:?}"
+    );
+    std::fs::remove_file(&extra).unwrap();
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": extra_uri, "type": 3}]}),
+    );
+    client.diagnostics(&extra_uri, |d| d.is_empty());
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn hover_shows_the_json_schema_of_types_and_fields() {
+    let project = Project::new("schema");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    client.open(&node, NODE);
+    let (line, col) = pos(NODE, "ReviewRequest", 1);
+    let hover = client.at("textDocument/hover", &node, line, col, json!({}));
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("JSON Schema"), "{text}");
+    assert!(text.contains("\"additionalProperties\": false"), "{text}");
+    assert!(text.contains("\"maxLength\": 4000"), "{text}");
+    assert!(text.contains("\"required\""), "{text}");
+    assert!(!text.contains("last check without errors"), "{text}");
+
+    // A field: its own fragment only.
+    let (line, col) = pos(NODE, "document", 0);
+    let hover = client.at("textDocument/hover", &node, line, col, json!({}));
+    let text = hover["contents"]["value"].as_str().unwrap();
+    let schema = text.split("```json\n").nth(1).expect("a JSON block");
+    let schema: Value = serde_json::from_str(schema.split("\n```").next().unwrap()).unwrap();
+    assert_eq!(schema["type"], "string", "{text}");
+    assert_eq!(schema["maxLength"], 4000, "{text}");
+
+    // While the project has errors, the last good program's schema is shown and said to be so.
+    let broken = NODE.replace("e.x\n", "e.nope\n");
+    client.change_full(&node, 2, &broken);
+    client.diagnostics(&node, |d| errors(d) > 0);
+    let (line, col) = pos(&broken, "ReviewRequest", 1);
+    let hover = client.at("textDocument/hover", &node, line, col, json!({}));
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("\"maxLength\": 4000"), "{text}");
+    assert!(
+        text.contains("as of the last check without errors"),
+        "{text}"
+    );
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn references_and_rename_of_fields_checks_and_error_codes_span_files() {
+    let project = Project::with("rename", &[("nodes/second.node.ael", SECOND)]);
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    let second = project.uri("nodes/second.node.ael");
+    let common = project.uri("types/common.ael");
+    client.open(&second, SECOND);
+    let clean = client.diagnostics(&second, |_| true);
+    assert_eq!(errors(&clean), 0, "{clean:?}");
+
+    // The check: declared in review, imported and used in second.
+    let (line, col) = pos(SECOND, "not_blank", 1);
+    let def = client.at("textDocument/definition", &second, line, col, json!({}));
+    assert_eq!(def["uri"], node);
+    assert_eq!(
+        def["range"]["start"],
+        json!({"line": 2, "character": 6}),
+        "{def}"
+    );
+    let edit = client.at(
+        "textDocument/rename",
+        &second,
+        line,
+        col,
+        json!({"newName": "has_text"}),
+    );
+    assert_eq!(
+        edits_in(&edit, &node),
+        [
+            as_pair(pos(NODE, "not_blank", 0)),
+            as_pair(pos(NODE, "not_blank", 1))
+        ]
+    );
+    assert_eq!(
+        edits_in(&edit, &second),
+        [
+            as_pair(pos(SECOND, "not_blank", 0)),
+            as_pair(pos(SECOND, "not_blank", 1))
+        ]
+    );
+
+    // A field: `request.strict` in second, declared in common; rename touches both, and only
+    // that field (not `strict_only`).
+    let (line, col) = pos(SECOND, "strict else", 0);
+    let refs = client.at(
+        "textDocument/references",
+        &second,
+        line,
+        col + 1,
+        json!({"context": {"includeDeclaration": true}}),
+    );
+    let refs = refs.as_array().unwrap();
+    assert_eq!(refs.len(), 2, "{refs:?}");
+    let edit = client.at(
+        "textDocument/rename",
+        &second,
+        line,
+        col,
+        json!({"newName": "exact"}),
+    );
+    assert_eq!(
+        edits_in(&edit, &common),
+        [as_pair(pos(COMMON, "strict", 0))]
+    );
+    assert_eq!(
+        edits_in(&edit, &second),
+        [as_pair(pos(SECOND, "strict else", 0))]
+    );
+    assert!(edits_in(&edit, &node).is_empty(), "{edit}");
+
+    // A field used in a prompt template: rename reaches the `.md` file, and go to definition
+    // works from there.
+    let prompt = project.uri("prompts/review.md");
+    let (line, col) = pos(COMMON, "document", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &common,
+        line,
+        col,
+        json!({"newName": "text"}),
+    );
+    assert_eq!(edits_in(&edit, &prompt), [(0, 18)], "{edit}");
+    assert_eq!(edits_in(&edit, &node), [as_pair(pos(NODE, "document", 0))]);
+    assert_eq!(edits_in(&edit, &common), [(line.into(), col.into())]);
+    let def = client.at("textDocument/definition", &prompt, 0, 20, json!({}));
+    assert_eq!(def["uri"], common, "{def}");
+    assert_eq!(
+        def["range"]["start"],
+        json!({"line": line, "character": col})
+    );
+    let def = client.at("textDocument/definition", &prompt, 0, 12, json!({}));
+    assert_eq!(
+        def["uri"], node,
+        "the parameter `request` of the node naming the prompt"
+    );
+
+    // An error code: declared in common, used after `else` in both node files.
+    let (line, col) = pos(SECOND, "empty_document", 0);
+    let refs = client.at(
+        "textDocument/references",
+        &second,
+        line,
+        col,
+        json!({"context": {"includeDeclaration": false}}),
+    );
+    let mut uris: Vec<&str> = refs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    uris.sort();
+    let mut want = vec![node.as_str(), second.as_str()];
+    want.sort();
+    assert_eq!(uris, want, "{refs}");
+
+    // A fn, by references from its declaration.
+    let (line, col) = pos(NODE, "smile", 0);
+    let refs = client.at(
+        "textDocument/references",
+        &node,
+        line,
+        col,
+        json!({"context": {"includeDeclaration": true}}),
+    );
+    assert_eq!(refs.as_array().unwrap().len(), 1, "{refs}");
+
+    // The binding, from a use into `ael.toml`: both nodes and the manifest.
+    let (line, col) = pos(SECOND, "primary_model", 0);
+    let refs = client.at(
+        "textDocument/references",
+        &second,
+        line,
+        col + 2,
+        json!({"context": {"includeDeclaration": true}}),
+    );
+    let refs = refs.as_array().unwrap();
+    assert_eq!(refs.len(), 3, "{refs:?}");
+    assert!(refs.iter().any(|r| r["uri"] == project.uri("ael.toml")));
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn semantic_tokens_classify_names_by_what_they_denote() {
+    let project = Project::new("tokens");
+    let mut client = Client::start();
+    let result = client.request("initialize", json!({"processId": null, "capabilities": {}}));
+    let legend: Vec<String> = result["capabilities"]["semanticTokensProvider"]["legend"]
+        ["tokenTypes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    client.notify("initialized", json!({}));
+    let node = project.uri("nodes/review.node.ael");
+    client.open(&node, NODE);
+    let tokens = client.request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": node}}),
+    );
+    let data: Vec<u64> = tokens["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let decoded = decode_tokens(&data);
+    let kind_at = |needle: &str, nth: usize| -> String {
+        let (line, col) = pos(NODE, needle, nth);
+        let token = decoded
+            .iter()
+            .find(|t| t.0 == u64::from(line) && t.1 == u64::from(col))
+            .unwrap_or_else(|| panic!("no token at `{needle}` #{nth}"));
+        assert_eq!(token.2, needle.encode_utf16().count() as u64, "`{needle}`");
+        legend[token.3 as usize].clone()
+    };
+    assert_eq!(kind_at("check", 0), "keyword");
+    assert_eq!(kind_at("ReviewRequest", 1), "type");
+    assert_eq!(kind_at("request", 0), "parameter");
+    assert_eq!(kind_at("document", 0), "property");
+    assert_eq!(kind_at("empty_document", 0), "enumMember");
+    assert_eq!(kind_at("\"the document is blank\"", 0), "string");
+    assert_eq!(kind_at("not_blank", 0), "function");
+    assert_eq!(kind_at("u8", 0), "type");
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn unknown_documents_and_odd_uris_get_answers_not_crashes() {
+    let project = Project::new("unknown");
+    let mut client = Client::initialized(&project);
+    let at =
+        |uri: &str| json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
+    // A file that exists nowhere, a non-file URI, a folder: each request is answered.
+    for uri in [
+        project.uri("nodes/missing.node.ael"),
+        "untitled:Untitled-1".to_owned(),
+        "file:///".to_owned(),
+        project.uri(""),
+    ] {
+        for method in [
+            "textDocument/hover",
+            "textDocument/definition",
+            "textDocument/references",
+            "textDocument/completion",
+            "textDocument/documentSymbol",
+            "textDocument/formatting",
+            "textDocument/semanticTokens/full",
+            "textDocument/rename",
+        ] {
+            let mut params = at(&uri);
+            params["context"] = json!({"includeDeclaration": true});
+            params["newName"] = json!("x");
+            params["options"] = json!({"tabSize": 4, "insertSpaces": true});
+            let id = client.send_request(method, params);
+            let answer = client.response(id);
+            assert!(
+                answer.get("result").is_some() || answer.get("error").is_some(),
+                "{method} {uri}: {answer}"
+            );
+            if let Some(error) = answer.get("error") {
+                assert_ne!(
+                    error["code"], -32603,
+                    "{method} {uri}: an internal error {answer}"
+                );
+            }
+        }
+    }
+    // Notifications about unknown or odd documents are ignored.
+    client.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": "untitled:x"}}),
+    );
+    client.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": project.uri("nope.ael")}}),
+    );
+    client.notify("textDocument/didOpen", json!({"textDocument": {"uri": 42}}));
+    // Still alive and right.
+    let node = project.uri("nodes/review.node.ael");
+    client.open(&node, NODE);
+    let (line, col) = pos(NODE, "ReviewRequest", 1);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    assert_eq!(def["uri"], project.uri("types/common.ael"));
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn a_panicking_handler_becomes_an_error_response() {
+    let project = Project::new("panic");
+    let mut client = Client::initialized_with(&project, &[("AELC_LSP_CRASH_TEST", "1")]);
+    let id = client.send_request("aelc/crashTest", json!({}));
+    let answer = client.response(id);
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("keeps running"),
+        "{answer}"
+    );
+    // The server goes on: diagnostics and requests still work.
+    let node = project.uri("nodes/review.node.ael");
+    client.open(&node, &NODE.replace("-> Review fails", "-> Nope fails"));
+    client.diagnostics(&node, |d| errors(d) > 0);
+    let (line, col) = pos(NODE, "ReviewRequest", 1);
+    let def = client.at("textDocument/definition", &node, line, col, json!({}));
+    assert_eq!(def["uri"], project.uri("types/common.ael"));
+    // Without the variable the method does not exist.
+    let mut plain = Client::initialized(&project);
+    let id = plain.send_request("aelc/crashTest", json!({}));
+    assert_eq!(plain.response(id)["error"]["code"], -32601);
+    assert_eq!(plain.stop(), 0);
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn queued_changes_are_coalesced_and_only_the_latest_version_is_published() {
+    let project = Project::new("coalesce");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    // All the edits in one write: the server reads them faster than it checks a project, so it
+    // finds them queued and checks only the newest text. Even versions are broken, odd ones are
+    // fine; the last one (201) is fine.
+    let broken = NODE.replace("-> Review fails", "-> Nope fails");
+    let mut burst = Vec::new();
+    let frame = |message: Value| {
+        let body = message.to_string();
+        format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+    };
+    burst.extend(frame(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": node, "languageId": "ael", "version": 1, "text": NODE}}}),
+    ));
+    const LAST: i64 = 201;
+    for version in 2..=LAST {
+        let text = if version % 2 == 0 { &broken } else { NODE };
+        burst.extend(frame(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": node, "version": version},
+            "contentChanges": [{"text": text}]}}),
+        ));
+    }
+    client.send_raw(&burst);
+    let id = client.send_request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": node}}),
+    );
+    client.response(id);
+    let deadline = Instant::now() + DEADLINE;
+    let mut versions = Vec::new();
+    let mut pending = std::mem::take(&mut client.notifications);
+    loop {
+        let message = if pending.is_empty() {
+            client.next(deadline)
+        } else {
+            pending.remove(0)
+        };
+        if message["method"] != "textDocument/publishDiagnostics"
+            || message["params"]["uri"] != node.as_str()
+        {
+            continue;
+        }
+        let version = message["params"]["version"].as_i64().unwrap();
+        let diagnostics = message["params"]["diagnostics"].as_array().unwrap();
+        // Every publication describes the text of the version it names.
+        assert_eq!(
+            errors(diagnostics) > 0,
+            version % 2 == 0,
+            "version {version}: {diagnostics:?}"
+        );
+        versions.push(version);
+        if version == LAST {
+            break;
+        }
+    }
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+    assert!(
+        versions.len() < 100,
+        "{} of {LAST} versions were checked: queued changes were not coalesced ({versions:?})",
+        versions.len()
+    );
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn a_request_cancelled_while_queued_is_answered_request_cancelled() {
+    let project = Project::new("cancel");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    client.open(&node, NODE);
+    let frame = |message: Value| {
+        let body = message.to_string();
+        format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+    };
+    // A change makes the next request re-check the project; the request after it and its
+    // cancellation arrive meanwhile, so the second request is still queued when it is cancelled.
+    // The reader thread's speed is not ours to fix, so a few rounds are tried; every answer must
+    // be a result or `RequestCancelled`, and at least one must be cancelled.
+    let mut cancelled = 0;
+    for round in 0..20 {
+        let first = 1000 + round * 2;
+        let second = first + 1;
+        let mut burst = frame(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": node, "version": round + 2},
+            "contentChanges": [{"text": NODE}]}}),
+        );
+        for id in [first, second] {
+            burst.extend(frame(
+                json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/documentSymbol",
+                "params": {"textDocument": {"uri": node}}}),
+            ));
+        }
+        burst.extend(frame(
+            json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": second}}),
+        ));
+        client.send_raw(&burst);
+        let answer = client.response(first);
+        assert!(answer.get("result").is_some(), "{answer}");
+        let answer = client.response(second);
+        if answer["error"]["code"] == -32800 {
+            cancelled += 1;
+            break;
+        }
+        assert!(answer.get("result").is_some(), "{answer}");
+    }
+    assert!(cancelled > 0, "no queued request was ever cancelled");
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn utf16_ranges_of_diagnostics_and_edits_after_non_ascii_text() {
+    let project = Project::new("utf16-edit");
+    let mut client = Client::initialized(&project);
+    let common = project.uri("types/common.ael");
+    // `é` and `😀` before the error on the same line: 1 and 2 UTF-16 units, 2 and 4 bytes.
+    let text = COMMON.replace(
+        "/* 😀 ç */ struct Emoji { x: u8 }",
+        "/* é😀 */ struct Emoji { x: Nope }",
+    );
+    client.open(&common, &text);
+    let found = client.diagnostics(&common, |d| errors(d) > 0);
+    let (line, col) = pos(&text, "Nope", 0);
+    assert_eq!(col, 28);
+    assert_eq!(
+        found[0]["range"]["start"],
+        json!({"line": line, "character": col}),
+        "{found:?}"
+    );
+    assert_eq!(
+        found[0]["range"]["end"],
+        json!({"line": line, "character": col + 4})
+    );
+    // An incremental edit addressed in UTF-16 columns after the emoji replaces exactly `Nope`.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": common, "version": 2}, "contentChanges": [{
+            "range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 4}},
+            "text": "u8"
+        }]}),
+    );
+    let fixed = client.diagnostics(&common, |d| errors(d) == 0);
+    assert!(fixed.is_empty(), "{fixed:?}");
+    // Hover right after the emoji, on `Emoji`.
+    let (line, col) = pos(&text, "Emoji", 0);
+    let hover = client.at("textDocument/hover", &common, line, col + 1, json!({}));
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("struct Emoji"),
+        "{hover}"
+    );
+    assert_eq!(
+        hover["range"]["start"],
+        json!({"line": line, "character": col})
+    );
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn clients_that_allow_it_are_asked_to_watch_project_files() {
+    let mut client = Client::start();
+    client.request(
+        "initialize",
+        json!({"processId": null, "capabilities": {
+            "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}}}),
+    );
+    client.notify("initialized", json!({}));
+    let deadline = Instant::now() + DEADLINE;
+    let request = loop {
+        let message = client.next(deadline);
+        if message["method"] == "client/registerCapability" {
+            break message;
+        }
+    };
+    let registration = &request["params"]["registrations"][0];
+    assert_eq!(registration["method"], "workspace/didChangeWatchedFiles");
+    let globs: Vec<&str> = registration["registerOptions"]["watchers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["globPattern"].as_str().unwrap())
+        .collect();
+    assert_eq!(globs, ["**/*.ael", "**/ael.toml", "**/*.md"]);
+    // The client's answer (even an error) is taken without complaint.
+    client.send(
+        json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}}),
+    );
+    assert_eq!(client.stop(), 0);
+
+    // A client that did not offer dynamic registration is not asked.
+    let project = Project::new("no-watch");
+    let mut client = Client::initialized(&project);
+    client.request("shutdown", Value::Null);
+    assert!(
+        client
+            .notifications
+            .iter()
+            .all(|m| m["method"] != "client/registerCapability"),
+        "{:?}",
+        client.notifications
+    );
+    client.notify("exit", Value::Null);
+    assert_eq!(client.child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn pathological_documents_get_answers_for_every_request() {
+    let project = Project::new("pathological");
+    let mut client = Client::initialized(&project);
+    let uri = project.uri("nodes/odd.ael");
+    let deep = format!(
+        "fn f() -> u8 {{ {}1{} }}",
+        "(".repeat(3000),
+        ")".repeat(3000)
+    );
+    let fields: String = (0..1000).map(|i| format!("f{i}: u8, ")).collect();
+    let long_line = format!("struct S {{ {fields}}}");
+    for (version, text) in [
+        deep.as_str(),
+        long_line.as_str(),
+        "😀😀😀\u{0}\u{feff}é\r\n\r\n\t",
+        "struct \"unterminated",
+        "/* never closed /* nested",
+        "node n(x: ) -> { config { prompt: file(\"missing.md\"); model: binding(\"\"); } }",
+        "use ::::;; check c( fails { require else ; }",
+        "",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        client.change_full(&uri, version as i32 + 1, text);
+        if version == 0 {
+            client.open(&uri, text);
+        }
+        let last_line = text.lines().count() as u32;
+        for (line, character) in [(0, 0), (0, 5), (0, 3000), (last_line, 0), (9999, 9999)] {
+            let position = json!({"line": line, "character": character});
+            for (method, extra) in [
+                ("textDocument/hover", json!({})),
+                ("textDocument/definition", json!({})),
+                ("textDocument/completion", json!({})),
+                (
+                    "textDocument/references",
+                    json!({"context": {"includeDeclaration": true}}),
+                ),
+                ("textDocument/prepareRename", json!({})),
+                ("textDocument/rename", json!({"newName": "renamed"})),
+            ] {
+                let mut params = json!({"textDocument": {"uri": uri}, "position": position});
+                for (k, v) in extra.as_object().unwrap() {
+                    params[k] = v.clone();
+                }
+                let id = client.send_request(method, params);
+                let answer = client.response(id);
+                assert_ne!(
+                    answer["error"]["code"], -32603,
+                    "{method} on text #{version}: {answer}"
+                );
+            }
+        }
+        for method in [
+            "textDocument/documentSymbol",
+            "textDocument/semanticTokens/full",
+            "textDocument/formatting",
+        ] {
+            let id = client.send_request(
+                method,
+                json!({"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": true}}),
+            );
+            let answer = client.response(id);
+            assert_ne!(
+                answer["error"]["code"], -32603,
+                "{method} on text #{version}: {answer}"
+            );
+        }
+    }
+    // Diagnostics of the last (empty) text still arrive, so the server is alive and current.
+    client.diagnostics(&uri, |_| true);
+    assert_eq!(client.stop(), 0);
+}
+
+#[test]
+fn the_binary_answers_version_and_help_and_refuses_unknown_arguments() {
+    let run = |arg: &str| {
+        Command::new(env!("CARGO_BIN_EXE_aelc-lsp"))
+            .arg(arg)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let version = run("--version");
+    assert!(version.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("aelc-lsp {}", env!("CARGO_PKG_VERSION"))
+    );
+    let help = run("--help");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--stdio"));
+    let bad = run("--port=9");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("`--port=9`"));
+    // `--stdio` serves: with no input it ends at once, as a client that left without `exit`.
+    assert_eq!(run("--stdio").status.code(), Some(1));
+}

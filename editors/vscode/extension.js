@@ -1,4 +1,4 @@
-// Starts `aelc-lsp` for `.ael` files and `ael.toml`.
+// Starts `aelc-lsp` for `.ael` files, `ael.toml` and prompt templates.
 const vscode = require("vscode");
 const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
 
@@ -15,6 +15,8 @@ function activate(context) {
       documentSelector: [
         { scheme: "file", language: "ael" },
         { scheme: "file", pattern: "**/ael.toml" },
+        // Prompt templates: the server checks their `{{ … }}` against the node's parameters.
+        { scheme: "file", pattern: "**/prompts/**/*.md" },
       ],
     }
   );

@@ -6,8 +6,10 @@
 //! file id, so that every span can be turned into a location in the editor.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::driver::{self, Compilation, World};
+use crate::ir::Program;
 use crate::span::FileId;
 
 use super::index::Index;
@@ -23,6 +25,11 @@ pub struct Analysis {
     pub paths: Vec<PathBuf>,
     /// Definitions and references, for navigation.
     pub index: Index,
+    /// The typed program (taken out of `compilation`), for JSON Schemas in hovers. When this
+    /// check found errors it is the last error-free check's program, if any
+    /// ([`Analysis::carry_program`]), and `program_is_current` is false.
+    pub program: Option<Arc<Program>>,
+    pub program_is_current: bool,
 }
 
 /// The folder holding `ael.toml` above `file`, if any.
@@ -46,7 +53,17 @@ impl Analysis {
     /// Runs the compiler on `root` through `world`. An unreadable project gives an empty analysis
     /// (the server must keep going; the next change retries).
     pub fn compute(world: &dyn World, root: &Path) -> Analysis {
-        let mut compilation = driver::check_path(world, root).unwrap_or_default();
+        // A folder is analysed only as a project: a URI naming `/` or a home folder must not
+        // make the server read every `.ael` file below it.
+        let is_project = world.is_dir(root) && world.is_file(&root.join("ael.toml"));
+        let mut compilation = if world.is_dir(root) && !is_project {
+            Compilation::default()
+        } else {
+            driver::check_path(world, root).unwrap_or_default()
+        };
+        if is_project {
+            check_manifest(&mut compilation);
+        }
         let dir = if world.is_dir(root) {
             root.to_path_buf()
         } else {
@@ -77,15 +94,32 @@ impl Analysis {
                     .unwrap_or_else(|| absolute(&dir, &file.name))
             })
             .collect();
+        let program = compilation.program.take().map(Arc::new);
         let mut analysis = Analysis {
             root: root.to_path_buf(),
             dir,
             compilation,
             paths,
             index: Index::default(),
+            program_is_current: program.is_some(),
+            program,
         };
         analysis.index = Index::build(&analysis);
         analysis
+    }
+
+    /// Keeps `previous`'s program when this check produced none (the project has errors now),
+    /// so hovers still show schemas while the author types.
+    pub fn carry_program(&mut self, previous: &Analysis) {
+        if self.program.is_none() {
+            self.program = previous.program.clone();
+            self.program_is_current = false;
+        }
+    }
+
+    /// The module path (`types::common`) of a file of this project.
+    pub fn module_of(&self, file: FileId) -> Option<String> {
+        Some(driver::module_path(&self.dir, self.path(file)?))
     }
 
     pub fn path(&self, file: FileId) -> Option<&Path> {
@@ -102,6 +136,30 @@ impl Analysis {
     /// The parsed module of a file id, for `.ael` files.
     pub fn parsed(&self, file: FileId) -> Option<&driver::ParsedFile> {
         self.compilation.files.iter().find(|p| p.file == file)
+    }
+}
+
+/// Adds the diagnostics of the full `ael.toml` loader ([`crate::project::parse`]: syntax,
+/// unknown keys, bad values, each at its key) that the driver did not already report. The
+/// driver's own reader reports none yet; should it switch to the full loader, nothing doubles.
+fn check_manifest(compilation: &mut Compilation) {
+    let Some((file, text)) = compilation
+        .sources
+        .files()
+        .find(|(_, f)| f.name == "ael.toml")
+        .map(|(id, f)| (id, f.text.clone()))
+    else {
+        return;
+    };
+    let loaded = crate::project::parse(file, &text);
+    for diagnostic in loaded.diagnostics {
+        let known = compilation
+            .diagnostics
+            .iter()
+            .any(|d| d.code == diagnostic.code && d.primary_span() == diagnostic.primary_span());
+        if !known {
+            compilation.diagnostics.push(diagnostic);
+        }
     }
 }
 

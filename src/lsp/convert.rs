@@ -61,8 +61,11 @@ impl<'a> Lines<'a> {
         let line = self.index.line_of(offset as u32);
         let start = self.index.line_start(line).unwrap_or(0) as usize;
         let before = self.text.get(start..offset).unwrap_or("");
+        // ASCII is one unit a byte in both encodings; `is_ascii` is the fast check (symbols and
+        // semantic tokens convert thousands of offsets on one long line).
         let character = match self.encoding {
             Encoding::Utf8 => before.len(),
+            Encoding::Utf16 if before.is_ascii() => before.len(),
             Encoding::Utf16 => before.chars().map(char::len_utf16).sum(),
         };
         Position::new(line as u32, character as u32)
@@ -74,6 +77,11 @@ impl<'a> Lines<'a> {
             return self.text.len() as u32;
         };
         let wanted = position.character as usize;
+        if let Some(head) = line.get(..wanted.min(line.len())) {
+            if head.is_ascii() {
+                return start + head.len() as u32;
+            }
+        }
         let mut units = 0usize;
         for (at, ch) in line.char_indices() {
             let width = match self.encoding {
@@ -97,6 +105,46 @@ impl<'a> Lines<'a> {
         let a = self.offset(range.start) as usize;
         let b = self.offset(range.end) as usize;
         a.min(b)..a.max(b)
+    }
+}
+
+/// Converts increasing offsets to positions without rescanning each line from its start:
+/// semantic tokens convert every token of a file, and a file may be one long line.
+pub struct Cursor<'a> {
+    lines: Lines<'a>,
+    offset: usize,
+    position: Position,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(lines: Lines<'a>) -> Cursor<'a> {
+        Cursor {
+            lines,
+            offset: 0,
+            position: Position::new(0, 0),
+        }
+    }
+
+    /// The position of `offset`, as [`Lines::position`]; fast when offsets do not decrease.
+    pub fn position(&mut self, offset: u32) -> Position {
+        let text = self.lines.text;
+        let mut at = (offset as usize).min(text.len());
+        while at > 0 && !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let line = self.lines.index.line_of(at as u32) as u32;
+        if line == self.position.line && at >= self.offset {
+            let step = text.get(self.offset..at).unwrap_or("");
+            let units = match self.lines.encoding {
+                Encoding::Utf8 => step.len(),
+                Encoding::Utf16 => step.chars().map(char::len_utf16).sum(),
+            };
+            self.position.character += units as u32;
+        } else {
+            self.position = self.lines.position(at as u32);
+        }
+        self.offset = at;
+        self.position
     }
 }
 
@@ -169,5 +217,19 @@ mod tests {
         lines("é", Encoding::Utf16, |l| {
             assert_eq!(l.position(1), Position::new(0, 0));
         });
+    }
+
+    #[test]
+    fn the_cursor_agrees_with_direct_conversion() {
+        let text = "a😀b\nçd😀e\n\nxyz";
+        for encoding in [Encoding::Utf8, Encoding::Utf16] {
+            lines(text, encoding, |l| {
+                let mut cursor = Cursor::new(l);
+                let offsets: Vec<u32> = (0..=text.len() as u32).chain([3, 0, 9]).collect();
+                for offset in offsets {
+                    assert_eq!(cursor.position(offset), l.position(offset), "{offset}");
+                }
+            });
+        }
     }
 }

@@ -6,7 +6,8 @@
 //! struct or enum that declares them; error codes and variants are found by name; parameters,
 //! `let`s and closure parameters are local to their item. A field access `a.b.c` is resolved
 //! precisely when the type of `a` is known from a parameter or a `let` with a type, and by
-//! field name alone otherwise. `binding("x")` points into `ael.toml`, `file("p")` to the file.
+//! field name alone otherwise. `binding("x")` points into `ael.toml`, `file("p")` to the file,
+//! and the expressions of that prompt template are walked in the naming node's scope.
 //!
 //! The index is rebuilt with each analysis (it is cheap next to parsing).
 
@@ -21,6 +22,8 @@ use crate::syntax::ast::{
 };
 
 use super::analysis::Analysis;
+use super::template;
+use crate::syntax;
 
 /// The built-in type names (spec §3), never resolved to a project item.
 pub const BUILTIN_TYPES: &[&str] = &[
@@ -153,6 +156,7 @@ impl Index {
             index.collect_definitions(parsed.file, text, &parsed.module);
         }
         index.collect_bindings(sources);
+        let mut prompts = Vec::new();
         for parsed in &analysis.compilation.files {
             let mut walker = Walker {
                 index: &mut index,
@@ -161,10 +165,19 @@ impl Index {
                 scope: 0,
                 env: Vec::new(),
                 out: Vec::new(),
+                prompts: Vec::new(),
             };
             walker.module(&parsed.module);
             let found = std::mem::take(&mut walker.out);
+            prompts.append(&mut walker.prompts);
             index.occurrences.extend(found);
+        }
+        // A prompt shared by several nodes is walked once, in the first node's scope.
+        let mut walked = HashSet::new();
+        for prompt in prompts {
+            if walked.insert(prompt.path.clone()) {
+                index.walk_prompt(analysis, prompt);
+            }
         }
         let definitions: Vec<Occurrence> = index
             .definitions
@@ -218,6 +231,63 @@ impl Index {
 
     pub fn definition(&self, key: &Key) -> Option<&Definition> {
         self.definitions.iter().find(|d| key.matches(&d.key))
+    }
+
+    /// References inside a prompt template, resolved in the scope of the node that names it:
+    /// its parameters are the template's variables.
+    fn walk_prompt(&mut self, analysis: &Analysis, prompt: PromptUse) {
+        let Some(file) = analysis.file_id(&prompt.path) else {
+            return;
+        };
+        if analysis.parsed(file).is_some() {
+            return;
+        }
+        let Some(text) = analysis
+            .compilation
+            .sources
+            .get(file)
+            .map(|f| f.text.clone())
+        else {
+            return;
+        };
+        let mut walker = Walker {
+            index: self,
+            analysis,
+            file: prompt.file,
+            scope: prompt.scope,
+            env: prompt.env,
+            out: Vec::new(),
+            prompts: Vec::new(),
+        };
+        let mut loops: Vec<usize> = Vec::new();
+        for tag in template::tags(&text) {
+            match tag {
+                template::Tag::Expr(expr, at) => {
+                    let (expr, errors) = syntax::parse_expr(file, expr, at);
+                    if errors.is_empty() {
+                        walker.expr(&expr);
+                    }
+                }
+                template::Tag::For(name, list, at) => {
+                    let (expr, errors) = syntax::parse_expr(file, list, at);
+                    let element = if errors.is_empty() {
+                        walker.expr(&expr);
+                        walker.type_of(&expr)
+                    } else {
+                        None
+                    };
+                    loops.push(walker.env.len());
+                    walker.env.push((name.to_owned(), element));
+                }
+                template::Tag::End => {
+                    if let Some(depth) = loops.pop() {
+                        walker.env.truncate(depth);
+                    }
+                }
+            }
+        }
+        let found = std::mem::take(&mut walker.out);
+        self.occurrences.extend(found);
     }
 
     fn define(&mut self, def: Definition) {
@@ -419,6 +489,16 @@ struct Walker<'a> {
     /// Locals in scope, innermost last, with their type names when known.
     env: Vec<(String, Option<String>)>,
     out: Vec<Occurrence>,
+    /// Prompt files named by `file("…")`, with the scope that names them.
+    prompts: Vec<PromptUse>,
+}
+
+/// A prompt file and the scope of the node naming it (its parameters are the template's).
+struct PromptUse {
+    path: PathBuf,
+    file: FileId,
+    scope: u32,
+    env: Vec<(String, Option<String>)>,
 }
 
 impl Walker<'_> {
@@ -811,7 +891,14 @@ impl Walker<'_> {
             }
             "file" => {
                 if let Some((value, span)) = string_arg() {
-                    self.push(span, Key::File(self.analysis.dir.join(value)), false);
+                    let path = self.analysis.dir.join(value);
+                    self.prompts.push(PromptUse {
+                        path: path.clone(),
+                        file: self.file,
+                        scope: self.scope,
+                        env: self.env.clone(),
+                    });
+                    self.push(span, Key::File(path), false);
                 }
                 return;
             }

@@ -60,6 +60,14 @@ impl HandlerError {
 
 pub type HandlerResult<T> = Result<T, HandlerError>;
 
+/// A request that panics on purpose, so tests can prove a panicking handler becomes an error
+/// response. It exists only when the server runs with [`CRASH_TEST_ENV`] set.
+pub const CRASH_TEST: &str = "aelc/crashTest";
+pub const CRASH_TEST_ENV: &str = "AELC_LSP_CRASH_TEST";
+
+/// The id of the server's one request, the file watcher registration.
+const WATCH_REGISTRATION: &str = "aelc/watch-files";
+
 /// The server's state between messages.
 pub struct Server {
     out: Sender<Message>,
@@ -74,6 +82,8 @@ pub struct Server {
     /// Per root, the files that were last sent non-empty diagnostics (to clear them later).
     published: HashMap<PathBuf, BTreeSet<PathBuf>>,
     initialized: bool,
+    /// Whether the client lets the server register file watchers (see [`Server::watch_files`]).
+    can_watch_files: bool,
     shutdown: bool,
 }
 
@@ -106,6 +116,7 @@ impl Server {
             unpublished: BTreeSet::new(),
             published: HashMap::new(),
             initialized: false,
+            can_watch_files: false,
             shutdown: false,
         }
     }
@@ -137,7 +148,8 @@ impl Server {
         match self.analyses.entry(root) {
             Entry::Occupied(entry) if !stale => entry.into_mut(),
             Entry::Occupied(mut entry) => {
-                let fresh = Analysis::compute(&world, entry.key());
+                let mut fresh = Analysis::compute(&world, entry.key());
+                fresh.carry_program(entry.get());
                 entry.insert(fresh);
                 entry.into_mut()
             }
@@ -271,6 +283,9 @@ impl Server {
                 params,
                 handlers::semantic_tokens::handle,
             ),
+            CRASH_TEST if std::env::var_os(CRASH_TEST_ENV).is_some() => {
+                panic!("`{CRASH_TEST}` asked for a panic")
+            }
             method => Err(HandlerError {
                 code: ErrorCode::MethodNotFound as i32,
                 message: format!("unknown method `{method}`"),
@@ -289,6 +304,13 @@ impl Server {
         } else {
             Encoding::Utf16
         };
+        self.can_watch_files = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|w| w.dynamic_registration)
+            .unwrap_or(false);
         self.initialized = true;
         let mut capabilities = handlers::capabilities();
         capabilities.position_encoding = Some(match self.encoding {
@@ -302,6 +324,35 @@ impl Server {
                 version: Some(env!("CARGO_PKG_VERSION").into()),
             }),
         }
+    }
+
+    /// Asks the client to report changes to project files made outside the editor (a `git
+    /// checkout`, a generated file), so every check sees the disk as it is. Only clients that
+    /// offered dynamic registration are asked; the answer needs no handling.
+    fn watch_files(&self) {
+        if !self.can_watch_files {
+            return;
+        }
+        let watchers: Vec<lsp_types::FileSystemWatcher> = ["**/*.ael", "**/ael.toml", "**/*.md"]
+            .into_iter()
+            .map(|glob| lsp_types::FileSystemWatcher {
+                glob_pattern: lsp_types::GlobPattern::String(glob.into()),
+                kind: None,
+            })
+            .collect();
+        let options = lsp_types::DidChangeWatchedFilesRegistrationOptions { watchers };
+        let params = lsp_types::RegistrationParams {
+            registrations: vec![lsp_types::Registration {
+                id: WATCH_REGISTRATION.into(),
+                method: note::DidChangeWatchedFiles::METHOD.into(),
+                register_options: Some(to_value(options)),
+            }],
+        };
+        self.send(Request::new(
+            RequestId::from(WATCH_REGISTRATION.to_owned()),
+            req::RegisterCapability::METHOD.to_owned(),
+            params,
+        ));
     }
 
     fn invalidate_all(&mut self) {
@@ -418,7 +469,8 @@ impl Server {
                 self.stale.extend(roots.iter().cloned());
                 self.unpublished.extend(roots);
             }
-            // `initialized`, `$/cancelRequest` for finished work, `$/setTrace`, …: nothing to do.
+            note::Initialized::METHOD => self.watch_files(),
+            // `$/cancelRequest` for finished work, `$/setTrace`, …: nothing to do.
             _ => {}
         }
         Ok(())
@@ -522,7 +574,8 @@ pub fn serve(transport: Transport) -> u8 {
                 }
                 server.handle_notification(notification);
             }
-            // The server sends no requests, so a response answers nothing.
+            // The only request the server sends is the watcher registration: nothing to do
+            // with its answer, even an error (the client then simply does not watch).
             Incoming::Message(Message::Response(_)) => {}
         }
     }

@@ -1,12 +1,14 @@
 //! `textDocument/hover`: the declaration under the cursor as written (a type with its bounds, a
 //! signature), the bounds in words, and its doc comment. On a parameter or a field whose type is
-//! a project type, that type's doc comment follows.
+//! a project type, that type's doc comment follows. On a type or a field, the JSON Schema
+//! fragment `aelc build` emits for it ([`crate::lsp::schema`]).
 
 use lsp_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
+use crate::lsp::analysis::Analysis;
 use crate::lsp::index::{type_name, Definition, Key, SymbolKind};
-use crate::lsp::publish;
 use crate::lsp::server::{HandlerResult, Server};
+use crate::lsp::{publish, schema};
 use crate::syntax::ast::{LitKind, TypeArg, TypeExpr, TypeKind};
 
 pub fn handle(server: &mut Server, params: HoverParams) -> HandlerResult<Option<Hover>> {
@@ -29,6 +31,9 @@ pub fn handle(server: &mut Server, params: HoverParams) -> HandlerResult<Option<
                 return Ok(None);
             };
             let mut text = describe(definition);
+            if let Some(schema) = schema_of(at.analysis, definition) {
+                text.push_str(&schema);
+            }
             if let Some(ty) = definition.ty.as_ref().and_then(type_name) {
                 if let Some(named) = index.definition(&Key::Item(ty.clone())) {
                     if named.key != definition.key {
@@ -51,7 +56,34 @@ pub fn handle(server: &mut Server, params: HoverParams) -> HandlerResult<Option<
     }))
 }
 
-fn server_has_document(analysis: &crate::lsp::analysis::Analysis, path: &std::path::Path) -> bool {
+/// The JSON Schema section of a hover on a type or a field, when the typed program is known.
+fn schema_of(analysis: &Analysis, definition: &Definition) -> Option<String> {
+    let program = analysis.program.as_deref()?;
+    let module = analysis.module_of(definition.span.file);
+    let schema = match (&definition.key, definition.kind) {
+        (Key::Item(name), SymbolKind::Struct | SymbolKind::Enum | SymbolKind::Alias) => {
+            schema::of_type(program, name, module.as_deref())?
+        }
+        (
+            Key::Field {
+                owner: Some(owner),
+                name,
+            },
+            _,
+        ) => schema::of_field(program, owner, module.as_deref(), name)?,
+        _ => return None,
+    };
+    let note = if analysis.program_is_current {
+        ""
+    } else {
+        "\n\n*(as of the last check without errors)*"
+    };
+    Some(format!(
+        "\n\n---\n\nJSON Schema:\n```json\n{schema}\n```{note}"
+    ))
+}
+
+fn server_has_document(analysis: &Analysis, path: &std::path::Path) -> bool {
     analysis.file_id(path).is_some()
 }
 

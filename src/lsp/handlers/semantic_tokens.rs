@@ -14,7 +14,7 @@ use lsp_types::{
     SemanticTokensResult,
 };
 
-use crate::lsp::convert::{Encoding, Lines};
+use crate::lsp::convert::{Cursor, Encoding, Lines};
 use crate::lsp::index::{Key, SymbolKind, BUILTIN_TYPES};
 use crate::lsp::server::{HandlerError, HandlerResult, Server};
 use crate::lsp::uri;
@@ -162,7 +162,7 @@ fn encode(
     encoding: Encoding,
     spans: &[(Span, Kind)],
 ) -> Vec<SemanticToken> {
-    let conv = Lines::new(text, lines, encoding);
+    let mut conv = Cursor::new(Lines::new(text, lines, encoding));
     let mut out = Vec::new();
     let (mut last_line, mut last_start) = (0u32, 0u32);
     let mut covered_to = 0u32;

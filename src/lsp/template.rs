@@ -1,0 +1,90 @@
+//! The expressions of a prompt template (spec §6), found the way sema's template checker finds
+//! them: `{{ expr }}`, `{% if expr %}`, `{% for name in expr %}`, `{% else %}`, `{% end %}`.
+//!
+//! Sema checks templates but keeps no spans of what the names resolve to, so the index
+//! ([`crate::lsp::index`]) walks these expressions itself: a field renamed in a struct is renamed
+//! in `{{ request.document }}` too, and go to definition works from a prompt file.
+
+/// One tag of a template, in source order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tag<'t> {
+    /// An expression (of `{{ }}` or `{% if %}`) and its byte offset in the file.
+    Expr(&'t str, u32),
+    /// `{% for name in expr %}`: the loop variable and the list expression with its offset.
+    For(&'t str, &'t str, u32),
+    /// `{% end %}`: the innermost `if`/`for` closes.
+    End,
+}
+
+/// The tags of `text`; malformed ones are skipped (sema reports them).
+pub fn tags(text: &str) -> Vec<Tag<'_>> {
+    let mut out = Vec::new();
+    let mut rest = 0usize;
+    while let Some(start) = find_open(text, rest) {
+        let Some(kind) = text.get(start..start + 2) else {
+            break;
+        };
+        let close = if kind == "{{" { "}}" } else { "%}" };
+        let Some(end) = text
+            .get(start + 2..)
+            .and_then(|t| t.find(close))
+            .map(|e| start + 2 + e)
+        else {
+            break;
+        };
+        let inner = text.get(start + 2..end).unwrap_or("");
+        let offset = (start + 2) as u32;
+        if kind == "{{" {
+            out.push(Tag::Expr(inner, offset));
+        } else {
+            let lead = inner.len() - inner.trim_start().len();
+            let body = inner.trim();
+            let at = offset + lead as u32;
+            if body == "end" {
+                out.push(Tag::End);
+            } else if let Some(cond) = body.strip_prefix("if ") {
+                out.push(Tag::Expr(cond, at + 3));
+            } else if let Some(rest) = body.strip_prefix("for ") {
+                if let Some((name, list)) = rest.split_once(" in ") {
+                    let list_at = at + 4 + name.len() as u32 + 4;
+                    out.push(Tag::For(name.trim(), list, list_at));
+                }
+            }
+        }
+        rest = end + 2;
+    }
+    out
+}
+
+fn find_open(text: &str, from: usize) -> Option<usize> {
+    let t = text.get(from..)?;
+    match (t.find("{{"), t.find("{%")) {
+        (Some(a), Some(b)) => Some(from + a.min(b)),
+        (Some(a), None) | (None, Some(a)) => Some(from + a),
+        (None, None) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_values_conditions_and_loops_with_offsets() {
+        let text = "A {{ r.doc }} {% if r.strict %}x{% end %}{% for f in r.items %}{{ f.name }}{% end %} {{ oops";
+        let found = tags(text);
+        assert_eq!(
+            found,
+            [
+                Tag::Expr(" r.doc ", 4),
+                Tag::Expr("r.strict", 20),
+                Tag::End,
+                Tag::For("f", "r.items", 53),
+                Tag::Expr(" f.name ", 65),
+                Tag::End,
+            ]
+        );
+        assert_eq!(&text[20..28], "r.strict");
+        assert_eq!(&text[53..60], "r.items");
+    }
+}
