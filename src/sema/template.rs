@@ -203,7 +203,7 @@ pub(crate) fn check_prompt(
     }
     let locals = ecx.locals_used();
     let errors_after = cx.diags.iter().filter(|d| d.is_error()).count();
-    (errors_after == errors_before && open.is_empty()).then(|| Template {
+    (errors_after == errors_before && open.is_empty()).then_some(Template {
         params: params.len() as u32,
         locals,
         body,
