@@ -160,12 +160,11 @@ pub fn check_nesting(
                 depth += 1;
                 levels.push(0);
             }
-            Token::RParen | Token::RBrace | Token::RBracket => {
-                if levels.len() > 1 {
-                    let links = levels.pop().unwrap_or(0);
-                    depth = depth.saturating_sub(links + 1);
-                }
+            Token::RParen | Token::RBrace | Token::RBracket if levels.len() > 1 => {
+                let links = levels.pop().unwrap_or(0);
+                depth = depth.saturating_sub(links + 1);
             }
+            Token::RParen | Token::RBrace | Token::RBracket => {}
             Token::Comma | Token::Semi => {
                 if let Some(links) = levels.last_mut() {
                     depth = depth.saturating_sub(*links);
