@@ -15,8 +15,8 @@ use crate::syntax::{self, ast};
 
 mod manifest;
 pub mod replay;
-pub mod runner;
 pub mod run;
+pub mod runner;
 
 /// All IO the compiler does goes through this trait.
 pub trait World {

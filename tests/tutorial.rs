@@ -7,6 +7,7 @@
 //! model and are skipped), every block with `file=PATH` is written at that path in the current
 //! folder, a block with `fails=CODE` makes the next `aelc check` expect exit 1 and that code, and
 //! a ```` ```text,built=DIR ```` block lists files that must exist under `DIR` at the end.
+//! `aelc test` must end with `N passed, 0 failed`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -28,15 +29,6 @@ fn scratch(name: &str) -> PathBuf {
     fs::create_dir_all(&dir).unwrap();
     dir
 }
-
-/// Commands the tutorial shows that this aelc does not have yet. They are skipped, and listed
-/// so that nobody mistakes a skip for a pass.
-///
-/// TODO(lead): `aelc test` and `aelc run` land with the runtime/CLI issue; remove them from
-/// this list when they do, and the tutorial's steps 6 and 7 are executed too (step 6 expects
-/// `aelc test` to exit 0; step 7 runs `aelc run review --input request.json --replay
-/// answers.jsonl`, which must exit 0).
-const NOT_YET: &[&str] = &["test", "run"];
 
 /// One fenced block of a page: its language, attributes and text.
 struct Block {
@@ -95,7 +87,6 @@ fn the_tutorial_runs_as_written() {
     let mut cwd = base.clone();
     let mut expect_failure: Option<(usize, String)> = None;
     let mut built: Vec<(String, String)> = Vec::new();
-    let mut skipped = Vec::new();
     let mut ran = Vec::new();
     for block in blocks(&text) {
         let at = format!("tutorial.md:{}", block.line);
@@ -138,10 +129,6 @@ fn the_tutorial_runs_as_written() {
                 continue;
             };
             let args: Vec<&str> = rest.split_whitespace().collect();
-            if NOT_YET.contains(&args[0]) {
-                skipped.push(format!("{at}: {line}"));
-                continue;
-            }
             let mut full = vec!["--message-format", "json"];
             full.extend(&args);
             let output = aelc(&cwd, &full);
@@ -160,6 +147,13 @@ fn the_tutorial_runs_as_written() {
                 }
                 None => assert!(output.status.success(), "{shown}"),
             }
+            if args[0] == "test" {
+                let summary = String::from_utf8_lossy(&output.stdout);
+                assert!(
+                    summary.lines().any(|l| l.ends_with(" passed, 0 failed")),
+                    "{shown}\n`aelc test` ends with `N passed, 0 failed`"
+                );
+            }
             ran.push(args[0].to_owned());
         }
     }
@@ -167,7 +161,7 @@ fn the_tutorial_runs_as_written() {
         expect_failure.is_none(),
         "a `fails=` block with no `aelc check` after it"
     );
-    for needed in ["new", "check", "build"] {
+    for needed in ["new", "check", "build", "test", "run"] {
         assert!(
             ran.iter().any(|c| c == needed),
             "the tutorial runs `aelc {needed}`"
@@ -181,8 +175,6 @@ fn the_tutorial_runs_as_written() {
         let path = cwd.join(dir).join(file);
         assert!(path.is_file(), "{} was not built", path.display());
     }
-    // Not an assertion on a pass: a record of what is still to be executed (see `NOT_YET`).
-    eprintln!("skipped until implemented:\n{}", skipped.join("\n"));
     let _ = fs::remove_dir_all(&base);
 }
 

@@ -1,5 +1,5 @@
 //! Rust glue (spec §9.4): one Rust source file per project, `rust/<package>.rs` under the
-//! build folder, which a crate includes from `build.rs` output (see [`crate::build`]).
+//! build folder, which a crate includes from `build.rs` output (see `aelc::build::compile`).
 //!
 //! What it holds, all computed from the typed [`Program`]:
 //! - a struct or enum per AEL type, with serde derives and the AEL docs; bounded text, integers,

@@ -278,7 +278,23 @@ agent answer(q: Question) -> Answer {
         code: "E0850",
         title: "name cannot be spelled in the Rust glue",
         explanation: "`aelc build` writes Rust glue (spec §9.4) with a Rust item per AEL name: types and variants in `UpperCamelCase`, fields, fns and nodes in `snake_case`. A Rust keyword becomes a raw identifier (`r#type`), but `self`, `Self`, `super`, `crate` and `_` cannot be identifiers at all, and two AEL names that become the same Rust name (`max_items` and `maxItems`, or a node named like a generated module: `rules`, `defaults`, `externs`, `program`) would not compile. aelc reports them instead of writing glue that fails to build; rename one of them.",
-        example: "struct Page {\n    max_items: u8,\n    maxItems: u8,\n}",
+        example: r#"-- ael.toml --
+[package]
+name = "acme/demo"
+version = "0.1.0"
+-- types.ael --
+/// One page of results.
+struct Page {
+    max_items: u8,
+    maxItems: u8,
+}
+-- fix --
+-- types.ael --
+/// One page of results.
+struct Page {
+    max_items: u8,
+    page_size: u8,
+}"#,
     },
     CodeInfo {
         code: "W0801",
