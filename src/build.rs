@@ -1,11 +1,9 @@
 //! The `build.rs` API (spec §9.4), in the manner of `prost-build`:
 //!
 //! ```no_run
-//! // build.rs of a crate that implements a project's externs
-//! fn main() {
-//!     if let Err(e) = aelc::build::compile("../review/ael.toml") {
-//!         panic!("{e}");
-//!     }
+//! // the `fn main` of build.rs, in a crate that implements a project's externs
+//! if let Err(e) = aelc::build::compile("../review/ael.toml") {
+//!     panic!("{e}");
 //! }
 //! ```
 //! and in the crate: `mod glue { include!(concat!(env!("OUT_DIR"), "/review.rs")); }`.

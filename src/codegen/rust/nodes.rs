@@ -176,7 +176,7 @@ impl Gen<'_> {
         );
         body.push_str("impl<H: All> rt::NodeGlue for Host<'_, H> {\n");
         body.push_str(&self.dispatch_fns());
-        body.push_str("\n");
+        body.push('\n');
         body.push_str(&self.dispatch_checks());
         body.push_str("}\n");
         submodule(
