@@ -197,7 +197,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 #[test]
-fn a_new_project_checks_and_builds_at_once() {
+fn a_new_project_checks_builds_and_tests_at_once() {
     let base = scratch("new-green");
     let output = aelc(&base, &["new", "demo"]);
     assert!(output.status.success(), "{output:?}");
@@ -234,6 +234,14 @@ fn a_new_project_checks_and_builds_at_once() {
     keys.sort_unstable();
     assert_eq!(keys, ["answers", "input", "output"]);
     assert!(example["answers"].as_array().is_some_and(|a| a.len() == 1));
+    // ... and `aelc test` replays it green at once.
+    let output = aelc(&root, &["test"]);
+    assert!(output.status.success(), "aelc test: {output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.lines().any(|l| l == "1 passed, 0 failed"),
+        "{stdout}"
+    );
     // The emitted-formats page shows these very files.
     let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/formats.md");
     let shown: Vec<Block> = blocks(&fs::read_to_string(page).unwrap())
