@@ -79,11 +79,6 @@ fn check_files(files: &Files) -> Report {
     };
     let compilation = driver::check_path(&world, &target).unwrap();
     let mut diagnostics = compilation.diagnostics.clone();
-    if let Some(toml) = files.get("ael.toml") {
-        // The full `ael.toml` loader; the driver still reads the file with a stopgap that only
-        // takes what sema needs (`src/driver/manifest.rs`), so its diagnostics are added here.
-        diagnostics.extend(aelc::project::parse(aelc::span::FileId(0), toml).diagnostics);
-    }
     if let (Some(program), true) = (&compilation.program, files.contains_key("ael.toml")) {
         let examples: Vec<Example> = files
             .iter()

@@ -61,9 +61,6 @@ impl Analysis {
         } else {
             driver::check_path(world, root).unwrap_or_default()
         };
-        if is_project {
-            check_manifest(&mut compilation);
-        }
         let dir = if world.is_dir(root) {
             root.to_path_buf()
         } else {
@@ -136,30 +133,6 @@ impl Analysis {
     /// The parsed module of a file id, for `.ael` files.
     pub fn parsed(&self, file: FileId) -> Option<&driver::ParsedFile> {
         self.compilation.files.iter().find(|p| p.file == file)
-    }
-}
-
-/// Adds the diagnostics of the full `ael.toml` loader ([`crate::project::parse`]: syntax,
-/// unknown keys, bad values, each at its key) that the driver did not already report. The
-/// driver's own reader reports none yet; should it switch to the full loader, nothing doubles.
-fn check_manifest(compilation: &mut Compilation) {
-    let Some((file, text)) = compilation
-        .sources
-        .files()
-        .find(|(_, f)| f.name == "ael.toml")
-        .map(|(id, f)| (id, f.text.clone()))
-    else {
-        return;
-    };
-    let loaded = crate::project::parse(file, &text);
-    for diagnostic in loaded.diagnostics {
-        let known = compilation
-            .diagnostics
-            .iter()
-            .any(|d| d.code == diagnostic.code && d.primary_span() == diagnostic.primary_span());
-        if !known {
-            compilation.diagnostics.push(diagnostic);
-        }
     }
 }
 
