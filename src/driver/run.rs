@@ -93,7 +93,7 @@ impl ProgramFns {
                 .fns
                 .iter()
                 .map(|f| {
-                    let body = f.body.clone()?;
+                    let body = f.body.clone().filter(|_| !f.is_extern)?;
                     Some(FnDef {
                         name: f.name.clone(),
                         params: f.params.iter().map(rt_param).collect(),

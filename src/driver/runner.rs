@@ -30,21 +30,13 @@ use aelc_runtime::stage::{Arg, IrStage, StageCheck};
 use aelc_runtime::ty::Ty;
 use aelc_runtime::value::Value;
 
+use super::run::ProgramFns;
 use super::World;
 use crate::ir::{self, CheckIr, NodeIr, Program};
 use crate::syntax::{self, ast};
 
 /// The binding name used when a node names none (a node without `model:` cannot call one).
 const NO_BINDING: &str = "(no binding)";
-
-/// The pure fns of a program by id; extern fns have no body and are `None`.
-struct ProgramFns(Vec<Option<FnDef>>);
-
-impl FnTable for ProgramFns {
-    fn pure_fn(&self, id: FnId) -> Option<&FnDef> {
-        self.0.get(id.0 as usize).and_then(Option::as_ref)
-    }
-}
 
 /// Answers `extern fn` calls with an error: their Rust implementation is not linked here.
 struct NoRustHost<'p> {
@@ -121,21 +113,7 @@ fn param_index(node: &NodeIr, p: &ir::Param) -> Option<usize> {
 
 impl<'p> NodeRunner<'p> {
     pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRunner<'p> {
-        let fns = ProgramFns(
-            program
-                .fns
-                .iter()
-                .map(|f| {
-                    f.body.as_ref().filter(|_| !f.is_extern).map(|body| FnDef {
-                        name: f.name.clone(),
-                        params: f.params.iter().map(lower_param).collect(),
-                        locals: f.locals,
-                        ret: f.ret.clone(),
-                        body: body.clone(),
-                    })
-                })
-                .collect(),
-        );
+        let fns = ProgramFns::new(program);
         let mut needs_rust = Vec::new();
         let mut wire = |id: &ir::CheckId, output: bool| -> Option<Wired> {
             let c = program.checks.get(id.0 as usize)?;
