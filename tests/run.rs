@@ -47,6 +47,22 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// The receipt: the last line of stdout.
+/// `aelc run review --input input.json --replay answers.jsonl --project ROOT`, run in `dir`.
+fn replay_review(dir: &Path, root: &Path) -> Output {
+    let root = root.to_str().unwrap();
+    let args = [
+        "run",
+        "review",
+        "--input",
+        "input.json",
+        "--replay",
+        "answers.jsonl",
+        "--project",
+        root,
+    ];
+    aelc(&args, dir)
+}
+
 fn receipt(out: &Output) -> Value {
     let stdout = text(&out.stdout);
     let last = stdout.lines().last().unwrap_or("");
@@ -72,19 +88,7 @@ fn replayed_answers_run_through_the_pipeline() {
     let line = json!({"text": format!("```json\n{ANSWER}\n```"), "finish_reason": "stop"});
     std::fs::write(dir.join("answers.jsonl"), format!("{line}\n")).unwrap();
     let root = review_root();
-    let out = aelc(
-        &[
-            "run",
-            "review",
-            "--input",
-            "input.json",
-            "--replay",
-            "answers.jsonl",
-            "--project",
-            root.to_str().unwrap(),
-        ],
-        &dir,
-    );
+    let out = replay_review(&dir, &root);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert_eq!(stdout.lines().next(), Some(SORTED));
@@ -121,19 +125,7 @@ fn a_truncated_replay_is_never_accepted() {
     );
     // `--project` without a value is a usage error.
     assert_eq!(out.status.code(), Some(2));
-    let out = aelc(
-        &[
-            "run",
-            "review",
-            "--input",
-            "input.json",
-            "--replay",
-            "answers.jsonl",
-            "--project",
-            root.to_str().unwrap(),
-        ],
-        &dir,
-    );
+    let out = replay_review(&dir, &root);
     assert_eq!(out.status.code(), Some(1));
     let r = receipt(&out);
     assert_eq!(r["status"], "failed");
@@ -156,19 +148,7 @@ fn a_bad_input_is_rejected_with_paths_and_nothing_billed() {
     .unwrap();
     std::fs::write(dir.join("answers.jsonl"), "").unwrap();
     let root = review_root();
-    let out = aelc(
-        &[
-            "run",
-            "review",
-            "--input",
-            "input.json",
-            "--replay",
-            "answers.jsonl",
-            "--project",
-            root.to_str().unwrap(),
-        ],
-        &dir,
-    );
+    let out = replay_review(&dir, &root);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("request.locale: "), "{stderr}");
@@ -189,19 +169,7 @@ fn an_input_check_fails_before_any_call() {
     std::fs::write(dir.join("input.json"), r#"{"document": "   "}"#).unwrap();
     std::fs::write(dir.join("answers.jsonl"), "").unwrap();
     let root = review_root();
-    let out = aelc(
-        &[
-            "run",
-            "review",
-            "--input",
-            "input.json",
-            "--replay",
-            "answers.jsonl",
-            "--project",
-            root.to_str().unwrap(),
-        ],
-        &dir,
-    );
+    let out = replay_review(&dir, &root);
     assert_eq!(out.status.code(), Some(1));
     let r = receipt(&out);
     assert_eq!(r["status"], "failed");
