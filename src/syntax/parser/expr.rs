@@ -222,362 +222,372 @@ pub struct ExprParsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>> {
 pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     cx: Ctx<'src>,
 ) -> ExprParsers<'tok, 'src, E> {
-    let mut expr = Recursive::declare();
-    let expr_p: P<'tok, 'src, Expr, E> = expr.clone().boxed();
-    let ty = type_expr(cx, expr_p.clone());
-    let literal = literal(cx);
-    let ident = ident(cx);
-    let path = path(cx);
+    // `recursive` rather than `Recursive::declare`: the grammar refers to itself through a weak
+    // handle, while a declared parser holds a strong one to itself, a reference cycle that
+    // leaked the whole expression grammar on every build (every module, every template tag,
+    // every keystroke in the language server). The parsers that the items also need are built
+    // inside and handed out through `shared`.
+    let mut shared = None;
+    let expr = recursive(|expr| {
+        let expr_p: P<'tok, 'src, Expr, E> = expr.boxed();
+        let ty = type_expr(cx, expr_p.clone());
+        let literal = literal(cx);
+        let ident = ident(cx);
+        let path = path(cx);
 
-    let args = expr_p
-        .clone()
-        .separated_by(just(Token::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .delimited_by(just(Token::LParen), just(Token::RParen))
-        .recover_with(via_parser(nested_delimiters(
-            Token::LParen,
-            Token::RParen,
-            [
-                (Token::LBrace, Token::RBrace),
-                (Token::LBracket, Token::RBracket),
-            ],
-            move |s| vec![expr_at(ExprKind::Error, cx.span(s))],
-        )))
-        .labelled("arguments")
-        .boxed();
+        let args = expr_p
+            .clone()
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(just(Token::LParen), just(Token::RParen))
+            .recover_with(via_parser(nested_delimiters(
+                Token::LParen,
+                Token::RParen,
+                [
+                    (Token::LBrace, Token::RBrace),
+                    (Token::LBracket, Token::RBracket),
+                ],
+                move |s| vec![expr_at(ExprKind::Error, cx.span(s))],
+            )))
+            .labelled("arguments")
+            .boxed();
 
-    let let_stmt = just(Token::Let)
-        .ignore_then(ident.clone())
-        .then(just(Token::Colon).ignore_then(ty.clone()).or_not())
-        .then_ignore(just(Token::Eq))
-        .then(expr_p.clone())
-        .then_ignore(just(Token::Semi))
-        .map_with(move |((name, ty), value), e| Stmt::Let {
-            name,
-            ty,
-            value,
-            span: cx.span(e.span()),
-        })
-        .labelled("a `let` statement")
-        .as_context()
-        .boxed();
-
-    // Junk after a block's value (`{ a + * 2 }`) is skipped up to the block's `}`, so the
-    // block still ends where it should and errors found inside it are kept (a failed block
-    // would drop them); such a block becomes `ExprKind::Error`, as before.
-    let close = just(Token::RBrace).to(true).recover_with(via_parser(
-        none_of([Token::RBrace])
-            .rewind()
-            .ignore_then(
-                super::item::balanced()
-                    .or(none_of([Token::RBrace]).ignored())
-                    .repeated()
-                    .at_least(1),
-            )
-            .then_ignore(just(Token::RBrace))
-            .to(false),
-    ));
-    let block = just(Token::LBrace)
-        .ignore_then(let_stmt.clone().repeated().collect::<Vec<_>>())
-        .then(expr_p.clone())
-        .then(close)
-        .map_with(move |((stmts, value), closed), e| {
-            let kind = match closed {
-                true => ExprKind::Block {
-                    stmts,
-                    value: Box::new(value),
-                },
-                false => ExprKind::Error,
-            };
-            expr_at(kind, cx.span(e.span()))
-        })
-        .recover_with(via_parser(nested_delimiters(
-            Token::LBrace,
-            Token::RBrace,
-            [
-                (Token::LParen, Token::RParen),
-                (Token::LBracket, Token::RBracket),
-            ],
-            move |s| expr_at(ExprKind::Error, cx.span(s)),
-        )))
-        .labelled("a block")
-        .boxed();
-
-    let if_expr = recursive(|if_expr| {
-        just(Token::If)
-            .map_with(|_, e| e.span())
+        let let_stmt = just(Token::Let)
+            .ignore_then(ident.clone())
+            .then(just(Token::Colon).ignore_then(ty.clone()).or_not())
+            .then_ignore(just(Token::Eq))
             .then(expr_p.clone())
-            .then(block.clone())
+            .then_ignore(just(Token::Semi))
+            .map_with(move |((name, ty), value), e| Stmt::Let {
+                name,
+                ty,
+                value,
+                span: cx.span(e.span()),
+            })
+            .labelled("a `let` statement")
+            .as_context()
+            .boxed();
+
+        // Junk after a block's value (`{ a + * 2 }`) is skipped up to the block's `}`, so the
+        // block still ends where it should and errors found inside it are kept (a failed block
+        // would drop them); such a block becomes `ExprKind::Error`, as before.
+        let close = just(Token::RBrace).to(true).recover_with(via_parser(
+            none_of([Token::RBrace])
+                .rewind()
+                .ignore_then(
+                    super::item::balanced()
+                        .or(none_of([Token::RBrace]).ignored())
+                        .repeated()
+                        .at_least(1),
+                )
+                .then_ignore(just(Token::RBrace))
+                .to(false),
+        ));
+        let block = just(Token::LBrace)
+            .ignore_then(let_stmt.clone().repeated().collect::<Vec<_>>())
+            .then(expr_p.clone())
+            .then(close)
+            .map_with(move |((stmts, value), closed), e| {
+                let kind = match closed {
+                    true => ExprKind::Block {
+                        stmts,
+                        value: Box::new(value),
+                    },
+                    false => ExprKind::Error,
+                };
+                expr_at(kind, cx.span(e.span()))
+            })
+            .recover_with(via_parser(nested_delimiters(
+                Token::LBrace,
+                Token::RBrace,
+                [
+                    (Token::LParen, Token::RParen),
+                    (Token::LBracket, Token::RBracket),
+                ],
+                move |s| expr_at(ExprKind::Error, cx.span(s)),
+            )))
+            .labelled("a block")
+            .boxed();
+
+        let if_expr = recursive(|if_expr| {
+            just(Token::If)
+                .map_with(|_, e| e.span())
+                .then(expr_p.clone())
+                .then(block.clone())
+                .then(
+                    just(Token::Else)
+                        .ignore_then(if_expr.or(block.clone()))
+                        .or_not(),
+                )
+                .validate(
+                    move |(((if_span, cond), then_branch), else_branch), e, emitter| {
+                        let else_branch = else_branch.unwrap_or_else(|| {
+                            let end = e.span().end;
+                            let at = SimpleSpan::from(end..end);
+                            emitter.emit(E::custom(
+                                at,
+                                SyntaxError::MissingElse {
+                                    if_span: cx.span(if_span),
+                                    at: cx.span(at),
+                                },
+                            ));
+                            expr_at(ExprKind::Error, cx.span(at))
+                        });
+                        expr_at(
+                            ExprKind::If {
+                                cond: Box::new(cond),
+                                then_branch: Box::new(then_branch),
+                                else_branch: Box::new(else_branch),
+                            },
+                            cx.span(e.span()),
+                        )
+                    },
+                )
+        })
+        .boxed();
+
+        let pattern = pattern(cx, literal.clone());
+        let arm = pattern
+            .then_ignore(just(Token::FatArrow))
+            .then(expr_p.clone())
+            .map_with(move |(pattern, body), e| MatchArm {
+                pattern,
+                body,
+                span: cx.span(e.span()),
+            })
+            .labelled("a match arm")
+            .as_context();
+        let match_expr = just(Token::Match)
+            .ignore_then(expr_p.clone())
             .then(
-                just(Token::Else)
-                    .ignore_then(if_expr.or(block.clone()))
+                arm.separated_by(just(Token::Comma))
+                    .allow_trailing()
+                    .collect::<Vec<_>>()
+                    .delimited_by(just(Token::LBrace), just(Token::RBrace))
+                    .map(Some)
+                    .recover_with(via_parser(nested_delimiters(
+                        Token::LBrace,
+                        Token::RBrace,
+                        [
+                            (Token::LParen, Token::RParen),
+                            (Token::LBracket, Token::RBracket),
+                        ],
+                        |_| None,
+                    ))),
+            )
+            .map_with(move |(scrutinee, arms), e| {
+                let kind = match arms {
+                    Some(arms) => ExprKind::Match {
+                        scrutinee: Box::new(scrutinee),
+                        arms,
+                    },
+                    None => ExprKind::Error,
+                };
+                expr_at(kind, cx.span(e.span()))
+            })
+            .boxed();
+
+        let closure = ident
+            .clone()
+            .separated_by(just(Token::Comma))
+            .collect::<Vec<_>>()
+            .delimited_by(just(Token::Pipe), just(Token::Pipe))
+            .then(expr_p.clone())
+            .map(|(params, body)| ExprKind::Closure {
+                params,
+                body: Box::new(body),
+            });
+
+        let field_init = ident
+            .clone()
+            .then(just(Token::Colon).ignore_then(expr_p.clone()).or_not())
+            .map_with(move |(name, value), e| FieldInit {
+                name,
+                value,
+                span: cx.span(e.span()),
+            })
+            .labelled("a field");
+        let struct_body = field_init
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .then(
+                just(Token::DotDot)
+                    .ignore_then(expr_p.clone())
+                    .then_ignore(just(Token::Comma).or_not())
                     .or_not(),
             )
-            .validate(
-                move |(((if_span, cond), then_branch), else_branch), e, emitter| {
-                    let else_branch = else_branch.unwrap_or_else(|| {
-                        let end = e.span().end;
-                        let at = SimpleSpan::from(end..end);
-                        emitter.emit(E::custom(
-                            at,
-                            SyntaxError::MissingElse {
-                                if_span: cx.span(if_span),
-                                at: cx.span(at),
-                            },
-                        ));
-                        expr_at(ExprKind::Error, cx.span(at))
-                    });
-                    expr_at(
-                        ExprKind::If {
-                            cond: Box::new(cond),
-                            then_branch: Box::new(then_branch),
-                            else_branch: Box::new(else_branch),
-                        },
-                        cx.span(e.span()),
-                    )
-                },
+            .delimited_by(just(Token::LBrace), just(Token::RBrace));
+        // Only `Upper { … }` opens a struct literal: `if c { … }` stays unambiguous. The test
+        // looks ahead over the raw tokens first, so that the common case, a path that opens no
+        // struct literal, is not built (and its names allocated) twice.
+        let name = select! { Token::Ident(name) => name };
+        let opens_struct_lit = name
+            .foldl(
+                just(Token::ColonColon).ignore_then(name).repeated(),
+                |_, last| last,
             )
-    })
-    .boxed();
+            .filter(|last: &&str| last.starts_with(|c: char| c.is_ascii_uppercase()))
+            .then(just(Token::LBrace))
+            .rewind();
+        let struct_lit = opens_struct_lit
+            .ignore_then(path.clone())
+            .then(struct_body)
+            .map(|(path, (fields, base))| ExprKind::StructLit {
+                path,
+                fields,
+                base: base.map(Box::new),
+            });
+        let path_or_call =
+            path.clone()
+                .then(args.clone().or_not())
+                .map(|(callee, args)| match args {
+                    Some(args) => ExprKind::Call { callee, args },
+                    None => ExprKind::Path(callee),
+                });
+        let list = expr_p
+            .clone()
+            .separated_by(just(Token::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(just(Token::LBracket), just(Token::RBracket))
+            .map(ExprKind::List)
+            .recover_with(via_parser(nested_delimiters(
+                Token::LBracket,
+                Token::RBracket,
+                [
+                    (Token::LParen, Token::RParen),
+                    (Token::LBrace, Token::RBrace),
+                ],
+                |_| ExprKind::Error,
+            )));
+        let paren = expr_p
+            .clone()
+            .delimited_by(just(Token::LParen), just(Token::RParen))
+            .map(|inner| ExprKind::Paren(Box::new(inner)))
+            .recover_with(via_parser(nested_delimiters(
+                Token::LParen,
+                Token::RParen,
+                [
+                    (Token::LBracket, Token::RBracket),
+                    (Token::LBrace, Token::RBrace),
+                ],
+                |_| ExprKind::Error,
+            )));
+        let some = just(Token::Some)
+            .ignore_then(
+                expr_p
+                    .clone()
+                    .delimited_by(just(Token::LParen), just(Token::RParen)),
+            )
+            .map(|inner| ExprKind::Some(Box::new(inner)));
 
-    let pattern = pattern(cx, literal.clone());
-    let arm = pattern
-        .then_ignore(just(Token::FatArrow))
-        .then(expr_p.clone())
-        .map_with(move |(pattern, body), e| MatchArm {
-            pattern,
-            body,
-            span: cx.span(e.span()),
-        })
-        .labelled("a match arm")
-        .as_context();
-    let match_expr = just(Token::Match)
-        .ignore_then(expr_p.clone())
-        .then(
-            arm.separated_by(just(Token::Comma))
-                .allow_trailing()
-                .collect::<Vec<_>>()
-                .delimited_by(just(Token::LBrace), just(Token::RBrace))
-                .map(Some)
-                .recover_with(via_parser(nested_delimiters(
-                    Token::LBrace,
-                    Token::RBrace,
-                    [
-                        (Token::LParen, Token::RParen),
-                        (Token::LBracket, Token::RBracket),
-                    ],
-                    |_| None,
-                ))),
-        )
-        .map_with(move |(scrutinee, arms), e| {
-            let kind = match arms {
-                Some(arms) => ExprKind::Match {
-                    scrutinee: Box::new(scrutinee),
-                    arms,
+        // Every alternative starts with its own tokens, so the order only decides how many are
+        // tried first: names (paths, calls, struct literals) are the most frequent atoms.
+        let simple = choice((
+            struct_lit,
+            path_or_call,
+            literal.clone().map(ExprKind::Lit),
+            paren,
+            list,
+            just(Token::None).to(ExprKind::None),
+            some,
+            closure,
+            just(Token::Error).to(ExprKind::Error),
+        ))
+        .map_with(move |kind, e| expr_at(kind, cx.span(e.span())));
+        let atom = choice((simple, block.clone(), if_expr, match_expr))
+            .labelled("an expression")
+            .boxed();
+
+        enum Postfix {
+            Field(Ident),
+            Method(Ident, Vec<Expr>),
+        }
+        let postfix = just(Token::Dot)
+            .ignore_then(ident.clone())
+            .then(args.or_not())
+            .map(|(name, args)| match args {
+                Some(args) => Postfix::Method(name, args),
+                None => Postfix::Field(name),
+            });
+        let postfixed = atom.foldl_with(postfix.repeated(), move |base, op, e| {
+            let kind = match op {
+                Postfix::Field(name) => ExprKind::Field {
+                    base: Box::new(base),
+                    name,
                 },
-                None => ExprKind::Error,
+                Postfix::Method(method, args) => ExprKind::MethodCall {
+                    receiver: Box::new(base),
+                    method,
+                    args,
+                },
             };
             expr_at(kind, cx.span(e.span()))
-        })
-        .boxed();
-
-    let closure = ident
-        .clone()
-        .separated_by(just(Token::Comma))
-        .collect::<Vec<_>>()
-        .delimited_by(just(Token::Pipe), just(Token::Pipe))
-        .then(expr_p.clone())
-        .map(|(params, body)| ExprKind::Closure {
-            params,
-            body: Box::new(body),
         });
 
-    let field_init = ident
-        .clone()
-        .then(just(Token::Colon).ignore_then(expr_p.clone()).or_not())
-        .map_with(move |(name, value), e| FieldInit {
-            name,
-            value,
-            span: cx.span(e.span()),
-        })
-        .labelled("a field");
-    let struct_body = field_init
-        .separated_by(just(Token::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .then(
-            just(Token::DotDot)
-                .ignore_then(expr_p.clone())
-                .then_ignore(just(Token::Comma).or_not())
-                .or_not(),
-        )
-        .delimited_by(just(Token::LBrace), just(Token::RBrace));
-    // Only `Upper { … }` opens a struct literal: `if c { … }` stays unambiguous. The test
-    // looks ahead over the raw tokens first, so that the common case, a path that opens no
-    // struct literal, is not built (and its names allocated) twice.
-    let name = select! { Token::Ident(name) => name };
-    let opens_struct_lit = name
-        .foldl(
-            just(Token::ColonColon).ignore_then(name).repeated(),
-            |_, last| last,
-        )
-        .filter(|last: &&str| last.starts_with(|c: char| c.is_ascii_uppercase()))
-        .then(just(Token::LBrace))
-        .rewind();
-    let struct_lit = opens_struct_lit
-        .ignore_then(path.clone())
-        .then(struct_body)
-        .map(|(path, (fields, base))| ExprKind::StructLit {
-            path,
-            fields,
-            base: base.map(Box::new),
-        });
-    let path_or_call = path
-        .clone()
-        .then(args.clone().or_not())
-        .map(|(callee, args)| match args {
-            Some(args) => ExprKind::Call { callee, args },
-            None => ExprKind::Path(callee),
-        });
-    let list = expr_p
-        .clone()
-        .separated_by(just(Token::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .delimited_by(just(Token::LBracket), just(Token::RBracket))
-        .map(ExprKind::List)
-        .recover_with(via_parser(nested_delimiters(
-            Token::LBracket,
-            Token::RBracket,
-            [
-                (Token::LParen, Token::RParen),
-                (Token::LBrace, Token::RBrace),
-            ],
-            |_| ExprKind::Error,
-        )));
-    let paren = expr_p
-        .clone()
-        .delimited_by(just(Token::LParen), just(Token::RParen))
-        .map(|inner| ExprKind::Paren(Box::new(inner)))
-        .recover_with(via_parser(nested_delimiters(
-            Token::LParen,
-            Token::RParen,
-            [
-                (Token::LBracket, Token::RBracket),
-                (Token::LBrace, Token::RBrace),
-            ],
-            |_| ExprKind::Error,
-        )));
-    let some = just(Token::Some)
-        .ignore_then(
-            expr_p
-                .clone()
-                .delimited_by(just(Token::LParen), just(Token::RParen)),
-        )
-        .map(|inner| ExprKind::Some(Box::new(inner)));
-
-    // Every alternative starts with its own tokens, so the order only decides how many are
-    // tried first: names (paths, calls, struct literals) are the most frequent atoms.
-    let simple = choice((
-        struct_lit,
-        path_or_call,
-        literal.clone().map(ExprKind::Lit),
-        paren,
-        list,
-        just(Token::None).to(ExprKind::None),
-        some,
-        closure,
-        just(Token::Error).to(ExprKind::Error),
-    ))
-    .map_with(move |kind, e| expr_at(kind, cx.span(e.span())));
-    let atom = choice((simple, block.clone(), if_expr, match_expr))
-        .labelled("an expression")
-        .boxed();
-
-    enum Postfix {
-        Field(Ident),
-        Method(Ident, Vec<Expr>),
-    }
-    let postfix = just(Token::Dot)
-        .ignore_then(ident.clone())
-        .then(args.or_not())
-        .map(|(name, args)| match args {
-            Some(args) => Postfix::Method(name, args),
-            None => Postfix::Field(name),
-        });
-    let postfixed = atom.foldl_with(postfix.repeated(), move |base, op, e| {
-        let kind = match op {
-            Postfix::Field(name) => ExprKind::Field {
-                base: Box::new(base),
-                name,
-            },
-            Postfix::Method(method, args) => ExprKind::MethodCall {
-                receiver: Box::new(base),
-                method,
-                args,
-            },
-        };
-        expr_at(kind, cx.span(e.span()))
-    });
-
-    let prefix_op = choice((
-        just(Token::Bang).to(UnaryOp::Not),
-        just(Token::Minus).to(UnaryOp::Neg),
-    ))
-    .map_with(move |op, e| (op, cx.span(e.span())));
-    let unary = prefix_op
-        .repeated()
-        .foldr(postfixed, |(op, op_span), operand: Expr| {
-            let span = op_span.to(operand.span);
-            expr_at(
-                ExprKind::Unary {
-                    op,
-                    operand: Box::new(operand),
-                },
-                span,
-            )
-        })
-        .boxed();
-
-    // Every binary operator is read by one token match, and the tree is built by precedence
-    // afterwards ([`fold_binary`]): one level of the grammar instead of five nested folds, each
-    // of which tried its own operators after every operand.
-    let binary_op = select! {
-        Token::OrOr => BinaryOp::Or,
-        Token::AndAnd => BinaryOp::And,
-        Token::EqEq => BinaryOp::Eq,
-        Token::Ne => BinaryOp::Ne,
-        Token::Lt => BinaryOp::Lt,
-        Token::Le => BinaryOp::Le,
-        Token::Gt => BinaryOp::Gt,
-        Token::Ge => BinaryOp::Ge,
-        Token::Plus => BinaryOp::Add,
-        Token::Minus => BinaryOp::Sub,
-        Token::Star => BinaryOp::Mul,
-        Token::Slash => BinaryOp::Div,
-        Token::Percent => BinaryOp::Rem,
-    }
-    .map_with(|op, e| (op, e.span()))
-    .labelled("an operator");
-    let binary = unary
-        .clone()
-        .then(binary_op.then(unary).repeated().collect::<Vec<_>>())
-        .validate(move |(first, rest), _, emitter| {
-            fold_binary(first, rest, |first_op, second_op| {
-                emitter.emit(E::custom(
-                    second_op,
-                    SyntaxError::ChainedComparison {
-                        first: cx.span(first_op),
-                        second: cx.span(second_op),
+        let prefix_op = choice((
+            just(Token::Bang).to(UnaryOp::Not),
+            just(Token::Minus).to(UnaryOp::Neg),
+        ))
+        .map_with(move |op, e| (op, cx.span(e.span())));
+        let unary = prefix_op
+            .repeated()
+            .foldr(postfixed, |(op, op_span), operand: Expr| {
+                let span = op_span.to(operand.span);
+                expr_at(
+                    ExprKind::Unary {
+                        op,
+                        operand: Box::new(operand),
                     },
-                ))
+                    span,
+                )
             })
-        });
-    expr.define(binary.labelled("an expression"));
+            .boxed();
 
+        // Every binary operator is read by one token match, and the tree is built by precedence
+        // afterwards ([`fold_binary`]): one level of the grammar instead of five nested folds, each
+        // of which tried its own operators after every operand.
+        let binary_op = select! {
+            Token::OrOr => BinaryOp::Or,
+            Token::AndAnd => BinaryOp::And,
+            Token::EqEq => BinaryOp::Eq,
+            Token::Ne => BinaryOp::Ne,
+            Token::Lt => BinaryOp::Lt,
+            Token::Le => BinaryOp::Le,
+            Token::Gt => BinaryOp::Gt,
+            Token::Ge => BinaryOp::Ge,
+            Token::Plus => BinaryOp::Add,
+            Token::Minus => BinaryOp::Sub,
+            Token::Star => BinaryOp::Mul,
+            Token::Slash => BinaryOp::Div,
+            Token::Percent => BinaryOp::Rem,
+        }
+        .map_with(|op, e| (op, e.span()))
+        .labelled("an operator");
+        let binary = unary
+            .clone()
+            .then(binary_op.then(unary).repeated().collect::<Vec<_>>())
+            .validate(move |(first, rest), _, emitter| {
+                fold_binary(first, rest, |first_op, second_op| {
+                    emitter.emit(E::custom(
+                        second_op,
+                        SyntaxError::ChainedComparison {
+                            first: cx.span(first_op),
+                            second: cx.span(second_op),
+                        },
+                    ))
+                })
+            });
+        shared = Some((ty, literal, let_stmt, block));
+        binary.labelled("an expression")
+    })
+    .boxed();
+    // `recursive` calls its closure before it returns: `shared` is set whatever the input.
+    let (ty, literal, let_stmt, block) = shared.expect("`recursive` runs its closure at once");
     ExprParsers {
-        expr: expr_p,
+        expr,
         ty,
         literal,
         let_stmt,
