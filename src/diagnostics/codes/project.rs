@@ -261,7 +261,7 @@ accepts = ["text"]"#,
     CodeInfo {
         code: "E0720",
         title: "unclosed template tag",
-        explanation: "In a prompt template, every `{{` needs its `}}` and every `{%` its `%}`. To write `{{` as text, there is no escape in v0: rephrase it.",
+        explanation: "In a prompt template, every `{{` needs its `}}` and every `{%` its `%}`. A tag whose close comes only after the next tag opens (`{{ a }` … `{{ b }}`) is unclosed too: the error points at the opening that was never closed, and checking goes on from the next tag. To write `{{` as text, there is no escape in v0: rephrase it.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -289,7 +289,7 @@ Answer the question: {{ q.text }}"#,
     CodeInfo {
         code: "E0721",
         title: "unknown template tag",
-        explanation: "The tags of a prompt template are `{% if COND %}`, `{% else %}`, `{% for NAME in LIST %}` and `{% end %}` (spec §6). There is no `elif`: nest an `if` in the `else`.",
+        explanation: "The tags of a prompt template are `{% if COND %}`, `{% else %}`, `{% for NAME in LIST %}` and `{% end %}` (spec §6); the help names the AEL spelling of tags from other template languages. There is no `elif` (nest an `if` in the `else`), no `unless` (write `{% if !COND %}`), and every block is closed by `{% end %}`, not `endif` or `endfor`.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -317,7 +317,7 @@ node answer(q: Question) -> Answer {
     CodeInfo {
         code: "E0722",
         title: "`else` or `end` without an opening tag",
-        explanation: "`{% else %}` continues the nearest open `{% if %}` and `{% end %}` closes the nearest open `if` or `for`; here there is none (or the `if` already has its `else`).",
+        explanation: "`{% else %}` continues the nearest open `{% if %}` and `{% end %}` closes the nearest open `if` or `for`; here there is none, the `if` already has its `else`, or the nearest open block is a `for` (close it first).",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -373,7 +373,7 @@ node answer(q: Question) -> Answer {
     CodeInfo {
         code: "E0724",
         title: "malformed template tag",
-        explanation: "A tag is missing its expression or its shape: `{{ }}` with nothing inside, `{% if %}` with no condition, or a `for` not written `{% for NAME in LIST %}`.",
+        explanation: "A known tag has the wrong shape: `{{ }}` or `{% %}` with nothing inside, `{% if %}` with no condition, a `for` not written `{% for NAME in LIST %}` (NAME an identifier), or `{% else %}` and `{% end %}` followed by anything.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
