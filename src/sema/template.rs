@@ -556,6 +556,26 @@ mod tests {
         assert_eq!(parse_tag("end", 2), Tag::End);
     }
 
+    proptest::proptest! {
+        /// The expression of a tag is the very text at its offset, so errors inside it land
+        /// on the right line and column of the `.md` file.
+        #[test]
+        fn expressions_sit_at_their_offsets(inner in "[ \t\nifornelsdx.()!_1]{0,24}") {
+            let offset = 7u32;
+            let at_of = |e: &str, at: u32| {
+                let start = (at - offset) as usize;
+                inner.get(start..start + e.len()) == Some(e)
+            };
+            match parse_tag(&inner, offset) {
+                Tag::If(e, at) => proptest::prop_assert!(at_of(e, at) && !e.trim().is_empty()),
+                Tag::For(name, e, at) => {
+                    proptest::prop_assert!(at_of(e, at) && !e.is_empty() && !name.is_empty())
+                }
+                _ => {}
+            }
+        }
+    }
+
     #[test]
     fn unknown_and_malformed_tags_are_told_apart() {
         assert_eq!(parse_tag(" elif x ", 2), Tag::Unknown("elif", false));
