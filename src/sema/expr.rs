@@ -387,6 +387,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             }
             None => {
                 let name = path.to_text();
+                // A name whose `use` failed was reported at the `use`.
+                let imported = self.cx.modules.get(self.module);
+                if imported.is_some_and(|m| m.unresolved.contains(&name)) {
+                    return err;
+                }
                 let mut candidates: Vec<String> =
                     self.locals.iter().map(|l| l.name.clone()).collect();
                 if let Some(STy::Def(def)) = expected {
