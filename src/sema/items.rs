@@ -603,6 +603,16 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
         let mut seen = Vec::new();
         for entry in &def.entries {
             let key = entry.key.name.as_str();
+            // A value the parser could not read (`5min`) was reported there; the limit is
+            // written, so it is not reported missing either.
+            let unread = entry
+                .args
+                .iter()
+                .any(|a| matches!(a.value.kind, ast::ExprKind::Error));
+            if unread && keys.contains(&key) {
+                seen.push(key);
+                continue;
+            }
             let arg = entry.args.first().map(|a| &a.value.kind);
             let lit = match arg {
                 Some(ast::ExprKind::Lit(l)) => Some(&l.kind),
