@@ -111,7 +111,12 @@ fn median(mut xs: Vec<Duration>) -> Duration {
     xs.get(xs.len() / 2).copied().unwrap_or_default()
 }
 
+/// The allocator the `aelc` binaries ship with, so that the figures are theirs.
+#[global_allocator]
+static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+
 fn main() {
+    aelc::allocator::configure();
     let lines = env_number("BUILD_LINES", 100_000);
     let rounds = env_number("BUILD_ROUNDS", 5).max(1);
     let project = common::project(lines);

@@ -24,7 +24,12 @@ use aelc::driver::{self, MemoryWorld};
 
 const SIZES: [usize; 2] = [10_000, 100_000];
 
+/// The allocator the `aelc` binaries ship with, so that the figures are theirs.
+#[global_allocator]
+static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+
 fn main() {
+    aelc::allocator::configure();
     for lines in SIZES {
         preflight(lines);
     }

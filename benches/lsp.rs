@@ -147,7 +147,12 @@ fn write_project(dir: &Path) -> (PathBuf, String, usize) {
     (path, text, lines)
 }
 
+/// The allocator the `aelc` binaries ship with, so that the figures are theirs.
+#[global_allocator]
+static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+
 fn main() {
+    aelc::allocator::configure();
     let rounds: usize = std::env::var("AELC_LSP_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -12,7 +12,12 @@
 use aelc::span::FileId;
 use aelc::syntax;
 
+/// The allocator the `aelc` binaries ship with, so that the figures are theirs.
+#[global_allocator]
+static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+
 fn main() {
+    aelc::allocator::configure();
     divan::main();
 }
 

@@ -20,6 +20,7 @@
 //! Invariants: parsing and checking never fail (they return diagnostics); only IO returns
 //! `Err`; nothing panics on any input.
 
+pub mod allocator;
 pub mod build;
 pub mod cli;
 pub mod codegen;

@@ -13,6 +13,7 @@ const RANKS: &[(&str, u8)] = &[
     ("source", 0),
     ("diagnostics", 0),
     ("stdlib", 0),
+    ("allocator", 0),
     ("syntax", 1),
     ("ir", 2),
     ("project", 2),
@@ -140,4 +141,27 @@ fn crate_uses_are_found() {
         crate_uses("use crate::syntax::ast;\nlet x = crate::ir::Program; mycrate::no"),
         vec!["syntax", "ir"]
     );
+}
+
+/// `unsafe` is denied crate-wide (`Cargo.toml`); only the allocator's option calls may allow it.
+#[test]
+fn unsafe_code_is_allowed_only_in_the_allocator() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let allowing: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            fs::read_to_string(file)
+                .unwrap_or_default()
+                .contains("allow(unsafe_code)")
+        })
+        .map(|file| {
+            file.strip_prefix(&src)
+                .unwrap_or(file)
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(allowing, ["allocator.rs"], "files that allow unsafe code");
 }

@@ -8,7 +8,12 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: aelc-lsp [--stdio]\n\nServes the AEL language server protocol on stdin/stdout until the client says `exit`.\nSee editors/README.md for editor set-ups.";
 
+/// mimalloc, kept warm: see [`aelc::allocator`].
+#[global_allocator]
+static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+
 fn main() -> ExitCode {
+    aelc::allocator::configure();
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--stdio" => {}

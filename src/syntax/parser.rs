@@ -178,12 +178,14 @@ fn convert_errors(
             RichReason::ExpectedFound { expected, found } => {
                 let mut expected: Vec<String> = expected.iter().filter_map(pattern_text).collect();
                 // A list of every operator says less than the word; one or two (a closing
-                // `>`, say) are named.
+                // `>`, say) are named, unless the binary operators already stand as the word
+                // (then a `.` joins them).
                 let operators = expected
                     .iter()
                     .filter(|text| OPERATORS.contains(&text.as_str()))
                     .count();
-                if operators > 2 {
+                let any_operator = expected.iter().any(|text| text == "an operator");
+                if operators > 2 || (operators > 0 && any_operator) {
                     for text in &mut expected {
                         if OPERATORS.contains(&text.as_str()) {
                             "an operator".clone_into(text);

@@ -14,10 +14,13 @@ use crate::syntax::token::{unescape, Rate, RawStr, Token, UnitValue};
 /// A parser of `O` over the token slice, type-erased to keep compile times sane.
 pub type P<'tok, 'src, O, E> = Boxed<'tok, 'tok, In<'tok, 'src>, O, Extra<E>>;
 
-pub fn ident<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src, Ident, E> {
+/// A name. Not boxed, unlike most rules: it is the most frequent leaf, and inlined it costs one
+/// token match rather than a dynamic call.
+pub fn ident<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
+    cx: Ctx<'src>,
+) -> impl Parser<'tok, In<'tok, 'src>, Ident, Extra<E>> + Clone {
     select! { Token::Ident(name) = e => Ident { name: name.to_owned(), span: cx.span(e.span()) } }
         .labelled("a name")
-        .boxed()
 }
 
 /// A block entry's key: a name or a keyword (`check not_blank;`, `builder parts;`).
@@ -474,14 +477,16 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         )
         .map(|inner| ExprKind::Some(Box::new(inner)));
 
+    // Every alternative starts with its own tokens, so the order only decides how many are
+    // tried first: names (paths, calls, struct literals) are the most frequent atoms.
     let simple = choice((
-        literal.clone().map(ExprKind::Lit),
-        just(Token::None).to(ExprKind::None),
-        some,
         struct_lit,
         path_or_call,
-        list,
+        literal.clone().map(ExprKind::Lit),
         paren,
+        list,
+        just(Token::None).to(ExprKind::None),
+        some,
         closure,
         just(Token::Error).to(ExprKind::Error),
     ))
@@ -535,59 +540,41 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         })
         .boxed();
 
-    let product = binary_level(
-        unary,
-        choice((
-            just(Token::Star).to(BinaryOp::Mul),
-            just(Token::Slash).to(BinaryOp::Div),
-            just(Token::Percent).to(BinaryOp::Rem),
-        )),
-    );
-    let sum = binary_level(
-        product,
-        choice((
-            just(Token::Plus).to(BinaryOp::Add),
-            just(Token::Minus).to(BinaryOp::Sub),
-        )),
-    );
-    let comparison_op = choice((
-        just(Token::EqEq).to(BinaryOp::Eq),
-        just(Token::Ne).to(BinaryOp::Ne),
-        just(Token::Le).to(BinaryOp::Le),
-        just(Token::Ge).to(BinaryOp::Ge),
-        just(Token::Lt).to(BinaryOp::Lt),
-        just(Token::Gt).to(BinaryOp::Gt),
-    ))
-    .map_with(|op, e| (op, e.span()));
-    let comparison = sum
+    // Every binary operator is read by one token match, and the tree is built by precedence
+    // afterwards ([`fold_binary`]): one level of the grammar instead of five nested folds, each
+    // of which tried its own operators after every operand.
+    let binary_op = select! {
+        Token::OrOr => BinaryOp::Or,
+        Token::AndAnd => BinaryOp::And,
+        Token::EqEq => BinaryOp::Eq,
+        Token::Ne => BinaryOp::Ne,
+        Token::Lt => BinaryOp::Lt,
+        Token::Le => BinaryOp::Le,
+        Token::Gt => BinaryOp::Gt,
+        Token::Ge => BinaryOp::Ge,
+        Token::Plus => BinaryOp::Add,
+        Token::Minus => BinaryOp::Sub,
+        Token::Star => BinaryOp::Mul,
+        Token::Slash => BinaryOp::Div,
+        Token::Percent => BinaryOp::Rem,
+    }
+    .map_with(|op, e| (op, e.span()))
+    .labelled("an operator");
+    let binary = unary
         .clone()
-        .then(comparison_op.then(sum).repeated().collect::<Vec<_>>())
+        .then(binary_op.then(unary).repeated().collect::<Vec<_>>())
         .validate(move |(first, rest), _, emitter| {
-            if let [((_, first_op), _), ((_, second_op), _), ..] = rest.as_slice() {
+            fold_binary(first, rest, |first_op, second_op| {
                 emitter.emit(E::custom(
-                    *second_op,
+                    second_op,
                     SyntaxError::ChainedComparison {
-                        first: cx.span(*first_op),
-                        second: cx.span(*second_op),
+                        first: cx.span(first_op),
+                        second: cx.span(second_op),
                     },
-                ));
-            }
-            rest.into_iter().fold(first, |lhs, ((op, _), rhs)| {
-                let span = lhs.span.to(rhs.span);
-                expr_at(
-                    ExprKind::Binary {
-                        op,
-                        lhs: Box::new(lhs),
-                        rhs: Box::new(rhs),
-                    },
-                    span,
-                )
+                ))
             })
-        })
-        .boxed();
-    let and = binary_level(comparison, just(Token::AndAnd).to(BinaryOp::And));
-    let or = binary_level(and, just(Token::OrOr).to(BinaryOp::Or));
-    expr.define(or.labelled("an expression"));
+        });
+    expr.define(binary.labelled("an expression"));
 
     ExprParsers {
         expr: expr_p,
@@ -598,24 +585,73 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     }
 }
 
-/// One left-associative level: `prev (op prev)*`.
-fn binary_level<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
-    prev: P<'tok, 'src, Expr, E>,
-    op: impl Parser<'tok, In<'tok, 'src>, BinaryOp, Extra<E>> + Clone + 'tok,
-) -> P<'tok, 'src, Expr, E> {
-    prev.clone()
-        .foldl(op.then(prev).repeated(), |lhs, (op, rhs)| {
-            let span = lhs.span.to(rhs.span);
-            expr_at(
-                ExprKind::Binary {
-                    op,
-                    lhs: Box::new(lhs),
-                    rhs: Box::new(rhs),
-                },
-                span,
-            )
-        })
-        .boxed()
+/// Builds the tree of `first (op operand)*` by precedence ([`BinaryOp::precedence`]), every
+/// level left-associative, with an operator-precedence stack (no recursion, however long the
+/// chain). Comparisons do not associate: `a < b < c` is reported through `chained` with the
+/// spans of its first two comparison operators, once per chain.
+fn fold_binary(
+    first: Expr,
+    rest: Vec<((BinaryOp, SimpleSpan), Expr)>,
+    mut chained: impl FnMut(SimpleSpan, SimpleSpan),
+) -> Expr {
+    /// What an operand's last fold was, for the chained-comparison check.
+    #[derive(Clone, Copy)]
+    enum Last {
+        Other,
+        Comparison(SimpleSpan),
+        Reported,
+    }
+    fn reduce(
+        operands: &mut Vec<(Expr, Last)>,
+        (op, op_span): (BinaryOp, SimpleSpan),
+        chained: &mut impl FnMut(SimpleSpan, SimpleSpan),
+    ) {
+        let (Some((rhs, _)), Some((lhs, lhs_last))) = (operands.pop(), operands.pop()) else {
+            return; // the stacks are kept in step: one more operand than operators
+        };
+        let last = match (op.precedence() == COMPARISON, lhs_last) {
+            (false, _) => Last::Other,
+            (true, Last::Comparison(first)) => {
+                chained(first, op_span);
+                Last::Reported
+            }
+            (true, Last::Reported) => Last::Reported,
+            (true, Last::Other) => Last::Comparison(op_span),
+        };
+        let span = lhs.span.to(rhs.span);
+        let kind = ExprKind::Binary {
+            op,
+            lhs: Box::new(lhs),
+            rhs: Box::new(rhs),
+        };
+        operands.push((expr_at(kind, span), last));
+    }
+    const COMPARISON: u8 = 3;
+    let Some((_, last)) = rest.last() else {
+        return first;
+    };
+    let whole = first.span.to(last.span);
+    let mut operands = vec![(first, Last::Other)];
+    let mut operators: Vec<(BinaryOp, SimpleSpan)> = Vec::new();
+    for (op, operand) in rest {
+        while let Some(&top) = operators.last() {
+            if top.0.precedence() < op.0.precedence() {
+                break;
+            }
+            operators.pop();
+            reduce(&mut operands, top, &mut chained);
+        }
+        operators.push(op);
+        operands.push((operand, Last::Other));
+    }
+    while let Some(top) = operators.pop() {
+        reduce(&mut operands, top, &mut chained);
+    }
+    // One operand is left: each reduction took two and gave one back.
+    match operands.pop() {
+        Some((expr, _)) => expr,
+        None => expr_at(ExprKind::Error, whole),
+    }
 }
 
 /// `_`, `none`, `some(p)`, `name`, `variant { field, field: p, .. }`, literals, `a | b`.
