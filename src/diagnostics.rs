@@ -2,7 +2,8 @@
 //!
 //! Each phase keeps its own typed error enum (`syntax/error.rs`, `sema/error.rs`, …) and converts
 //! it into a [`Diagnostic`] in one place. Text for people is made only by [`render`]; the code
-//! registry ([`codes`]) feeds `aelc explain` and the book. Codes are never reused.
+//! registry ([`codes`]) feeds `aelc explain` and the book. Codes are never reused: a code no
+//! longer emitted stays listed in [`codes::RETIRED`].
 
 pub mod codes;
 pub mod render;

@@ -26,7 +26,7 @@ mod sty;
 mod template;
 mod types;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use aelc_runtime::ty::TypeTable;
 
@@ -164,6 +164,9 @@ pub(crate) struct ModuleScope {
     pub imports: Vec<Import>,
     /// Own items only, for `module::name` paths.
     pub own: HashMap<String, ItemRef>,
+    /// Names a failing `use` meant to bring in: reported there once, so a use of the name is
+    /// not reported again as unknown.
+    pub unresolved: HashSet<String>,
 }
 
 /// A prompt checked against one parameter list, and what it lowered to.

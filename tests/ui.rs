@@ -4,9 +4,13 @@
 //! shows the source and the rendered diagnostics (and, under `tests/ui/parse/`, the syntax
 //! tree). A file named `*.ok.ael` must produce no error; a file named `*.err.ael` must produce
 //! at least one (under `parse/`, counting syntax errors only).
+//!
+//! Cases that need a project (an `ael.toml`, a prompt template, several modules) are folders
+//! `tests/ui/projects/<name>.ok/` or `<name>.err/`, checked as a project; their snapshot shows
+//! every file of the folder, txtar-style (`-- PATH --`), then the diagnostics.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use aelc::diagnostics::render::{self, Color};
 use aelc::driver::{self, DiskWorld};
@@ -14,25 +18,122 @@ use aelc::driver::{self, DiskWorld};
 #[test]
 fn ui() {
     let failures = RefCell::new(Vec::new());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     insta::glob!("ui/**/*.ael", |path| {
+        // The modules of project cases are checked with their project, below.
+        if path.starts_with(root.join("tests/ui/projects")) {
+            return;
+        }
         if let Some(snapshot) = check_file(path, &mut failures.borrow_mut()) {
-            // One stable name per file, whatever the glob's common base is:
-            // `tests/ui/parse/a.ok.ael` → `tests/ui/snapshots/ui@parse__a.ok.ael.snap`.
-            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-            let relative = path.strip_prefix(root.join("tests/ui")).unwrap_or(path);
-            let suffix = relative.to_string_lossy().replace(['/', '\\'], "__");
-            insta::with_settings!({
-                snapshot_path => root.join("tests/ui/snapshots"),
-                prepend_module_to_snapshot => false,
-                omit_expression => true,
-                snapshot_suffix => suffix,
-            }, {
-                insta::assert_snapshot!("ui", snapshot);
-            });
+            assert_ui_snapshot(path, snapshot);
         }
     });
     let failures = failures.into_inner();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// One stable snapshot name per case, whatever the glob's common base is:
+/// `tests/ui/parse/a.ok.ael` → `tests/ui/snapshots/ui@parse__a.ok.ael.snap`, and the folder
+/// `tests/ui/projects/b.err` → `ui@projects__b.err.snap`.
+fn assert_ui_snapshot(path: &Path, snapshot: String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let relative = path.strip_prefix(root.join("tests/ui")).unwrap_or(path);
+    let suffix = relative.to_string_lossy().replace(['/', '\\'], "__");
+    insta::with_settings!({
+        snapshot_path => root.join("tests/ui/snapshots"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+        snapshot_suffix => suffix,
+    }, {
+        insta::assert_snapshot!("ui", snapshot);
+    });
+}
+
+#[test]
+fn ui_projects() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("tests/ui/projects");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    folders.sort();
+    assert!(!folders.is_empty(), "no project cases in {}", dir.display());
+    let mut failures = Vec::new();
+    for folder in folders {
+        if let Some(snapshot) = check_project(&folder, &mut failures) {
+            assert_ui_snapshot(&folder, snapshot);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Checks one project folder; records broken `.ok`/`.err` expectations in `failures` and
+/// returns the snapshot text.
+fn check_project(folder: &Path, failures: &mut Vec<String>) -> Option<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Relative, so that rendered file names do not depend on the machine.
+    let shown = folder.strip_prefix(root).unwrap_or(folder);
+    let shown_text = shown.to_string_lossy().replace('\\', "/");
+    if !folder.join("ael.toml").is_file() {
+        failures.push(format!("{shown_text}: a project case needs an ael.toml"));
+        return None;
+    }
+    let compilation = match driver::check_path(&DiskWorld, shown) {
+        Ok(compilation) => compilation,
+        Err(err) => {
+            failures.push(format!("{shown_text}: {err}"));
+            return None;
+        }
+    };
+    let mut files = Vec::new();
+    project_files(folder, &mut files);
+    files.sort();
+    let mut snapshot = String::from("----- FILES\n");
+    for file in &files {
+        let name = file.strip_prefix(folder).unwrap_or(file);
+        let bytes = std::fs::read(file).unwrap_or_default();
+        snapshot.push_str(&format!(
+            "-- {} --\n{}",
+            name.to_string_lossy().replace('\\', "/"),
+            String::from_utf8_lossy(&bytes)
+        ));
+    }
+    let diagnostics = render::human(&compilation.sources, &compilation.diagnostics, Color::Never);
+    snapshot.push_str(&format!("\n----- DIAGNOSTICS\n{diagnostics}"));
+    let errors = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .count();
+    expect(&shown_text, errors, &diagnostics, failures);
+    Some(snapshot)
+}
+
+fn project_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            project_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// A case named `*.ok[.ael]` must have no error, one named `*.err[.ael]` at least one.
+fn expect(shown: &str, errors: usize, diagnostics: &str, failures: &mut Vec<String>) {
+    let name = shown.strip_suffix(".ael").unwrap_or(shown);
+    if name.ends_with(".ok") && errors > 0 {
+        failures.push(format!("{shown} must have no errors:\n{diagnostics}"));
+    }
+    if name.ends_with(".err") && errors == 0 {
+        failures.push(format!("{shown} must have at least one error"));
+    }
 }
 
 /// Checks one file; records broken `.ok`/`.err` expectations in `failures` and returns the
@@ -59,7 +160,6 @@ fn check_file(path: &Path, failures: &mut Vec<String>) -> Option<String> {
         }
     }
 
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     // Under `parse/`, `.ok`/`.err` speak of syntax only (codes E00xx and E01xx): those files
     // are fragments that may name types defined elsewhere.
     let syntax_only = shown_text.contains("tests/ui/parse/");
@@ -69,11 +169,6 @@ fn check_file(path: &Path, failures: &mut Vec<String>) -> Option<String> {
         .filter(|d| d.is_error())
         .filter(|d| !syntax_only || d.code < "E0200")
         .count();
-    if name.ends_with(".ok.ael") && errors > 0 {
-        failures.push(format!("{shown_text} must have no errors:\n{diagnostics}"));
-    }
-    if name.ends_with(".err.ael") && errors == 0 {
-        failures.push(format!("{shown_text} must have at least one error"));
-    }
+    expect(&shown_text, errors, &diagnostics, failures);
     Some(snapshot)
 }

@@ -1,10 +1,11 @@
 //! The publishing rules of spec §9.2, checked before `aelc build` writes anything.
 //!
 //! Errors (nothing is written while one stands):
-//! - `E0801` an `errors` set declares a reserved code;
-//! - `E0802` a `Set` over 1000 items (`uniqueItems` compares every pair, spec §8);
-//! - `E0803` a `List` over 10,000 items, the platform's array bound;
-//! - `E0804` a node type with no value nesting at most 64 levels deep;
+//! - `E0810`, internal: the IR breaks a rule the checker enforces on the source (a declared
+//!   reserved code, E0408; a `Set` over 1000 or a `List` over 10,000 items, E0303; a node type
+//!   with no value nesting at most 64 levels deep, E0313). A checked program never does; the
+//!   re-check keeps the published documents safe if the IR is ever made another way. (These
+//!   were the author-facing codes `E0801`–`E0804`, retired because no source reaches them.)
 //! - `E0805`/`E0806` an example whose input/output does not validate against the emitted
 //!   schema, with the JSON Pointer of the offending value;
 //! - `E0807` an example file that is not an example; `E0808` one that fails with a code the
@@ -66,21 +67,13 @@ pub fn check_program(program: &Program) -> Vec<Diagnostic> {
     for set in &program.errors {
         for code in &set.codes {
             if RESERVED_CODES.contains(&code.name.as_str()) {
-                out.push(
-                    Diagnostic::new(
-                        "E0801",
-                        format!(
-                            "`errors {}` in `{}` declares `{}`, a code the platform reserves",
-                            set.name, set.module, code.name
-                        ),
-                    )
-                    .note(format!("reserved codes: {}", RESERVED_CODES.join(", ")))
-                    .help(format!(
-                        "rename the code, e.g. `{}_{}`",
-                        set.name.to_lowercase(),
-                        code.name
-                    )),
-                );
+                out.push(internal(
+                    format!(
+                        "`errors {}` in `{}` declares `{}`, a code the platform reserves",
+                        set.name, set.module, code.name
+                    ),
+                    "E0408",
+                ));
             }
         }
     }
@@ -102,21 +95,24 @@ fn check_node_types(program: &Program, node: &NodeIr, out: &mut Vec<Diagnostic>)
     for (place, ty) in places {
         let mut bounds = Vec::new();
         collect_bound_breaks(ty, types, &mut seen, &mut bounds);
-        for (code, what) in bounds {
-            out.push(bound_error(code, node, &place, &what));
+        for (limit, what) in bounds {
+            out.push(internal(
+                format!(
+                    "the {place} of `{}` holds {what}, over the platform bound of {limit}",
+                    node.name
+                ),
+                "E0303",
+            ));
         }
         if !fits_depth_limit(ty, types) {
-            out.push(
-                Diagnostic::new(
-                    "E0804",
-                    format!(
-                        "the {place} of `{}` has no value that nests at most {} levels deep",
-                        node.name,
-                        limits::MAX_DEPTH
-                    ),
-                )
-                .help("make the recursive field an `Option` or a list that may be empty"),
-            );
+            out.push(internal(
+                format!(
+                    "the {place} of `{}` has no value that nests at most {} levels deep",
+                    node.name,
+                    limits::MAX_DEPTH
+                ),
+                "E0313",
+            ));
         }
     }
     for warning in bare_output_fields(&node.output, types) {
@@ -131,38 +127,31 @@ fn check_node_types(program: &Program, node: &NodeIr, out: &mut Vec<Diagnostic>)
     }
 }
 
-fn bound_error(code: &'static str, node: &NodeIr, place: &str, what: &str) -> Diagnostic {
-    let (limit, why) = match code {
-        "E0802" => (
-            limits::MAX_UNIQUE_ITEMS,
-            "checking that items are distinct compares every pair",
-        ),
-        _ => (limits::MAX_ITEMS, "the platform refuses longer arrays"),
-    };
-    Diagnostic::new(
-        code,
-        format!(
-            "the {place} of `{}` holds {what}, over the platform bound of {limit}",
-            node.name
-        ),
-    )
-    .note(why.to_owned())
-    .help(format!("lower the bound to at most {limit}"))
+/// The internal error for a rule the checker should have reported as `checker_code`.
+fn internal(message: String, checker_code: &str) -> Diagnostic {
+    Diagnostic::new("E0810", format!("internal error: {message}"))
+        .note(format!(
+            "the checker refuses this on the source as {checker_code}, so the typed IR was not \
+             made by it, or aelc has a bug"
+        ))
+        .help("please report the project that triggers this")
 }
 
-/// Every list or set inside `ty` whose bound breaks the platform's.
+/// Every list or set inside `ty` whose bound breaks the platform's: the bound, and what.
 fn collect_bound_breaks(
     ty: &Ty,
     types: &TypeTable,
     seen: &mut BTreeSet<u32>,
-    out: &mut Vec<(&'static str, String)>,
+    out: &mut Vec<(u32, String)>,
 ) {
     match ty {
         Ty::List(list) => {
             if list.unique && list.max > limits::MAX_UNIQUE_ITEMS {
-                out.push(("E0802", format!("a `Set` of up to {} items", list.max)));
+                let what = format!("a `Set` of up to {} items", list.max);
+                out.push((limits::MAX_UNIQUE_ITEMS, what));
             } else if list.max > limits::MAX_ITEMS {
-                out.push(("E0803", format!("a `List` of up to {} items", list.max)));
+                let what = format!("a `List` of up to {} items", list.max);
+                out.push((limits::MAX_ITEMS, what));
             }
             collect_bound_breaks(&list.item, types, seen, out);
         }

@@ -35,6 +35,39 @@ pub fn all() -> Vec<&'static CodeInfo> {
     all
 }
 
+/// A code that is no longer emitted: `(code, the code reported instead, why)`. Codes are never
+/// reused, so a retired code stays listed here, and `aelc explain` points to its successor.
+pub const RETIRED: &[(&str, &str, &str)] = &[
+    (
+        "E0801",
+        "E0408",
+        "a reserved failure code is refused by the checker where it is declared",
+    ),
+    (
+        "E0802",
+        "E0303",
+        "a `Set` over 1000 items is refused by the checker where its type is written",
+    ),
+    (
+        "E0803",
+        "E0303",
+        "a `List` over 10000 items is refused by the checker where its type is written",
+    ),
+    (
+        "E0804",
+        "E0313",
+        "a type too deep for any payload is refused by the checker where it is declared",
+    ),
+];
+
+/// The retired code `code` (case-insensitively): what is reported instead, and why.
+pub fn retired(code: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    RETIRED
+        .iter()
+        .find(|(c, _, _)| c.eq_ignore_ascii_case(code))
+        .copied()
+}
+
 /// Looks a code up, case-insensitively (`e0101` finds `E0101`).
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
     all()
@@ -60,5 +93,21 @@ mod tests {
             );
             assert!(!info.title.is_empty() && !info.explanation.is_empty());
         }
+    }
+
+    #[test]
+    fn retired_codes_stay_retired_and_name_a_live_successor() {
+        for (code, instead, why) in super::RETIRED {
+            assert!(
+                super::lookup(code).is_none(),
+                "{code} is retired: never reuse it"
+            );
+            assert!(
+                super::lookup(instead).is_some(),
+                "{code}: {instead} is no code"
+            );
+            assert!(!why.is_empty());
+        }
+        assert_eq!(super::retired("e0801").map(|r| r.1), Some("E0408"));
     }
 }

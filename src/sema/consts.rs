@@ -86,6 +86,10 @@ fn check_default(
         );
         return None;
     }
+    // A default the parser could not read (`18446744073709551616`) was reported there.
+    if matches!(default.kind, ast::ExprKind::Error) {
+        return None;
+    }
     let Some(json) = constant(default) else {
         cx.report(
             Diagnostic::new("E0310", "a default must be a constant")

@@ -387,6 +387,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             }
             None => {
                 let name = path.to_text();
+                // A name whose `use` failed was reported at the `use`.
+                let imported = self.cx.modules.get(self.module);
+                if imported.is_some_and(|m| m.unresolved.contains(&name)) {
+                    return err;
+                }
                 let mut candidates: Vec<String> =
                     self.locals.iter().map(|l| l.name.clone()).collect();
                 if let Some(STy::Def(def)) = expected {
@@ -1093,7 +1098,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let (lt, lx) = self.expr(lhs, None);
         let (rt_, rx) = self.expr(rhs, Some(&lt));
         let out = |t| (t, rt::Expr::binary(rop, lx.clone(), rx.clone()));
-        if lt.is_error() || rt_.is_error() {
+        if lt.is_error() || rt_.is_error() || chained_comparison(op, lhs, rhs) {
             return (STy::Error, rt::Expr::None);
         }
         let same = rt_.fits(&lt) || lt.fits(&rt_);
@@ -1479,4 +1484,13 @@ fn value_span(e: &ast::Expr) -> Span {
         ExprKind::Paren(inner) => value_span(inner),
         _ => e.span,
     }
+}
+
+/// `a < b < c`: the parser reports the chain (E0103) and keeps `(a < b) < c` unparenthesized;
+/// typing it would only add a confusing "bool and an integer" error.
+fn chained_comparison(op: BinaryOp, lhs: &ast::Expr, rhs: &ast::Expr) -> bool {
+    let comparison = |op: BinaryOp| op.precedence() == BinaryOp::Eq.precedence();
+    let is_comparison =
+        |e: &ast::Expr| matches!(&e.kind, ExprKind::Binary { op, .. } if comparison(*op));
+    comparison(op) && (is_comparison(lhs) || is_comparison(rhs))
 }

@@ -192,11 +192,17 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
                 locals = ecx.locals_used();
                 calls = std::mem::take(&mut ecx.calls);
             }
-            (None, _) if !def.is_extern => cx.report(
-                Diagnostic::new("E0410", format!("fn `{}` has no body", def.name.name))
-                    .primary(def.name.span, "missing `{ … }`")
-                    .help("write the body, or declare it `extern fn` to implement it in Rust"),
-            ),
+            (None, _) if !def.is_extern => {
+                // The item ends at the `;` written where the body should be.
+                let end = item.span.end as usize;
+                let semi = Span::new(item.span.file, end.saturating_sub(1)..end);
+                cx.report(
+                    Diagnostic::new("E0410", format!("fn `{}` has no body", def.name.name))
+                        .primary(semi, "a `;` where the body `{ … }` should be")
+                        .secondary(def.name.span, "this fn is not `extern`")
+                        .help("write the body, or declare it `extern fn` to implement it in Rust"),
+                );
+            }
             _ => {}
         }
         graph.push(calls);
@@ -597,6 +603,16 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
         let mut seen = Vec::new();
         for entry in &def.entries {
             let key = entry.key.name.as_str();
+            // A value the parser could not read (`5min`) was reported there; the limit is
+            // written, so it is not reported missing either.
+            let unread = entry
+                .args
+                .iter()
+                .any(|a| matches!(a.value.kind, ast::ExprKind::Error));
+            if unread && keys.contains(&key) {
+                seen.push(key);
+                continue;
+            }
             let arg = entry.args.first().map(|a| &a.value.kind);
             let lit = match arg {
                 Some(ast::ExprKind::Lit(l)) => Some(&l.kind),

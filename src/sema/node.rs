@@ -151,6 +151,14 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                 }
             }
             seen_keys.push((key, entry.key.span));
+            // A value the parser could not read (`timeout: 5min;`) was reported there.
+            if entry
+                .args
+                .iter()
+                .any(|a| matches!(a.value.kind, ExprKind::Error))
+            {
+                continue;
+            }
             let arg = entry.args.first().map(|a| &a.value);
             match (name, key) {
                 ("config", "prompt") => {

@@ -15,6 +15,11 @@
 //! - `\d \w \s \D \W \S \b \B` are refused with the ASCII class that means the same everywhere;
 //! - escapes are limited to `\xHH`, `\t \n \r \f \v` and the syntax characters
 //!   `^ $ \ . * + ? ( ) [ ] { } | /` (and `-` inside a class): ECMA `u` mode refuses the rest.
+//!
+//! Two codes, one per rule ([`PatternErrorKind`]): `E0350` for what is outside the common
+//! syntax (some engine refuses it, or it is no regex), `E0307` for what every engine accepts
+//! but reads differently (`\d \w \s \b` and their negations, a `]` first or a bare `[` in a
+//! class). The second is the subtler bug: the pattern works in a test and fails elsewhere.
 
 use regex_syntax::ast::{
     self, AssertionKind, Ast, ClassPerlKind, ClassSet, ClassSetItem, ErrorKind, GroupKind,
@@ -24,9 +29,23 @@ use regex_syntax::ast::{
 /// The largest repetition count accepted (`{1000}`), as the spec says.
 pub const MAX_REPETITION: u32 = 1000;
 
+/// Which of the two portability rules a refused construct breaks; each has its own code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatternErrorKind {
+    /// Outside the common syntax: some engine refuses or cannot run it (a backreference, an
+    /// inline flag, `\A`), or it is no regex at all (`(abc`). Reported as `E0350`.
+    Unsupported,
+    /// Inside every engine's syntax but read differently: it matches other texts in Rust than
+    /// in RE2 or ECMA-262 (`\d` is Unicode in Rust, ASCII elsewhere; `[]a]`). Reported as
+    /// `E0307`.
+    ReadDifferently,
+}
+
 /// Why a pattern is refused, at a byte range inside the pattern text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PatternError {
+    /// Which rule it breaks.
+    pub kind: PatternErrorKind,
     /// Byte offset of the offending construct inside the pattern.
     pub offset: usize,
     /// Its length in bytes (at least 1 unless the pattern is empty there).
@@ -81,6 +100,7 @@ fn possessive_repetition(pattern: &str) -> Option<PatternError> {
             ']' if in_class => in_class = false,
             '+' if !in_class && previous_was_quantifier => {
                 return Some(PatternError {
+                    kind: PatternErrorKind::Unsupported,
                     offset,
                     len: 1,
                     message: "possessive repetition is not supported".to_owned(),
@@ -132,6 +152,7 @@ fn from_syntax_error(error: &ast::Error) -> PatternError {
         ),
     };
     PatternError {
+        kind: PatternErrorKind::Unsupported,
         offset: span.start.offset,
         len: span.end.offset.saturating_sub(span.start.offset),
         message,
@@ -145,8 +166,30 @@ struct Walk<'p> {
 }
 
 impl Walk<'_> {
+    /// A construct outside the common syntax.
     fn refuse(&mut self, span: &ast::Span, message: impl Into<String>, help: impl Into<String>) {
+        self.push(PatternErrorKind::Unsupported, span, message, help);
+    }
+
+    /// A construct every engine accepts but reads differently.
+    fn refuse_differs(
+        &mut self,
+        span: &ast::Span,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
+        self.push(PatternErrorKind::ReadDifferently, span, message, help);
+    }
+
+    fn push(
+        &mut self,
+        kind: PatternErrorKind,
+        span: &ast::Span,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
         self.errors.push(PatternError {
+            kind,
             offset: span.start.offset,
             len: span.end.offset.saturating_sub(span.start.offset),
             message: message.into(),
@@ -213,7 +256,7 @@ impl Walk<'_> {
                     );
                 }
                 if in_class && c == '[' {
-                    self.refuse(
+                    self.refuse_differs(
                         &literal.span,
                         "a bare `[` inside a class is read differently across engines",
                         "escape it: `\\[`",
@@ -276,20 +319,30 @@ impl Walk<'_> {
     }
 
     fn assertion(&mut self, assertion: &ast::Assertion) {
-        let (message, help) = match assertion.kind {
+        let (kind, message, help) = match assertion.kind {
             AssertionKind::StartLine | AssertionKind::EndLine => return,
-            AssertionKind::StartText => ("`\\A` is not supported by ECMA-262", "write `^`"),
-            AssertionKind::EndText => ("`\\z` is not supported by ECMA-262", "write `$`"),
+            AssertionKind::StartText => (
+                PatternErrorKind::Unsupported,
+                "`\\A` is not supported by ECMA-262",
+                "write `^`",
+            ),
+            AssertionKind::EndText => (
+                PatternErrorKind::Unsupported,
+                "`\\z` is not supported by ECMA-262",
+                "write `$`",
+            ),
             AssertionKind::WordBoundary | AssertionKind::NotWordBoundary => (
+                PatternErrorKind::ReadDifferently,
                 "word boundaries differ across engines (Unicode in Rust, ASCII elsewhere)",
                 "anchor with `^` and `$`, or match the separator, e.g. `[^A-Za-z0-9_]`",
             ),
             _ => (
+                PatternErrorKind::Unsupported,
                 "this word-boundary assertion is Rust-only",
                 "anchor with `^` and `$`, or match the separator, e.g. `[^A-Za-z0-9_]`",
             ),
         };
-        self.refuse(&assertion.span, message, help);
+        self.push(kind, &assertion.span, message, help);
     }
 
     fn unicode_class(&mut self, span: &ast::Span) {
@@ -312,7 +365,7 @@ impl Walk<'_> {
         } else {
             (name.to_owned(), format!("[{class}]"))
         };
-        self.refuse(
+        self.refuse_differs(
             span,
             format!("`\\{name}` means different characters in different engines"),
             format!("write `{fix}` (inside a class, write just the ranges)"),
@@ -332,6 +385,7 @@ impl Walk<'_> {
         if self.text(&class.span).starts_with(opening) {
             let start = class.span.start.offset + opening.len() - 1;
             self.errors.push(PatternError {
+                kind: PatternErrorKind::ReadDifferently,
                 offset: start,
                 len: 1,
                 message: "a `]` first in a class is read differently across engines".to_owned(),
@@ -503,6 +557,34 @@ mod tests {
         }
         assert!(failures.is_empty(), "\n{}", failures.join("\n"));
         assert!(TABLE.len() >= 40);
+    }
+
+    /// Each refusal carries the rule it breaks, and so its code: `E0307` for constructs every
+    /// engine reads differently, `E0350` for the rest.
+    #[test]
+    fn refusals_are_sorted_by_rule() {
+        use super::PatternErrorKind::{ReadDifferently, Unsupported};
+        let cases = [
+            (r"\d", ReadDifferently),
+            (r"[^\W]", ReadDifferently),
+            (r"\bx", ReadDifferently),
+            (r"[]a]", ReadDifferently),
+            (r"(a)\1", Unsupported),
+            (r"a(?=b)", Unsupported),
+            (r"(?i)a", Unsupported),
+            (r"\pL", Unsupported),
+            (r"\Aa", Unsupported),
+            (r"a{1001}", Unsupported),
+            (r"(abc", Unsupported),
+        ];
+        for (pattern, kind) in cases {
+            let errors = check_pattern(pattern).err().unwrap_or_default();
+            assert_eq!(
+                errors.first().map(|e| e.kind),
+                Some(kind),
+                "{pattern:?}: {errors:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Turns the `@pattern` validator's findings ([`super::pattern`]) into diagnostics that point
-//! inside the string literal.
+//! inside the string literal: `E0350` for a construct outside the common syntax, `E0307` for
+//! one every engine accepts but reads differently.
 
 use std::collections::HashMap;
 
-use super::pattern::{check_pattern, PatternError};
+use super::pattern::{check_pattern, PatternError, PatternErrorKind};
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 
@@ -46,13 +47,17 @@ fn to_diagnostic(e: &PatternError, literal: Span, raw: Option<u8>) -> Diagnostic
         }
         None => literal,
     };
-    Diagnostic::new(
-        "E0307",
-        format!("this pattern is not portable: {}", e.message),
-    )
-    .primary(
-        at,
-        "not in the syntax common to RE2, ECMA-262 and Rust `regex`",
-    )
-    .help(e.help.clone())
+    let (code, label) = match e.kind {
+        PatternErrorKind::Unsupported => (
+            "E0350",
+            "not in the syntax common to RE2, ECMA-262 and Rust `regex`",
+        ),
+        PatternErrorKind::ReadDifferently => (
+            "E0307",
+            "RE2, ECMA-262 and Rust `regex` match different texts here",
+        ),
+    };
+    Diagnostic::new(code, format!("this pattern is not portable: {}", e.message))
+        .primary(at, label)
+        .help(e.help.clone())
 }

@@ -20,6 +20,7 @@ pub(crate) fn collect(cx: &mut Cx<'_, '_>) {
             names: HashMap::new(),
             imports: Vec::new(),
             own: HashMap::new(),
+            unresolved: Default::default(),
         });
     }
     for (index, module) in input.modules.iter().enumerate() {
@@ -107,6 +108,12 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
             ),
         };
         cx.report(d);
+        if let Some(scope) = cx.modules.get_mut(here) {
+            for name in &use_item.names {
+                let local = name.alias.as_ref().unwrap_or(&name.name);
+                scope.unresolved.insert(local.name.clone());
+            }
+        }
         return;
     };
     for name in &use_item.names {
@@ -128,6 +135,10 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
                 }
             }
             cx.report(d);
+            let local = name.alias.as_ref().unwrap_or(&name.name);
+            if let Some(scope) = cx.modules.get_mut(here) {
+                scope.unresolved.insert(local.name.clone());
+            }
             continue;
         };
         let local = name.alias.as_ref().unwrap_or(&name.name);
@@ -238,6 +249,15 @@ impl Cx<'_, '_> {
         extra: &[&str],
     ) {
         let text = path.to_text();
+        // A name whose `use` failed was reported at the `use`.
+        if path.segments.len() == 1
+            && self
+                .modules
+                .get(module)
+                .is_some_and(|m| m.unresolved.contains(&text))
+        {
+            return;
+        }
         let mut candidates = self.names_in_scope(module, accept);
         candidates.extend(extra.iter().map(|s| (*s).to_owned()));
         let name = path.last().map_or(text.as_str(), |l| l.name.as_str());

@@ -6,6 +6,11 @@
 //! `for`, expressions in the runtime's `expr` form), which `aelc_runtime::prompt` renders.
 //! Slots: the node's parameters, then `output_schema`, then `for` variables and closure
 //! parameters in the order they are bound.
+//!
+//! Codes: a tag never closed `E0720`, an unknown tag `E0721`, `else`/`end` with nothing open
+//! `E0722`, a block never closed `E0723`, a tag of the wrong shape `E0724`; inside a tag, an
+//! expression that does not parse `E0702` (with the parser's message), a type error `E0701`,
+//! and the checker's own codes (an unknown name is `E0205`) noted "in a prompt template".
 
 use aelc_runtime::expr as rt;
 use aelc_runtime::prompt::{Segment, Template};
@@ -18,13 +23,19 @@ use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, Span};
 use crate::syntax;
 
+/// A tag as read; expressions are the text inside the tag with their byte offset in the file.
+#[derive(Debug, PartialEq)]
 enum Tag<'t> {
     Value(&'t str, u32),
     If(&'t str, u32),
     For(&'t str, &'t str, u32),
     Else,
     End,
-    Bad(&'t str),
+    /// A word that is no tag (`E0721`), and whether it looks like it opens a block.
+    Unknown(&'t str, bool),
+    /// A known tag of the wrong shape (`E0724`): what is wrong, how to write it, and whether
+    /// it opens a block (a broken `if` or `for`), so that its `{% end %}` is not reported too.
+    Malformed(&'static str, &'static str, bool),
 }
 
 /// An open `if` or `for` while the template is read: what it collects, and where it started.
@@ -75,25 +86,46 @@ pub(crate) fn check_prompt(
             break;
         };
         let close = if kind == "{{" { "}}" } else { "%}" };
-        let Some(end) = text
+        let end = text
             .get(start + 2..)
             .and_then(|t| t.find(close))
-            .map(|e| start + 2 + e)
-        else {
+            .map(|e| start + 2 + e);
+        // A tag whose closing comes only after the next tag opens was never closed: reading
+        // up to that later close would report a confusing expression error instead.
+        let next = find_open(&text, start + 2);
+        let Some(end) = end.filter(|&end| next.is_none_or(|next| end < next)) else {
             ecx.cx.report(
-                Diagnostic::new("E0702", format!("this `{kind}` is never closed")).primary(
-                    Span::new(file, start..start + 2),
-                    format!("expected `{close}`"),
-                ),
+                Diagnostic::new("E0720", format!("this `{kind}` is never closed"))
+                    .primary(
+                        Span::new(file, start..start + 2),
+                        format!("no `{close}` before the next tag or the end of the file"),
+                    )
+                    .help(format!("close the tag with `{close}`")),
             );
-            rest = text.len();
-            break;
+            match next {
+                Some(next) => {
+                    rest = next;
+                    continue;
+                }
+                None => {
+                    rest = text.len();
+                    break;
+                }
+            }
         };
         let inner = text.get(start + 2..end).unwrap_or("");
         let tag_span = Span::new(file, start..end + 2);
         let offset = (start + 2) as u32;
         let tag = if kind == "{{" {
-            Tag::Value(inner, offset)
+            if inner.trim().is_empty() {
+                Tag::Malformed(
+                    "`{{ }}` holds no expression",
+                    "write the value to insert, e.g. `{{ request.text }}`",
+                    false,
+                )
+            } else {
+                Tag::Value(inner, offset)
+            }
         } else {
             parse_tag(inner, offset)
         };
@@ -126,9 +158,12 @@ pub(crate) fn check_prompt(
                     STy::Error => STy::Error,
                     other => {
                         let found = other.describe(&ecx.cx.table);
+                        let at = at as usize;
                         ecx.cx.report(
                             Diagnostic::new("E0701", format!("`for` needs a list, found {found}"))
-                                .primary(tag_span, "not a list"),
+                                .primary(Span::new(file, at..at + e.len()), "not a list")
+                                .note("in a prompt template")
+                                .help("`{% for NAME in LIST %}` repeats its body for each item of a `List` or a `Set`"),
                         );
                         STy::Error
                     }
@@ -149,9 +184,32 @@ pub(crate) fn check_prompt(
                     *then = std::mem::take(&mut body);
                     *in_else = true;
                 }
-                _ => ecx.cx.report(
-                    Diagnostic::new("E0702", "`{% else %}` outside `{% if %}`")
-                        .primary(tag_span, "nothing to continue"),
+                Some(Open {
+                    block: Block::If { .. },
+                    span,
+                    ..
+                }) => {
+                    let span = *span;
+                    ecx.cx.report(
+                        Diagnostic::new("E0722", "a second `{% else %}` for one `{% if %}`")
+                            .primary(tag_span, "this `if` already has its `else`")
+                            .secondary(span, "the `if`")
+                            .help("there is no `elif`: nest an `{% if %}` inside the `else`"),
+                    );
+                }
+                Some(Open { span, .. }) => {
+                    let span = *span;
+                    ecx.cx.report(
+                        Diagnostic::new("E0722", "`{% else %}` inside a `{% for %}`")
+                            .primary(tag_span, "the nearest open block is a `for`")
+                            .secondary(span, "this `for`")
+                            .help("close the `for` with `{% end %}` before the `else`"),
+                    );
+                }
+                None => ecx.cx.report(
+                    Diagnostic::new("E0722", "`{% else %}` outside `{% if %}`")
+                        .primary(tag_span, "no open `if` to continue")
+                        .help("open the block with `{% if CONDITION %}`, or remove the `else`"),
                 ),
             },
             Tag::End => match open.pop() {
@@ -183,22 +241,58 @@ pub(crate) fn check_prompt(
                     });
                 }
                 None => ecx.cx.report(
-                    Diagnostic::new("E0702", "`{% end %}` closes nothing")
-                        .primary(tag_span, "no open `if` or `for`"),
+                    Diagnostic::new("E0722", "`{% end %}` closes nothing")
+                        .primary(tag_span, "no open `if` or `for`")
+                        .help("remove it, or open the block it should close"),
                 ),
             },
-            Tag::Bad(word) => ecx.cx.report(
-                Diagnostic::new("E0702", format!("unknown template tag `{word}`"))
-                    .primary(tag_span, "expected `if`, `for`, `else` or `end`"),
-            ),
+            Tag::Unknown(word, opens) => {
+                ecx.cx.report(
+                    Diagnostic::new("E0721", format!("unknown template tag `{word}`"))
+                        .primary(tag_span, "expected `if`, `for`, `else` or `end`")
+                        .help(unknown_tag_help(word)),
+                );
+                if opens {
+                    open_broken(
+                        &mut open,
+                        &mut saved,
+                        &mut body,
+                        ecx.scope_depth(),
+                        tag_span,
+                    );
+                }
+            }
+            Tag::Malformed(what, fix, opens) => {
+                ecx.cx.report(
+                    Diagnostic::new("E0724", what)
+                        .primary(tag_span, "malformed tag")
+                        .help(fix),
+                );
+                if opens {
+                    open_broken(
+                        &mut open,
+                        &mut saved,
+                        &mut body,
+                        ecx.scope_depth(),
+                        tag_span,
+                    );
+                }
+            }
         }
         rest = end + 2;
     }
     push_text(&mut body, text.get(rest..).unwrap_or(""));
     for block in &open {
+        // Named by the tag's own word: a broken `{% unless … %}` opens a block too.
+        let (start, end) = (block.span.start as usize, block.span.end as usize);
+        let word = text
+            .get(start + 2..end.saturating_sub(2))
+            .and_then(|t| t.split_whitespace().next())
+            .unwrap_or("if");
         ecx.cx.report(
-            Diagnostic::new("E0702", "this block is never closed")
-                .primary(block.span, "add `{% end %}`"),
+            Diagnostic::new("E0723", format!("this `{{% {word} %}}` is never closed"))
+                .primary(block.span, "opened here")
+                .help("add `{% end %}` where the block ends"),
         );
     }
     let locals = ecx.locals_used();
@@ -208,6 +302,27 @@ pub(crate) fn check_prompt(
         locals,
         body,
     })
+}
+
+/// Opens a block for a broken opening tag, so that its `{% end %}` is not reported as closing
+/// nothing. The template has an error already, so the block is never lowered.
+fn open_broken(
+    open: &mut Vec<Open>,
+    saved: &mut Vec<Vec<Segment>>,
+    body: &mut Vec<Segment>,
+    depth: usize,
+    span: Span,
+) {
+    open.push(Open {
+        block: Block::If {
+            cond: rt::Expr::None,
+            then: Vec::new(),
+            in_else: false,
+        },
+        depth,
+        span,
+    });
+    saved.push(std::mem::take(body));
 }
 
 fn push_text(body: &mut Vec<Segment>, text: &str) {
@@ -295,27 +410,84 @@ fn find_open(text: &str, from: usize) -> Option<usize> {
     Some(from + first)
 }
 
+/// Reads the inside of a `{% … %}` tag; `offset` is the file offset of `inner`.
 fn parse_tag(inner: &str, offset: u32) -> Tag<'_> {
-    let lead = inner.len() - inner.trim_start().len();
     let body = inner.trim();
-    let at = offset + lead as u32;
-    if body == "else" {
-        return Tag::Else;
-    }
-    if body == "end" {
-        return Tag::End;
-    }
-    if let Some(rest) = body.strip_prefix("if ") {
-        return Tag::If(rest, at + 3);
-    }
-    if let Some(rest) = body.strip_prefix("for ") {
-        if let Some(pos) = rest.find(" in ") {
-            let name = rest.get(..pos).unwrap_or("");
-            let list = rest.get(pos + 4..).unwrap_or("");
-            return Tag::For(name, list, at + 4 + pos as u32 + 4);
+    let at = offset + (inner.len() - inner.trim_start().len()) as u32;
+    // The byte offset in the file of `part`, a suffix of `body`.
+    let offset_of = |part: &str| at + (body.len() - part.len()) as u32;
+    let word = body.split_whitespace().next().unwrap_or("");
+    let rest = body.get(word.len()..).unwrap_or("").trim_start();
+    match word {
+        "" => Tag::Malformed(
+            "an empty `{% %}` tag",
+            "write `{% if CONDITION %}`, `{% for NAME in LIST %}`, `{% else %}` or `{% end %}`",
+            false,
+        ),
+        "else" if rest.is_empty() => Tag::Else,
+        "end" if rest.is_empty() => Tag::End,
+        "else" => Tag::Malformed(
+            "`{% else %}` takes no condition",
+            "there is no `elif`: write `{% else %}` and nest an `{% if %}` inside it",
+            false,
+        ),
+        "end" => Tag::Malformed(
+            "`{% end %}` takes nothing",
+            "write `{% end %}`: it closes the nearest open `if` or `for`",
+            false,
+        ),
+        "if" if rest.is_empty() => Tag::Malformed(
+            "`{% if %}` needs a condition",
+            "write `{% if CONDITION %}`, e.g. `{% if request.notes.is_some() %}`",
+            true,
+        ),
+        "if" => Tag::If(rest, offset_of(rest)),
+        "for" => {
+            let name = rest.split_whitespace().next().unwrap_or("");
+            let after = rest.get(name.len()..).unwrap_or("").trim_start();
+            let list = after
+                .strip_prefix("in")
+                .filter(|l| l.starts_with(char::is_whitespace))
+                .map(str::trim_start)
+                .unwrap_or("");
+            if is_identifier(name) && !list.is_empty() {
+                Tag::For(name, list, offset_of(list))
+            } else {
+                Tag::Malformed(
+                    "a `for` is written `{% for NAME in LIST %}`",
+                    "name each item and give the list, e.g. `{% for finding in review.findings %}`",
+                    true,
+                )
+            }
         }
+        // `{% unless x %}`, `{% with x %}`: a word with an argument most likely opens a block;
+        // `{% elif x %}` continues one and `{% endif %}` closes one.
+        other => Tag::Unknown(
+            other,
+            !rest.is_empty() && !other.starts_with("el") && !other.starts_with("end"),
+        ),
     }
-    Tag::Bad(body.split_whitespace().next().unwrap_or(""))
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The fix for a tag word from another template language.
+fn unknown_tag_help(word: &str) -> &'static str {
+    match word {
+        "elif" | "elsif" | "elseif" | "else_if" => {
+            "there is no `elif`: write `{% else %}` and nest an `{% if %}` inside it"
+        }
+        "endif" | "endfor" | "fi" | "done" => "every block is closed by `{% end %}`",
+        "unless" => "write `{% if !CONDITION %}`",
+        "each" | "foreach" => "write `{% for NAME in LIST %}`",
+        _ => "the tags are `{% if CONDITION %}`, `{% else %}`, `{% for NAME in LIST %}` and `{% end %}`",
+    }
 }
 
 fn check_expr(
@@ -327,14 +499,32 @@ fn check_expr(
 ) -> (STy, rt::Expr) {
     let (expr, diagnostics) = syntax::parse_expr(file, text, offset);
     if !diagnostics.is_empty() {
-        for d in diagnostics {
+        // The parser's message and labels, under the template code: the parser's own codes
+        // explain AEL source files, not tags in a prompt, and its input ends with the tag.
+        for mut d in diagnostics {
+            d.code = "E0702";
+            d.message = d
+                .message
+                .replace("the end of the file", "the end of the tag");
+            for label in &mut d.labels {
+                label.message = label.message.replace("the file ends", "the tag ends");
+            }
+            d.notes.push("in a prompt template".to_owned());
+            if d.help.is_none() {
+                d.help = Some(
+                    "a tag holds one AEL expression, e.g. `{{ request.document }}` or \
+                     `{% if request.notes.is_some() %}`"
+                        .to_owned(),
+                );
+            }
             ecx.cx.report(d);
         }
         return (STy::Error, rt::Expr::None);
     }
     let before = ecx.cx.diags.len();
     let (ty, lowered) = ecx.expr(&expr, expected);
-    // Template errors carry the template code range's own code for `aelc explain`.
+    // Errors inside the expression keep the checker's codes (an unknown name is E0205 here as
+    // in a module); the note says where they come from.
     for d in ecx.cx.diags.iter_mut().skip(before) {
         d.notes.push("in a prompt template".to_owned());
     }
@@ -343,9 +533,72 @@ fn check_expr(
             let found = ty.describe(&ecx.cx.table);
             ecx.cx.report(
                 Diagnostic::new("E0701", format!("expected a bool condition, found {found}"))
-                    .primary(expr.span, "not a condition"),
+                    .primary(expr.span, "not a condition")
+                    .note("in a prompt template")
+                    .help("a condition is a `bool`: compare the value, or test it with a method such as `is_empty()` or `is_some()`"),
             );
         }
     }
     (ty, lowered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_tag, Tag};
+
+    #[test]
+    fn tags_are_read_with_the_offsets_of_their_expressions() {
+        // `{% if a.b %}` at offset 0: the inside starts at 2, the condition at 6.
+        assert_eq!(parse_tag(" if a.b ", 2), Tag::If("a.b", 6));
+        assert_eq!(parse_tag("if\ta", 2), Tag::If("a", 5));
+        assert_eq!(parse_tag(" for x in xs ", 2), Tag::For("x", "xs", 12));
+        assert_eq!(parse_tag(" else ", 2), Tag::Else);
+        assert_eq!(parse_tag("end", 2), Tag::End);
+    }
+
+    proptest::proptest! {
+        /// The expression of a tag is the very text at its offset, so errors inside it land
+        /// on the right line and column of the `.md` file.
+        #[test]
+        fn expressions_sit_at_their_offsets(inner in "[ \t\nifornelsdx.()!_1]{0,24}") {
+            let offset = 7u32;
+            let at_of = |e: &str, at: u32| {
+                let start = (at - offset) as usize;
+                inner.get(start..start + e.len()) == Some(e)
+            };
+            match parse_tag(&inner, offset) {
+                Tag::If(e, at) => proptest::prop_assert!(at_of(e, at) && !e.trim().is_empty()),
+                Tag::For(name, e, at) => {
+                    proptest::prop_assert!(at_of(e, at) && !e.is_empty() && !name.is_empty())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_and_malformed_tags_are_told_apart() {
+        assert_eq!(parse_tag(" elif x ", 2), Tag::Unknown("elif", false));
+        assert_eq!(parse_tag(" endif ", 2), Tag::Unknown("endif", false));
+        assert_eq!(parse_tag(" iffy ", 2), Tag::Unknown("iffy", false));
+        assert_eq!(parse_tag(" unless x ", 2), Tag::Unknown("unless", true));
+        for inner in [
+            " ",
+            " if ",
+            " for ",
+            " for x ",
+            " for x in ",
+            " for 1x in xs ",
+            " for x of xs ",
+            " for x inxs ",
+            " else if x ",
+            " end if ",
+        ] {
+            assert!(
+                matches!(parse_tag(inner, 2), Tag::Malformed(..)),
+                "{inner:?} → {:?}",
+                parse_tag(inner, 2)
+            );
+        }
+    }
 }

@@ -843,6 +843,14 @@ impl Cx<'_, '_> {
             }
             Ty::Str(mut s) if matches!(attr.name.name.as_str(), "pattern" | "format") => {
                 let Some(text) = string_arg(attr) else {
+                    // A string the lexer could not read (`"\d"`) was reported there.
+                    if attr
+                        .args
+                        .iter()
+                        .any(|a| matches!(a.kind, ast::ExprKind::Error))
+                    {
+                        return Some(Ty::Str(s));
+                    }
                     self.report(
                         Diagnostic::new("E0306", format!("`@{}` takes one string", attr.name.name))
                             .primary(attr.span, "expected one string literal"),

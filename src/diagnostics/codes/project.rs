@@ -10,7 +10,7 @@ pub(super) static CODES: &[CodeInfo] = &[
     CodeInfo {
         code: "E0350",
         title: "pattern outside the common regex syntax",
-        explanation: "A `@pattern` is checked by RE2 (the gateway), by ECMA-262 engines (other JSON Schema validators) and by the Rust `regex` crate (the runtime), so it must mean the same to all three. Only their common syntax is accepted: literals, `.`, `^`, `$`, classes of literals and ranges, groups `(…)` and `(?:…)`, alternation and the quantifiers `* + ? {n} {m,} {m,n}` (counts up to 1000, lazy forms too), and the escapes `\\xHH \\t \\n \\r \\f \\v` and of the syntax characters. Refused, each with a fix: backreferences, lookaround, atomic groups and possessive quantifiers, `\\p{…}` classes, class set operations, nested and POSIX classes, inline flags, named groups, `\\A \\z`, and `\\d \\w \\s \\b` with their negations (Unicode in Rust, ASCII elsewhere: write `[0-9]`, `[A-Za-z0-9_]`, `[ \\t\\n\\r\\f\\v]`).",
+        explanation: "A `@pattern` (or `matches`) is run by RE2 (the gateway), by ECMA-262 engines (other JSON Schema validators) and by the Rust `regex` crate (the runtime), so only their common syntax is accepted: literals, `.`, `^`, `$`, classes of literals and ranges, groups `(…)` and `(?:…)`, alternation and the quantifiers `* + ? {n} {m,} {m,n}` (counts up to 1000, lazy forms too), and the escapes `\\xHH \\t \\n \\r \\f \\v` and of the syntax characters. Anything else is refused here, each with a fix: backreferences, lookaround, atomic groups and possessive quantifiers, `\\p{…}` classes, class set operations, nested and POSIX classes, inline flags, named groups, `\\A \\z`, other escapes, repetition counts over 1000, and text that is no regex at all (`(abc`). Constructs that every engine accepts but reads differently (`\\d \\w \\s \\b`) are `E0307`.",
         example: r#"type Digits = Str<8> @pattern(r"^(a)\1$");
 -- fix --
 type Digits = Str<8> @pattern(r"^(aa)$");"#,
@@ -261,7 +261,7 @@ accepts = ["text"]"#,
     CodeInfo {
         code: "E0720",
         title: "unclosed template tag",
-        explanation: "In a prompt template, every `{{` needs its `}}` and every `{%` its `%}`. To write `{{` as text, there is no escape in v0: rephrase it.",
+        explanation: "In a prompt template, every `{{` needs its `}}` and every `{%` its `%}`. A tag whose close comes only after the next tag opens (`{{ a }` … `{{ b }}`) is unclosed too: the error points at the opening that was never closed, and checking goes on from the next tag. To write `{{` as text, there is no escape in v0: rephrase it.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -289,7 +289,7 @@ Answer the question: {{ q.text }}"#,
     CodeInfo {
         code: "E0721",
         title: "unknown template tag",
-        explanation: "The tags of a prompt template are `{% if COND %}`, `{% else %}`, `{% for NAME in LIST %}` and `{% end %}` (spec §6). There is no `elif`: nest an `if` in the `else`.",
+        explanation: "The tags of a prompt template are `{% if COND %}`, `{% else %}`, `{% for NAME in LIST %}` and `{% end %}` (spec §6); the help names the AEL spelling of tags from other template languages. There is no `elif` (nest an `if` in the `else`), no `unless` (write `{% if !COND %}`), and every block is closed by `{% end %}`, not `endif` or `endfor`.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -317,7 +317,7 @@ node answer(q: Question) -> Answer {
     CodeInfo {
         code: "E0722",
         title: "`else` or `end` without an opening tag",
-        explanation: "`{% else %}` continues the nearest open `{% if %}` and `{% end %}` closes the nearest open `if` or `for`; here there is none (or the `if` already has its `else`).",
+        explanation: "`{% else %}` continues the nearest open `{% if %}` and `{% end %}` closes the nearest open `if` or `for`; here there is none, the `if` already has its `else`, or the nearest open block is a `for` (close it first).",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -373,7 +373,7 @@ node answer(q: Question) -> Answer {
     CodeInfo {
         code: "E0724",
         title: "malformed template tag",
-        explanation: "A tag is missing its expression or its shape: `{{ }}` with nothing inside, `{% if %}` with no condition, or a `for` not written `{% for NAME in LIST %}`.",
+        explanation: "A known tag has the wrong shape: `{{ }}` or `{% %}` with nothing inside, `{% if %}` with no condition, a `for` not written `{% for NAME in LIST %}` (NAME an identifier), or `{% else %}` and `{% end %}` followed by anything.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"

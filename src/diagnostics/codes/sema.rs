@@ -248,8 +248,8 @@ struct A { s: Str<100> @format("email") }"#,
     },
     CodeInfo {
         code: "E0307",
-        title: "non-portable pattern",
-        explanation: "A pattern must mean the same under RE2, ECMA-262 and Rust `regex`: backreferences, lookaround, atomic or possessive groups, `\\p{…}` classes, class set operations, repetition counts over 1000 and `\\d \\w \\s \\b` are refused, with the fix.",
+        title: "pattern read differently across engines",
+        explanation: "A `@pattern` (or `matches`) is run by RE2 (the gateway), by ECMA-262 engines (other JSON Schema validators) and by the Rust `regex` crate (the runtime), so it must mean the same to all three. This construct is accepted by all of them, but they match different texts with it, so a value could pass one check and fail another: `\\d \\w \\s` and the word boundaries `\\b \\B` (and their negations) are Unicode-aware in Rust and ASCII elsewhere; a `]` first in a class (`[]a]`) is a member in Rust but closes an empty class in ECMA-262; a bare `[` inside a class is read differently too. Write the ASCII class that means the same everywhere (`[0-9]`, `[A-Za-z0-9_]`, `[ \\t\\n\\r\\f\\v]`) or escape the bracket. Constructs that some engine refuses outright are `E0350`.",
         example: r#"struct A { s: Str<10> @pattern(r"^\d+$") }
 -- fix --
 struct A { s: Str<10> @pattern(r"^[0-9]+$") }"#,
@@ -484,8 +484,8 @@ fn b(x: u8) -> u8 { x }"#,
     CodeInfo {
         code: "E0410",
         title: "fn without a body",
-        explanation: "A non-extern fn needs a body; declare it `extern fn` to implement it in Rust.",
-        example: r#"fn f(x: u8) -> u8 {}
+        explanation: "A `fn` is written with its body, a block whose last expression is the result: `fn f(x: u8) -> u8 { x + 1 }`. A `fn` implemented in Rust instead is declared `extern fn` and ends with `;` (the generated glue asks for its implementation).",
+        example: r#"fn f(x: u8) -> u8;
 -- fix --
 extern fn f(x: u8) -> u8;"#,
     },
@@ -1202,8 +1202,8 @@ Answer the question: {{ q.text }}"#,
     },
     CodeInfo {
         code: "E0702",
-        title: "template syntax",
-        explanation: "A template tag is not closed, unknown, or `{% else %}`/`{% end %}` have no open block.",
+        title: "template expression does not parse",
+        explanation: "The expression inside a `{{ … }}`, `{% if … %}` or `{% for NAME in … %}` tag is an AEL expression (spec §6) and must parse as one; the message is the parser's, at its line and column in the `.md` file. The tags themselves have their own codes: never closed `E0720`, unknown `E0721`, `else`/`end` with nothing open `E0722`, a block never closed `E0723`, a tag of the wrong shape `E0724`.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -1213,7 +1213,7 @@ version = "0.1.0"
 provider = "replay"
 model = "recorded"
 -- prompts/answer.md --
-Answer the question: {{ q.text }
+Answer the question: {{ q.text + }}
 -- nodes/answer.node.ael --
 struct Question { text: Str<200> }
 struct Answer { text: Str<200> }

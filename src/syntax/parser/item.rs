@@ -265,15 +265,23 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 ret,
                 body: None,
             }),
+        // A `;` instead of the body parses, so that the checker can say what is missing
+        // (E0410: write the body, or declare the fn `extern`).
         just(Token::Fn)
             .ignore_then(fn_head)
-            .then(parsers.block.clone())
+            .then(
+                parsers
+                    .block
+                    .clone()
+                    .map(Some)
+                    .or(just(Token::Semi).to(None)),
+            )
             .map(|(((name, params), ret), body)| FnDef {
                 is_extern: false,
                 name,
                 params,
                 ret,
-                body: Some(body),
+                body,
             }),
     ))
     .map(ItemKind::Fn)
