@@ -187,7 +187,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
                 "E0850",
                 format!("{what} cannot be a Rust name, so no Rust glue can be generated"),
             )
-            .help("rename it; `self`, `Self`, `super`, `crate` and `_` are not identifiers even as `r#…`"),
+            .help("rename it"),
         );
     };
     // Types: qualified by module when a name is declared in several modules.
