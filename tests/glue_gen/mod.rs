@@ -124,6 +124,8 @@ pub struct Project {
     /// The AEL name of the node.
     pub node: String,
     pub cases: Vec<Case>,
+    /// Input documents of the second node, `again_<node>`, whose body is run.
+    pub body_inputs: Vec<String>,
 }
 
 /// An input document and the model's answers.
@@ -773,6 +775,11 @@ fn project(rng: &mut Rng, index: usize) -> Project {
         src.push_str("        transform polish;\n");
     }
     src.push_str(&format!("        on_failure: {policy};\n    }}\n}}\n"));
+    // A second node with a body (spec §6): `let`s, a pure fn, and the answer's bounds (the
+    // transform may break them). It takes the output type, so its inputs are answers.
+    src.push_str(&format!(
+        "\n/// A node with a body.\nnode again_{node}(o: {output_name}) -> {output_name} {{\n    let first = polish(o);\n    let second = polish(first);\n    return second;\n}}\n"
+    ));
 
     let toml = format!(
         "[package]\nname = \"gen/p{index}\"\nversion = \"0.1.0\"\n\n[bindings.primary_model]\nprovider = \"replay\"\nmodel = \"recorded\"\naccepts = [\"text\"]\n"
@@ -807,11 +814,15 @@ fn project(rng: &mut Rng, index: usize) -> Project {
             .collect();
         cases.push(Case { input, answers });
     }
+    let body_inputs = (0..8)
+        .map(|k| value(rng, &defs, &output_ty, if k % 4 == 3 { 10 } else { 0 }).to_string())
+        .collect();
     Project {
         id: format!("p{index}"),
         files,
         node,
         cases,
+        body_inputs,
     }
 }
 
