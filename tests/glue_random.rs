@@ -11,7 +11,7 @@
 //!
 //! Why compile in the test rather than check in generated crates: a checked-in copy could only
 //! be compared with what the generator makes today, while this compiles what aelc emits now.
-//! The first run builds the runtime's dependencies into `target/tmp/glue-random/target`
+//! The first run builds the runtime's dependencies into `target/tmp/glue-crates/target`
 //! (about a minute on two cores); later runs rebuild only the generated crate.
 //! `GLUE_SEED=<n>` replays another seed; `GLUE_PROJECTS=<n>` changes the count (12).
 
