@@ -246,9 +246,22 @@ pub struct NodeIr {
     pub delegates: Vec<NodeId>,
     /// Whether the node has a body (`return …;`) rather than answering with the model's answer.
     pub has_body: bool,
+    /// The body lowered for the evaluator (what the Rust glue's `body` runs), when it calls
+    /// no node: a delegated call is not an expression the evaluator can run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<NodeBody>,
     /// The checked prompt template of `config.prompt`, lowered (`None` without a prompt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<aelc_runtime::prompt::Template>,
+}
+
+/// A node body lowered for the evaluator: the parameters are slots `0..params.len()`, each
+/// `let` an `Expr::Let` around the rest, the `return` value innermost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NodeBody {
+    /// One past the highest local slot the body uses.
+    pub locals: u32,
+    pub expr: aelc_runtime::expr::Expr,
 }
 
 /// `config { … }`.

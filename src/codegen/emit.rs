@@ -179,6 +179,7 @@ pub fn emit(program: &Program, examples: &[Example]) -> Emission {
     );
     files.insert(PathBuf::from("ir.json"), ir_json(program));
     files.insert(PathBuf::from("ir.schema.json"), ir_schema_json());
+    emission.diagnostics.extend(super::rust::warnings(program));
     match super::rust::glue(program) {
         Ok(text) => {
             files.insert(

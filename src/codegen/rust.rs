@@ -66,7 +66,6 @@ pub fn glue(program: &Program) -> Result<String, Vec<Diagnostic>> {
         naming,
         rules: BTreeMap::new(),
         rule_items: Vec::new(),
-        defaults: Vec::new(),
     };
     let mut out = String::new();
     out.push_str(&format!(
@@ -90,20 +89,39 @@ pub fn glue(program: &Program) -> Result<String, Vec<Diagnostic>> {
             &rules.join("\n"),
         ));
     }
-    let defaults = std::mem::take(&mut g.defaults);
-    if !defaults.is_empty() {
-        out.push_str(&submodule(
-            "/// Field defaults for serde (the runtime decoder fills them itself).",
-            "defaults",
-            &defaults.join("\n"),
-        ));
-    }
     out.push_str(&g.externs_module());
     out.push_str(&g.program_items());
     for (i, node) in program.nodes.iter().enumerate() {
         out.push_str(&g.node_module(i, node));
     }
     Ok(out)
+}
+
+/// The warnings of the glue of `program`: W0851 for a node body the glue cannot run (one
+/// that calls a node; its module then has no `body`).
+pub fn warnings(program: &Program) -> Vec<Diagnostic> {
+    program
+        .nodes
+        .iter()
+        .filter(|n| n.has_body && n.body.is_none())
+        .map(|n| {
+            let called: Vec<String> = n
+                .delegates
+                .iter()
+                .filter_map(|d| program.nodes.get(d.0 as usize))
+                .map(|d| format!("`{}`", d.name))
+                .collect();
+            Diagnostic::new(
+                "W0851",
+                format!(
+                    "the Rust glue has no `body` for node `{}`: it calls {}, and a delegated call is not something the glue can run yet",
+                    n.name,
+                    if called.is_empty() { "a node".to_owned() } else { called.join(", ") }
+                ),
+            )
+            .help("the node's `run` still works; call the delegate's module from Rust, or compute the answer without a node call")
+        })
+        .collect()
 }
 
 /// `pub mod name { … }` with `rt` imported when the body uses it.
@@ -169,7 +187,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
                 "E0850",
                 format!("{what} cannot be a Rust name, so no Rust glue can be generated"),
             )
-            .help("rename it; `self`, `Self`, `super`, `crate` and `_` are not identifiers even as `r#…`"),
+            .help("rename it"),
         );
     };
     // Types: qualified by module when a name is declared in several modules.
@@ -187,7 +205,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
     };
     let mut defs = Vec::new();
     for d in &program.types.defs {
-        let rust = qualify(&d.module, &d.name, &count);
+        let rust = names::unshadow(qualify(&d.module, &d.name, &count));
         match names::ident(&rust) {
             Some(id) => {
                 top.add(&id, format!("type `{}` (in `{}`)", d.name, d.module));
@@ -202,7 +220,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
     }
     let mut errors = Vec::new();
     for e in &program.errors {
-        let rust = qualify(&e.module, &e.name, &count);
+        let rust = names::unshadow(qualify(&e.module, &e.name, &count));
         match names::ident(&rust) {
             Some(id) => {
                 top.add(&id, format!("errors `{}` (in `{}`)", e.name, e.module));
@@ -215,7 +233,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
         }
         let mut ns = names::Namespace::default();
         for c in &e.codes {
-            ns.add(&names::camel(&c.name), format!("code `{}`", c.name));
+            ns.add(&names::type_name(&c.name), format!("code `{}`", c.name));
         }
         bad.extend(clash_diagnostics(&ns, &format!("errors `{}`", e.name)));
     }
@@ -250,7 +268,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
         .collect();
     for m in modules {
         let base = if m.is_empty() { "root" } else { m };
-        let rust = names::camel(&base.replace("::", "_"));
+        let rust = names::type_name(&base.replace("::", "_"));
         trait_ns.add(&rust, format!("the externs of module `{m}`"));
         let mut methods = names::Namespace::default();
         for f in program.fns.iter().filter(|f| f.is_extern && f.module == m) {
@@ -357,6 +375,4 @@ pub(crate) struct Gen<'p> {
     /// Marker types for refined text and floats, by the rules they spell.
     rules: BTreeMap<String, String>,
     rule_items: Vec<String>,
-    /// Default functions for serde.
-    defaults: Vec<String>,
 }

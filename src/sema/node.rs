@@ -346,9 +346,10 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     check_max_answer(cx, &n, &config, max_answer_span);
     check_accepts(cx, &config, input.builder, model_span, &fallbacks);
     let mut delegates = Vec::new();
+    let mut body = None;
     let has_body = !def.body.is_empty();
     if has_body {
-        delegates = check_body(cx, &n);
+        (delegates, body) = check_body(cx, &n);
     }
     // A prompt shared by nodes with the same parameters is checked (and lowered) once.
     let template = config.prompt.clone().and_then(|prompt| {
@@ -394,6 +395,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         publish,
         delegates: delegates.into_iter().map(ir::NodeId).collect(),
         has_body,
+        body,
         template,
     });
 }
@@ -991,42 +993,58 @@ fn check_accepts(
     }
 }
 
-fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> Vec<u32> {
+/// Checks a node body; returns the nodes it calls and, when it calls none, its lowering.
+fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> (Vec<u32>, Option<ir::NodeBody>) {
     let mut ecx = ExprCx::new(cx, n.module);
     ecx.allow_node_calls = true;
     for (name, ty) in &n.params {
         let sty = STy::of(ty, &ecx.cx.table);
         ecx.bind(name, sty);
     }
-    let mut returned = false;
+    let mut returned = None;
+    let mut lets = Vec::new();
     for stmt in &n.def.body {
         match stmt {
             ast::Stmt::Let {
                 name, ty, value, ..
             } => {
-                let (t, _) = ecx.let_value(ty.as_ref(), value);
-                ecx.bind(&name.name, t);
+                let (t, x) = ecx.let_value(ty.as_ref(), value);
+                let slot = ecx.bind(&name.name, t);
+                if returned.is_none() {
+                    lets.push((slot, x));
+                }
             }
             ast::Stmt::Return { value, span } => {
-                if returned {
+                if returned.is_some() {
                     ecx.cx.report(
                         Diagnostic::new("E0401", "code after `return` never runs")
                             .primary(*span, "unreachable"),
                     );
                 }
-                ecx.expr_against(value, &n.output);
-                returned = true;
+                let x = ecx.expr_against(value, &n.output);
+                returned.get_or_insert(x);
             }
         }
     }
-    if !returned {
+    if returned.is_none() {
         ecx.cx.report(
             Diagnostic::new("E0401", "a node body must end with `return …;`")
                 .primary(n.def.name.span, "the body computes no answer"),
         );
     }
+    let locals = ecx.locals_used();
     let mut calls = std::mem::take(&mut ecx.node_calls);
     calls.sort_unstable();
     calls.dedup();
-    calls
+    let body = returned.filter(|_| calls.is_empty()).map(|mut x| {
+        for (slot, v) in lets.into_iter().rev() {
+            x = aelc_runtime::expr::Expr::Let {
+                slot: aelc_runtime::expr::Slot(slot),
+                value: Box::new(v),
+                body: Box::new(x),
+            };
+        }
+        ir::NodeBody { locals, expr: x }
+    });
+    (calls, body)
 }

@@ -91,6 +91,7 @@ pub fn node(name: &str, kind: NodeKind, params: Vec<Param>, output: Ty) -> NodeI
         publish: None,
         delegates: vec![],
         has_body: false,
+        body: None,
         template: None,
     }
 }

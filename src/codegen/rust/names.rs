@@ -13,14 +13,19 @@ const RAW_OK: &[&str] = &[
     "virtual", "yield", "try", "gen", "union",
 ];
 
-/// Names that cannot be identifiers at all, not even raw.
+/// Names that cannot be identifiers at all, not even raw: they get a trailing `_` (`self_`),
+/// and serde keeps the AEL spelling on the wire. A clash with a name that really ends in `_`
+/// is then an ordinary case-conversion clash (E0850).
 const NEVER: &[&str] = &["self", "Self", "super", "crate", "_"];
 
 /// A Rust identifier for `name` as written (fields, parameters, modules): raw when it is a
-/// keyword; `None` when no identifier can spell it.
+/// keyword, `self_` for what not even `r#` can spell; `None` only for the empty name.
 pub fn ident(name: &str) -> Option<String> {
-    if NEVER.contains(&name) || name.is_empty() {
+    if name.is_empty() {
         return None;
+    }
+    if NEVER.contains(&name) {
+        return Some(format!("{name}_"));
     }
     if RAW_OK.contains(&name) {
         Some(format!("r#{name}"))
@@ -64,10 +69,30 @@ pub fn camel(name: &str) -> String {
     out
 }
 
-/// A camel-case identifier: `None` for `Self`.
+/// The prelude's types that generated code names bare at the top level of the glue, where
+/// the project's types are declared: a type of the same name would shadow them.
+const PRELUDE_TYPES: &[&str] = &["Option", "Result", "Vec", "String", "Box", "TryFrom"];
+
+/// A top-level type name that does not shadow what generated code uses: `Option` → `Option_`
+/// (type names are not on the wire, so nothing else changes).
+pub fn unshadow(name: String) -> String {
+    if PRELUDE_TYPES.contains(&name.as_str()) {
+        format!("{name}_")
+    } else {
+        name
+    }
+}
+
+/// A camel-case identifier (`Self_` for `Self`).
 pub fn type_ident(name: &str) -> Option<String> {
     let c = camel(name);
     ident(&c)
+}
+
+/// A camel-case identifier that is always spellable (`Self_` for `Self`), for names that are
+/// never empty (error codes, module traits).
+pub fn type_name(name: &str) -> String {
+    type_ident(name).unwrap_or_else(|| camel(name))
 }
 
 /// A clash found while naming: what collides, and where.
@@ -136,7 +161,12 @@ mod tests {
         assert_eq!(camel("Review"), "Review");
         assert_eq!(camel("3d"), "T3d");
         assert_eq!(ident("type").as_deref(), Some("r#type"));
-        assert_eq!(ident("self"), None);
-        assert_eq!(type_ident("self"), None);
+        assert_eq!(ident("self").as_deref(), Some("self_"));
+        assert_eq!(ident("crate").as_deref(), Some("crate_"));
+        assert_eq!(type_ident("self").as_deref(), Some("Self_"));
+        assert_eq!(type_ident("super").as_deref(), Some("Super"));
+        assert_eq!(ident(""), None);
+        assert_eq!(unshadow("Option".to_owned()), "Option_");
+        assert_eq!(unshadow("Review".to_owned()), "Review");
     }
 }

@@ -37,7 +37,7 @@ impl Gen<'_> {
             let _ = writeln!(out, "pub enum {name} {{");
             for c in &set.codes {
                 docs(out, "    ", c.docs.as_deref());
-                let _ = writeln!(out, "    {},", names::camel(&c.name));
+                let _ = writeln!(out, "    {},", names::type_name(&c.name));
             }
             out.push_str("}\n\n");
             let _ = writeln!(out, "impl rt::ErrorCode for {name} {{");
@@ -50,7 +50,7 @@ impl Gen<'_> {
                     let _ = writeln!(
                         out,
                         "            {name}::{} => {},",
-                        names::camel(&c.name),
+                        names::type_name(&c.name),
                         str_lit(&c.name)
                     );
                 }
@@ -327,7 +327,8 @@ impl Gen<'_> {
         let _ = writeln!(out, "pub const PROGRAM_JSON: &str = {};", raw_str(&json));
         out.push_str("\n/// The embedded program, read once.\n");
         out.push_str("pub fn program() -> &'static rt::GlueProgram {\n");
-        out.push_str("    static PROGRAM: std::sync::OnceLock<rt::GlueProgram> = std::sync::OnceLock::new();\n");
+        // `::std`: a node module of the glue may be called `std`.
+        out.push_str("    static PROGRAM: ::std::sync::OnceLock<rt::GlueProgram> = ::std::sync::OnceLock::new();\n");
         out.push_str("    PROGRAM.get_or_init(|| rt::GlueProgram::from_json(PROGRAM_JSON))\n}\n");
         out
     }
@@ -452,6 +453,20 @@ impl Gen<'_> {
              let run = rt::run_node(program, node, bytes, prompt, &mut host, ctx);\n    \
              rt::Run::new(run)\n}\n",
         );
+        if node.body.is_some() {
+            body.push_str(
+                "\n/// Runs the node's body on a decoded input (spec §6: the body computes the answer):\n\
+                 /// its input checks, then the body on the runtime evaluator, its `extern fn`s through\n\
+                 /// `externs` with `ctx`; the answer must hold the output type's bounds.\n\
+                 pub fn body<H: super::externs::All>(\n    externs: &mut H,\n    ctx: &mut rt::Context<'_>,\n    \
+                 input: &Input,\n) -> rt::Body<Output> {\n    \
+                 let program = super::program();\n    \
+                 let mut host = super::externs::Host(externs);\n    \
+                 let values = to_values(input);\n    \
+                 let node = program.node(INDEX);\n    \
+                 rt::Body::new(rt::run_body(program, node, &values, &mut host, ctx))\n}\n",
+            );
+        }
         let mut doc = String::new();
         docs(&mut doc, "", node.docs.as_deref());
         if doc.is_empty() {

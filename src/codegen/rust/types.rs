@@ -185,7 +185,11 @@ impl Gen<'_> {
                 DefKind::Struct { fields } => {
                     docs(out, "", def.docs.as_deref());
                     out.push_str(&derive(&["Clone", "Debug", "PartialEq"]));
-                    out.push_str("#[serde(crate = \"rt::serde\", deny_unknown_fields)]\n");
+                    if has_defaults(&def.kind) {
+                        out.push_str(&format!("#[serde(crate = \"rt::serde\", {TRY_FROM})]\n"));
+                    } else {
+                        out.push_str("#[serde(crate = \"rt::serde\", deny_unknown_fields)]\n");
+                    }
                     let body = self.fields(fields, &name, "    ", id, "pub ");
                     if body.is_empty() {
                         let _ = writeln!(out, "pub struct {name} {{}}");
@@ -194,6 +198,10 @@ impl Gen<'_> {
                     }
                     out.push('\n');
                     out.push_str(&struct_glue(&name, fields));
+                    if has_defaults(&def.kind) {
+                        out.push('\n');
+                        out.push_str(&try_from_json(&name, i));
+                    }
                 }
                 DefKind::Enum { tag, variants } => {
                     let unit = variants.iter().all(|v| v.fields.is_none());
@@ -212,18 +220,25 @@ impl Gen<'_> {
                         out.push_str("#[serde(crate = \"rt::serde\")]\n");
                     } else {
                         out.push_str(&derive(&["Clone", "Debug", "PartialEq"]));
+                        let rest = if has_defaults(&def.kind) {
+                            TRY_FROM
+                        } else {
+                            "deny_unknown_fields"
+                        };
                         let _ = writeln!(
                             out,
-                            "#[serde(crate = \"rt::serde\", tag = {}, deny_unknown_fields)]",
+                            "#[serde(crate = \"rt::serde\", tag = {}, {rest})]",
                             str_lit(tag)
                         );
                     }
                     let _ = writeln!(out, "pub enum {name} {{");
-                    for v in variants {
-                        self.variant(out, v, &name, id);
-                    }
+                    self.variants(out, variants, &name, id);
                     out.push_str("}\n\n");
                     out.push_str(&enum_glue(&name, variants));
+                    if has_defaults(&def.kind) {
+                        out.push('\n');
+                        out.push_str(&try_from_json(&name, i));
+                    }
                     if unit {
                         out.push('\n');
                         out.push_str(&map_key(&name, variants));
@@ -233,34 +248,62 @@ impl Gen<'_> {
         }
     }
 
-    fn variant(&mut self, out: &mut String, v: &VariantTy, owner: &str, id: DefId) {
-        docs(out, "    ", v.docs.as_deref());
-        let rust = names::type_ident(&v.name).unwrap_or_default();
-        if rust != v.name {
-            let _ = writeln!(out, "    #[serde(rename = {})]", str_lit(&v.name));
-        }
-        match &v.fields {
-            None => {
-                let _ = writeln!(out, "    {rust},");
-            }
-            Some(fields) if fields.is_empty() => {
-                let _ = writeln!(out, "    {rust} {{}},");
-            }
-            Some(fields) => {
-                let body = self.fields(fields, &format!("{owner}{rust}"), "        ", id, "");
-                // rustfmt keeps a variant of plain fields on one line up to 35 columns.
-                let lines: Vec<&str> = body.lines().map(str::trim).collect();
-                let inner = lines.join(" ");
-                let inner = inner.strip_suffix(',').unwrap_or(&inner);
-                if lines
-                    .iter()
-                    .all(|l| !l.starts_with('#') && !l.starts_with("//"))
-                    && inner.len() <= 35
-                {
-                    let _ = writeln!(out, "    {rust} {{ {inner} }},");
-                } else {
-                    let _ = write!(out, "    {rust} {{\n{body}    }},\n");
+    /// The variants of an enum, a variant's fields on one line (up to 35 columns of fields)
+    /// where rustfmt keeps them so.
+    fn variants(&mut self, out: &mut String, variants: &[VariantTy], owner: &str, id: DefId) {
+        let mut bodies = Vec::new();
+        for v in variants {
+            let rust = names::type_ident(&v.name).unwrap_or_default();
+            bodies.push(match &v.fields {
+                Some(fields) if !fields.is_empty() => {
+                    Some(self.fields(fields, &format!("{owner}{rust}"), "        ", id, ""))
                 }
+                _ => None,
+            });
+        }
+        let one_line = |body: &str| -> Option<String> {
+            let lines: Vec<&str> = body.lines().map(str::trim).collect();
+            let inner = lines.join(" ");
+            let inner = inner.strip_suffix(',').unwrap_or(&inner).to_owned();
+            (lines
+                .iter()
+                .all(|l| !l.starts_with('#') && !l.starts_with("//"))
+                && inner.len() <= 35)
+                .then_some(inner)
+        };
+        // rustfmt formats each variant (with its attributes) on its own; when some come out
+        // on several lines and some on one, it formats every variant with fields vertically.
+        let multi: Vec<bool> = variants
+            .iter()
+            .zip(&bodies)
+            .map(|(v, body)| {
+                v.docs.is_some()
+                    || names::type_ident(&v.name).as_deref() != Some(v.name.as_str())
+                    || body.as_deref().is_some_and(|b| one_line(b).is_none())
+            })
+            .collect();
+        let flat = !(multi.contains(&true) && multi.contains(&false));
+        for (v, body) in variants.iter().zip(&bodies) {
+            docs(out, "    ", v.docs.as_deref());
+            let rust = names::type_ident(&v.name).unwrap_or_default();
+            if rust != v.name {
+                let _ = writeln!(out, "    #[serde(rename = {})]", str_lit(&v.name));
+            }
+            match (&v.fields, body) {
+                (None, _) => {
+                    let _ = writeln!(out, "    {rust},");
+                }
+                (Some(_), None) => {
+                    let _ = writeln!(out, "    {rust} {{}},");
+                }
+                (Some(_), Some(body)) => match one_line(body).filter(|_| flat) {
+                    Some(inner) => {
+                        let _ = writeln!(out, "    {rust} {{ {inner} }},");
+                    }
+                    None => {
+                        let _ = write!(out, "    {rust} {{\n{body}    }},\n");
+                    }
+                },
             }
         }
     }
@@ -284,63 +327,92 @@ impl Gen<'_> {
             if rust.strip_prefix("r#").unwrap_or(&rust) != f.name {
                 attrs.push(format!("rename = {}", str_lit(&f.name)));
             }
-            if let Some(default) = &f.default {
-                let fn_name = self.default_fn(
-                    &names::snake(&field_owner),
-                    &f.ty,
-                    &field_owner,
-                    id,
-                    default,
-                );
-                attrs.push(format!("default = \"defaults::{fn_name}\""));
-            } else if matches!(f.ty, Ty::Option { .. }) {
+            // A field with a default needs nothing here: its type deserializes through the
+            // runtime decoder, which fills the default in (see `try_from_json`).
+            if f.default.is_none() && matches!(f.ty, Ty::Option { .. }) {
                 attrs.push("default".to_owned());
                 attrs.push("skip_serializing_if = \"Option::is_none\"".to_owned());
             }
             if !attrs.is_empty() {
                 let _ = writeln!(out, "{indent}#[serde({})]", attrs.join(", "));
             }
-            let _ = writeln!(out, "{indent}{vis}{rust}: {t},");
+            out.push_str(&wrap_ty(&t, indent, &format!("{vis}{rust}: "), ","));
         }
         out
     }
+}
 
-    /// A `defaults::…` function returning a field's checked default.
-    fn default_fn(
-        &mut self,
-        hint: &str,
-        ty: &Ty,
-        owner: &str,
-        id: DefId,
-        default: &serde_json::Value,
-    ) -> String {
-        let base = names::snake(hint).to_lowercase();
-        let mut name = base.clone();
-        let mut n = 2;
-        while self
-            .defaults
+/// The serde attribute of a type whose fields have defaults: it deserializes through the
+/// runtime decoder, so the decoder fills the defaults in from the compiled program and no
+/// generated code constructs a default value (nothing that could fail, nothing to panic).
+const TRY_FROM: &str = "try_from = \"rt::serde_json::Value\"";
+
+/// Whether a field of the definition (or of one of its variants) has a default.
+fn has_defaults(kind: &DefKind) -> bool {
+    match kind {
+        DefKind::Struct { fields } => fields.iter().any(|f| f.default.is_some()),
+        DefKind::Enum { variants, .. } => variants
             .iter()
-            .any(|d| d.contains(&format!("pub fn {name}()")))
-        {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        let t = self.ty(ty, &names::camel(owner), "super::", Some(id));
-        let json = serde_json::to_string(default).unwrap_or_else(|_| "null".to_owned());
-        let value = match (ty, default) {
-            (Ty::Bool, serde_json::Value::Bool(b)) => b.to_string(),
-            (Ty::Int(it), serde_json::Value::Number(n)) if is_plain_int(it) => n.to_string(),
-            _ => format!("rt::compiled_default({})", raw_str(&json)),
-        };
-        let one_line = format!("pub fn {name}() -> {t} {{");
-        let item = if one_line.len() + 4 <= WIDTH {
-            format!("{one_line}\n    {value}\n}}\n")
-        } else {
-            format!("pub fn {name}() -> {t}\n{{\n    {value}\n}}\n")
-        };
-        self.defaults.push(item);
-        name
+            .flat_map(|v| v.fields.iter().flatten())
+            .any(|f| f.default.is_some()),
+        DefKind::Alias { .. } => false,
     }
+}
+
+/// `TryFrom<serde_json::Value>` through the runtime decoder, for [`TRY_FROM`].
+fn try_from_json(name: &str, def: usize) -> String {
+    format!(
+        "impl TryFrom<rt::serde_json::Value> for {name} {{\n    \
+         type Error = rt::DecodeErrors;\n\n    \
+         fn try_from(json: rt::serde_json::Value) -> Result<Self, Self::Error> {{\n        \
+         rt::from_json(program(), {def}, &json)\n    }}\n}}\n"
+    )
+}
+
+/// `{indent}{lead}{ty}{tail}\n`, with the type's generic arguments one per line, as rustfmt
+/// writes them, when the line is wider than [`WIDTH`] (recursively for an argument that still
+/// does not fit).
+fn wrap_ty(ty: &str, indent: &str, lead: &str, tail: &str) -> String {
+    let line = format!("{indent}{lead}{ty}{tail}\n");
+    if line.len() <= WIDTH + 1 {
+        return line;
+    }
+    // A field's type that fits on the next line goes there whole.
+    let next = format!("{indent}    {ty}{tail}\n");
+    if !lead.is_empty() && next.len() <= WIDTH + 1 {
+        return format!("{indent}{}\n{next}", lead.trim_end());
+    }
+    let Some((head, args)) = generic_args(ty) else {
+        return line;
+    };
+    let inner = format!("{indent}    ");
+    let mut out = format!("{indent}{lead}{head}<\n");
+    for a in args {
+        out.push_str(&wrap_ty(a, &inner, "", ","));
+    }
+    out.push_str(&format!("{indent}>{tail}\n"));
+    out
+}
+
+/// `Head<a, b<c, d>, e>` → `("Head", ["a", "b<c, d>", "e"])`.
+fn generic_args(ty: &str) -> Option<(&str, Vec<&str>)> {
+    let open = ty.find('<')?;
+    let inner = ty.get(open + 1..)?.strip_suffix('>')?;
+    let mut args = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '{' | '(' => depth += 1,
+            '>' | '}' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(inner[start..].trim());
+    Some((&ty[..open], args))
 }
 
 fn refs_of(ty: &Ty, out: &mut Vec<DefId>) {
@@ -482,7 +554,8 @@ fn values_expr(indent: &str, head: &str, items: &[String], tail: &str) -> String
     }
     let list = items.join(", ");
     let one = format!("{indent}{head}vec![{list}]{tail}");
-    if one.len() <= WIDTH && list.len() + 6 <= 60 {
+    // rustfmt keeps a `vec![…]` on one line while its items take at most 60 columns.
+    if one.len() <= WIDTH && list.len() <= 60 {
         return format!("{one}\n");
     }
     let mut out = format!("{indent}{head}vec![\n");
@@ -548,12 +621,25 @@ fn enum_glue(name: &str, variants: &[VariantTy]) -> String {
         match &v.fields {
             Some(fields) if !fields.is_empty() => {
                 let binds: Vec<String> = fields.iter().map(|f| field_ident(&f.name)).collect();
-                let pat = format!("{name}::{rust} {{ {} }}", binds.join(", "));
                 let items: Vec<String> = binds
                     .iter()
                     .map(|b| format!("rt::Glue::to_value({b})"))
                     .collect();
-                let _ = writeln!(out, "            {pat} => rt::Value::Enum {{");
+                // rustfmt keeps a struct pattern on one line while its fields take at most
+                // 18 columns.
+                let inner = binds.join(", ");
+                if inner.len() <= 18 {
+                    let _ = writeln!(
+                        out,
+                        "            {name}::{rust} {{ {inner} }} => rt::Value::Enum {{"
+                    );
+                } else {
+                    let _ = writeln!(out, "            {name}::{rust} {{");
+                    for b in &binds {
+                        let _ = writeln!(out, "                {b},");
+                    }
+                    out.push_str("            } => rt::Value::Enum {\n");
+                }
                 let _ = writeln!(out, "                variant: {i},");
                 out.push_str(&values_expr("                ", "fields: ", &items, ","));
                 out.push_str("            },\n");

@@ -178,7 +178,7 @@ agent answer(q: Question) -> Answer {
     CodeInfo {
         code: "E0850",
         title: "name cannot be spelled in the Rust glue",
-        explanation: "`aelc build` writes Rust glue (spec §9.4) with a Rust item per AEL name: types and variants in `UpperCamelCase`, fields, fns and nodes in `snake_case`. A Rust keyword becomes a raw identifier (`r#type`), but `self`, `Self`, `super`, `crate` and `_` cannot be identifiers at all, and two AEL names that become the same Rust name (`max_items` and `maxItems`, or a node named like a generated module: `rules`, `defaults`, `externs`, `program`) would not compile. aelc reports them instead of writing glue that fails to build; rename one of them.",
+        explanation: "`aelc build` writes Rust glue (spec §9.4) with a Rust item per AEL name: types and variants in `UpperCamelCase`, fields, fns and nodes in `snake_case`. A Rust keyword becomes a raw identifier (`r#type`), and `self`, `Self`, `super` and `crate`, which not even `r#` can spell, get a trailing underscore (`self_`); serde keeps the AEL spelling on the wire. But two AEL names that become the same Rust name (`max_items` and `maxItems`, `self` and `self_`, or a node named like a generated module: `rules`, `defaults`, `externs`, `program`) would not compile. aelc reports them instead of writing glue that fails to build; rename one of them.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -195,6 +195,34 @@ struct Page {
 struct Page {
     max_items: u8,
     page_size: u8,
+}"#,
+    },
+    CodeInfo {
+        code: "W0851",
+        title: "node body the Rust glue cannot run",
+        explanation: "The Rust glue (spec §9.4) gives a node with a body a `body` function that runs it: the input checks, then the body on the runtime evaluator, its `extern fn`s through the generated traits. A body that calls another node is a delegated call, with its own pipeline, prompt and receipt, which the glue cannot make yet; such a node's module has no `body` (its `run` still works). Call the delegate from Rust, or compute the answer without the node call.",
+        example: r#"-- ael.toml --
+[package]
+name = "acme/demo"
+version = "0.1.0"
+-- nodes/pick.node.ael --
+struct A { x: u8 }
+
+node first(a: A) -> A { }
+
+node second(a: A) -> A {
+    return first(a);
+}
+-- fix --
+-- nodes/pick.node.ael --
+struct A { x: u8 }
+
+fn same(a: A) -> A { a }
+
+node first(a: A) -> A { }
+
+node second(a: A) -> A {
+    return same(a);
 }"#,
     },
     CodeInfo {

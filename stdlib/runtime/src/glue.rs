@@ -73,17 +73,51 @@ pub fn arg<T: Glue>(args: &[&Value], index: usize, name: &str) -> Result<T, Eval
     }
 }
 
-/// A field default, as `aelc` wrote it after checking it against the field's type.
-///
-/// Used by generated `#[serde(default = …)]` functions only (the runtime decoder fills
-/// defaults itself). The text is the compiler's own checked output, so the fallback branch is
-/// not reachable from any input; it panics with a message naming the text rather than
-/// inventing a value outside the type.
-pub fn compiled_default<T: serde::de::DeserializeOwned>(json: &str) -> T {
-    match serde_json::from_str(json) {
-        Ok(v) => v,
-        Err(e) => panic!("aelc emitted a default {json} that does not fit its type: {e}"),
+/// The errors of a generated type's `Deserialize` (the runtime decoder's, in order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecodeErrors(pub Vec<DecodeError>);
+
+impl std::fmt::Display for DecodeErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
     }
+}
+
+impl std::error::Error for DecodeErrors {}
+
+/// Reads a value of the program's type definition `def` from JSON with the runtime decoder
+/// (spec §4: defaults filled in, every bound checked), then converts it.
+///
+/// Generated types whose fields have defaults deserialize through this
+/// (`#[serde(try_from = "rt::serde_json::Value")]`), so a default is the one the decoder
+/// fills in from the compiled program, and no code path constructs one that could fail.
+pub fn from_json<T: Glue>(
+    program: &GlueProgram,
+    def: u32,
+    json: &serde_json::Value,
+) -> Result<T, DecodeErrors> {
+    const ROOT: &str = "value";
+    let bytes = serde_json::to_vec(json).map_err(|e| {
+        DecodeErrors(vec![DecodeError::new(
+            Code::WrongType,
+            &crate::error::PathBuf::new(ROOT),
+            format!("the value cannot be written as JSON: {e}"),
+        )])
+    })?;
+    let ty = Ty::Ref {
+        def: crate::ty::DefId(def),
+    };
+    let value = Decoder::new(&program.types)
+        .with_max_input_bytes(usize::MAX)
+        .decode(&bytes, &ty, ROOT)
+        .map_err(DecodeErrors)?;
+    T::from_value(value).map_err(|e| DecodeErrors(vec![conversion_error(ROOT, e)]))
 }
 
 /// A failure code of a generated `errors` set.
@@ -389,6 +423,9 @@ pub struct GlueNode {
     /// The transform fn's index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transform: Option<u32>,
+    /// The node's body as a fn of its parameters (spec §6: the body computes the answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<FnDef>,
 }
 
 /// A check: its name, and its requirements unless it is an `extern check`.
@@ -439,6 +476,7 @@ impl GlueProgram {
                 input_checks: Vec::new(),
                 output_checks: Vec::new(),
                 transform: None,
+                body: None,
             })
         })
     }
@@ -785,4 +823,83 @@ pub fn run_node(
         Err(errors) => return NodeRun::Undecodable(errors),
     };
     run_inputs(program, node, &inputs, prompt, glue, ctx)
+}
+
+/// How a node body ended (see [`run_body`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum BodyRun {
+    /// An input check failed (`rejected_input`).
+    InputCheck(CheckFailure),
+    /// An input check or the body could not be evaluated, or an `extern fn` it called failed
+    /// (`internal_error`).
+    Internal(EvalError),
+    /// The body's value breaks the bounds of the output type (checked as step 6 checks a
+    /// transformed value: every error with its path; `invalid_output`).
+    Invalid(Vec<DecodeError>),
+    /// The body's answer, within every bound.
+    Done(Value),
+}
+
+/// A body run with its answer converted to the generated type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Body<T> {
+    pub run: BodyRun,
+    /// The answer, typed.
+    pub output: Option<T>,
+}
+
+impl<T: Glue> Body<T> {
+    pub fn new(run: BodyRun) -> Body<T> {
+        let output = match &run {
+            BodyRun::Done(v) => T::from_value(v.clone()).ok(),
+            _ => None,
+        };
+        Body { run, output }
+    }
+}
+
+/// Runs a node's body (spec §6: with a body, the body computes the answer) on decoded
+/// inputs: the input checks, then the body on the evaluator — pure fns there, `extern fn`s
+/// through `glue` with `ctx` (so an extern can call the node's model, as the seed's
+/// `return write_review(request);` does) — then the answer's bounds. The output checks,
+/// transform and failure policy belong to the model's answers, which the body obtains
+/// through its externs (with `run`), so they do not run again here.
+pub fn run_body(
+    program: &GlueProgram,
+    node: &GlueNode,
+    inputs: &[Value],
+    glue: &mut dyn NodeGlue,
+    ctx: &mut Context<'_>,
+) -> BodyRun {
+    match check_input(program, node, inputs, glue, ctx) {
+        Ok(None) => {}
+        Ok(Some(failure)) => return BodyRun::InputCheck(failure),
+        Err(e) => return BodyRun::Internal(e),
+    }
+    let Some(body) = &node.body else {
+        return BodyRun::Internal(EvalError::new(
+            EvalErrorKind::UnknownFn,
+            format!("node `{}` has no body the glue can run", node.name),
+        ));
+    };
+    let mut host = HostOf {
+        glue,
+        ctx: Context {
+            model: &mut *ctx.model,
+            clock: &mut *ctx.clock,
+            media: &mut *ctx.media,
+        },
+    };
+    let args: Vec<&Value> = inputs.iter().collect();
+    let value = match Evaluator::new(program, &mut host).run_fn(body, &args) {
+        Ok(v) => v,
+        Err(e) => return BodyRun::Internal(e),
+    };
+    let errors =
+        crate::validate::Validator::new(&program.types).validate(&value, &node.output, "output");
+    if errors.is_empty() {
+        BodyRun::Done(value)
+    } else {
+        BodyRun::Invalid(errors)
+    }
 }

@@ -1,0 +1,204 @@
+//! Node bodies in the Rust glue (issue 6, spec §6): a node whose body has `let`s, a pure fn
+//! with an `if`, a `match`, an `extern fn` written in Rust and a struct literal gets a
+//! generated `body`, compiled here into a throw-away crate and run on fixed inputs; every
+//! ending is reached (answer, input check, bounds broken by the answer, extern failure) and
+//! its result is the one the body's source says. The same crate checks that a type with a
+//! default deserializes through serde with the default filled in by the runtime decoder, and
+//! that a bad document is an error, not a panic (`rt::from_json`).
+//! A body that calls a node has no `body` and a W0851 warning.
+
+mod glue_gen;
+
+use std::path::Path;
+use std::process::Command;
+
+const SOURCE: &str = r#"//! A node with a body.
+
+/// The request.
+struct Req {
+    text: Str<1..=50>,
+    extra: u8<0..=10> = 3,
+}
+
+/// How the text reads.
+enum Mood { calm, loud }
+
+/// The answer.
+struct Res {
+    label: Str<20>,
+    size: u32,
+    mood: Mood,
+}
+
+/// Why a request is refused.
+errors BodyError {
+    /// The text is blank.
+    blank,
+}
+
+check not_blank(req: Req) fails BodyError {
+    require req.text.trim().len() > 0 else blank "the text is blank";
+}
+
+fn mood_of(text: Str<50>) -> Mood {
+    if text.to_upper() == text { loud } else { calm }
+}
+
+/// Makes a text louder (in Rust).
+extern fn shout(text: Str<50>) -> Str<20>;
+
+/// Labels a text.
+node label(req: Req) -> Res fails BodyError {
+    input {
+        check not_blank;
+    }
+    let mood = mood_of(req.text);
+    let said = match mood { calm => shout(req.text), loud => req.text };
+    return Res { label: said, size: req.text.len() + req.extra, mood: mood };
+}
+"#;
+
+const MAIN: &str = r##"//! Runs the generated `body` of `label` on the inputs given as arguments.
+#![deny(warnings)]
+
+// Items a binary does not use are dead code; every other warning is an error.
+#[allow(dead_code)]
+mod glue {
+    include!("../glue/body.rs");
+}
+
+use aelc_runtime::eval::EvalErrorKind;
+use aelc_runtime::glue as rt;
+use aelc_runtime::pipeline::TickClock;
+
+struct Shouter;
+
+impl glue::externs::NodesBody for Shouter {
+    fn shout(
+        &mut self,
+        _ctx: &mut rt::Context<'_>,
+        text: rt::BoundedStr<50>,
+    ) -> Result<rt::BoundedStr<20>, rt::Error> {
+        if text.as_str().contains("boom") {
+            return Err(rt::Error::new(EvalErrorKind::Extern, "shout refused boom"));
+        }
+        let loud: String = format!("{}!", text.as_str().to_uppercase());
+        rt::BoundedStr::new(loud.chars().take(20).collect::<String>())
+            .map_err(|e| rt::Error::new(EvalErrorKind::Extern, e.to_string()))
+    }
+}
+
+fn main() {
+    for input in std::env::args().skip(1) {
+        let line = match glue::label::decode(input.as_bytes()) {
+            Err(e) => format!("undecodable {}", e[0].code.as_str()),
+            Ok(req) => {
+                let mut model = rt::NoModel;
+                let mut clock = TickClock { now: 0, tick: 0 };
+                let mut media = rt::NoMedia;
+                let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
+                let body = glue::label::body(&mut Shouter, &mut ctx, &req);
+                let typed = rt::serde_json::to_string(&body.output).unwrap_or_default();
+                match body.run {
+                    rt::BodyRun::Done(_) => format!("done {typed}"),
+                    rt::BodyRun::InputCheck(f) => format!("input_check {} {}", f.check, f.code),
+                    rt::BodyRun::Invalid(e) => format!("invalid {} {}", e[0].path, e[0].code.as_str()),
+                    rt::BodyRun::Internal(e) => format!("internal {}", e.message),
+                }
+            }
+        };
+        println!("{line}");
+    }
+    // serde on a type with a default: filled in by the runtime decoder.
+    match rt::serde_json::from_str::<glue::Req>(r#"{"text": "hi"}"#) {
+        Ok(req) => println!("serde extra {}", req.extra.get()),
+        Err(e) => println!("serde error {e}"),
+    }
+    match rt::serde_json::from_str::<glue::Req>(r#"{"text": "hi", "extra": 99}"#) {
+        Ok(_) => println!("serde accepted 99"),
+        Err(e) => println!("serde error {e}"),
+    }
+}
+"##;
+
+fn project(dir: &str, source: &str) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    glue_gen::write_files(
+        &root,
+        &[
+            (
+                "ael.toml".to_owned(),
+                "[package]\nname = \"acme/body\"\nversion = \"0.1.0\"\n".to_owned(),
+            ),
+            ("nodes/body.node.ael".to_owned(), source.to_owned()),
+        ],
+    );
+    root
+}
+
+#[test]
+fn a_node_body_runs_in_the_glue() {
+    let root = project("glue-body-project", SOURCE);
+    let (program, glue) = glue_gen::glue_of(&root);
+    assert!(program.nodes[0].body.is_some(), "the body is lowered");
+    assert!(aelc::codegen::rust::warnings(&program).is_empty());
+    assert!(glue.contains("pub fn body<H: super::externs::All>("));
+    let exe = glue_gen::build_crate(
+        "glue-body",
+        &[
+            ("glue/body.rs".to_owned(), glue),
+            ("src/main.rs".to_owned(), MAIN.to_owned()),
+        ],
+    );
+    let inputs = [
+        r#"{"text": "hello"}"#,
+        r#"{"text": "LOUD TEXT", "extra": 1}"#,
+        r#"{"text": "   "}"#,
+        r#"{"text": "THIS IS A VERY LONG LOUD TEXT"}"#,
+        r#"{"text": "x", "extra": 11}"#,
+        r#"{"text": "boom"}"#,
+    ];
+    let out = Command::new(&exe).args(inputs).output().expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            // calm: the extern shouts; size = 5 characters + the default 3
+            r#"done {"label":"HELLO!","size":8,"mood":"calm"}"#,
+            // loud: the text itself; 9 + 1
+            r#"done {"label":"LOUD TEXT","size":10,"mood":"loud"}"#,
+            "input_check not_blank blank",
+            // 29 characters do not fit `Str<20>`: the answer's bounds are checked
+            "invalid output.label too_long",
+            "undecodable out_of_range",
+            "internal shout refused boom",
+            "serde extra 3",
+            "serde error value.extra: 99 is out of range for u8 in 0..=10 (out_of_range)",
+        ]
+    );
+}
+
+#[test]
+fn a_body_that_calls_a_node_is_a_warning_not_glue() {
+    let source = "struct A { x: u8 }\n\nnode first(a: A) -> A { }\n\nnode second(a: A) -> A {\n    return first(a);\n}\n";
+    let root = project("glue-body-delegate", source);
+    let (program, glue) = glue_gen::glue_of(&root);
+    let warnings = aelc::codegen::rust::warnings(&program);
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0].code, "W0851");
+    assert!(
+        warnings[0].message.contains("`second`") && warnings[0].message.contains("`first`"),
+        "{}",
+        warnings[0].message
+    );
+    assert!(
+        !glue.contains("pub fn body<"),
+        "no body for a delegating node"
+    );
+}
