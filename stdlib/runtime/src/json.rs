@@ -64,6 +64,9 @@ impl Kind {
 pub struct Reader<'a> {
     pub bytes: &'a [u8],
     pub pos: usize,
+    /// The same bytes as text when the whole document is valid UTF-8 (checked once, up front):
+    /// a string without escapes is then a slice of it, with no per-string validation.
+    text: Option<&'a str>,
 }
 
 /// Deepest nesting `skip_value` follows; the pre-scan already holds documents to 64.
@@ -71,7 +74,11 @@ const SKIP_DEPTH: usize = 128;
 
 impl<'a> Reader<'a> {
     pub fn new(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { bytes, pos: 0 }
+        Reader {
+            bytes,
+            pos: 0,
+            text: std::str::from_utf8(bytes).ok(),
+        }
     }
 
     pub fn error<T>(&self, message: impl Into<String>) -> Result<T, Syntax> {
@@ -197,6 +204,22 @@ impl<'a> Reader<'a> {
         if self.peek() != Some(b'"') {
             return self.unexpected("a key in quotes");
         }
+        // Fast path: a plain key in valid text, the `:` right after it or after one space.
+        let start = self.pos + 1;
+        let end = scan_plain(self.bytes, start);
+        if self.bytes.get(end) == Some(&b'"') {
+            if let Some(key) = self.text.and_then(|t| t.get(start..end)) {
+                let colon = match self.bytes.get(end + 1) {
+                    Some(b':') => Some(end + 2),
+                    Some(b' ') if self.bytes.get(end + 2) == Some(&b':') => Some(end + 3),
+                    _ => None,
+                };
+                if let Some(after) = colon {
+                    self.pos = after;
+                    return Ok((Cow::Borrowed(key), None));
+                }
+            }
+        }
         let key = self.string()?;
         self.expect(b':', "`:`")?;
         Ok(key)
@@ -208,30 +231,31 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let bytes = self.bytes;
         // Fast path: find the closing quote; bail out to the slow path on the first escape.
-        let mut i = start;
-        loop {
-            match bytes.get(i) {
-                None => {
-                    self.pos = i;
-                    return self.error("unterminated string");
+        let i = scan_plain(bytes, start);
+        match bytes.get(i) {
+            None => {
+                self.pos = i;
+                return self.error("unterminated string");
+            }
+            Some(b'"') => {
+                self.pos = i + 1;
+                // Both ends are ASCII quotes, so they are char boundaries of valid text.
+                if let Some(s) = self.text.and_then(|t| t.get(start..i)) {
+                    return Ok((Cow::Borrowed(s), None));
                 }
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    let raw = bytes.get(start..i).unwrap_or_default();
-                    return Ok(match std::str::from_utf8(raw) {
-                        Ok(s) => (Cow::Borrowed(s), None),
-                        Err(_) => (
-                            Cow::Owned(String::from_utf8_lossy(raw).into_owned()),
-                            Some(TextIssue::InvalidUtf8),
-                        ),
-                    });
-                }
-                Some(b'\\') => break,
-                Some(&b) if b < 0x20 => {
-                    self.pos = i;
-                    return self.error("a control character must be escaped inside a string");
-                }
-                Some(_) => i += 1,
+                let raw = bytes.get(start..i).unwrap_or_default();
+                return Ok(match std::str::from_utf8(raw) {
+                    Ok(s) => (Cow::Borrowed(s), None),
+                    Err(_) => (
+                        Cow::Owned(String::from_utf8_lossy(raw).into_owned()),
+                        Some(TextIssue::InvalidUtf8),
+                    ),
+                });
+            }
+            Some(b'\\') => {}
+            Some(_) => {
+                self.pos = i;
+                return self.error("a control character must be escaped inside a string");
             }
         }
         self.pos = i;
@@ -399,8 +423,12 @@ impl<'a> Reader<'a> {
                 exponent = -exponent;
             }
         }
-        let text =
-            std::str::from_utf8(bytes.get(start..self.pos).unwrap_or_default()).unwrap_or_default();
+        // The token is ASCII, so a slice of valid text when the document is.
+        let text = match self.text.and_then(|t| t.get(start..self.pos)) {
+            Some(t) => t,
+            None => std::str::from_utf8(bytes.get(start..self.pos).unwrap_or_default())
+                .unwrap_or_default(),
+        };
         Ok(Number {
             text,
             negative,
@@ -447,6 +475,59 @@ impl<'a> Reader<'a> {
             Kind::Number => self.number().map(|_| ()),
             Kind::Bool => self.bool().map(|_| ()),
             Kind::Null => self.null(),
+        }
+    }
+}
+
+/// The index of the first byte at or after `i` that ends the plain run of a string's content:
+/// `"`, `\\` or a control character (below 0x20); `bytes.len()` if there is none.
+///
+/// Eight bytes at a time (SWAR): for a word `x`, `(x - 0x01…01) & !x & 0x80…80` is non-zero
+/// exactly when a byte of `x` is zero, and its lowest set bit marks the first such byte (a
+/// borrow only ever runs towards higher bytes), so `trailing_zeros` finds it exactly. The same
+/// trick with `0x20…20` marks bytes below 0x20. Bytes of 0x80 and above never match, so UTF-8
+/// text passes through untouched. (Strings in model output are mostly short: a SIMD search
+/// such as `memchr2` measured slower here, its per-call setup outweighing its speed.)
+#[inline]
+pub fn scan_plain(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let found = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        let found = found & HIGH;
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// The index just past the closing quote of a string whose content starts at `i`, stepping over
+/// escapes without decoding them (or `bytes.len()` if it never closes). A control character
+/// stops [`scan_plain`] but is stepped over: the pre-scan leaves it to the decoder.
+#[inline]
+pub fn skip_string(bytes: &[u8], mut i: usize) -> usize {
+    loop {
+        i = scan_plain(bytes, i);
+        match bytes.get(i) {
+            None => return bytes.len(),
+            Some(b'"') => return i + 1,
+            Some(b'\\') => i += 2,
+            Some(_) => i += 1,
         }
     }
 }
