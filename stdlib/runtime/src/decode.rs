@@ -228,6 +228,15 @@ impl<'s> Session<'s> {
                     let expected = format!("an integer ({})", bounds::describe_int(it));
                     return self.wrong(trail, &expected, kind);
                 }
+                if let Some(v) = self.r.plain_int() {
+                    return match bounds::check_int(i128::from(v), it) {
+                        None => Ok(Some(Value::Int(i128::from(v)))),
+                        Some((code, what)) => {
+                            self.report(trail, code, what);
+                            Ok(None)
+                        }
+                    };
+                }
                 let n = self.r.number()?;
                 match n.to_integer() {
                     Ok(v) => match bounds::check_int(v, it) {

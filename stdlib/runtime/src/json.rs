@@ -124,6 +124,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The kind of the next value (after whitespace), or a syntax error.
+    #[inline]
     pub fn kind(&mut self) -> Result<Kind, Syntax> {
         match self.peek() {
             Some(b'{') => Ok(Kind::Object),
@@ -226,12 +227,32 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a string (after whitespace). Borrowed when it has no escapes and is valid UTF-8.
+    #[inline]
     pub fn string(&mut self) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
         self.expect(b'"', "a string")?;
         let start = self.pos;
+        // Fast path: a plain string in valid text is a slice of it (both ends are ASCII
+        // quotes, so char boundaries); anything else goes the slow way.
+        let i = scan_plain(self.bytes, start);
+        if self.bytes.get(i) == Some(&b'"') {
+            if let Some(s) = self.text.and_then(|t| t.get(start..i)) {
+                self.pos = i + 1;
+                return Ok((Cow::Borrowed(s), None));
+            }
+        }
+        self.string_slow(start, i)
+    }
+
+    /// The rest of [`Reader::string`]: invalid UTF-8, escapes, errors. `start` is the first
+    /// byte of the content, `i` where the plain run ends.
+    #[cold]
+    #[inline(never)]
+    fn string_slow(
+        &mut self,
+        start: usize,
+        i: usize,
+    ) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
         let bytes = self.bytes;
-        // Fast path: find the closing quote; bail out to the slow path on the first escape.
-        let i = scan_plain(bytes, start);
         match bytes.get(i) {
             None => {
                 self.pos = i;
@@ -239,10 +260,6 @@ impl<'a> Reader<'a> {
             }
             Some(b'"') => {
                 self.pos = i + 1;
-                // Both ends are ASCII quotes, so they are char boundaries of valid text.
-                if let Some(s) = self.text.and_then(|t| t.get(start..i)) {
-                    return Ok((Cow::Borrowed(s), None));
-                }
                 let raw = bytes.get(start..i).unwrap_or_default();
                 return Ok(match std::str::from_utf8(raw) {
                     Ok(s) => (Cow::Borrowed(s), None),
@@ -360,6 +377,38 @@ impl<'a> Reader<'a> {
             self.pos += 1;
         }
         Ok(v)
+    }
+
+    /// Reads an integer written as plain digits (`0`, `-17`, at most 18 digits) when that is
+    /// what comes next, else `None` with only whitespace consumed (then [`Reader::number`]
+    /// decides).
+    /// The common case of integer fields, without splitting a general number token.
+    #[inline]
+    pub fn plain_int(&mut self) -> Option<i64> {
+        self.skip_ws();
+        let bytes = self.bytes;
+        let mut i = self.pos;
+        let negative = bytes.get(i) == Some(&b'-');
+        if negative {
+            i += 1;
+        }
+        let first = i;
+        let mut v: i64 = 0;
+        while let Some(&d) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+            // 18 digits always fit an i64; longer ones go the exact way.
+            if i - first >= 18 {
+                return None;
+            }
+            v = v * 10 + i64::from(d - b'0');
+            i += 1;
+        }
+        let digits = i - first;
+        let leading_zero = digits > 1 && bytes.get(first) == Some(&b'0');
+        if digits == 0 || leading_zero || matches!(bytes.get(i), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.pos = i;
+        Some(if negative { -v } else { v })
     }
 
     /// Reads a number token (after whitespace), strictly per RFC 8259.
@@ -611,6 +660,37 @@ mod tests {
         assert_eq!(int("1e-1"), Err(IntIssue::NotIntegral));
         assert_eq!(int("1e400"), Err(IntIssue::TooBig));
         assert_eq!(int("1e999999999999999999999"), Err(IntIssue::TooBig));
+    }
+
+    /// The plain-digits fast path reads exactly what the general path reads, and declines
+    /// (consuming nothing but whitespace) whatever it does not handle.
+    #[test]
+    fn plain_ints_agree_with_numbers() {
+        let cases = [
+            ("0", Some(0)),
+            ("-0", Some(0)),
+            (" 42,", Some(42)),
+            ("-17]", Some(-17)),
+            ("999999999999999999", Some(999_999_999_999_999_999)),
+            ("-999999999999999999", Some(-999_999_999_999_999_999)),
+            ("9999999999999999999", None),
+            ("18446744073709551615", None),
+            ("01", None),
+            ("1.0", None),
+            ("1e2", None),
+            ("1E2", None),
+            ("-", None),
+            ("x", None),
+        ];
+        for (text, want) in cases {
+            let mut r = Reader::new(text.as_bytes());
+            let got = r.plain_int();
+            assert_eq!(got, want, "{text}");
+            match got {
+                Some(v) => assert_eq!(int(text.trim()).ok(), Some(i128::from(v)), "{text}"),
+                None => assert_eq!(r.pos, text.len() - text.trim_start().len(), "{text}"),
+            }
+        }
     }
 
     #[test]
