@@ -34,7 +34,8 @@ pub struct Decoder<'t> {
     /// Defaults decoded once, keyed by the address of their field in `table`.
     defaults: HashMap<usize, Value>,
     max_input_bytes: usize,
-    /// Scratch stack of list items, kept between documents (see [`Session::list`]).
+    /// Scratch stack of list items, kept between documents (see [`Session::list`]); its
+    /// capacity is the most items ever open at once, at most the platform's 200,000 values.
     items: Vec<Value>,
 }
 

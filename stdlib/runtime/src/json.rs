@@ -662,6 +662,26 @@ mod tests {
         assert_eq!(int("1e999999999999999999999"), Err(IntIssue::TooBig));
     }
 
+    proptest::proptest! {
+        /// The eight-bytes-at-a-time scan stops exactly where a byte-by-byte one does, from
+        /// any start, on bytes rich in quotes, backslashes, control and non-ASCII bytes.
+        #[test]
+        fn scan_plain_matches_a_byte_loop(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff]),
+                    proptest::prelude::any::<u8>(),
+                ],
+                0..80,
+            ),
+            start in 0usize..90,
+        ) {
+            let stops = |i: &usize| bytes.get(*i).is_some_and(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            let naive = (start..bytes.len()).find(stops).unwrap_or(bytes.len());
+            proptest::prop_assert_eq!(scan_plain(&bytes, start), naive);
+        }
+    }
+
     /// The plain-digits fast path reads exactly what the general path reads, and declines
     /// (consuming nothing but whitespace) whatever it does not handle.
     #[test]
