@@ -29,6 +29,18 @@ impl Patterns {
 /// An issue found by a check: its code and the middle of the sentence.
 pub type Issue = (Code, String);
 
+/// Whether `s` surely meets every bound of `ty` without a closer look: no pattern, no format,
+/// and a byte length that puts its character count inside the bounds (a character takes 1–4
+/// bytes). The decoder's fast path; [`check_str`] decides the rest.
+#[inline]
+pub fn str_surely_fits(s: &str, ty: &StrTy) -> bool {
+    let bytes = s.len();
+    ty.pattern.is_none()
+        && ty.format.is_none()
+        && bytes <= ty.max as usize
+        && (ty.min == 0 || bytes >= 4 * ty.min as usize)
+}
+
 /// Checks text against `Str<min..=max> @pattern @format`; pushes every issue.
 pub fn check_str(s: &str, ty: &StrTy, patterns: &mut Patterns, issues: &mut Vec<Issue>) {
     let bytes = s.len();

@@ -34,6 +34,9 @@ pub struct Decoder<'t> {
     /// Defaults decoded once, keyed by the address of their field in `table`.
     defaults: HashMap<usize, Value>,
     max_input_bytes: usize,
+    /// Scratch stack of list items, kept between documents (see [`Session::list`]); its
+    /// capacity is the most items ever open at once, at most the platform's 200,000 values.
+    items: Vec<Value>,
 }
 
 impl<'t> Decoder<'t> {
@@ -42,6 +45,7 @@ impl<'t> Decoder<'t> {
             table,
             patterns: Patterns::default(),
             defaults: HashMap::new(),
+            items: Vec::new(),
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
         }
     }
@@ -97,6 +101,7 @@ impl<'t> Decoder<'t> {
             table: self.table,
             patterns: &mut self.patterns,
             defaults: &mut self.defaults,
+            items: &mut self.items,
             r: Reader::new(bytes),
             errors: Vec::new(),
             issues: Vec::new(),
@@ -122,6 +127,9 @@ struct Session<'s> {
     table: &'s TypeTable,
     patterns: &'s mut Patterns,
     defaults: &'s mut HashMap<usize, Value>,
+    /// The items of the lists being read, innermost last: a list pushes its items here and
+    /// moves them out in one exact-size allocation at its end, so no list grows by doubling.
+    items: &'s mut Vec<Value>,
     r: Reader<'s>,
     errors: Vec<DecodeError>,
     /// Scratch for bound checks, reused to avoid allocating per string.
@@ -132,7 +140,7 @@ struct Session<'s> {
 /// errors (already reported).
 type Decoded<T> = Result<Option<T>, Syntax>;
 
-impl Session<'_> {
+impl<'s> Session<'s> {
     fn finish(
         mut self,
         result: Decoded<Value>,
@@ -221,6 +229,15 @@ impl Session<'_> {
                     let expected = format!("an integer ({})", bounds::describe_int(it));
                     return self.wrong(trail, &expected, kind);
                 }
+                if let Some(v) = self.r.plain_int() {
+                    return match bounds::check_int(i128::from(v), it) {
+                        None => Ok(Some(Value::Int(i128::from(v)))),
+                        Some((code, what)) => {
+                            self.report(trail, code, what);
+                            Ok(None)
+                        }
+                    };
+                }
                 let n = self.r.number()?;
                 match n.to_integer() {
                     Ok(v) => match bounds::check_int(v, it) {
@@ -271,6 +288,9 @@ impl Session<'_> {
                 if let Some(issue) = issue {
                     self.text_issue(trail, issue);
                     return Ok(None);
+                }
+                if bounds::str_surely_fits(&s, st) {
+                    return Ok(Some(Value::Str(s.into_owned())));
                 }
                 let mut issues = std::mem::take(&mut self.issues);
                 bounds::check_str(&s, st, self.patterns, &mut issues);
@@ -349,10 +369,13 @@ impl Session<'_> {
         trail: &Trail<'_>,
     ) -> Decoded<Vec<Value>> {
         // One allocation per object: the field values, `none` until read or defaulted.
-        let mut slots: Vec<Value> = vec![Value::NONE; fields.len()];
+        let mut slots: Vec<Value> = Vec::with_capacity(fields.len());
+        slots.resize_with(fields.len(), || Value::NONE);
         let mut seen = Seen::new(fields.len());
         let mut tag_seen = false;
         let mut ok = true;
+        // Where the next key is looked for first: fields mostly come in declaration order.
+        let mut next = 0;
         if !self.r.begin_object()? {
             loop {
                 let (key, issue) = self.r.key()?;
@@ -360,10 +383,8 @@ impl Session<'_> {
                     self.text_issue(&trail.key(&key), issue);
                     self.r.skip_value()?;
                     ok = false;
-                } else if let Some(i) = fields
-                    .iter()
-                    .position(|f| f.name.as_bytes() == key.as_bytes())
-                {
+                } else if let Some(i) = field_index(fields, &key, next) {
+                    next = i + 1;
                     let child = trail.key(&key);
                     if seen.get(i) {
                         self.report(
@@ -462,6 +483,7 @@ impl Session<'_> {
             table: self.table,
             patterns: &mut *self.patterns,
             defaults: &mut *self.defaults,
+            items: &mut *self.items,
             r: Reader::new(&text),
             errors: Vec::new(),
             issues: Vec::new(),
@@ -575,7 +597,7 @@ impl Session<'_> {
     }
 
     /// Looks ahead through an object for its tag (the reader is put back by the caller).
-    fn find_tag(&mut self, tag: &str) -> Result<TagFound, Syntax> {
+    fn find_tag(&mut self, tag: &str) -> Result<TagFound<'s>, Syntax> {
         if self.r.begin_object()? {
             return Ok(TagFound::Missing);
         }
@@ -583,7 +605,7 @@ impl Session<'_> {
             let (key, _) = self.r.key()?;
             if *key == *tag {
                 return match self.r.kind()? {
-                    Kind::String => Ok(TagFound::Text(self.r.string()?.0.into_owned())),
+                    Kind::String => Ok(TagFound::Text(self.r.string()?.0)),
                     k => Ok(TagFound::Other(k)),
                 };
             }
@@ -595,22 +617,11 @@ impl Session<'_> {
     }
 
     fn list(&mut self, lt: &ListTy, trail: &Trail<'_>) -> Decoded<Value> {
-        let mut items = Vec::new();
-        let mut ok = true;
-        let mut count = 0usize;
-        if !self.r.begin_array()? {
-            loop {
-                match self.value(&lt.item, &trail.index(count))? {
-                    Some(v) if ok => items.push(v),
-                    Some(_) => {}
-                    None => ok = false,
-                }
-                count += 1;
-                if !self.r.comma_or(b']')? {
-                    break;
-                }
-            }
-        }
+        let base = self.items.len();
+        let read = self.list_items(lt, trail);
+        // On every way out (a syntax error included) the stack is cut back to where it was.
+        let items: Vec<Value> = self.items.drain(base..).collect();
+        let (mut ok, count) = read?;
         if count > lt.max as usize {
             let (code, what) = bounds::too_many("items", count, lt.max);
             self.report(trail, code, format!("the list {what}"));
@@ -636,6 +647,26 @@ impl Session<'_> {
             }
         }
         Ok(ok.then_some(Value::List(items)))
+    }
+
+    /// Reads an array's items onto the item stack; whether all were valid, and how many.
+    fn list_items(&mut self, lt: &ListTy, trail: &Trail<'_>) -> Result<(bool, usize), Syntax> {
+        let mut ok = true;
+        let mut count = 0usize;
+        if !self.r.begin_array()? {
+            loop {
+                match self.value(&lt.item, &trail.index(count))? {
+                    Some(v) if ok => self.items.push(v),
+                    Some(_) => {}
+                    None => ok = false,
+                }
+                count += 1;
+                if !self.r.comma_or(b']')? {
+                    break;
+                }
+            }
+        }
+        Ok((ok, count))
     }
 
     fn map(&mut self, mt: &MapTy, trail: &Trail<'_>) -> Decoded<Value> {
@@ -829,6 +860,16 @@ impl Session<'_> {
     }
 }
 
+/// The index of the field named `key`, trying `guess` (the field after the last one read)
+/// before the others.
+#[inline]
+fn field_index(fields: &[FieldTy], key: &str, guess: usize) -> Option<usize> {
+    if fields.get(guess).is_some_and(|f| f.name == key) {
+        return Some(guess);
+    }
+    fields.iter().position(|f| f.name == key)
+}
+
 /// Which fields of an object were read: a bit set, inline up to 64 fields (no allocation).
 enum Seen {
     Small(u64),
@@ -867,9 +908,10 @@ impl Seen {
     }
 }
 
-/// What the look-ahead for a data enum's tag found.
-enum TagFound {
-    Text(String),
+/// What the look-ahead for a data enum's tag found (the text borrowed from the document when
+/// it has no escapes).
+enum TagFound<'a> {
+    Text(std::borrow::Cow<'a, str>),
     Missing,
     Other(Kind),
 }

@@ -64,6 +64,9 @@ impl Kind {
 pub struct Reader<'a> {
     pub bytes: &'a [u8],
     pub pos: usize,
+    /// The same bytes as text when the whole document is valid UTF-8 (checked once, up front):
+    /// a string without escapes is then a slice of it, with no per-string validation.
+    text: Option<&'a str>,
 }
 
 /// Deepest nesting `skip_value` follows; the pre-scan already holds documents to 64.
@@ -71,7 +74,11 @@ const SKIP_DEPTH: usize = 128;
 
 impl<'a> Reader<'a> {
     pub fn new(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { bytes, pos: 0 }
+        Reader {
+            bytes,
+            pos: 0,
+            text: std::str::from_utf8(bytes).ok(),
+        }
     }
 
     pub fn error<T>(&self, message: impl Into<String>) -> Result<T, Syntax> {
@@ -117,6 +124,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The kind of the next value (after whitespace), or a syntax error.
+    #[inline]
     pub fn kind(&mut self) -> Result<Kind, Syntax> {
         match self.peek() {
             Some(b'{') => Ok(Kind::Object),
@@ -197,41 +205,74 @@ impl<'a> Reader<'a> {
         if self.peek() != Some(b'"') {
             return self.unexpected("a key in quotes");
         }
+        // Fast path: a plain key in valid text, the `:` right after it or after one space.
+        let start = self.pos + 1;
+        let end = scan_plain(self.bytes, start);
+        if self.bytes.get(end) == Some(&b'"') {
+            if let Some(key) = self.text.and_then(|t| t.get(start..end)) {
+                let colon = match self.bytes.get(end + 1) {
+                    Some(b':') => Some(end + 2),
+                    Some(b' ') if self.bytes.get(end + 2) == Some(&b':') => Some(end + 3),
+                    _ => None,
+                };
+                if let Some(after) = colon {
+                    self.pos = after;
+                    return Ok((Cow::Borrowed(key), None));
+                }
+            }
+        }
         let key = self.string()?;
         self.expect(b':', "`:`")?;
         Ok(key)
     }
 
     /// Reads a string (after whitespace). Borrowed when it has no escapes and is valid UTF-8.
+    #[inline]
     pub fn string(&mut self) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
         self.expect(b'"', "a string")?;
         let start = self.pos;
+        // Fast path: a plain string in valid text is a slice of it (both ends are ASCII
+        // quotes, so char boundaries); anything else goes the slow way.
+        let i = scan_plain(self.bytes, start);
+        if self.bytes.get(i) == Some(&b'"') {
+            if let Some(s) = self.text.and_then(|t| t.get(start..i)) {
+                self.pos = i + 1;
+                return Ok((Cow::Borrowed(s), None));
+            }
+        }
+        self.string_slow(start, i)
+    }
+
+    /// The rest of [`Reader::string`]: invalid UTF-8, escapes, errors. `start` is the first
+    /// byte of the content, `i` where the plain run ends.
+    #[cold]
+    #[inline(never)]
+    fn string_slow(
+        &mut self,
+        start: usize,
+        i: usize,
+    ) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
         let bytes = self.bytes;
-        // Fast path: find the closing quote; bail out to the slow path on the first escape.
-        let mut i = start;
-        loop {
-            match bytes.get(i) {
-                None => {
-                    self.pos = i;
-                    return self.error("unterminated string");
-                }
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    let raw = bytes.get(start..i).unwrap_or_default();
-                    return Ok(match std::str::from_utf8(raw) {
-                        Ok(s) => (Cow::Borrowed(s), None),
-                        Err(_) => (
-                            Cow::Owned(String::from_utf8_lossy(raw).into_owned()),
-                            Some(TextIssue::InvalidUtf8),
-                        ),
-                    });
-                }
-                Some(b'\\') => break,
-                Some(&b) if b < 0x20 => {
-                    self.pos = i;
-                    return self.error("a control character must be escaped inside a string");
-                }
-                Some(_) => i += 1,
+        match bytes.get(i) {
+            None => {
+                self.pos = i;
+                return self.error("unterminated string");
+            }
+            Some(b'"') => {
+                self.pos = i + 1;
+                let raw = bytes.get(start..i).unwrap_or_default();
+                return Ok(match std::str::from_utf8(raw) {
+                    Ok(s) => (Cow::Borrowed(s), None),
+                    Err(_) => (
+                        Cow::Owned(String::from_utf8_lossy(raw).into_owned()),
+                        Some(TextIssue::InvalidUtf8),
+                    ),
+                });
+            }
+            Some(b'\\') => {}
+            Some(_) => {
+                self.pos = i;
+                return self.error("a control character must be escaped inside a string");
             }
         }
         self.pos = i;
@@ -338,6 +379,38 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
+    /// Reads an integer written as plain digits (`0`, `-17`, at most 18 digits) when that is
+    /// what comes next, else `None` with only whitespace consumed (then [`Reader::number`]
+    /// decides).
+    /// The common case of integer fields, without splitting a general number token.
+    #[inline]
+    pub fn plain_int(&mut self) -> Option<i64> {
+        self.skip_ws();
+        let bytes = self.bytes;
+        let mut i = self.pos;
+        let negative = bytes.get(i) == Some(&b'-');
+        if negative {
+            i += 1;
+        }
+        let first = i;
+        let mut v: i64 = 0;
+        while let Some(&d) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+            // 18 digits always fit an i64; longer ones go the exact way.
+            if i - first >= 18 {
+                return None;
+            }
+            v = v * 10 + i64::from(d - b'0');
+            i += 1;
+        }
+        let digits = i - first;
+        let leading_zero = digits > 1 && bytes.get(first) == Some(&b'0');
+        if digits == 0 || leading_zero || matches!(bytes.get(i), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.pos = i;
+        Some(if negative { -v } else { v })
+    }
+
     /// Reads a number token (after whitespace), strictly per RFC 8259.
     pub fn number(&mut self) -> Result<Number<'a>, Syntax> {
         self.skip_ws();
@@ -399,8 +472,12 @@ impl<'a> Reader<'a> {
                 exponent = -exponent;
             }
         }
-        let text =
-            std::str::from_utf8(bytes.get(start..self.pos).unwrap_or_default()).unwrap_or_default();
+        // The token is ASCII, so a slice of valid text when the document is.
+        let text = match self.text.and_then(|t| t.get(start..self.pos)) {
+            Some(t) => t,
+            None => std::str::from_utf8(bytes.get(start..self.pos).unwrap_or_default())
+                .unwrap_or_default(),
+        };
         Ok(Number {
             text,
             negative,
@@ -447,6 +524,59 @@ impl<'a> Reader<'a> {
             Kind::Number => self.number().map(|_| ()),
             Kind::Bool => self.bool().map(|_| ()),
             Kind::Null => self.null(),
+        }
+    }
+}
+
+/// The index of the first byte at or after `i` that ends the plain run of a string's content:
+/// `"`, `\\` or a control character (below 0x20); `bytes.len()` if there is none.
+///
+/// Eight bytes at a time (SWAR): for a word `x`, `(x - 0x01…01) & !x & 0x80…80` is non-zero
+/// exactly when a byte of `x` is zero, and its lowest set bit marks the first such byte (a
+/// borrow only ever runs towards higher bytes), so `trailing_zeros` finds it exactly. The same
+/// trick with `0x20…20` marks bytes below 0x20. Bytes of 0x80 and above never match, so UTF-8
+/// text passes through untouched. (Strings in model output are mostly short: a SIMD search
+/// such as `memchr2` measured slower here, its per-call setup outweighing its speed.)
+#[inline]
+pub fn scan_plain(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let found = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        let found = found & HIGH;
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// The index just past the closing quote of a string whose content starts at `i`, stepping over
+/// escapes without decoding them (or `bytes.len()` if it never closes). A control character
+/// stops [`scan_plain`] but is stepped over: the pre-scan leaves it to the decoder.
+#[inline]
+pub fn skip_string(bytes: &[u8], mut i: usize) -> usize {
+    loop {
+        i = scan_plain(bytes, i);
+        match bytes.get(i) {
+            None => return bytes.len(),
+            Some(b'"') => return i + 1,
+            Some(b'\\') => i += 2,
+            Some(_) => i += 1,
         }
     }
 }
@@ -530,6 +660,57 @@ mod tests {
         assert_eq!(int("1e-1"), Err(IntIssue::NotIntegral));
         assert_eq!(int("1e400"), Err(IntIssue::TooBig));
         assert_eq!(int("1e999999999999999999999"), Err(IntIssue::TooBig));
+    }
+
+    proptest::proptest! {
+        /// The eight-bytes-at-a-time scan stops exactly where a byte-by-byte one does, from
+        /// any start, on bytes rich in quotes, backslashes, control and non-ASCII bytes.
+        #[test]
+        fn scan_plain_matches_a_byte_loop(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff]),
+                    proptest::prelude::any::<u8>(),
+                ],
+                0..80,
+            ),
+            start in 0usize..90,
+        ) {
+            let stops = |i: &usize| bytes.get(*i).is_some_and(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            let naive = (start..bytes.len()).find(stops).unwrap_or(bytes.len());
+            proptest::prop_assert_eq!(scan_plain(&bytes, start), naive);
+        }
+    }
+
+    /// The plain-digits fast path reads exactly what the general path reads, and declines
+    /// (consuming nothing but whitespace) whatever it does not handle.
+    #[test]
+    fn plain_ints_agree_with_numbers() {
+        let cases = [
+            ("0", Some(0)),
+            ("-0", Some(0)),
+            (" 42,", Some(42)),
+            ("-17]", Some(-17)),
+            ("999999999999999999", Some(999_999_999_999_999_999)),
+            ("-999999999999999999", Some(-999_999_999_999_999_999)),
+            ("9999999999999999999", None),
+            ("18446744073709551615", None),
+            ("01", None),
+            ("1.0", None),
+            ("1e2", None),
+            ("1E2", None),
+            ("-", None),
+            ("x", None),
+        ];
+        for (text, want) in cases {
+            let mut r = Reader::new(text.as_bytes());
+            let got = r.plain_int();
+            assert_eq!(got, want, "{text}");
+            match got {
+                Some(v) => assert_eq!(int(text.trim()).ok(), Some(i128::from(v)), "{text}"),
+                None => assert_eq!(r.pos, text.len() - text.trim_start().len(), "{text}"),
+            }
+        }
     }
 
     #[test]

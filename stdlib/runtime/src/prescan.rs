@@ -14,16 +14,50 @@
 //! count.
 
 use crate::error::{Code, DecodeError, PathBuf};
+use crate::json::skip_string;
 use crate::ty::limits::{MAX_DEPTH, MAX_ITEMS, MAX_VALUES};
 
 /// One open array or object.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Open {
     is_object: bool,
     /// Items of an array; entries of an object.
     count: u32,
     /// The byte range of the current key (objects), for the error's pointer.
     key: (usize, usize),
+}
+
+/// The open arrays and objects: a fixed array (no allocation per document; the depth bound
+/// keeps it from ever filling).
+struct Stack {
+    open: [Open; MAX_DEPTH],
+    len: usize,
+}
+
+impl Stack {
+    fn as_slice(&self) -> &[Open] {
+        self.open.get(..self.len).unwrap_or_default()
+    }
+
+    fn last(&self) -> Option<&Open> {
+        self.as_slice().last()
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Open> {
+        self.open.get_mut(..self.len).and_then(|s| s.last_mut())
+    }
+
+    fn pop(&mut self) {
+        self.len = self.len.saturating_sub(1);
+    }
+
+    /// Pushes `open`; the caller has checked that fewer than [`MAX_DEPTH`] are open.
+    fn push(&mut self, open: Open) {
+        if let Some(slot) = self.open.get_mut(self.len) {
+            *slot = open;
+            self.len += 1;
+        }
+    }
 }
 
 /// Checks the platform bounds of `bytes`; `Err` holds the one bound broken first.
@@ -39,7 +73,119 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
             ),
         ));
     }
-    let mut stack: Vec<Open> = Vec::with_capacity(MAX_DEPTH + 1);
+    // Every value counted starts at a byte of its own, so a document of n bytes holds at most
+    // n values, and an array in it at most n items: below a bound's number of bytes, that
+    // bound cannot break and is not counted (most model answers are a few kilobytes).
+    let lean = match (bytes.len() > MAX_VALUES, bytes.len() > MAX_ITEMS as usize) {
+        (true, _) => within_bounds::<true, true>(bytes),
+        (false, true) => within_bounds::<false, true>(bytes),
+        (false, false) => within_bounds::<false, false>(bytes),
+    };
+    if lean {
+        return Ok(());
+    }
+    locate(bytes, root)
+}
+
+/// The pre-scan proper, on the happy path: `true` if no bound is broken. It keeps only what
+/// the bounds need (a depth, which levels are objects, an item count per open array), no key
+/// positions, so it is lean; when it says `false`, [`locate`] walks again with the same rules
+/// to say which bound broke and where (a refusal costs two short walks, an acceptance one).
+/// `VALUES`/`ITEMS`: whether to count values and array items (the depth is always checked).
+fn within_bounds<const VALUES: bool, const ITEMS: bool>(bytes: &[u8]) -> bool {
+    // One bit per open level in `objects`.
+    const _: () = assert!(MAX_DEPTH <= 64);
+    // Item counts of the open levels (used for arrays only) and a bit per level: object.
+    let mut counts = [0u32; MAX_DEPTH];
+    let mut objects: u64 = 0;
+    let mut depth: usize = 0;
+    let mut values: usize = 0;
+    // Only values need it: inside an array no string is a key, so items do not.
+    let mut expect_key = false;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' | b':' => continue,
+            b',' => {
+                if VALUES {
+                    expect_key = depth > 0 && (objects >> (depth - 1)) & 1 == 1;
+                }
+                continue;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                expect_key = false;
+                continue;
+            }
+            b'"' => {
+                i = skip_string(bytes, i);
+                if expect_key {
+                    expect_key = false;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        // A value starts at `b`.
+        if VALUES {
+            values += 1;
+            if values > MAX_VALUES {
+                return false;
+            }
+        }
+        if ITEMS && depth > 0 && (objects >> (depth - 1)) & 1 == 0 {
+            match counts.get_mut(depth - 1) {
+                Some(count) => {
+                    *count += 1;
+                    if *count > MAX_ITEMS {
+                        return false;
+                    }
+                }
+                None => return false,
+            }
+        }
+        match b {
+            b'"' => {}
+            b'[' | b'{' => {
+                if depth >= MAX_DEPTH {
+                    return false;
+                }
+                if ITEMS {
+                    if let Some(count) = counts.get_mut(depth) {
+                        *count = 0;
+                    }
+                }
+                let bit = 1u64 << depth;
+                if b == b'{' {
+                    objects |= bit;
+                } else {
+                    objects &= !bit;
+                }
+                depth += 1;
+                expect_key = VALUES && b == b'{';
+            }
+            _ => {
+                // A literal or a number (or garbage the decoder will reject): skip its run.
+                while bytes
+                    .get(i)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+                {
+                    i += 1;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The walk of [`within_bounds`] again, keeping the key of every open object, to report the
+/// bound broken first with its path (`Ok` if none is, which `within_bounds` rules out).
+fn locate(bytes: &[u8], root: &str) -> Result<(), DecodeError> {
+    let mut stack = Stack {
+        open: [Open::default(); MAX_DEPTH],
+        len: 0,
+    };
     let mut values: usize = 0;
     // Whether the next string in an object is a key (after `{` or `,`) rather than a value.
     let mut expect_key = false;
@@ -79,7 +225,7 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
         if let Some(top) = stack.last_mut() {
             top.count = top.count.saturating_add(1);
             if !top.is_object && top.count > MAX_ITEMS {
-                let path = path_of(bytes, &stack, root, true);
+                let path = path_of(bytes, stack.as_slice(), root, true);
                 return Err(DecodeError::new(
                     Code::TooManyItems,
                     &path,
@@ -90,17 +236,17 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
         if values > MAX_VALUES {
             return Err(DecodeError::new(
                 Code::TooManyValues,
-                &path_of(bytes, &stack, root, false),
+                &path_of(bytes, stack.as_slice(), root, false),
                 format!("the document holds more than {MAX_VALUES} values, the platform limit"),
             ));
         }
         match b {
             b'"' => {}
             b'[' | b'{' => {
-                if stack.len() >= MAX_DEPTH {
+                if stack.len >= MAX_DEPTH {
                     return Err(DecodeError::new(
                         Code::TooDeep,
-                        &path_of(bytes, &stack, root, false),
+                        &path_of(bytes, stack.as_slice(), root, false),
                         format!("the document nests deeper than {MAX_DEPTH} levels"),
                     ));
                 }
@@ -125,19 +271,6 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
         }
     }
     Ok(())
-}
-
-/// Returns the index just past the closing quote of a string whose content starts at `i`
-/// (or the end of input if it never closes).
-fn skip_string(bytes: &[u8], mut i: usize) -> usize {
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'"' => return i + 1,
-            b'\\' => i += 2,
-            _ => i += 1,
-        }
-    }
-    bytes.len()
 }
 
 /// The path of the value being opened (an array item counts its index from 1 in `count`).
@@ -194,6 +327,55 @@ mod tests {
     fn refuses_large_input() {
         let err = prescan(b"[1, 2]", 3, "request").err();
         assert_eq!(err.map(|e| e.code), Some(Code::TooLarge));
+    }
+
+    /// The lean walk and the locating walk agree on every document (the locating one is what
+    /// the tests above exercise on refusals).
+    #[test]
+    fn both_walks_agree() {
+        let inner = format!("[{}]", vec!["0"; 4_000].join(","));
+        let docs = [
+            r#"{"a": [1, 2, {"b": "[[[[\"]]"}], "c": null}"#.to_owned(),
+            format!("{}{}", "[".repeat(64), "]".repeat(64)),
+            format!("{}{}", "[".repeat(65), "]".repeat(65)),
+            format!(r#"{{"k": {}1{}}}"#, "[".repeat(63), "]".repeat(63)),
+            format!(r#"{{"k": {}1{}}}"#, "[".repeat(64), "]".repeat(64)),
+            format!("[{}]", vec![inner.as_str(); 60].join(",")),
+            format!("[{}]", vec!["0"; 10_001].join(",")),
+            format!("[{}]", vec!["0"; 10_000].join(",")),
+            format!(r#"{{"a": [{}]}}"#, vec!["{}"; 10_001].join(",")),
+            r#"]]]}}} [1, "x\"y", tru , {"a" "b": ,}"#.to_owned(),
+        ];
+        for doc in &docs {
+            let bytes = doc.as_bytes();
+            let located = locate(bytes, "request").is_ok();
+            let what = doc.get(..80).unwrap_or(doc);
+            assert_eq!(within_bounds::<true, true>(bytes), located, "{what}");
+            // The walks that count less agree wherever `prescan` uses them.
+            if bytes.len() <= MAX_VALUES {
+                assert_eq!(within_bounds::<false, true>(bytes), located, "{what}");
+            }
+            if bytes.len() <= MAX_ITEMS as usize {
+                assert_eq!(within_bounds::<false, false>(bytes), located, "{what}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// On bracket soup (the bytes the walks care about), the lean walk accepts exactly what
+        /// the locating walk accepts.
+        #[test]
+        fn both_walks_agree_on_bracket_soup(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(b"[[[[{{\"\",,:]]}} \\1a".to_vec()),
+                0..600,
+            )
+        ) {
+            let located = locate(&bytes, "r").is_ok();
+            proptest::prop_assert_eq!(within_bounds::<true, true>(&bytes), located);
+            proptest::prop_assert_eq!(within_bounds::<false, true>(&bytes), located);
+            proptest::prop_assert_eq!(within_bounds::<false, false>(&bytes), located);
+        }
     }
 
     #[test]

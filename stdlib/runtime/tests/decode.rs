@@ -623,7 +623,7 @@ fn validate_value_reports_like_the_decoder() {
 /// The two hostile payloads of spec §8: a 1 MB `[[[[…` 500,000+ deep, and ten million tiny
 /// values. Both are refused by the pre-scan with one error whose pointer shows where it stopped
 /// (the 65th level; the 200,001st value), so neither the decoder's recursion nor a tree of ten
-/// million values is ever reached. Their speed is measured in `benches/decode.rs`.
+/// million values is ever reached. Their speed is measured in `stdlib/runtime/benches/decode.rs`.
 #[test]
 fn hostile_payloads_are_refused_where_the_bound_breaks() {
     let t = TypeTable::default();

@@ -11,7 +11,7 @@
 //!
 //! Each round times every contender once per payload, in an order that rotates per round, so
 //! drift of the machine hits all of them alike; the table reports the median of the per-round
-//! ratios. Run: `cargo bench --bench decode` (about 10–20 s). `DECODE_ROUNDS=5` shortens it.
+//! ratios. Run: `cargo bench -p aelc-runtime --bench decode` (about 10–20 s). `DECODE_ROUNDS=5` shortens it.
 //!
 //! Then the hostile payloads of spec §8 — a 1 MB `[[[[…` (1,048,576 deep) and 10,010,001 tiny
 //! values in 20 MB — each refused by the pre-scan: the time to the verdict next to the time
