@@ -45,18 +45,23 @@ fn thread_cpu_ns() -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
-/// The least on-CPU time of a few runs of each phase, printed after divan's table, with the
-/// 100k/10k ratios (linear growth: under 12).
+/// The mean on-CPU time of each phase over enough runs that the clock's granularity does not
+/// matter, printed after divan's table, with the 100k/10k ratios (linear growth: under 12).
+///
+/// `schedstat` advances in scheduler ticks on some kernels (4 ms here): a single 10k-line
+/// check reads as 0 or 4 ms, so the least of a few runs (what this printed before) made
+/// nonsense of the ratio. Each size runs until every phase has used at least a second.
 fn cpu_times() {
     let Some(_) = thread_cpu_ns() else {
         return;
     };
-    let rounds = 5;
+    const ENOUGH_NS: u64 = 1_000_000_000;
     let mut rows = Vec::new();
     for lines in SIZES {
         let world = world(lines);
-        let mut best = [u64::MAX; 3];
-        for _ in 0..rounds {
+        let mut spent = [0u64; 2];
+        let mut runs = 0u64;
+        while spent.iter().any(|&ns| ns < ENOUGH_NS) && runs < 1000 {
             let t0 = thread_cpu_ns().unwrap_or(0);
             let parsed = driver::parse_project(&world, root());
             let t1 = thread_cpu_ns().unwrap_or(0);
@@ -65,23 +70,28 @@ fn cpu_times() {
             let checked = parsed.check(&world);
             let t3 = thread_cpu_ns().unwrap_or(0);
             divan::black_box(checked);
-            best[0] = best[0].min(t1 - t0);
-            best[1] = best[1].min(t3 - t2);
-            best[2] = best[2].min((t1 - t0) + (t3 - t2));
+            spent[0] += t1 - t0;
+            spent[1] += t3 - t2;
+            runs += 1;
         }
-        rows.push((lines, best));
+        let mean = |ns: u64| ns / runs.max(1);
+        rows.push((
+            lines,
+            runs,
+            [mean(spent[0]), mean(spent[1]), mean(spent[0] + spent[1])],
+        ));
     }
-    println!("on-CPU time, least of {rounds} runs (parse, sema alone, parse + check):");
-    for (lines, [parse, sema, total]) in &rows {
+    println!("on-CPU time, mean per run (parse, sema alone, parse + check):");
+    for (lines, runs, [parse, sema, total]) in &rows {
         let ms = |ns: &u64| *ns as f64 / 1e6;
         println!(
-            "  {lines:>7} lines: parse {:.1} ms, sema {:.1} ms, total {:.1} ms",
+            "  {lines:>7} lines ({runs} runs): parse {:.2} ms, sema {:.2} ms, total {:.2} ms",
             ms(parse),
             ms(sema),
             ms(total)
         );
     }
-    if let [(_, small), (_, large)] = rows.as_slice() {
+    if let [(_, _, small), (_, _, large)] = rows.as_slice() {
         let ratio = |i: usize| large[i] as f64 / small[i].max(1) as f64;
         println!(
             "  100k/10k: parse {:.1}, sema {:.1}, total {:.1}",

@@ -19,7 +19,10 @@ fn building_the_grammar_again_and_again_does_not_grow_memory() {
             let (expr, diagnostics) =
                 aelc::syntax::parse_expr(file, "request.findings.len() + 1 > limit", 0);
             assert!(diagnostics.is_empty());
-            assert!(matches!(expr.kind, aelc::syntax::ast::ExprKind::Binary { .. }));
+            assert!(matches!(
+                expr.kind,
+                aelc::syntax::ast::ExprKind::Binary { .. }
+            ));
             // A broken one too: the second, `Rich` pass builds the grammar again.
             let (_, diagnostics) = aelc::syntax::parse_expr(file, "a + * 2", 0);
             assert!(!diagnostics.is_empty());
