@@ -255,6 +255,28 @@ pub struct NodeIr {
     pub template: Option<aelc_runtime::prompt::Template>,
 }
 
+impl NodeIr {
+    /// The body as a function the evaluator runs: the node's parameters in, its output out
+    /// (`None` when the node has no body, i.e. the model answers).
+    pub fn body_fn(&self) -> Option<aelc_runtime::expr::FnDef> {
+        let body = self.body.as_ref()?;
+        Some(aelc_runtime::expr::FnDef {
+            name: self.name.clone(),
+            params: self
+                .params
+                .iter()
+                .map(|p| aelc_runtime::expr::Param {
+                    name: p.name.clone(),
+                    ty: p.ty.clone(),
+                })
+                .collect(),
+            locals: body.locals,
+            ret: Some(self.output.clone()),
+            body: body.expr.clone(),
+        })
+    }
+}
+
 /// A node body lowered for the evaluator: the parameters are slots `0..params.len()`, each
 /// `let` an `Expr::Let` around the rest, the `return` value innermost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -158,28 +158,13 @@ fn interpret(runner: &NodeRunner<'_>, input: &str, texts: &[String]) -> Value {
 /// `body` should: decode, evaluate with the program's pure fns, then the output's bounds.
 fn interpret_body(program: &aelc::ir::Program, input: &str) -> Value {
     use aelc_runtime::eval::{Evaluator, NoHost};
-    use aelc_runtime::expr::{FnDef, Param};
     let node = &program.nodes[1];
     let runner = NodeRunner::new(program, node);
     let values = match runner.decode_input(input.as_bytes()) {
         Ok(v) => v,
         Err(e) => return json!({"body": format!("err {e:?}")}),
     };
-    let body = node.body.as_ref().expect("the body is lowered");
-    let f = FnDef {
-        name: node.name.clone(),
-        params: node
-            .params
-            .iter()
-            .map(|p| Param {
-                name: p.name.clone(),
-                ty: p.ty.clone(),
-            })
-            .collect(),
-        locals: body.locals,
-        ret: Some(node.output.clone()),
-        body: body.expr.clone(),
-    };
+    let f = node.body_fn().expect("the body is lowered");
     let fns = aelc::driver::run::ProgramFns::new(program);
     let args: Vec<&aelc_runtime::value::Value> = values.iter().collect();
     let (line, typed) = match Evaluator::new(&fns, &mut NoHost).run_fn(&f, &args) {

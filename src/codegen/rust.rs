@@ -21,6 +21,10 @@
 //! emitting code that does not compile; keywords become raw identifiers.
 
 mod names;
+
+/// How the glue spells an AEL name as a Rust field or function (the random-project test draws
+/// names that stay apart under it).
+pub use names::snake;
 mod nodes;
 mod types;
 pub mod wire;

@@ -1,7 +1,8 @@
 //! Running one node of a checked [`Program`]: the one place that turns a node's IR into the
 //! runtime's pieces (decoder, input checks, [`Pipeline`], [`IrStage`], receipt).
 //!
-//! `aelc validate`, `aelc test` and `aelc run` all go through [`NodeRunner`]:
+//! `aelc validate` and `aelc test` go through [`NodeRunner`] (`aelc run` still has its own wiring
+//! in [`super::run`], to be merged into this one):
 //!
 //! 1. decode the input document ([`NodeRunner::decode_input`]; spec §4, `max_input_bytes`);
 //!    errors end the run as `rejected_input` (code `invalid_input`), nothing billed;

@@ -147,24 +147,10 @@ const FIELD_NAMES: &[&str] = &[
     "label", "note", "score", "tags", "size", "ctx", "r", "T", "await",
 ];
 
+/// What the glue makes of a field name, to avoid drawing two that clash (E0850 is tested
+/// elsewhere; here every project must build).
 fn ident_key(name: &str) -> String {
-    // What the glue makes of a field name, to avoid drawing two that clash (E0850 is tested
-    // elsewhere; here every project must build).
-    let mut out = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c.is_uppercase() {
-            if prev_lower {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-            prev_lower = false;
-        } else {
-            out.push(c);
-            prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        }
-    }
-    out
+    aelc::codegen::rust::snake(name)
 }
 
 struct Gen<'r> {

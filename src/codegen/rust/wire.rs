@@ -120,20 +120,7 @@ fn glue_node(program: &Program, node: &NodeIr) -> GlueNode {
         input_checks: wire(&node.input.checks, false),
         output_checks: wire(&node.output_stage.checks, true),
         transform: node.output_stage.transform.map(|f| f.0),
-        body: node.body.as_ref().map(|b| FnDef {
-            name: node.name.clone(),
-            params: node
-                .params
-                .iter()
-                .map(|p| Param {
-                    name: p.name.clone(),
-                    ty: p.ty.clone(),
-                })
-                .collect(),
-            locals: b.locals,
-            ret: Some(node.output.clone()),
-            body: b.expr.clone(),
-        }),
+        body: node.body_fn(),
     }
 }
 
