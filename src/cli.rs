@@ -128,7 +128,24 @@ impl Output {
 
     /// Reports a usage or I/O error (exit 2).
     pub fn fatal(&self, message: &str) -> Status {
-        eprintln!("error: {message}");
+        eprint_line(&format!("error: {message}"));
         Status::Usage
     }
+}
+
+/// Prints one line on stdout. A closed or full pipe (`aelc fmt --check | head -1`, stdout
+/// closed) loses the line but is no reason to panic, which `println!` would do.
+pub fn print_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out
+        .write_all(line.as_bytes())
+        .and_then(|()| out.write_all(b"\n"));
+}
+
+/// [`print_line`] for stderr.
+pub fn eprint_line(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(line.as_bytes())
+        .and_then(|()| err.write_all(b"\n"));
 }

@@ -481,3 +481,39 @@ mod runner {
         assert_eq!(plan("pick"), BodyPlan::None);
     }
 }
+
+// ---------------------------------------------------------------- closed output
+
+/// `aelc … | head -1`: the reader is gone before aelc writes (`true` exits at once, aelc first
+/// reads and checks a project), so every write fails with a broken pipe. The lost output is no
+/// reason to panic, which `println!` would do (exit code 101).
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = copy_fixture("closed-stdout");
+    write(&dir, "nodes/ugly.node.ael", "struct   Ugly{a:u8}\n");
+    let with_stdout_closed = |args: &str| {
+        Command::new("bash")
+            .arg("-c")
+            .arg(format!("\"$AELC\" {args} | true; exit ${{PIPESTATUS[0]}}"))
+            .env("AELC", env!("CARGO_BIN_EXE_aelc"))
+            .env("NO_COLOR", "1")
+            .current_dir(&dir)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run sh: {e}"))
+    };
+    for (args, expected) in [
+        ("fmt --check", 1),
+        ("explain E0101", 0),
+        ("check --message-format json", 0),
+        ("schema --help", 0),
+    ] {
+        let o = with_stdout_closed(args);
+        assert!(
+            !stderr(&o).contains("panicked"),
+            "aelc {args}: {}",
+            stderr(&o)
+        );
+        assert_eq!(code(&o), expected, "aelc {args}: {}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -46,16 +46,16 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
             Ok(stale) if stale.is_empty() => Status::Ok,
             Ok(stale) => {
                 for s in &stale {
-                    eprintln!(
+                    super::eprint_line(&format!(
                         "stale: {} ({})",
                         out_dir.join(s.path()).display(),
                         s.reason()
-                    );
+                    ));
                 }
-                eprintln!(
+                super::eprint_line(&format!(
                     "{} emitted file(s) out of date; run `aelc build` to update them",
                     stale.len()
-                );
+                ));
                 Status::Failed
             }
             Err(err) => out.fatal(&format!("cannot read {}: {err}", out_dir.display())),
@@ -63,14 +63,14 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
     }
     match write::write_all(&out_dir, &emission.files) {
         Ok(report) => {
-            eprintln!(
+            super::eprint_line(&format!(
                 "built {} file(s) in {}: {} written, {} unchanged, {} removed",
                 emission.files.len(),
                 out_dir.display(),
                 report.written.len(),
                 report.unchanged,
                 report.removed.len()
-            );
+            ));
             Status::Ok
         }
         Err(err) => out.fatal(&format!("cannot write {}: {err}", out_dir.display())),

@@ -15,7 +15,7 @@ pub fn run(args: &ExplainArgs) -> Status {
             Status::Ok
         }
         Err(message) => {
-            eprintln!("error: {message}");
+            super::eprint_line(&format!("error: {message}"));
             Status::Usage
         }
     }

@@ -44,7 +44,7 @@ pub fn run(out: &Output, args: &FmtArgs) -> Status {
                 Ok(FileOutcome::Changed) => {
                     changed += 1;
                     if args.check {
-                        println!("would reformat {}", file.display());
+                        super::print_line(&format!("would reformat {}", file.display()));
                         status = worst(status, Status::Failed);
                     }
                 }
@@ -60,7 +60,9 @@ pub fn run(out: &Output, args: &FmtArgs) -> Status {
     } else {
         "reformatted"
     };
-    eprintln!("{changed} file(s) {verb}, {unchanged} file(s) already formatted");
+    super::eprint_line(&format!(
+        "{changed} file(s) {verb}, {unchanged} file(s) already formatted"
+    ));
     status
 }
 

@@ -31,10 +31,10 @@ const FILES: &[(&str, &str)] = &[
 pub fn run(args: &NewArgs) -> Status {
     let target = &args.path;
     let Some(name) = project_name(target) else {
-        eprintln!(
+        super::eprint_line(&format!(
             "error: `{}` is not a usable project name: the folder's name becomes the package name `local/NAME`, so it must be 1 to 64 lowercase ASCII letters, digits, `-` and `_`, starting with a letter\n  = help: for example `aelc new my-agent`",
             target.display()
-        );
+        ));
         return Status::Usage;
     };
     if target.exists() {
@@ -42,32 +42,35 @@ pub fn run(args: &NewArgs) -> Status {
         match empty {
             Ok(true) => {}
             Ok(false) => {
-                eprintln!(
+                super::eprint_line(&format!(
                     "error: `{}` already exists and is not empty; nothing was written\n  = help: choose a new folder name, or empty this one first",
                     target.display()
-                );
+                ));
                 return Status::Usage;
             }
             Err(err) => {
-                eprintln!(
+                super::eprint_line(&format!(
                     "error: `{}` exists and cannot be read: {err}",
                     target.display()
-                );
+                ));
                 return Status::Usage;
             }
         }
     }
     match write_project(target, &name) {
         Ok(()) => {
-            println!(
+            super::print_line(&format!(
                 "created `{}`: try `cd {} && aelc check && aelc build && aelc test`",
                 target.display(),
                 target.display()
-            );
+            ));
             Status::Ok
         }
         Err(err) => {
-            eprintln!("error: cannot create `{}`: {err}", target.display());
+            super::eprint_line(&format!(
+                "error: cannot create `{}`: {err}",
+                target.display()
+            ));
             Status::Usage
         }
     }

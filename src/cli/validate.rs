@@ -50,7 +50,7 @@ pub fn run(out: &Output, args: &ValidateArgs) -> Status {
     let which = if is_input { "input" } else { "output" };
     let Some(errors) = errors else {
         if out.format == MessageFormat::Human {
-            eprintln!("{shown}: a valid {which} of `{}`", node.name);
+            super::eprint_line(&format!("{shown}: a valid {which} of `{}`", node.name));
         }
         return Status::Ok;
     };
