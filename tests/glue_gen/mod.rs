@@ -855,6 +855,21 @@ pub fn build_crate(name: &str, sources: &[(String, String)]) -> std::path::PathB
         krate.display(),
         String::from_utf8_lossy(&build.stderr)
     );
+    // Generated code must also pass clippy (issue: "compiles without warnings under -D warnings
+    // and clippy"); the crate is already built, so this only lints it.
+    let lint = std::process::Command::new(&cargo)
+        .args(["clippy", "--offline", "--quiet", "--manifest-path"])
+        .arg(krate.join("Cargo.toml"))
+        .args(["--", "-D", "warnings"])
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("run cargo clippy");
+    assert!(
+        lint.status.success(),
+        "clippy refuses the generated crate {}:\n{}",
+        krate.display(),
+        String::from_utf8_lossy(&lint.stderr)
+    );
     target
         .join("debug")
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
