@@ -145,7 +145,7 @@ fn time(iters: u32, mut f: impl FnMut()) -> Duration {
     start.elapsed() / iters
 }
 
-fn main() {
+pub(crate) fn main() {
     let table = review_types();
     let ty = named(REVIEW);
     let schema = review_schema();
