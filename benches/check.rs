@@ -6,11 +6,18 @@
 //!   read and check the prompt templates) — what `aelc check` does minus the disk;
 //! - `parse_only`: `driver::parse_project`, the first half;
 //! - `check_only`: `ParsedProject::check` on an already parsed project (parsing happens
-//!   outside the timed part): semantic analysis alone.
+//!   outside the timed part): semantic analysis alone;
+//! - `parse_and_check_cold`, `check_only_cold`: the same, each run from cold caches
+//!   (`common/cold.rs`), as a one-shot `aelc check` runs. The hot 10k-line runs find their
+//!   data still cached from the run before, the 100k-line ones cannot, so the hot ratio
+//!   mixes cache capacity into the growth; the cold ratio is the growth of the work.
 //!
 //! The projects come from `benches/common` (the same generator as the `build` benchmark) and
 //! must check clean: the run stops before timing anything if they do not, so that an error
 //! path is never what gets measured.
+//!
+//! With `CHECK_PROFILE=LINES[:RUNS]` set, the binary only parses and checks a project of that size,
+//! for a profiler to watch.
 //!
 //! Run: `cargo bench --bench check -- --sample-count 10`. Targets: 100k lines checked in under
 //! 250 ms on one core (parse ≈ 100 ms of it once the parser meets its own target), and a
@@ -30,6 +37,10 @@ static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
 
 fn main() {
     aelc::allocator::configure();
+    if let Some(lines) = profile_request() {
+        profile(lines);
+        return;
+    }
     for lines in SIZES {
         preflight(lines);
     }
@@ -102,6 +113,27 @@ fn cpu_times() {
     }
 }
 
+/// `CHECK_PROFILE=LINES[:RUNS]`: no timing, RUNS (default 1) parses and checks of a generated
+/// project, for a profiler (`valgrind --tool=callgrind --toggle-collect='*ParsedProject*check*'`,
+/// `perf stat`).
+fn profile_request() -> Option<(usize, usize)> {
+    let request = std::env::var("CHECK_PROFILE").ok()?;
+    let (lines, runs) = request.split_once(':').unwrap_or((&request, "1"));
+    Some((lines.parse().ok()?, runs.parse().ok()?))
+}
+
+fn profile((lines, runs): (usize, usize)) {
+    let world = world(lines);
+    for _ in 0..runs {
+        match driver::parse_project(&world, root()) {
+            Ok(parsed) => {
+                divan::black_box(parsed.check(&world));
+            }
+            Err(err) => eprintln!("cannot read the generated project: {err}"),
+        }
+    }
+}
+
 fn root() -> &'static Path {
     Path::new("/bench/project")
 }
@@ -150,6 +182,17 @@ fn parse_and_check(bencher: divan::Bencher, lines: usize) {
         .bench(|| driver::check_project(divan::black_box(&world), root()));
 }
 
+/// `parse_and_check` again, each run from cold caches ([`common::cold`]): what a one-shot
+/// `aelc check` meets, and the fair test of linear growth.
+#[divan::bench(args = SIZES)]
+fn parse_and_check_cold(bencher: divan::Bencher, lines: usize) {
+    let world = world(lines);
+    bencher
+        .counter(divan::counter::ItemsCount::new(lines))
+        .with_inputs(common::cold::evict)
+        .bench_local_values(|()| driver::check_project(divan::black_box(&world), root()));
+}
+
 #[divan::bench(args = SIZES)]
 fn parse_only(bencher: divan::Bencher, lines: usize) {
     let world = world(lines);
@@ -168,5 +211,23 @@ fn check_only(bencher: divan::Bencher, lines: usize) {
     bencher
         .counter(divan::counter::ItemsCount::new(lines))
         .with_inputs(|| parsed.clone())
+        .bench_local_values(|p| p.check(divan::black_box(&world)));
+}
+
+/// `check_only` from cold caches: the parsed project is cloned, then the caches emptied.
+#[divan::bench(args = SIZES)]
+fn check_only_cold(bencher: divan::Bencher, lines: usize) {
+    let world = world(lines);
+    let parsed = match driver::parse_project(&world, root()) {
+        Ok(p) => p,
+        Err(err) => panic!("cannot read the generated project: {err}"),
+    };
+    bencher
+        .counter(divan::counter::ItemsCount::new(lines))
+        .with_inputs(|| {
+            let copy = parsed.clone();
+            common::cold::evict();
+            copy
+        })
         .bench_local_values(|p| p.check(divan::black_box(&world)));
 }

@@ -2,12 +2,15 @@
 //!
 //! Run: `cargo bench --bench parse`. The target is 100k lines in under 100 ms on one core, and
 //! a 100k/10k ratio under 12 (linear growth). `lex` alone is measured too, so that a change in
-//! the parser's share of the time shows.
+//! the parser's share of the time shows, and so is `lex_and_parse_cold`, every run from cold
+//! caches (see `common/cold.rs` for why the hot and the cold ratio differ).
 //!
 //! The source is built (and checked to parse without errors, so that recovery is not what is
 //! measured) once per size, outside the timed closure. The closure runs only `syntax::parse`
 //! (lex, parse, doc attachment, diagnostics); divan drops the returned tree after the clock
 //! stopped, so freeing it is not measured either.
+
+mod common;
 
 use aelc::span::FileId;
 use aelc::syntax;
@@ -18,7 +21,22 @@ static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
 
 fn main() {
     aelc::allocator::configure();
+    if let Some((lines, runs)) = profile_request() {
+        let text = source(lines);
+        for _ in 0..runs {
+            divan::black_box(syntax::parse(FileId(0), divan::black_box(&text)));
+        }
+        return;
+    }
     divan::main();
+}
+
+/// `PARSE_PROFILE=LINES[:RUNS]`: no timing, RUNS (default 1) parses of a generated module, for a
+/// profiler (`valgrind --tool=callgrind`, `perf stat`).
+fn profile_request() -> Option<(usize, usize)> {
+    let request = std::env::var("PARSE_PROFILE").ok()?;
+    let (lines, runs) = request.split_once(':').unwrap_or((&request, "1"));
+    Some((lines.parse().ok()?, runs.parse().ok()?))
 }
 
 /// One chunk of a realistic module: every item kind (use, type alias, struct with defaults and
@@ -154,6 +172,18 @@ fn lex_and_parse(bencher: divan::Bencher, lines: usize) {
     bencher
         .counter(divan::counter::BytesCount::of_str(&text))
         .bench(|| syntax::parse(FileId(0), divan::black_box(&text)));
+}
+
+/// `lex_and_parse` again, each run starting from cold caches ([`common::cold`]): the way a
+/// one-shot `aelc check` meets a file, and the fair test of linear growth (the hot 10k-line
+/// run finds most of its memory still cached from the run before; a 100k-line one cannot).
+#[divan::bench(args = [10_000, 100_000])]
+fn lex_and_parse_cold(bencher: divan::Bencher, lines: usize) {
+    let text = source(lines);
+    bencher
+        .counter(divan::counter::BytesCount::of_str(&text))
+        .with_inputs(common::cold::evict)
+        .bench_local_values(|()| syntax::parse(FileId(0), divan::black_box(&text)));
 }
 
 #[divan::bench(args = [10_000, 100_000])]

@@ -50,7 +50,14 @@ pub fn lex(
     let tokens = lexed
         .tokens
         .iter()
-        .map(|(token, span)| (*token, crate::span::Span::new(file, span.start..span.end)))
+        .map(|(token, span)| {
+            let span = crate::span::Span {
+                file,
+                start: span.start,
+                end: span.end,
+            };
+            (*token, span)
+        })
         .collect();
     let mut comments: Vec<crate::span::Span> = lexed
         .comments

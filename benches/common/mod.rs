@@ -18,6 +18,8 @@
 
 #![allow(dead_code)] // each benchmark uses part of it
 
+pub mod cold;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

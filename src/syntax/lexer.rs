@@ -17,6 +17,16 @@ use crate::syntax::token::{CommentKind, Token};
 /// parser nor later passes can run out of stack.
 pub const MAX_NESTING: usize = 128;
 
+/// A token's place in the text being lexed: byte offsets as `u32` (a file's size is bounded
+/// far below 4 GiB, and [`Span`] is `u32` too), so that a token and its span take 32 bytes.
+pub type TokenSpan = SimpleSpan<u32>;
+
+/// A byte range of the lexed text as a [`TokenSpan`].
+pub fn token_span(range: std::ops::Range<usize>) -> TokenSpan {
+    let at = |offset: usize| u32::try_from(offset).unwrap_or(u32::MAX);
+    TokenSpan::from(at(range.start)..at(range.end))
+}
+
 /// Consecutive `///` lines and the offset of the token they stand before.
 #[derive(Clone, Debug)]
 pub struct DocBlock {
@@ -28,24 +38,29 @@ pub struct DocBlock {
 /// What lexing one file produced.
 #[derive(Debug, Default)]
 pub struct Lexed<'src> {
-    pub tokens: Vec<(Token<'src>, SimpleSpan)>,
+    pub tokens: Vec<(Token<'src>, TokenSpan)>,
     pub comments: Vec<Comment>,
     pub docs: Vec<DocBlock>,
     /// `//!` lines, joined.
     pub module_doc: Option<Doc>,
     pub errors: Vec<SyntaxError>,
+    /// Where the tokens first nest deeper than [`MAX_NESTING`] ([`Nesting`]): such a file is
+    /// not parsed.
+    pub too_deep: Option<SyntaxError>,
 }
 
 /// Lexes `text`, whose first byte is at `offset` in its file (0 for a whole file).
 pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
-    // About one token per five bytes in real sources: growing the buffer by doubling from
-    // empty copied it over and over in large files.
+    // Real sources hold a token per 5 to 7 bytes: room for one per 4 means the buffer is never
+    // copied to grow in practice (a 3 MB file one token past a reserve of one per 5 spent a
+    // sixth of its parse time copying 24 MB). Room never written costs no memory.
     let mut out = Lexed {
-        tokens: Vec::with_capacity(text.len() / 5 + 16),
+        tokens: Vec::with_capacity(text.len() / 4 + 16),
         ..Lexed::default()
     };
     // The doc block being built, and whether a token or blank comment broke it.
     let mut pending_doc: Option<Doc> = None;
+    let mut nesting = Nesting::new();
     let mut lexer = Token::lexer(text);
     while let Some(result) = lexer.next() {
         let range = lexer.span();
@@ -98,7 +113,15 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
             }
             Ok(token) => {
                 flush_doc(&mut pending_doc, &mut out, Some(span.start));
-                out.tokens.push((token, range.into()));
+                // Checked here, while the token is at hand: a pass of its own over the token
+                // buffer afterwards read a large file's tokens from memory a second time.
+                if out.too_deep.is_none() && nesting.too_deep_after(&token) {
+                    out.too_deep = Some(SyntaxError::TooDeep {
+                        span,
+                        limit: MAX_NESTING,
+                    });
+                }
+                out.tokens.push((token, token_span(range.clone())));
             }
             Err(error) => {
                 flush_doc(&mut pending_doc, &mut out, Some(span.start));
@@ -115,7 +138,10 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
                         span,
                     });
                 } else {
-                    out.tokens.push((Token::Error, range.into()));
+                    // An error token breaks a run of prefix operators, as it did when the
+                    // check was a pass of its own; it can never make the tree deeper.
+                    nesting.too_deep_after(&Token::Error);
+                    out.tokens.push((Token::Error, token_span(range.clone())));
                 }
             }
         }
@@ -142,66 +168,75 @@ fn only_space_between(text: &str, from: u32, to: u32) -> bool {
         .is_some_and(|gap| gap.chars().all(char::is_whitespace))
 }
 
-/// Finds the first place where the syntax tree would grow deeper than [`MAX_NESTING`].
+/// How deep the syntax tree grows, token by token: the lexer asks after every token whether
+/// the tree would now be deeper than [`MAX_NESTING`].
 ///
 /// Brackets nest, but so do chains at one bracket level: `a + b + c` is a tree two deep on its
 /// left, and so are `x.a.b`, `if … else if …`, `|x| |y| …` and `List<List<…>>`. Depth here is
 /// the open brackets plus, at each open level, the chain links since that level's last `,` or
 /// `;` (or item keyword, at the top). A file of any size thus yields a tree that every
 /// recursive pass (drop, `Debug`, the formatter, sema) walks without running out of stack.
-pub fn check_nesting(
-    file: FileId,
-    offset: usize,
-    tokens: &[(Token<'_>, SimpleSpan)],
-) -> Option<SyntaxError> {
-    // Chain links at each open bracket level; `levels[0]` is the top.
-    let mut levels: Vec<usize> = vec![0];
-    // Open brackets plus every level's links.
-    let mut depth = 0usize;
-    let mut prefix_run = 0usize;
-    for (token, span) in tokens {
+struct Nesting {
+    /// Chain links at each open bracket level; `levels[0]` is the top.
+    levels: Vec<usize>,
+    /// Open brackets plus every level's links.
+    depth: usize,
+    /// Prefix operators (`!`, `-`, `|`, `if`, `match`, `some`) in a row.
+    prefix_run: usize,
+}
+
+impl Nesting {
+    fn new() -> Nesting {
+        Nesting {
+            levels: vec![0],
+            depth: 0,
+            prefix_run: 0,
+        }
+    }
+
+    /// Takes the next significant token; `true` if the tree is now too deep.
+    fn too_deep_after(&mut self, token: &Token<'_>) -> bool {
+        let Nesting {
+            levels,
+            depth,
+            prefix_run,
+        } = self;
         match token {
             Token::LParen | Token::LBrace | Token::LBracket => {
-                depth += 1;
+                *depth += 1;
                 levels.push(0);
             }
             Token::RParen | Token::RBrace | Token::RBracket if levels.len() > 1 => {
                 let links = levels.pop().unwrap_or(0);
-                depth = depth.saturating_sub(links + 1);
+                *depth = depth.saturating_sub(links + 1);
             }
             Token::RParen | Token::RBrace | Token::RBracket => {}
             Token::Comma | Token::Semi => {
                 if let Some(links) = levels.last_mut() {
-                    depth = depth.saturating_sub(*links);
+                    *depth = depth.saturating_sub(*links);
                     *links = 0;
                 }
             }
             token if levels.len() == 1 && is_item_keyword(token) => {
-                depth = depth.saturating_sub(levels[0]);
+                *depth = depth.saturating_sub(levels[0]);
                 levels[0] = 0;
             }
             token if is_chain_link(token) => {
                 if let Some(links) = levels.last_mut() {
                     *links += 1;
-                    depth += 1;
+                    *depth += 1;
                 }
             }
             _ => {}
         }
-        prefix_run = match token {
+        *prefix_run = match token {
             Token::Bang | Token::Minus | Token::Pipe | Token::If | Token::Match | Token::Some => {
-                prefix_run + 1
+                *prefix_run + 1
             }
             _ => 0,
         };
-        if depth > MAX_NESTING || prefix_run > MAX_NESTING {
-            return Some(SyntaxError::TooDeep {
-                span: Span::new(file, span.start + offset..span.end + offset),
-                limit: MAX_NESTING,
-            });
-        }
+        *depth > MAX_NESTING || *prefix_run > MAX_NESTING
     }
-    None
 }
 
 /// A token that starts an item; at the top level it ends whatever chain came before.

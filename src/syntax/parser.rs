@@ -23,12 +23,12 @@ use chumsky::util::MaybeRef;
 use crate::span::{FileId, Span};
 use crate::syntax::ast;
 use crate::syntax::error::SyntaxError;
-use crate::syntax::lexer::{self, Lexed};
+use crate::syntax::lexer::{self, Lexed, TokenSpan};
 use crate::syntax::token::Token;
 
 /// The parser's input: the token slice, split into tokens and spans.
-type In<'tok, 'src> = MappedInput<'tok, Token<'src>, SimpleSpan, &'tok [(Token<'src>, SimpleSpan)]>;
-type ParseError<'tok, 'src> = Rich<'tok, Token<'src>, SimpleSpan, SyntaxError>;
+type In<'tok, 'src> = MappedInput<'tok, Token<'src>, TokenSpan, &'tok [(Token<'src>, TokenSpan)]>;
+type ParseError<'tok, 'src> = Rich<'tok, Token<'src>, TokenSpan, SyntaxError>;
 type Extra<E> = extra::Err<E>;
 
 /// An error type the grammar can be built for: [`ParseError`] (diagnostics) or `EmptyErr`
@@ -37,17 +37,17 @@ trait Fail<'tok, 'src: 'tok>:
     chumsky::error::Error<'tok, In<'tok, 'src>> + LabelError<'tok, In<'tok, 'src>, &'static str> + 'tok
 {
     /// One of our own errors, found by a `validate` step.
-    fn custom(span: SimpleSpan, error: SyntaxError) -> Self;
+    fn custom(span: TokenSpan, error: SyntaxError) -> Self;
 }
 
 impl<'tok, 'src: 'tok> Fail<'tok, 'src> for ParseError<'tok, 'src> {
-    fn custom(span: SimpleSpan, error: SyntaxError) -> Self {
+    fn custom(span: TokenSpan, error: SyntaxError) -> Self {
         Rich::custom(span, error)
     }
 }
 
 impl<'tok, 'src: 'tok> Fail<'tok, 'src> for EmptyErr {
-    fn custom(_: SimpleSpan, _: SyntaxError) -> Self {
+    fn custom(_: TokenSpan, _: SyntaxError) -> Self {
         EmptyErr::default()
     }
 }
@@ -62,12 +62,15 @@ struct Ctx<'src> {
 }
 
 impl<'src> Ctx<'src> {
-    fn span(&self, span: SimpleSpan) -> Span {
-        Span::new(self.file, span.start + self.offset..span.end + self.offset)
+    fn span(&self, span: TokenSpan) -> Span {
+        let (start, end) = (span.start as usize, span.end as usize);
+        Span::new(self.file, start + self.offset..end + self.offset)
     }
 
-    fn text(&self, span: SimpleSpan) -> &'src str {
-        self.src.get(span.start..span.end).unwrap_or("")
+    fn text(&self, span: TokenSpan) -> &'src str {
+        self.src
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("")
     }
 }
 
@@ -82,6 +85,7 @@ pub fn parse_module(
         docs,
         module_doc,
         mut errors,
+        too_deep,
     } = lexer::lex(file, text, 0);
     let cx = Ctx {
         file,
@@ -89,10 +93,10 @@ pub fn parse_module(
         offset: 0,
     };
     let mut items = Vec::new();
-    if let Some(too_deep) = lexer::check_nesting(file, 0, &tokens) {
+    if let Some(too_deep) = too_deep {
         errors.push(too_deep);
     } else {
-        let eoi = SimpleSpan::from(text.len()..text.len());
+        let eoi = lexer::token_span(text.len()..text.len());
         let input = || tokens.as_slice().split_token_span(eoi);
         let fast = item::module::<EmptyErr>(cx).parse(input());
         items = match fast.into_result() {
@@ -120,7 +124,10 @@ pub fn parse_module(
 pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<SyntaxError>) {
     let offset = offset as usize;
     let Lexed {
-        tokens, mut errors, ..
+        tokens,
+        mut errors,
+        too_deep,
+        ..
     } = lexer::lex(file, text, offset);
     let cx = Ctx {
         file,
@@ -132,11 +139,11 @@ pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Synt
         kind: ast::ExprKind::Error,
         span: whole,
     };
-    if let Some(too_deep) = lexer::check_nesting(file, offset, &tokens) {
+    if let Some(too_deep) = too_deep {
         errors.push(too_deep);
         return (error_expr, errors);
     }
-    let eoi = SimpleSpan::from(text.len()..text.len());
+    let eoi = lexer::token_span(text.len()..text.len());
     let input = || tokens.as_slice().split_token_span(eoi);
     let output = match item::lone_expr::<EmptyErr>(cx).parse(input()).into_result() {
         Ok(expr) => Some(expr),
@@ -156,11 +163,11 @@ pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Synt
 /// an invalid token.
 fn convert_errors(
     cx: Ctx<'_>,
-    tokens: &[(Token<'_>, SimpleSpan)],
+    tokens: &[(Token<'_>, TokenSpan)],
     errors: Vec<ParseError<'_, '_>>,
 ) -> Vec<SyntaxError> {
     // An error at, or right after, a token the lexer rejected is a cascade of that error.
-    let lex_error_at = |start: usize| {
+    let lex_error_at = |start: u32| {
         let index = tokens.partition_point(|(_, span)| span.start < start);
         let is_error = |i: usize| tokens.get(i).is_some_and(|(t, _)| *t == Token::Error);
         is_error(index) || index.checked_sub(1).is_some_and(is_error)
@@ -231,7 +238,7 @@ fn convert_errors(
 }
 
 /// The innermost bracket left open at the end of the file, for errors found there.
-fn unclosed(tokens: &[(Token<'_>, SimpleSpan)]) -> Option<SimpleSpan> {
+fn unclosed(tokens: &[(Token<'_>, TokenSpan)]) -> Option<TokenSpan> {
     let mut open = Vec::new();
     for (token, span) in tokens {
         match token {
@@ -303,16 +310,17 @@ mod tests {
         let mut clean = 0;
         for (name, text) in &corpus {
             let file = FileId(0);
-            let tokens = lexer::lex(file, text, 0).tokens;
-            if lexer::check_nesting(file, 0, &tokens).is_some() {
+            let lexed = lexer::lex(file, text, 0);
+            if lexed.too_deep.is_some() {
                 continue;
             }
+            let tokens = lexed.tokens;
             let cx = Ctx {
                 file,
                 src: text,
                 offset: 0,
             };
-            let eoi = SimpleSpan::from(text.len()..text.len());
+            let eoi = lexer::token_span(text.len()..text.len());
             let input = || tokens.as_slice().split_token_span(eoi);
             let fast = item::module::<EmptyErr>(cx).parse(input()).into_result();
             let (rich, rich_errors) = item::module::<ParseError>(cx)

@@ -9,7 +9,8 @@ use chumsky::prelude::*;
 use super::{Ctx, Extra, Fail, In};
 use crate::syntax::ast::*;
 use crate::syntax::error::SyntaxError;
-use crate::syntax::token::{unescape, Rate, RawStr, Token, UnitValue};
+use crate::syntax::lexer::TokenSpan;
+use crate::syntax::token::{unescape, Rate, Token, UnitValue};
 
 /// A parser of `O` over the token slice, type-erased to keep compile times sane.
 pub type P<'tok, 'src, O, E> = Boxed<'tok, 'tok, In<'tok, 'src>, O, Extra<E>>;
@@ -70,7 +71,7 @@ fn plain_literal<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             value: unescape(body).unwrap_or_else(|_| body.to_owned()),
             raw: None,
         },
-        Token::RawStr(RawStr { hashes, body }) => LitKind::Str { value: body.to_owned(), raw: Some(hashes) },
+        Token::RawStr(raw) => LitKind::Str { value: raw.body().to_owned(), raw: Some(raw.hashes()) },
         Token::True => LitKind::Bool(true),
         Token::False => LitKind::Bool(false),
     }
@@ -324,7 +325,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                     move |(((if_span, cond), then_branch), else_branch), e, emitter| {
                         let else_branch = else_branch.unwrap_or_else(|| {
                             let end = e.span().end;
-                            let at = SimpleSpan::from(end..end);
+                            let at = TokenSpan::from(end..end);
                             emitter.emit(E::custom(
                                 at,
                                 SyntaxError::MissingElse {
@@ -601,20 +602,20 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
 /// spans of its first two comparison operators, once per chain.
 fn fold_binary(
     first: Expr,
-    rest: Vec<((BinaryOp, SimpleSpan), Expr)>,
-    mut chained: impl FnMut(SimpleSpan, SimpleSpan),
+    rest: Vec<((BinaryOp, TokenSpan), Expr)>,
+    mut chained: impl FnMut(TokenSpan, TokenSpan),
 ) -> Expr {
     /// What an operand's last fold was, for the chained-comparison check.
     #[derive(Clone, Copy)]
     enum Last {
         Other,
-        Comparison(SimpleSpan),
+        Comparison(TokenSpan),
         Reported,
     }
     fn reduce(
         operands: &mut Vec<(Expr, Last)>,
-        (op, op_span): (BinaryOp, SimpleSpan),
-        chained: &mut impl FnMut(SimpleSpan, SimpleSpan),
+        (op, op_span): (BinaryOp, TokenSpan),
+        chained: &mut impl FnMut(TokenSpan, TokenSpan),
     ) {
         let (Some((rhs, _)), Some((lhs, lhs_last))) = (operands.pop(), operands.pop()) else {
             return; // the stacks are kept in step: one more operand than operators
@@ -642,7 +643,7 @@ fn fold_binary(
     };
     let whole = first.span.to(last.span);
     let mut operands = vec![(first, Last::Other)];
-    let mut operators: Vec<(BinaryOp, SimpleSpan)> = Vec::new();
+    let mut operators: Vec<(BinaryOp, TokenSpan)> = Vec::new();
     for (op, operand) in rest {
         while let Some(&top) = operators.last() {
             if top.0.precedence() < op.0.precedence() {
