@@ -12,6 +12,7 @@ mod lsp;
 mod new;
 mod run;
 mod schema;
+mod shown;
 mod test;
 mod validate;
 

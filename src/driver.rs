@@ -189,6 +189,29 @@ pub fn collect_sources(world: &dyn World, path: &Path) -> io::Result<Vec<PathBuf
     Ok(out)
 }
 
+/// The folder at or above `start` holding `ael.toml` (spec §11: commands work on the project
+/// found from the current folder upwards), as an absolute path.
+pub fn find_project_root(world: &dyn World, start: &Path) -> Option<PathBuf> {
+    let start = if world.is_file(start) {
+        // `x.ael` has the parent "", which `absolute` refuses: it is the current folder.
+        match start.parent()? {
+            parent if parent.as_os_str().is_empty() => PathBuf::from("."),
+            parent => parent.to_path_buf(),
+        }
+    } else {
+        start.to_path_buf()
+    };
+    let absolute = std::path::absolute(&start).unwrap_or(start);
+    let mut dir = Some(absolute.as_path());
+    while let Some(d) = dir {
+        if world.is_file(&d.join("ael.toml")) {
+            return Some(d.to_path_buf());
+        }
+        dir = d.parent();
+    }
+    None
+}
+
 /// Checks every `.ael` file at `path`. A folder holding `ael.toml` is a project
 /// ([`check_project`]); a single file, or a folder without `ael.toml`, is checked as standalone
 /// modules with no bindings. Only IO errors are `Err`.
@@ -320,7 +343,9 @@ fn add_std_modules(root: &Path, compilation: &mut Compilation) {
             let name = crate::stdlib::file_name(&path);
             let id = FileId(compilation.sources.len() as u32);
             let parse = syntax::parse(id, text);
-            compilation.sources.add(name.clone(), text.to_owned());
+            compilation
+                .sources
+                .add_embedded(name.clone(), text.to_owned());
             compilation.diagnostics.extend(parse.diagnostics);
             compilation.files.push(ParsedFile {
                 file: id,

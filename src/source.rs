@@ -9,6 +9,9 @@ pub struct SourceFile {
     pub name: String,
     pub text: String,
     pub lines: LineIndex,
+    /// A `std` module built into `aelc`: its name (`std/text.ael`) is no path on disk, so
+    /// [`SourceMap::rename_files`] leaves it alone.
+    pub embedded: bool,
 }
 
 impl SourceFile {
@@ -19,6 +22,7 @@ impl SourceFile {
             name: name.into(),
             text,
             lines,
+            embedded: false,
         }
     }
 
@@ -43,6 +47,24 @@ impl SourceMap {
         let id = FileId(self.files.len() as u32);
         self.files.push(SourceFile::new(name, text));
         id
+    }
+
+    /// Adds a file built into `aelc` (a `std` module), which has no place on disk.
+    pub fn add_embedded(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        let id = self.add(name, text);
+        if let Some(file) = self.files.last_mut() {
+            file.embedded = true;
+        }
+        id
+    }
+
+    /// Renames every file read from disk (embedded ones keep their names). The driver names a
+    /// project's files relative to its root, which the LSP, `ir.json` and the tests want; the
+    /// command line renames them as seen from where it runs (`cli::shown`).
+    pub fn rename_files(&mut self, rename: impl Fn(&str) -> String) {
+        for file in self.files.iter_mut().filter(|f| !f.embedded) {
+            file.name = rename(&file.name);
+        }
     }
 
     pub fn get(&self, id: FileId) -> Option<&SourceFile> {

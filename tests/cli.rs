@@ -517,3 +517,68 @@ fn a_closed_stdout_is_not_a_panic() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `aelc check` names files as paths from where it runs (spec §11, "path as given"), and a
+/// folder or file inside a project is checked in that project (found upwards), so its imports
+/// and prompt files resolve.
+#[test]
+fn check_names_files_from_where_it_runs_and_finds_the_project_upwards() {
+    let dir = copy_fixture("check-paths");
+    let parent = dir.parent().unwrap_or(&dir).to_path_buf();
+    let project = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    write(&dir, "nodes/broken.ael", "struct Broken { a: Nope }\n");
+    let file_of = |o: &Output| -> Vec<String> {
+        stdout(o)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter_map(|d| d["file"].as_str().map(str::to_owned))
+            .collect()
+    };
+    fn with(extra: &str) -> Vec<&str> {
+        let mut args = vec!["--message-format", "json", "check"];
+        if !extra.is_empty() {
+            args.push(extra);
+        }
+        args
+    }
+
+    let given = aelc(&with(&project), &parent);
+    assert_eq!(code(&given), 1, "{}", stderr(&given));
+    assert_eq!(file_of(&given), [format!("{project}/nodes/broken.ael")]);
+
+    let here = aelc(&with(""), &dir);
+    assert_eq!(file_of(&here), ["nodes/broken.ael"]);
+
+    // From a subfolder: the project above is checked, not the folder's files alone (which
+    // would report the prompt files of the fixture's nodes as missing).
+    let nodes = dir.join("nodes");
+    let below = aelc(&with(""), &nodes);
+    assert_eq!(code(&below), 1, "{}", stderr(&below));
+    assert_eq!(file_of(&below), ["broken.ael"]);
+
+    // One file of a project: checked in the project, only its diagnostics reported.
+    let one = aelc(&with("broken.ael"), &nodes);
+    assert_eq!(file_of(&one), ["broken.ael"]);
+    let clean_file = std::fs::read_dir(&nodes)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|name| name != "broken.ael" && name.ends_with(".ael"))
+        .unwrap_or_default();
+    let clean = aelc(&with(&clean_file), &nodes);
+    assert_eq!(code(&clean), 0, "{clean_file}: {}", stdout(&clean));
+    assert!(file_of(&clean).is_empty(), "{}", stdout(&clean));
+
+    let missing = aelc(&with("no-such-folder"), &nodes);
+    assert_eq!(code(&missing), 2);
+    assert!(
+        stderr(&missing).contains("no-such-folder"),
+        "{}",
+        stderr(&missing)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

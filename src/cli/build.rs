@@ -90,7 +90,7 @@ pub struct Project {
 /// The one place that asks the driver for a [`Program`] (`check_path` on a folder with
 /// `ael.toml` runs the project-mode checker).
 pub fn load_project(world: &dyn World, start: &Path) -> Result<Project, String> {
-    let root = find_root(world, start)
+    let root = driver::find_project_root(world, start)
         .ok_or_else(|| format!("no ael.toml at or above {}", start.display()))?;
     let compilation = driver::check_path(world, &root)
         .map_err(|err| format!("cannot read {}: {err}", root.display()))?;
@@ -101,9 +101,11 @@ pub fn load_project(world: &dyn World, start: &Path) -> Result<Project, String> 
                 .to_owned(),
         );
     }
+    let mut sources = compilation.sources;
+    super::shown::name_from_current_dir(&mut sources, &root);
     Ok(Project {
         root,
-        sources: compilation.sources,
+        sources,
         diagnostics: compilation.diagnostics,
         program,
     })
@@ -115,24 +117,6 @@ fn lower(compilation: &driver::Compilation) -> Option<Program> {
         return None;
     }
     compilation.program.clone()
-}
-
-/// The folder at or above `start` holding `ael.toml`.
-fn find_root(world: &dyn World, start: &Path) -> Option<PathBuf> {
-    let start = if world.is_file(start) {
-        start.parent()?.to_path_buf()
-    } else {
-        start.to_path_buf()
-    };
-    let absolute = std::path::absolute(&start).unwrap_or(start);
-    let mut dir = Some(absolute.as_path());
-    while let Some(d) = dir {
-        if world.is_file(&d.join("ael.toml")) {
-            return Some(d.to_path_buf());
-        }
-        dir = d.parent();
-    }
-    None
 }
 
 /// Reads every agent's examples: the files matching its `publish { examples: "…" }` glob, or

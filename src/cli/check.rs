@@ -1,21 +1,77 @@
 //! `aelc check [DIR|FILE]`: diagnostics only.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::args::CheckArgs;
-use super::{Output, Status};
-use crate::driver::{self, DiskWorld};
+use super::{shown, Output, Status};
+use crate::driver::{self, DiskWorld, World};
 
 pub fn run(out: &Output, args: &CheckArgs) -> Status {
     let path = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
-    let compilation = match driver::check_path(&DiskWorld, &path) {
+    let world = DiskWorld;
+    // A file is checked alone, under the name it was given by. A folder is checked as the
+    // project it belongs to (its own `ael.toml`, or the first one above it: checking a
+    // project's subfolder alone would report its imports and prompt files as missing), or as
+    // loose modules when no project holds it; either way, names are shown from here.
+    if !world.is_file(&path) && !world.is_dir(&path) {
+        return out.fatal(&format!(
+            "cannot read {}: there is no such file or folder",
+            path.display()
+        ));
+    }
+    let mut only_file = None;
+    let (checked, shown_from) = if world.is_file(&path) {
+        match project_of_file(&world, &path) {
+            Some((root, relative)) => {
+                only_file = Some(relative);
+                (driver::check_project(&world, &root), Some(root))
+            }
+            None => (driver::check_path(&world, &path), None),
+        }
+    } else if world.is_file(&path.join("ael.toml")) {
+        (driver::check_project(&world, &path), Some(path.clone()))
+    } else if let Some(root) = driver::find_project_root(&world, &path) {
+        (driver::check_project(&world, &root), Some(root))
+    } else {
+        (driver::check_path(&world, &path), Some(path.clone()))
+    };
+    let mut compilation = match checked {
         Ok(c) => c,
         Err(err) => return out.fatal(&format!("cannot read {}: {err}", path.display())),
     };
+    if let Some(relative) = &only_file {
+        // A file of a project is checked in its project (its imports and prompt files
+        // resolve), and what is reported is what concerns that file.
+        let sources = &compilation.sources;
+        compilation.diagnostics.retain(|d| {
+            d.primary_span()
+                .and_then(|span| sources.get(span.file))
+                .is_some_and(|file| Path::new(&file.name) == relative.as_path())
+        });
+    }
+    if let Some(root) = shown_from {
+        shown::name_from_current_dir(&mut compilation.sources, &root);
+    }
     out.diagnostics(&compilation.sources, &compilation.diagnostics);
-    if compilation.has_errors() {
+    if compilation.diagnostics.iter().any(|d| d.is_error()) {
         Status::Failed
     } else {
         Status::Ok
     }
+}
+
+/// The project holding the file at `path` (an `.ael` file with an `ael.toml` at or above its
+/// folder), and the file's path relative to the project's root, as the driver names it.
+fn project_of_file(world: &dyn World, path: &Path) -> Option<(PathBuf, PathBuf)> {
+    let root = driver::find_project_root(world, path)?;
+    let absolute = std::path::absolute(path).ok()?;
+    let relative = shown::relative_to(&absolute, &root)?;
+    // A file outside the root (`..`) is no module of the project.
+    if relative
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return None;
+    }
+    Some((root, relative))
 }

@@ -1,0 +1,55 @@
+//! Paths as the author sees them: what the command line prints for a file is a path that
+//! opens from the folder `aelc` was run in (spec §11: "path as given").
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::source::SourceMap;
+
+/// Names the files of a project (named relative to `root` by the driver) as paths from the
+/// current folder: `demo/nodes/x.node.ael` for `aelc check demo`, `x.node.ael` when run in
+/// `demo/nodes`, `../ael.toml` from there.
+pub fn name_from_current_dir(sources: &mut SourceMap, root: &Path) {
+    let cwd = std::env::current_dir().ok();
+    sources.rename_files(|name| {
+        let joined = root.join(name);
+        let shown = match (&cwd, joined.is_absolute()) {
+            (Some(cwd), true) => relative_to(&joined, cwd).unwrap_or(joined),
+            _ => joined,
+        };
+        let text = shown.to_string_lossy().replace('\\', "/");
+        text.strip_prefix("./").map(str::to_owned).unwrap_or(text)
+    });
+}
+
+/// `path` relative to `base` (both absolute), with `..` where it lies outside; `None` when
+/// they share no root. `Path::new("")` when they are the same folder.
+pub fn relative_to(path: &Path, base: &Path) -> Option<PathBuf> {
+    let path: Vec<Component<'_>> = path.components().collect();
+    let base: Vec<Component<'_>> = base.components().collect();
+    let common = path.iter().zip(&base).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for _ in common..base.len() {
+        out.push("..");
+    }
+    for component in path.iter().skip(common) {
+        out.push(component);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_climb_and_descend() {
+        let rel = |p: &str, b: &str| relative_to(Path::new(p), Path::new(b));
+        assert_eq!(rel("/a/b/c", "/a/b"), Some(PathBuf::from("c")));
+        assert_eq!(rel("/a/b", "/a/b/c/d"), Some(PathBuf::from("../..")));
+        assert_eq!(rel("/a/x/y", "/a/b"), Some(PathBuf::from("../x/y")));
+        assert_eq!(rel("/a/b", "/a/b"), Some(PathBuf::new()));
+    }
+}
