@@ -201,13 +201,18 @@ fn parse_only(bencher: divan::Bencher, lines: usize) {
         .bench(|| driver::parse_project(divan::black_box(&world), root()));
 }
 
+/// The generated project of `world`, parsed (outside the timed part of `check_only`).
+fn parsed(world: &MemoryWorld) -> driver::ParsedProject {
+    match driver::parse_project(world, root()) {
+        Ok(p) => p,
+        Err(err) => panic!("cannot read the generated project: {err}"),
+    }
+}
+
 #[divan::bench(args = SIZES)]
 fn check_only(bencher: divan::Bencher, lines: usize) {
     let world = world(lines);
-    let parsed = match driver::parse_project(&world, root()) {
-        Ok(p) => p,
-        Err(err) => panic!("cannot read the generated project: {err}"),
-    };
+    let parsed = parsed(&world);
     bencher
         .counter(divan::counter::ItemsCount::new(lines))
         .with_inputs(|| parsed.clone())
@@ -218,10 +223,7 @@ fn check_only(bencher: divan::Bencher, lines: usize) {
 #[divan::bench(args = SIZES)]
 fn check_only_cold(bencher: divan::Bencher, lines: usize) {
     let world = world(lines);
-    let parsed = match driver::parse_project(&world, root()) {
-        Ok(p) => p,
-        Err(err) => panic!("cannot read the generated project: {err}"),
-    };
+    let parsed = parsed(&world);
     bencher
         .counter(divan::counter::ItemsCount::new(lines))
         .with_inputs(|| {

@@ -9,6 +9,7 @@ pub mod error;
 pub mod format;
 mod lexer;
 mod parser;
+pub mod template;
 pub mod token;
 
 use crate::diagnostics::Diagnostic;

@@ -567,17 +567,7 @@ node answer(order: Order) -> Reply {
 }
 "#;
     let template = "Tone: {{ order.tone }}.\n{% for i in order.items %}- {{ i.qty }} x {{ i.name }}{% if i.qty > 1 %} (several){% end %}\n{% end %}{{ order.items.first() }}\n";
-    let world = aelc::driver::MemoryWorld::new()
-        .with(
-            "/p/ael.toml",
-            "[package]\nname = \"acme/orders\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"replay\"\nmodel = \"r\"\naccepts = [\"text\", \"image\"]\n",
-        )
-        .with("/p/nodes/answer.node.ael", source)
-        .with("/p/prompts/answer.md", template);
-    let compilation = driver::check_path(&world, Path::new("/p")).unwrap();
-    let codes: Vec<&str> = compilation.diagnostics.iter().map(|d| d.code).collect();
-    assert!(codes.is_empty(), "{codes:?}");
-    let program = compilation.program.unwrap();
+    let program = answer_project(source, template, r#"["text", "image"]"#);
     let node = find_node(&program, "answer").unwrap();
     let run = NodeRun::new(&program, node);
     let banner = r#"{"ref": "holon://files/b0b", "content_type": "image/png", "size": 10, "sha256": "0000000000000000000000000000000000000000000000000000000000000000"}"#;
@@ -637,4 +627,55 @@ node answer(order: Order) -> Reply {
     assert_eq!(report.receipt.status, aelc_runtime::pipeline::Status::Error);
     assert_eq!(report.receipt.code.as_deref(), Some("model_unavailable"));
     assert!(replay.requests.is_empty());
+}
+
+/// Template delimiters are written into a prompt as strings inside tags: the checker and the
+/// renderer read `{{ "{{" }}` as a tag holding a string, and the prompt gets the braces.
+#[test]
+fn template_delimiters_are_written_as_strings() {
+    let source = r#"
+struct Ask {
+    topic: Str<40>,
+}
+
+struct Reply {
+    text: Str<200>,
+}
+
+node answer(ask: Ask) -> Reply {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("m");
+    }
+}
+"#;
+    let template =
+        r##"Use {{ "{{" }} name {{ "}}" }} and {{ r#"{% if %}"# }} for {{ ask.topic }}."##;
+    let program = answer_project(source, template, r#"["text"]"#);
+    let node = find_node(&program, "answer").unwrap();
+    let run = NodeRun::new(&program, node);
+    let inputs = run.decode_input(br#"{"topic": "templates"}"#).unwrap();
+    let parts = run.prompt(&inputs, "{}").unwrap();
+    assert_eq!(
+        parts,
+        [PromptPart::Text(
+            "Use {{ name }} and {% if %} for templates.".into()
+        )]
+    );
+}
+
+/// A project in memory: one module `source` with a node `answer` whose prompt is `template`,
+/// and a replay binding `m` accepting the part kinds `accepts`; checked clean, its program.
+fn answer_project(source: &str, template: &str, accepts: &str) -> aelc::ir::Program {
+    let toml = format!(
+        "[package]\nname = \"acme/answer\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"replay\"\nmodel = \"r\"\naccepts = {accepts}\n"
+    );
+    let world = aelc::driver::MemoryWorld::new()
+        .with("/p/ael.toml", toml)
+        .with("/p/nodes/answer.node.ael", source)
+        .with("/p/prompts/answer.md", template);
+    let compilation = driver::check_path(&world, Path::new("/p")).unwrap();
+    let codes: Vec<&str> = compilation.diagnostics.iter().map(|d| d.code).collect();
+    assert!(codes.is_empty(), "{codes:?}");
+    compilation.program.unwrap()
 }

@@ -5,6 +5,8 @@
 //! ([`crate::lsp::index`]) walks these expressions itself: a field renamed in a struct is renamed
 //! in `{{ request.document }}` too, and go to definition works from a prompt file.
 
+use crate::syntax::template::{self, Scanned, TagKind};
+
 /// One tag of a template, in source order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Tag<'t> {
@@ -16,25 +18,21 @@ pub enum Tag<'t> {
     End,
 }
 
-/// The tags of `text`; malformed ones are skipped (sema reports them).
+/// The tags of `text`; malformed and unclosed ones are skipped (sema reports them).
 pub fn tags(text: &str) -> Vec<Tag<'_>> {
     let mut out = Vec::new();
-    let mut rest = 0usize;
-    while let Some(start) = find_open(text, rest) {
-        let Some(kind) = text.get(start..start + 2) else {
-            break;
-        };
-        let close = if kind == "{{" { "}}" } else { "%}" };
-        let Some(end) = text
-            .get(start + 2..)
-            .and_then(|t| t.find(close))
-            .map(|e| start + 2 + e)
+    for scanned in template::scan(text) {
+        let Scanned::Tag {
+            kind,
+            inner,
+            inner_at,
+            ..
+        } = scanned
         else {
-            break;
+            continue;
         };
-        let inner = text.get(start + 2..end).unwrap_or("");
-        let offset = (start + 2) as u32;
-        if kind == "{{" {
+        let offset = inner_at as u32;
+        if kind == TagKind::Value {
             out.push(Tag::Expr(inner, offset));
         } else {
             let lead = inner.len() - inner.trim_start().len();
@@ -51,18 +49,8 @@ pub fn tags(text: &str) -> Vec<Tag<'_>> {
                 }
             }
         }
-        rest = end + 2;
     }
     out
-}
-
-fn find_open(text: &str, from: usize) -> Option<usize> {
-    let t = text.get(from..)?;
-    match (t.find("{{"), t.find("{%")) {
-        (Some(a), Some(b)) => Some(from + a.min(b)),
-        (Some(a), None) | (None, Some(a)) => Some(from + a),
-        (None, None) => None,
-    }
 }
 
 #[cfg(test)]

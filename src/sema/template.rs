@@ -22,6 +22,7 @@ use super::Cx;
 use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, Span};
 use crate::syntax;
+use crate::syntax::template::{self, Scanned, TagKind};
 
 /// A tag as read; expressions are the text inside the tag with their byte offset in the file.
 #[derive(Debug, PartialEq)]
@@ -80,43 +81,40 @@ pub(crate) fn check_prompt(
     let mut saved: Vec<Vec<Segment>> = Vec::new();
     let mut open: Vec<Open> = Vec::new();
     let mut rest = 0usize;
-    while let Some(start) = find_open(&text, rest) {
-        push_text(&mut body, text.get(rest..start).unwrap_or(""));
-        let Some(kind) = text.get(start..start + 2) else {
-            break;
-        };
-        let close = if kind == "{{" { "}}" } else { "%}" };
-        let end = text
-            .get(start + 2..)
-            .and_then(|t| t.find(close))
-            .map(|e| start + 2 + e);
-        // A tag whose closing comes only after the next tag opens was never closed: reading
-        // up to that later close would report a confusing expression error instead.
-        let next = find_open(&text, start + 2);
-        let Some(end) = end.filter(|&end| next.is_none_or(|next| end < next)) else {
-            ecx.cx.report(
-                Diagnostic::new("E0720", format!("this `{kind}` is never closed"))
-                    .primary(
-                        Span::new(file, start..start + 2),
-                        format!("no `{close}` before the next tag or the end of the file"),
-                    )
-                    .help(format!("close the tag with `{close}`")),
-            );
-            match next {
-                Some(next) => {
-                    rest = next;
-                    continue;
-                }
-                None => {
-                    rest = text.len();
-                    break;
-                }
+    for scanned in template::scan(&text) {
+        let (kind, start, inner, inner_at, end) = match scanned {
+            Scanned::Tag {
+                kind,
+                start,
+                inner,
+                inner_at,
+                end,
+            } => (kind, start, inner, inner_at, end),
+            Scanned::Unclosed {
+                kind,
+                start,
+                resume,
+            } => {
+                push_text(&mut body, text.get(rest..start).unwrap_or(""));
+                // A tag whose closing comes only after the next tag opens was never closed:
+                // reading up to that later close would report a confusing expression error.
+                let (open, close) = (kind.open(), kind.close());
+                ecx.cx.report(
+                    Diagnostic::new("E0720", format!("this `{open}` is never closed"))
+                        .primary(
+                            Span::new(file, start..start + 2),
+                            format!("no `{close}` before the next tag or the end of the file"),
+                        )
+                        .help(format!("close the tag with `{close}`")),
+                );
+                rest = resume;
+                continue;
             }
         };
-        let inner = text.get(start + 2..end).unwrap_or("");
-        let tag_span = Span::new(file, start..end + 2);
-        let offset = (start + 2) as u32;
-        let tag = if kind == "{{" {
+        push_text(&mut body, text.get(rest..start).unwrap_or(""));
+        let tag_span = Span::new(file, start..end);
+        let offset = inner_at as u32;
+        let tag = if kind == TagKind::Value {
             if inner.trim().is_empty() {
                 Tag::Malformed(
                     "`{{ }}` holds no expression",
@@ -279,7 +277,7 @@ pub(crate) fn check_prompt(
                 }
             }
         }
-        rest = end + 2;
+        rest = end;
     }
     push_text(&mut body, text.get(rest..).unwrap_or(""));
     for block in &open {
@@ -395,19 +393,6 @@ fn loose_ty(ty: &STy) -> Ty {
         }),
         STy::Bool | STy::Unknown | STy::Error => Ty::Bool,
     }
-}
-
-fn find_open(text: &str, from: usize) -> Option<usize> {
-    let t = text.get(from..)?;
-    let a = t.find("{{");
-    let b = t.find("{%");
-    let first = match (a, b) {
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) => a,
-        (None, Some(b)) => b,
-        (None, None) => return None,
-    };
-    Some(from + first)
 }
 
 /// Reads the inside of a `{% … %}` tag; `offset` is the file offset of `inner`.
