@@ -679,3 +679,49 @@ fn answer_project(source: &str, template: &str, accepts: &str) -> aelc::ir::Prog
     assert!(codes.is_empty(), "{codes:?}");
     compilation.program.unwrap()
 }
+
+/// A node whose output is not an object (a list) runs against an OpenAI-compatible server in
+/// structured-output mode: the request carries codegen's `{"value": …}` variant, the answer
+/// comes back wrapped, and the pipeline sees the list.
+#[test]
+fn a_list_output_runs_in_openai_schema_mode() {
+    let server = Server::start(vec![openai_stream(r#"{"value": ["typo", "grammar"]}"#)]);
+    let dir = scratch("list-openai");
+    let toml = format!(
+        "[package]\nname = \"acme/tags\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"openai\"\nmodel = \"local-model\"\nbase_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"\naccepts = [\"text\"]\n",
+        server.url("/v1")
+    );
+    let files = [
+        ("ael.toml", toml.as_str()),
+        (
+            "nodes/tags.node.ael",
+            "struct Text {\n    body: Str<200>,\n}\n\nnode tags(text: Text) -> List<Str<20>, 5> {\n    config {\n        prompt: file(\"prompts/tags.md\");\n        model: binding(\"m\");\n    }\n}\n",
+        ),
+        ("prompts/tags.md", "Tag this: {{ text.body }}\n{{ output_schema }}\n"),
+        ("input.json", r#"{"body": "Teh cat."}"#),
+    ];
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let out = aelc(&["run", "tags", "--input", "input.json"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(
+        text(&out.stdout).lines().next(),
+        Some(r#"["typo","grammar"]"#)
+    );
+    let (requests, _) = server.finish();
+    let format = &requests[0].body["response_format"]["json_schema"];
+    assert_eq!(format["strict"], true);
+    assert_eq!(format["schema"]["type"], "object");
+    assert_eq!(format["schema"]["required"], json!(["value"]));
+    assert_eq!(format["schema"]["properties"]["value"]["type"], "array");
+    let _ = std::fs::remove_dir_all(&dir);
+}

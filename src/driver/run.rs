@@ -185,23 +185,22 @@ pub fn output_schemas(program: &Program, node: &NodeIr) -> (Json, BTreeMap<Strin
     let keys = DefKeys::new(&program.types);
     let document = SchemaBuilder::new(&program.types, &keys).output_document(node);
     let mut schemas = BTreeMap::new();
-    // OpenAI: the strict variant; an output that is not an object would come back wrapped as
-    // `{"value": …}`, which this provider does not unwrap, so such nodes get no schema mode.
-    if !wraps_root(&document) {
-        let variant = model_schema(Provider::OpenAi, &node.name, &document);
-        if let Some(schema) = variant.get("schema") {
-            schemas.insert(
-                "openai".to_owned(),
-                OutputSchema {
-                    name: node.name.clone(),
-                    schema: schema.clone(),
-                    strict: variant
-                        .get("strict")
-                        .and_then(Json::as_bool)
-                        .unwrap_or(false),
-                },
-            );
-        }
+    // OpenAI: the strict variant, as codegen emits it; an output that is not an object is
+    // wrapped there as `{"value": …}`, and the provider unwraps the answer.
+    let variant = model_schema(Provider::OpenAi, &node.name, &document);
+    if let Some(schema) = variant.get("schema") {
+        schemas.insert(
+            "openai".to_owned(),
+            OutputSchema {
+                name: node.name.clone(),
+                schema: schema.clone(),
+                strict: variant
+                    .get("strict")
+                    .and_then(Json::as_bool)
+                    .unwrap_or(false),
+                wrapped: wraps_root(&document),
+            },
+        );
     }
     // Anthropic: the tool input schema; the provider wraps and unwraps a non-object root.
     let mut tool = document.clone();
@@ -214,6 +213,7 @@ pub fn output_schemas(program: &Program, node: &NodeIr) -> (Json, BTreeMap<Strin
             name: node.name.clone(),
             schema: tool,
             strict: true,
+            wrapped: false,
         },
     );
     (document, schemas)

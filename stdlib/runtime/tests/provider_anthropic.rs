@@ -47,6 +47,7 @@ fn request(max_answer: u64) -> ModelRequest {
         name: "nodes::review".into(),
         schema: schema(),
         strict: true,
+        wrapped: false,
     });
     request
 }
@@ -293,6 +294,7 @@ fn a_non_object_schema_is_wrapped_and_unwrapped() {
         name: "tags".into(),
         schema: json!({"type": "array", "items": {"type": "string"}}),
         strict: true,
+        wrapped: false,
     });
     let answer = provider(&server, false)
         .complete(&asked)

@@ -44,6 +44,7 @@ fn schema() -> OutputSchema {
             "additionalProperties": false,
         }),
         strict: true,
+        wrapped: false,
     }
 }
 
@@ -546,4 +547,75 @@ fn a_stream_that_stalls_midway_is_a_timeout() {
             after: Duration::from_millis(200)
         }
     );
+}
+
+/// An output whose root is not an object goes out as codegen's `{"value": …}` variant (strict
+/// schemas are objects); the answer comes back unwrapped, streamed or not. With structured
+/// output off nothing is unwrapped, and an answer that is not such an object is left for the
+/// decoder to judge.
+#[test]
+fn a_wrapped_schema_is_unwrapped_from_the_answer() {
+    let wrapped = OutputSchema {
+        name: "tags".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {"value": {"type": "array", "items": {"type": "string"}}},
+            "required": ["value"],
+            "additionalProperties": false,
+        }),
+        strict: true,
+        wrapped: true,
+    };
+    let mut asked = request(1000);
+    asked.output_schema = Some(wrapped.clone());
+
+    let server = Server::start(vec![
+        json_reply(200, &completion(r#"{"value": ["a", "b"]}"#, "stop")),
+        json_reply(200, &completion(r#"["not", "wrapped"]"#, "stop")),
+        json_reply(200, &completion(r#"{"value": [1], "more": 2}"#, "stop")),
+    ]);
+    let openai = provider(&server, false);
+    let answer = openai.complete(&asked).expect("an answer");
+    assert_eq!(answer.text, r#"["a", "b"]"#);
+    let unwrapped = |a: &aelc_runtime::provider::Answer| a.text.clone();
+    assert_eq!(
+        unwrapped(&openai.complete(&asked).expect("an answer")),
+        r#"["not", "wrapped"]"#
+    );
+    assert_eq!(
+        unwrapped(&openai.complete(&asked).expect("an answer")),
+        r#"{"value": [1], "more": 2}"#
+    );
+    let (requests, _) = server.finish();
+    assert_eq!(
+        requests[0].body["response_format"]["json_schema"]["schema"],
+        wrapped.schema
+    );
+
+    let streamed_server = Server::start(vec![Reply::Stream {
+        events: streamed(&["{\"val", "ue\": [\"x\"]}"], "stop", true),
+        chunked: true,
+        complete: true,
+    }]);
+    let answer = provider(&streamed_server, true)
+        .complete(&asked)
+        .expect("an answer");
+    assert_eq!(answer.text, r#"["x"]"#);
+    streamed_server.finish();
+
+    let plain_server = Server::start(vec![json_reply(
+        200,
+        &completion(r#"{"value": ["a"]}"#, "stop"),
+    )]);
+    let mut config = config(&plain_server, false);
+    config.structured_output = false;
+    let answer = connect(config)
+        .expect("binding")
+        .complete(&asked)
+        .expect("an answer");
+    assert_eq!(
+        answer.text, r#"{"value": ["a"]}"#,
+        "structured output is off"
+    );
+    plain_server.finish();
 }

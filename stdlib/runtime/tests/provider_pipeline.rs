@@ -39,6 +39,7 @@ fn node() -> NodeCall {
             name: "review".into(),
             schema: json!({"type": "object"}),
             strict: true,
+            wrapped: false,
         },
     );
     node
@@ -139,6 +140,7 @@ fn fallback_moves_to_another_binding_after_a_server_error() {
             name: "review".into(),
             schema: json!({"type": "object"}),
             strict: true,
+            wrapped: false,
         },
     );
     let mut model = ProviderModel::new(node)

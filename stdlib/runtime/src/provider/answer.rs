@@ -97,6 +97,30 @@ pub(crate) fn within_limit(text: String, limit: u64) -> Result<String, ProviderE
     Ok(buffer.into_text())
 }
 
+/// The key an answer is wrapped under when the output's root is not an object (Anthropic's
+/// tool inputs and OpenAI's strict schemas must be objects): `{"value": …}`.
+pub const WRAPPED: &str = "value";
+
+/// The answer inside a `{"value": …}` wrapper. A length-cut answer stays as it is (it is
+/// truncated whatever it holds), and so does anything that is not exactly such an object (not
+/// an object, other keys, `value` twice): the decoder says what is wrong with it.
+pub fn unwrap_value(answer: Answer, limit: u64) -> Result<Answer, ProviderError> {
+    if answer.finish_reason == FinishReason::Length {
+        return Ok(answer);
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wrapped<'a> {
+        #[serde(borrow)]
+        value: &'a serde_json::value::RawValue,
+    }
+    let Ok(wrapped) = serde_json::from_str::<Wrapped<'_>>(&answer.text) else {
+        return Ok(answer);
+    };
+    let text = within_limit(wrapped.value.get().to_string(), limit)?;
+    Ok(Answer { text, ..answer })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,9 @@
 //! - Streaming reads `message_start`, `content_block_*`, `message_delta` and `message_stop`
 //!   events; a stream that ends without `message_stop` is truncated.
 
-use super::answer::{within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::answer::{
+    unwrap_value, within_limit, Answer, AnswerBuffer, FinishReason, Usage, WRAPPED,
+};
 use super::binding::ProviderConfig;
 use super::error::ProviderError;
 use super::http::{quote, read_body, Transport};
@@ -26,9 +28,6 @@ use serde_json::{json, Map, Value};
 
 /// The API version this provider speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// The property that holds a non-object answer inside the tool input.
-const WRAPPED: &str = "value";
 
 /// An Anthropic Messages endpoint.
 #[derive(Debug)]
@@ -163,7 +162,7 @@ impl Provider for Anthropic {
             parse_message(&bytes, request.max_answer_bytes, key.as_ref())?
         };
         if wrapped {
-            unwrap_answer(answer, request.max_answer_bytes)
+            unwrap_value(answer, request.max_answer_bytes)
         } else {
             Ok(answer)
         }
@@ -202,27 +201,6 @@ fn tool_input_schema(schema: &Value) -> (Value, bool) {
         object.insert("$defs".into(), defs);
     }
     (wrapper, true)
-}
-
-/// The answer inside a wrapped tool input. A length-cut answer stays as it is (it is
-/// truncated whatever it holds).
-fn unwrap_answer(answer: Answer, limit: u64) -> Result<Answer, ProviderError> {
-    if answer.finish_reason == FinishReason::Length {
-        return Ok(answer);
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Wrapped<'a> {
-        #[serde(borrow)]
-        value: &'a RawValue,
-    }
-    // Anything else (not an object, other keys, `value` twice) goes to the decoder as it is,
-    // which says what is wrong with it.
-    let Ok(wrapped) = serde_json::from_str::<Wrapped<'_>>(&answer.text) else {
-        return Ok(answer);
-    };
-    let text = within_limit(wrapped.value.get().to_string(), limit)?;
-    Ok(Answer { text, ..answer })
 }
 
 fn stop_reason(raw: Option<&str>) -> FinishReason {

@@ -5,13 +5,15 @@
 //!   other parts become one `user` message, as a plain string when every part is text (the
 //!   widest-supported form) and as a content array otherwise.
 //! - Structured output: `response_format: {type: "json_schema", json_schema: {name, strict:
-//!   true, schema}}` with the model-facing schema, when the binding enables it.
+//!   true, schema}}` with the model-facing schema, when the binding enables it. Strict schemas
+//!   are objects: an output whose root is not one comes as codegen's `{"value": …}` variant
+//!   ([`OutputSchema::wrapped`](super::request::OutputSchema)), and the answer is unwrapped.
 //! - The token limit is sent as `max_completion_tokens` to OpenAI itself and as `max_tokens`
 //!   elsewhere (see [`TokenLimitField`]).
 //! - Streaming sends `stream: true` with `stream_options.include_usage` and reads `data:` events
 //!   until `data: [DONE]`; a stream that ends without it is truncated.
 
-use super::answer::{within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::answer::{unwrap_value, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{ProviderConfig, TokenLimitField};
 use super::error::ProviderError;
 use super::http::{quote, read_body, read_error, Transport};
@@ -120,8 +122,8 @@ impl Provider for OpenAi {
         let response =
             self.transport
                 .post_json(&url, &headers, bytes, request.timeout, key.as_ref())?;
-        if self.config.stream {
-            read_stream(response.body, request, key.as_ref())
+        let answer = if self.config.stream {
+            read_stream(response.body, request, key.as_ref())?
         } else {
             let limit = envelope_limit(request.max_answer_bytes);
             let bytes = read_body(
@@ -131,7 +133,14 @@ impl Provider for OpenAi {
                 request.timeout,
                 key.as_ref(),
             )?;
-            parse_completion(&bytes, request.max_answer_bytes, key.as_ref())
+            parse_completion(&bytes, request.max_answer_bytes, key.as_ref())?
+        };
+        let wrapped = self.config.structured_output
+            && request.output_schema.as_ref().is_some_and(|s| s.wrapped);
+        if wrapped {
+            unwrap_value(answer, request.max_answer_bytes)
+        } else {
+            Ok(answer)
         }
     }
 }

@@ -101,6 +101,10 @@ pub struct OutputSchema {
     /// OpenAI's `strict`: `false` when the schema holds what strict mode refuses (a `Map`, whose
     /// `additionalProperties` is a schema); codegen decides (spec §9.3).
     pub strict: bool,
+    /// The schema describes the answer wrapped as `{"value": …}` (codegen's OpenAI variant of
+    /// an output whose root is not an object): the provider unwraps what the model returns.
+    /// The Anthropic provider wraps such schemas itself and ignores this.
+    pub wrapped: bool,
 }
 
 /// A repair attempt: the previous answer and why it was rejected (spec §6 `repair(n)`). The
