@@ -12,7 +12,7 @@
 //! Each round times every contender once per payload, in an order that rotates per round, so
 //! drift of the machine hits all of them alike; the table reports the median of the per-round
 //! ratios. Run: `cargo bench -p aelc-runtime --bench decode` (about 10–20 s). `DECODE_ROUNDS=5` shortens it;
-//! `DECODE_PROFILE=ours` (or `serde`, `schema`) only decodes, for a profiler.
+//! `DECODE_PROFILE=ours` (or `serde`, `schema`, `pipeline`) only decodes, for a profiler.
 //!
 //! Then the hostile payloads of spec §8 — a 1 MB `[[[[…` (1,048,576 deep) and 10,010,001 tiny
 //! values in 20 MB — each refused by the pre-scan: the time to the verdict next to the time
@@ -177,7 +177,18 @@ pub(crate) fn main() {
         transform: None,
     };
     if let Ok(which) = std::env::var("DECODE_PROFILE") {
-        profile(&which, &mut decoder, &ty);
+        let mut run_pipeline = |doc: &str| {
+            pipeline
+                .process(
+                    &mut decoder,
+                    &mut value_validator,
+                    doc,
+                    FinishReason::Stop,
+                    &mut stage,
+                )
+                .is_ok()
+        };
+        profile(&which, &ty, &table, &mut run_pipeline);
         return;
     }
     let rounds: usize = std::env::var("DECODE_ROUNDS")
@@ -279,17 +290,24 @@ pub(crate) fn main() {
 }
 
 /// The peak resident set of this process in KiB (Linux), if known.
-/// `DECODE_PROFILE=ours|serde|schema[:copies]`: no timing, ten decodes of the large payload
-/// (or of one of `copies` findings) by one contender, for a profiler (`valgrind
+/// `DECODE_PROFILE=ours|serde|schema|pipeline[:copies]`: no timing, ten decodes of the large
+/// payload (or of one of `copies` findings) by one contender, for a profiler (`valgrind
 /// --tool=callgrind`).
-fn profile(which: &str, decoder: &mut Decoder<'_>, ty: &aelc_runtime::ty::Ty) {
+fn profile(
+    which: &str,
+    ty: &aelc_runtime::ty::Ty,
+    table: &aelc_runtime::ty::TypeTable,
+    run_pipeline: &mut dyn FnMut(&str) -> bool,
+) {
     let (who, copies) = which.split_once(':').unwrap_or((which, "5000"));
     let doc = review_json(copies.parse().unwrap_or(5000));
     let bytes = doc.as_bytes();
+    let mut decoder = Decoder::new(table).with_max_input_bytes(8 << 20);
     for _ in 0..10 {
         let ok = match who {
             "ours" => decoder.decode(black_box(bytes), ty, "output").is_ok(),
             "serde" => serde_json::from_slice::<Review>(black_box(bytes)).is_ok(),
+            "pipeline" => run_pipeline(black_box(&doc)),
             _ => serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok(),
         };
         black_box(ok);
