@@ -582,3 +582,40 @@ fn check_names_files_from_where_it_runs_and_finds_the_project_upwards() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `aelc fmt --check` without paths covers the whole project the current folder belongs to,
+/// and names files from where it runs.
+#[test]
+fn fmt_without_paths_covers_the_project_from_a_subfolder() {
+    let dir = copy_fixture("fmt-paths");
+    write(&dir, "nodes/ugly.ael", "struct   Ugly {a:u8}\n");
+    write(&dir, "types/also.ael", "struct   Also {b:u8}\n");
+    // The two files written here (the fixture's own formatting is not what this is about).
+    let listed = |o: &Output| -> Vec<String> {
+        let mut lines: Vec<String> = stdout(o)
+            .lines()
+            .filter(|l| l.contains("ugly") || l.contains("also"))
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        lines
+    };
+    let below = aelc(&["fmt", "--check"], &dir.join("nodes"));
+    assert_eq!(code(&below), 1, "{}", stderr(&below));
+    assert_eq!(
+        listed(&below),
+        [
+            "would reformat ../types/also.ael",
+            "would reformat ugly.ael"
+        ]
+    );
+    let here = aelc(&["fmt", "--check"], &dir);
+    assert_eq!(
+        listed(&here),
+        [
+            "would reformat nodes/ugly.ael",
+            "would reformat types/also.ael"
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,7 +1,7 @@
 //! `aelc fmt [--check] [FILES]`: canonical formatting.
 //!
 //! Every `.ael` file at the given paths (files, or folders searched the way `aelc check` does)
-//! is formatted. Without `--check` a changed file is rewritten atomically: the new text goes to a
+//! is formatted; without paths, every file of the project the current folder belongs to. Without `--check` a changed file is rewritten atomically: the new text goes to a
 //! temporary file in the same folder, which then replaces the original, so an interrupted run
 //! never leaves half a file. With `--check` nothing is written; the files that would change are
 //! listed and the exit status is 1. A file with syntax errors is reported and left untouched
@@ -19,8 +19,18 @@ use crate::span::FileId;
 use crate::syntax::{self, format};
 
 pub fn run(out: &Output, args: &FmtArgs) -> Status {
+    // Without paths: the whole project the current folder belongs to (its `ael.toml` here or
+    // above, as for every command), named from here; outside a project, this folder.
     let roots = if args.files.is_empty() {
-        vec![PathBuf::from(".")]
+        let here = PathBuf::from(".");
+        let project = driver::find_project_root(&DiskWorld, &here).and_then(|root| {
+            let cwd = std::env::current_dir().ok()?;
+            super::shown::relative_to(&root, &cwd)
+        });
+        match project {
+            Some(root) if !root.as_os_str().is_empty() => vec![root],
+            _ => vec![here],
+        }
     } else {
         args.files.clone()
     };
@@ -44,7 +54,7 @@ pub fn run(out: &Output, args: &FmtArgs) -> Status {
                 Ok(FileOutcome::Changed) => {
                     changed += 1;
                     if args.check {
-                        super::print_line(&format!("would reformat {}", file.display()));
+                        super::print_line(&format!("would reformat {}", shown(&file)));
                         status = worst(status, Status::Failed);
                     }
                 }
@@ -135,4 +145,25 @@ fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// A file's path as printed: from the current folder (`../nodes/x.ael` from `nodes/` reads
+/// `x.ael`), as for diagnostics.
+fn shown(file: &Path) -> String {
+    let from_here = std::env::current_dir().ok().and_then(|cwd| {
+        let absolute = std::path::absolute(file).ok()?;
+        let normal: PathBuf = absolute.components().fold(PathBuf::new(), |mut out, c| {
+            match c {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => out.push(other),
+            }
+            out
+        });
+        super::shown::relative_to(&normal, &cwd)
+    });
+    let path = from_here.unwrap_or_else(|| file.to_path_buf());
+    path.to_string_lossy().replace('\\', "/")
 }
