@@ -290,20 +290,23 @@ pub(crate) fn main() {
 }
 
 /// The peak resident set of this process in KiB (Linux), if known.
-/// `DECODE_PROFILE=ours|serde|schema|pipeline[:copies]`: no timing, ten decodes of the large
-/// payload (or of one of `copies` findings) by one contender, for a profiler (`valgrind
-/// --tool=callgrind`).
+/// `DECODE_PROFILE=ours|serde|schema|pipeline[:copies[:runs]]`: no timing, `runs` (default
+/// ten) decodes of the large payload (or of one of `copies` findings) by one contender, for a
+/// profiler (`valgrind --tool=callgrind`, `perf record -e cpu-clock`).
 fn profile(
     which: &str,
     ty: &aelc_runtime::ty::Ty,
     table: &aelc_runtime::ty::TypeTable,
     run_pipeline: &mut dyn FnMut(&str) -> bool,
 ) {
-    let (who, copies) = which.split_once(':').unwrap_or((which, "5000"));
-    let doc = review_json(copies.parse().unwrap_or(5000));
+    let mut words = which.split(':');
+    let who = words.next().unwrap_or("ours");
+    let copies = words.next().and_then(|w| w.parse().ok()).unwrap_or(5000);
+    let runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(10);
+    let doc = review_json(copies);
     let bytes = doc.as_bytes();
     let mut decoder = Decoder::new(table).with_max_input_bytes(8 << 20);
-    for _ in 0..10 {
+    for _ in 0..runs {
         let ok = match who {
             "ours" => decoder.decode(black_box(bytes), ty, "output").is_ok(),
             "serde" => serde_json::from_slice::<Review>(black_box(bytes)).is_ok(),
