@@ -45,22 +45,48 @@ pub struct IrStage<'p> {
     pub transform: Option<(&'p FnDef, Vec<Arg>)>,
 }
 
+/// The argument values of a check or transform call. Checks take one or two (the output, an
+/// input): they stay on the stack, as this runs for every answer (spec §6.1 step 4 costs
+/// next to nothing on top of decoding).
+enum Args<'v> {
+    Few([&'v Value; 4], usize),
+    Many(Vec<&'v Value>),
+}
+
+impl<'v> std::ops::Deref for Args<'v> {
+    type Target = [&'v Value];
+
+    fn deref(&self) -> &[&'v Value] {
+        match self {
+            Args::Few(values, len) => values.get(..*len).unwrap_or_default(),
+            Args::Many(values) => values,
+        }
+    }
+}
+
 fn resolve<'v>(
     args: &[Arg],
     output: &'v Value,
     inputs: &'v [Value],
-) -> Result<Vec<&'v Value>, EvalError> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Output => Ok(output),
-            Arg::Input(i) => inputs.get(*i).ok_or_else(|| {
-                EvalError::new(
-                    crate::eval::EvalErrorKind::UnboundLocal,
-                    format!("the node has no input #{i}"),
-                )
-            }),
-        })
-        .collect()
+) -> Result<Args<'v>, EvalError> {
+    let one = |arg: &Arg| match arg {
+        Arg::Output => Ok(output),
+        Arg::Input(i) => inputs.get(*i).ok_or_else(|| {
+            EvalError::new(
+                crate::eval::EvalErrorKind::UnboundLocal,
+                format!("the node has no input #{i}"),
+            )
+        }),
+    };
+    if args.len() <= 4 {
+        let mut few = [output; 4];
+        for (slot, arg) in few.iter_mut().zip(args) {
+            *slot = one(arg)?;
+        }
+        Ok(Args::Few(few, args.len()))
+    } else {
+        Ok(Args::Many(args.iter().map(one).collect::<Result<_, _>>()?))
+    }
 }
 
 impl OutputStage for IrStage<'_> {
@@ -107,5 +133,40 @@ impl OutputStage for IrStage<'_> {
         let values = resolve(args, &output, self.inputs)?;
         let mut eval = Evaluator::new(self.fns, &mut *self.host);
         eval.run_fn(f, &values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_resolve_in_order_few_or_many() {
+        let output = Value::Int(0);
+        let inputs = [Value::Int(1), Value::Int(2)];
+        let ints = |args: &[Arg]| -> Vec<Value> {
+            match resolve(args, &output, &inputs) {
+                Ok(values) => values.iter().map(|v| (*v).clone()).collect(),
+                Err(e) => panic!("{e:?}"),
+            }
+        };
+        assert_eq!(
+            ints(&[Arg::Input(1), Arg::Output]),
+            [Value::Int(2), Value::Int(0)]
+        );
+        let many = [
+            Arg::Output,
+            Arg::Input(0),
+            Arg::Input(1),
+            Arg::Input(0),
+            Arg::Output,
+        ];
+        assert_eq!(
+            ints(&many),
+            [0, 1, 2, 1, 0].map(Value::Int).to_vec(),
+            "more than fit on the stack"
+        );
+        assert!(ints(&[]).is_empty());
+        assert!(resolve(&[Arg::Output, Arg::Input(2)], &output, &inputs).is_err());
     }
 }
