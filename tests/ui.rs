@@ -111,6 +111,14 @@ fn check_project(folder: &Path, failures: &mut Vec<String>) -> Option<String> {
         .filter(|d| d.is_error())
         .count();
     expect(&shown_text, errors, &diagnostics, failures);
+    // A project without errors is lowered to a program; one with errors is not.
+    if compilation.program.is_some() != (errors == 0) {
+        failures.push(format!(
+            "{shown_text}: {} errors, yet a program was {}made",
+            errors,
+            if compilation.program.is_some() { "" } else { "not " }
+        ));
+    }
     Some(snapshot)
 }
 
