@@ -116,7 +116,11 @@ fn check_project(folder: &Path, failures: &mut Vec<String>) -> Option<String> {
         failures.push(format!(
             "{shown_text}: {} errors, yet a program was {}made",
             errors,
-            if compilation.program.is_some() { "" } else { "not " }
+            if compilation.program.is_some() {
+                ""
+            } else {
+                "not "
+            }
         ));
     }
     Some(snapshot)
