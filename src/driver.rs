@@ -201,7 +201,7 @@ pub fn find_project_root(world: &dyn World, start: &Path) -> Option<PathBuf> {
     } else {
         start.to_path_buf()
     };
-    let absolute = std::path::absolute(&start).unwrap_or(start);
+    let absolute = lexically_absolute(&start).unwrap_or(start);
     let mut dir = Some(absolute.as_path());
     while let Some(d) = dir {
         if world.is_file(&d.join("ael.toml")) {
@@ -210,6 +210,29 @@ pub fn find_project_root(world: &dyn World, start: &Path) -> Option<PathBuf> {
         dir = d.parent();
     }
     None
+}
+
+/// `path` made absolute (against the current folder) with its `.` and `..` components
+/// resolved by name: `../demo/nodes` from `/tmp/x` is `/tmp/demo/nodes`. Symbolic links are
+/// not followed, so this is a path as the author wrote it, which is what names files in
+/// diagnostics. `None` when the current folder cannot be read.
+pub fn lexically_absolute(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let absolute = std::path::absolute(path).ok()?;
+    Some(
+        absolute
+            .components()
+            .fold(PathBuf::new(), |mut out, component| {
+                match component {
+                    Component::ParentDir => {
+                        out.pop();
+                    }
+                    Component::CurDir => {}
+                    other => out.push(other),
+                }
+                out
+            }),
+    )
 }
 
 /// Checks every `.ael` file at `path`. A folder holding `ael.toml` is a project

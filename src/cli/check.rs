@@ -9,10 +9,11 @@ use crate::driver::{self, DiskWorld, World};
 pub fn run(out: &Output, args: &CheckArgs) -> Status {
     let path = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
     let world = DiskWorld;
-    // A file is checked alone, under the name it was given by. A folder is checked as the
-    // project it belongs to (its own `ael.toml`, or the first one above it: checking a
-    // project's subfolder alone would report its imports and prompt files as missing), or as
-    // loose modules when no project holds it; either way, names are shown from here.
+    // A folder is checked as the project it belongs to (its own `ael.toml`, or the first one
+    // above it: checking a project's subfolder alone would report its imports and prompt
+    // files as missing), or as loose modules when no project holds it. A file of a project is
+    // checked in that project, for its own diagnostics; a file outside any is checked alone,
+    // under the name it was given by. Project files are named as paths from here.
     if !world.is_file(&path) && !world.is_dir(&path) {
         return out.fatal(&format!(
             "cannot read {}: there is no such file or folder",
@@ -64,7 +65,7 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
 /// folder), and the file's path relative to the project's root, as the driver names it.
 fn project_of_file(world: &dyn World, path: &Path) -> Option<(PathBuf, PathBuf)> {
     let root = driver::find_project_root(world, path)?;
-    let absolute = std::path::absolute(path).ok()?;
+    let absolute = driver::lexically_absolute(path)?;
     let relative = shown::relative_to(&absolute, &root)?;
     // A file outside the root (`..`) is no module of the project.
     if relative

@@ -151,18 +151,8 @@ fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// `x.ael`), as for diagnostics.
 fn shown(file: &Path) -> String {
     let from_here = std::env::current_dir().ok().and_then(|cwd| {
-        let absolute = std::path::absolute(file).ok()?;
-        let normal: PathBuf = absolute.components().fold(PathBuf::new(), |mut out, c| {
-            match c {
-                std::path::Component::ParentDir => {
-                    out.pop();
-                }
-                std::path::Component::CurDir => {}
-                other => out.push(other),
-            }
-            out
-        });
-        super::shown::relative_to(&normal, &cwd)
+        let absolute = driver::lexically_absolute(file)?;
+        super::shown::relative_to(&absolute, &cwd)
     });
     let path = from_here.unwrap_or_else(|| file.to_path_buf());
     path.to_string_lossy().replace('\\', "/")

@@ -52,4 +52,13 @@ mod tests {
         assert_eq!(rel("/a/x/y", "/a/b"), Some(PathBuf::from("../x/y")));
         assert_eq!(rel("/a/b", "/a/b"), Some(PathBuf::new()));
     }
+
+    #[test]
+    fn dots_resolve_by_name() {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let resolved = crate::driver::lexically_absolute(Path::new("x/../y/./z"));
+        assert_eq!(resolved, Some(cwd.join("y/z")));
+        let resolved = crate::driver::lexically_absolute(Path::new("/a/b/../../c"));
+        assert_eq!(resolved, Some(PathBuf::from("/c")));
+    }
 }
