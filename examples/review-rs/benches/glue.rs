@@ -13,14 +13,15 @@
 //!   keys, integral floats or error paths).
 //!
 //! Each round times every contender once per payload in an order that rotates per round, so
-//! drift of the machine hits all alike; the table reports medians of the per-round ratios.
+//! drift of the machine hits all alike; the table reports medians of the per-round ratios
+//! (`aelc_runtime::testing::rounds`, shared with the runtime's `decode` bench).
 //! Run: `cargo bench -p review-rs --bench glue`; `GLUE_ROUNDS=5` shortens it.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::testing::review_json;
+use aelc_runtime::testing::rounds::{interleaved, median_ratio, micros};
 use aelc_runtime::ty::{DefId, Ty};
 use serde::Deserialize;
 
@@ -66,19 +67,6 @@ enum Verdict {
     Comment { text: String },
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-fn time(iters: u32, mut f: impl FnMut()) -> Duration {
-    let start = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    start.elapsed() / iters
-}
-
 const NAMES: [&str; 4] = ["glue", "runtime", "serde", "serde-glue"];
 
 fn main() {
@@ -118,58 +106,38 @@ fn main() {
         "glue/serde",
         "serde-glue/serde"
     );
+    // One call of each contender, the same for the check that all accept a payload and for
+    // the timed rounds.
+    let mut run = |which: usize, bytes: &[u8]| -> bool {
+        match which {
+            0 => bench_glue::reread::decode(bytes).is_ok(),
+            1 => decoder.decode(bytes, &ty, "review").is_ok(),
+            2 => serde_json::from_slice::<Review>(bytes).is_ok(),
+            _ => serde_json::from_slice::<bench_glue::Review>(bytes).is_ok(),
+        }
+    };
     for (name, doc, iters) in &payloads {
         let bytes = doc.as_bytes();
         // Every contender must accept the payload, or the comparison means nothing.
-        let ok = [
-            bench_glue::reread::decode(bytes).is_ok(),
-            decoder.decode(bytes, &ty, "review").is_ok(),
-            serde_json::from_slice::<Review>(bytes).is_ok(),
-            serde_json::from_slice::<bench_glue::Review>(bytes).is_ok(),
-        ];
+        let ok: [bool; 4] = std::array::from_fn(|k| run(k, bytes));
         if ok.contains(&false) {
             eprintln!("{name}: a contender rejects the payload: {NAMES:?} {ok:?}");
             std::process::exit(1);
         }
-        let mut samples: [Vec<f64>; 4] = Default::default();
-        for round in 0..rounds {
-            for k in 0..4 {
-                let which = (k + round) % 4;
-                let t = match which {
-                    0 => time(*iters, || {
-                        black_box(bench_glue::reread::decode(black_box(bytes)).is_ok());
-                    }),
-                    1 => time(*iters, || {
-                        black_box(decoder.decode(black_box(bytes), &ty, "review").is_ok());
-                    }),
-                    2 => time(*iters, || {
-                        black_box(serde_json::from_slice::<Review>(black_box(bytes)).is_ok());
-                    }),
-                    _ => time(*iters, || {
-                        black_box(
-                            serde_json::from_slice::<bench_glue::Review>(black_box(bytes)).is_ok(),
-                        );
-                    }),
-                };
-                if let Some(s) = samples.get_mut(which) {
-                    s.push(t.as_secs_f64());
-                }
-            }
-        }
-        let [glue, runtime, serde, serde_glue] = samples;
-        let ratio = |a: &[f64], b: &[f64]| median(a.iter().zip(b).map(|(x, y)| x / y).collect());
-        let us = |xs: &[f64]| format!("{:.1} µs", median(xs.to_vec()) * 1e6);
+        let [glue, runtime, serde, serde_glue] = interleaved::<4>(rounds, *iters, |k| {
+            black_box(run(k, black_box(bytes)));
+        });
         println!(
             "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>12.2}x {:>11.2}x {:>15.2}x",
             name,
             bytes.len(),
-            us(&glue),
-            us(&runtime),
-            us(&serde),
-            us(&serde_glue),
-            ratio(&glue, &runtime),
-            ratio(&glue, &serde),
-            ratio(&serde_glue, &serde),
+            micros(&glue),
+            micros(&runtime),
+            micros(&serde),
+            micros(&serde_glue),
+            median_ratio(&glue, &runtime),
+            median_ratio(&glue, &serde),
+            median_ratio(&serde_glue, &serde),
         );
     }
 }

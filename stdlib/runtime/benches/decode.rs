@@ -12,7 +12,8 @@
 //! Each round times every contender once per payload, in an order that rotates per round, so
 //! drift of the machine hits all of them alike; the table reports the median of the per-round
 //! ratios. Run: `cargo bench -p aelc-runtime --bench decode` (about 10–20 s). `DECODE_ROUNDS=5` shortens it;
-//! `DECODE_PROFILE=ours` (or `serde`, `schema`, `pipeline`) only decodes, for a profiler.
+//! `DECODE_PROFILE=ours` (or `serde`, `schema`, `pipeline`) only runs that contender, for a
+//! profiler. The rounds are `aelc_runtime::testing::rounds`, shared with the `glue` bench.
 //!
 //! Then the hostile payloads of spec §8 — a 1 MB `[[[[…` (1,048,576 deep) and 10,010,001 tiny
 //! values in 20 MB — each refused by the pre-scan: the time to the verdict next to the time
@@ -25,12 +26,12 @@ use aelc_runtime::expr::{BinaryOp, Check, Expr, FnDef, Method, Param, Require};
 use aelc_runtime::model::FinishReason;
 use aelc_runtime::pipeline::Pipeline;
 use aelc_runtime::stage::{Arg, IrStage, StageCheck};
+use aelc_runtime::testing::rounds::{interleaved, median, median_ratio, micros, seconds};
 use aelc_runtime::testing::{named, review_json, review_types, REVIEW};
 use aelc_runtime::validate::Validator;
 use aelc_runtime::value::Value;
 use serde::Deserialize;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
 #[allow(dead_code)] // fields are read by nobody: the point is building them
 #[derive(Deserialize)]
@@ -133,18 +134,8 @@ fn within_limit() -> Check {
     }
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-fn time(iters: u32, mut f: impl FnMut()) -> Duration {
-    let start = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    start.elapsed() / iters
-}
+/// The contenders, by the index `main`'s `run` takes.
+const CONTENDERS: [&str; 4] = ["ours", "serde", "schema", "pipeline"];
 
 pub(crate) fn main() {
     let table = review_types();
@@ -176,9 +167,17 @@ pub(crate) fn main() {
         }],
         transform: None,
     };
-    if let Ok(which) = std::env::var("DECODE_PROFILE") {
-        let mut run_pipeline = |doc: &str| {
-            pipeline
+    // One call of each contender, the same for the check that all accept a payload, the timed
+    // rounds and the profile mode.
+    let mut run = |which: usize, doc: &str| -> bool {
+        let bytes = doc.as_bytes();
+        match which {
+            0 => decoder.decode(bytes, &ty, "output").is_ok(),
+            1 => serde_json::from_slice::<Review>(bytes).is_ok(),
+            2 => serde_json::from_slice::<serde_json::Value>(bytes)
+                .map(|v| validator.is_valid(&v))
+                .unwrap_or(false),
+            _ => pipeline
                 .process(
                     &mut decoder,
                     &mut value_validator,
@@ -186,9 +185,11 @@ pub(crate) fn main() {
                     FinishReason::Stop,
                     &mut stage,
                 )
-                .is_ok()
-        };
-        profile(&which, &ty, &table, &mut run_pipeline);
+                .is_ok(),
+        }
+    };
+    if let Ok(request) = std::env::var("DECODE_PROFILE") {
+        profile(&request, &mut run);
         return;
     }
     let rounds: usize = std::env::var("DECODE_ROUNDS")
@@ -217,106 +218,50 @@ pub(crate) fn main() {
         "pipeline/ours"
     );
     for (name, doc, iters) in &payloads {
-        let bytes = doc.as_bytes();
         // Every contender must accept the payload, or the comparison means nothing.
-        let ours_ok = decoder.decode(bytes, &ty, "output").is_ok();
-        let serde_ok = serde_json::from_slice::<Review>(bytes).is_ok();
-        let schema_ok = serde_json::from_slice::<serde_json::Value>(bytes)
-            .map(|v| validator.is_valid(&v))
-            .unwrap_or(false);
-        let pipeline_ok = pipeline
-            .process(
-                &mut decoder,
-                &mut value_validator,
-                doc,
-                FinishReason::Stop,
-                &mut stage,
-            )
-            .is_ok();
-        if !(ours_ok && serde_ok && schema_ok && pipeline_ok) {
-            eprintln!("{name}: a contender rejects the payload: ours {ours_ok}, serde {serde_ok}, schema {schema_ok}, pipeline {pipeline_ok}");
+        let accepted: [bool; 4] = std::array::from_fn(|k| run(k, doc));
+        if accepted.contains(&false) {
+            eprintln!("{name}: a contender rejects the payload: {CONTENDERS:?} {accepted:?}");
             std::process::exit(1);
         }
-        let mut samples: [Vec<f64>; 4] = Default::default();
-        for round in 0..rounds {
-            for k in 0..4 {
-                let which = (k + round) % 4;
-                let t = match which {
-                    0 => time(*iters, || {
-                        black_box(decoder.decode(black_box(bytes), &ty, "output").is_ok());
-                    }),
-                    1 => time(*iters, || {
-                        black_box(serde_json::from_slice::<Review>(black_box(bytes)).is_ok());
-                    }),
-                    2 => time(*iters, || {
-                        let ok = serde_json::from_slice::<serde_json::Value>(black_box(bytes))
-                            .map(|v| validator.is_valid(&v))
-                            .unwrap_or(false);
-                        black_box(ok);
-                    }),
-                    _ => time(*iters, || {
-                        let r = pipeline.process(
-                            &mut decoder,
-                            &mut value_validator,
-                            black_box(doc),
-                            FinishReason::Stop,
-                            &mut stage,
-                        );
-                        black_box(r.is_ok());
-                    }),
-                };
-                if let Some(s) = samples.get_mut(which) {
-                    s.push(t.as_secs_f64());
-                }
-            }
-        }
-        let [ours, serde, schema, pipe] = samples;
-        let ratio = |a: &[f64], b: &[f64]| median(a.iter().zip(b).map(|(x, y)| x / y).collect());
-        let us = |xs: &[f64]| format!("{:.1} µs", median(xs.to_vec()) * 1e6);
+        let [ours, serde, schema, pipe] = interleaved::<4>(rounds, *iters, |k| {
+            black_box(run(k, black_box(doc)));
+        });
         println!(
             "{:<7} {:>9} {:>11} {:>11} {:>11} {:>13} {:>11.2}x {:>13.2}x {:>14.3}x",
             name,
-            bytes.len(),
-            us(&ours),
-            us(&serde),
-            us(&schema),
-            us(&pipe),
-            ratio(&ours, &serde),
-            ratio(&schema, &ours),
-            ratio(&pipe, &ours),
+            doc.len(),
+            micros(&ours),
+            micros(&serde),
+            micros(&schema),
+            micros(&pipe),
+            median_ratio(&ours, &serde),
+            median_ratio(&schema, &ours),
+            median_ratio(&pipe, &ours),
         );
     }
     hostile(rounds);
 }
 
-/// The peak resident set of this process in KiB (Linux), if known.
 /// `DECODE_PROFILE=ours|serde|schema|pipeline[:copies[:runs]]`: no timing, `runs` (default
-/// ten) decodes of the large payload (or of one of `copies` findings) by one contender, for a
+/// ten) calls of one contender on the large payload (or on one of `copies` findings), for a
 /// profiler (`valgrind --tool=callgrind`, `perf record -e cpu-clock`).
-fn profile(
-    which: &str,
-    ty: &aelc_runtime::ty::Ty,
-    table: &aelc_runtime::ty::TypeTable,
-    run_pipeline: &mut dyn FnMut(&str) -> bool,
-) {
-    let mut words = which.split(':');
+fn profile(request: &str, run: &mut dyn FnMut(usize, &str) -> bool) {
+    let mut words = request.split(':');
     let who = words.next().unwrap_or("ours");
+    let Some(which) = CONTENDERS.iter().position(|c| *c == who) else {
+        eprintln!("DECODE_PROFILE names no contender: {who} (one of {CONTENDERS:?})");
+        std::process::exit(2);
+    };
     let copies = words.next().and_then(|w| w.parse().ok()).unwrap_or(5000);
     let runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(10);
     let doc = review_json(copies);
-    let bytes = doc.as_bytes();
-    let mut decoder = Decoder::new(table).with_max_input_bytes(8 << 20);
     for _ in 0..runs {
-        let ok = match who {
-            "ours" => decoder.decode(black_box(bytes), ty, "output").is_ok(),
-            "serde" => serde_json::from_slice::<Review>(black_box(bytes)).is_ok(),
-            "pipeline" => run_pipeline(black_box(&doc)),
-            _ => serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok(),
-        };
-        black_box(ok);
+        black_box(run(which, black_box(&doc)));
     }
 }
 
+/// The peak resident set of this process in KiB (Linux), if known.
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -351,12 +296,9 @@ fn hostile(rounds: usize) {
         let before = peak_rss_kib();
         let mut ours = Vec::new();
         for _ in 0..rounds {
-            ours.push(
-                time(1, || {
-                    black_box(decoder.decode(black_box(bytes), &ty, "request").is_err());
-                })
-                .as_secs_f64(),
-            );
+            ours.push(seconds(1, || {
+                black_box(decoder.decode(black_box(bytes), &ty, "request").is_err());
+            }));
         }
         let growth = match (before, peak_rss_kib()) {
             (Some(b), Some(a)) => format!("{} KiB", a.saturating_sub(b)),
@@ -364,22 +306,17 @@ fn hostile(rounds: usize) {
         };
         let mut serde = Vec::new();
         for _ in 0..rounds.min(3) {
-            serde.push(
-                time(1, || {
-                    black_box(
-                        serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok(),
-                    );
-                })
-                .as_secs_f64(),
-            );
+            serde.push(seconds(1, || {
+                black_box(serde_json::from_slice::<serde_json::Value>(black_box(bytes)).is_ok());
+            }));
         }
         println!(
             "{:<12} {:>11} {:>11.1} µs {:>16} {:>13.1} µs",
             name,
             bytes.len(),
-            median(ours) * 1e6,
+            median(&ours) * 1e6,
             growth,
-            median(serde) * 1e6
+            median(&serde) * 1e6
         );
     }
 }

@@ -13,6 +13,10 @@
 //! struct Review { summary: Str<2000>, score: f64<0.0..=1.0>,
 //!                 findings: List<Finding, 10000>, verdict: Verdict }
 //! ```
+//!
+//! [`rounds`] times contenders side by side for the benchmarks that compare them.
+
+pub mod rounds;
 
 use crate::ty::{
     DefId, DefKind, FieldTy, FloatBound, FloatKind, FloatTy, IntKind, IntTy, ListTy, StrTy, Ty,
