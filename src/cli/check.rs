@@ -14,14 +14,15 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
     // files as missing), or as loose modules when no project holds it. A file of a project is
     // checked in that project, for its own diagnostics; a file outside any is checked alone,
     // under the name it was given by. Project files are named as paths from here.
-    if !world.is_file(&path) && !world.is_dir(&path) {
+    let is_file = world.is_file(&path);
+    if !is_file && !world.is_dir(&path) {
         return out.fatal(&format!(
             "cannot read {}: there is no such file or folder",
             path.display()
         ));
     }
     let mut only_file = None;
-    let (checked, shown_from) = if world.is_file(&path) {
+    let (checked, shown_from) = if is_file {
         match project_of_file(&world, &path) {
             Some((root, relative)) => {
                 only_file = Some(relative);

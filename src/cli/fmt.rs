@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::args::FmtArgs;
-use super::{Output, Status};
+use super::{shown, Output, Status};
 use crate::driver::{self, DiskWorld};
 use crate::source::SourceMap;
 use crate::span::FileId;
@@ -23,17 +23,11 @@ pub fn run(out: &Output, args: &FmtArgs) -> Status {
     // above, as for every command), named from here; outside a project, this folder.
     let roots = if args.files.is_empty() {
         let here = PathBuf::from(".");
-        let project = driver::find_project_root(&DiskWorld, &here).and_then(|root| {
-            let cwd = std::env::current_dir().ok()?;
-            super::shown::relative_to(&root, &cwd)
-        });
-        match project {
-            Some(root) if !root.as_os_str().is_empty() => vec![root],
-            _ => vec![here],
-        }
+        vec![driver::find_project_root(&DiskWorld, &here).unwrap_or(here)]
     } else {
         args.files.clone()
     };
+    let cwd = std::env::current_dir().ok();
     let mut status = Status::Ok;
     let mut changed = 0usize;
     let mut unchanged = 0usize;
@@ -43,24 +37,29 @@ pub fn run(out: &Output, args: &FmtArgs) -> Status {
             Err(err) => {
                 status = worst(
                     status,
-                    out.fatal(&format!("cannot read {}: {err}", root.display())),
+                    out.fatal(&format!(
+                        "cannot read {}: {err}",
+                        shown::display(root, cwd.as_deref())
+                    )),
                 );
                 continue;
             }
         };
         for file in files {
-            match format_file(out, &file, args.check) {
+            // The name the file is shown under, in diagnostics and messages alike.
+            let name = shown::display(&file, cwd.as_deref());
+            match format_file(out, &file, &name, args.check) {
                 Ok(FileOutcome::Unchanged) => unchanged += 1,
                 Ok(FileOutcome::Changed) => {
                     changed += 1;
                     if args.check {
-                        super::print_line(&format!("would reformat {}", shown(&file)));
+                        super::print_line(&format!("would reformat {name}"));
                         status = worst(status, Status::Failed);
                     }
                 }
                 Ok(FileOutcome::SyntaxErrors) => status = worst(status, Status::Failed),
                 Err(err) => {
-                    status = worst(status, out.fatal(&format!("{}: {err}", file.display())));
+                    status = worst(status, out.fatal(&format!("{name}: {err}")));
                 }
             }
         }
@@ -96,9 +95,8 @@ fn worst(a: Status, b: Status) -> Status {
     }
 }
 
-fn format_file(out: &Output, path: &Path, check: bool) -> io::Result<FileOutcome> {
+fn format_file(out: &Output, path: &Path, name: &str, check: bool) -> io::Result<FileOutcome> {
     let bytes = fs::read(path)?;
-    let name = path.to_string_lossy().replace('\\', "/");
     let (text, bad_utf8) = driver::decode_source(FileId(0), &bytes);
     let mut sources = SourceMap::new();
     let file = sources.add(name, text.clone());
@@ -145,15 +143,4 @@ fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temp);
     }
     result
-}
-
-/// A file's path as printed: from the current folder (`../nodes/x.ael` from `nodes/` reads
-/// `x.ael`), as for diagnostics.
-fn shown(file: &Path) -> String {
-    let from_here = std::env::current_dir().ok().and_then(|cwd| {
-        let absolute = driver::lexically_absolute(file)?;
-        super::shown::relative_to(&absolute, &cwd)
-    });
-    let path = from_here.unwrap_or_else(|| file.to_path_buf());
-    path.to_string_lossy().replace('\\', "/")
 }

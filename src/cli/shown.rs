@@ -10,15 +10,23 @@ use crate::source::SourceMap;
 /// `demo/nodes`, `../ael.toml` from there.
 pub fn name_from_current_dir(sources: &mut SourceMap, root: &Path) {
     let cwd = std::env::current_dir().ok();
-    sources.rename_files(|name| {
-        let joined = root.join(name);
-        let shown = match (&cwd, joined.is_absolute()) {
-            (Some(cwd), true) => relative_to(&joined, cwd).unwrap_or(joined),
-            _ => joined,
-        };
-        let text = shown.to_string_lossy().replace('\\', "/");
-        text.strip_prefix("./").map(str::to_owned).unwrap_or(text)
-    });
+    sources.rename_files(|name| display(&root.join(name), cwd.as_deref()));
+}
+
+/// How the command line prints `path`: a relative path as given (without a leading `./`); an
+/// absolute one (under a project root found by searching upwards) relative to `cwd`, the
+/// current folder, when the two share a root.
+pub fn display(path: &Path, cwd: Option<&Path>) -> String {
+    let relative = match cwd {
+        Some(cwd) if path.is_absolute() => relative_to(path, cwd),
+        _ => None,
+    };
+    let text = relative
+        .as_deref()
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/");
+    text.strip_prefix("./").map(str::to_owned).unwrap_or(text)
 }
 
 /// `path` relative to `base` (both absolute), with `..` where it lies outside; `None` when
@@ -51,6 +59,13 @@ mod tests {
         assert_eq!(rel("/a/b", "/a/b/c/d"), Some(PathBuf::from("../..")));
         assert_eq!(rel("/a/x/y", "/a/b"), Some(PathBuf::from("../x/y")));
         assert_eq!(rel("/a/b", "/a/b"), Some(PathBuf::new()));
+        let cwd = Some(Path::new("/p/demo/nodes"));
+        assert_eq!(
+            display(Path::new("/p/demo/types/t.ael"), cwd),
+            "../types/t.ael"
+        );
+        assert_eq!(display(Path::new("./demo/x.ael"), cwd), "demo/x.ael");
+        assert_eq!(display(Path::new("../x.ael"), cwd), "../x.ael");
     }
 
     #[test]
