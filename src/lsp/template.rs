@@ -5,7 +5,7 @@
 //! ([`crate::lsp::index`]) walks these expressions itself: a field renamed in a struct is renamed
 //! in `{{ request.document }}` too, and go to definition works from a prompt file.
 
-use crate::syntax::template::{self, Scanned, TagKind};
+use crate::syntax::template::{self, RawTag, Scanned, TagKind};
 
 /// One tag of a template, in source order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,12 +22,12 @@ pub enum Tag<'t> {
 pub fn tags(text: &str) -> Vec<Tag<'_>> {
     let mut out = Vec::new();
     for scanned in template::scan(text) {
-        let Scanned::Tag {
+        let Scanned::Tag(RawTag {
             kind,
             inner,
             inner_at,
             ..
-        } = scanned
+        }) = scanned
         else {
             continue;
         };

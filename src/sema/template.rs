@@ -22,7 +22,7 @@ use super::Cx;
 use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, Span};
 use crate::syntax;
-use crate::syntax::template::{self, Scanned, TagKind};
+use crate::syntax::template::{self, RawTag, Scanned, TagKind};
 
 /// A tag as read; expressions are the text inside the tag with their byte offset in the file.
 #[derive(Debug, PartialEq)]
@@ -82,20 +82,20 @@ pub(crate) fn check_prompt(
     let mut open: Vec<Open> = Vec::new();
     let mut rest = 0usize;
     for scanned in template::scan(&text) {
-        let (kind, start, inner, inner_at, end) = match scanned {
-            Scanned::Tag {
-                kind,
-                start,
-                inner,
-                inner_at,
-                end,
-            } => (kind, start, inner, inner_at, end),
+        push_text(&mut body, text.get(rest..scanned.start()).unwrap_or(""));
+        let RawTag {
+            kind,
+            start,
+            inner,
+            inner_at,
+            end,
+        } = match scanned {
+            Scanned::Tag(tag) => tag,
             Scanned::Unclosed {
                 kind,
                 start,
                 resume,
             } => {
-                push_text(&mut body, text.get(rest..start).unwrap_or(""));
                 // A tag whose closing comes only after the next tag opens was never closed:
                 // reading up to that later close would report a confusing expression error.
                 let (open, close) = (kind.open(), kind.close());
@@ -111,7 +111,6 @@ pub(crate) fn check_prompt(
                 continue;
             }
         };
-        push_text(&mut body, text.get(rest..start).unwrap_or(""));
         let tag_span = Span::new(file, start..end);
         let offset = inner_at as u32;
         let tag = if kind == TagKind::Value {

@@ -31,18 +31,23 @@ impl TagKind {
     }
 }
 
-/// One tag as found, by byte offsets into the template.
+/// A closed tag, by byte offsets into the template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawTag<'t> {
+    pub kind: TagKind,
+    /// Where its opening delimiter starts.
+    pub start: usize,
+    /// The text between its delimiters, which starts at `inner_at`.
+    pub inner: &'t str,
+    pub inner_at: usize,
+    /// Just past its closing delimiter.
+    pub end: usize,
+}
+
+/// One tag as found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scanned<'t> {
-    /// A closed tag: `inner` is the text between its delimiters, starting at offset `inner_at`;
-    /// `end` is the offset just past its closing delimiter.
-    Tag {
-        kind: TagKind,
-        start: usize,
-        inner: &'t str,
-        inner_at: usize,
-        end: usize,
-    },
+    Tag(RawTag<'t>),
     /// A tag opened at `start` and not closed before the next tag (at `resume`) or the end of
     /// the text (`resume` is the text's length).
     Unclosed {
@@ -52,6 +57,24 @@ pub enum Scanned<'t> {
     },
 }
 
+impl Scanned<'_> {
+    /// Where the tag opens: the plain text before it ends here.
+    pub fn start(&self) -> usize {
+        match self {
+            Scanned::Tag(tag) => tag.start,
+            Scanned::Unclosed { start, .. } => *start,
+        }
+    }
+
+    /// Where the text after the tag, or the next tag, begins.
+    fn resume(&self) -> usize {
+        match self {
+            Scanned::Tag(tag) => tag.end,
+            Scanned::Unclosed { resume, .. } => *resume,
+        }
+    }
+}
+
 /// The tags of `text`, in order, with the plain text between them left out.
 pub fn scan(text: &str) -> impl Iterator<Item = Scanned<'_>> + '_ {
     let mut rest = 0usize;
@@ -59,13 +82,13 @@ pub fn scan(text: &str) -> impl Iterator<Item = Scanned<'_>> + '_ {
         let (start, kind) = find_open(text, rest)?;
         let inner_at = start + 2;
         let scanned = match find_close(text, inner_at, kind) {
-            Close::At(close) => Scanned::Tag {
+            Close::At(close) => Scanned::Tag(RawTag {
                 kind,
                 start,
                 inner: text.get(inner_at..close).unwrap_or(""),
                 inner_at,
                 end: close + 2,
-            },
+            }),
             Close::NextTag(next) => Scanned::Unclosed {
                 kind,
                 start,
@@ -77,10 +100,7 @@ pub fn scan(text: &str) -> impl Iterator<Item = Scanned<'_>> + '_ {
                 resume: text.len(),
             },
         };
-        rest = match scanned {
-            Scanned::Tag { end, .. } => end,
-            Scanned::Unclosed { resume, .. } => resume,
-        };
+        rest = scanned.resume();
         Some(scanned)
     })
 }
@@ -194,13 +214,13 @@ mod tests {
     fn shown(text: &str) -> Vec<String> {
         scan(text)
             .map(|s| match s {
-                Scanned::Tag {
+                Scanned::Tag(RawTag {
                     kind,
                     inner,
                     inner_at,
                     start,
                     end,
-                } => {
+                }) => {
                     assert_eq!(text.get(start..inner_at), Some(kind.open()));
                     assert_eq!(text.get(end - 2..end), Some(kind.close()));
                     format!("{}{inner}{}", kind.open(), kind.close())
@@ -253,7 +273,7 @@ mod tests {
             let mut last_end = 0usize;
             for scanned in scan(&text) {
                 match scanned {
-                    Scanned::Tag { kind, start, inner, inner_at, end } => {
+                    Scanned::Tag(RawTag { kind, start, inner, inner_at, end }) => {
                         proptest::prop_assert!(start >= last_end);
                         proptest::prop_assert_eq!(text.get(start..inner_at), Some(kind.open()));
                         proptest::prop_assert_eq!(text.get(inner_at..end - 2), Some(inner));
