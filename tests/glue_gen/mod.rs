@@ -843,12 +843,17 @@ pub fn build_crate(name: &str, sources: &[(String, String)]) -> std::path::PathB
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let target = base.join("target");
-    let build = std::process::Command::new(&cargo)
-        .args(["build", "--offline", "--quiet", "--manifest-path"])
-        .arg(krate.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .expect("run cargo");
+    // `cargo SUBCOMMAND --offline --quiet --manifest-path …/Cargo.toml EXTRA…` on the crate.
+    let run_cargo = |subcommand: &str, extra: &[&str]| {
+        std::process::Command::new(&cargo)
+            .args([subcommand, "--offline", "--quiet", "--manifest-path"])
+            .arg(krate.join("Cargo.toml"))
+            .args(extra)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run cargo {subcommand}: {e}"))
+    };
+    let build = run_cargo("build", &[]);
     assert!(
         build.status.success(),
         "the generated crate {} does not compile:\n{}",
@@ -857,13 +862,7 @@ pub fn build_crate(name: &str, sources: &[(String, String)]) -> std::path::PathB
     );
     // Generated code must also pass clippy (issue: "compiles without warnings under -D warnings
     // and clippy"); the crate is already built, so this only lints it.
-    let lint = std::process::Command::new(&cargo)
-        .args(["clippy", "--offline", "--quiet", "--manifest-path"])
-        .arg(krate.join("Cargo.toml"))
-        .args(["--", "-D", "warnings"])
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .expect("run cargo clippy");
+    let lint = run_cargo("clippy", &["--", "-D", "warnings"]);
     assert!(
         lint.status.success(),
         "clippy refuses the generated crate {}:\n{}",
