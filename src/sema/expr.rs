@@ -99,6 +99,18 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         ty.describe(&self.cx.table)
     }
 
+    /// E0416: an expression whose type would be `Option<Option<T>>` (see `Value::None`).
+    fn option_of_option(&mut self, span: Span, label: &str, help: &str) {
+        self.cx.report(
+            Diagnostic::new(
+                "E0416",
+                "this would be an option of an option, which cannot be told apart from `none`",
+            )
+            .primary(span, label)
+            .help(help),
+        );
+    }
+
     fn mismatch(&mut self, span: Span, expected: &STy, found: &STy) {
         if expected.is_error() || found.is_error() {
             return;
@@ -154,6 +166,14 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     _ => None,
                 };
                 let (t, x) = self.expr(inner, want.as_ref());
+                if matches!(t, STy::Option(_)) {
+                    self.option_of_option(
+                        inner.span,
+                        "this is an option already",
+                        "use it as it is, without `some`",
+                    );
+                    return err;
+                }
                 if let Some(w) = &want {
                     if !t.fits(w) {
                         self.mismatch(inner.span, w, &t);
@@ -629,11 +649,21 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         let a = arg_of(self, &item);
                         (STy::Bool, mk(Method::Contains { arg: a }))
                     }
-                    "first" if expect_args(self, 0) => {
-                        (STy::Option(Box::new(item)), mk(Method::First))
-                    }
-                    "last" if expect_args(self, 0) => {
-                        (STy::Option(Box::new(item)), mk(Method::Last))
+                    "first" | "last" if expect_args(self, 0) => {
+                        if matches!(item, STy::Option(_)) {
+                            self.option_of_option(
+                                receiver.span,
+                                "a list of options",
+                                "`none` would mean both an empty list and a `none` item; test `is_empty()` and the items apart",
+                            );
+                            return err;
+                        }
+                        let method = if name == "first" {
+                            Method::First
+                        } else {
+                            Method::Last
+                        };
+                        (STy::Option(Box::new(item)), mk(method))
                     }
                     "sum" if expect_args(self, 0) => match item {
                         STy::Int => (STy::Int, mk(Method::Sum { float: false })),

@@ -389,7 +389,7 @@ impl Cx<'_, '_> {
             "Option" => match args {
                 [TypeArg::Type(inner)] => {
                     let inner = self.lower_ty(module, inner)?;
-                    if matches!(inner, Ty::Option { .. }) {
+                    if self.is_option(&inner) {
                         self.report(
                             Diagnostic::new(
                                 "E0304",
@@ -758,6 +758,21 @@ impl Cx<'_, '_> {
             min,
             max,
         }))
+    }
+
+    /// Whether `ty` is an `Option`, through aliases (`type Maybe = Option<u8>`).
+    fn is_option(&mut self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Option { .. } => true,
+            Ty::Ref { def } => match self.types.get(def.0 as usize).map(|d| d.def) {
+                Some(TypeDecl::Alias(_)) => match alias_target(self, def.0) {
+                    Some(inner) => self.is_option(&inner),
+                    None => false,
+                },
+                _ => false,
+            },
+            _ => false,
+        }
     }
 
     fn is_key_type(&mut self, ty: &Ty) -> bool {

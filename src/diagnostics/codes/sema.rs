@@ -225,7 +225,7 @@ struct A { xs: List<u8, 10000> }"#,
     CodeInfo {
         code: "E0304",
         title: "wrong type arguments",
-        explanation: "The type takes other arguments: `Str<N>`, `List<T, N>`, `Set<T, N>`, `Map<K, V, N>`, `Option<T>`, `u8<lo..=hi>`, `Image<5MiB>`; named types take none; enums need a variant.",
+        explanation: "The type takes other arguments: `Str<N>`, `List<T, N>`, `Set<T, N>`, `Map<K, V, N>`, `Option<T>`, `u8<lo..=hi>`, `Image<5MiB>`; named types take none; enums need a variant. `Option<T>` does not take an option, even through an alias: absent and `null` both mean `none`, so `some(none)` could not be told from `none`.",
         example: r#"struct A { x: Option<u8, 3> }
 -- fix --
 struct A { x: Option<u8> }"#,
@@ -530,6 +530,14 @@ fn f(a: f64, b: f64) -> f64 { a + b }"#,
         example: r#"fn f(a: u8) -> u8 { |x| x }
 -- fix --
 fn f(a: u8) -> u8 { a }"#,
+    },
+    CodeInfo {
+        code: "E0416",
+        title: "option of an option",
+        explanation: "An expression would be an option of an option: `some(x)` where `x` is an option already, or `first()`/`last()` of a list of options. Such a value could not be told from `none` (see E0304), so it has no type in AEL.",
+        example: r#"fn f(x: Option<u8>) -> Option<u8> { some(x) }
+-- fix --
+fn f(x: Option<u8>) -> Option<u8> { x }"#,
     },
     CodeInfo {
         code: "E0501",

@@ -312,9 +312,10 @@ impl<'s> Session<'s> {
             Ty::Option { some } => {
                 if kind == Kind::Null {
                     self.r.null()?;
-                    return Ok(Some(Value::NONE));
+                    return Ok(Some(Value::None));
                 }
-                Ok(self.value(some, trail)?.map(Value::some))
+                // A `some` is its value (see `Value::None`).
+                self.value(some, trail)
             }
             Ty::Ref { def } => {
                 let Some(def) = table.get(*def) else {
@@ -370,7 +371,7 @@ impl<'s> Session<'s> {
     ) -> Decoded<Vec<Value>> {
         // One allocation per object: the field values, `none` until read or defaulted.
         let mut slots: Vec<Value> = Vec::with_capacity(fields.len());
-        slots.resize_with(fields.len(), || Value::NONE);
+        slots.resize_with(fields.len(), || Value::None);
         let mut seen = Seen::new(fields.len());
         let mut tag_seen = false;
         let mut ok = true;

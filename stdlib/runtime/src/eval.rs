@@ -239,7 +239,7 @@ impl<'p> Evaluator<'p> {
             }),
             Expr::List { items } => Ok(Value::List(self.eval_all(items, frame)?)),
             Expr::Some { value } => Ok(Value::some(self.eval(value, frame)?)),
-            Expr::None => Ok(Value::NONE),
+            Expr::None => Ok(Value::None),
             Expr::If {
                 cond,
                 then,
@@ -345,9 +345,8 @@ impl<'p> Evaluator<'p> {
                 text_or_list_query(method, &recv, &arg)
             }
             Method::UnwrapOr { default } => match recv {
-                Value::Option(Some(v)) => Ok((**v).clone()),
-                Value::Option(None) => self.eval(default, frame),
-                other => Err(EvalError::mismatch("unwrap_or", other)),
+                Value::None => self.eval(default, frame),
+                some => Ok(some.clone()),
             },
             Method::Matches { pattern } => {
                 let Value::Str(s) = recv else {
@@ -526,11 +525,11 @@ fn field(base: &Value, index: u32) -> Eval<std::borrow::Cow<'_, Value>> {
             let text = |s: &str| Value::Str(s.to_owned());
             let opt_text = |s: &Option<String>| match s {
                 Some(s) => Value::some(text(s)),
-                None => Value::NONE,
+                None => Value::None,
             };
             let opt_count = |n: Option<u64>| match n {
                 Some(n) => Value::some(Value::Int(n.into())),
-                None => Value::NONE,
+                None => Value::None,
             };
             let v = match index {
                 0 => text(&m.reference),
@@ -590,14 +589,10 @@ fn bind(p: &Pattern, v: &Value, frame: &mut Frame<'_>) -> Eval<bool> {
             Ok(true)
         }
         Pattern::Some { pattern } => match v {
-            Value::Option(Some(inner)) => bind(pattern, inner, frame),
-            Value::Option(None) => Ok(false),
-            other => Err(EvalError::mismatch("a `some` pattern", other)),
+            Value::None => Ok(false),
+            some => bind(pattern, some, frame),
         },
-        Pattern::None => match v {
-            Value::Option(inner) => Ok(inner.is_none()),
-            other => Err(EvalError::mismatch("a `none` pattern", other)),
-        },
+        Pattern::None => Ok(matches!(v, Value::None)),
     }
 }
 
@@ -631,10 +626,6 @@ fn simple_method(method: &Method, recv: &Value) -> Eval<Value> {
         Value::List(items) => Ok(items.as_slice()),
         other => Err(EvalError::mismatch(what, other)),
     };
-    let option = |what: &str| match recv {
-        Value::Option(inner) => Ok(inner.is_some()),
-        other => Err(EvalError::mismatch(what, other)),
-    };
     Ok(match method {
         Method::Len => Value::Int(len_of(recv)? as i128),
         Method::IsEmpty => Value::Bool(len_of(recv)? == 0),
@@ -643,11 +634,11 @@ fn simple_method(method: &Method, recv: &Value) -> Eval<Value> {
         Method::ToUpper => Value::Str(text("to_upper")?.to_uppercase()),
         Method::First => match list("first")?.first() {
             Some(v) => Value::some(v.clone()),
-            None => Value::NONE,
+            None => Value::None,
         },
         Method::Last => match list("last")?.last() {
             Some(v) => Value::some(v.clone()),
-            None => Value::NONE,
+            None => Value::None,
         },
         Method::Sum { float } => {
             let items = list("sum")?;
@@ -673,8 +664,8 @@ fn simple_method(method: &Method, recv: &Value) -> Eval<Value> {
                 Value::Int(total)
             }
         }
-        Method::IsSome => Value::Bool(option("is_some")?),
-        Method::IsNone => Value::Bool(!option("is_none")?),
+        Method::IsSome => Value::Bool(!matches!(recv, Value::None)),
+        Method::IsNone => Value::Bool(matches!(recv, Value::None)),
         _ => {
             return Err(EvalError::new(
                 EvalErrorKind::TypeMismatch,
@@ -779,12 +770,10 @@ pub fn compare(a: &Value, b: &Value) -> Eval<Ordering> {
             Ordering::Equal => compare_seq(f1, f2),
             other => Ok(other),
         },
-        (Value::Option(x), Value::Option(y)) => match (x, y) {
-            (None, None) => Ok(Ordering::Equal),
-            (None, Some(_)) => Ok(Ordering::Less),
-            (Some(_), None) => Ok(Ordering::Greater),
-            (Some(x), Some(y)) => compare(x, y),
-        },
+        // Options: `none` before every `some`, which compare as their values.
+        (Value::None, Value::None) => Ok(Ordering::Equal),
+        (Value::None, _) => Ok(Ordering::Less),
+        (_, Value::None) => Ok(Ordering::Greater),
         (Value::List(x), Value::List(y)) => compare_seq(x, y),
         (a, _) => Err(EvalError::mismatch("a comparison", a)),
     }

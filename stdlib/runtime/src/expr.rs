@@ -12,7 +12,7 @@
 //!
 //! # Values and ids
 //! - Constants are [`Value`]s ([`Expr::Const`]): integers are `Value::Int` (i128), text
-//!   `Value::Str`, `none` is [`Expr::None`] or `Value::Option(None)`, a unit-enum constant is
+//!   `Value::Str`, `none` is [`Expr::None`] or `Value::None`, a unit-enum constant is
 //!   `Value::Enum { variant, fields: [] }`.
 //! - Struct fields are read by index in declaration order ([`Expr::Field`]); the same op reads
 //!   field `i` of a data-enum value (after a `match` arm bound it) and the fields of a media

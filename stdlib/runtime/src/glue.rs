@@ -306,13 +306,15 @@ impl<R: TextRules> Glue for RuledStr<R> {
 impl<T: Glue> Glue for Option<T> {
     fn from_value(value: Value) -> Result<Self, EvalError> {
         match value {
-            Value::Option(None) => Ok(None),
-            Value::Option(Some(v)) => T::from_value(*v).map(Some),
-            other => Err(mismatch("an option", &other)),
+            Value::None => Ok(None),
+            some => T::from_value(some).map(Some),
         }
     }
     fn to_value(&self) -> Value {
-        Value::Option(self.as_ref().map(|v| Box::new(v.to_value())))
+        match self {
+            Some(v) => v.to_value(),
+            None => Value::None,
+        }
     }
 }
 

@@ -430,20 +430,17 @@ impl Renderer<'_, '_> {
 
 /// How a value prints in a prompt (see the module doc).
 pub fn display(value: &Value, ty: Option<&Ty>, table: &TypeTable) -> String {
-    let resolved = ty.and_then(|t| table.resolve(t));
+    // A `some` is its value, shown as the `Option`'s inner type.
+    let resolved = match ty.and_then(|t| table.resolve(t)) {
+        Some(Ty::Option { some }) => table.resolve(some),
+        other => other,
+    };
     match value {
         Value::Str(s) => s.clone(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
         Value::Float(_) => value.to_json_string(&Ty::Bool, table),
-        Value::Option(None) => String::new(),
-        Value::Option(Some(inner)) => {
-            let inner_ty = match resolved {
-                Some(Ty::Option { some }) => Some(&**some),
-                other => other,
-            };
-            display(inner, inner_ty, table)
-        }
+        Value::None => String::new(),
         Value::Enum { variant, fields } if fields.is_empty() => {
             let name = match resolved {
                 Some(Ty::Ref { def }) => match table.get(*def).map(|d| &d.kind) {
@@ -703,7 +700,7 @@ mod tests {
             display(&Value::some(high.clone()), Some(&opt), &table),
             "high"
         );
-        assert_eq!(display(&Value::NONE, Some(&opt), &table), "");
+        assert_eq!(display(&Value::None, Some(&opt), &table), "");
         assert_eq!(display(&Value::Float(0.5), None, &table), "0.5");
         assert_eq!(display(&Value::Bool(true), None, &table), "true");
         let list = Value::List(vec![high]);

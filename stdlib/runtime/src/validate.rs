@@ -161,11 +161,9 @@ impl Walk<'_, '_> {
                     self.report(code, format!("the map {what}"));
                 }
             }
-            (Ty::Option { some }, Value::Option(inner)) => {
-                if let Some(inner) = inner {
-                    self.value(inner, some, depth);
-                }
-            }
+            (Ty::Option { .. }, Value::None) => {}
+            // A `some` is its value (see `Value::None`).
+            (Ty::Option { some }, value) => self.value(value, some, depth),
             (Ty::Ref { def }, value) => self.named(*def, value, depth),
             (Ty::Media(mt), Value::Media(m)) => {
                 for (field, (code, what)) in check_media(m, mt) {

@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A typed value. Serialized (into `ir.json`, for constants) externally tagged:
-/// `{"int": 3}`, `{"str": "x"}`, `{"struct": [{"bool": true}]}`, `{"option": null}`.
+/// `{"int": 3}`, `{"str": "x"}`, `{"struct": [{"bool": true}]}`, `"none"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Value {
@@ -40,8 +40,10 @@ pub enum Value {
     List(Vec<Value>),
     /// `Map<K, V, N>`: entries sorted by key, keys distinct. A unit-enum key is its variant name.
     Map(Vec<(String, Value)>),
-    /// `Option<T>`: `None` is `none`.
-    Option(Option<Box<Value>>),
+    /// `none`, the empty `Option<T>`. A `some(v)` is `v` itself, with no wrapper: the compiler
+    /// refuses `Option<Option<T>>` (E0304), so a value of an `Option` type is `none` or a `T`,
+    /// never both, and an optional field costs no allocation of its own.
+    None,
     /// Field values in declaration order.
     Struct(Vec<Value>),
     /// A variant of an enum; `fields` is empty for a unit variant.
@@ -80,12 +82,9 @@ pub struct MediaRef {
 }
 
 impl Value {
-    /// `none`.
-    pub const NONE: Value = Value::Option(None);
-
-    /// `some(v)`.
+    /// `some(v)`: `v` itself (see [`Value::None`]).
     pub fn some(v: Value) -> Value {
-        Value::Option(Some(Box::new(v)))
+        v
     }
 
     /// The canonical JSON text of this value read as a `ty` (see the module doc). A value that
@@ -112,7 +111,7 @@ impl Value {
             Value::Str(_) => "text",
             Value::List(_) => "list",
             Value::Map(_) => "map",
-            Value::Option(_) => "option",
+            Value::None => "none",
             Value::Struct(_) => "struct",
             Value::Enum { .. } => "enum",
             Value::Media(_) => "media reference",
@@ -155,7 +154,11 @@ fn write_float(f: f64, out: &mut String) {
 
 /// Writes `v` read as `ty` (`None`: untyped, best effort) into `out`.
 fn write_json(v: &Value, ty: Option<&Ty>, table: &TypeTable, out: &mut String) {
-    let ty = ty.and_then(|t| table.resolve(t));
+    // A `some` is its value, written as the `Option`'s inner type.
+    let ty = match ty.and_then(|t| table.resolve(t)) {
+        Some(Ty::Option { some }) => table.resolve(some),
+        other => other,
+    };
     match v {
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
@@ -191,14 +194,7 @@ fn write_json(v: &Value, ty: Option<&Ty>, table: &TypeTable, out: &mut String) {
             }
             out.push('}');
         }
-        Value::Option(None) => out.push_str("null"),
-        Value::Option(Some(inner)) => {
-            let some_ty = match ty {
-                Some(Ty::Option { some }) => Some(&**some),
-                other => other,
-            };
-            write_json(inner, some_ty, table, out);
-        }
+        Value::None => out.push_str("null"),
         Value::Struct(fields) => {
             let decl = match ty {
                 Some(Ty::Ref { def }) => match table.get(*def).map(|d| &d.kind) {
@@ -251,7 +247,7 @@ fn write_fields(
     mut need_comma: bool,
 ) {
     for (i, field) in fields.iter().enumerate() {
-        if matches!(field, Value::Option(None)) {
+        if matches!(field, Value::None) {
             continue;
         }
         if need_comma {

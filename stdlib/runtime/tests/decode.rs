@@ -59,7 +59,7 @@ fn the_seed_request_decodes_with_defaults() {
         &named(REVIEW_REQUEST),
         r#"{"document": "x", "locale": null}"#,
     );
-    assert!(matches!(v, Value::Struct(f) if f.get(3) == Some(&Value::NONE)));
+    assert!(matches!(v, Value::Struct(f) if f.get(3) == Some(&Value::None)));
 }
 
 #[test]

@@ -231,7 +231,7 @@ fn list_methods_with_closures() {
     let empty = list(&[]);
     assert_eq!(
         eval_on(&Expr::method(Expr::local(0), Method::First), &empty),
-        Ok(Value::NONE)
+        Ok(Value::None)
     );
     assert_eq!(
         eval_on(
@@ -287,7 +287,7 @@ fn options_and_match() {
         Ok(Value::Bool(true))
     );
     assert_eq!(
-        on(&Expr::method(Expr::local(0), Method::IsNone), &Value::NONE),
+        on(&Expr::method(Expr::local(0), Method::IsNone), &Value::None),
         Ok(Value::Bool(true))
     );
     let unwrap = Expr::method(
@@ -297,7 +297,7 @@ fn options_and_match() {
         },
     );
     assert_eq!(on(&unwrap, &some), Ok(Value::Int(4)));
-    assert_eq!(on(&unwrap, &Value::NONE), Ok(Value::Int(9)));
+    assert_eq!(on(&unwrap, &Value::None), Ok(Value::Int(9)));
     let m = Expr::Match {
         scrutinee: Box::new(Expr::local(0)),
         arms: vec![
@@ -314,7 +314,7 @@ fn options_and_match() {
         ],
     };
     assert_eq!(on(&m, &some), Ok(Value::Int(5)));
-    assert_eq!(on(&m, &Value::NONE), Ok(Value::Int(0)));
+    assert_eq!(on(&m, &Value::None), Ok(Value::Int(0)));
     // Variants: `circle { radius } => radius`, `_ => 0.0`.
     let circle = Value::Enum {
         variant: 0,

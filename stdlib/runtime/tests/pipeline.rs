@@ -96,7 +96,7 @@ fn request(max_findings: i128) -> Value {
         Value::Str("d".into()),
         Value::Bool(false),
         Value::Int(max_findings),
-        Value::NONE,
+        Value::None,
     ])
 }
 
