@@ -325,7 +325,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             LitKind::Bool(b) => (STy::Bool, c(Value::Bool(*b))),
             LitKind::Int(v) => (STy::Int, c(Value::Int(*v as i128))),
             LitKind::Float { value, .. } => (STy::Float, c(Value::Float(*value))),
-            LitKind::Str { value, .. } => (STy::Str, c(Value::Str(value.clone()))),
+            LitKind::Str { value, .. } => (STy::Str, c(Value::Str(value.as_str().into()))),
             _ => {
                 self.cx.report(
                     Diagnostic::new(

@@ -20,7 +20,7 @@ use crate::json::{IntIssue, Kind, Reader, Syntax, TextIssue};
 use crate::media::{check_media, MediaFieldKind, MEDIA_FIELDS};
 use crate::prescan::prescan;
 use crate::ty::{DefKind, FieldTy, ListTy, MapTy, MediaTy, Ty, TypeTable, VariantTy};
-use crate::value::{MediaRef, Value};
+use crate::value::{MediaRef, Text, Value};
 use std::collections::{BTreeMap, HashMap};
 
 /// The default `max_input_bytes` when a project sets none (1 MiB, as `ael.toml`'s example).
@@ -290,7 +290,7 @@ impl<'s> Session<'s> {
                     return Ok(None);
                 }
                 if bounds::str_surely_fits(&s, st) {
-                    return Ok(Some(Value::Str(s.into_owned())));
+                    return Ok(Some(Value::Str(Text::from(s))));
                 }
                 let mut issues = std::mem::take(&mut self.issues);
                 bounds::check_str(&s, st, self.patterns, &mut issues);
@@ -299,7 +299,7 @@ impl<'s> Session<'s> {
                     self.report(trail, code, what);
                 }
                 self.issues = issues;
-                Ok(ok.then(|| Value::Str(s.into_owned())))
+                Ok(ok.then(|| Value::Str(Text::from(s))))
             }
             Ty::List(lt) => match kind {
                 Kind::Array => self.list(lt, trail),
@@ -805,7 +805,7 @@ impl<'s> Session<'s> {
                         match self.value(&ty, &child)? {
                             Some(Value::Str(s)) => {
                                 if let Some(t) = texts.get_mut(i) {
-                                    *t = Some(s);
+                                    *t = Some(s.into_string());
                                 }
                             }
                             Some(Value::Int(n)) => {

@@ -522,7 +522,7 @@ fn field(base: &Value, index: u32) -> Eval<std::borrow::Cow<'_, Value>> {
             .map(Cow::Borrowed)
             .ok_or_else(missing),
         Value::Media(m) => {
-            let text = |s: &str| Value::Str(s.to_owned());
+            let text = |s: &str| Value::Str(s.into());
             let opt_text = |s: &Option<String>| match s {
                 Some(s) => Value::some(text(s)),
                 None => Value::None,
@@ -629,9 +629,9 @@ fn simple_method(method: &Method, recv: &Value) -> Eval<Value> {
     Ok(match method {
         Method::Len => Value::Int(len_of(recv)? as i128),
         Method::IsEmpty => Value::Bool(len_of(recv)? == 0),
-        Method::Trim => Value::Str(text("trim")?.trim().to_owned()),
-        Method::ToLower => Value::Str(text("to_lower")?.to_lowercase()),
-        Method::ToUpper => Value::Str(text("to_upper")?.to_uppercase()),
+        Method::Trim => Value::Str(text("trim")?.trim().into()),
+        Method::ToLower => Value::Str(text("to_lower")?.to_lowercase().into()),
+        Method::ToUpper => Value::Str(text("to_upper")?.to_uppercase().into()),
         Method::First => match list("first")?.first() {
             Some(v) => Value::some(v.clone()),
             None => Value::None,

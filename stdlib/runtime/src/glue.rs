@@ -287,7 +287,7 @@ impl<const MAX: u32, const MIN: u32> Glue for BoundedStr<MAX, MIN> {
         }
     }
     fn to_value(&self) -> Value {
-        Value::Str(self.as_str().to_owned())
+        Value::Str(self.as_str().into())
     }
 }
 
@@ -299,7 +299,7 @@ impl<R: TextRules> Glue for RuledStr<R> {
         }
     }
     fn to_value(&self) -> Value {
-        Value::Str(self.as_str().to_owned())
+        Value::Str(self.as_str().into())
     }
 }
 

@@ -241,7 +241,7 @@ pub fn render(
     inputs: &[&Value],
     env: &mut PromptEnv<'_>,
 ) -> Result<String, PromptError> {
-    let schema = Value::Str(env.output_schema.to_owned());
+    let schema = Value::Str(env.output_schema.into());
     let mut params: Vec<&Value> = inputs.to_vec();
     params.push(&schema);
     let mut out = String::new();
@@ -306,7 +306,7 @@ pub fn build(
                     PromptError::TooLarge { .. } => PromptError::TooLarge { limit: env.limit },
                     other => other,
                 })?;
-                Value::Str(rendered)
+                Value::Str(rendered.into())
             }
         };
         let made = make_part(part.kind, value)?;
@@ -333,8 +333,8 @@ fn make_part(kind: PartWord, value: Value) -> Result<PromptPart, PromptError> {
         ))
     };
     Ok(match (kind, value) {
-        (PartWord::System, Value::Str(t)) => PromptPart::System(t),
-        (PartWord::Text, Value::Str(t)) => PromptPart::Text(t),
+        (PartWord::System, Value::Str(t)) => PromptPart::System(t.into_string()),
+        (PartWord::Text, Value::Str(t)) => PromptPart::Text(t.into_string()),
         (PartWord::Image, Value::Media(m)) => PromptPart::Image(*m),
         (PartWord::Audio, Value::Media(m)) => PromptPart::Audio(*m),
         (PartWord::Video, Value::Media(m)) => PromptPart::Video(*m),
@@ -436,7 +436,7 @@ pub fn display(value: &Value, ty: Option<&Ty>, table: &TypeTable) -> String {
         other => other,
     };
     match value {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
         Value::Float(_) => value.to_json_string(&Ty::Bool, table),

@@ -20,6 +20,11 @@ use crate::ty::{DefKind, Ty, TypeTable};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The text of a [`Value::Str`]: a string that keeps up to 24 bytes inline, so short texts
+/// (tags, names, codes: most of what a model writes in a bounded type) cost no allocation.
+/// It dereferences to `str`; `Text::from(String)` keeps a long string's buffer.
+pub type Text = compact_str::CompactString;
+
 /// A typed value. Serialized (into `ir.json`, for constants) externally tagged:
 /// `{"int": 3}`, `{"str": "x"}`, `{"struct": [{"bool": true}]}`, `"none"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -35,7 +40,7 @@ pub enum Value {
     ),
     /// A finite float (`f32` values are stored widened).
     Float(f64),
-    Str(String),
+    Str(Text),
     /// `List<T, N>` and `Set<T, N>`, items in document order.
     List(Vec<Value>),
     /// `Map<K, V, N>`: entries sorted by key, keys distinct. A unit-enum key is its variant name.
