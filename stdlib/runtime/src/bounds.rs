@@ -6,12 +6,14 @@ use crate::error::Code;
 use crate::format;
 use crate::ty::{FloatKind, FloatTy, IntTy, StrTy};
 use regex::Regex;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
-/// Compiled `@pattern`s, each compiled once and kept for the life of a decoder.
+/// Compiled patterns (`@pattern`, `matches`), each compiled once and kept for the life of a
+/// decoder or an evaluator. A handful per program, so a sorted map: creating an empty one is
+/// free (no hasher seeded), which matters to an evaluator made for every answer's checks.
 #[derive(Default)]
 pub struct Patterns {
-    compiled: HashMap<String, Option<Regex>>,
+    compiled: BTreeMap<String, Option<Regex>>,
 }
 
 impl Patterns {

@@ -7,13 +7,12 @@
 //! [`MAX_EXPR_DEPTH`], so even a hand-made cyclic or very deep IR ends with an error, not a
 //! stack overflow.
 
+use crate::bounds::Patterns;
 use crate::expr::{BinaryOp, Check, Closure, Expr, FnDef, FnId, Method, Pattern, Slot, UnaryOp};
 use crate::value::Value;
-use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::fmt;
 
 /// Deepest nesting of fn calls.
@@ -121,7 +120,7 @@ pub enum CheckOutcome {
 pub struct Evaluator<'p> {
     fns: &'p dyn FnTable,
     host: &'p mut dyn Host,
-    patterns: HashMap<String, Option<Regex>>,
+    patterns: Patterns,
     calls: usize,
     depth: usize,
 }
@@ -137,7 +136,7 @@ impl<'p> Evaluator<'p> {
         Evaluator {
             fns,
             host,
-            patterns: HashMap::new(),
+            patterns: Patterns::default(),
             calls: 0,
             depth: 0,
         }
@@ -352,13 +351,8 @@ impl<'p> Evaluator<'p> {
                 let Value::Str(s) = recv else {
                     return Err(EvalError::mismatch("matches", recv));
                 };
-                let s = s.clone();
-                let re = self
-                    .patterns
-                    .entry(pattern.clone())
-                    .or_insert_with(|| Regex::new(pattern).ok());
-                match re {
-                    Some(re) => Ok(Value::Bool(re.is_match(&s))),
+                match self.patterns.get(pattern) {
+                    Some(re) => Ok(Value::Bool(re.is_match(s))),
                     None => Err(EvalError::new(
                         EvalErrorKind::TypeMismatch,
                         format!("the pattern {pattern} does not compile"),
@@ -496,6 +490,12 @@ fn place<'f>(e: &Expr, frame: &'f Frame<'_>) -> Option<Eval<&'f Value>> {
                 Ok(b) => b,
                 Err(e) => return Some(Err(e)),
             };
+            // The common case first, by reference: a field of a struct or a variant.
+            if let Value::Struct(fields) | Value::Enum { fields, .. } = base {
+                if let Some(v) = fields.get(*index as usize) {
+                    return Some(Ok(v));
+                }
+            }
             Some(match field(base, *index) {
                 Ok(std::borrow::Cow::Borrowed(v)) => Ok(v),
                 // Media fields are computed; the caller evaluates them by value instead.
