@@ -12,6 +12,22 @@
 //! It is not a JSON validator: syntax errors are left to the decoder, which may then rely on
 //! depth ≤ 64. Strings are skipped exactly (escapes included), so brackets inside text do not
 //! count.
+//!
+//! Two walks do it. [`blocks`] reads 64 bytes at a time with vector compares and measures the
+//! depth exactly, and counts the separators outside strings: in JSON every value but the first
+//! follows a `[`, `,` or `:`, and an array's items are one more than its own commas, so when
+//! those counts are below the bounds, the counts of values and items are too. Only a document
+//! whose separators come close to a bound (or that has a backslash outside strings) is walked
+//! byte by byte, value by value ([`within_bounds`]), and a refusal is located by a last walk
+//! ([`locate`]) that keeps the path.
+//!
+//! So on JSON the verdict is the byte walk's. On bytes that are not JSON, a refusal may come
+//! later, from the decoder, as `invalid_json` at the first syntax error: 20,000 numbers with no
+//! commas between them pass the separator counts. The decoder reads only what precedes that
+//! error, valid JSON whose values and items the counts do bound, so no input gets past the
+//! bounds into anything recursive.
+
+mod blocks;
 
 use crate::error::{Code, DecodeError, PathBuf};
 use crate::json::skip_string;
@@ -73,23 +89,41 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
             ),
         ));
     }
-    // Only the bounds a document could break are walked for. Every value counted starts at a
+    // Only the bounds a document could break are measured. Every value counted starts at a
     // byte of its own, so a document of n bytes holds at most n values, and an array in it at
-    // most n items: below a bound's number of bytes, that bound cannot break and is not
-    // counted. Below both, only the depth can break, and each level of nesting opens with a
-    // `[` or `{`: a document with at most `MAX_DEPTH` of them (counted anywhere, strings
-    // included, by a pass the compiler vectorizes) is not walked at all. That is most model
-    // answers: a few kilobytes holding a few dozen brackets.
-    let lean = match (bytes.len() > MAX_VALUES, bytes.len() > MAX_ITEMS as usize) {
-        (true, _) => within_bounds::<true, true>(bytes),
-        (false, true) => within_bounds::<false, true>(bytes),
-        (false, false) if count_opens(bytes) <= MAX_DEPTH => true,
-        (false, false) => within_bounds::<false, false>(bytes),
+    // most n items: below a bound's number of bytes, that bound cannot break. Below both, only
+    // the depth can break, and each level of nesting opens with a `[` or `{`: a document with
+    // at most `MAX_DEPTH` of them (counted anywhere, strings included, by a pass the compiler
+    // vectorizes) is not walked at all. That is most model answers: a few kilobytes holding a
+    // few dozen brackets.
+    let counted = bytes.len() > MAX_ITEMS as usize;
+    if !counted && count_opens(bytes) <= MAX_DEPTH {
+        return Ok(());
+    }
+    let shape = if counted {
+        blocks::shape::<true>(bytes)
+    } else {
+        blocks::shape::<false>(bytes)
+    };
+    let lean = match shape {
+        // The counts, when asked for, are below the bounds, or the walk would have given up.
+        Some(shape) => shape.depth_ok,
+        // Separators too many to rule a count bound out, or no JSON: count value by value.
+        None => byte_walk(bytes),
     };
     if lean {
         return Ok(());
     }
     locate(bytes, root)
+}
+
+/// [`within_bounds`], counting what the size of `bytes` lets break.
+fn byte_walk(bytes: &[u8]) -> bool {
+    match (bytes.len() > MAX_VALUES, bytes.len() > MAX_ITEMS as usize) {
+        (true, _) => within_bounds::<true, true>(bytes),
+        (false, true) => within_bounds::<false, true>(bytes),
+        (false, false) => within_bounds::<false, false>(bytes),
+    }
 }
 
 /// How many `[` and `{` bytes `bytes` holds, wherever they stand.
@@ -457,6 +491,94 @@ mod tests {
             let opens = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
             proptest::prop_assert_eq!(count_opens(&bytes), opens);
         }
+    }
+
+    /// `[`/`{`, `,` and `:` outside strings, strings skipped as the byte walk skips them.
+    fn separators_by_byte(bytes: &[u8]) -> (usize, usize, usize) {
+        let (mut opens, mut commas, mut colons) = (0, 0, 0);
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            i += 1;
+            match b {
+                b'"' => i = skip_string(bytes, i),
+                b'[' | b'{' => opens += 1,
+                b',' => commas += 1,
+                b':' => colons += 1,
+                _ => {}
+            }
+        }
+        (opens, commas, colons)
+    }
+
+    proptest::proptest! {
+        /// On any bytes rich in quotes, backslashes and brackets, the block walk cuts the
+        /// strings where the byte walk does (or gives up): same depth verdict, same separators.
+        #[test]
+        fn the_block_walk_reads_as_the_byte_walk(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(b"[[[[{{\"\",,:]]}} \\1a\n".to_vec()),
+                0..900,
+            )
+        ) {
+            if let Some(shape) = blocks::shape::<true>(&bytes) {
+                proptest::prop_assert_eq!(shape.depth_ok, within_bounds::<false, false>(&bytes));
+                if shape.depth_ok {
+                    let (opens, commas, colons) = separators_by_byte(&bytes);
+                    proptest::prop_assert_eq!((shape.opens, shape.commas, shape.colons), (opens, commas, colons));
+                }
+            } else {
+                // It gives up only for a backslash outside strings, which is never JSON.
+                proptest::prop_assert!(bytes.contains(&b'\\'));
+            }
+        }
+
+        /// On JSON, the separator counts bound what the byte walk counts: values, and the
+        /// items of the largest array.
+        #[test]
+        fn separators_bound_values_and_items(doc in json_doc()) {
+            let bytes = doc.as_bytes();
+            let shape = blocks::shape::<true>(bytes);
+            proptest::prop_assert!(shape.is_some());
+            let shape = shape.unwrap_or(blocks::Shape { depth_ok: false, opens: 0, commas: 0, colons: 0 });
+            let counts = exact_counts(bytes);
+            proptest::prop_assert!(counts.is_some(), "not JSON: {}", doc);
+            let (values, items) = counts.unwrap_or_default();
+            proptest::prop_assert!(values <= shape.max_values(), "{} > {}", values, shape.max_values());
+            proptest::prop_assert!(items <= shape.commas + 1, "{} > {}", items, shape.commas + 1);
+        }
+    }
+
+    /// The values of a JSON document and the items of its largest array, counted on the
+    /// document as `serde_json` reads it (every scalar, array and object is one value).
+    fn exact_counts(bytes: &[u8]) -> Option<(usize, usize)> {
+        fn walk(v: &serde_json::Value, values: &mut usize, largest: &mut usize) {
+            *values += 1;
+            match v {
+                serde_json::Value::Array(items) => {
+                    *largest = (*largest).max(items.len());
+                    items.iter().for_each(|item| walk(item, values, largest));
+                }
+                serde_json::Value::Object(entries) => {
+                    entries
+                        .values()
+                        .for_each(|item| walk(item, values, largest));
+                }
+                _ => {}
+            }
+        }
+        let doc = serde_json::from_slice::<serde_json::Value>(bytes).ok()?;
+        let (mut values, mut largest) = (0, 0);
+        walk(&doc, &mut values, &mut largest);
+        Some((values, largest))
+    }
+
+    /// Numbers with no commas are no JSON: the separator counts let them through, and the
+    /// decoder refuses them at the second number (`tests/decode.rs`).
+    #[test]
+    fn not_json_may_pass_the_separator_counts() {
+        let spaced = format!("[{}]", vec!["1"; 20_000].join(" "));
+        assert!(!within_bounds::<false, true>(spaced.as_bytes()));
+        assert_eq!(code(spaced.as_bytes()), None);
     }
 
     #[test]

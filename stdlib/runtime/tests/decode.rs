@@ -382,6 +382,34 @@ fn syntax_errors_are_invalid_json() {
     }
 }
 
+/// 20,000 numbers with no commas between them are no JSON. The pre-scan's separator counts
+/// let them through (`prescan::not_json_may_pass_the_separator_counts`); the decoder stops at
+/// the second number, with one value read, and says why.
+#[test]
+fn numbers_without_commas_are_invalid_json_not_too_many_items() {
+    let t = TypeTable::default();
+    let ty = Ty::List(ListTy {
+        item: Box::new(int(IntKind::U8)),
+        min: 0,
+        max: 10_000,
+        unique: false,
+    });
+    let spaced = format!("[{}]", vec!["1"; 20_000].join(" "));
+    let errs = Decoder::new(&t)
+        .with_max_input_bytes(1 << 20)
+        .decode(spaced.as_bytes(), &ty, "request")
+        .err()
+        .unwrap_or_default();
+    let got: Vec<(Code, &str)> = errs.iter().map(|e| (e.code, e.message.as_str())).collect();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got.first().map(|g| g.0), Some(Code::InvalidJson));
+    assert!(
+        got.first()
+            .is_some_and(|g| g.1.contains("line 1, column 4")),
+        "{got:?}"
+    );
+}
+
 #[test]
 fn platform_bounds() {
     let t = TypeTable::default();
