@@ -305,15 +305,19 @@ impl<'p> Evaluator<'p> {
             };
         }
         let l = self.eval(lhs, frame)?;
-        let r = self.eval(rhs, frame)?;
+        // A constant right operand (`len() <= 50`, the usual check) is read where it stands.
+        let r = match rhs {
+            Expr::Const { value } => std::borrow::Cow::Borrowed(value),
+            _ => std::borrow::Cow::Owned(self.eval(rhs, frame)?),
+        };
         match op {
-            BinaryOp::Eq => Ok(Value::Bool(l == r)),
-            BinaryOp::Ne => Ok(Value::Bool(l != r)),
+            BinaryOp::Eq => Ok(Value::Bool(l == *r)),
+            BinaryOp::Ne => Ok(Value::Bool(l != *r)),
             BinaryOp::Lt => Ok(Value::Bool(compare(&l, &r)? == Ordering::Less)),
             BinaryOp::Le => Ok(Value::Bool(compare(&l, &r)? != Ordering::Greater)),
             BinaryOp::Gt => Ok(Value::Bool(compare(&l, &r)? == Ordering::Greater)),
             BinaryOp::Ge => Ok(Value::Bool(compare(&l, &r)? != Ordering::Less)),
-            _ => arithmetic(op, l, r),
+            _ => arithmetic(op, l, r.into_owned()),
         }
     }
 
