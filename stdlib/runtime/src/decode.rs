@@ -518,7 +518,7 @@ impl<'s> Session<'s> {
             self.text_issue(trail, issue);
             return Ok(None);
         }
-        match variants.iter().position(|v| v.name == *s) {
+        match variants.iter().position(|v| same_text(&v.name, &s)) {
             Some(i) => Ok(Some(Value::Enum {
                 variant: i as u32,
                 fields: Vec::new(),
@@ -576,7 +576,7 @@ impl<'s> Session<'s> {
                 return Ok(None);
             }
         };
-        let Some(index) = variants.iter().position(|v| v.name == *name) else {
+        let Some(index) = variants.iter().position(|v| same_text(&v.name, &name)) else {
             self.report(
                 &tag_trail,
                 Code::UnknownVariant,
@@ -604,7 +604,7 @@ impl<'s> Session<'s> {
         }
         loop {
             let (key, _) = self.r.key()?;
-            if *key == *tag {
+            if same_text(&key, tag) {
                 return match self.r.kind()? {
                     Kind::String => Ok(TagFound::Text(self.r.string()?.0)),
                     k => Ok(TagFound::Other(k)),
@@ -620,8 +620,9 @@ impl<'s> Session<'s> {
     fn list(&mut self, lt: &ListTy, trail: &Trail<'_>) -> Decoded<Value> {
         let base = self.items.len();
         let read = self.list_items(lt, trail);
-        // On every way out (a syntax error included) the stack is cut back to where it was.
-        let items: Vec<Value> = self.items.drain(base..).collect();
+        // On every way out (a syntax error included) the stack is cut back to where it was;
+        // the items move out in one copy.
+        let items: Vec<Value> = self.items.split_off(base);
         let (mut ok, count) = read?;
         if count > lt.max as usize {
             let (code, what) = bounds::too_many("items", count, lt.max);
@@ -865,10 +866,44 @@ impl<'s> Session<'s> {
 /// before the others.
 #[inline]
 fn field_index(fields: &[FieldTy], key: &str, guess: usize) -> Option<usize> {
-    if fields.get(guess).is_some_and(|f| f.name == key) {
+    if fields.get(guess).is_some_and(|f| same_text(&f.name, key)) {
         return Some(guess);
     }
-    fields.iter().position(|f| f.name == key)
+    fields.iter().position(|f| same_text(&f.name, key))
+}
+
+/// Whether two short texts (field names, variant names: a few bytes each) are equal, compared
+/// in at most two word loads each rather than through a call to `memcmp`, which costs more
+/// than the comparison at these lengths. Longer texts compare as usual.
+#[inline]
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let n = a.len();
+    // Two loads that cover all `n` bytes, overlapping when `n` is under twice their width.
+    let word = |s: &[u8], at: usize| -> u64 {
+        let mut w = [0u8; 8];
+        if let Some(part) = s.get(at..at + 8) {
+            w.copy_from_slice(part);
+        }
+        u64::from_le_bytes(w)
+    };
+    let half = |s: &[u8], at: usize| -> u32 {
+        let mut w = [0u8; 4];
+        if let Some(part) = s.get(at..at + 4) {
+            w.copy_from_slice(part);
+        }
+        u32::from_le_bytes(w)
+    };
+    match n {
+        0 => true,
+        1..=3 => a.first() == b.first() && a.get(n / 2) == b.get(n / 2) && a.last() == b.last(),
+        4..=8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        9..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
 }
 
 /// Which fields of an object were read: a bit set, inline up to 64 fields (no allocation).
@@ -915,4 +950,32 @@ enum TagFound<'a> {
     Text(std::borrow::Cow<'a, str>),
     Missing,
     Other(Kind),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_text;
+
+    proptest::proptest! {
+        /// The word-load comparison says what `==` says, at every length, on texts that
+        /// differ in one byte anywhere or not at all.
+        #[test]
+        fn same_text_is_equality(
+            text in "[a-c_]{0,40}",
+            other in "[a-c_]{0,40}",
+            flip in proptest::prelude::any::<proptest::sample::Index>(),
+        ) {
+            proptest::prop_assert_eq!(same_text(&text, &other), text == other);
+            proptest::prop_assert!(same_text(&text, &text.clone()));
+            if !text.is_empty() {
+                let at = flip.index(text.len());
+                let mut bytes = text.clone().into_bytes();
+                if let Some(b) = bytes.get_mut(at) {
+                    *b = b'z';
+                }
+                let changed = String::from_utf8(bytes).unwrap_or_default();
+                proptest::prop_assert_eq!(same_text(&text, &changed), text == changed);
+            }
+        }
+    }
 }

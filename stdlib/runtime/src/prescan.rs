@@ -100,10 +100,10 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
     if !counted && count_opens(bytes) <= MAX_DEPTH {
         return Ok(());
     }
-    let shape = if counted {
-        blocks::shape::<true>(bytes)
-    } else {
-        blocks::shape::<false>(bytes)
+    let shape = match (bytes.len() > MAX_VALUES, counted) {
+        (true, _) => blocks::shape::<true, true>(bytes),
+        (false, true) => blocks::shape::<true, false>(bytes),
+        (false, false) => blocks::shape::<false, false>(bytes),
     };
     let lean = match shape {
         // The counts, when asked for, are below the bounds, or the walk would have given up.
@@ -520,7 +520,7 @@ mod tests {
                 0..900,
             )
         ) {
-            if let Some(shape) = blocks::shape::<true>(&bytes) {
+            if let Some(shape) = blocks::shape::<true, true>(&bytes) {
                 proptest::prop_assert_eq!(shape.depth_ok, within_bounds::<false, false>(&bytes));
                 if shape.depth_ok {
                     let (opens, commas, colons) = separators_by_byte(&bytes);
@@ -537,7 +537,7 @@ mod tests {
         #[test]
         fn separators_bound_values_and_items(doc in json_doc()) {
             let bytes = doc.as_bytes();
-            let shape = blocks::shape::<true>(bytes);
+            let shape = blocks::shape::<true, true>(bytes);
             proptest::prop_assert!(shape.is_some());
             let shape = shape.unwrap_or(blocks::Shape { depth_ok: false, opens: 0, commas: 0, colons: 0 });
             let counts = exact_counts(bytes);

@@ -54,10 +54,10 @@ struct Masks {
     colons: u64,
 }
 
-/// Compares the 64 bytes of `block` four vectors at a time. `COUNT`: whether commas and
-/// colons are wanted (documents too small to break a count bound skip them).
+/// Compares the 64 bytes of `block` four vectors at a time. `ITEMS`, `VALUES`: whether the
+/// commas, and the colons, are wanted (documents too small to break a count bound skip them).
 #[inline(always)]
-fn masks<const COUNT: bool>(block: &[u8; 64]) -> Masks {
+fn masks<const ITEMS: bool, const VALUES: bool>(block: &[u8; 64]) -> Masks {
     let mut m = Masks {
         quotes: 0,
         backslashes: 0,
@@ -78,8 +78,10 @@ fn masks<const COUNT: bool>(block: &[u8; 64]) -> Masks {
         m.backslashes |= mask(v.simd_eq(u8x16::splat(b'\\')), shift);
         m.opens |= mask(folded.simd_eq(u8x16::splat(b'{')), shift);
         m.closes |= mask(folded.simd_eq(u8x16::splat(b'}')), shift);
-        if COUNT {
+        if ITEMS || VALUES {
             m.commas |= mask(v.simd_eq(u8x16::splat(b',')), shift);
+        }
+        if VALUES {
             m.colons |= mask(v.simd_eq(u8x16::splat(b':')), shift);
         }
     }
@@ -117,10 +119,10 @@ fn prefix_xor(mut x: u64) -> u64 {
     x
 }
 
-/// Walks `bytes` block by block. `COUNT`: whether the values and items bounds are to be
-/// ruled out too. `None`: the walk gives up and the byte walk decides, for a backslash outside
-/// strings, or (`COUNT`) separators enough that a count bound might break.
-pub(super) fn shape<const COUNT: bool>(bytes: &[u8]) -> Option<Shape> {
+/// Walks `bytes` block by block. `ITEMS`, `VALUES`: whether the items bound, and the values
+/// bound, are to be ruled out too. `None`: the walk gives up and the byte walk decides, for a
+/// backslash outside strings, or separators enough that a bound counted might break.
+pub(super) fn shape<const ITEMS: bool, const VALUES: bool>(bytes: &[u8]) -> Option<Shape> {
     let mut walk = Walk {
         in_string: 0,
         escape: 0,
@@ -136,7 +138,7 @@ pub(super) fn shape<const COUNT: bool>(bytes: &[u8]) -> Option<Shape> {
     let mut blocks = bytes.chunks_exact(64);
     for block in blocks.by_ref() {
         let block: &[u8; 64] = block.try_into().ok()?;
-        if !walk.block::<COUNT>(block)? {
+        if !walk.block::<ITEMS, VALUES>(block)? {
             return Some(walk.shape);
         }
     }
@@ -145,7 +147,7 @@ pub(super) fn shape<const COUNT: bool>(bytes: &[u8]) -> Option<Shape> {
         // Padded with spaces, which are nothing to any mask.
         let mut block = [b' '; 64];
         block.get_mut(..rest.len())?.copy_from_slice(rest);
-        walk.block::<COUNT>(&block)?;
+        walk.block::<ITEMS, VALUES>(&block)?;
     }
     Some(walk.shape)
 }
@@ -165,8 +167,8 @@ struct Walk {
 impl Walk {
     /// Takes one block; `Some(false)` once the depth breaks, `None` to give up.
     #[inline(always)]
-    fn block<const COUNT: bool>(&mut self, block: &[u8; 64]) -> Option<bool> {
-        let m = masks::<COUNT>(block);
+    fn block<const ITEMS: bool, const VALUES: bool>(&mut self, block: &[u8; 64]) -> Option<bool> {
+        let m = masks::<ITEMS, VALUES>(block);
         let quotes = m.quotes & !escaped(m.backslashes, &mut self.escape);
         let inside = prefix_xor(quotes) ^ self.in_string;
         self.in_string = ((inside as i64) >> 63) as u64;
@@ -178,17 +180,19 @@ impl Walk {
         let closes = m.closes & outside;
         let mut commas = m.commas & outside;
         self.shape.opens += opens.count_ones() as usize;
-        if COUNT {
+        if VALUES {
             self.shape.commas += commas.count_ones() as usize;
             self.shape.colons += (m.colons & outside).count_ones() as usize;
             if self.shape.max_values() > MAX_VALUES {
                 return None;
             }
+        } else if ITEMS {
+            self.shape.commas += commas.count_ones() as usize;
         }
         let (n_opens, n_closes) = (opens.count_ones() as usize, closes.count_ones() as usize);
         // Without counting, the usual block can neither reach past the bound nor close more
         // than is open, so the order of its brackets does not matter.
-        if !COUNT && self.depth + n_opens <= MAX_DEPTH && n_closes <= self.depth {
+        if !ITEMS && self.depth + n_opens <= MAX_DEPTH && n_closes <= self.depth {
             self.depth = self.depth + n_opens - n_closes;
             return Some(true);
         }
@@ -197,7 +201,7 @@ impl Walk {
         let mut brackets = opens | closes;
         while brackets != 0 {
             let bit = brackets & brackets.wrapping_neg();
-            if COUNT {
+            if ITEMS {
                 let before = commas & (bit - 1);
                 if before != 0 {
                     self.add_commas(before.count_ones() as usize)?;
@@ -218,7 +222,7 @@ impl Walk {
             }
             brackets ^= bit;
         }
-        if COUNT && commas != 0 {
+        if ITEMS && commas != 0 {
             self.add_commas(commas.count_ones() as usize)?;
         }
         Some(true)
@@ -256,7 +260,7 @@ mod tests {
     #[test]
     fn strings_hide_brackets_and_separators() {
         let doc = br#"{"a": "[{,:", "b": [1, 2], "c": "\"]"}"#;
-        let shape = shape::<true>(doc);
+        let shape = shape::<true, true>(doc);
         assert_eq!(
             shape,
             Some(Shape {
@@ -270,44 +274,44 @@ mod tests {
 
     #[test]
     fn a_backslash_outside_strings_gives_up() {
-        assert_eq!(shape::<false>(br#"[\"[[[[]"#), None);
+        assert_eq!(shape::<false, false>(br#"[\"[[[[]"#), None);
     }
 
     #[test]
     fn separators_near_a_bound_give_up() {
         let items = |n: usize| format!("[{}]", vec!["0"; n].join(","));
         // 10,000 items: 9,999 commas, within the bound.
-        assert!(shape::<true>(items(10_000).as_bytes()).is_some());
-        assert_eq!(shape::<true>(items(10_001).as_bytes()), None);
+        assert!(shape::<true, true>(items(10_000).as_bytes()).is_some());
+        assert_eq!(shape::<true, true>(items(10_001).as_bytes()), None);
         // Commas are counted per array: two arrays of 6,000 are fine.
         let two = format!("[{},{}]", items(6_000), items(6_000));
-        assert!(shape::<true>(two.as_bytes()).is_some());
+        assert!(shape::<true, true>(two.as_bytes()).is_some());
         // And the commas inside items are not the outer array's, nor the other way round.
         let empties = |n: usize| format!("[{}]", vec!["[]"; n].join(","));
-        assert!(shape::<true>(empties(10_000).as_bytes()).is_some());
-        assert_eq!(shape::<true>(empties(10_001).as_bytes()), None);
+        assert!(shape::<true, true>(empties(10_000).as_bytes()).is_some());
+        assert_eq!(shape::<true, true>(empties(10_001).as_bytes()), None);
         // 200,000 values need more than 200,000 separators.
         let inner = items(1_000);
         let many = format!("[{}]", vec![inner.as_str(); 250].join(","));
-        assert_eq!(shape::<true>(many.as_bytes()), None);
+        assert_eq!(shape::<true, true>(many.as_bytes()), None);
     }
 
     #[test]
     fn depth_breaks_where_the_byte_walk_breaks_it() {
         let deep = format!("{}{}", "[".repeat(64), "]".repeat(64));
         assert_eq!(
-            shape::<false>(deep.as_bytes()).map(|s| s.depth_ok),
+            shape::<false, false>(deep.as_bytes()).map(|s| s.depth_ok),
             Some(true)
         );
         let deeper = format!("{}{}", "[".repeat(65), "]".repeat(65));
         assert_eq!(
-            shape::<false>(deeper.as_bytes()).map(|s| s.depth_ok),
+            shape::<false, false>(deeper.as_bytes()).map(|s| s.depth_ok),
             Some(false)
         );
         // Stray closes at depth 0 do not lower the floor.
         let stray = format!("]]]{}", "[".repeat(64));
         assert_eq!(
-            shape::<false>(stray.as_bytes()).map(|s| s.depth_ok),
+            shape::<false, false>(stray.as_bytes()).map(|s| s.depth_ok),
             Some(true)
         );
     }
