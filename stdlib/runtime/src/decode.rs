@@ -150,10 +150,7 @@ impl<'s> Session<'s> {
             Ok(v) => {
                 self.r.skip_ws();
                 if self.r.pos < self.r.bytes.len() {
-                    let e = Syntax {
-                        offset: self.r.pos,
-                        message: "unexpected text after the JSON value".to_owned(),
-                    };
+                    let e = Syntax::new(self.r.pos, "unexpected text after the JSON value");
                     self.syntax_error(e, trail);
                     None
                 } else {

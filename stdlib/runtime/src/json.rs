@@ -9,11 +9,35 @@
 
 use std::borrow::Cow;
 
-/// A syntax error at a byte offset.
+/// A syntax error at a byte offset. Boxed: every read of the decoder returns a `Result` with
+/// this error, and a box keeps that `Result` the size of the value it carries (32 bytes, not
+/// 48), which the hot path moves around on every value; an error is rare. Its fields are read
+/// through `Deref` (`e.offset`, `e.message`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Syntax {
+pub struct Syntax(Box<SyntaxAt>);
+
+/// Where a syntax error is and what it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyntaxAt {
     pub offset: usize,
     pub message: String,
+}
+
+impl Syntax {
+    pub fn new(offset: usize, message: impl Into<String>) -> Syntax {
+        Syntax(Box::new(SyntaxAt {
+            offset,
+            message: message.into(),
+        }))
+    }
+}
+
+impl std::ops::Deref for Syntax {
+    type Target = SyntaxAt;
+
+    fn deref(&self) -> &SyntaxAt {
+        &self.0
+    }
 }
 
 /// Why a well-delimited string is still not text.
@@ -81,11 +105,9 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[cold]
     pub fn error<T>(&self, message: impl Into<String>) -> Result<T, Syntax> {
-        Err(Syntax {
-            offset: self.pos,
-            message: message.into(),
-        })
+        Err(Syntax::new(self.pos, message))
     }
 
     #[inline]
