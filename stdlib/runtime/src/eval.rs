@@ -342,6 +342,8 @@ impl<'p> Evaluator<'p> {
         // Arguments are evaluated after the receiver; they may not borrow the frame meanwhile,
         // so the receiver is cloned only when an argument needs evaluating.
         match method {
+            // The usual method of a check (`findings.len() <= 50`), without the general table.
+            Method::Len => Ok(Value::Int(len_of(recv)? as i128)),
             Method::Contains { arg } | Method::StartsWith { arg } | Method::EndsWith { arg } => {
                 let recv = recv.clone();
                 let arg = self.eval(arg, frame)?;

@@ -577,7 +577,16 @@ fn internal(step: u8, e: &EvalError) -> Rejection {
 /// The JSON inside an answer: the whole text, or the inside of one ```` ```json ```` /
 /// ```` ``` ```` fence (whitespace around it allowed). `None` for a fence with another language.
 pub fn strip_fence(answer: &str) -> Option<&str> {
-    let text = answer.trim();
+    // Most answers start and end with a bracket: nothing to trim, and no need to decode
+    // characters at both ends to find that out.
+    let bytes = answer.as_bytes();
+    let text = if bytes.first().is_some_and(u8::is_ascii_graphic)
+        && bytes.last().is_some_and(u8::is_ascii_graphic)
+    {
+        answer
+    } else {
+        answer.trim()
+    };
     let Some(rest) = text.strip_prefix("```") else {
         return Some(text);
     };
