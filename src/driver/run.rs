@@ -461,6 +461,7 @@ impl<'p> NodeRun<'p> {
             inputs,
             checks,
             transform,
+            patterns: Default::default(),
         };
         let prompt_text = prompt_text(parts);
         pipeline.run(&prompt_text, model, &mut stage, clock)

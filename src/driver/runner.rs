@@ -324,6 +324,7 @@ impl<'p> NodeRunner<'p> {
             inputs: &inputs,
             checks,
             transform: self.transform.as_ref().map(|f| (f, vec![Arg::Output])),
+            patterns: Default::default(),
         };
         let outcome = self.pipeline().run(prompt, model, &mut stage, clock);
         NodeRun {

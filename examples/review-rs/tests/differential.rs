@@ -227,6 +227,7 @@ impl Interpreter {
                     .as_ref()
                     .map(|d| (d, vec![Arg::Output]))
             }),
+            patterns: Default::default(),
         };
         let mut model = replay(answers);
         let mut clock = TickClock { now: 0, tick: 1 };

@@ -166,6 +166,7 @@ pub(crate) fn main() {
             args: vec![Arg::Output],
         }],
         transform: None,
+        patterns: Default::default(),
     };
     // One call of each contender, the same for the check that all accept a payload, the timed
     // rounds and the profile mode.

@@ -26,6 +26,15 @@ impl Patterns {
         }
         self.compiled.get(pattern).and_then(Option::as_ref)
     }
+
+    /// How many patterns were asked for so far (each compiled once).
+    pub fn len(&self) -> usize {
+        self.compiled.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.compiled.is_empty()
+    }
 }
 
 /// An issue found by a check: its code and the middle of the sentence.

@@ -142,6 +142,17 @@ impl<'p> Evaluator<'p> {
         }
     }
 
+    /// Starts from patterns compiled before (see [`Evaluator::into_patterns`]).
+    pub fn with_patterns(mut self, patterns: Patterns) -> Evaluator<'p> {
+        self.patterns = patterns;
+        self
+    }
+
+    /// The patterns compiled so far, for the next evaluator.
+    pub fn into_patterns(self) -> Patterns {
+        self.patterns
+    }
+
     /// Calls the pure fn `id`.
     pub fn call(&mut self, id: FnId, args: &[&Value]) -> Eval<Value> {
         let fns = self.fns;

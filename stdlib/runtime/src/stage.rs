@@ -5,6 +5,7 @@
 //! accepted, or one of the node's (already decoded) inputs. Arguments are borrowed, never
 //! copied, so checks cost what their expressions cost.
 
+use crate::bounds::Patterns;
 use crate::eval::{CheckOutcome, EvalError, Evaluator, FnTable, Host};
 use crate::expr::{Check, FnDef};
 use crate::pipeline::{CheckFailure, OutputStage};
@@ -43,6 +44,9 @@ pub struct IrStage<'p> {
     pub inputs: &'p [Value],
     pub checks: Vec<StageCheck<'p>>,
     pub transform: Option<(&'p FnDef, Vec<Arg>)>,
+    /// The `matches` patterns compiled so far, kept for the stage's life: every check of
+    /// every attempt of one node run compiles a pattern once. Start with `Patterns::default()`.
+    pub patterns: Patterns,
 }
 
 /// The argument values of a check or transform call. Checks take one or two (the output, an
@@ -96,10 +100,12 @@ impl OutputStage for IrStage<'_> {
             match check {
                 StageCheck::Ir { check, args } => {
                     let values = resolve(args, output, inputs)?;
-                    let mut eval = Evaluator::new(self.fns, &mut *self.host);
-                    if let CheckOutcome::Failed { code, message } =
-                        eval.run_check(check, &values)?
-                    {
+                    let patterns = std::mem::take(&mut self.patterns);
+                    let mut eval =
+                        Evaluator::new(self.fns, &mut *self.host).with_patterns(patterns);
+                    let outcome = eval.run_check(check, &values);
+                    self.patterns = eval.into_patterns();
+                    if let CheckOutcome::Failed { code, message } = outcome? {
                         return Ok(Some(CheckFailure {
                             check: check.name.clone(),
                             code,
@@ -131,8 +137,11 @@ impl OutputStage for IrStage<'_> {
             return Ok(output);
         };
         let values = resolve(args, &output, self.inputs)?;
-        let mut eval = Evaluator::new(self.fns, &mut *self.host);
-        eval.run_fn(f, &values)
+        let patterns = std::mem::take(&mut self.patterns);
+        let mut eval = Evaluator::new(self.fns, &mut *self.host).with_patterns(patterns);
+        let result = eval.run_fn(f, &values);
+        self.patterns = eval.into_patterns();
+        result
     }
 }
 
@@ -168,5 +177,55 @@ mod tests {
         );
         assert!(ints(&[]).is_empty());
         assert!(resolve(&[Arg::Output, Arg::Input(2)], &output, &inputs).is_err());
+    }
+
+    /// A `matches` pattern is compiled once per stage, not once per answer: the stage keeps
+    /// what its evaluators compiled, across checks and attempts.
+    #[test]
+    fn patterns_outlive_one_answer() {
+        use crate::eval::NoHost;
+        use crate::expr::{Expr, Method, Param, Require};
+        use crate::ty::{StrTy, Ty};
+        let check = Check {
+            name: "code_like".into(),
+            params: vec![Param {
+                name: "output".into(),
+                ty: Ty::Str(StrTy {
+                    min: 0,
+                    max: 10,
+                    pattern: None,
+                    format: None,
+                }),
+            }],
+            locals: 1,
+            requires: vec![Require {
+                cond: Expr::method(
+                    Expr::local(0),
+                    Method::Matches {
+                        pattern: "^[A-Z]+$".into(),
+                    },
+                ),
+                code: "not_a_code".into(),
+                message: None,
+            }],
+        };
+        let fns: Vec<FnDef> = Vec::new();
+        let mut host = NoHost;
+        let mut stage = IrStage {
+            fns: &fns,
+            host: &mut host,
+            inputs: &[],
+            checks: vec![StageCheck::Ir {
+                check: &check,
+                args: vec![Arg::Output],
+            }],
+            transform: None,
+            patterns: Patterns::default(),
+        };
+        let passed = |r: Result<Option<CheckFailure>, EvalError>| matches!(r, Ok(None));
+        assert!(passed(stage.check(&Value::Str("ABC".into()))));
+        assert!(!passed(stage.check(&Value::Str("abc".into()))));
+        assert!(passed(stage.check(&Value::Str("XYZ".into()))));
+        assert_eq!(stage.patterns.len(), 1);
     }
 }

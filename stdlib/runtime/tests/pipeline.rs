@@ -133,6 +133,7 @@ fn run_with(
             Vec::new()
         },
         transform: transform.map(|f| (f, vec![Arg::Output])),
+        patterns: Default::default(),
     };
     let mut clock = TickClock { now: 0, tick: 10 };
     let outcome = pipeline.run("Review this.", &mut model, &mut stage, &mut clock);
@@ -485,6 +486,7 @@ fn a_check_that_cannot_evaluate_is_internal_error() {
             args: vec![],
         }],
         transform: None,
+        patterns: Default::default(),
     };
     let outcome = pipeline.run("p", &mut model, &mut stage, &mut TickClock::default());
     assert_eq!(outcome.status, Status::Error);
