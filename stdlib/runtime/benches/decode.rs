@@ -157,17 +157,11 @@ pub(crate) fn main() {
     let check = within_limit();
     let fns: Vec<FnDef> = Vec::new();
     let mut host = NoHost;
-    let mut stage = IrStage {
-        fns: &fns,
-        host: &mut host,
-        inputs: &[],
-        checks: vec![StageCheck::Ir {
-            check: &check,
-            args: vec![Arg::Output],
-        }],
-        transform: None,
-        patterns: Default::default(),
-    };
+    let checks = vec![StageCheck::Ir {
+        check: &check,
+        args: vec![Arg::Output],
+    }];
+    let mut stage = IrStage::new(&fns, &mut host, &[], checks);
     // One call of each contender, the same for the check that all accept a payload, the timed
     // rounds and the profile mode.
     let mut run = |which: usize, doc: &str| -> bool {

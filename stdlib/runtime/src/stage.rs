@@ -93,6 +93,26 @@ fn resolve<'v>(
     }
 }
 
+impl<'p> IrStage<'p> {
+    /// A stage of `checks` over `inputs`, with no transform and no pattern compiled yet (set
+    /// `transform` with struct update syntax).
+    pub fn new(
+        fns: &'p dyn FnTable,
+        host: &'p mut dyn Host,
+        inputs: &'p [Value],
+        checks: Vec<StageCheck<'p>>,
+    ) -> IrStage<'p> {
+        IrStage {
+            fns,
+            host,
+            inputs,
+            checks,
+            transform: None,
+            patterns: Patterns::default(),
+        }
+    }
+}
+
 impl OutputStage for IrStage<'_> {
     fn check(&mut self, output: &Value) -> Result<Option<CheckFailure>, EvalError> {
         let inputs = self.inputs;
@@ -211,17 +231,11 @@ mod tests {
         };
         let fns: Vec<FnDef> = Vec::new();
         let mut host = NoHost;
-        let mut stage = IrStage {
-            fns: &fns,
-            host: &mut host,
-            inputs: &[],
-            checks: vec![StageCheck::Ir {
-                check: &check,
-                args: vec![Arg::Output],
-            }],
-            transform: None,
-            patterns: Patterns::default(),
-        };
+        let checks = vec![StageCheck::Ir {
+            check: &check,
+            args: vec![Arg::Output],
+        }];
+        let mut stage = IrStage::new(&fns, &mut host, &[], checks);
         let passed = |r: Result<Option<CheckFailure>, EvalError>| matches!(r, Ok(None));
         assert!(passed(stage.check(&Value::Str("ABC".into()))));
         assert!(!passed(stage.check(&Value::Str("abc".into()))));

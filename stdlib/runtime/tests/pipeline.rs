@@ -477,17 +477,11 @@ fn a_check_that_cannot_evaluate_is_internal_error() {
     let mut model = ReplayModel::new(vec![stop(&review_json(1)); 4]);
     let fns: Vec<FnDef> = Vec::new();
     let mut host = NoHost;
-    let mut stage = IrStage {
-        fns: &fns,
-        host: &mut host,
-        inputs: &[],
-        checks: vec![StageCheck::Ir {
-            check: &boom,
-            args: vec![],
-        }],
-        transform: None,
-        patterns: Default::default(),
-    };
+    let checks = vec![StageCheck::Ir {
+        check: &boom,
+        args: vec![],
+    }];
+    let mut stage = IrStage::new(&fns, &mut host, &[], checks);
     let outcome = pipeline.run("p", &mut model, &mut stage, &mut TickClock::default());
     assert_eq!(outcome.status, Status::Error);
     assert_eq!(outcome.code.as_deref(), Some("internal_error"));
