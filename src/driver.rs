@@ -14,6 +14,7 @@ use crate::span::{FileId, Span};
 use crate::syntax::{self, ast};
 
 mod manifest;
+pub mod node;
 pub mod replay;
 pub mod run;
 pub mod runner;

@@ -103,13 +103,9 @@ pub struct Binding {
     pub price: Option<Price>,
 }
 
-/// Price per million tokens, as exact decimals.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Price {
-    pub input_per_mtok: String,
-    pub output_per_mtok: String,
-    pub currency: String,
-}
+/// Price per million tokens, as exact decimals: the runtime's own type, so the pipeline and
+/// generated glue take a binding's price as it is.
+pub use aelc_runtime::money::Price;
 
 /// `errors Name { code, … }`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

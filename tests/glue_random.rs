@@ -165,7 +165,7 @@ fn interpret_body(program: &aelc::ir::Program, input: &str) -> Value {
         Err(e) => return json!({"body": format!("err {e:?}")}),
     };
     let f = node.body_fn().expect("the body is lowered");
-    let fns = aelc::driver::run::ProgramFns::new(program);
+    let fns = aelc::driver::node::ProgramFns::new(program);
     let args: Vec<&aelc_runtime::value::Value> = values.iter().collect();
     let (line, typed) = match Evaluator::new(&fns, &mut NoHost).run_fn(&f, &args) {
         Err(_) => ("internal".to_owned(), None),

@@ -21,15 +21,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::DecodeError;
 use aelc_runtime::eval::{
     CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host, NoHost,
 };
-use aelc_runtime::expr::{self as rt, FnDef};
+use aelc_runtime::expr::{self as rt};
 use aelc_runtime::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
-use aelc_runtime::money::Price;
-use aelc_runtime::pipeline::{self, Clock, Outcome, Pipeline, Status};
+use aelc_runtime::pipeline::{Clock, Outcome, Pipeline, Status};
 use aelc_runtime::prompt::{self, PromptEnv, PromptPart};
 use aelc_runtime::provider::{NodeCall, OutputSchema, Part, PartKind, ProviderModel};
 use aelc_runtime::receipt::Receipt;
@@ -37,6 +35,7 @@ use aelc_runtime::stage::{Arg, IrStage, StageCheck};
 use aelc_runtime::value::Value;
 use serde_json::Value as Json;
 
+use super::node::{self, ProgramFns};
 use crate::codegen::json_schema::{DefKeys, SchemaBuilder};
 use crate::codegen::model_schema::{model_schema, wraps_root, Provider};
 use crate::ir::{Binding, NodeIr, Program};
@@ -81,75 +80,6 @@ pub struct RunReport {
     pub refusal: Option<String>,
     /// The parts the model received (empty when no call was made).
     pub parts: Vec<PromptPart>,
-}
-
-/// The pure fns of a program, by the program's fn ids (extern fns have no body).
-pub struct ProgramFns(Vec<Option<FnDef>>);
-
-impl ProgramFns {
-    pub fn new(program: &Program) -> ProgramFns {
-        ProgramFns(
-            program
-                .fns
-                .iter()
-                .map(|f| {
-                    let body = f.body.clone().filter(|_| !f.is_extern)?;
-                    Some(FnDef {
-                        name: f.name.clone(),
-                        params: f.params.iter().map(rt_param).collect(),
-                        locals: f.locals,
-                        ret: f.ret.clone(),
-                        body,
-                    })
-                })
-                .collect(),
-        )
-    }
-}
-
-impl FnTable for ProgramFns {
-    fn pure_fn(&self, id: rt::FnId) -> Option<&FnDef> {
-        self.0.get(id.0 as usize)?.as_ref()
-    }
-}
-
-fn rt_param(p: &crate::ir::Param) -> rt::Param {
-    rt::Param {
-        name: p.name.clone(),
-        ty: p.ty.clone(),
-    }
-}
-
-/// The runtime form of check `id`, or `None` for an `extern check`.
-fn rt_check(program: &Program, id: crate::ir::CheckId) -> Option<rt::Check> {
-    let c = program.checks.get(id.0 as usize)?;
-    (!c.is_extern).then(|| rt::Check {
-        name: c.name.clone(),
-        params: c.params.iter().map(rt_param).collect(),
-        locals: c.locals,
-        requires: c.requires.clone(),
-    })
-}
-
-/// Where each parameter of a check or fn wired to `node` comes from: the node's parameter of
-/// the same name and type, else the first of the same type (the wiring sema accepted).
-fn wire(node: &NodeIr, params: &[crate::ir::Param], output_first: bool) -> Vec<Arg> {
-    let mut args = Vec::new();
-    let rest = if output_first {
-        args.push(Arg::Output);
-        params.get(1..).unwrap_or(&[])
-    } else {
-        params
-    };
-    for p in rest {
-        let by_name = node
-            .params
-            .iter()
-            .position(|n| n.name == p.name && n.ty == p.ty);
-        let by_type = || node.params.iter().position(|n| n.ty == p.ty);
-        args.push(Arg::Input(by_name.or_else(by_type).unwrap_or(0)));
-    }
-    args
 }
 
 /// Whether `aelc run` can run `node` (see [`RunError::NeedsHost`]).
@@ -256,9 +186,7 @@ pub struct Prepared {
 
 impl<'p> NodeRun<'p> {
     pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRun<'p> {
-        let checks = (0..program.checks.len())
-            .map(|i| rt_check(program, crate::ir::CheckId(i as u32)))
-            .collect();
+        let checks = program.checks.iter().map(node::rt_check).collect();
         NodeRun {
             program,
             node,
@@ -273,16 +201,7 @@ impl<'p> NodeRun<'p> {
 
     /// Step 1 of the run: the input document decoded against the node's parameters.
     pub fn decode_input(&self, input: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
-        let max = usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX);
-        let mut decoder = Decoder::new(&self.program.types).with_max_input_bytes(max);
-        match self.node.params.as_slice() {
-            [one] => decoder.decode(input, &one.ty, &one.name).map(|v| vec![v]),
-            many => {
-                let params: Vec<(&str, &aelc_runtime::ty::Ty)> =
-                    many.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
-                decoder.decode_params(input, &params)
-            }
-        }
+        node::decode_input(self.program, self.node, input)
     }
 
     /// Step 2: the input checks in order; the first failure's `(check, code, message)`.
@@ -303,7 +222,7 @@ impl<'p> NodeRun<'p> {
                     ),
                 ));
             };
-            let args = wire(self.node, &decl.params, false);
+            let args = node::wire(self.node, &decl.params, false);
             let values: Vec<&Value> = args
                 .iter()
                 .filter_map(|a| match a {
@@ -370,49 +289,7 @@ impl<'p> NodeRun<'p> {
 
     /// The pipeline of this node: output type, policies, budget and the bindings' prices.
     pub fn pipeline(&self) -> Pipeline<'p> {
-        let node = self.node;
-        let binding = node.config.model.clone().unwrap_or_default();
-        let mut p = Pipeline::new(
-            &self.program.types,
-            &node.output,
-            &binding,
-            node.config.max_answer,
-        );
-        p.policies = node
-            .output_stage
-            .on_failure
-            .iter()
-            .map(|policy| match policy {
-                crate::ir::Policy::Retry { times } => pipeline::Policy::Retry { times: *times },
-                crate::ir::Policy::Repair { times } => pipeline::Policy::Repair { times: *times },
-                crate::ir::Policy::Fallback { binding } => pipeline::Policy::Fallback {
-                    binding: binding.clone(),
-                },
-                crate::ir::Policy::Fail { code } => pipeline::Policy::Fail { code: code.clone() },
-            })
-            .collect();
-        p.budget = pipeline::Budget {
-            max_calls: node.budget.max_calls,
-            max_time_ms: node.budget.max_time_ms,
-            max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
-        };
-        p.prices = self
-            .program
-            .bindings
-            .iter()
-            .filter_map(|b| {
-                let price = b.price.as_ref()?;
-                Some((
-                    b.name.clone(),
-                    Price {
-                        input_per_mtok: price.input_per_mtok.clone(),
-                        output_per_mtok: price.output_per_mtok.clone(),
-                        currency: price.currency.clone(),
-                    },
-                ))
-            })
-            .collect();
-        p
+        node::pipeline(self.program, self.node)
     }
 
     /// Step 4: the calls and the seven steps, with the output checks and transform.
@@ -430,7 +307,7 @@ impl<'p> NodeRun<'p> {
             let Some(decl) = self.program.checks.get(id.0 as usize) else {
                 continue;
             };
-            let args = wire(self.node, &decl.params, true);
+            let args = node::wire(self.node, &decl.params, true);
             match self.check(*id) {
                 Some(check) => checks.push(StageCheck::Ir { check, args }),
                 None => {
@@ -453,7 +330,7 @@ impl<'p> NodeRun<'p> {
         let transform = self.node.output_stage.transform.and_then(|f| {
             let def = self.fns.pure_fn(rt::FnId(f.0))?;
             let params = &self.program.fns.get(f.0 as usize)?.params;
-            Some((def, wire(self.node, params, true)))
+            Some((def, node::wire(self.node, params, true)))
         });
         let mut stage = IrStage {
             fns: &self.fns,

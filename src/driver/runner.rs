@@ -1,8 +1,7 @@
-//! Running one node of a checked [`Program`]: the one place that turns a node's IR into the
-//! runtime's pieces (decoder, input checks, [`Pipeline`], [`IrStage`], receipt).
-//!
-//! `aelc validate` and `aelc test` go through [`NodeRunner`] (`aelc run` still has its own wiring
-//! in [`super::run`], to be merged into this one):
+//! Running one node of a checked [`Program`] for `aelc validate` and `aelc test`, on a prompt
+//! the caller rendered (a replay does not depend on it). The node's IR becomes the runtime's
+//! pieces (fns, checks and their wiring, decoder, [`Pipeline`]) in [`super::node`], which
+//! `aelc run` ([`super::run`]) shares; what is left here is the order of the steps:
 //!
 //! 1. decode the input document ([`NodeRunner::decode_input`]; spec §4, `max_input_bytes`);
 //!    errors end the run as `rejected_input` (code `invalid_input`), nothing billed;
@@ -22,22 +21,18 @@ use std::path::Path;
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::DecodeError;
 use aelc_runtime::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
-use aelc_runtime::expr::{self, Check, FnDef, FnId};
+use aelc_runtime::expr::{Check, FnDef, FnId};
 use aelc_runtime::model::Model;
-use aelc_runtime::money::{Amount, Price};
-use aelc_runtime::pipeline::{self, Budget, Clock, Outcome, Pipeline, Status};
+use aelc_runtime::money::Amount;
+use aelc_runtime::pipeline::{self, Clock, Outcome, Pipeline, Status};
 use aelc_runtime::receipt::Receipt;
 use aelc_runtime::stage::{Arg, IrStage, StageCheck};
-use aelc_runtime::ty::Ty;
 use aelc_runtime::value::Value;
 
-use super::run::ProgramFns;
+use super::node::{self, ProgramFns};
 use super::World;
-use crate::ir::{self, CheckIr, NodeIr, Program};
+use crate::ir::{self, NodeIr, Program};
 use crate::syntax::{self, ast};
-
-/// The binding name used when a node names none (a node without `model:` cannot call one).
-const NO_BINDING: &str = "(no binding)";
 
 /// Answers `extern fn` calls with an error: their Rust implementation is not linked here.
 struct NoRustHost<'p> {
@@ -87,52 +82,19 @@ pub struct NodeRun {
     pub receipt: Receipt,
 }
 
-fn lower_check(c: &CheckIr) -> Check {
-    Check {
-        name: c.name.clone(),
-        params: c.params.iter().map(lower_param).collect(),
-        locals: c.locals,
-        requires: c.requires.clone(),
-    }
-}
-
-fn lower_param(p: &ir::Param) -> expr::Param {
-    expr::Param {
-        name: p.name.clone(),
-        ty: p.ty.clone(),
-    }
-}
-
-/// The node parameter a check parameter is wired to: same name and type, else the first of
-/// the same type (sema's rule, `E0506`).
-fn param_index(node: &NodeIr, p: &ir::Param) -> Option<usize> {
-    node.params
-        .iter()
-        .position(|q| q.name == p.name && q.ty == p.ty)
-        .or_else(|| node.params.iter().position(|q| q.ty == p.ty))
-}
-
 impl<'p> NodeRunner<'p> {
     pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRunner<'p> {
         let fns = ProgramFns::new(program);
         let mut needs_rust = Vec::new();
         let mut wire = |id: &ir::CheckId, output: bool| -> Option<Wired> {
             let c = program.checks.get(id.0 as usize)?;
-            let mut args = Vec::new();
-            for (i, p) in c.params.iter().enumerate() {
-                if output && i == 0 {
-                    args.push(Arg::Output);
-                } else {
-                    args.push(Arg::Input(param_index(node, p)?));
-                }
-            }
             if c.is_extern {
                 needs_rust.push(format!("extern check `{}`", c.name));
             }
             Some(Wired {
                 name: c.name.clone(),
-                check: (!c.is_extern).then(|| lower_check(c)),
-                args,
+                check: node::rt_check(c),
+                args: node::wire(node, &c.params, output),
             })
         };
         let input_checks = node
@@ -178,23 +140,10 @@ impl<'p> NodeRunner<'p> {
         &self.needs_rust
     }
 
-    fn decoder(&self) -> Decoder<'p> {
-        let max = usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX);
-        Decoder::new(&self.program.types).with_max_input_bytes(max)
-    }
-
     /// Decodes the node's input document (spec §4): one parameter's value, or an object with
     /// one field per parameter. Paths start at the parameter's name.
     pub fn decode_input(&self, bytes: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
-        let mut decoder = self.decoder();
-        match self.node.params.as_slice() {
-            [one] => decoder.decode(bytes, &one.ty, &one.name).map(|v| vec![v]),
-            params => {
-                let params: Vec<(&str, &Ty)> =
-                    params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
-                decoder.decode_params(bytes, &params)
-            }
-        }
+        node::decode_input(self.program, self.node, bytes)
     }
 
     /// Decodes a document as the node's output (paths start at `output`), under the same
@@ -208,45 +157,7 @@ impl<'p> NodeRunner<'p> {
 
     /// The output pipeline of the node: binding, `max_answer`, policies, budget, prices.
     pub fn pipeline(&self) -> Pipeline<'p> {
-        let node = self.node;
-        let binding = node.config.model.as_deref().unwrap_or(NO_BINDING);
-        let mut p = Pipeline::new(
-            &self.program.types,
-            &node.output,
-            binding,
-            node.config.max_answer,
-        );
-        p.policies = node
-            .output_stage
-            .on_failure
-            .iter()
-            .map(|policy| match policy {
-                ir::Policy::Retry { times } => pipeline::Policy::Retry { times: *times },
-                ir::Policy::Repair { times } => pipeline::Policy::Repair { times: *times },
-                ir::Policy::Fallback { binding } => pipeline::Policy::Fallback {
-                    binding: binding.clone(),
-                },
-                ir::Policy::Fail { code } => pipeline::Policy::Fail { code: code.clone() },
-            })
-            .collect();
-        p.budget = Budget {
-            max_calls: node.budget.max_calls,
-            max_time_ms: node.budget.max_time_ms,
-            max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
-        };
-        for b in &self.program.bindings {
-            if let Some(price) = &b.price {
-                p.prices.insert(
-                    b.name.clone(),
-                    Price {
-                        input_per_mtok: price.input_per_mtok.clone(),
-                        output_per_mtok: price.output_per_mtok.clone(),
-                        currency: price.currency.clone(),
-                    },
-                );
-            }
-        }
-        p
+        node::pipeline(self.program, self.node)
     }
 
     /// Runs the node on `input` (the document's bytes): decode, input checks, then the model

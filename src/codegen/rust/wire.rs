@@ -7,7 +7,6 @@
 
 use aelc_runtime::expr::{Check, FnDef, Param};
 use aelc_runtime::glue::{Arg, GlueCheck, GlueNode, GlueProgram, WiredCheck};
-use aelc_runtime::money::Price;
 use aelc_runtime::pipeline::{Budget, Policy};
 use aelc_runtime::ty::Ty;
 
@@ -60,17 +59,7 @@ pub fn glue_program(program: &Program) -> GlueProgram {
         prices: program
             .bindings
             .iter()
-            .filter_map(|b| {
-                let p = b.price.as_ref()?;
-                Some((
-                    b.name.clone(),
-                    Price {
-                        input_per_mtok: p.input_per_mtok.clone(),
-                        output_per_mtok: p.output_per_mtok.clone(),
-                        currency: p.currency.clone(),
-                    },
-                ))
-            })
+            .filter_map(|b| Some((b.name.clone(), b.price.clone()?)))
             .collect(),
     }
 }

@@ -1,0 +1,144 @@
+//! A node's IR turned into the runtime's pieces, once for both runners: the program's pure
+//! `fn`s as an [`FnTable`], checks in their runtime form, how a check's parameters are wired
+//! to the node's, the input decoder and the output [`Pipeline`] (policies, budget, prices).
+//!
+//! `aelc run` ([`super::run::NodeRun`]) and `aelc validate`/`aelc test`
+//! ([`super::runner::NodeRunner`]) both build from here, so a node runs the same way in both.
+
+use aelc_runtime::decode::Decoder;
+use aelc_runtime::error::DecodeError;
+use aelc_runtime::eval::FnTable;
+use aelc_runtime::expr::{self as rt, FnDef};
+use aelc_runtime::pipeline::{self, Budget, Pipeline};
+use aelc_runtime::stage::Arg;
+use aelc_runtime::ty::Ty;
+use aelc_runtime::value::Value;
+
+use crate::ir::{self, CheckIr, NodeIr, Program};
+
+/// The binding name used when a node names none (a node without `model:` cannot call one).
+const NO_BINDING: &str = "(no binding)";
+
+/// The pure fns of a program, by the program's fn ids (extern fns have no body).
+pub struct ProgramFns(Vec<Option<FnDef>>);
+
+impl ProgramFns {
+    pub fn new(program: &Program) -> ProgramFns {
+        ProgramFns(
+            program
+                .fns
+                .iter()
+                .map(|f| {
+                    let body = f.body.clone().filter(|_| !f.is_extern)?;
+                    Some(FnDef {
+                        name: f.name.clone(),
+                        params: f.params.iter().map(rt_param).collect(),
+                        locals: f.locals,
+                        ret: f.ret.clone(),
+                        body,
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+impl FnTable for ProgramFns {
+    fn pure_fn(&self, id: rt::FnId) -> Option<&FnDef> {
+        self.0.get(id.0 as usize)?.as_ref()
+    }
+}
+
+fn rt_param(p: &ir::Param) -> rt::Param {
+    rt::Param {
+        name: p.name.clone(),
+        ty: p.ty.clone(),
+    }
+}
+
+/// The runtime form of a check, or `None` for an `extern check` (Rust code, not IR).
+pub fn rt_check(c: &CheckIr) -> Option<rt::Check> {
+    (!c.is_extern).then(|| rt::Check {
+        name: c.name.clone(),
+        params: c.params.iter().map(rt_param).collect(),
+        locals: c.locals,
+        requires: c.requires.clone(),
+    })
+}
+
+/// Where each parameter of a check or fn wired to `node` comes from: the output first when
+/// `output_first`, then for each other parameter the node's parameter of the same name and
+/// type, else the first of the same type (sema's rule, E0506, which guarantees one).
+pub fn wire(node: &NodeIr, params: &[ir::Param], output_first: bool) -> Vec<Arg> {
+    let mut args = Vec::new();
+    let rest = if output_first {
+        args.push(Arg::Output);
+        params.get(1..).unwrap_or(&[])
+    } else {
+        params
+    };
+    for p in rest {
+        let by_name = node
+            .params
+            .iter()
+            .position(|n| n.name == p.name && n.ty == p.ty);
+        let by_type = || node.params.iter().position(|n| n.ty == p.ty);
+        args.push(Arg::Input(by_name.or_else(by_type).unwrap_or(0)));
+    }
+    args
+}
+
+/// Decodes the node's input document (spec §4) under `max_input_bytes`: one parameter's
+/// value, or an object with one field per parameter. Paths start at the parameter's name.
+pub fn decode_input(
+    program: &Program,
+    node: &NodeIr,
+    bytes: &[u8],
+) -> Result<Vec<Value>, Vec<DecodeError>> {
+    let max = usize::try_from(program.limits.max_input_bytes).unwrap_or(usize::MAX);
+    let mut decoder = Decoder::new(&program.types).with_max_input_bytes(max);
+    match node.params.as_slice() {
+        [one] => decoder.decode(bytes, &one.ty, &one.name).map(|v| vec![v]),
+        params => {
+            let params: Vec<(&str, &Ty)> =
+                params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
+            decoder.decode_params(bytes, &params)
+        }
+    }
+}
+
+/// The output pipeline of `node`: its binding, `max_answer`, `on_failure` policies, budget,
+/// and the prices of the program's bindings.
+pub fn pipeline<'p>(program: &'p Program, node: &'p NodeIr) -> Pipeline<'p> {
+    let binding = node.config.model.as_deref().unwrap_or(NO_BINDING);
+    let mut p = Pipeline::new(
+        &program.types,
+        &node.output,
+        binding,
+        node.config.max_answer,
+    );
+    p.policies = node
+        .output_stage
+        .on_failure
+        .iter()
+        .map(|policy| match policy {
+            ir::Policy::Retry { times } => pipeline::Policy::Retry { times: *times },
+            ir::Policy::Repair { times } => pipeline::Policy::Repair { times: *times },
+            ir::Policy::Fallback { binding } => pipeline::Policy::Fallback {
+                binding: binding.clone(),
+            },
+            ir::Policy::Fail { code } => pipeline::Policy::Fail { code: code.clone() },
+        })
+        .collect();
+    p.budget = Budget {
+        max_calls: node.budget.max_calls,
+        max_time_ms: node.budget.max_time_ms,
+        max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
+    };
+    p.prices = program
+        .bindings
+        .iter()
+        .filter_map(|b| Some((b.name.clone(), b.price.clone()?)))
+        .collect();
+    p
+}
