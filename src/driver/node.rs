@@ -1,16 +1,17 @@
 //! A node's IR turned into the runtime's pieces, once for both runners: the program's pure
-//! `fn`s as an [`FnTable`], checks in their runtime form, how a check's parameters are wired
-//! to the node's, the input decoder and the output [`Pipeline`] (policies, budget, prices).
+//! `fn`s as an [`FnTable`], checks in their runtime form and how their parameters are wired to
+//! the node's, the input decoder, the input checks, the output stage (checks and transform)
+//! and the output [`Pipeline`] (policies, budget, prices).
 //!
 //! `aelc run` ([`super::run::NodeRun`]) and `aelc validate`/`aelc test`
 //! ([`super::runner::NodeRunner`]) both build from here, so a node runs the same way in both.
 
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::DecodeError;
-use aelc_runtime::eval::FnTable;
+use aelc_runtime::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
 use aelc_runtime::expr::{self as rt, FnDef};
-use aelc_runtime::pipeline::{self, Budget, Pipeline};
-use aelc_runtime::stage::Arg;
+use aelc_runtime::pipeline::{self, Budget, CheckFailure, Pipeline};
+use aelc_runtime::stage::{Arg, IrStage, StageCheck};
 use aelc_runtime::ty::Ty;
 use aelc_runtime::value::Value;
 
@@ -141,4 +142,103 @@ pub fn pipeline<'p>(program: &'p Program, node: &'p NodeIr) -> Pipeline<'p> {
         .filter_map(|b| Some((b.name.clone(), b.price.clone()?)))
         .collect();
     p
+}
+
+/// The checks of a program in runtime form, by check id (`None`: an `extern check`).
+pub struct ProgramChecks(Vec<Option<rt::Check>>);
+
+impl ProgramChecks {
+    pub fn new(program: &Program) -> ProgramChecks {
+        ProgramChecks(program.checks.iter().map(rt_check).collect())
+    }
+
+    pub fn get(&self, id: ir::CheckId) -> Option<&rt::Check> {
+        self.0.get(id.0 as usize)?.as_ref()
+    }
+}
+
+/// The error of reaching Rust code that `aelc` does not link (`what`: "extern check `x`").
+pub fn no_rust(what: &str) -> EvalError {
+    EvalError::new(
+        EvalErrorKind::Extern,
+        format!("{what} is Rust code, which this run does not have"),
+    )
+}
+
+/// Runs the input checks of `node` in declared order (spec §6.1's step before any call): the
+/// first failure, if any. An `extern check` is an error when reached.
+pub fn input_checks(
+    program: &Program,
+    node: &NodeIr,
+    fns: &ProgramFns,
+    checks: &ProgramChecks,
+    host: &mut dyn Host,
+    inputs: &[Value],
+) -> Result<Option<CheckFailure>, EvalError> {
+    for id in &node.input.checks {
+        let Some(decl) = program.checks.get(id.0 as usize) else {
+            continue;
+        };
+        let Some(check) = checks.get(*id) else {
+            return Err(no_rust(&format!("extern check `{}`", decl.name)));
+        };
+        let values: Vec<&Value> = wire(node, &decl.params, false)
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Input(i) => inputs.get(*i),
+                Arg::Output => None,
+            })
+            .collect();
+        let mut eval = Evaluator::new(fns, &mut *host);
+        if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
+            return Ok(Some(CheckFailure {
+                check: check.name.clone(),
+                code,
+                message,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// The output stage of `node` over `inputs` (steps 4 and 5 of spec §6.1): its output checks in
+/// order, wired to the output and the inputs, and its transform. An `extern check` is an error
+/// when reached.
+pub fn output_stage<'s>(
+    program: &'s Program,
+    node: &'s NodeIr,
+    fns: &'s ProgramFns,
+    checks: &'s ProgramChecks,
+    host: &'s mut dyn Host,
+    inputs: &'s [Value],
+) -> IrStage<'s> {
+    let stage_checks = node
+        .output_stage
+        .checks
+        .iter()
+        .filter_map(|id| {
+            let decl = program.checks.get(id.0 as usize)?;
+            let args = wire(node, &decl.params, true);
+            Some(match checks.get(*id) {
+                Some(check) => StageCheck::Ir { check, args },
+                None => {
+                    let what = format!("extern check `{}`", decl.name);
+                    StageCheck::Extern {
+                        name: decl.name.clone(),
+                        args,
+                        run: Box::new(move |_| Err(no_rust(&what))),
+                    }
+                }
+            })
+        })
+        .collect();
+    let transform = node.output_stage.transform.and_then(|f| {
+        let def = fns.pure_fn(rt::FnId(f.0))?;
+        let params = &program.fns.get(f.0 as usize)?.params;
+        Some((def, wire(node, params, true)))
+    });
+    IrStage {
+        transform,
+        ..IrStage::new(fns, host, inputs, stage_checks)
+    }
 }

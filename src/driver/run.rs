@@ -22,20 +22,16 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aelc_runtime::error::DecodeError;
-use aelc_runtime::eval::{
-    CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host, NoHost,
-};
-use aelc_runtime::expr::{self as rt};
+use aelc_runtime::eval::{EvalError, NoHost};
 use aelc_runtime::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
-use aelc_runtime::pipeline::{Clock, Outcome, Pipeline, Status};
+use aelc_runtime::pipeline::{CheckFailure, Clock, Outcome, Pipeline, Status};
 use aelc_runtime::prompt::{self, PromptEnv, PromptPart};
 use aelc_runtime::provider::{NodeCall, OutputSchema, Part, PartKind, ProviderModel};
 use aelc_runtime::receipt::Receipt;
-use aelc_runtime::stage::{Arg, IrStage, StageCheck};
 use aelc_runtime::value::Value;
 use serde_json::Value as Json;
 
-use super::node::{self, ProgramFns};
+use super::node::{self, ProgramChecks, ProgramFns};
 use crate::codegen::json_schema::{DefKeys, SchemaBuilder};
 use crate::codegen::model_schema::{model_schema, wraps_root, Provider};
 use crate::ir::{Binding, NodeIr, Program};
@@ -175,7 +171,7 @@ pub struct NodeRun<'p> {
     pub program: &'p Program,
     pub node: &'p NodeIr,
     fns: ProgramFns,
-    checks: Vec<Option<rt::Check>>,
+    checks: ProgramChecks,
 }
 
 /// The decoded inputs and the prompt, ready for the calls.
@@ -186,17 +182,12 @@ pub struct Prepared {
 
 impl<'p> NodeRun<'p> {
     pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRun<'p> {
-        let checks = program.checks.iter().map(node::rt_check).collect();
         NodeRun {
             program,
             node,
             fns: ProgramFns::new(program),
-            checks,
+            checks: ProgramChecks::new(program),
         }
-    }
-
-    fn check(&self, id: crate::ir::CheckId) -> Option<&rt::Check> {
-        self.checks.get(id.0 as usize)?.as_ref()
     }
 
     /// Step 1 of the run: the input document decoded against the node's parameters.
@@ -204,39 +195,17 @@ impl<'p> NodeRun<'p> {
         node::decode_input(self.program, self.node, input)
     }
 
-    /// Step 2: the input checks in order; the first failure's `(check, code, message)`.
-    pub fn input_checks(
-        &self,
-        inputs: &[Value],
-    ) -> Result<Option<(String, String, Option<String>)>, EvalError> {
-        for id in &self.node.input.checks {
-            let Some(decl) = self.program.checks.get(id.0 as usize) else {
-                continue;
-            };
-            let Some(check) = self.check(*id) else {
-                return Err(EvalError::new(
-                    EvalErrorKind::Extern,
-                    format!(
-                        "extern check `{}` has no implementation in `aelc run`",
-                        decl.name
-                    ),
-                ));
-            };
-            let args = node::wire(self.node, &decl.params, false);
-            let values: Vec<&Value> = args
-                .iter()
-                .filter_map(|a| match a {
-                    Arg::Input(i) => inputs.get(*i),
-                    Arg::Output => None,
-                })
-                .collect();
-            let mut host = NoHost;
-            let mut eval = Evaluator::new(&self.fns, &mut host);
-            if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
-                return Ok(Some((check.name.clone(), code, message)));
-            }
-        }
-        Ok(None)
+    /// Step 2: the input checks in order; the first failure.
+    pub fn input_checks(&self, inputs: &[Value]) -> Result<Option<CheckFailure>, EvalError> {
+        let mut host = NoHost;
+        node::input_checks(
+            self.program,
+            self.node,
+            &self.fns,
+            &self.checks,
+            &mut host,
+            inputs,
+        )
     }
 
     /// Step 3: the parts the model receives, within `max_prompt`.
@@ -302,44 +271,14 @@ impl<'p> NodeRun<'p> {
     ) -> Outcome {
         let pipeline = self.pipeline();
         let mut host = NoHost;
-        let mut checks = Vec::new();
-        for id in &self.node.output_stage.checks {
-            let Some(decl) = self.program.checks.get(id.0 as usize) else {
-                continue;
-            };
-            let args = node::wire(self.node, &decl.params, true);
-            match self.check(*id) {
-                Some(check) => checks.push(StageCheck::Ir { check, args }),
-                None => {
-                    let name = decl.name.clone();
-                    checks.push(StageCheck::Extern {
-                        name: name.clone(),
-                        args,
-                        run: Box::new(move |_| {
-                            Err(EvalError::new(
-                                EvalErrorKind::Extern,
-                                format!(
-                                    "extern check `{name}` has no implementation in `aelc run`"
-                                ),
-                            ))
-                        }),
-                    });
-                }
-            }
-        }
-        let transform = self.node.output_stage.transform.and_then(|f| {
-            let def = self.fns.pure_fn(rt::FnId(f.0))?;
-            let params = &self.program.fns.get(f.0 as usize)?.params;
-            Some((def, node::wire(self.node, params, true)))
-        });
-        let mut stage = IrStage {
-            fns: &self.fns,
-            host: &mut host as &mut dyn Host,
+        let mut stage = node::output_stage(
+            self.program,
+            self.node,
+            &self.fns,
+            &self.checks,
+            &mut host,
             inputs,
-            checks,
-            transform,
-            patterns: Default::default(),
-        };
+        );
         let prompt_text = prompt_text(parts);
         pipeline.run(&prompt_text, model, &mut stage, clock)
     }
@@ -382,12 +321,13 @@ impl<'p> NodeRun<'p> {
         };
         match self.input_checks(&inputs) {
             Ok(None) => {}
-            Ok(Some((check, code, message))) => {
-                let why = match message {
+            Ok(Some(failure)) => {
+                let (check, code) = (&failure.check, &failure.code);
+                let why = match &failure.message {
                     Some(m) => format!("input check {check} failed: {m} ({code})"),
                     None => format!("input check {check} failed ({code})"),
                 };
-                return end(no_call(Status::Failed, &code), Some(why), Vec::new());
+                return end(no_call(Status::Failed, code), Some(why), Vec::new());
             }
             Err(e) => {
                 let why = format!("an input check could not be evaluated: {e}");

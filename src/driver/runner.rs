@@ -20,16 +20,15 @@ use std::path::Path;
 
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::DecodeError;
-use aelc_runtime::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
-use aelc_runtime::expr::{Check, FnDef, FnId};
+use aelc_runtime::eval::{EvalError, Host};
+use aelc_runtime::expr::FnId;
 use aelc_runtime::model::Model;
 use aelc_runtime::money::Amount;
 use aelc_runtime::pipeline::{self, Clock, Outcome, Pipeline, Status};
 use aelc_runtime::receipt::Receipt;
-use aelc_runtime::stage::{Arg, IrStage, StageCheck};
 use aelc_runtime::value::Value;
 
-use super::node::{self, ProgramFns};
+use super::node::{self, ProgramChecks, ProgramFns};
 use super::World;
 use crate::ir::{self, NodeIr, Program};
 use crate::syntax::{self, ast};
@@ -46,18 +45,8 @@ impl Host for NoRustHost<'_> {
             .fns
             .get(func.0 as usize)
             .map_or("?", |f| f.name.as_str());
-        Err(EvalError::new(
-            EvalErrorKind::Extern,
-            format!("extern fn `{name}` is Rust code, which this run does not have"),
-        ))
+        Err(node::no_rust(&format!("extern fn `{name}`")))
     }
-}
-
-/// One wired check: its lowered form (or `None` for an `extern check`) and its arguments.
-struct Wired {
-    name: String,
-    check: Option<Check>,
-    args: Vec<Arg>,
 }
 
 /// A node ready to run: everything derived from the IR once.
@@ -65,9 +54,7 @@ pub struct NodeRunner<'p> {
     pub program: &'p Program,
     pub node: &'p NodeIr,
     fns: ProgramFns,
-    input_checks: Vec<Wired>,
-    output_checks: Vec<Wired>,
-    transform: Option<FnDef>,
+    checks: ProgramChecks,
     needs_rust: Vec<String>,
 }
 
@@ -84,38 +71,19 @@ pub struct NodeRun {
 
 impl<'p> NodeRunner<'p> {
     pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRunner<'p> {
-        let fns = ProgramFns::new(program);
-        let mut needs_rust = Vec::new();
-        let mut wire = |id: &ir::CheckId, output: bool| -> Option<Wired> {
-            let c = program.checks.get(id.0 as usize)?;
-            if c.is_extern {
-                needs_rust.push(format!("extern check `{}`", c.name));
-            }
-            Some(Wired {
-                name: c.name.clone(),
-                check: node::rt_check(c),
-                args: node::wire(node, &c.params, output),
-            })
+        let checks = node.input.checks.iter().chain(&node.output_stage.checks);
+        let mut needs_rust: Vec<String> = checks
+            .filter_map(|id| program.checks.get(id.0 as usize))
+            .filter(|c| c.is_extern)
+            .map(|c| format!("extern check `{}`", c.name))
+            .collect();
+        let extern_fn = |id: Option<ir::FnId>| {
+            id.and_then(|id| program.fns.get(id.0 as usize))
+                .filter(|f| f.is_extern)
         };
-        let input_checks = node
-            .input
-            .checks
-            .iter()
-            .filter_map(|id| wire(id, false))
-            .collect();
-        let output_checks = node
-            .output_stage
-            .checks
-            .iter()
-            .filter_map(|id| wire(id, true))
-            .collect();
-        let transform = node.output_stage.transform.and_then(|id| {
-            let f = program.fns.get(id.0 as usize)?;
-            if f.is_extern {
-                needs_rust.push(format!("extern fn `{}` (the transform)", f.name));
-            }
-            fns.pure_fn(FnId(id.0)).cloned()
-        });
+        if let Some(f) = extern_fn(node.output_stage.transform) {
+            needs_rust.push(format!("extern fn `{}` (the transform)", f.name));
+        }
         if let Some(f) = node
             .output_stage
             .raw_parse
@@ -126,10 +94,8 @@ impl<'p> NodeRunner<'p> {
         NodeRunner {
             program,
             node,
-            fns,
-            input_checks,
-            output_checks,
-            transform,
+            fns: ProgramFns::new(program),
+            checks: ProgramChecks::new(program),
             needs_rust,
         }
     }
@@ -185,7 +151,15 @@ impl<'p> NodeRunner<'p> {
                 };
             }
         };
-        match self.run_input_checks(&inputs, &mut host) {
+        let input_check = node::input_checks(
+            self.program,
+            self.node,
+            &self.fns,
+            &self.checks,
+            &mut host,
+            &inputs,
+        );
+        match input_check {
             Ok(None) => {}
             Ok(Some(failure)) => {
                 let outcome = self.refused(Status::Failed, &failure.code);
@@ -206,37 +180,14 @@ impl<'p> NodeRunner<'p> {
                 };
             }
         }
-        let checks = self
-            .output_checks
-            .iter()
-            .map(|w| match &w.check {
-                Some(check) => StageCheck::Ir {
-                    check,
-                    args: w.args.clone(),
-                },
-                None => {
-                    let name = w.name.clone();
-                    StageCheck::Extern {
-                        name: w.name.clone(),
-                        args: w.args.clone(),
-                        run: Box::new(move |_| {
-                            Err(EvalError::new(
-                                EvalErrorKind::Extern,
-                                format!("extern check `{name}` is Rust code, which this run does not have"),
-                            ))
-                        }),
-                    }
-                }
-            })
-            .collect();
-        let mut stage = IrStage {
-            fns: &self.fns,
-            host: &mut host,
-            inputs: &inputs,
-            checks,
-            transform: self.transform.as_ref().map(|f| (f, vec![Arg::Output])),
-            patterns: Default::default(),
-        };
+        let mut stage = node::output_stage(
+            self.program,
+            self.node,
+            &self.fns,
+            &self.checks,
+            &mut host,
+            &inputs,
+        );
         let outcome = self.pipeline().run(prompt, model, &mut stage, clock);
         NodeRun {
             input_errors: Vec::new(),
@@ -244,38 +195,6 @@ impl<'p> NodeRunner<'p> {
             receipt: ended(outcome.clone()),
             outcome,
         }
-    }
-
-    fn run_input_checks(
-        &self,
-        inputs: &[Value],
-        host: &mut dyn Host,
-    ) -> Result<Option<pipeline::CheckFailure>, EvalError> {
-        for w in &self.input_checks {
-            let Some(check) = &w.check else {
-                return Err(EvalError::new(
-                    EvalErrorKind::Extern,
-                    format!("extern check `{}` is Rust code", w.name),
-                ));
-            };
-            let values: Vec<&Value> = w
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    Arg::Input(i) => inputs.get(*i),
-                    Arg::Output => None,
-                })
-                .collect();
-            let mut eval = Evaluator::new(&self.fns, &mut *host);
-            if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
-                return Ok(Some(pipeline::CheckFailure {
-                    check: w.name.clone(),
-                    code,
-                    message,
-                }));
-            }
-        }
-        Ok(None)
     }
 
     /// An outcome that ran no model: nothing attempted, nothing spent.
