@@ -3,8 +3,10 @@
 //! the node's, the input decoder, the input checks, the output stage (checks and transform)
 //! and the output [`Pipeline`] (policies, budget, prices).
 //!
-//! `aelc run` ([`super::run::NodeRun`]) and `aelc validate`/`aelc test`
-//! ([`super::runner::NodeRunner`]) both build from here, so a node runs the same way in both.
+//! [`NodeParts`] holds them for one node. `aelc run` ([`super::run::NodeRun`]) and
+//! `aelc validate`/`aelc test` ([`super::runner::NodeRunner`]) both drive a `NodeParts`, so a
+//! node's checks, decoder and pipeline are the same in both; what differs is around the model
+//! call (`run` renders the prompt and reaches real bindings).
 
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::DecodeError;
@@ -89,59 +91,144 @@ pub fn wire(node: &NodeIr, params: &[ir::Param], output_first: bool) -> Vec<Arg>
     args
 }
 
-/// Decodes the node's input document (spec §4) under `max_input_bytes`: one parameter's
-/// value, or an object with one field per parameter. Paths start at the parameter's name.
-pub fn decode_input(
-    program: &Program,
-    node: &NodeIr,
-    bytes: &[u8],
-) -> Result<Vec<Value>, Vec<DecodeError>> {
-    let max = usize::try_from(program.limits.max_input_bytes).unwrap_or(usize::MAX);
-    let mut decoder = Decoder::new(&program.types).with_max_input_bytes(max);
-    match node.params.as_slice() {
-        [one] => decoder.decode(bytes, &one.ty, &one.name).map(|v| vec![v]),
-        params => {
-            let params: Vec<(&str, &Ty)> =
-                params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
-            decoder.decode_params(bytes, &params)
-        }
-    }
+/// A node of a program with the runtime pieces both runners need, derived from the IR once.
+pub struct NodeParts<'p> {
+    pub program: &'p Program,
+    pub node: &'p NodeIr,
+    pub fns: ProgramFns,
+    pub checks: ProgramChecks,
 }
 
-/// The output pipeline of `node`: its binding, `max_answer`, `on_failure` policies, budget,
-/// and the prices of the program's bindings.
-pub fn pipeline<'p>(program: &'p Program, node: &'p NodeIr) -> Pipeline<'p> {
-    let binding = node.config.model.as_deref().unwrap_or(NO_BINDING);
-    let mut p = Pipeline::new(
-        &program.types,
-        &node.output,
-        binding,
-        node.config.max_answer,
-    );
-    p.policies = node
-        .output_stage
-        .on_failure
-        .iter()
-        .map(|policy| match policy {
-            ir::Policy::Retry { times } => pipeline::Policy::Retry { times: *times },
-            ir::Policy::Repair { times } => pipeline::Policy::Repair { times: *times },
-            ir::Policy::Fallback { binding } => pipeline::Policy::Fallback {
-                binding: binding.clone(),
-            },
-            ir::Policy::Fail { code } => pipeline::Policy::Fail { code: code.clone() },
-        })
-        .collect();
-    p.budget = Budget {
-        max_calls: node.budget.max_calls,
-        max_time_ms: node.budget.max_time_ms,
-        max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
-    };
-    p.prices = program
-        .bindings
-        .iter()
-        .filter_map(|b| Some((b.name.clone(), b.price.clone()?)))
-        .collect();
-    p
+impl<'p> NodeParts<'p> {
+    pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeParts<'p> {
+        NodeParts {
+            program,
+            node,
+            fns: ProgramFns::new(program),
+            checks: ProgramChecks::new(program),
+        }
+    }
+
+    /// Decodes the node's input document (spec §4) under `max_input_bytes`: one parameter's
+    /// value, or an object with one field per parameter. Paths start at the parameter's name.
+    pub fn decode_input(&self, bytes: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
+        let max = usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX);
+        let mut decoder = Decoder::new(&self.program.types).with_max_input_bytes(max);
+        match self.node.params.as_slice() {
+            [one] => decoder.decode(bytes, &one.ty, &one.name).map(|v| vec![v]),
+            params => {
+                let params: Vec<(&str, &Ty)> =
+                    params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
+                decoder.decode_params(bytes, &params)
+            }
+        }
+    }
+
+    /// The output pipeline of the node: its binding, `max_answer`, `on_failure` policies,
+    /// budget, and the prices of the program's bindings.
+    pub fn pipeline(&self) -> Pipeline<'p> {
+        let (program, node) = (self.program, self.node);
+        let binding = node.config.model.as_deref().unwrap_or(NO_BINDING);
+        let mut p = Pipeline::new(
+            &program.types,
+            &node.output,
+            binding,
+            node.config.max_answer,
+        );
+        p.policies = node
+            .output_stage
+            .on_failure
+            .iter()
+            .map(|policy| match policy {
+                ir::Policy::Retry { times } => pipeline::Policy::Retry { times: *times },
+                ir::Policy::Repair { times } => pipeline::Policy::Repair { times: *times },
+                ir::Policy::Fallback { binding } => pipeline::Policy::Fallback {
+                    binding: binding.clone(),
+                },
+                ir::Policy::Fail { code } => pipeline::Policy::Fail { code: code.clone() },
+            })
+            .collect();
+        p.budget = Budget {
+            max_calls: node.budget.max_calls,
+            max_time_ms: node.budget.max_time_ms,
+            max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
+        };
+        p.prices = program
+            .bindings
+            .iter()
+            .filter_map(|b| Some((b.name.clone(), b.price.clone()?)))
+            .collect();
+        p
+    }
+
+    /// Runs the node's input checks in declared order (before any call): the first failure,
+    /// if any. An `extern check` is an error when reached.
+    pub fn input_checks(
+        &self,
+        host: &mut dyn Host,
+        inputs: &[Value],
+    ) -> Result<Option<CheckFailure>, EvalError> {
+        for id in &self.node.input.checks {
+            let Some(decl) = self.program.checks.get(id.0 as usize) else {
+                continue;
+            };
+            let Some(check) = self.checks.get(*id) else {
+                return Err(no_rust(&format!("extern check `{}`", decl.name)));
+            };
+            let values: Vec<&Value> = wire(self.node, &decl.params, false)
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Input(i) => inputs.get(*i),
+                    Arg::Output => None,
+                })
+                .collect();
+            let mut eval = Evaluator::new(&self.fns, &mut *host);
+            if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
+                return Ok(Some(CheckFailure {
+                    check: check.name.clone(),
+                    code,
+                    message,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The node's output stage over `inputs` (steps 4 and 5 of spec §6.1): its output checks
+    /// in order, wired to the output and the inputs, and its transform. An `extern check` is
+    /// an error when reached.
+    pub fn output_stage<'s>(&'s self, host: &'s mut dyn Host, inputs: &'s [Value]) -> IrStage<'s> {
+        let (program, node) = (self.program, self.node);
+        let stage_checks = node
+            .output_stage
+            .checks
+            .iter()
+            .filter_map(|id| {
+                let decl = program.checks.get(id.0 as usize)?;
+                let args = wire(node, &decl.params, true);
+                Some(match self.checks.get(*id) {
+                    Some(check) => StageCheck::Ir { check, args },
+                    None => {
+                        let what = format!("extern check `{}`", decl.name);
+                        StageCheck::Extern {
+                            name: decl.name.clone(),
+                            args,
+                            run: Box::new(move |_| Err(no_rust(&what))),
+                        }
+                    }
+                })
+            })
+            .collect();
+        let transform = node.output_stage.transform.and_then(|f| {
+            let def = self.fns.pure_fn(rt::FnId(f.0))?;
+            let params = &program.fns.get(f.0 as usize)?.params;
+            Some((def, wire(node, params, true)))
+        });
+        IrStage {
+            transform,
+            ..IrStage::new(&self.fns, host, inputs, stage_checks)
+        }
+    }
 }
 
 /// The checks of a program in runtime form, by check id (`None`: an `extern check`).
@@ -163,82 +250,4 @@ pub fn no_rust(what: &str) -> EvalError {
         EvalErrorKind::Extern,
         format!("{what} is Rust code, which this run does not have"),
     )
-}
-
-/// Runs the input checks of `node` in declared order (spec §6.1's step before any call): the
-/// first failure, if any. An `extern check` is an error when reached.
-pub fn input_checks(
-    program: &Program,
-    node: &NodeIr,
-    fns: &ProgramFns,
-    checks: &ProgramChecks,
-    host: &mut dyn Host,
-    inputs: &[Value],
-) -> Result<Option<CheckFailure>, EvalError> {
-    for id in &node.input.checks {
-        let Some(decl) = program.checks.get(id.0 as usize) else {
-            continue;
-        };
-        let Some(check) = checks.get(*id) else {
-            return Err(no_rust(&format!("extern check `{}`", decl.name)));
-        };
-        let values: Vec<&Value> = wire(node, &decl.params, false)
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Input(i) => inputs.get(*i),
-                Arg::Output => None,
-            })
-            .collect();
-        let mut eval = Evaluator::new(fns, &mut *host);
-        if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
-            return Ok(Some(CheckFailure {
-                check: check.name.clone(),
-                code,
-                message,
-            }));
-        }
-    }
-    Ok(None)
-}
-
-/// The output stage of `node` over `inputs` (steps 4 and 5 of spec §6.1): its output checks in
-/// order, wired to the output and the inputs, and its transform. An `extern check` is an error
-/// when reached.
-pub fn output_stage<'s>(
-    program: &'s Program,
-    node: &'s NodeIr,
-    fns: &'s ProgramFns,
-    checks: &'s ProgramChecks,
-    host: &'s mut dyn Host,
-    inputs: &'s [Value],
-) -> IrStage<'s> {
-    let stage_checks = node
-        .output_stage
-        .checks
-        .iter()
-        .filter_map(|id| {
-            let decl = program.checks.get(id.0 as usize)?;
-            let args = wire(node, &decl.params, true);
-            Some(match checks.get(*id) {
-                Some(check) => StageCheck::Ir { check, args },
-                None => {
-                    let what = format!("extern check `{}`", decl.name);
-                    StageCheck::Extern {
-                        name: decl.name.clone(),
-                        args,
-                        run: Box::new(move |_| Err(no_rust(&what))),
-                    }
-                }
-            })
-        })
-        .collect();
-    let transform = node.output_stage.transform.and_then(|f| {
-        let def = fns.pure_fn(rt::FnId(f.0))?;
-        let params = &program.fns.get(f.0 as usize)?.params;
-        Some((def, wire(node, params, true)))
-    });
-    IrStage {
-        transform,
-        ..IrStage::new(fns, host, inputs, stage_checks)
-    }
 }

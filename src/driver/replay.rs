@@ -149,8 +149,8 @@ pub fn replay(runner: &NodeRunner<'_>, body: &BodyPlan, text: &str, prompt: &str
             if outcome.status != Status::Succeeded {
                 problems.push(format!("expected an output, got {got}{}", why()));
             } else if outcome.output.as_ref() != Some(&expected) {
-                let ty = &runner.node.output;
-                let types = &runner.program.types;
+                let ty = &runner.parts.node.output;
+                let types = &runner.parts.program.types;
                 problems.push(format!(
                     "the output differs:\n    expected {}\n    got      {}",
                     expected.to_json_string(ty, types),

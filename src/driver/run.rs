@@ -31,7 +31,7 @@ use aelc_runtime::receipt::Receipt;
 use aelc_runtime::value::Value;
 use serde_json::Value as Json;
 
-use super::node::{self, ProgramChecks, ProgramFns};
+use super::node::NodeParts;
 use crate::codegen::json_schema::{DefKeys, SchemaBuilder};
 use crate::codegen::model_schema::{model_schema, wraps_root, Provider};
 use crate::ir::{Binding, NodeIr, Program};
@@ -168,10 +168,8 @@ pub fn output_schema_text(
 
 /// A run in progress: the program, the node and what the steps share.
 pub struct NodeRun<'p> {
-    pub program: &'p Program,
-    pub node: &'p NodeIr,
-    fns: ProgramFns,
-    checks: ProgramChecks,
+    /// The node and its runtime pieces (shared with `aelc validate`/`aelc test`).
+    pub parts: NodeParts<'p>,
 }
 
 /// The decoded inputs and the prompt, ready for the calls.
@@ -183,29 +181,19 @@ pub struct Prepared {
 impl<'p> NodeRun<'p> {
     pub fn new(program: &'p Program, node: &'p NodeIr) -> NodeRun<'p> {
         NodeRun {
-            program,
-            node,
-            fns: ProgramFns::new(program),
-            checks: ProgramChecks::new(program),
+            parts: NodeParts::new(program, node),
         }
     }
 
     /// Step 1 of the run: the input document decoded against the node's parameters.
     pub fn decode_input(&self, input: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
-        node::decode_input(self.program, self.node, input)
+        self.parts.decode_input(input)
     }
 
     /// Step 2: the input checks in order; the first failure.
     pub fn input_checks(&self, inputs: &[Value]) -> Result<Option<CheckFailure>, EvalError> {
         let mut host = NoHost;
-        node::input_checks(
-            self.program,
-            self.node,
-            &self.fns,
-            &self.checks,
-            &mut host,
-            inputs,
-        )
+        self.parts.input_checks(&mut host, inputs)
     }
 
     /// Step 3: the parts the model receives, within `max_prompt`.
@@ -215,35 +203,37 @@ impl<'p> NodeRun<'p> {
         output_schema: &str,
     ) -> Result<Vec<PromptPart>, prompt::PromptError> {
         let limit = self
+            .parts
             .node
             .config
             .max_prompt
             .unwrap_or(prompt::MAX_PROMPT_BYTES);
         let mut host = NoHost;
         let mut env = PromptEnv {
-            table: &self.program.types,
-            fns: &self.fns,
+            table: &self.parts.program.types,
+            fns: &self.parts.fns,
             host: &mut host,
             output_schema,
             limit,
         };
         let refs: Vec<&Value> = inputs.iter().collect();
         let builder = self
+            .parts
             .node
             .input
             .builder
-            .and_then(|b| self.program.builders.get(b.0 as usize));
-        let parts = match (builder, &self.node.template) {
+            .and_then(|b| self.parts.program.builders.get(b.0 as usize));
+        let parts = match (builder, &self.parts.node.template) {
             (Some(b), template) => prompt::build(&b.parts, template.as_ref(), &refs, &mut env)?,
             (None, Some(template)) => {
                 vec![PromptPart::Text(prompt::render(template, &refs, &mut env)?)]
             }
             // No prompt and no builder: the model receives the input document itself.
             (None, None) => {
-                let text = match self.node.params.as_slice() {
+                let text = match self.parts.node.params.as_slice() {
                     [one] => inputs
                         .first()
-                        .map(|v| v.to_json_string(&one.ty, &self.program.types))
+                        .map(|v| v.to_json_string(&one.ty, &self.parts.program.types))
                         .unwrap_or_default(),
                     _ => String::new(),
                 };
@@ -258,7 +248,7 @@ impl<'p> NodeRun<'p> {
 
     /// The pipeline of this node: output type, policies, budget and the bindings' prices.
     pub fn pipeline(&self) -> Pipeline<'p> {
-        node::pipeline(self.program, self.node)
+        self.parts.pipeline()
     }
 
     /// Step 4: the calls and the seven steps, with the output checks and transform.
@@ -271,14 +261,7 @@ impl<'p> NodeRun<'p> {
     ) -> Outcome {
         let pipeline = self.pipeline();
         let mut host = NoHost;
-        let mut stage = node::output_stage(
-            self.program,
-            self.node,
-            &self.fns,
-            &self.checks,
-            &mut host,
-            inputs,
-        );
+        let mut stage = self.parts.output_stage(&mut host, inputs);
         let prompt_text = prompt_text(parts);
         pipeline.run(&prompt_text, model, &mut stage, clock)
     }
@@ -286,9 +269,9 @@ impl<'p> NodeRun<'p> {
     /// The receipt of `outcome` for `input`.
     pub fn receipt(&self, input: &[u8], outcome: &Outcome) -> Receipt {
         Receipt::new(
-            &self.program.package.name,
-            &self.program.package.version,
-            &self.node.name,
+            &self.parts.program.package.name,
+            &self.parts.program.package.version,
+            &self.parts.node.name,
             input,
             outcome,
             Vec::new(),
@@ -353,7 +336,7 @@ impl<'p> NodeRun<'p> {
         };
         if let Some(accepts) = accepts {
             if let Some(part) = parts.iter().find(|p| !accepts.contains(&p.kind())) {
-                let binding = self.node.config.model.as_deref().unwrap_or("?");
+                let binding = self.parts.node.config.model.as_deref().unwrap_or("?");
                 let why = format!(
                     "binding `{binding}` does not accept `{}` parts, which the input builder produced; nothing was sent",
                     part.kind()

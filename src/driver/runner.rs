@@ -28,7 +28,7 @@ use aelc_runtime::pipeline::{self, Clock, Outcome, Pipeline, Status};
 use aelc_runtime::receipt::Receipt;
 use aelc_runtime::value::Value;
 
-use super::node::{self, ProgramChecks, ProgramFns};
+use super::node::{self, NodeParts};
 use super::World;
 use crate::ir::{self, NodeIr, Program};
 use crate::syntax::{self, ast};
@@ -51,10 +51,8 @@ impl Host for NoRustHost<'_> {
 
 /// A node ready to run: everything derived from the IR once.
 pub struct NodeRunner<'p> {
-    pub program: &'p Program,
-    pub node: &'p NodeIr,
-    fns: ProgramFns,
-    checks: ProgramChecks,
+    /// The node and its runtime pieces (shared with `aelc run`).
+    pub parts: NodeParts<'p>,
     needs_rust: Vec<String>,
 }
 
@@ -92,10 +90,7 @@ impl<'p> NodeRunner<'p> {
             needs_rust.push(format!("extern fn `{}` (the raw parser)", f.name));
         }
         NodeRunner {
-            program,
-            node,
-            fns: ProgramFns::new(program),
-            checks: ProgramChecks::new(program),
+            parts: NodeParts::new(program, node),
             needs_rust,
         }
     }
@@ -109,21 +104,21 @@ impl<'p> NodeRunner<'p> {
     /// Decodes the node's input document (spec §4): one parameter's value, or an object with
     /// one field per parameter. Paths start at the parameter's name.
     pub fn decode_input(&self, bytes: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
-        node::decode_input(self.program, self.node, bytes)
+        self.parts.decode_input(bytes)
     }
 
     /// Decodes a document as the node's output (paths start at `output`), under the same
     /// `max_answer` bound as step 1.
     pub fn decode_output(&self, bytes: &[u8]) -> Result<Value, Vec<DecodeError>> {
-        let max = usize::try_from(self.node.config.max_answer).unwrap_or(usize::MAX);
-        Decoder::new(&self.program.types)
+        let max = usize::try_from(self.parts.node.config.max_answer).unwrap_or(usize::MAX);
+        Decoder::new(&self.parts.program.types)
             .with_max_input_bytes(max)
-            .decode(bytes, &self.node.output, pipeline::OUTPUT_ROOT)
+            .decode(bytes, &self.parts.node.output, pipeline::OUTPUT_ROOT)
     }
 
     /// The output pipeline of the node: binding, `max_answer`, policies, budget, prices.
     pub fn pipeline(&self) -> Pipeline<'p> {
-        node::pipeline(self.program, self.node)
+        self.parts.pipeline()
     }
 
     /// Runs the node on `input` (the document's bytes): decode, input checks, then the model
@@ -136,7 +131,7 @@ impl<'p> NodeRunner<'p> {
         clock: &mut dyn Clock,
     ) -> NodeRun {
         let mut host = NoRustHost {
-            program: self.program,
+            program: self.parts.program,
         };
         let ended = |outcome: Outcome| self.receipt(input, &outcome);
         let inputs = match self.decode_input(input) {
@@ -151,14 +146,7 @@ impl<'p> NodeRunner<'p> {
                 };
             }
         };
-        let input_check = node::input_checks(
-            self.program,
-            self.node,
-            &self.fns,
-            &self.checks,
-            &mut host,
-            &inputs,
-        );
+        let input_check = self.parts.input_checks(&mut host, &inputs);
         match input_check {
             Ok(None) => {}
             Ok(Some(failure)) => {
@@ -180,14 +168,7 @@ impl<'p> NodeRunner<'p> {
                 };
             }
         }
-        let mut stage = node::output_stage(
-            self.program,
-            self.node,
-            &self.fns,
-            &self.checks,
-            &mut host,
-            &inputs,
-        );
+        let mut stage = self.parts.output_stage(&mut host, &inputs);
         let outcome = self.pipeline().run(prompt, model, &mut stage, clock);
         NodeRun {
             input_errors: Vec::new(),
@@ -212,9 +193,9 @@ impl<'p> NodeRunner<'p> {
 
     fn receipt(&self, input: &[u8], outcome: &Outcome) -> Receipt {
         Receipt::new(
-            &self.program.package.name,
-            &self.program.package.version,
-            &self.node.name,
+            &self.parts.program.package.name,
+            &self.parts.program.package.version,
+            &self.parts.node.name,
             input,
             outcome,
             Vec::new(),
