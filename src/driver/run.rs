@@ -111,35 +111,32 @@ pub fn output_schemas(program: &Program, node: &NodeIr) -> (Json, BTreeMap<Strin
     let keys = DefKeys::new(&program.types);
     let document = SchemaBuilder::new(&program.types, &keys).output_document(node);
     let mut schemas = BTreeMap::new();
-    // OpenAI: the strict variant, as codegen emits it; an output that is not an object is
-    // wrapped there as `{"value": …}`, and the provider unwraps the answer.
-    let variant = model_schema(Provider::OpenAi, &node.name, &document);
-    if let Some(schema) = variant.get("schema") {
+    // The model-facing variants, as codegen emits them: an output that is not an object is
+    // wrapped there as `{"value": …}` (both providers want an object), and the provider
+    // unwraps the answer.
+    let wrapped = wraps_root(&document);
+    let openai = model_schema(Provider::OpenAi, &node.name, &document);
+    if let Some(schema) = openai.get("schema") {
         schemas.insert(
             "openai".to_owned(),
             OutputSchema {
                 name: node.name.clone(),
                 schema: schema.clone(),
-                strict: variant
+                strict: openai
                     .get("strict")
                     .and_then(Json::as_bool)
                     .unwrap_or(false),
-                wrapped: wraps_root(&document),
+                wrapped,
             },
         );
-    }
-    // Anthropic: the tool input schema; the provider wraps and unwraps a non-object root.
-    let mut tool = document.clone();
-    if let Json::Object(m) = &mut tool {
-        m.shift_remove("$schema");
     }
     schemas.insert(
         "anthropic".to_owned(),
         OutputSchema {
             name: node.name.clone(),
-            schema: tool,
+            schema: model_schema(Provider::Anthropic, &node.name, &document),
             strict: true,
-            wrapped: false,
+            wrapped,
         },
     );
     (document, schemas)

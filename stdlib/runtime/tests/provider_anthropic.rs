@@ -280,8 +280,10 @@ fn overload_errors_are_model_unavailable_and_never_show_the_key() {
     );
 }
 
+/// A list output comes as codegen's wrapped variant: the tool input schema is sent as it is,
+/// and the tool input is unwrapped back to the list.
 #[test]
-fn a_non_object_schema_is_wrapped_and_unwrapped() {
+fn a_wrapped_schema_is_sent_as_it_is_and_the_answer_unwrapped() {
     let server = Server::start(vec![json_reply(
         200,
         &message(
@@ -290,21 +292,24 @@ fn a_non_object_schema_is_wrapped_and_unwrapped() {
         ),
     )]);
     let mut asked = request(3000);
+    let wrapped = json!({
+        "type": "object",
+        "properties": {"value": {"type": "array", "items": {"type": "string"}}},
+        "required": ["value"],
+        "additionalProperties": false,
+    });
     asked.output_schema = Some(OutputSchema {
         name: "tags".into(),
-        schema: json!({"type": "array", "items": {"type": "string"}}),
+        schema: wrapped.clone(),
         strict: true,
-        wrapped: false,
+        wrapped: true,
     });
     let answer = provider(&server, false)
         .complete(&asked)
         .expect("an answer");
     assert_eq!(answer.text, r#"["a","b"]"#);
     let (requests, _) = server.finish();
-    assert_eq!(
-        requests[0].body["tools"][0]["input_schema"]["properties"]["value"]["type"],
-        json!("array")
-    );
+    assert_eq!(requests[0].body["tools"][0]["input_schema"], wrapped);
 }
 
 #[test]

@@ -3,18 +3,17 @@
 //!
 //! - System parts go to the top-level `system` text; the other parts form one `user` message.
 //! - Structured output is a single tool whose `input_schema` is the model-facing schema, forced
-//!   with `tool_choice: {type: "tool", name}`; the answer is the tool call's input. A schema
-//!   whose root is not an object (tool inputs must be objects) is wrapped as
-//!   `{"value": …}` on the way out and unwrapped on the way back.
+//!   with `tool_choice: {type: "tool", name}`; the answer is the tool call's input. Tool
+//!   inputs must be objects: an output whose root is not one comes as codegen's `{"value": …}`
+//!   variant ([`OutputSchema::wrapped`](super::request::OutputSchema)), and the answer is
+//!   unwrapped, as the OpenAI provider does.
 //! - `stop_reason: max_tokens` is [`FinishReason::Length`].
 //! - The answer text is the tool input exactly as the model wrote it (a raw JSON slice, never
 //!   re-serialized), so step 2 still sees duplicate keys and number spellings.
 //! - Streaming reads `message_start`, `content_block_*`, `message_delta` and `message_stop`
 //!   events; a stream that ends without `message_stop` is truncated.
 
-use super::answer::{
-    unwrap_value, within_limit, Answer, AnswerBuffer, FinishReason, Usage, WRAPPED,
-};
+use super::answer::{unwrap_value, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::ProviderConfig;
 use super::error::ProviderError;
 use super::http::{quote, read_body, Transport};
@@ -56,8 +55,11 @@ impl Anthropic {
             return None;
         }
         let schema = request.output_schema.as_ref()?;
-        let (input_schema, wrapped) = tool_input_schema(&schema.schema);
-        Some((wire_name(&schema.name), input_schema, wrapped))
+        Some((
+            wire_name(&schema.name),
+            schema.schema.clone(),
+            schema.wrapped,
+        ))
     }
 
     /// The JSON body for `request`.
@@ -178,29 +180,6 @@ fn media_block(block: &str, source: &MediaSource) -> Value {
         }),
         None => json!({"type": block, "source": {"type": "url", "url": source.url}}),
     }
-}
-
-/// The tool input schema and whether the answer had to be wrapped in `{"value": …}`.
-/// `$defs` stay at the root so `#/$defs/…` references still resolve.
-fn tool_input_schema(schema: &Value) -> (Value, bool) {
-    if schema.get("type").and_then(Value::as_str) == Some("object") {
-        return (schema.clone(), false);
-    }
-    let mut inner = schema.clone();
-    let defs = inner.as_object_mut().and_then(|object| {
-        object.remove("$schema");
-        object.remove("$defs")
-    });
-    let mut wrapper = json!({
-        "type": "object",
-        "properties": {WRAPPED: inner},
-        "required": [WRAPPED],
-        "additionalProperties": false,
-    });
-    if let (Some(defs), Some(object)) = (defs, wrapper.as_object_mut()) {
-        object.insert("$defs".into(), defs);
-    }
-    (wrapper, true)
 }
 
 fn stop_reason(raw: Option<&str>) -> FinishReason {
@@ -426,28 +405,4 @@ fn read_stream(
         finish_reason: reason.unwrap_or(stop_reason(None)),
         usage: tokens,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn object_schemas_pass_and_others_are_wrapped_with_their_defs() {
-        let object = json!({"type": "object", "properties": {}});
-        assert_eq!(tool_input_schema(&object), (object.clone(), false));
-        let list = json!({"$schema": "x", "type": "array", "items": {"$ref": "#/$defs/A"}, "$defs": {"A": {"type": "string"}}});
-        let (wrapped, was_wrapped) = tool_input_schema(&list);
-        assert!(was_wrapped);
-        assert_eq!(
-            wrapped,
-            json!({
-                "type": "object",
-                "properties": {"value": {"type": "array", "items": {"$ref": "#/$defs/A"}}},
-                "required": ["value"],
-                "additionalProperties": false,
-                "$defs": {"A": {"type": "string"}},
-            })
-        );
-    }
 }

@@ -101,9 +101,10 @@ pub struct OutputSchema {
     /// OpenAI's `strict`: `false` when the schema holds what strict mode refuses (a `Map`, whose
     /// `additionalProperties` is a schema); codegen decides (spec §9.3).
     pub strict: bool,
-    /// The schema describes the answer wrapped as `{"value": …}` (codegen's OpenAI variant of
-    /// an output whose root is not an object): the provider unwraps what the model returns.
-    /// The Anthropic provider wraps such schemas itself and ignores this.
+    /// The schema describes the answer wrapped as `{"value": …}` (codegen's model-facing
+    /// variant of an output whose root is not an object, for OpenAI and Anthropic alike, which
+    /// both want an object there): the provider unwraps what the model returns. Providers send
+    /// `schema` as it is; wrapping is codegen's one job.
     pub wrapped: bool,
 }
 
