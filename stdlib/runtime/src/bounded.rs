@@ -54,6 +54,10 @@ thread_local! {
 }
 
 fn check_text(s: &str, ty: &StrTy) -> Result<(), BoundError> {
+    // The decoder's fast path: a length that surely fits, and nothing else to check.
+    if bounds::str_surely_fits(s, ty) {
+        return Ok(());
+    }
     let mut issues = Vec::new();
     PATTERNS.with(|p| bounds::check_str(s, ty, &mut p.borrow_mut(), &mut issues));
     match issues.into_iter().next() {
@@ -547,5 +551,25 @@ where
         }
         let entries = d.deserialize_map(Entries(PhantomData))?;
         BoundedMap::new(entries).map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BoundedStr;
+
+    /// Bounds count characters, not bytes: the byte-length shortcut only lets through what
+    /// surely fits, and everything else is counted.
+    #[test]
+    fn text_bounds_count_characters() {
+        type Short = BoundedStr<5, 2>;
+        assert!(Short::new("ab").is_ok());
+        assert!(Short::new("abcde").is_ok());
+        assert!(Short::new("a").is_err());
+        assert!(Short::new("abcdef").is_err());
+        // Five characters in ten bytes fit; six in twelve do not; one in two is too short.
+        assert!(Short::new("ééééé").is_ok());
+        assert!(Short::new("éééééé").is_err());
+        assert!(Short::new("é").is_err());
     }
 }
