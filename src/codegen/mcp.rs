@@ -8,7 +8,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::model_schema::{wraps_root, WRAP_KEY};
+use super::model_schema::{wrap_root, wraps_root};
 
 /// One agent as a tool: its name, docs and its two JSON Schema documents.
 pub struct ToolSource<'a> {
@@ -38,32 +38,9 @@ fn tool(agent: &ToolSource<'_>) -> Value {
 
 /// The document with an object at its root: as it is, or wrapped as `{"value": …}`.
 fn object_root(document: &Value) -> Value {
-    if !wraps_root(document) {
-        return document.clone();
+    if wraps_root(document) {
+        wrap_root(document)
+    } else {
+        document.clone()
     }
-    let mut inner = document.clone();
-    let mut defs = None;
-    let mut schema = None;
-    if let Value::Object(m) = &mut inner {
-        defs = m.shift_remove("$defs");
-        schema = m.shift_remove("$schema");
-        m.shift_remove("title");
-    }
-    let mut outer = Map::new();
-    if let Some(s) = schema {
-        outer.insert("$schema".into(), s);
-    }
-    if let Some(t) = document.get("title") {
-        outer.insert("title".into(), t.clone());
-    }
-    outer.insert("type".into(), json!("object"));
-    let mut properties = Map::new();
-    properties.insert(WRAP_KEY.into(), inner);
-    outer.insert("properties".into(), Value::Object(properties));
-    outer.insert("required".into(), json!([WRAP_KEY]));
-    outer.insert("additionalProperties".into(), json!(false));
-    if let Some(d) = defs {
-        outer.insert("$defs".into(), d);
-    }
-    Value::Object(outer)
 }

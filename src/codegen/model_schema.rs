@@ -52,8 +52,9 @@ impl Provider {
     }
 }
 
-/// The key an answer is wrapped in when the output type is not an object.
-pub const WRAP_KEY: &str = "value";
+/// The key an answer is wrapped in when the output type is not an object: the one the
+/// providers unwrap.
+pub const WRAP_KEY: &str = aelc_runtime::provider::answer::WRAPPED;
 
 /// Whether the model-facing schema of `document` (a draft 2020-12 output schema) wraps the
 /// answer as `{"value": …}` for providers that need an object at the root.
@@ -99,7 +100,7 @@ fn is_object_schema(schema: &Value, document: &Value) -> bool {
 }
 
 /// `{"type":"object","properties":{"value":S},"required":["value"],…}` around the root.
-fn wrap_root(document: &Value) -> Value {
+pub(crate) fn wrap_root(document: &Value) -> Value {
     let mut inner = Map::new();
     let mut outer = Map::new();
     if let Value::Object(doc) = document {

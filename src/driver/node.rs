@@ -113,15 +113,15 @@ impl<'p> NodeParts<'p> {
     /// value, or an object with one field per parameter. Paths start at the parameter's name.
     pub fn decode_input(&self, bytes: &[u8]) -> Result<Vec<Value>, Vec<DecodeError>> {
         let max = usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX);
-        let mut decoder = Decoder::new(&self.program.types).with_max_input_bytes(max);
-        match self.node.params.as_slice() {
-            [one] => decoder.decode(bytes, &one.ty, &one.name).map(|v| vec![v]),
-            params => {
-                let params: Vec<(&str, &Ty)> =
-                    params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
-                decoder.decode_params(bytes, &params)
-            }
-        }
+        let params: Vec<(&str, &Ty)> = self
+            .node
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), &p.ty))
+            .collect();
+        Decoder::new(&self.program.types)
+            .with_max_input_bytes(max)
+            .decode_input(bytes, &params)
     }
 
     /// The output pipeline of the node: its binding, `max_answer`, `on_failure` policies,

@@ -24,7 +24,7 @@ use std::time::Duration;
 use aelc_runtime::error::DecodeError;
 use aelc_runtime::eval::{EvalError, NoHost};
 use aelc_runtime::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
-use aelc_runtime::pipeline::{CheckFailure, Clock, Outcome, Pipeline, Status};
+use aelc_runtime::pipeline::{CheckFailure, Clock, Outcome, Status};
 use aelc_runtime::prompt::{self, PromptEnv, PromptPart};
 use aelc_runtime::provider::{NodeCall, OutputSchema, Part, PartKind, ProviderModel};
 use aelc_runtime::receipt::Receipt;
@@ -243,11 +243,6 @@ impl<'p> NodeRun<'p> {
         Ok(parts)
     }
 
-    /// The pipeline of this node: output type, policies, budget and the bindings' prices.
-    pub fn pipeline(&self) -> Pipeline<'p> {
-        self.parts.pipeline()
-    }
-
     /// Step 4: the calls and the seven steps, with the output checks and transform.
     pub fn execute(
         &self,
@@ -256,7 +251,7 @@ impl<'p> NodeRun<'p> {
         model: &mut dyn Model,
         clock: &mut dyn Clock,
     ) -> Outcome {
-        let pipeline = self.pipeline();
+        let pipeline = self.parts.pipeline();
         let mut host = NoHost;
         let mut stage = self.parts.output_stage(&mut host, inputs);
         let prompt_text = prompt_text(parts);

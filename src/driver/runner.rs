@@ -24,7 +24,7 @@ use aelc_runtime::eval::{EvalError, Host};
 use aelc_runtime::expr::FnId;
 use aelc_runtime::model::Model;
 use aelc_runtime::money::Amount;
-use aelc_runtime::pipeline::{self, Clock, Outcome, Pipeline, Status};
+use aelc_runtime::pipeline::{self, Clock, Outcome, Status};
 use aelc_runtime::receipt::Receipt;
 use aelc_runtime::value::Value;
 
@@ -75,11 +75,12 @@ impl<'p> NodeRunner<'p> {
             .filter(|c| c.is_extern)
             .map(|c| format!("extern check `{}`", c.name))
             .collect();
-        let extern_fn = |id: Option<ir::FnId>| {
-            id.and_then(|id| program.fns.get(id.0 as usize))
-                .filter(|f| f.is_extern)
-        };
-        if let Some(f) = extern_fn(node.output_stage.transform) {
+        if let Some(f) = node
+            .output_stage
+            .transform
+            .and_then(|id| program.fns.get(id.0 as usize))
+            .filter(|f| f.is_extern)
+        {
             needs_rust.push(format!("extern fn `{}` (the transform)", f.name));
         }
         if let Some(f) = node
@@ -114,11 +115,6 @@ impl<'p> NodeRunner<'p> {
         Decoder::new(&self.parts.program.types)
             .with_max_input_bytes(max)
             .decode(bytes, &self.parts.node.output, pipeline::OUTPUT_ROOT)
-    }
-
-    /// The output pipeline of the node: binding, `max_answer`, policies, budget, prices.
-    pub fn pipeline(&self) -> Pipeline<'p> {
-        self.parts.pipeline()
     }
 
     /// Runs the node on `input` (the document's bytes): decode, input checks, then the model
@@ -169,7 +165,7 @@ impl<'p> NodeRunner<'p> {
             }
         }
         let mut stage = self.parts.output_stage(&mut host, &inputs);
-        let outcome = self.pipeline().run(prompt, model, &mut stage, clock);
+        let outcome = self.parts.pipeline().run(prompt, model, &mut stage, clock);
         NodeRun {
             input_errors: Vec::new(),
             input_check: None,

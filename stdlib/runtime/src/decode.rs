@@ -65,6 +65,20 @@ impl<'t> Decoder<'t> {
         session.finish(result, &trail)
     }
 
+    /// Decodes the input document of a node with parameters `params` (spec §4): the value of
+    /// its one parameter, or an object with one field per parameter ([`Decoder::decode_params`]).
+    /// Paths start at the parameter's name.
+    pub fn decode_input(
+        &mut self,
+        bytes: &[u8],
+        params: &[(&str, &Ty)],
+    ) -> Result<Vec<Value>, Vec<DecodeError>> {
+        match params {
+            [(name, ty)] => self.decode(bytes, ty, name).map(|v| vec![v]),
+            params => self.decode_params(bytes, params),
+        }
+    }
+
     /// Decodes the input document of a node with several parameters: an object with one field
     /// per parameter (spec §4). Paths start at the parameter's name (`camera.width`).
     pub fn decode_params(

@@ -719,14 +719,10 @@ pub fn decode_input(
     bytes: &[u8],
 ) -> Result<Vec<Value>, Vec<DecodeError>> {
     let max = usize::try_from(node.max_input_bytes).unwrap_or(usize::MAX);
-    let mut decoder = Decoder::new(&program.types).with_max_input_bytes(max);
-    match node.params.as_slice() {
-        [(name, ty)] => decoder.decode(bytes, ty, name).map(|v| vec![v]),
-        params => {
-            let params: Vec<(&str, &Ty)> = params.iter().map(|(n, t)| (n.as_str(), t)).collect();
-            decoder.decode_params(bytes, &params)
-        }
-    }
+    let params: Vec<(&str, &Ty)> = node.params.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    Decoder::new(&program.types)
+        .with_max_input_bytes(max)
+        .decode_input(bytes, &params)
 }
 
 /// Runs a node's input checks on decoded inputs.
