@@ -14,10 +14,8 @@ use crate::span::{FileId, Span};
 use crate::syntax::{self, ast};
 
 mod manifest;
-pub mod node;
 pub mod replay;
 pub mod run;
-pub mod runner;
 
 /// All IO the compiler does goes through this trait.
 pub trait World {

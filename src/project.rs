@@ -47,27 +47,8 @@ pub struct BindingConfig {
     pub price: Option<PriceConfig>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Provider {
-    /// Any OpenAI-compatible endpoint.
-    OpenAi,
-    Anthropic,
-    /// Answers replayed from examples (tests).
-    Replay,
-}
-
-impl Provider {
-    pub const ALL: [Provider; 3] = [Provider::OpenAi, Provider::Anthropic, Provider::Replay];
-
-    /// As written in `ael.toml` and the IR.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::Anthropic => "anthropic",
-            Provider::Replay => "replay",
-        }
-    }
-}
+/// The protocol a binding speaks: the runtime's own type, which `ir.json` carries.
+pub use aelc_runtime::program::Provider;
 
 /// A kind of part a model endpoint accepts (spec §6, §7): the runtime's own type, so that
 /// `ael.toml` and the providers read `accepts` the same way.
@@ -129,11 +110,11 @@ impl ProjectConfig {
             .iter()
             .map(|(name, b)| ir::Binding {
                 name: name.clone(),
-                provider: b.provider.as_str().to_owned(),
+                provider: b.provider,
                 model: b.model.clone(),
                 base_url: b.base_url.clone(),
                 api_key_env: b.api_key_env.clone(),
-                accepts: b.accepts.iter().map(|k| k.as_str().to_owned()).collect(),
+                accepts: b.accepts.clone(),
                 price: b.price.as_ref().map(|p| ir::Price {
                     input_per_mtok: p.input_per_mtok.clone(),
                     output_per_mtok: p.output_per_mtok.clone(),

@@ -313,15 +313,18 @@ fn test_reports_failures_and_exits_1() {
     }
 }
 
+/// `aelc test` runs node bodies through the one executor: the seed's form after a `let` is
+/// the model call; an extern fn that is not the model call is Rust `aelc test` does not have,
+/// and the example says which, before anything runs.
 #[test]
-fn test_refuses_to_replay_a_body_it_cannot_run() {
+fn test_runs_bodies_and_names_the_extern_it_lacks() {
     let dir = copy_fixture("test-body");
     write(
         &dir,
         "nodes/odd.node.ael",
         r#"use nodes::pick::{Request, Answer, write_pick};
 
-/// A body that computes before calling the extern fn.
+/// A body that computes before calling the extern fn that stands for the model call.
 agent odd(request: Request) -> Answer {
     config {
         prompt: file("prompts/pick.md");
@@ -335,6 +338,23 @@ agent odd(request: Request) -> Answer {
     let r = request;
     return write_pick(r);
 }
+
+/// Rust that tidies an answer.
+extern fn tidy(answer: Answer) -> Answer;
+
+/// A body that hands the model's answer to Rust.
+agent tidied(request: Request) -> Answer {
+    config {
+        prompt: file("prompts/pick.md");
+        model: binding("primary_model");
+    }
+    publish {
+        capability: "fixture.tidied";
+        price: 0.01 EUR;
+        examples: "examples/tidied/*.json";
+    }
+    return tidy(write_pick(request));
+}
 "#,
     );
     write(
@@ -342,12 +362,18 @@ agent odd(request: Request) -> Answer {
         "examples/odd/one.json",
         r#"{"input": {"text": "t"}, "answers": ["{\"items\": []}"], "output": {"items": []}}"#,
     );
+    write(
+        &dir,
+        "examples/tidied/one.json",
+        r#"{"input": {"text": "t"}, "answers": ["{\"items\": []}"], "output": {"items": []}}"#,
+    );
     let o = aelc(&["test"], &dir);
     let out = stdout(&o);
     assert_eq!(code(&o), 1, "{out}\n{}", stderr(&o));
-    assert!(out.contains("FAIL  examples/odd/one.json"), "{out}");
+    assert!(out.contains("ok    examples/odd/one.json"), "{out}");
+    assert!(out.contains("FAIL  examples/tidied/one.json"), "{out}");
     assert!(
-        out.contains("cannot replay: the body of `odd` has statements besides one `return`"),
+        out.contains("cannot replay: node `tidied` cannot run here: it needs extern fn `tidy` (called by `tidied`)"),
         "{out}"
     );
 }
@@ -362,10 +388,13 @@ fn test_on_a_folder_without_a_project_exits_2() {
 
 mod runner {
     use super::fixture;
-    use aelc::driver::runner::{body_plan, BodyPlan, NodeRunner};
+    use aelc::driver::run::schemas;
     use aelc::driver::{self, DiskWorld};
+    use aelc::ir::Program;
+    use aelc_runtime::exec::{Env, Executor, Externs, Run};
     use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
     use aelc_runtime::pipeline::{Status, TickClock};
+    use aelc_runtime::receipt::CountingIds;
 
     fn answer(text: &str) -> ModelAnswer {
         ModelAnswer {
@@ -378,107 +407,119 @@ mod runner {
         }
     }
 
-    fn with_node(name: &str, f: impl FnOnce(&NodeRunner<'_>)) {
+    fn program() -> Program {
         let compilation = driver::check_path(&DiskWorld, &fixture()).unwrap();
         let codes: Vec<&str> = compilation.diagnostics.iter().map(|d| d.code).collect();
         assert!(codes.is_empty(), "{codes:?}");
-        let program = compilation.program.unwrap();
-        let node = program.nodes.iter().find(|n| n.name == name).unwrap();
-        f(&NodeRunner::new(&program, node));
+        compilation.program.unwrap()
+    }
+
+    /// Runs `name` on `input` through the one executor, with `model` answering.
+    fn run(program: &Program, name: &str, input: &[u8], model: &mut ReplayModel) -> Run {
+        let exec = Executor::new(program, schemas(program));
+        let node = aelc::codegen::emit::find_node(program, name).unwrap();
+        let id = aelc::driver::run::node_id(program, node);
+        let mut env = Env {
+            model,
+            clock: &mut TickClock::default(),
+            ids: &mut CountingIds::default(),
+            externs: &mut Externs::new(),
+            check_accepts: false,
+        };
+        exec.run(id, input, &mut env).unwrap()
     }
 
     const GOOD: &str = r#"{"items": [{"name": "tea", "level": "low"}]}"#;
 
     #[test]
     fn a_refused_input_calls_nothing_and_bills_nothing() {
-        with_node("pick", |runner| {
-            for input in [
-                &br#"{"text": "t", "colour": 1}"#[..], // rejected_input
-                &br#"{"text": " "}"#[..],              // input check `not_blank`
-            ] {
-                let mut model = ReplayModel::new([answer(GOOD)]);
-                let run = runner.run(input, "p", &mut model, &mut TickClock::default());
-                assert!(model.requests.is_empty(), "no model call");
-                assert!(run.outcome.attempts.is_empty());
-                assert_eq!(run.receipt.cost.amount, "0");
-                assert_eq!(run.receipt.spent.amount, "0");
-                assert!(run.outcome.output.is_none() && run.receipt.output_sha256.is_none());
-            }
-            let mut model = ReplayModel::new([]);
-            let run = runner.run(
-                br#"{"text": "t", "colour": 1}"#,
-                "p",
-                &mut model,
-                &mut TickClock::default(),
-            );
-            assert_eq!(run.outcome.status, Status::RejectedInput);
-            assert_eq!(run.receipt.code.as_deref(), Some("invalid_input"));
-            assert_eq!(
-                run.input_errors.first().map(|e| e.pointer.as_str()),
-                Some("/colour")
-            );
-            let run = runner.run(
-                br#"{"text": " "}"#,
-                "p",
-                &mut model,
-                &mut TickClock::default(),
-            );
-            assert_eq!(run.outcome.status, Status::Failed);
-            assert_eq!(run.outcome.code.as_deref(), Some("blank"));
-            assert_eq!(
-                run.input_check.map(|c| c.check),
-                Some("not_blank".to_owned())
-            );
-        });
+        let program = program();
+        for input in [
+            &br#"{"text": "t", "colour": 1}"#[..], // rejected_input
+            &br#"{"text": " "}"#[..],              // input check `not_blank`
+        ] {
+            let mut model = ReplayModel::new([answer(GOOD)]);
+            let run = run(&program, "pick", input, &mut model);
+            assert!(model.requests.is_empty(), "no model call");
+            assert!(run.outcome.attempts.is_empty());
+            assert_eq!(run.receipt.cost.amount, "0");
+            assert_eq!(run.receipt.spent.amount, "0");
+            assert_eq!(run.receipt.reserved.amount, "0");
+            assert!(run.outcome.output.is_none() && run.receipt.output_sha256.is_none());
+        }
+        let mut model = ReplayModel::new([]);
+        let refused = run(
+            &program,
+            "pick",
+            br#"{"text": "t", "colour": 1}"#,
+            &mut model,
+        );
+        assert_eq!(refused.outcome.status, Status::RejectedInput);
+        assert_eq!(refused.receipt.code.as_deref(), Some("invalid_input"));
+        assert_eq!(
+            refused.input_errors.first().map(|e| e.pointer.as_str()),
+            Some("/colour")
+        );
+        let blank = run(&program, "pick", br#"{"text": " "}"#, &mut model);
+        assert_eq!(blank.outcome.status, Status::Failed);
+        assert_eq!(blank.outcome.code.as_deref(), Some("blank"));
+        assert!(
+            blank
+                .refusal
+                .as_deref()
+                .is_some_and(|r| r.contains("not_blank")),
+            "{:?}",
+            blank.refusal
+        );
     }
 
     #[test]
     fn a_rejected_answer_never_becomes_the_output() {
-        with_node("pick", |runner| {
-            // Decodes, but fails `within` (limit 1) twice: the value is never the output.
-            let two =
-                r#"{"items": [{"name": "a", "level": "low"}, {"name": "b", "level": "low"}]}"#;
-            let mut model = ReplayModel::new([answer(two), answer(two)]);
-            let run = runner.run(
-                br#"{"text": "t", "limit": 1}"#,
-                "p",
-                &mut model,
-                &mut TickClock::default(),
-            );
-            assert_eq!(run.outcome.status, Status::Failed);
-            assert_eq!(run.outcome.code.as_deref(), Some("too_many"));
-            assert!(run.outcome.output.is_none() && run.outcome.output_json.is_none());
-            assert!(run.receipt.output_sha256.is_none());
-            // Free for the caller, whatever the calls cost.
-            assert_eq!(run.receipt.cost.amount, "0");
-            assert_eq!(run.receipt.status, Status::Failed);
-            let steps: Vec<u8> = run
-                .outcome
-                .attempts
-                .iter()
-                .filter_map(|a| a.rejected.as_ref().map(|r| r.step))
-                .collect();
-            assert_eq!(steps, [4, 4]);
-            // The repair carried the reasons of the first attempt.
-            assert!(model.requests.get(1).is_some_and(|r| !r.repair.is_empty()));
-        });
+        let program = program();
+        // Decodes, but fails `within` (limit 1) twice: the value is never the output.
+        let two = r#"{"items": [{"name": "a", "level": "low"}, {"name": "b", "level": "low"}]}"#;
+        let mut model = ReplayModel::new([answer(two), answer(two)]);
+        let run = run(
+            &program,
+            "pick",
+            br#"{"text": "t", "limit": 1}"#,
+            &mut model,
+        );
+        assert_eq!(run.outcome.status, Status::Failed);
+        assert_eq!(run.outcome.code.as_deref(), Some("too_many"));
+        assert!(run.outcome.output.is_none() && run.outcome.output_json.is_none());
+        assert!(run.receipt.output_sha256.is_none());
+        // Free for the caller, whatever the calls cost.
+        assert_eq!(run.receipt.cost.amount, "0");
+        assert_eq!(run.receipt.status, Status::Failed);
+        let steps: Vec<u8> = run
+            .outcome
+            .attempts
+            .iter()
+            .filter_map(|a| a.rejected.as_ref().map(|r| r.step))
+            .collect();
+        assert_eq!(steps, [4, 4]);
+        // The repair carried the reasons of the first attempt.
+        assert!(model.requests.get(1).is_some_and(|r| !r.repair.is_empty()));
     }
 
     #[test]
-    fn the_seed_body_is_replayed_as_the_model_call() {
-        let compilation = driver::check_path(&DiskWorld, &fixture()).unwrap();
-        let program = compilation.program.unwrap();
-        let plan = |name: &str| {
-            let node = program.nodes.iter().find(|n| n.name == name).unwrap();
-            body_plan(&DiskWorld, &fixture(), &program, node)
-        };
+    fn the_seed_body_runs_its_extern_as_the_model_call() {
+        let program = program();
+        let node = |name: &str| program.nodes.iter().find(|n| n.name == name).unwrap();
+        let write_pick = program.fns.iter().position(|f| f.name == "write_pick");
         assert_eq!(
-            plan("pick_body"),
-            BodyPlan::ModelCall {
-                extern_fn: "write_pick".to_owned()
-            }
+            node("pick_body").model_call.map(|f| f.0 as usize),
+            write_pick,
+            "sema classifies the seed's form"
         );
-        assert_eq!(plan("pick"), BodyPlan::None);
+        assert_eq!(node("pick").model_call, None);
+        let mut model = ReplayModel::new([answer(GOOD)]);
+        let run = run(&program, "pick_body", br#"{"text": "t"}"#, &mut model);
+        assert_eq!(run.outcome.status, Status::Succeeded, "{:?}", run.refusal);
+        assert_eq!(model.requests.len(), 1);
+        assert_eq!(model.requests[0].node, "pick_body");
+        assert_eq!(run.receipt.attempts.len(), 1);
     }
 }
 

@@ -20,10 +20,11 @@ mod glue_gen;
 use std::path::Path;
 use std::process::Command;
 
-use aelc::driver::runner::NodeRunner;
+use aelc_runtime::exec::{Env, Executor, Externs};
 use aelc_runtime::glue::NodeRun;
 use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
 use aelc_runtime::pipeline::{Status, TickClock};
+use aelc_runtime::receipt::CountingIds;
 use serde_json::{json, Value};
 
 const DEFAULT_SEED: u64 = 0x00AE_1C06;
@@ -130,14 +131,24 @@ fn main_rs(modules: &[(String, String, String)]) -> String {
 }
 
 /// The interpreter's result for one case, in the generated binary's shape.
-fn interpret(runner: &NodeRunner<'_>, input: &str, texts: &[String]) -> Value {
-    let decoded = match runner.decode_input(input.as_bytes()) {
+fn interpret(exec: &Executor<'_>, input: &str, texts: &[String]) -> Value {
+    let node = &exec.program().nodes[0];
+    let decoded = match exec.decode_input(node, input.as_bytes()) {
         Ok(values) => format!("ok {values:?}"),
         Err(e) => format!("err {e:?}"),
     };
     let mut model = answers(texts);
-    let mut clock = TickClock { now: 0, tick: 0 };
-    let run = runner.run(input.as_bytes(), PROMPT, &mut model, &mut clock);
+    let mut env = Env {
+        model: &mut model,
+        clock: &mut TickClock { now: 0, tick: 0 },
+        ids: &mut CountingIds::default(),
+        externs: &mut Externs::new(),
+        check_accepts: false,
+    };
+    let run = match exec.run(aelc::ir::NodeId(0), input.as_bytes(), &mut env) {
+        Ok(run) => run,
+        Err(e) => return json!({"decode": decoded, "run": format!("unrunnable {e}")}),
+    };
     let verdict = if !run.input_errors.is_empty() {
         format!("{:?}", NodeRun::Undecodable(run.input_errors.clone()))
     } else if let Some(f) = &run.input_check {
@@ -159,13 +170,13 @@ fn interpret(runner: &NodeRunner<'_>, input: &str, texts: &[String]) -> Value {
 fn interpret_body(program: &aelc::ir::Program, input: &str) -> Value {
     use aelc_runtime::eval::{Evaluator, NoHost};
     let node = &program.nodes[1];
-    let runner = NodeRunner::new(program, node);
-    let values = match runner.decode_input(input.as_bytes()) {
+    let exec = Executor::new(program, aelc_runtime::exec::Schemas::default());
+    let values = match exec.decode_input(node, input.as_bytes()) {
         Ok(v) => v,
         Err(e) => return json!({"body": format!("err {e:?}")}),
     };
     let f = node.body_fn().expect("the body is lowered");
-    let fns = aelc::driver::node::ProgramFns::new(program);
+    let fns = aelc_runtime::exec::ProgramFns::new(program);
     let args: Vec<&aelc_runtime::value::Value> = values.iter().collect();
     let (line, typed) = match Evaluator::new(&fns, &mut NoHost).run_fn(&f, &args) {
         Err(_) => ("internal".to_owned(), None),
@@ -232,10 +243,9 @@ fn random_projects_glue_matches_the_interpreter() {
     let mut verdicts = std::collections::BTreeMap::new();
     let mut k = 0;
     for (p, program) in projects.iter().zip(&compilations) {
-        let node = &program.nodes[0];
-        let runner = NodeRunner::new(program, node);
+        let exec = Executor::new(program, aelc::driver::run::schemas(program));
         for c in &p.cases {
-            let want = interpret(&runner, &c.input, &c.answers);
+            let want = interpret(&exec, &c.input, &c.answers);
             let got = &lines[k];
             k += 1;
             let run = want["run"].as_str().unwrap_or("");

@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use aelc::codegen::emit::find_node;
-use aelc::driver::run::{self as driver_run, NodeRun};
 use aelc::driver::{self, DiskWorld};
-use aelc_runtime::model::ReplayModel;
+use aelc_runtime::exec::{prompt_text, Env, Executor, Externs, Run, Schemas};
+use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
 use aelc_runtime::pipeline::TickClock;
 use aelc_runtime::prompt::PromptPart;
+use aelc_runtime::receipt::CountingIds;
 use provider_server::{json_reply, sse, Reply, Server};
 use serde_json::{json, Value};
 
@@ -495,11 +496,16 @@ fn the_review_prompt_renders_as_the_template_says() {
         node.template.is_some(),
         "the template is lowered into the IR"
     );
-    let run = NodeRun::new(&program, node);
-    let inputs = run
-        .decode_input(br#"{"document": "Teh cat sat.", "locale": "de-CH", "max_findings": 2}"#)
+    let exec = Executor::new(&program, Schemas::default());
+    let inputs = exec
+        .decode_input(
+            node,
+            br#"{"document": "Teh cat sat.", "locale": "de-CH", "max_findings": 2}"#,
+        )
         .unwrap();
-    let parts = run.prompt(&inputs, "{ \"type\": \"object\" }").unwrap();
+    let parts = exec
+        .render_prompt(node, &inputs, "null", &mut Externs::new())
+        .unwrap();
     let [PromptPart::Text(prompt)] = parts.as_slice() else {
         panic!("one text part: {parts:?}");
     };
@@ -510,20 +516,19 @@ fn the_review_prompt_renders_as_the_template_says() {
             .to_string(),
     )
     .unwrap();
-    let mut clock = TickClock::default();
-    let report = run.run(
+    let report = run_with(
+        &exec,
+        "review",
         br#"{"document": "Teh cat sat.", "locale": "de-CH", "max_findings": 2}"#,
-        None,
-        "{ \"type\": \"object\" }",
         &mut replay,
-        &mut clock,
+        false,
     );
     assert_eq!(
         report.receipt.status,
         aelc_runtime::pipeline::Status::Succeeded
     );
     assert_eq!(replay.requests[0].prompt, *prompt);
-    assert_eq!(driver_run::prompt_text(&report.parts), *prompt);
+    assert_eq!(prompt_text(&report.parts), *prompt);
 }
 
 /// A template with a loop and an enum, and a builder with system, rendered text and an image,
@@ -569,13 +574,15 @@ node answer(order: Order) -> Reply {
     let template = "Tone: {{ order.tone }}.\n{% for i in order.items %}- {{ i.qty }} x {{ i.name }}{% if i.qty > 1 %} (several){% end %}\n{% end %}{{ order.items.first() }}\n";
     let program = answer_project(source, template, r#"["text", "image"]"#);
     let node = find_node(&program, "answer").unwrap();
-    let run = NodeRun::new(&program, node);
+    let exec = Executor::new(&program, Schemas::default());
     let banner = r#"{"ref": "holon://files/b0b", "content_type": "image/png", "size": 10, "sha256": "0000000000000000000000000000000000000000000000000000000000000000"}"#;
     let input = format!(
         r#"{{"items": [{{"name": "pear", "qty": 2}}, {{"name": "fig", "qty": 1}}], "tone": "warm", "banner": {banner}}}"#
     );
-    let inputs = run.decode_input(input.as_bytes()).unwrap();
-    let parts = run.prompt(&inputs, "{}").unwrap();
+    let inputs = exec.decode_input(node, input.as_bytes()).unwrap();
+    let parts = exec
+        .render_prompt(node, &inputs, "{}", &mut Externs::new())
+        .unwrap();
     assert_eq!(parts.len(), 3, "{parts:?}");
     assert_eq!(parts[0], PromptPart::System("Answer in JSON.".into()));
     assert_eq!(
@@ -597,33 +604,24 @@ node answer(order: Order) -> Reply {
         r#"{{"items": [{}], "tone": "plain", "banner": {banner}}}"#,
         many.join(",")
     );
-    let inputs = run.decode_input(big.as_bytes()).unwrap();
+    let inputs = exec.decode_input(node, big.as_bytes()).unwrap();
     assert_eq!(
-        run.prompt(&inputs, "{}"),
+        exec.render_prompt(node, &inputs, "{}", &mut Externs::new()),
         Err(aelc_runtime::prompt::PromptError::TooLarge { limit: 200 })
     );
     let mut replay = ReplayModel::default();
-    let report = run.run(
-        big.as_bytes(),
-        None,
-        "{}",
-        &mut replay,
-        &mut TickClock::default(),
-    );
+    let report = run_with(&exec, "answer", big.as_bytes(), &mut replay, false);
     assert_eq!(
         report.receipt.status,
         aelc_runtime::pipeline::Status::RejectedInput
     );
     assert_eq!(report.receipt.cost.amount, "0");
     assert!(report.refusal.is_some_and(|r| r.contains("max_prompt")));
-    let report = run.run(
-        input.as_bytes(),
-        Some(&[aelc_runtime::provider::PartKind::Text]),
-        "{}",
-        &mut replay,
-        &mut TickClock::default(),
-    );
-    // The binding given here takes no images: an error before the call.
+    let mut text_only = program.clone();
+    text_only.bindings[0].accepts = vec![aelc_runtime::provider::PartKind::Text];
+    let exec = Executor::new(&text_only, Schemas::default());
+    let report = run_with(&exec, "answer", input.as_bytes(), &mut replay, true);
+    // The binding takes no images: an error before the call.
     assert_eq!(report.receipt.status, aelc_runtime::pipeline::Status::Error);
     assert_eq!(report.receipt.code.as_deref(), Some("model_unavailable"));
     assert!(replay.requests.is_empty());
@@ -653,15 +651,39 @@ node answer(ask: Ask) -> Reply {
         r##"Use {{ "{{" }} name {{ "}}" }} and {{ r#"{% if %}"# }} for {{ ask.topic }}."##;
     let program = answer_project(source, template, r#"["text"]"#);
     let node = find_node(&program, "answer").unwrap();
-    let run = NodeRun::new(&program, node);
-    let inputs = run.decode_input(br#"{"topic": "templates"}"#).unwrap();
-    let parts = run.prompt(&inputs, "{}").unwrap();
+    let exec = Executor::new(&program, Schemas::default());
+    let inputs = exec
+        .decode_input(node, br#"{"topic": "templates"}"#)
+        .unwrap();
+    let parts = exec
+        .render_prompt(node, &inputs, "{}", &mut Externs::new())
+        .unwrap();
     assert_eq!(
         parts,
         [PromptPart::Text(
             "Use {{ name }} and {% if %} for templates.".into()
         )]
     );
+}
+
+/// Runs node `name` of `exec` on `input` with `replay` answering.
+fn run_with(
+    exec: &Executor<'_>,
+    name: &str,
+    input: &[u8],
+    replay: &mut ReplayModel,
+    check_accepts: bool,
+) -> Run {
+    let program = exec.program();
+    let node = aelc::driver::run::node_id(program, find_node(program, name).unwrap());
+    let mut env = Env {
+        model: replay,
+        clock: &mut TickClock::default(),
+        ids: &mut CountingIds::default(),
+        externs: &mut Externs::new(),
+        check_accepts,
+    };
+    exec.run(node, input, &mut env).unwrap()
 }
 
 /// A project in memory: one module `source` with a node `answer` whose prompt is `template`,
@@ -724,4 +746,449 @@ fn a_list_output_runs_in_openai_schema_mode() {
     assert_eq!(format["schema"]["required"], json!(["value"]));
     assert_eq!(format["schema"]["properties"]["value"]["type"], "array");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------- the one executor (spec §12)
+
+/// A project for the executor's tests: bodies, an extern registered from Rust, delegated
+/// calls, raw mode, budgets. Its one binding replays answers at a price.
+const EXECUTOR_SOURCE: &str = r#"
+struct Ask {
+    text: Str<100>,
+}
+
+struct Reply {
+    words: List<Str<100>, 4>,
+}
+
+struct Pair {
+    a: Reply,
+    b: Reply,
+}
+
+errors AskError {
+    /// The model kept giving more than two words.
+    too_many,
+}
+
+check at_most_two(output: Reply) fails AskError {
+    require output.words.len() <= 2 else too_many "more than two words";
+}
+
+fn echo(ask: Ask) -> Reply {
+    Reply { words: [ask.text] }
+}
+
+/// Calls the node's model (the seed's form).
+extern fn ask_model(ask: Ask) -> Reply;
+/// Rust that upper-cases every word.
+extern fn shout(reply: Reply) -> Reply;
+/// Rust that reads words out of the raw answer.
+extern fn parse_words(raw: Raw) -> Reply;
+
+/// A body with no model: a pure fn computes the answer.
+node pure(ask: Ask) -> Reply {
+    return echo(ask);
+}
+
+/// The model call, then Rust.
+node loud(ask: Ask) -> Reply {
+    config {
+        prompt: file("prompts/ask.md");
+        model: binding("m");
+    }
+    return shout(ask_model(ask));
+}
+
+/// A model node that fails with a declared code.
+node child(ask: Ask) -> Reply fails AskError {
+    config {
+        prompt: file("prompts/ask.md");
+        model: binding("m");
+    }
+    output {
+        check at_most_two;
+        on_failure: fail(too_many);
+    }
+}
+
+/// Two delegated calls.
+node parent(ask: Ask) -> Pair fails AskError {
+    return Pair { a: child(ask), b: child(ask) };
+}
+
+/// Raw mode: the author's parser reads the answer.
+node raw_words(ask: Ask) -> Reply {
+    config {
+        prompt: file("prompts/ask.md");
+        model: binding("m");
+    }
+    output {
+        raw;
+        parse: parse_words;
+        on_failure: retry(2);
+    }
+}
+"#;
+
+fn executor_program() -> aelc::ir::Program {
+    let toml = "[package]\nname = \"acme/ask\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"replay\"\nmodel = \"r\"\naccepts = [\"text\"]\nprice = { input_per_mtok = 1, output_per_mtok = 2, currency = \"EUR\" }\n";
+    let world = aelc::driver::MemoryWorld::new()
+        .with("/p/ael.toml", toml)
+        .with("/p/nodes/ask.node.ael", EXECUTOR_SOURCE)
+        .with("/p/prompts/ask.md", "Words for: {{ ask.text }}\n");
+    let compilation = driver::check_path(&world, Path::new("/p")).unwrap();
+    let codes: Vec<String> = compilation
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    assert!(
+        compilation.program.is_some(),
+        "the executor fixture checks: {codes:?}"
+    );
+    compilation.program.unwrap()
+}
+
+fn stop_answer(text: &str, input_tokens: u64, output_tokens: u64) -> ModelAnswer {
+    ModelAnswer {
+        text: text.to_owned(),
+        finish_reason: FinishReason::Stop,
+        usage: Usage {
+            input_tokens,
+            output_tokens,
+        },
+    }
+}
+
+/// Runs `name` with `answers` and the Rust externs of the fixture registered.
+fn run_executor(
+    program: &aelc::ir::Program,
+    name: &str,
+    input: &str,
+    answers: &[&str],
+) -> (Run, ReplayModel) {
+    let exec = Executor::new(program, aelc::driver::run::schemas(program));
+    let node = aelc::driver::run::node_id(program, find_node(program, name).unwrap());
+    let mut replay = ReplayModel::new(answers.iter().map(|a| stop_answer(a, 100, 50)));
+    let mut externs = fixture_externs();
+    let mut env = Env {
+        model: &mut replay,
+        clock: &mut TickClock::default(),
+        ids: &mut CountingIds::default(),
+        externs: &mut externs,
+        check_accepts: true,
+    };
+    let run = exec.run(node, input.as_bytes(), &mut env).unwrap();
+    (run, replay)
+}
+
+fn words(value: &aelc_runtime::value::Value) -> Vec<String> {
+    use aelc_runtime::value::Value;
+    match value {
+        Value::Struct(fields) => match fields.first() {
+            Some(Value::List(items)) => items
+                .iter()
+                .map(|i| match i {
+                    Value::Str(s) => s.to_string(),
+                    other => format!("{other:?}"),
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+fn reply(words: &[&str]) -> aelc_runtime::value::Value {
+    use aelc_runtime::value::Value;
+    Value::Struct(vec![Value::List(
+        words.iter().map(|w| Value::Str((*w).into())).collect(),
+    )])
+}
+
+/// `shout` and `parse_words`, as a host registers them.
+fn fixture_externs() -> Externs {
+    let mut externs = Externs::new();
+    externs.register_fn("shout", |args| {
+        let w = args.first().map(words).unwrap_or_default();
+        let upper: Vec<String> = w.iter().map(|s| s.to_uppercase()).collect();
+        Ok(reply(&upper.iter().map(String::as_str).collect::<Vec<_>>()))
+    });
+    externs.register_fn("parse_words", |args| {
+        use aelc_runtime::eval::{EvalError, EvalErrorKind};
+        let Some(aelc_runtime::value::Value::Str(text)) = args.first() else {
+            return Err(EvalError::new(EvalErrorKind::Extern, "no raw text"));
+        };
+        if text.contains('!') {
+            return Err(EvalError::new(EvalErrorKind::Extern, "a `!` is no word"));
+        }
+        Ok(reply(&text.split_whitespace().collect::<Vec<_>>()))
+    });
+    externs
+}
+
+const ASK: &str = r#"{"text": "hello"}"#;
+
+#[test]
+fn a_body_calling_a_pure_fn_runs_without_a_model() {
+    let program = executor_program();
+    let (run, replay) = run_executor(&program, "pure", ASK, &[]);
+    assert_eq!(
+        run.outcome.status,
+        aelc_runtime::pipeline::Status::Succeeded,
+        "{:?}",
+        run.refusal
+    );
+    assert_eq!(
+        run.outcome.output_json.as_deref(),
+        Some(r#"{"words":["hello"]}"#)
+    );
+    assert!(replay.requests.is_empty() && run.receipt.attempts.is_empty());
+    assert_eq!(run.receipt.spent.amount, "0");
+}
+
+#[test]
+fn the_model_call_then_a_registered_extern() {
+    let program = executor_program();
+    let (run, replay) = run_executor(&program, "loud", ASK, &[r#"{"words": ["hi", "there"]}"#]);
+    assert_eq!(
+        run.outcome.status,
+        aelc_runtime::pipeline::Status::Succeeded,
+        "{:?}",
+        run.refusal
+    );
+    assert_eq!(
+        run.outcome.output_json.as_deref(),
+        Some(r#"{"words":["HI","THERE"]}"#)
+    );
+    // The runtime rendered the node's prompt for the call.
+    assert_eq!(replay.requests[0].prompt, "Words for: hello\n");
+    assert_eq!(run.receipt.attempts.len(), 1);
+    // 100 in × 1/M + 50 out × 2/M.
+    assert_eq!(run.receipt.cost.amount, "0.0002");
+    // Without `shout` registered the node cannot run, and nothing is called.
+    let exec = Executor::new(&program, Schemas::default());
+    let node = aelc::driver::run::node_id(&program, find_node(&program, "loud").unwrap());
+    let mut replay = ReplayModel::default();
+    let mut env = Env {
+        model: &mut replay,
+        clock: &mut TickClock::default(),
+        ids: &mut CountingIds::default(),
+        externs: &mut Externs::new(),
+        check_accepts: false,
+    };
+    let refused = exec.run(node, ASK.as_bytes(), &mut env).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "node `loud` cannot run here: it needs extern fn `shout` (called by `loud`), which has no implementation here"
+    );
+    assert!(replay.requests.is_empty());
+}
+
+#[test]
+fn delegated_calls_have_child_receipts_and_take_answers_in_order() {
+    let program = executor_program();
+    let (run, replay) = run_executor(
+        &program,
+        "parent",
+        ASK,
+        &[r#"{"words": ["a"]}"#, r#"{"words": ["b", "c"]}"#],
+    );
+    assert_eq!(
+        run.outcome.status,
+        aelc_runtime::pipeline::Status::Succeeded,
+        "{:?}",
+        run.refusal
+    );
+    assert_eq!(
+        run.outcome.output_json.as_deref(),
+        Some(r#"{"a":{"words":["a"]},"b":{"words":["b","c"]}}"#)
+    );
+    let nodes: Vec<&str> = replay.requests.iter().map(|r| r.node.as_str()).collect();
+    assert_eq!(nodes, ["child", "child"]);
+    let children = &run.receipt.delegated;
+    assert_eq!(children.len(), 2);
+    assert!(children
+        .iter()
+        .all(|c| c.node == "child" && c.attempts.len() == 1));
+    // The parent made no call itself, and is billed for its children's.
+    assert!(run.receipt.attempts.is_empty());
+    assert_eq!(run.receipt.spent.amount, "0.0004");
+    assert_eq!(run.receipt.cost.amount, "0.0004");
+    // Every receipt has its own id.
+    let mut ids = vec![run.receipt.receipt.clone()];
+    ids.extend(children.iter().map(|c| c.receipt.clone()));
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3);
+}
+
+#[test]
+fn a_failing_child_ends_the_parent_with_its_declared_code() {
+    let program = executor_program();
+    // The first child gets three words: `at_most_two` fails, and its policy is `fail(too_many)`.
+    let (run, replay) = run_executor(&program, "parent", ASK, &[r#"{"words": ["a", "b", "c"]}"#]);
+    assert_eq!(run.outcome.status, aelc_runtime::pipeline::Status::Failed);
+    assert_eq!(run.outcome.code.as_deref(), Some("too_many"));
+    assert_eq!(replay.requests.len(), 1, "the second child never ran");
+    let [child] = run.receipt.delegated.as_slice() else {
+        panic!("one child receipt: {:?}", run.receipt.delegated);
+    };
+    assert_eq!(child.status, aelc_runtime::pipeline::Status::Failed);
+    assert_eq!(child.code.as_deref(), Some("too_many"));
+    assert_eq!(
+        child.attempts[0]
+            .rejected
+            .as_ref()
+            .and_then(|r| r.check.as_deref()),
+        Some("at_most_two")
+    );
+    // Nothing billed for a failed run, though the call was spent.
+    assert_eq!(run.receipt.cost.amount, "0");
+    assert_eq!(run.receipt.spent.amount, "0.0002");
+    assert!(run.refusal.is_some_and(|r| r.contains("`child`")));
+}
+
+#[test]
+fn raw_mode_hands_the_answer_to_the_parser() {
+    let program = executor_program();
+    let raw = find_node(&program, "raw_words").unwrap();
+    let parser = &program.fns[raw.output_stage.raw_parse.unwrap().0 as usize];
+    assert!(
+        parser.params[0].raw,
+        "the parser's parameter is Raw, not a bool"
+    );
+    // The parser refuses the first answer (step 2), accepts the second as it reads it.
+    let (run, _) = run_executor(&program, "raw_words", ASK, &["bad!", "one two"]);
+    assert_eq!(
+        run.outcome.status,
+        aelc_runtime::pipeline::Status::Succeeded,
+        "{:?}",
+        run.outcome.attempts
+    );
+    assert_eq!(
+        run.outcome.output_json.as_deref(),
+        Some(r#"{"words":["one","two"]}"#)
+    );
+    let first = run.outcome.attempts[0].rejected.as_ref().unwrap();
+    assert_eq!((first.step, first.code.as_str()), (2, "undecodable_output"));
+    assert!(
+        first.message.contains("a `!` is no word"),
+        "{}",
+        first.message
+    );
+    // What the parser returns goes through step 3: five words break `List<_, 4>`.
+    let (run, _) = run_executor(&program, "raw_words", ASK, &["a b c d e", "x"]);
+    let first = run.outcome.attempts[0].rejected.as_ref().unwrap();
+    assert_eq!(first.step, 3, "{first:?}");
+    assert_eq!(
+        run.outcome.output_json.as_deref(),
+        Some(r#"{"words":["x"]}"#)
+    );
+}
+
+/// The children's calls are reserved in the parent's budget too: with room for one worst case
+/// and not two, the second child is never called, and the run spends within `max_cost`.
+#[test]
+fn max_cost_holds_across_delegated_calls() {
+    use aelc_runtime::money::Amount;
+    let mut program = executor_program();
+    let answers = [r#"{"words": ["a"]}"#, r#"{"words": ["b"]}"#];
+    let (free, _) = run_executor(&program, "parent", ASK, &answers);
+    let worst = Amount::parse(&free.receipt.delegated[0].reserved.amount).unwrap();
+    let spent = Amount::parse(&free.receipt.delegated[0].spent.amount).unwrap();
+    assert!(spent <= worst, "a call costs at most its reservation");
+    // Room for one call's worst case: after it, what it cost plus the next worst case is more.
+    let max = worst;
+    let index = program
+        .nodes
+        .iter()
+        .position(|n| n.name == "parent")
+        .unwrap();
+    program.nodes[index].budget.max_cost = Some(aelc::ir::Money {
+        amount: max.to_string(),
+        currency: "EUR".into(),
+    });
+    let (run, replay) = run_executor(&program, "parent", ASK, &answers);
+    assert_eq!(replay.requests.len(), 1, "the second call did not fit");
+    assert_eq!(run.outcome.status, aelc_runtime::pipeline::Status::Error);
+    assert_eq!(run.outcome.code.as_deref(), Some("budget_exceeded"));
+    assert!(Amount::parse(&run.receipt.spent.amount).unwrap() <= max);
+    assert_eq!(run.receipt.delegated.len(), 2);
+    assert_eq!(
+        run.receipt.delegated[1].code.as_deref(),
+        Some("budget_exceeded")
+    );
+    assert!(run.receipt.delegated[1].attempts.is_empty());
+}
+
+#[test]
+fn two_identical_runs_have_two_receipts() {
+    let program = executor_program();
+    let exec = Executor::new(&program, Schemas::default());
+    let node = aelc::driver::run::node_id(&program, find_node(&program, "pure").unwrap());
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let mut replay = ReplayModel::default();
+        let mut env = Env {
+            model: &mut replay,
+            clock: &mut TickClock::default(),
+            ids: &mut aelc_runtime::receipt::UuidIds,
+            externs: &mut Externs::new(),
+            check_accepts: false,
+        };
+        let run = exec.run(node, ASK.as_bytes(), &mut env).unwrap();
+        ids.push(run.receipt.receipt);
+    }
+    assert_ne!(ids[0], ids[1]);
+    assert!(ids
+        .iter()
+        .all(|id| id.starts_with("rcpt_") && id.len() == 37));
+}
+
+/// A cycle of delegations (made by hand here: the IR of `parent` calls `parent`) ends at the
+/// depth bound with an error naming the chain; a node missing from the program is named before
+/// anything runs.
+#[test]
+fn delegation_cycles_and_missing_nodes_are_clear_errors() {
+    use aelc_runtime::expr::Expr;
+    let mut program = executor_program();
+    let index = program
+        .nodes
+        .iter()
+        .position(|n| n.name == "parent")
+        .unwrap();
+    let body = program.nodes[index].body.as_mut().unwrap();
+    body.expr = Expr::CallNode {
+        node: index as u32,
+        args: vec![Expr::local(0)],
+    };
+    let (run, replay) = run_executor(&program, "parent", ASK, &[]);
+    assert!(replay.requests.is_empty());
+    assert_eq!(run.outcome.status, aelc_runtime::pipeline::Status::Error);
+    assert_eq!(run.receipt.cost.amount, "0");
+    let why = run.refusal.unwrap_or_default();
+    assert!(why.contains("delegated calls nest deeper than 16"), "{why}");
+    assert!(why.contains("parent → parent → parent"), "{why}");
+
+    let body = program.nodes[index].body.as_mut().unwrap();
+    body.expr = Expr::CallNode {
+        node: 99,
+        args: vec![Expr::local(0)],
+    };
+    let exec = Executor::new(&program, Schemas::default());
+    let mut replay = ReplayModel::default();
+    let mut env = Env {
+        model: &mut replay,
+        clock: &mut TickClock::default(),
+        ids: &mut CountingIds::default(),
+        externs: &mut Externs::new(),
+        check_accepts: false,
+    };
+    let refused = exec
+        .run(aelc::ir::NodeId(index as u32), ASK.as_bytes(), &mut env)
+        .unwrap_err();
+    assert_eq!(refused.node, "parent");
+    assert_eq!(refused.missing, ["node #99, which the program lacks"]);
 }

@@ -15,17 +15,19 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use aelc_runtime::exec::{Env, Executor, Externs};
 use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Status as RunStatus, SystemClock};
-use aelc_runtime::provider::{NodeCall, PartKind};
+use aelc_runtime::provider::PartKind;
+use aelc_runtime::receipt::UuidIds;
 
 use super::args::RunArgs;
 use super::build::load_project;
 use super::{Output, Status};
 use crate::codegen::emit::find_node;
-use crate::driver::run::{self as driver_run, ModelRouter, NodeRun};
+use crate::driver::run::{node_id, schemas, ModelRouter};
 use crate::driver::DiskWorld;
-use crate::ir::{Binding, Program};
+use crate::ir::{Binding, Program, Provider};
 
 pub fn run(out: &Output, args: &RunArgs) -> Status {
     let start = args.project.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -43,11 +45,20 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
         }
     }
     let node = match find_node(&program, &args.node) {
-        Ok(n) => n,
+        Ok(n) => node_id(&program, n),
         Err(message) => return out.fatal(&message),
     };
-    if let Err(e) = driver_run::runnable(&program, node) {
-        return out.fatal(&e.to_string());
+    let exec = Executor::new(&program, schemas(&program));
+    // `aelc run` links no Rust: a node that needs an extern (other than its model call) cannot
+    // run here, and says so before anything is read or called.
+    let mut externs = Externs::new();
+    let missing = exec.missing(node, &externs);
+    if !missing.is_empty() {
+        let name = program.node(node).map_or("?", |n| n.name.as_str());
+        return out.fatal(&format!(
+            "node `{name}` needs {}, which is Rust code `aelc run` does not have; run it from Rust through the generated glue (book: rust.md)",
+            missing.join(", ")
+        ));
     }
     let input = match read_input(&args.input) {
         Ok(bytes) => bytes,
@@ -63,45 +74,24 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
             Err(e) => return out.fatal(&format!("cannot read {}: {e}", path.display())),
         },
     };
-    let (document, schemas) = driver_run::output_schemas(&program, node);
-    let schema_text = driver_run::output_schema_text(&program, node, &document, &schemas);
-    let mut call = NodeCall::new(node.config.timeout_ms.map_or(
-        driver_run::DEFAULT_TIMEOUT,
-        std::time::Duration::from_millis,
-    ));
-    call.temperature = node.config.temperature;
-    call.schemas = schemas;
-    let used = used_bindings(&program, node);
-    let router = ModelRouter::new(call, replay).with_bindings(&used);
-    let mut router = match router {
+    // A replay answers whatever it is asked; a live binding's `accepts` is checked before
+    // each call.
+    let check_accepts = replay.is_none();
+    let mut router = match ModelRouter::new(&program.bindings, replay) {
         Ok(r) => r,
         Err(e) => return out.fatal(&e.to_string()),
     };
-    // A replay answers whatever it is asked; only a live binding's `accepts` is checked here
-    // (a fallback's is checked by its provider before its call).
-    let accepts: Option<Vec<PartKind>> = match &args.replay {
-        Some(_) => None,
-        None => node
-            .config
-            .model
-            .as_deref()
-            .and_then(|name| used.iter().find(|b| b.name == name))
-            .map(|b| {
-                b.accepts
-                    .iter()
-                    .filter_map(|a| PartKind::parse(a))
-                    .collect()
-            }),
+    let mut env = Env {
+        model: &mut router,
+        clock: &mut SystemClock::default(),
+        ids: &mut UuidIds,
+        externs: &mut externs,
+        check_accepts,
     };
-    let run = NodeRun::new(&program, node);
-    let mut clock = SystemClock::default();
-    let report = run.run(
-        &input,
-        accepts.as_deref(),
-        &schema_text,
-        &mut router,
-        &mut clock,
-    );
+    let report = match exec.run(node, &input, &mut env) {
+        Ok(run) => run,
+        Err(e) => return out.fatal(&e.to_string()),
+    };
     let mut stderr = std::io::stderr();
     for error in &report.input_errors {
         let _ = writeln!(stderr, "error: {}", error.message);
@@ -133,22 +123,6 @@ fn read_input(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// The bindings a run of `node` may call: its own, then its fallbacks', each once.
-fn used_bindings(program: &Program, node: &crate::ir::NodeIr) -> Vec<Binding> {
-    let mut names: Vec<&str> = node.config.model.as_deref().into_iter().collect();
-    for policy in &node.output_stage.on_failure {
-        if let crate::ir::Policy::Fallback { binding } = policy {
-            if !names.contains(&binding.as_str()) {
-                names.push(binding);
-            }
-        }
-    }
-    names
-        .into_iter()
-        .filter_map(|n| program.bindings.iter().find(|b| b.name == n).cloned())
-        .collect()
-}
-
 /// Applies one `--binding NAME=KEY=VALUE` or `--binding NAME=OTHER`.
 fn override_binding(program: &mut Program, spec: &str) -> Result<(), String> {
     let usage = "write --binding NAME=KEY=VALUE (keys: provider, model, base_url, api_key_env, accepts) or --binding NAME=OTHER_BINDING";
@@ -176,23 +150,30 @@ fn override_binding(program: &mut Program, spec: &str) -> Result<(), String> {
     };
     let binding = &mut program.bindings[index];
     match key {
-        "provider" => match value {
-            "openai" | "anthropic" | "replay" => binding.provider = value.to_owned(),
-            _ => {
+        "provider" => match Provider::parse(value) {
+            Some(provider) => binding.provider = provider,
+            None => {
+                let known: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
                 return Err(format!(
-                    "--binding {name}: provider `{value}` is not openai, anthropic or replay"
-                ))
+                    "--binding {name}: provider `{value}` is not one of {}",
+                    known.join(", ")
+                ));
             }
         },
         "model" => binding.model = value.to_owned(),
         "base_url" => binding.base_url = (!value.is_empty()).then(|| value.to_owned()),
         "api_key_env" => binding.api_key_env = (!value.is_empty()).then(|| value.to_owned()),
         "accepts" => {
-            let kinds: Vec<String> = value.split(',').map(|k| k.trim().to_owned()).collect();
-            if let Some(bad) = kinds.iter().find(|k| PartKind::parse(k).is_none()) {
-                return Err(format!(
-                    "--binding {name}: `{bad}` is not a part kind (text, image, audio, video, file)"
-                ));
+            let mut kinds = Vec::new();
+            for word in value.split(',').map(str::trim) {
+                match PartKind::parse(word) {
+                    Some(kind) => kinds.push(kind),
+                    None => {
+                        return Err(format!(
+                            "--binding {name}: `{word}` is not a part kind (text, image, audio, video, file)"
+                        ))
+                    }
+                }
             }
             binding.accepts = kinds;
         }

@@ -10,9 +10,12 @@ use std::path::PathBuf;
 use super::args::TestArgs;
 use super::build::{load_examples, load_project};
 use super::{Output, Status};
+use aelc_runtime::exec::Executor;
+
 use crate::driver::replay::replay;
-use crate::driver::runner::{body_plan, NodeRunner};
-use crate::driver::{DiskWorld, World};
+use crate::driver::run::schemas;
+use crate::driver::DiskWorld;
+use crate::ir::NodeId;
 
 pub fn run(out: &Output, args: &TestArgs) -> Status {
     let start = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -30,23 +33,14 @@ pub fn run(out: &Output, args: &TestArgs) -> Status {
     };
     let mut report = String::new();
     let (mut passed, mut failed) = (0usize, 0usize);
-    for node in &program.nodes {
+    let exec = Executor::new(program, schemas(program));
+    for (index, node) in program.nodes.iter().enumerate() {
         let mine: Vec<_> = examples.iter().filter(|e| e.agent == node.name).collect();
         if mine.is_empty() {
             continue;
         }
-        let runner = NodeRunner::new(program, node);
-        let body = body_plan(&DiskWorld, &project.root, program, node);
-        // The template as written: a replay does not depend on the prompt's text.
-        let prompt = node
-            .config
-            .prompt
-            .as_ref()
-            .and_then(|p| DiskWorld.read(&project.root.join(p)).ok())
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
         for example in mine {
-            let verdict = replay(&runner, &body, &example.text, &prompt);
+            let verdict = replay(&exec, NodeId(index as u32), &example.text);
             if verdict.passed() {
                 passed += 1;
                 report.push_str(&format!("ok    {}\n", example.path));

@@ -14,8 +14,8 @@ use super::args::{MessageFormat, ValidateArgs};
 use super::build::load_project;
 use super::{Output, Status};
 use crate::codegen::emit::find_node;
-use crate::driver::runner::NodeRunner;
 use crate::driver::DiskWorld;
+use aelc_runtime::exec::{Executor, Schemas};
 
 pub fn run(out: &Output, args: &ValidateArgs) -> Status {
     let (file, is_input) = match (&args.input, &args.output) {
@@ -40,11 +40,12 @@ pub fn run(out: &Output, args: &ValidateArgs) -> Status {
         Ok(b) => b,
         Err(err) => return out.fatal(&format!("cannot read {}: {err}", file.display())),
     };
-    let runner = NodeRunner::new(program, node);
+    // Decoding needs no schemas: the executor's decoder is the gate itself.
+    let exec = Executor::new(program, Schemas::default());
     let errors = if is_input {
-        runner.decode_input(&bytes).err()
+        exec.decode_input(node, &bytes).err()
     } else {
-        runner.decode_output(&bytes).err()
+        exec.decode_output(node, &bytes).err()
     };
     let shown = file.display().to_string();
     let which = if is_input { "input" } else { "output" };

@@ -56,11 +56,9 @@ impl Provider {
 /// providers unwrap.
 pub const WRAP_KEY: &str = aelc_runtime::provider::answer::WRAPPED;
 
-/// Whether the model-facing schema of `document` (a draft 2020-12 output schema) wraps the
-/// answer as `{"value": …}` for providers that need an object at the root.
-pub fn wraps_root(document: &Value) -> bool {
-    !is_object_schema(document, document)
-}
+/// Whether the model-facing variant wraps the answer as `{"value": …}`: the runtime's rule,
+/// which the providers and the executor also read.
+pub use aelc_runtime::provider::answer::wraps_root;
 
 /// The model-facing variant of an output `document` for `provider`; `name` is the node's name.
 pub fn model_schema(provider: Provider, name: &str, document: &Value) -> Value {
@@ -86,17 +84,6 @@ fn resolve_ref<'a>(defs: &'a Map<String, Value>, reference: &str) -> Option<&'a 
     let key = reference.strip_prefix("#/$defs/")?;
     let key = key.replace("~1", "/").replace("~0", "~");
     defs.get(&key)
-}
-
-/// Whether `schema` (following one `$ref`) is a plain object schema.
-fn is_object_schema(schema: &Value, document: &Value) -> bool {
-    let defs = defs_of(document);
-    let target = match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => resolve_ref(&defs, r).unwrap_or(schema),
-        None => schema,
-    };
-    target.get("type").and_then(Value::as_str) == Some("object")
-        && target.get("properties").is_some()
 }
 
 /// `{"type":"object","properties":{"value":S},"required":["value"],…}` around the root.

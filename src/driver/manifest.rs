@@ -32,13 +32,16 @@ pub(super) fn load(_file: FileId, text: &str) -> (ProjectInfo, Vec<Diagnostic>) 
                 .and_then(|a| a.get_ref().as_array())
                 .map(|a| {
                     a.iter()
-                        .filter_map(|v| v.get_ref().as_str().map(str::to_owned))
+                        .filter_map(|v| v.get_ref().as_str().and_then(ir::PartKind::parse))
                         .collect()
                 })
-                .unwrap_or_else(|| vec!["text".to_owned()]);
+                .unwrap_or_else(|| vec![ir::PartKind::Text]);
             info.bindings.push(ir::Binding {
                 name: name.get_ref().to_string(),
-                provider: string(b, "provider").unwrap_or_default(),
+                // Unknown here is reported by the located loader; replay calls nothing.
+                provider: string(b, "provider")
+                    .and_then(|p| ir::Provider::parse(&p))
+                    .unwrap_or(ir::Provider::Replay),
                 model: string(b, "model").unwrap_or_default(),
                 base_url: string(b, "base_url"),
                 api_key_env: string(b, "api_key_env"),

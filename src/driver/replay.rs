@@ -2,8 +2,9 @@
 //!
 //! For one example: the input must decode (§4) unless the example expects `rejected_input`,
 //! and an expected output must decode as the node's output type; both report the exact JSON
-//! Pointer of what is wrong. Then the node runs through [`NodeRunner::run`] with the answers
-//! as its model (each call takes the next answer) and the result is compared:
+//! Pointer of what is wrong. Then the node runs through the one executor
+//! ([`Executor::run`]) with the answers as its model: each model call of the run takes the
+//! next answer, in order, across delegated calls. The result is compared:
 //!
 //! - an expected output is compared with the accepted one as values of the output type (an
 //!   absent `Option` and `null` are the same; book: reference/nodes.md);
@@ -11,16 +12,18 @@
 //! - every answer must have been used: a left-over answer means the example is not what the
 //!   pipeline does.
 //!
-//! A node whose acceptance sequence needs Rust code (`extern check`, a raw parser, a body
-//! other than `return f(…)` with an extern fn) cannot be replayed: its examples fail and say
-//! why (book: reference/testing.md).
+//! A run that needs Rust code `aelc test` does not have (an `extern check`, a raw parser, an
+//! extern fn other than the node's model call) cannot be replayed: its examples fail and name
+//! it (book: reference/testing.md).
 
 use aelc_runtime::example::{ExampleFile, Expect};
+use aelc_runtime::exec::{status_word, Env, Executor, Externs};
 use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Status, SystemClock};
+use aelc_runtime::receipt::UuidIds;
 use aelc_runtime::value::Value;
 
-use super::runner::{BodyPlan, NodeRunner};
+use crate::ir::NodeId;
 
 /// The verdict on one example.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,16 +41,6 @@ impl Verdict {
         Verdict {
             problems: vec![problem.into()],
         }
-    }
-}
-
-fn status_name(s: Status) -> &'static str {
-    match s {
-        Status::Succeeded => "succeeded",
-        Status::RejectedInput => "rejected_input",
-        Status::InvalidOutput => "invalid_output",
-        Status::Failed => "failed",
-        Status::Error => "error",
     }
 }
 
@@ -69,33 +62,27 @@ fn pointer_errors(which: &str, errors: &[aelc_runtime::error::DecodeError]) -> V
         .collect()
 }
 
-/// Replays the example `text` against `runner`; `body` is the node's [`BodyPlan`]; `prompt`
-/// is what the model would be sent (a replay does not depend on it).
-pub fn replay(runner: &NodeRunner<'_>, body: &BodyPlan, text: &str, prompt: &str) -> Verdict {
+/// Replays the example `text` against `node` of `exec`.
+pub fn replay(exec: &Executor<'_>, node: NodeId, text: &str) -> Verdict {
     let example = match ExampleFile::parse(text) {
         Ok(e) => e,
         Err(e) => return Verdict::fail(e.0),
     };
-    if let BodyPlan::Unsupported(why) = body {
-        return Verdict::fail(format!("cannot replay: {why}"));
-    }
-    if let Some(first) = runner.needs_rust().first() {
-        return Verdict::fail(format!(
-            "cannot replay: the node needs {first}, which is Rust code that `aelc test` does not have"
-        ));
-    }
+    let Some(ir) = exec.program().node(node) else {
+        return Verdict::fail(format!("the program has no node #{}", node.0));
+    };
     let input = example.input.get().as_bytes();
     let expects_refusal =
         matches!(&example.expect, Expect::Failure { status, .. } if status == "rejected_input");
     if !expects_refusal {
-        if let Err(errors) = runner.decode_input(input) {
+        if let Err(errors) = exec.decode_input(ir, input) {
             return Verdict {
                 problems: pointer_errors("input", &errors),
             };
         }
     }
     let expected_output: Option<Value> = match &example.expect {
-        Expect::Output(raw) => match runner.decode_output(raw.get().as_bytes()) {
+        Expect::Output(raw) => match exec.decode_output(ir, raw.get().as_bytes()) {
             Ok(v) => Some(v),
             Err(errors) => {
                 return Verdict {
@@ -107,26 +94,32 @@ pub fn replay(runner: &NodeRunner<'_>, body: &BodyPlan, text: &str, prompt: &str
     };
     let answers = example.answers.len();
     let mut model = ReplayModel::new(example.answers);
-    let run = runner.run(input, prompt, &mut model, &mut SystemClock::default());
+    let mut externs = Externs::new();
+    let mut env = Env {
+        model: &mut model,
+        clock: &mut SystemClock::default(),
+        ids: &mut UuidIds,
+        externs: &mut externs,
+        check_accepts: false,
+    };
+    let run = match exec.run(node, input, &mut env) {
+        Ok(run) => run,
+        Err(unrunnable) => return Verdict::fail(format!(
+            "cannot replay: {unrunnable}; `aelc test` runs AEL only (book: reference/testing.md)"
+        )),
+    };
     let outcome = &run.outcome;
     let mut problems = Vec::new();
     let got = match &outcome.code {
-        Some(code) => format!("{} ({code})", status_name(outcome.status)),
-        None => status_name(outcome.status).to_owned(),
+        Some(code) => format!("{} ({code})", status_word(outcome.status)),
+        None => status_word(outcome.status).to_owned(),
     };
     let why = || -> String {
         if let Some(e) = run.input_errors.first() {
             return format!("; the input was refused: {}", e.message);
         }
-        if let Some(c) = &run.input_check {
-            return format!(
-                "; input check `{}` failed{}",
-                c.check,
-                c.message
-                    .as_deref()
-                    .map(|m| format!(": {m}"))
-                    .unwrap_or_default()
-            );
+        if let Some(why) = &run.refusal {
+            return format!("; {why}");
         }
         let reasons: Vec<String> = outcome
             .attempts
@@ -149,8 +142,8 @@ pub fn replay(runner: &NodeRunner<'_>, body: &BodyPlan, text: &str, prompt: &str
             if outcome.status != Status::Succeeded {
                 problems.push(format!("expected an output, got {got}{}", why()));
             } else if outcome.output.as_ref() != Some(&expected) {
-                let ty = &runner.parts.node.output;
-                let types = &runner.parts.program.types;
+                let ty = &ir.output;
+                let types = &exec.program().types;
                 problems.push(format!(
                     "the output differs:\n    expected {}\n    got      {}",
                     expected.to_json_string(ty, types),
@@ -159,7 +152,7 @@ pub fn replay(runner: &NodeRunner<'_>, body: &BodyPlan, text: &str, prompt: &str
             }
         }
         (Expect::Failure { status, code }, _) => {
-            let status_ok = status_name(outcome.status) == status;
+            let status_ok = status_word(outcome.status) == status;
             let code_ok = code.is_none() || outcome.code == *code;
             if !(status_ok && code_ok) {
                 let want = match code {

@@ -57,7 +57,7 @@ fn the_spec_example_loads() {
     );
     let ir = config.to_ir_bindings();
     assert_eq!(ir[0].name, "primary_model");
-    assert_eq!(ir[0].accepts, ["text", "image"]);
+    assert_eq!(ir[0].accepts, [PartKind::Text, PartKind::Image]);
     assert_eq!(config.to_ir_package().version, "0.1.0");
 }
 

@@ -827,10 +827,13 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     return err;
                 };
                 self.node_calls.push(id);
-                self.args(&sig.params, args, span, &callee.to_text());
+                let lowered = self.args(&sig.params, args, span, &callee.to_text());
                 (
                     STy::of(&sig.ret.unwrap_or(Ty::Bool), &self.cx.table),
-                    rt::Expr::None,
+                    rt::Expr::CallNode {
+                        node: id,
+                        args: lowered,
+                    },
                 )
             }
             Some(ItemRef::Node(_)) => {

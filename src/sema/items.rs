@@ -122,7 +122,14 @@ pub(crate) fn lower_params(
         if let Some(sp) = special(&p.ty) {
             if sp == Special::Raw && allow_raw {
                 specials.push(Some(sp));
-                out.push((p.name.name.clone(), Ty::Bool));
+                // Raw text is as long as an answer may be; `max_answer` bounds it at run time.
+                let raw = Ty::Str(aelc_runtime::ty::StrTy {
+                    min: 0,
+                    max: u32::MAX,
+                    pattern: None,
+                    format: None,
+                });
+                out.push((p.name.name.clone(), raw));
                 continue;
             }
         }
@@ -216,9 +223,11 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
                 .map(|s| {
                     s.params
                         .iter()
-                        .map(|(n, t)| ir::Param {
+                        .zip(&s.param_special)
+                        .map(|((n, t), special)| ir::Param {
                             name: n.clone(),
                             ty: t.clone(),
+                            raw: *special == Some(Special::Raw),
                         })
                         .collect()
                 })
@@ -442,7 +451,11 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
             docs: docs(&item.docs),
             params: params
                 .into_iter()
-                .map(|(name, ty)| ir::Param { name, ty })
+                .map(|(name, ty)| ir::Param {
+                    name,
+                    ty,
+                    raw: false,
+                })
                 .collect(),
             fails: fails.map(ir::ErrorSetId),
             is_extern: def.is_extern,
@@ -544,7 +557,11 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
             module: module_path,
             params: params
                 .into_iter()
-                .map(|(name, ty)| ir::Param { name, ty })
+                .map(|(name, ty)| ir::Param {
+                    name,
+                    ty,
+                    raw: false,
+                })
                 .collect(),
             part_kinds: kinds,
             parts,

@@ -81,6 +81,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     // missing `combine`; `fresh:` alone does not say how to combine).
     let mut combine_written = false;
     let mut budget = ir::Budget::default();
+    let mut max_cost_span: Option<Span> = None;
     let mut publish = None;
     let mut max_answer_span = None;
     let mut fallbacks: Vec<(String, Span)> = Vec::new();
@@ -286,6 +287,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                             publish.get_or_insert_with(empty_publish).price = Some(m);
                         } else {
                             budget.max_cost = Some(m);
+                            max_cost_span = Some(entry.span);
                         }
                     }
                     None => {
@@ -345,12 +347,19 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     check_raw(cx, def, &output_stage);
     check_max_answer(cx, &n, &config, max_answer_span);
     check_accepts(cx, &config, input.builder, model_span, &fallbacks);
+    if let (Some(max_cost), Some(span)) = (&budget.max_cost, max_cost_span) {
+        check_budget_currency(cx, &config, max_cost, span, &fallbacks);
+    }
     let mut delegates = Vec::new();
     let mut body = None;
     let has_body = !def.body.is_empty();
     if has_body {
         (delegates, body) = check_body(cx, &n);
     }
+    let model_call = match (&body, &config.model) {
+        (Some(b), Some(_)) => model_call(cx, &n, &b.expr),
+        _ => None,
+    };
     // A prompt shared by nodes with the same parameters is checked (and lowered) once.
     let template = config.prompt.clone().and_then(|prompt| {
         let key = (module, prompt.clone());
@@ -383,6 +392,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
             .map(|(name, ty)| ir::Param {
                 name: name.clone(),
                 ty: ty.clone(),
+                raw: false,
             })
             .collect(),
         output: n.output.clone(),
@@ -396,8 +406,31 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         delegates: delegates.into_iter().map(ir::NodeId).collect(),
         has_body,
         body,
+        model_call,
         template,
     });
+}
+
+/// The extern fn that stands for the node's model call in its body (spec §12, the seed's
+/// `return write_review(request);`): the first extern fn the body calls whose parameter types
+/// are the node's, in order, and which returns the node's output type.
+fn model_call(
+    cx: &Cx<'_, '_>,
+    n: &NodeCx<'_>,
+    body: &aelc_runtime::expr::Expr,
+) -> Option<ir::FnId> {
+    let mut calls = Vec::new();
+    body.callees(&mut calls);
+    calls.into_iter().find_map(|call| {
+        let aelc_runtime::expr::Callee::Extern(f) = call else {
+            return None;
+        };
+        let sig = cx.fn_sigs.get(f.0 as usize)?.as_ref()?;
+        let same_params = sig.params.len() == n.params.len()
+            && sig.params.iter().zip(&n.params).all(|(a, b)| a.1 == b.1);
+        (sig.is_extern && same_params && sig.ret.as_ref() == Some(&n.output))
+            .then_some(ir::FnId(f.0))
+    })
 }
 
 fn empty_publish() -> ir::Publish {
@@ -951,6 +984,53 @@ fn check_max_answer(
     }
 }
 
+/// A budget's `max_cost` and the prices of the bindings the node may call are in one currency:
+/// money is never converted, so a reservation in another currency could not be compared.
+fn check_budget_currency(
+    cx: &mut Cx<'_, '_>,
+    config: &ir::NodeConfig,
+    max_cost: &ir::Money,
+    span: Span,
+    fallbacks: &[(String, Span)],
+) {
+    let Some(project) = cx.input.project else {
+        return;
+    };
+    let targets = config
+        .model
+        .iter()
+        .chain(fallbacks.iter().map(|(name, _)| name));
+    let mut reported = Vec::new();
+    for name in targets {
+        let Some(price) = project
+            .bindings
+            .iter()
+            .find(|b| &b.name == name)
+            .and_then(|b| b.price.as_ref())
+        else {
+            continue;
+        };
+        if price.currency == max_cost.currency || reported.contains(name) {
+            continue;
+        }
+        reported.push(name.clone());
+        cx.report(
+            Diagnostic::new(
+                "E0517",
+                format!(
+                    "binding `{name}` is priced in {}, and the budget's max_cost is in {}",
+                    price.currency, max_cost.currency
+                ),
+            )
+            .primary(span, format!("{} {}", max_cost.amount, max_cost.currency))
+            .help(format!(
+                "write max_cost in {}, or price [bindings.{name}] in {}: money is never converted",
+                price.currency, max_cost.currency
+            )),
+        );
+    }
+}
+
 /// A builder's media parts must be accepted by every binding the node may call.
 fn check_accepts(
     cx: &mut Cx<'_, '_>,
@@ -982,7 +1062,7 @@ fn check_accepts(
             } else {
                 kind.as_str()
             };
-            if !b.accepts.iter().any(|a| a == needed) {
+            if !b.accepts.iter().any(|a| a.as_str() == needed) {
                 cx.report(
                     Diagnostic::new("E0513", format!("binding `{binding}` does not accept `{needed}` parts"))
                         .primary(span, format!("the builder sends `{kind}(…)`"))
@@ -993,7 +1073,8 @@ fn check_accepts(
     }
 }
 
-/// Checks a node body; returns the nodes it calls and, when it calls none, its lowering.
+/// Checks a node body; returns the nodes it calls and its lowering (delegated calls are
+/// `Expr::CallNode`).
 fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> (Vec<u32>, Option<ir::NodeBody>) {
     let mut ecx = ExprCx::new(cx, n.module);
     ecx.allow_node_calls = true;
@@ -1036,7 +1117,7 @@ fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> (Vec<u32>, Option<ir::Node
     let mut calls = std::mem::take(&mut ecx.node_calls);
     calls.sort_unstable();
     calls.dedup();
-    let body = returned.filter(|_| calls.is_empty()).map(|mut x| {
+    let body = returned.map(|mut x| {
         for (slot, v) in lets.into_iter().rev() {
             x = aelc_runtime::expr::Expr::Let {
                 slot: aelc_runtime::expr::Slot(slot),

@@ -91,6 +91,7 @@ pub fn node(name: &str, kind: NodeKind, params: Vec<Param>, output: Ty) -> NodeI
         publish: None,
         delegates: vec![],
         has_body: false,
+        model_call: None,
         body: None,
         template: None,
     }
@@ -180,6 +181,7 @@ pub fn review_program() -> Program {
         vec![Param {
             name: "request".into(),
             ty: Ty::Ref { def: DefId(3) },
+            raw: false,
         }],
         Ty::Ref { def: DefId(2) },
     );
@@ -232,20 +234,20 @@ pub fn review_program() -> Program {
         bindings: vec![
             Binding {
                 name: "backup_model".into(),
-                provider: "replay".into(),
+                provider: aelc::ir::Provider::Replay,
                 model: "recorded".into(),
                 base_url: None,
                 api_key_env: None,
-                accepts: vec!["text".into()],
+                accepts: vec![aelc::ir::PartKind::Text],
                 price: None,
             },
             Binding {
                 name: "primary_model".into(),
-                provider: "openai".into(),
+                provider: aelc::ir::Provider::OpenAi,
                 model: "gpt-4o-mini".into(),
                 base_url: Some("http://127.0.0.1:8080/v1".into()),
                 api_key_env: Some("OPENAI_API_KEY".into()),
-                accepts: vec!["text".into()],
+                accepts: vec![aelc::ir::PartKind::Text],
                 price: Some(Price {
                     input_per_mtok: "0.15".into(),
                     output_per_mtok: "0.60".into(),
@@ -432,6 +434,7 @@ pub fn kitchen_program() -> Program {
             Param {
                 name: "prompt".into(),
                 ty: str_ty(200),
+                raw: false,
             },
             Param {
                 name: "clip".into(),
@@ -443,6 +446,7 @@ pub fn kitchen_program() -> Program {
                     max_duration_ms: Some(30_000),
                     sample_rate: Some(16_000),
                 })),
+                raw: false,
             },
         ],
         Ty::Ref { def: DefId(6) },
@@ -459,6 +463,7 @@ pub fn kitchen_program() -> Program {
         vec![Param {
             name: "shape".into(),
             ty: Ty::Ref { def: DefId(1) },
+            raw: false,
         }],
         list(Ty::Ref { def: DefId(0) }, 3),
     );

@@ -227,6 +227,8 @@ impl Interpreter {
                     .as_ref()
                     .map(|d| (d, vec![Arg::Output]))
             }),
+            extern_transform: None,
+            raw_parse: None,
             patterns: Default::default(),
         };
         let mut model = replay(answers);

@@ -453,7 +453,8 @@ impl Gen<'_> {
              let run = rt::run_node(program, node, bytes, prompt, &mut host, ctx);\n    \
              rt::Run::new(run)\n}\n",
         );
-        if node.body.is_some() {
+        // The glue's own evaluator cannot run a delegated call (W0851).
+        if node.body.is_some() && node.delegates.is_empty() {
             body.push_str(
                 "\n/// Runs the node's body on a decoded input (spec §6: the body computes the answer):\n\
                  /// its input checks, then the body on the runtime evaluator, its `extern fn`s through\n\

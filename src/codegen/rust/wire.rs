@@ -7,7 +7,6 @@
 
 use aelc_runtime::expr::{Check, FnDef, Param};
 use aelc_runtime::glue::{Arg, GlueCheck, GlueNode, GlueProgram, WiredCheck};
-use aelc_runtime::pipeline::{Budget, Policy};
 use aelc_runtime::ty::Ty;
 
 use crate::ir::{self, CheckId, NodeIr, Program};
@@ -88,24 +87,8 @@ fn glue_node(program: &Program, node: &NodeIr) -> GlueNode {
         binding: node.config.model.clone().unwrap_or_default(),
         max_answer: node.config.max_answer,
         max_input_bytes: program.limits.max_input_bytes,
-        policies: node
-            .output_stage
-            .on_failure
-            .iter()
-            .map(|p| match p {
-                ir::Policy::Retry { times } => Policy::Retry { times: *times },
-                ir::Policy::Repair { times } => Policy::Repair { times: *times },
-                ir::Policy::Fallback { binding } => Policy::Fallback {
-                    binding: binding.clone(),
-                },
-                ir::Policy::Fail { code } => Policy::Fail { code: code.clone() },
-            })
-            .collect(),
-        budget: Budget {
-            max_calls: node.budget.max_calls,
-            max_time_ms: node.budget.max_time_ms,
-            max_cost: node.budget.max_cost.as_ref().map(|m| m.amount.clone()),
-        },
+        policies: node.output_stage.on_failure.clone(),
+        budget: node.budget.to_pipeline(),
         input_checks: wire(&node.input.checks, false),
         output_checks: wire(&node.output_stage.checks, true),
         transform: node.output_stage.transform.map(|f| f.0),

@@ -1181,6 +1181,49 @@ node answer(q: Question) -> Answer {
 }"#,
     },
     CodeInfo {
+        code: "E0517",
+        title: "budget in another currency",
+        explanation: "A node's `budget { max_cost: … }` is in another currency than the price of a binding it may call. Each model call reserves its worst case, at the binding's price, out of `max_cost` before it is made; amounts in two currencies cannot be compared, and money is never converted.",
+        example: r#"-- ael.toml --
+[package]
+name = "acme/demo"
+version = "0.1.0"
+
+[bindings.main]
+provider = "replay"
+model = "recorded"
+price = { input_per_mtok = 0.15, output_per_mtok = 0.60, currency = "USD" }
+-- prompts/answer.md --
+Answer the question: {{ q.text }}
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
+struct Answer { text: Str<200> }
+
+node answer(q: Question) -> Answer {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+    budget {
+        max_cost: 0.05 EUR;
+    }
+}
+-- fix --
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
+struct Answer { text: Str<200> }
+
+node answer(q: Question) -> Answer {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+    budget {
+        max_cost: 0.05 USD;
+    }
+}"#,
+    },
+    CodeInfo {
         code: "E0701",
         title: "template type error",
         explanation: "An expression of a prompt template (`{{ … }}`, `{% if %}`, `{% for %}`) has the wrong type; it is reported at its line and column in the `.md` file.",

@@ -35,6 +35,8 @@ pub enum EvalErrorKind {
     TooDeep,
     /// An extern fn failed.
     Extern,
+    /// A delegated call did not succeed (its receipt says why).
+    Delegated,
 }
 
 /// An evaluation error: its kind and a sentence.
@@ -88,9 +90,35 @@ impl FnTable for Vec<FnDef> {
     }
 }
 
-/// Answers `extern fn` calls (author code, generated glue, test doubles).
+/// Answers `extern fn` calls (author code, generated glue, test doubles) and a node body's
+/// delegated calls (the executor).
 pub trait Host {
     fn call_extern(&mut self, func: FnId, args: Vec<Value>) -> Eval<Value>;
+
+    /// A delegated call of node `node` (spec §12). `depth` is how deep the caller's
+    /// expressions already nest, so that the callee's evaluation continues the count and a
+    /// chain of delegations cannot nest deeper than one evaluation may.
+    /// An `extern check` (by the program's check id): `None` when it passes, else its code
+    /// and message.
+    fn call_check(
+        &mut self,
+        check: u32,
+        args: &[&Value],
+    ) -> Eval<Option<(String, Option<String>)>> {
+        let _ = args;
+        Err(EvalError::new(
+            EvalErrorKind::Extern,
+            format!("extern check #{check} has no implementation here"),
+        ))
+    }
+
+    fn call_node(&mut self, node: u32, args: Vec<Value>, depth: usize) -> Eval<Value> {
+        let _ = (args, depth);
+        Err(EvalError::new(
+            EvalErrorKind::Delegated,
+            format!("node #{node} cannot be called here: delegated calls run in the executor"),
+        ))
+    }
 }
 
 /// A host without extern fns: every call is an error.
@@ -140,6 +168,13 @@ impl<'p> Evaluator<'p> {
             calls: 0,
             depth: 0,
         }
+    }
+
+    /// Starts counting expression depth at `depth` (a delegated call's body continues its
+    /// caller's count).
+    pub fn with_depth(mut self, depth: usize) -> Evaluator<'p> {
+        self.depth = depth;
+        self
     }
 
     /// Starts from patterns compiled before (see [`Evaluator::into_patterns`]).
@@ -238,6 +273,10 @@ impl<'p> Evaluator<'p> {
             Expr::CallExtern { func, args } => {
                 let args = self.eval_all(args, frame)?;
                 self.host.call_extern(*func, args)
+            }
+            Expr::CallNode { node, args } => {
+                let args = self.eval_all(args, frame)?;
+                self.host.call_node(*node, args, self.depth)
             }
             Expr::Method { receiver, method } => self.method(receiver, method, frame),
             Expr::Struct { fields, .. } => Ok(Value::Struct(self.eval_all(fields, frame)?)),

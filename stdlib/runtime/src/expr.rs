@@ -23,6 +23,8 @@
 //! - [`FnId`] is the index of the callee in the program's fn list (the compiler's `FnId`); the
 //!   evaluator finds a pure fn's [`FnDef`] through [`crate::eval::FnTable`], and sends
 //!   [`Expr::CallExtern`] to the host ([`crate::eval::Host`]) with the same id.
+//! - [`Expr::CallNode`] (a node body's delegated call) goes to the host too, by node index: the
+//!   executor ([`crate::exec`]) runs the callee as a run of its own.
 //!
 //! # Semantics (all total: failures are evaluation errors, never panics)
 //! - Integer `+ - * / %` are checked i128 arithmetic: overflow, division or remainder by zero
@@ -133,6 +135,13 @@ pub enum Expr {
     /// A call of an `extern fn`, answered by the host.
     CallExtern {
         func: FnId,
+        args: Vec<Expr>,
+    },
+    /// A delegated call of another node or agent (only in a node body): answered by the host,
+    /// which runs that node with its own input gate, pipeline, policies and receipt.
+    CallNode {
+        /// The callee's index in the program's node list.
+        node: u32,
         args: Vec<Expr>,
     },
     /// `receiver.method(…)`.
@@ -318,7 +327,80 @@ pub enum BinaryOp {
     Or,
 }
 
+/// What an expression calls (see [`Expr::callees`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Callee {
+    Fn(FnId),
+    Extern(FnId),
+    Node(u32),
+}
+
 impl Expr {
+    /// Every call in the expression, in no particular order, found without recursion (an
+    /// explicit stack), so any IR is walked whatever its depth.
+    pub fn callees(&self, found: &mut Vec<Callee>) {
+        let mut stack: Vec<&Expr> = vec![self];
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::Const { .. } | Expr::Local { .. } | Expr::None => {}
+                Expr::Field { base, .. } => stack.push(base),
+                Expr::Call { func, args } => {
+                    found.push(Callee::Fn(*func));
+                    stack.extend(args);
+                }
+                Expr::CallExtern { func, args } => {
+                    found.push(Callee::Extern(*func));
+                    stack.extend(args);
+                }
+                Expr::CallNode { node, args } => {
+                    found.push(Callee::Node(*node));
+                    stack.extend(args);
+                }
+                Expr::Method { receiver, method } => {
+                    stack.push(receiver);
+                    match method {
+                        Method::Contains { arg }
+                        | Method::StartsWith { arg }
+                        | Method::EndsWith { arg } => stack.push(arg),
+                        Method::UnwrapOr { default } => stack.push(default),
+                        Method::All { closure }
+                        | Method::Any { closure }
+                        | Method::Count { closure }
+                        | Method::Filter { closure }
+                        | Method::Map { closure }
+                        | Method::SortBy { closure } => stack.push(&closure.body),
+                        Method::Len
+                        | Method::IsEmpty
+                        | Method::Trim
+                        | Method::ToLower
+                        | Method::ToUpper
+                        | Method::Matches { .. }
+                        | Method::First
+                        | Method::Last
+                        | Method::Sum { .. }
+                        | Method::IsSome
+                        | Method::IsNone => {}
+                    }
+                }
+                Expr::Struct { fields, .. } | Expr::Variant { fields, .. } => stack.extend(fields),
+                Expr::List { items } => stack.extend(items),
+                Expr::Some { value } => stack.push(value),
+                Expr::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => stack.extend([&**cond, &**then, &**otherwise]),
+                Expr::Match { scrutinee, arms } => {
+                    stack.push(scrutinee);
+                    stack.extend(arms.iter().map(|a| &a.body));
+                }
+                Expr::Let { value, body, .. } => stack.extend([&**value, &**body]),
+                Expr::Unary { operand, .. } => stack.push(operand),
+                Expr::Binary { lhs, rhs, .. } => stack.extend([&**lhs, &**rhs]),
+            }
+        }
+    }
+
     /// A constant.
     pub fn constant(value: Value) -> Expr {
         Expr::Const { value }

@@ -10,6 +10,9 @@
 //! - [`pipeline`]: the seven steps of §6.1 and the failure policies, reaching models through
 //!   [`model::Model`] ([`model::ReplayModel`] for replays); [`stage`] plugs checks and
 //!   transforms into steps 4–5; [`money`] is exact cost arithmetic; [`receipt`]: §10.
+//! - [`program`]: the typed IR of a checked program (`ir.json`); [`exec`]: the one executor
+//!   that runs any node of it (bodies, delegated calls, raw mode, budgets reserved before they
+//!   are spent), with [`meter`] sharing budgets down a run's tree of calls.
 //! - [`prompt`]: renders prompt templates and runs input builders into ordered parts.
 //! - [`provider`]: the HTTP model providers behind `ael.toml` bindings.
 //! - [`example`]: the example files of spec §6 that `aelc test` replays.
@@ -25,15 +28,18 @@ pub mod decode;
 pub mod error;
 pub mod eval;
 pub mod example;
+pub mod exec;
 pub mod expr;
 pub mod format;
 pub mod glue;
 pub mod json;
 pub mod media;
+pub mod meter;
 pub mod model;
 pub mod money;
 pub mod pipeline;
 pub mod prescan;
+pub mod program;
 pub mod prompt;
 pub mod provider;
 pub mod receipt;

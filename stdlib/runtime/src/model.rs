@@ -22,6 +22,15 @@ pub struct ModelRequest {
     pub max_answer: u64,
     /// 1 for the first call of a run, then 2, 3, …
     pub attempt: u32,
+    /// The node making the call (in a delegated call, the callee, not the run's first node).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node: String,
+    /// What a live provider needs besides the prompt, for this node: the input builder's parts,
+    /// the model-facing output schemas, the timeout and temperature. `None`: the provider's own
+    /// defaults (a replay needs none of it).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub call: Option<std::sync::Arc<crate::provider::NodeCall>>,
 }
 
 impl ModelRequest {

@@ -48,6 +48,11 @@ impl Amount {
     pub fn saturating_add(self, other: Amount) -> Amount {
         Amount(self.0.saturating_add(other.0))
     }
+
+    /// `self - other`, or zero when `other` is larger.
+    pub fn saturating_sub(self, other: Amount) -> Amount {
+        Amount(self.0.saturating_sub(other.0))
+    }
 }
 
 impl fmt::Display for Amount {

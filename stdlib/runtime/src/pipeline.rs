@@ -30,14 +30,17 @@
 use crate::decode::Decoder;
 use crate::error::{Code, DecodeError};
 use crate::eval::EvalError;
+use crate::meter::{self, worst_case, Meter};
 use crate::model::{FinishReason, Model, ModelAnswer, ModelRequest, Usage};
 use crate::money::{Amount, Price};
+use crate::provider::NodeCall;
 use crate::ty::{Ty, TypeTable};
 use crate::validate::Validator;
 use crate::value::Value;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One step of `on_failure:` (the same shape as the compiler's IR).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -59,6 +62,17 @@ pub struct Budget {
     /// Decimal text in the bindings' currency (`"0.05"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost: Option<String>,
+}
+
+impl Budget {
+    /// The budget as a meter frame's limits.
+    pub fn limits(&self) -> meter::Limits {
+        meter::Limits {
+            max_calls: self.max_calls,
+            max_cost: self.max_cost.as_deref().and_then(Amount::parse),
+            max_time_ms: self.max_time_ms,
+        }
+    }
 }
 
 /// Milliseconds since some fixed point; injected so tests are deterministic.
@@ -115,6 +129,13 @@ pub trait OutputStage {
     /// step 3 just checked, so it is skipped.
     fn has_transform(&self) -> bool {
         true
+    }
+    /// Raw mode (`output { raw; parse: f; }`): the author's parser turns the answer's text
+    /// into a value in place of step 2's decoding. `None`: the node decodes JSON. An `Err`
+    /// from the parser rejects the answer at step 2 with its message.
+    fn parse_raw(&mut self, text: &str) -> Option<Result<Value, EvalError>> {
+        let _ = text;
+        None
     }
 }
 
@@ -185,12 +206,19 @@ pub struct Attempt {
     pub usage: Usage,
     /// The call's exact cost, decimal text.
     pub cost: String,
+    /// What was reserved for the call before it was made (its worst case), decimal text.
+    #[serde(default = "zero_text")]
+    pub reserved: String,
     /// The first rejection (the receipt's summary); `None` for the accepted attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejected: Option<Rejection>,
     /// Every rejection of this attempt (what a repair sends back).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<Rejection>,
+}
+
+fn zero_text() -> String {
+    "0".to_owned()
 }
 
 /// How a run ended (spec §10).
@@ -214,7 +242,10 @@ pub struct Outcome {
     /// The output's canonical JSON (what is hashed and printed).
     pub output_json: Option<String>,
     pub attempts: Vec<Attempt>,
+    /// What the calls cost.
     pub cost: Amount,
+    /// The sum of what was reserved before each call.
+    pub reserved: Amount,
     pub currency: Option<String>,
 }
 
@@ -228,7 +259,17 @@ impl Outcome {
             output_json: None,
             attempts: Vec::new(),
             cost: Amount::ZERO,
+            reserved: Amount::ZERO,
             currency: None,
+        }
+    }
+
+    /// A run that ended before any call with `status` and `code`: nothing spent.
+    pub fn no_call(status: Status, code: &str) -> Outcome {
+        Outcome {
+            status,
+            code: Some(code.to_owned()),
+            ..Outcome::rejected_input()
         }
     }
 }
@@ -253,6 +294,11 @@ pub struct Pipeline<'a> {
     pub budget: Budget,
     /// Prices by binding name; a binding without a price costs nothing.
     pub prices: BTreeMap<String, Price>,
+    /// The node whose answer this is (carried on each request).
+    pub node: String,
+    /// What live providers need besides the prompt (parts, schemas, timeout), carried on
+    /// each request; its bytes count in each call's worst case.
+    pub call: Option<Arc<NodeCall>>,
 }
 
 /// The root of output paths (`output.findings[0]`).
@@ -275,6 +321,8 @@ impl<'a> Pipeline<'a> {
             policies: Vec::new(),
             budget: Budget::default(),
             prices: BTreeMap::new(),
+            node: String::new(),
+            call: None,
         }
     }
 
@@ -316,6 +364,26 @@ impl<'a> Pipeline<'a> {
                 )]))
             }
         }
+        // Raw mode: the parser stands for step 2; what it returns is checked at step 3.
+        if let Some(parsed) = stage.parse_raw(answer) {
+            let value = parsed.map_err(|e| {
+                Refusal::Rejected(vec![Rejection::simple(
+                    2,
+                    "undecodable_output",
+                    format!("the raw parser refused the answer: {}", e.message),
+                )])
+            })?;
+            let errors = validator.validate(&value, self.output_ty, OUTPUT_ROOT);
+            if !errors.is_empty() {
+                return Err(Refusal::Rejected(
+                    errors
+                        .into_iter()
+                        .map(|e| Rejection::structural(3, e))
+                        .collect(),
+                ));
+            }
+            return self.accept(validator, value, stage);
+        }
         // Steps 2 and 3: one pass; syntax errors are step 2, the rest step 3.
         let Some(json) = strip_fence(answer) else {
             return Err(Refusal::Rejected(vec![Rejection::simple(
@@ -344,6 +412,17 @@ impl<'a> Pipeline<'a> {
                 return Err(Refusal::Rejected(reasons));
             }
         };
+        self.accept(validator, value, stage)
+    }
+
+    /// Steps 4–7 for a value that passed step 3: the node's checks, its transform, the
+    /// structural check again. Also what a node body's computed answer goes through.
+    pub fn accept(
+        &self,
+        validator: &mut Validator<'_>,
+        value: Value,
+        stage: &mut dyn OutputStage,
+    ) -> Result<Value, Refusal> {
         // Step 4.
         match stage.check(&value) {
             Ok(None) => {}
@@ -384,7 +463,8 @@ impl<'a> Pipeline<'a> {
         Ok(value)
     }
 
-    /// The whole run: calls, steps, policies and budget.
+    /// The whole run: calls, steps, policies and budget, on a meter of its own (the
+    /// pipeline's [`Budget`] as its one frame).
     pub fn run(
         &self,
         prompt: &str,
@@ -392,50 +472,82 @@ impl<'a> Pipeline<'a> {
         stage: &mut dyn OutputStage,
         clock: &mut dyn Clock,
     ) -> Outcome {
+        let mut meter = Meter::single(self.budget.limits(), clock.now_ms());
+        self.run_metered(prompt, model, stage, clock, &mut meter)
+    }
+
+    /// The whole run, spending from `meter` (the frames of the node and of its callers; see
+    /// [`crate::meter`]): before each call its worst case is reserved in every frame, and a
+    /// call that does not fit is not made (`budget_exceeded`).
+    pub fn run_metered(
+        &self,
+        prompt: &str,
+        model: &mut dyn Model,
+        stage: &mut dyn OutputStage,
+        clock: &mut dyn Clock,
+        meter: &mut Meter,
+    ) -> Outcome {
         let max_input = usize::try_from(self.max_answer).unwrap_or(usize::MAX);
         let mut decoder = Decoder::new(self.table).with_max_input_bytes(max_input);
         let mut validator = Validator::new(self.table);
         let (plan, fail_code) = self.plan();
-        let max_cost = self.budget.max_cost.as_deref().and_then(Amount::parse);
-        let start = clock.now_ms();
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut total = Amount::ZERO;
+        let mut reserved = Amount::ZERO;
         let mut last_reasons: Vec<Rejection> = Vec::new();
         let mut last_model_error: Option<&'static str> = None;
+        // A repair quotes the previous answer back, so its bytes count in the next worst case.
+        let mut last_answer_bytes = 0u64;
         let currency = self.prices.values().next().map(|p| p.currency.clone());
-        let end =
-            |status: Status, code: Option<&str>, attempts: Vec<Attempt>, total: Amount| Outcome {
-                status,
-                code: code.map(str::to_owned),
-                output: None,
-                output_json: None,
-                attempts,
-                cost: total,
-                currency: currency.clone(),
-            };
+        let end = |status: Status,
+                   code: Option<&str>,
+                   attempts: Vec<Attempt>,
+                   total: Amount,
+                   reserved: Amount| Outcome {
+            status,
+            code: code.map(str::to_owned),
+            output: None,
+            output_json: None,
+            attempts,
+            cost: total,
+            reserved,
+            currency: currency.clone(),
+        };
         for (i, planned) in plan.iter().enumerate() {
-            let out_of_budget = self
-                .budget
-                .max_calls
-                .is_some_and(|m| attempts.len() as u64 >= u64::from(m))
-                || self
-                    .budget
-                    .max_time_ms
-                    .is_some_and(|m| clock.now_ms().saturating_sub(start) >= m)
-                || max_cost.is_some_and(|m| total >= m);
-            if out_of_budget {
-                return end(Status::Error, Some("budget_exceeded"), attempts, total);
-            }
+            let repair = if planned.repair {
+                last_reasons.clone()
+            } else {
+                Vec::new()
+            };
+            let price = self.prices.get(&planned.binding);
+            let worst = price.map_or(Amount::ZERO, |p| {
+                let sent = self.request_bytes(prompt, &repair, last_answer_bytes);
+                worst_case(p, sent, self.max_answer)
+            });
+            let reservation = match meter
+                .check_time(clock.now_ms())
+                .and_then(|()| meter.reserve(worst))
+            {
+                Ok(r) => r,
+                Err(_) => {
+                    return end(
+                        Status::Error,
+                        Some("budget_exceeded"),
+                        attempts,
+                        total,
+                        reserved,
+                    )
+                }
+            };
+            reserved = reserved.saturating_add(worst);
             let request = ModelRequest {
                 binding: planned.binding.clone(),
                 prompt: prompt.to_owned(),
-                repair: if planned.repair {
-                    last_reasons.clone()
-                } else {
-                    Vec::new()
-                },
+                repair,
                 max_answer: self.max_answer,
                 attempt: i as u32 + 1,
+                node: self.node.clone(),
+                call: self.call.clone(),
             };
             let answer = model.call(&request);
             let ModelAnswer {
@@ -445,6 +557,8 @@ impl<'a> Pipeline<'a> {
             } = match answer {
                 Ok(a) => a,
                 Err(e) => {
+                    meter.settle(reservation, Amount::ZERO);
+                    last_answer_bytes = 0;
                     let rejection = Rejection::simple(1, e.code(), e.to_string());
                     last_model_error = Some(e.code());
                     last_reasons = vec![rejection.clone()];
@@ -453,6 +567,7 @@ impl<'a> Pipeline<'a> {
                         bytes: 0,
                         usage: Usage::default(),
                         cost: "0".to_owned(),
+                        reserved: worst.to_string(),
                         rejected: Some(rejection),
                         reasons: Vec::new(),
                     });
@@ -460,33 +575,36 @@ impl<'a> Pipeline<'a> {
                 }
             };
             last_model_error = None;
-            let cost = self
-                .prices
-                .get(&planned.binding)
+            last_answer_bytes = text.len() as u64;
+            let cost = price
                 .and_then(Price::per_token)
                 .map(|p| p.cost(usage.input_tokens, usage.output_tokens))
                 .unwrap_or(Amount::ZERO);
+            meter.settle(reservation, cost);
             total = total.saturating_add(cost);
             let mut attempt = Attempt {
                 binding: planned.binding.clone(),
                 bytes: text.len() as u64,
                 usage,
                 cost: cost.to_string(),
+                reserved: worst.to_string(),
                 rejected: None,
                 reasons: Vec::new(),
             };
-            let late = self
-                .budget
-                .max_time_ms
-                .is_some_and(|m| clock.now_ms().saturating_sub(start) > m);
-            if late {
+            if meter.late(clock.now_ms()) {
                 attempt.rejected = Some(Rejection::simple(
                     1,
                     "budget_exceeded",
                     "the answer arrived after the budget's max_time",
                 ));
                 attempts.push(attempt);
-                return end(Status::Error, Some("budget_exceeded"), attempts, total);
+                return end(
+                    Status::Error,
+                    Some("budget_exceeded"),
+                    attempts,
+                    total,
+                    reserved,
+                );
             }
             match self.process(&mut decoder, &mut validator, &text, finish_reason, stage) {
                 Ok(value) => {
@@ -499,13 +617,20 @@ impl<'a> Pipeline<'a> {
                         output_json: Some(json),
                         attempts,
                         cost: total,
+                        reserved,
                         currency,
                     };
                 }
                 Err(Refusal::Internal(rejection)) => {
                     attempt.rejected = Some(*rejection);
                     attempts.push(attempt);
-                    return end(Status::Error, Some("internal_error"), attempts, total);
+                    return end(
+                        Status::Error,
+                        Some("internal_error"),
+                        attempts,
+                        total,
+                        reserved,
+                    );
                 }
                 Err(Refusal::Rejected(reasons)) => {
                     attempt.rejected = reasons.first().cloned();
@@ -516,17 +641,39 @@ impl<'a> Pipeline<'a> {
             }
         }
         if let Some(code) = last_model_error {
-            return end(Status::Error, Some(code), attempts, total);
+            return end(Status::Error, Some(code), attempts, total, reserved);
         }
         match fail_code {
-            Some(code) => end(Status::Failed, Some(&code), attempts, total),
+            Some(code) => end(Status::Failed, Some(&code), attempts, total, reserved),
             None => end(
                 Status::InvalidOutput,
                 Some("invalid_output"),
                 attempts,
                 total,
+                reserved,
             ),
         }
+    }
+
+    /// The bytes a call sends at most: the prompt, the repair's reasons and the previous
+    /// answer it quotes, and what [`Pipeline::call`] adds.
+    fn request_bytes(&self, prompt: &str, repair: &[Rejection], last_answer: u64) -> u64 {
+        let mut bytes = prompt.len() as u64;
+        if !repair.is_empty() {
+            bytes = bytes.saturating_add(last_answer);
+            // The fixed sentences around them, then each reason as a line: its place, message
+            // and code (`provider::adapter::reason_line`).
+            bytes = bytes.saturating_add(256);
+            for r in repair {
+                let place = r.path.as_deref().or(r.check.as_deref()).unwrap_or("");
+                let line = place.len() + r.message.len() + r.code.len() + 8;
+                bytes = bytes.saturating_add(line as u64);
+            }
+        }
+        if let Some(call) = &self.call {
+            bytes = bytes.saturating_add(call.request_bytes());
+        }
+        bytes
     }
 
     /// The calls the policies allow, in order, and the final `fail` code if declared.

@@ -22,12 +22,11 @@
 //! ```no_run
 //! # #[cfg(feature = "http")]
 //! # fn main() -> Result<(), aelc_runtime::provider::ProviderError> {
-//! use aelc_runtime::provider::{connect, ModelRequest, Part, ProviderConfig};
+//! use aelc_runtime::provider::{connect, ModelRequest, Part, ProviderConfig, ProviderKind};
 //! use std::time::Duration;
 //!
-//! let config = ProviderConfig::from_binding(
-//!     "openai", "local", Some("http://127.0.0.1:8080/v1"), None, &["text".to_string()],
-//! )?;
+//! let mut config = ProviderConfig::new(ProviderKind::OpenAi, "local");
+//! config.base_url = Some("http://127.0.0.1:8080/v1".into());
 //! let provider = connect(config)?;
 //! let request = ModelRequest::new(vec![Part::Text("Say hi as JSON.".into())], 4096, Duration::from_secs(30));
 //! let answer = provider.complete(&request)?;

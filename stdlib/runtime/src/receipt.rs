@@ -6,9 +6,12 @@
 //! - `cost` is what the caller is billed: the calls' cost when the run `succeeded`, zero
 //!   otherwise (`rejected_input`: nothing ran; `invalid_output`, `failed`, `error`: free for the
 //!   caller). `spent` is what the model calls cost whatever the status.
-//! - `receipt` is `rcpt_` and the first 32 hex digits of the SHA-256 of the receipt's own
-//!   canonical JSON written with `"receipt": ""`: it is deterministic (the same input, node,
-//!   attempts and output give the same id) and changes when anything recorded changes.
+//! - `reserved` is the sum of what was reserved before each model call (its worst case, spec
+//!   §12), `spent` what the calls cost: `spent <= reserved`, and both cover the delegated
+//!   calls below this one.
+//! - `receipt` is `rcpt_` and a UUIDv7 in 32 hex digits ([`UuidIds`]): unique per run and
+//!   ordered by time, never a hash of the content, so two identical runs have two receipts.
+//!   The executor takes its ids from an [`IdSource`], so tests can make them predictable.
 
 use crate::money::Amount;
 use crate::pipeline::{Attempt, Outcome, Status};
@@ -42,8 +45,10 @@ pub struct Receipt {
     pub attempts: Vec<Attempt>,
     /// What the caller is billed.
     pub cost: Cost,
-    /// What the model calls cost.
+    /// What the model calls cost (this node's and its delegates').
     pub spent: Cost,
+    /// What was reserved before the calls (the sum of their worst cases).
+    pub reserved: Cost,
     /// Receipts of the delegated calls (nodes this node's body called).
     pub delegated: Vec<Receipt>,
 }
@@ -58,9 +63,37 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Where receipt ids come from.
+pub trait IdSource {
+    /// A new `rcpt_…` id.
+    fn receipt_id(&mut self) -> String;
+}
+
+/// `rcpt_` and a UUIDv7 (time-ordered, 74 random bits) in 32 hex digits.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UuidIds;
+
+impl IdSource for UuidIds {
+    fn receipt_id(&mut self) -> String {
+        format!("rcpt_{}", uuid::Uuid::now_v7().simple())
+    }
+}
+
+/// `rcpt_` and a counter, for tests that compare whole receipts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CountingIds(pub u64);
+
+impl IdSource for CountingIds {
+    fn receipt_id(&mut self) -> String {
+        self.0 += 1;
+        format!("rcpt_{:032x}", self.0)
+    }
+}
+
 impl Receipt {
-    /// The receipt of a run of `node` on `input` (the document's bytes).
+    /// The receipt `id` of a run of `node` on `input` (the document's bytes).
     pub fn new(
+        id: String,
         agent: &str,
         version: &str,
         node: &str,
@@ -68,8 +101,8 @@ impl Receipt {
         outcome: &Outcome,
         delegated: Vec<Receipt>,
     ) -> Receipt {
-        let spent = Cost {
-            amount: outcome.cost.to_string(),
+        let cost = |amount: Amount| Cost {
+            amount: amount.to_string(),
             currency: outcome.currency.clone(),
         };
         let billed = if outcome.status == Status::Succeeded {
@@ -77,8 +110,8 @@ impl Receipt {
         } else {
             Amount::ZERO
         };
-        let mut receipt = Receipt {
-            receipt: String::new(),
+        Receipt {
+            receipt: id,
             agent: agent.to_owned(),
             version: version.to_owned(),
             node: node.to_owned(),
@@ -90,20 +123,23 @@ impl Receipt {
                 .as_deref()
                 .map(|j| sha256_hex(j.as_bytes())),
             attempts: outcome.attempts.clone(),
-            cost: Cost {
-                amount: billed.to_string(),
-                currency: outcome.currency.clone(),
-            },
-            spent,
+            cost: cost(billed),
+            spent: cost(outcome.cost),
+            reserved: cost(outcome.reserved),
             delegated,
-        };
-        receipt.receipt = receipt.compute_id();
-        receipt
+        }
     }
 
     /// The receipt of a refused input: nothing ran, nothing billed.
-    pub fn rejected_input(agent: &str, version: &str, node: &str, input: &[u8]) -> Receipt {
+    pub fn rejected_input(
+        id: String,
+        agent: &str,
+        version: &str,
+        node: &str,
+        input: &[u8],
+    ) -> Receipt {
         Receipt::new(
+            id,
             agent,
             version,
             node,
@@ -111,17 +147,6 @@ impl Receipt {
             &Outcome::rejected_input(),
             Vec::new(),
         )
-    }
-
-    /// `rcpt_` + 32 hex digits of the SHA-256 of this receipt with an empty id.
-    pub fn compute_id(&self) -> String {
-        let blank = Receipt {
-            receipt: String::new(),
-            ..self.clone()
-        };
-        let json = serde_json::to_string(&blank).unwrap_or_default();
-        let hex = sha256_hex(json.as_bytes());
-        format!("rcpt_{}", hex.get(..32).unwrap_or_default())
     }
 
     /// The receipt as one line of JSON.

@@ -7,7 +7,7 @@
 
 use crate::bounds::Patterns;
 use crate::eval::{CheckOutcome, EvalError, Evaluator, FnTable, Host};
-use crate::expr::{Check, FnDef};
+use crate::expr::{Check, FnDef, FnId};
 use crate::pipeline::{CheckFailure, OutputStage};
 use crate::value::Value;
 
@@ -35,6 +35,13 @@ pub enum StageCheck<'p> {
         args: Vec<Arg>,
         run: ExternCheckFn<'p>,
     },
+    /// An `extern check` the stage's host answers ([`Host::call_check`], by the program's
+    /// check id).
+    Host {
+        id: u32,
+        name: String,
+        args: Vec<Arg>,
+    },
 }
 
 /// The output checks and transform of one node, over IR.
@@ -44,6 +51,11 @@ pub struct IrStage<'p> {
     pub inputs: &'p [Value],
     pub checks: Vec<StageCheck<'p>>,
     pub transform: Option<(&'p FnDef, Vec<Arg>)>,
+    /// A transform that is an `extern fn`, answered by the host.
+    pub extern_transform: Option<(FnId, Vec<Arg>)>,
+    /// Raw mode: the `extern fn` that parses the answer's text (`parse: f;`), answered by the
+    /// host with the text as its one argument.
+    pub raw_parse: Option<FnId>,
     /// The `matches` patterns compiled so far, kept for the stage's life: every check of
     /// every attempt of one node run compiles a pattern once. Start with `Patterns::default()`.
     pub patterns: Patterns,
@@ -108,6 +120,8 @@ impl<'p> IrStage<'p> {
             inputs,
             checks,
             transform: None,
+            extern_transform: None,
+            raw_parse: None,
             patterns: Patterns::default(),
         }
     }
@@ -133,6 +147,16 @@ impl OutputStage for IrStage<'_> {
                         }));
                     }
                 }
+                StageCheck::Host { id, name, args } => {
+                    let values = resolve(args, output, inputs)?;
+                    if let Some((code, message)) = self.host.call_check(*id, &values)? {
+                        return Ok(Some(CheckFailure {
+                            check: name.clone(),
+                            code,
+                            message,
+                        }));
+                    }
+                }
                 StageCheck::Extern { name, args, run } => {
                     let values = resolve(args, output, inputs)?;
                     if let Some((code, message)) = run(&values)? {
@@ -149,10 +173,20 @@ impl OutputStage for IrStage<'_> {
     }
 
     fn has_transform(&self) -> bool {
-        self.transform.is_some()
+        self.transform.is_some() || self.extern_transform.is_some()
+    }
+
+    fn parse_raw(&mut self, text: &str) -> Option<Result<Value, EvalError>> {
+        let parser = self.raw_parse?;
+        Some(self.host.call_extern(parser, vec![Value::Str(text.into())]))
     }
 
     fn transform(&mut self, output: Value) -> Result<Value, EvalError> {
+        if let Some((f, args)) = &self.extern_transform {
+            let values = resolve(args, &output, self.inputs)?;
+            let owned = values.iter().map(|v| (*v).clone()).collect();
+            return self.host.call_extern(*f, owned);
+        }
         let Some((f, args)) = &self.transform else {
             return Ok(output);
         };

@@ -6,11 +6,14 @@ use aelc_runtime::expr::{BinaryOp, Check, Closure, Expr, FnDef, Method, Param, R
 use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
 use aelc_runtime::money::Price;
 use aelc_runtime::pipeline::{Budget, NoStage, Outcome, Pipeline, Policy, Status, TickClock};
-use aelc_runtime::receipt::{receipt_schema, Receipt};
+use aelc_runtime::receipt::{receipt_schema, IdSource, Receipt, UuidIds};
 use aelc_runtime::stage::{Arg, IrStage, StageCheck};
 use aelc_runtime::testing::{named, review_json, review_types, REVIEW, REVIEW_REQUEST};
 use aelc_runtime::ty::{Ty, TypeTable};
 use aelc_runtime::value::Value;
+
+/// The prompt every run of these tests sends.
+const PROMPT: &str = "Review this.";
 
 fn stop(text: &str) -> ModelAnswer {
     ModelAnswer {
@@ -133,10 +136,12 @@ fn run_with(
             Vec::new()
         },
         transform: transform.map(|f| (f, vec![Arg::Output])),
+        extern_transform: None,
+        raw_parse: None,
         patterns: Default::default(),
     };
     let mut clock = TickClock { now: 0, tick: 10 };
-    let outcome = pipeline.run("Review this.", &mut model, &mut stage, &mut clock);
+    let outcome = pipeline.run(PROMPT, &mut model, &mut stage, &mut clock);
     Run { outcome, model }
 }
 
@@ -415,30 +420,56 @@ fn budget_max_time_on_the_injected_clock() {
     assert!(r.outcome.attempts.len() < 4);
 }
 
+/// Money is reserved before it is spent (spec §12): a call is made only when its worst case
+/// fits in what is left of `max_cost`, so a run never ends above it, even where the old rule
+/// (stop once the total reaches the budget) would have made one more call and overshot.
 #[test]
-fn budget_max_cost_is_exact() {
+fn budget_max_cost_is_never_exceeded() {
+    let price = Price {
+        input_per_mtok: "1".into(),
+        output_per_mtok: "2".into(),
+        currency: "EUR".into(),
+    };
+    let max_answer = 3_000;
+    // The worst case of one call: one input token per byte sent plus the margin, and the
+    // output-token limit for 3,000 bytes (1,256 tokens): (12 + 256) × 1/M + 1,256 × 2/M.
+    let worst = aelc_runtime::meter::worst_case(&price, PROMPT.len() as u64, max_answer);
+    assert_eq!(worst.to_string(), "0.00278");
+    // Each call really costs 1000 in × 1/M + 500 out × 2/M = 0.002. Within 0.0065, two calls
+    // fit their worst case (0.002 + 0.00278 <= 0.0065) and a third does not
+    // (0.004 + 0.00278 > 0.0065), though the old rule (0.004 < 0.0065) let it start, and a
+    // fourth, ending at 0.008.
     let r = run(
         vec![stop("a"), stop("b"), stop("c"), stop(&review_json(1))],
         |p| {
+            p.max_answer = max_answer;
             p.policies = vec![Policy::Retry { times: 5 }];
-            // 1000 in × 1/M + 500 out × 2/M = 0.002 per call; the budget allows two calls.
-            p.prices.insert(
-                "primary_model".into(),
-                Price {
-                    input_per_mtok: "1".into(),
-                    output_per_mtok: "2".into(),
-                    currency: "EUR".into(),
-                },
-            );
+            p.prices.insert("primary_model".into(), price.clone());
             p.budget = Budget {
-                max_cost: Some("0.004".into()),
+                max_cost: Some("0.0065".into()),
                 ..Budget::default()
             };
         },
     );
     assert_eq!(r.outcome.attempts.len(), 2);
     assert_eq!(r.outcome.cost.to_string(), "0.004");
+    assert_eq!(r.outcome.reserved.to_string(), "0.00556");
     assert_eq!(r.outcome.code.as_deref(), Some("budget_exceeded"));
+    for attempt in &r.outcome.attempts {
+        assert_eq!(attempt.reserved, "0.00278");
+    }
+    // A budget below one call's worst case makes no call at all.
+    let none = run(vec![stop(&review_json(1))], |p| {
+        p.max_answer = max_answer;
+        p.prices.insert("primary_model".into(), price.clone());
+        p.budget = Budget {
+            max_cost: Some("0.0027".into()),
+            ..Budget::default()
+        };
+    });
+    assert!(none.outcome.attempts.is_empty());
+    assert_eq!(none.outcome.cost.to_string(), "0");
+    assert_eq!(none.outcome.code.as_deref(), Some("budget_exceeded"));
 }
 
 #[test]
@@ -507,7 +538,7 @@ fn replay_file_drives_a_run() {
 }
 
 #[test]
-fn receipts_validate_against_their_schema_and_are_deterministic() {
+fn receipts_validate_against_their_schema_and_each_run_has_its_own_id() {
     let schema = receipt_schema();
     let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{e}"));
     let r = run(vec![stop(&review_json(3)), stop(&review_json(1))], |p| {
@@ -523,6 +554,7 @@ fn receipts_validate_against_their_schema_and_are_deterministic() {
     });
     let input = br#"{"document": "d", "max_findings": 2}"#;
     let receipt = Receipt::new(
+        UuidIds.receipt_id(),
         "acme/review",
         "0.1.0",
         "review",
@@ -538,6 +570,9 @@ fn receipts_validate_against_their_schema_and_are_deterministic() {
     assert!(errors.is_empty(), "{errors:?}\n{json}");
     assert!(receipt.receipt.starts_with("rcpt_") && receipt.receipt.len() == 37);
     assert_eq!(receipt.cost.amount, "0.0009"); // 2 × (1000 × 0.15 + 500 × 0.60) / 1e6
+                                               // Each call reserved its worst case first: at least what it cost.
+    let reserved = aelc_runtime::money::Amount::parse(&receipt.reserved.amount).unwrap();
+    assert!(reserved >= aelc_runtime::money::Amount::parse("0.0009").unwrap());
     assert_eq!(receipt.cost.currency.as_deref(), Some("EUR"));
     assert_eq!(
         receipt
@@ -547,7 +582,9 @@ fn receipts_validate_against_their_schema_and_are_deterministic() {
             .map(|x| x.step),
         Some(4)
     );
+    // The same run again: the same content under a new id (never a hash of the content).
     let again = Receipt::new(
+        UuidIds.receipt_id(),
         "acme/review",
         "0.1.0",
         "review",
@@ -555,10 +592,25 @@ fn receipts_validate_against_their_schema_and_are_deterministic() {
         &r.outcome,
         Vec::new(),
     );
-    assert_eq!(again, receipt);
-    assert_eq!(receipt.compute_id(), receipt.receipt);
+    assert_ne!(again.receipt, receipt.receipt);
+    assert_eq!(
+        Receipt {
+            receipt: String::new(),
+            ..again
+        },
+        Receipt {
+            receipt: String::new(),
+            ..receipt.clone()
+        }
+    );
 
-    let refused = Receipt::rejected_input("acme/review", "0.1.0", "review", b"{}");
+    let refused = Receipt::rejected_input(
+        UuidIds.receipt_id(),
+        "acme/review",
+        "0.1.0",
+        "review",
+        b"{}",
+    );
     assert_eq!(
         refused.status,
         aelc_runtime::pipeline::Status::RejectedInput
@@ -582,6 +634,7 @@ fn receipts_validate_against_their_schema_and_are_deterministic() {
         );
     });
     let failed = Receipt::new(
+        UuidIds.receipt_id(),
         "acme/review",
         "0.1.0",
         "review",

@@ -255,9 +255,11 @@ fn completion_with_usage(content: &str, input: u64, output: u64) -> Value {
 }
 
 #[test]
-fn max_cost_is_the_price_times_the_reported_usage() {
+fn max_cost_reserves_the_worst_case_and_bills_the_reported_usage() {
     let bad = r#"{"summary": 3}"#;
-    // Each call reports 1000 input and 500 output tokens: 0.002 + 0.005 = 0.007 EUR.
+    // Each call reports 1000 input and 500 output tokens: 0.002 + 0.005 = 0.007 EUR. Its worst
+    // case, reserved first, is (10 prompt bytes + 256) × 2/M + the output-token limit of a
+    // 64 KiB answer, 22,102 tokens, × 10/M = 0.221552 EUR.
     let server = Server::start(vec![
         json_reply(200, &completion_with_usage(bad, 1000, 500)),
         json_reply(200, &completion_with_usage(bad, 1000, 500)),
@@ -265,7 +267,7 @@ fn max_cost_is_the_price_times_the_reported_usage() {
     ]);
     let mut model = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
     let budget = aelc_runtime::pipeline::Budget {
-        max_cost: Some("0.01".into()),
+        max_cost: Some("0.23".into()),
         ..Default::default()
     };
     let outcome = run_with(
@@ -274,12 +276,13 @@ fn max_cost_is_the_price_times_the_reported_usage() {
         budget,
         &mut SystemClock::default(),
     );
-    // 0.007 after one call, 0.014 after two: the third is never made.
+    // 0.007 + 0.221552 fits in 0.23; 0.014 + 0.221552 does not: the third is never made.
     assert_eq!(outcome.status, Status::Error);
     assert_eq!(outcome.code.as_deref(), Some("budget_exceeded"));
     assert_eq!(outcome.attempts.len(), 2);
     assert_eq!(outcome.attempts[0].cost, "0.007");
     assert_eq!(outcome.cost.to_string(), "0.014");
+    assert_eq!(outcome.attempts[0].reserved, "0.221552");
     // The third reply is never asked for (so the server is not waited for).
     assert_eq!(server.requests().len(), 2);
 }
@@ -438,6 +441,7 @@ fn a_malformed_response_and_a_key_echoing_error_leave_no_key_in_the_receipt() {
         "the reason says what is wrong: {first:?}"
     );
     let receipt = aelc_runtime::receipt::Receipt::new(
+        aelc_runtime::receipt::IdSource::receipt_id(&mut aelc_runtime::receipt::UuidIds),
         "acme/review",
         "0.1.0",
         "review",

@@ -3,8 +3,9 @@
 //!
 //! The pipeline's request names the binding and carries the rendered prompt and, for a repair,
 //! the rejection reasons of the previous attempt; the node-level settings the pipeline does not
-//! carry (timeout, temperature, the input builder's parts, the model-facing schemas) are given
-//! once, in [`NodeCall`].
+//! carry (timeout, temperature, the input builder's parts, the model-facing schemas) travel in
+//! the request as a [`NodeCall`] (the executor's calls, one per node of a delegation tree), or
+//! are given once, at [`ProviderModel::new`].
 //!
 //! A 429 with `retry-after` is not retried here (the node's policy decides whether to ask
 //! again), but the next call to that binding waits as long as the server asked, up to
@@ -44,6 +45,20 @@ impl NodeCall {
             parts: None,
             schemas: BTreeMap::new(),
         }
+    }
+
+    /// The most bytes these settings add to a request besides the prompt: the parts (media
+    /// references count their URL) and the largest model-facing schema, which providers count
+    /// as input.
+    pub fn request_bytes(&self) -> u64 {
+        let parts: u64 = self.parts.iter().flatten().map(Part::bytes).sum();
+        let schema = self
+            .schemas
+            .values()
+            .map(|s| s.schema.to_string().len() as u64)
+            .max()
+            .unwrap_or(0);
+        parts.saturating_add(schema)
     }
 }
 
@@ -87,8 +102,10 @@ impl ProviderModel {
     }
 
     fn provider_request(&self, request: &ModelRequest, provider: &dyn Provider) -> ProviderRequest {
-        let parts = self
-            .node
+        // A request made by the executor carries its node's settings (a delegated call's node
+        // has its own); otherwise the ones this model was made with.
+        let node = request.call.as_deref().unwrap_or(&self.node);
+        let parts = node
             .parts
             .clone()
             .unwrap_or_else(|| vec![Part::Text(request.prompt.clone())]);
@@ -98,10 +115,10 @@ impl ProviderModel {
         });
         ProviderRequest {
             parts,
-            temperature: self.node.temperature,
+            temperature: node.temperature,
             max_answer_bytes: request.max_answer,
-            timeout: self.node.timeout,
-            output_schema: self.node.schemas.get(provider.name()).cloned(),
+            timeout: node.timeout,
+            output_schema: node.schemas.get(provider.name()).cloned(),
             repair,
         }
     }

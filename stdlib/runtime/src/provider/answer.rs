@@ -101,6 +101,22 @@ pub(crate) fn within_limit(text: String, limit: u64) -> Result<String, ProviderE
 /// tool inputs and OpenAI's strict schemas must be objects): `{"value": …}`.
 pub const WRAPPED: &str = "value";
 
+/// Whether an output whose schema is `document` (draft 2020-12, `$defs` at its root) is
+/// wrapped as `{"value": …}` in its model-facing variants: when its root, through one `$ref`,
+/// is not an object with `properties` (a list, a number, a `Map`, an enum).
+pub fn wraps_root(document: &serde_json::Value) -> bool {
+    let target = match document.get("$ref").and_then(serde_json::Value::as_str) {
+        Some(r) => r
+            .strip_prefix("#/$defs/")
+            .and_then(|key| document.get("$defs")?.get(key))
+            .unwrap_or(document),
+        None => document,
+    };
+    let object = target.get("type").and_then(serde_json::Value::as_str) == Some("object")
+        && target.get("properties").is_some();
+    !object
+}
+
 /// The answer inside a `{"value": …}` wrapper. A length-cut answer stays as it is (it is
 /// truncated whatever it holds), and so does anything that is not exactly such an object (not
 /// an object, other keys, `value` twice): the decoder says what is wrong with it.

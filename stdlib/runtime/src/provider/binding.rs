@@ -107,39 +107,22 @@ impl ProviderConfig {
         }
     }
 
-    /// A config from the fields of an `ael.toml` binding, with the defaults of [`Self::new`].
-    /// An unknown provider or `accepts` word is an error (the compiler reports them earlier,
-    /// with their location; this guards other callers).
-    pub fn from_binding(
-        provider: &str,
-        model: &str,
-        base_url: Option<&str>,
-        api_key_env: Option<&str>,
-        accepts: &[String],
-    ) -> Result<ProviderConfig, ProviderError> {
-        let Some(kind) = ProviderKind::parse(provider) else {
+    /// The config of an `ael.toml` binding (as `ir.json` has it), with the defaults of
+    /// [`Self::new`]; a `replay` binding is an error (no HTTP provider serves it).
+    pub fn for_binding(binding: &crate::program::Binding) -> Result<ProviderConfig, ProviderError> {
+        let Some(kind) = binding.provider.http() else {
             return Err(ProviderError::InvalidConfig {
                 reason: format!(
-                    "provider `{provider}` is not an HTTP provider (openai, anthropic)"
+                    "provider `{}` is not an HTTP provider (openai, anthropic)",
+                    binding.provider.as_str()
                 ),
             });
         };
-        let mut kinds = Vec::new();
-        for word in accepts {
-            let Some(kind) = PartKind::parse(word) else {
-                return Err(ProviderError::InvalidConfig {
-                    reason: format!(
-                        "`accepts` lists `{word}`; the part kinds are text, image, audio, video, file"
-                    ),
-                });
-            };
-            kinds.push(kind);
-        }
-        let mut config = ProviderConfig::new(kind, model);
-        config.base_url = base_url.map(str::to_string);
-        config.api_key_env = api_key_env.map(str::to_string);
-        if !kinds.is_empty() {
-            config.accepts = kinds;
+        let mut config = ProviderConfig::new(kind, &binding.model);
+        config.base_url = binding.base_url.clone();
+        config.api_key_env = binding.api_key_env.clone();
+        if !binding.accepts.is_empty() {
+            config.accepts = binding.accepts.clone();
         }
         Ok(config)
     }
@@ -212,14 +195,16 @@ mod tests {
 
     #[test]
     fn bindings_convert_or_say_what_is_wrong() {
-        let accepts = vec!["text".to_string(), "image".to_string()];
-        let config = ProviderConfig::from_binding(
-            "openai",
-            "gpt-4o-mini",
-            Some("http://127.0.0.1:8080/v1/"),
-            Some("OPENAI_API_KEY"),
-            &accepts,
-        );
+        let mut binding = crate::program::Binding {
+            name: "primary".into(),
+            provider: crate::program::Provider::OpenAi,
+            model: "gpt-4o-mini".into(),
+            base_url: Some("http://127.0.0.1:8080/v1/".into()),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            accepts: vec![PartKind::Text, PartKind::Image],
+            price: None,
+        };
+        let config = ProviderConfig::for_binding(&binding);
         let config = config.as_ref().ok();
         assert_eq!(
             config.map(|c| c.accepts.clone()),
@@ -229,8 +214,8 @@ mod tests {
             config.map(|c| c.base_url()),
             Some("http://127.0.0.1:8080/v1")
         );
-        assert!(ProviderConfig::from_binding("replay", "m", None, None, &[]).is_err());
-        let odd = ProviderConfig::from_binding("anthropic", "m", None, None, &["smell".into()]);
-        assert!(odd.is_err_and(|e| e.to_string().contains("`smell`")));
+        binding.provider = crate::program::Provider::Replay;
+        let replay = ProviderConfig::for_binding(&binding);
+        assert!(replay.is_err_and(|e| e.to_string().contains("`replay`")));
     }
 }

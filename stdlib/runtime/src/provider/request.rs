@@ -7,7 +7,20 @@ use std::time::Duration;
 
 /// The kind of one part, as written in a binding's `accepts` list (`"text"`, `"image"`, …).
 /// The compiler's `ael.toml` loader uses this same type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum PartKind {
     Text,
     Image,
@@ -87,6 +100,14 @@ impl Part {
             Part::Audio(_) => PartKind::Audio,
             Part::Video(_) => PartKind::Video,
             Part::File(_) => PartKind::File,
+        }
+    }
+
+    /// The bytes this part adds to a request: its text, or its media reference's URL.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Part::System(t) | Part::Text(t) => t.len() as u64,
+            Part::Image(m) | Part::Audio(m) | Part::Video(m) | Part::File(m) => m.url.len() as u64,
         }
     }
 }

@@ -1,0 +1,1106 @@
+//! The one executor (spec §12): runs any checked node of a [`Program`] from its IR, for
+//! `aelc run`, `aelc test`, the generated Rust glue, the gateway and the MCP server alike.
+//!
+//! A program plus registered externs ([`Externs`]) plus a model ([`Model`], usually a router
+//! over the program's bindings) plus a clock and an id source in; an [`Outcome`] and a
+//! [`Receipt`] tree out. Nothing here reads a file or the environment.
+//!
+//! A run of a node, in order:
+//! 1. **Before anything**: every extern the run could reach must be registered (or be the
+//!    node's own model call, [`NodeIr::model_call`]), every delegated node must exist, and a
+//!    node that answers with its model must have a binding; otherwise [`Unrunnable`] names what
+//!    is missing and nothing runs ([`Executor::missing`]).
+//! 2. **Gate**: the input document is decoded against the node's parameters (spec §4); errors
+//!    end the run as `rejected_input`, nothing billed.
+//! 3. **Input checks** in declared order; the first failure ends the run as `failed` with its
+//!    code, nothing sent.
+//! 4. **The answer**: without a body, the node's model call; with one, the body evaluated,
+//!    where a call of the node's model-call extern is the model call, a call of another node is
+//!    a **delegated call** (a run of its own, from step 3 on, whose receipt becomes a child of
+//!    this one), and a registered extern runs the host's Rust. A body that made no model call
+//!    has its answer go through steps 3–6 of §6.1 with the node's output stage.
+//! 5. **The model call**: the prompt rendered by the runtime (the input builder's parts, or the
+//!    template, or the input document), measured against `max_prompt`, its part kinds checked
+//!    against the binding's `accepts`, then the seven steps with the node's policies. Every
+//!    call's worst case is reserved first in the budget of the node and of each caller
+//!    ([`crate::meter`]): `max_cost` is never exceeded.
+//! 6. **Receipt**: a new id per run, `reserved` and `spent` for the node and everything below
+//!    it, `delegated` for the children.
+//!
+//! A delegated call that does not succeed ends the caller's body: an `error` (budget, model,
+//! internal) stays an `error` with its code; any other end becomes the caller's declared
+//! failure when the caller declares the child's code, else the caller's `fail(code)` policy
+//! when it has one, else `invalid_output`. Delegations nest at most
+//! [`MAX_DELEGATION_DEPTH`] deep, so a cycle of nodes calling each other ends with an error
+//! naming the chain.
+
+mod externs;
+mod parts;
+mod schemas;
+
+pub use externs::{ExternCheck, ExternFn, Externs};
+pub use parts::{wire, ProgramChecks, ProgramFns};
+pub use schemas::{NodeSchemas, Schemas};
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::decode::Decoder;
+use crate::error::DecodeError;
+use crate::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
+use crate::expr::{Callee, FnId};
+use crate::meter::Meter;
+use crate::model::Model;
+use crate::pipeline::{self, Clock, Outcome, Pipeline, Refusal, Status, OUTPUT_ROOT};
+use crate::program::{NodeId, NodeIr, Program};
+use crate::prompt::{self, PromptEnv, PromptPart};
+use crate::provider::NodeCall;
+use crate::receipt::{IdSource, Receipt};
+use crate::stage::{IrStage, StageCheck};
+use crate::validate::Validator;
+use crate::value::Value;
+
+/// How deep delegated calls may nest (a node calling a node calling …).
+pub const MAX_DELEGATION_DEPTH: usize = 16;
+
+/// The timeout of a model call when the node sets none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What one run needs besides the program: where answers, time and ids come from, and the
+/// host's Rust.
+pub struct Env<'e> {
+    pub model: &'e mut dyn Model,
+    pub clock: &'e mut dyn Clock,
+    pub ids: &'e mut dyn IdSource,
+    pub externs: &'e mut Externs,
+    /// Check each call's part kinds against its binding's `accepts` before the call. Off for
+    /// recorded answers, which answer whatever they are asked.
+    pub check_accepts: bool,
+}
+
+/// Why a node cannot run at all: nothing was decoded, called or billed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unrunnable {
+    pub node: String,
+    /// One phrase per missing piece (`extern fn \`parse\` (the raw parser of \`x\`)`).
+    pub missing: Vec<String>,
+}
+
+impl std::fmt::Display for Unrunnable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "node `{}` cannot run here: it needs {}, which {} no implementation here",
+            self.node,
+            self.missing.join(", "),
+            if self.missing.len() == 1 {
+                "has"
+            } else {
+                "have"
+            }
+        )
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub outcome: Outcome,
+    pub receipt: Receipt,
+    /// The decoder's errors when the input was refused (spec §4 sentences), else empty.
+    pub input_errors: Vec<DecodeError>,
+    /// The input check that refused the input, when one did.
+    pub input_check: Option<pipeline::CheckFailure>,
+    /// Why the run ended without an answer when no attempt says it (an input check,
+    /// `max_prompt`, a part kind, a body's error, a delegated call's failure).
+    pub refusal: Option<String>,
+    /// The parts the node's model received on its last call (empty when none was made).
+    pub parts: Vec<PromptPart>,
+}
+
+/// A program ready to run (see the module doc).
+pub struct Executor<'p> {
+    program: &'p Program,
+    fns: ProgramFns,
+    checks: ProgramChecks,
+    schemas: Schemas,
+}
+
+impl<'p> Executor<'p> {
+    /// `schemas`: the nodes' output schemas by node index ([`Schemas`]); a node without them
+    /// has no structured output and `{{ output_schema }}` inserts `null`.
+    pub fn new(program: &'p Program, schemas: Schemas) -> Executor<'p> {
+        Executor {
+            program,
+            fns: ProgramFns::new(program),
+            checks: ProgramChecks::new(program),
+            schemas,
+        }
+    }
+
+    pub fn program(&self) -> &'p Program {
+        self.program
+    }
+
+    /// The program's pure fns, for callers that evaluate expressions of their own.
+    pub fn fns(&self) -> &ProgramFns {
+        &self.fns
+    }
+
+    /// Decodes `node`'s input document (spec §4) under `max_input_bytes`: one parameter's
+    /// value, or an object with one field per parameter. Paths start at the parameter's name.
+    pub fn decode_input(
+        &self,
+        node: &NodeIr,
+        bytes: &[u8],
+    ) -> Result<Vec<Value>, Vec<DecodeError>> {
+        let max = usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX);
+        let params: Vec<(&str, &crate::ty::Ty)> = node
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), &p.ty))
+            .collect();
+        Decoder::new(&self.program.types)
+            .with_max_input_bytes(max)
+            .decode_input(bytes, &params)
+    }
+
+    /// Decodes a document as `node`'s output (paths start at `output`), under the same
+    /// `max_answer` bound as step 1.
+    pub fn decode_output(&self, node: &NodeIr, bytes: &[u8]) -> Result<Value, Vec<DecodeError>> {
+        let max = usize::try_from(node.config.max_answer).unwrap_or(usize::MAX);
+        Decoder::new(&self.program.types)
+            .with_max_input_bytes(max)
+            .decode(bytes, &node.output, OUTPUT_ROOT)
+    }
+
+    /// What a run of `node` could reach and `externs` does not provide (see the module doc),
+    /// each as a phrase naming it and where it is used; empty when the node can run.
+    pub fn missing(&self, node: NodeId, externs: &Externs) -> Vec<String> {
+        let mut reach = Reach {
+            program: self.program,
+            externs,
+            nodes: BTreeSet::new(),
+            fns: BTreeSet::new(),
+            missing: Vec::new(),
+        };
+        reach.node(node.0);
+        reach.missing
+    }
+
+    /// Runs `node` on `input` (the document's bytes).
+    pub fn run(&self, node: NodeId, input: &[u8], env: &mut Env<'_>) -> Result<Run, Unrunnable> {
+        let Some(ir) = self.program.node(node) else {
+            return Err(Unrunnable {
+                node: format!("#{}", node.0),
+                missing: vec!["a node of that number in the program".to_owned()],
+            });
+        };
+        let missing = self.missing(node, env.externs);
+        if !missing.is_empty() {
+            return Err(Unrunnable {
+                node: ir.name.clone(),
+                missing,
+            });
+        }
+        let inputs = match self.decode_input(ir, input) {
+            Ok(v) => v,
+            Err(errors) => {
+                let outcome = Outcome::rejected_input();
+                let receipt = self.receipt(env, ir, input, &outcome, Vec::new());
+                return Ok(Run {
+                    outcome,
+                    receipt,
+                    input_errors: errors,
+                    input_check: None,
+                    refusal: None,
+                    parts: Vec::new(),
+                });
+            }
+        };
+        let mut meter = Meter::new();
+        let trail = vec![ir.name.clone()];
+        Ok(self.run_decoded(ir, inputs, input, env, &mut meter, 0, &trail))
+    }
+
+    /// Steps 3–6 of the module doc for decoded inputs; `input` is what the receipt hashes.
+    #[allow(clippy::too_many_arguments)]
+    fn run_decoded(
+        &self,
+        node: &NodeIr,
+        inputs: Vec<Value>,
+        input: &[u8],
+        env: &mut Env<'_>,
+        meter: &mut Meter,
+        expr_depth: usize,
+        trail: &[String],
+    ) -> Run {
+        meter.enter(node.budget.to_pipeline().limits(), env.clock.now_ms());
+        let mut done = self.answer(node, &inputs, env, meter, expr_depth, trail);
+        let used = meter.leave();
+        done.outcome.cost = used.spent;
+        done.outcome.reserved = used.reserved;
+        if done.outcome.currency.is_none() {
+            done.outcome.currency = self.currency();
+        }
+        let receipt = self.receipt(env, node, input, &done.outcome, done.children);
+        Run {
+            outcome: done.outcome,
+            receipt,
+            input_errors: Vec::new(),
+            input_check: done.input_check,
+            refusal: done.refusal,
+            parts: done.parts,
+        }
+    }
+
+    /// Input checks, then the body or the model call.
+    fn answer(
+        &self,
+        node: &NodeIr,
+        inputs: &[Value],
+        env: &mut Env<'_>,
+        meter: &mut Meter,
+        expr_depth: usize,
+        trail: &[String],
+    ) -> Answered {
+        let mut host = StageHost {
+            program: self.program,
+            externs: &mut *env.externs,
+        };
+        match self.input_checks(node, &mut host, inputs) {
+            Ok(None) => {}
+            Ok(Some(failure)) => {
+                let why = match &failure.message {
+                    Some(m) => format!(
+                        "input check {} failed: {m} ({})",
+                        failure.check, failure.code
+                    ),
+                    None => format!("input check {} failed ({})", failure.check, failure.code),
+                };
+                let mut ended =
+                    Answered::ended(Outcome::no_call(Status::Failed, &failure.code), why);
+                ended.input_check = Some(failure);
+                return ended;
+            }
+            Err(e) => {
+                return Answered::ended(
+                    Outcome::no_call(Status::Error, "internal_error"),
+                    format!("an input check could not be evaluated: {e}"),
+                )
+            }
+        }
+        match &node.body {
+            Some(_) => self.body(node, inputs, env, meter, expr_depth, trail),
+            None => {
+                let called = self.model_call(node, inputs, env, meter);
+                Answered {
+                    outcome: called.outcome,
+                    refusal: called.refusal,
+                    parts: called.parts,
+                    children: Vec::new(),
+                    input_check: None,
+                }
+            }
+        }
+    }
+
+    /// Runs the node's input checks in declared order: the first failure, if any.
+    fn input_checks(
+        &self,
+        node: &NodeIr,
+        host: &mut StageHost<'_>,
+        inputs: &[Value],
+    ) -> Result<Option<pipeline::CheckFailure>, EvalError> {
+        for id in &node.input.checks {
+            let Some(decl) = self.program.checks.get(id.0 as usize) else {
+                continue;
+            };
+            let values: Vec<&Value> = wire(node, &decl.params, false)
+                .iter()
+                .filter_map(|a| match a {
+                    crate::stage::Arg::Input(i) => inputs.get(*i),
+                    crate::stage::Arg::Output => None,
+                })
+                .collect();
+            let failed = match self.checks.get(*id) {
+                Some(check) => match Evaluator::new(&self.fns, host).run_check(check, &values)? {
+                    CheckOutcome::Passed => None,
+                    CheckOutcome::Failed { code, message } => Some((code, message)),
+                },
+                None => host.call_check(id.0, &values)?,
+            };
+            if let Some((code, message)) = failed {
+                return Ok(Some(pipeline::CheckFailure {
+                    check: decl.name.clone(),
+                    code,
+                    message,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A node body, evaluated with delegated calls and the model call answered here.
+    fn body(
+        &self,
+        node: &NodeIr,
+        inputs: &[Value],
+        env: &mut Env<'_>,
+        meter: &mut Meter,
+        expr_depth: usize,
+        trail: &[String],
+    ) -> Answered {
+        let Some(def) = node.body_fn() else {
+            return Answered::ended(
+                Outcome::no_call(Status::Error, "internal_error"),
+                format!("the body of `{}` is missing from the program", node.name),
+            );
+        };
+        let mut host = BodyHost {
+            exec: self,
+            node,
+            env,
+            meter,
+            trail,
+            children: Vec::new(),
+            model: None,
+            failure: None,
+        };
+        let refs: Vec<&Value> = inputs.iter().collect();
+        let result = Evaluator::new(&self.fns, &mut host)
+            .with_depth(expr_depth)
+            .run_fn(&def, &refs);
+        let BodyHost {
+            children,
+            model,
+            failure,
+            env,
+            ..
+        } = host;
+        let (attempts, parts) = match &model {
+            Some(m) => (m.outcome.attempts.clone(), m.parts.clone()),
+            None => (Vec::new(), Vec::new()),
+        };
+        let mut answered = match result {
+            Ok(value) => self.body_answer(node, inputs, value, model.is_some(), env),
+            Err(e) => match failure {
+                Some((status, code, why)) => Answered::ended(Outcome::no_call(status, &code), why),
+                None => Answered::ended(
+                    Outcome::no_call(Status::Error, "internal_error"),
+                    format!("the body of `{}` could not be evaluated: {e}", node.name),
+                ),
+            },
+        };
+        answered.outcome.attempts = attempts;
+        answered.parts = parts;
+        answered.children = children;
+        answered
+    }
+
+    /// What a body returned, as the node's answer: checked structurally, and when no model
+    /// call made it, through the output stage (steps 3–6).
+    fn body_answer(
+        &self,
+        node: &NodeIr,
+        inputs: &[Value],
+        value: Value,
+        from_model: bool,
+        env: &mut Env<'_>,
+    ) -> Answered {
+        let table = &self.program.types;
+        let mut validator = Validator::new(table);
+        let errors = validator.validate(&value, &node.output, OUTPUT_ROOT);
+        let checked = if !errors.is_empty() {
+            Err(errors
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("; "))
+        } else if from_model {
+            Ok(value)
+        } else {
+            let mut host = StageHost {
+                program: self.program,
+                externs: &mut *env.externs,
+            };
+            let mut stage = self.output_stage(node, &mut host, inputs);
+            match self
+                .pipeline(node)
+                .accept(&mut validator, value, &mut stage)
+            {
+                Ok(v) => Ok(v),
+                Err(Refusal::Rejected(reasons)) => Err(reasons
+                    .iter()
+                    .map(|r| r.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("; ")),
+                Err(Refusal::Internal(r)) => {
+                    return Answered::ended(
+                        Outcome::no_call(Status::Error, "internal_error"),
+                        r.message,
+                    )
+                }
+            }
+        };
+        match checked {
+            Ok(value) => {
+                let json = value.to_json_string(&node.output, table);
+                Answered {
+                    outcome: Outcome {
+                        status: Status::Succeeded,
+                        code: None,
+                        output: Some(value),
+                        output_json: Some(json),
+                        ..Outcome::no_call(Status::Succeeded, "")
+                    },
+                    refusal: None,
+                    parts: Vec::new(),
+                    children: Vec::new(),
+                    input_check: None,
+                }
+            }
+            Err(why) => {
+                let (status, code) = match fail_code(node) {
+                    Some(code) => (Status::Failed, code),
+                    None => (Status::InvalidOutput, "invalid_output".to_owned()),
+                };
+                Answered::ended(
+                    Outcome::no_call(status, &code),
+                    format!("the body's answer was rejected: {why}"),
+                )
+            }
+        }
+    }
+
+    /// The node's model call on `inputs`: prompt, part kinds, then the seven steps.
+    fn model_call(
+        &self,
+        node: &NodeIr,
+        inputs: &[Value],
+        env: &mut Env<'_>,
+        meter: &mut Meter,
+    ) -> ModelCalled {
+        let ended = |status: Status, code: &str, why: String| ModelCalled {
+            outcome: Outcome::no_call(status, code),
+            refusal: Some(why),
+            parts: Vec::new(),
+        };
+        let Some(binding_name) = node.config.model.as_deref() else {
+            return ended(
+                Status::Error,
+                "model_unavailable",
+                format!(
+                    "node `{}` has no `model: binding(\"…\")` to call",
+                    node.name
+                ),
+            );
+        };
+        let binding = self.program.binding(binding_name);
+        let index = self.node_index(node);
+        let schemas = index.and_then(|i| self.schemas.get(i));
+        let schema_text = schemas
+            .map(|s| s.prompt_text(binding.map(|b| b.provider)))
+            .unwrap_or_else(|| "null".to_owned());
+        let mut host = StageHost {
+            program: self.program,
+            externs: &mut *env.externs,
+        };
+        let parts = match self.prompt(node, inputs, &schema_text, &mut host) {
+            Ok(p) => p,
+            Err(e @ prompt::PromptError::TooLarge { .. }) => {
+                return ModelCalled {
+                    outcome: Outcome::rejected_input(),
+                    refusal: Some(e.to_string()),
+                    parts: Vec::new(),
+                }
+            }
+            Err(e) => return ended(Status::Error, "internal_error", e.to_string()),
+        };
+        if env.check_accepts {
+            if let Some(b) = binding {
+                if let Some(part) = parts.iter().find(|p| !b.accepts.contains(&p.kind())) {
+                    return ended(
+                        Status::Error,
+                        "model_unavailable",
+                        format!(
+                            "binding `{}` does not accept `{}` parts, which the input builder produced; nothing was sent",
+                            b.name,
+                            part.kind()
+                        ),
+                    );
+                }
+            }
+        }
+        let mut call = NodeCall::new(
+            node.config
+                .timeout_ms
+                .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        );
+        call.temperature = node.config.temperature;
+        if !matches!(parts.as_slice(), [PromptPart::Text(_)]) {
+            call.parts = Some(parts.iter().map(PromptPart::to_provider_part).collect());
+        }
+        if let Some(s) = schemas {
+            call.schemas = s.variants.clone();
+        }
+        let mut pipeline = self.pipeline(node);
+        pipeline.call = Some(Arc::new(call));
+        let prompt_text = prompt_text(&parts);
+        let mut stage = self.output_stage(node, &mut host, inputs);
+        let outcome = pipeline.run_metered(&prompt_text, env.model, &mut stage, env.clock, meter);
+        ModelCalled {
+            outcome,
+            refusal: None,
+            parts,
+        }
+    }
+
+    /// The parts `node`'s model would receive for `inputs` (decoded), with `output_schema` as
+    /// the text of `{{ output_schema }}`: what a run sends, for tools and tests.
+    pub fn render_prompt(
+        &self,
+        node: &NodeIr,
+        inputs: &[Value],
+        output_schema: &str,
+        externs: &mut Externs,
+    ) -> Result<Vec<PromptPart>, prompt::PromptError> {
+        let mut host = StageHost {
+            program: self.program,
+            externs,
+        };
+        self.prompt(node, inputs, output_schema, &mut host)
+    }
+
+    /// The parts the model receives for `inputs`, within `max_prompt`.
+    fn prompt(
+        &self,
+        node: &NodeIr,
+        inputs: &[Value],
+        output_schema: &str,
+        host: &mut StageHost<'_>,
+    ) -> Result<Vec<PromptPart>, prompt::PromptError> {
+        let limit = node.config.max_prompt.unwrap_or(prompt::MAX_PROMPT_BYTES);
+        let mut env = PromptEnv {
+            table: &self.program.types,
+            fns: &self.fns,
+            host,
+            output_schema,
+            limit,
+        };
+        let refs: Vec<&Value> = inputs.iter().collect();
+        let builder = node
+            .input
+            .builder
+            .and_then(|b| self.program.builders.get(b.0 as usize));
+        let parts = match (builder, &node.template) {
+            (Some(b), template) => prompt::build(&b.parts, template.as_ref(), &refs, &mut env)?,
+            (None, Some(template)) => {
+                vec![PromptPart::Text(prompt::render(template, &refs, &mut env)?)]
+            }
+            // No prompt and no builder: the model receives the input document itself.
+            (None, None) => vec![PromptPart::Text(self.input_json(node, inputs))],
+        };
+        if prompt::measure(&parts) > limit {
+            return Err(prompt::PromptError::TooLarge { limit });
+        }
+        Ok(parts)
+    }
+
+    /// The inputs as one JSON document, as a caller sends them: one parameter's value, or an
+    /// object with one field per parameter.
+    pub fn input_json(&self, node: &NodeIr, inputs: &[Value]) -> String {
+        let table = &self.program.types;
+        match node.params.as_slice() {
+            [one] => inputs
+                .first()
+                .map(|v| v.to_json_string(&one.ty, table))
+                .unwrap_or_default(),
+            params => {
+                let fields: Vec<String> = params
+                    .iter()
+                    .zip(inputs)
+                    .map(|(p, v)| {
+                        format!(
+                            "{}:{}",
+                            serde_json::Value::String(p.name.clone()),
+                            v.to_json_string(&p.ty, table)
+                        )
+                    })
+                    .collect();
+                format!("{{{}}}", fields.join(","))
+            }
+        }
+    }
+
+    /// The node's output pipeline: its binding, `max_answer`, policies, budget and the
+    /// bindings' prices.
+    pub fn pipeline(&self, node: &'p NodeIr) -> Pipeline<'p> {
+        let program = self.program;
+        let binding = node.config.model.as_deref().unwrap_or("(no binding)");
+        let mut p = Pipeline::new(
+            &program.types,
+            &node.output,
+            binding,
+            node.config.max_answer,
+        );
+        p.policies = node.output_stage.on_failure.clone();
+        p.budget = node.budget.to_pipeline();
+        p.prices = program
+            .bindings
+            .iter()
+            .filter_map(|b| Some((b.name.clone(), b.price.clone()?)))
+            .collect();
+        p.node = node.name.clone();
+        p
+    }
+
+    /// The node's output stage over `inputs` (steps 4 and 5, and raw mode's parser): checks in
+    /// order, wired to the output and the inputs, and the transform; externs go to `host`.
+    pub fn output_stage<'s>(
+        &'s self,
+        node: &'s NodeIr,
+        host: &'s mut dyn Host,
+        inputs: &'s [Value],
+    ) -> IrStage<'s> {
+        let program = self.program;
+        let checks = node
+            .output_stage
+            .checks
+            .iter()
+            .filter_map(|id| {
+                let decl = program.checks.get(id.0 as usize)?;
+                let args = wire(node, &decl.params, true);
+                Some(match self.checks.get(*id) {
+                    Some(check) => StageCheck::Ir { check, args },
+                    None => StageCheck::Host {
+                        id: id.0,
+                        name: decl.name.clone(),
+                        args,
+                    },
+                })
+            })
+            .collect();
+        let mut stage = IrStage::new(&self.fns, host, inputs, checks);
+        if let Some(f) = node.output_stage.transform {
+            let id = parts::fn_id(f);
+            if let Some(decl) = program.fns.get(f.0 as usize) {
+                let args = wire(node, &decl.params, true);
+                match self.fns.pure_fn(id) {
+                    Some(def) => stage.transform = Some((def, args)),
+                    None => stage.extern_transform = Some((id, args)),
+                }
+            }
+        }
+        stage.raw_parse = node.output_stage.raw_parse.map(parts::fn_id);
+        stage
+    }
+
+    fn node_index(&self, node: &NodeIr) -> Option<usize> {
+        self.program
+            .nodes
+            .iter()
+            .position(|n| std::ptr::eq(n, node))
+    }
+
+    /// The currency of the program's prices (the first priced binding's).
+    fn currency(&self) -> Option<String> {
+        self.program
+            .bindings
+            .iter()
+            .find_map(|b| b.price.as_ref())
+            .map(|p| p.currency.clone())
+    }
+
+    fn receipt(
+        &self,
+        env: &mut Env<'_>,
+        node: &NodeIr,
+        input: &[u8],
+        outcome: &Outcome,
+        children: Vec<Receipt>,
+    ) -> Receipt {
+        Receipt::new(
+            env.ids.receipt_id(),
+            &self.program.package.name,
+            &self.program.package.version,
+            &node.name,
+            input,
+            outcome,
+            children,
+        )
+    }
+}
+
+/// The prompt as one text (what a text-only model and a replay see): the text and system
+/// parts in order, separated by blank lines.
+pub fn prompt_text(parts: &[PromptPart]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            PromptPart::System(t) | PromptPart::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The node's final `fail(code)` policy, if any.
+fn fail_code(node: &NodeIr) -> Option<String> {
+    node.output_stage.on_failure.iter().find_map(|p| match p {
+        pipeline::Policy::Fail { code } => Some(code.clone()),
+        _ => None,
+    })
+}
+
+/// A node's answer before its receipt.
+struct Answered {
+    outcome: Outcome,
+    refusal: Option<String>,
+    parts: Vec<PromptPart>,
+    children: Vec<Receipt>,
+    input_check: Option<pipeline::CheckFailure>,
+}
+
+impl Answered {
+    fn ended(outcome: Outcome, why: String) -> Answered {
+        Answered {
+            outcome,
+            refusal: Some(why),
+            parts: Vec::new(),
+            children: Vec::new(),
+            input_check: None,
+        }
+    }
+}
+
+/// What a model call gave.
+struct ModelCalled {
+    outcome: Outcome,
+    refusal: Option<String>,
+    parts: Vec<PromptPart>,
+}
+
+/// Answers the externs of checks, transforms, parsers and prompts from the registry.
+struct StageHost<'a> {
+    program: &'a Program,
+    externs: &'a mut Externs,
+}
+
+impl Host for StageHost<'_> {
+    fn call_extern(&mut self, func: FnId, args: Vec<Value>) -> Result<Value, EvalError> {
+        call_registered(self.program, self.externs, func, &args)
+    }
+
+    fn call_check(
+        &mut self,
+        check: u32,
+        args: &[&Value],
+    ) -> Result<Option<(String, Option<String>)>, EvalError> {
+        let Some(decl) = self.program.checks.get(check as usize) else {
+            return Err(unknown(format!("extern check #{check}")));
+        };
+        match self.externs.check_mut(&decl.module, &decl.name) {
+            Some(f) => f(args),
+            None => Err(unknown(format!("extern check `{}`", decl.name))),
+        }
+    }
+}
+
+fn call_registered(
+    program: &Program,
+    externs: &mut Externs,
+    func: FnId,
+    args: &[Value],
+) -> Result<Value, EvalError> {
+    let Some(decl) = program.fns.get(func.0 as usize) else {
+        return Err(unknown(format!("extern fn #{}", func.0)));
+    };
+    match externs.fn_mut(&decl.module, &decl.name) {
+        Some(f) => f(args),
+        None => Err(unknown(format!("extern fn `{}`", decl.name))),
+    }
+}
+
+fn unknown(what: String) -> EvalError {
+    EvalError::new(
+        EvalErrorKind::Extern,
+        format!("{what} has no implementation here"),
+    )
+}
+
+/// Answers a node body's calls: registered externs, the node's model call, delegated calls.
+struct BodyHost<'x, 'e, 'p> {
+    exec: &'x Executor<'p>,
+    node: &'x NodeIr,
+    env: &'x mut Env<'e>,
+    meter: &'x mut Meter,
+    trail: &'x [String],
+    children: Vec<Receipt>,
+    /// The node's model call, when the body made one (the last, if several).
+    model: Option<ModelCalled>,
+    /// How the body ended when a call it made did not succeed: status, code, why.
+    failure: Option<(Status, String, String)>,
+}
+
+impl Host for BodyHost<'_, '_, '_> {
+    fn call_extern(&mut self, func: FnId, args: Vec<Value>) -> Result<Value, EvalError> {
+        let program = self.exec.program;
+        let registered = program
+            .fns
+            .get(func.0 as usize)
+            .is_some_and(|f| self.env.externs.has_fn(&f.module, &f.name));
+        let is_model = self.node.model_call.map(|m| m.0) == Some(func.0);
+        if registered || !is_model {
+            return call_registered(program, self.env.externs, func, &args);
+        }
+        let mut called = self.exec.model_call(self.node, &args, self.env, self.meter);
+        let outcome = &mut called.outcome;
+        let result = match (outcome.status, outcome.output.take()) {
+            (Status::Succeeded, Some(value)) => Ok(value),
+            (status, _) => {
+                let code = outcome.code.clone().unwrap_or_default();
+                let why = called.refusal.clone().unwrap_or_else(|| {
+                    format!("the model call of `{}` ended {code}", self.node.name)
+                });
+                self.failure = Some((status, code, why.clone()));
+                Err(EvalError::new(EvalErrorKind::Delegated, why))
+            }
+        };
+        if let (Some(previous), true) = (&self.model, result.is_ok()) {
+            // Several model calls in one body: every attempt is the node's.
+            let mut attempts = previous.outcome.attempts.clone();
+            attempts.append(&mut called.outcome.attempts);
+            called.outcome.attempts = attempts;
+        }
+        self.model = Some(called);
+        result
+    }
+
+    fn call_check(
+        &mut self,
+        check: u32,
+        args: &[&Value],
+    ) -> Result<Option<(String, Option<String>)>, EvalError> {
+        StageHost {
+            program: self.exec.program,
+            externs: &mut *self.env.externs,
+        }
+        .call_check(check, args)
+    }
+
+    fn call_node(&mut self, node: u32, args: Vec<Value>, depth: usize) -> Result<Value, EvalError> {
+        let exec = self.exec;
+        let Some(callee) = exec.program.node(NodeId(node)) else {
+            return Err(unknown(format!("node #{node}")));
+        };
+        let mut trail = self.trail.to_vec();
+        trail.push(callee.name.clone());
+        if trail.len() > MAX_DELEGATION_DEPTH {
+            let why = format!(
+                "delegated calls nest deeper than {MAX_DELEGATION_DEPTH}: {}",
+                trail.join(" → ")
+            );
+            self.failure = Some((Status::Error, "internal_error".to_owned(), why.clone()));
+            return Err(EvalError::new(EvalErrorKind::TooDeep, why));
+        }
+        let input = exec.input_json(callee, &args);
+        let run = exec.run_decoded(
+            callee,
+            args,
+            input.as_bytes(),
+            self.env,
+            self.meter,
+            depth,
+            &trail,
+        );
+        let Run {
+            mut outcome,
+            receipt,
+            refusal,
+            ..
+        } = run;
+        self.children.push(receipt);
+        if let (Status::Succeeded, Some(value)) = (outcome.status, outcome.output.take()) {
+            return Ok(value);
+        }
+        let child_code = outcome.code.clone().unwrap_or_default();
+        let why = format!(
+            "the delegated call of `{}` ended {} ({child_code}){}",
+            callee.name,
+            status_word(outcome.status),
+            refusal.map(|r| format!(": {r}")).unwrap_or_default()
+        );
+        let (status, code) = match outcome.status {
+            Status::Error => (Status::Error, child_code),
+            _ if declares(exec.program, self.node, &child_code) => (Status::Failed, child_code),
+            _ => match fail_code(self.node) {
+                Some(code) => (Status::Failed, code),
+                None => (Status::InvalidOutput, "invalid_output".to_owned()),
+            },
+        };
+        self.failure = Some((status, code, why.clone()));
+        Err(EvalError::new(EvalErrorKind::Delegated, why))
+    }
+}
+
+/// Whether `node` declares the failure code `code` (`fails E` with `code` in `E`).
+fn declares(program: &Program, node: &NodeIr, code: &str) -> bool {
+    node.fails
+        .and_then(|e| program.errors.get(e.0 as usize))
+        .is_some_and(|set| set.codes.iter().any(|c| c.name == code))
+}
+
+/// A status as receipts write it.
+pub fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Succeeded => "succeeded",
+        Status::RejectedInput => "rejected_input",
+        Status::InvalidOutput => "invalid_output",
+        Status::Failed => "failed",
+        Status::Error => "error",
+    }
+}
+
+/// The walk of [`Executor::missing`]: every node, fn and check a run could reach.
+struct Reach<'a> {
+    program: &'a Program,
+    externs: &'a Externs,
+    nodes: BTreeSet<u32>,
+    fns: BTreeSet<u32>,
+    missing: Vec<String>,
+}
+
+impl Reach<'_> {
+    fn node(&mut self, id: u32) {
+        if !self.nodes.insert(id) {
+            return;
+        }
+        let program = self.program;
+        let Some(node) = program.nodes.get(id as usize) else {
+            self.missing
+                .push(format!("node #{id}, which the program lacks"));
+            return;
+        };
+        let model_call = node.model_call.map(|f| f.0);
+        let answers_with_model = node.body.is_none() || model_call.is_some();
+        if answers_with_model && node.config.model.is_none() {
+            self.missing
+                .push(format!("a `model: binding(…)` for `{}`", node.name));
+        }
+        let mut calls = Vec::new();
+        if let Some(body) = &node.body {
+            body.expr.callees(&mut calls);
+        }
+        for check in node.input.checks.iter().chain(&node.output_stage.checks) {
+            let Some(decl) = program.checks.get(check.0 as usize) else {
+                continue;
+            };
+            if decl.is_extern {
+                if !self.externs.has_check(&decl.module, &decl.name) {
+                    self.missing.push(format!(
+                        "extern check `{}` (a check of `{}`)",
+                        decl.name, node.name
+                    ));
+                }
+            } else {
+                for r in &decl.requires {
+                    r.cond.callees(&mut calls);
+                }
+            }
+        }
+        if let Some(f) = node.output_stage.transform {
+            calls.push(Callee::Fn(parts::fn_id(f)));
+        }
+        if let Some(f) = node.output_stage.raw_parse {
+            self.extern_fn(f.0, &format!("the raw parser of `{}`", node.name));
+        }
+        if let Some(template) = &node.template {
+            template_callees(&template.body, &mut calls);
+        }
+        if let Some(b) = node
+            .input
+            .builder
+            .and_then(|b| program.builders.get(b.0 as usize))
+        {
+            for part in &b.parts {
+                match &part.source {
+                    prompt::PartSource::Expr { expr } => expr.callees(&mut calls),
+                    prompt::PartSource::Render { args } => {
+                        args.iter().for_each(|a| a.callees(&mut calls))
+                    }
+                }
+            }
+        }
+        let place = format!("called by `{}`", node.name);
+        for call in calls {
+            match call {
+                Callee::Node(n) => self.node(n),
+                Callee::Extern(f) if Some(f.0) == model_call => {}
+                Callee::Extern(f) | Callee::Fn(f) => self.fn_(f.0, &place),
+            }
+        }
+    }
+
+    fn fn_(&mut self, id: u32, place: &str) {
+        let Some(decl) = self.program.fns.get(id as usize) else {
+            self.missing
+                .push(format!("fn #{id}, which the program lacks"));
+            return;
+        };
+        if decl.is_extern {
+            self.extern_fn(id, place);
+            return;
+        }
+        if !self.fns.insert(id) {
+            return;
+        }
+        let mut calls = Vec::new();
+        if let Some(body) = &decl.body {
+            body.callees(&mut calls);
+        }
+        let place = format!("called by fn `{}`", decl.name);
+        for call in calls {
+            match call {
+                Callee::Node(n) => self.node(n),
+                Callee::Extern(f) | Callee::Fn(f) => self.fn_(f.0, &place),
+            }
+        }
+    }
+
+    fn extern_fn(&mut self, id: u32, place: &str) {
+        let Some(decl) = self.program.fns.get(id as usize) else {
+            self.missing
+                .push(format!("fn #{id}, which the program lacks"));
+            return;
+        };
+        let phrase = format!("extern fn `{}` ({place})", decl.name);
+        if !self.externs.has_fn(&decl.module, &decl.name) && !self.missing.contains(&phrase) {
+            self.missing.push(phrase);
+        }
+    }
+}
+
+/// The calls in a template's expressions, without recursion.
+fn template_callees(body: &[prompt::Segment], calls: &mut Vec<Callee>) {
+    let mut stack: Vec<&prompt::Segment> = body.iter().collect();
+    while let Some(segment) = stack.pop() {
+        match segment {
+            prompt::Segment::Text { .. } => {}
+            prompt::Segment::Value { expr, .. } => expr.callees(calls),
+            prompt::Segment::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.callees(calls);
+                stack.extend(then.iter().chain(otherwise));
+            }
+            prompt::Segment::For { list, body, .. } => {
+                list.callees(calls);
+                stack.extend(body);
+            }
+        }
+    }
+}

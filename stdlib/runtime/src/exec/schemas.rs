@@ -1,0 +1,103 @@
+//! The output schemas a run needs and the IR does not hold: for each node, its output schema
+//! (draft 2020-12, what `{{ output_schema }}` inserts for a replay binding) and its
+//! model-facing variants by provider (spec §9.3), which live providers send for structured
+//! output and the prompt inserts for a binding of that provider.
+//!
+//! The compiler computes them from the IR for `aelc run` and `aelc test`; a deployed host
+//! reads the files `aelc build` wrote ([`Schemas::load`]).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use crate::program::{Program, Provider};
+use crate::provider::OutputSchema;
+
+/// One node's schemas.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeSchemas {
+    /// The output schema (`schemas/<node>.output.json`).
+    pub document: Json,
+    /// The model-facing variants by provider name (`openai`, `anthropic`).
+    pub variants: BTreeMap<String, OutputSchema>,
+}
+
+impl NodeSchemas {
+    /// The text `{{ output_schema }}` inserts for a binding of `provider`: that provider's
+    /// model-facing schema, or the output schema (replay bindings, or no variant), pretty.
+    pub fn prompt_text(&self, provider: Option<Provider>) -> String {
+        let chosen = provider
+            .and_then(|p| self.variants.get(p.as_str()))
+            .map(|s| &s.schema)
+            .unwrap_or(&self.document);
+        serde_json::to_string_pretty(chosen).unwrap_or_default()
+    }
+}
+
+/// The schemas of every node, by node index.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Schemas(pub Vec<NodeSchemas>);
+
+impl Schemas {
+    pub fn get(&self, node: usize) -> Option<&NodeSchemas> {
+        self.0.get(node)
+    }
+
+    /// Reads what `aelc build` wrote under `out` (its `target/ael/`): `schemas/<file>.output.json`
+    /// and `model/<file>.<provider>.json`, where `<file>` is each node's file name as the build
+    /// names it (`file_names`, by node index). A missing variant file means no structured
+    /// output for that provider; a missing or malformed output schema is an error naming the
+    /// file.
+    pub fn load(out: &Path, program: &Program, file_names: &[String]) -> Result<Schemas, String> {
+        let read = |path: &Path| -> Result<Option<Json>, String> {
+            match std::fs::read(path) {
+                Ok(bytes) => serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|e| format!("{}: {e}", path.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            }
+        };
+        let mut all = Vec::with_capacity(program.nodes.len());
+        for (i, node) in program.nodes.iter().enumerate() {
+            let file = file_names.get(i).map_or(node.name.as_str(), String::as_str);
+            let path = out.join("schemas").join(format!("{file}.output.json"));
+            let document = read(&path)?.ok_or_else(|| format!("{} is missing", path.display()))?;
+            let mut variants = BTreeMap::new();
+            for provider in [Provider::OpenAi, Provider::Anthropic] {
+                let path = out
+                    .join("model")
+                    .join(format!("{file}.{}.json", provider.as_str()));
+                if let Some(json) = read(&path)? {
+                    variants.insert(
+                        provider.as_str().to_owned(),
+                        variant(&node.name, provider, json, &document),
+                    );
+                }
+            }
+            all.push(NodeSchemas { document, variants });
+        }
+        Ok(Schemas(all))
+    }
+}
+
+/// A model-facing variant file as the provider takes it: OpenAI's file is its
+/// `response_format.json_schema` object (`name`, `schema`, `strict`), Anthropic's the tool's
+/// input schema itself.
+fn variant(node: &str, provider: Provider, json: Json, document: &Json) -> OutputSchema {
+    let (schema, strict) = match provider {
+        Provider::OpenAi => {
+            let strict = json.get("strict").and_then(Json::as_bool).unwrap_or(false);
+            (json.get("schema").cloned().unwrap_or(Json::Null), strict)
+        }
+        _ => (json, true),
+    };
+    let wrapped = crate::provider::answer::wraps_root(document);
+    OutputSchema {
+        name: node.to_owned(),
+        schema,
+        strict,
+        wrapped,
+    }
+}
