@@ -15,9 +15,12 @@ use crate::syntax::{self, ast};
 
 mod manifest;
 pub mod node;
+pub mod publish;
 pub mod replay;
 pub mod run;
 pub mod runner;
+
+pub use publish::{check_publishing, Publishing};
 
 /// All IO the compiler does goes through this trait.
 pub trait World {
