@@ -14,8 +14,11 @@ use crate::span::{FileId, Span};
 use crate::syntax::{self, ast};
 
 mod manifest;
+pub mod publish;
 pub mod replay;
 pub mod run;
+
+pub use publish::{check_publishing, Publishing};
 
 /// All IO the compiler does goes through this trait.
 pub trait World {

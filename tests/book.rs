@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use aelc::codegen::{emit::emit, publish::Example};
+use aelc::codegen::emit::emit_checked;
 use aelc::diagnostics::codes;
 use aelc::driver::{self, MemoryWorld};
 
@@ -77,24 +77,16 @@ fn check_files(files: &Files) -> Report {
     } else {
         root.clone()
     };
-    let compilation = driver::check_path(&world, &target).unwrap();
-    let mut diagnostics = compilation.diagnostics.clone();
-    if let (Some(program), true) = (&compilation.program, files.contains_key("ael.toml")) {
-        let examples: Vec<Example> = files
-            .iter()
-            .filter_map(|(path, text)| {
-                let rest = path.strip_prefix("examples/")?;
-                let (agent, file) = rest.split_once('/')?;
-                Some(Example {
-                    agent: agent.to_owned(),
-                    name: file.strip_suffix(".json")?.to_owned(),
-                    path: path.clone(),
-                    text: text.clone(),
-                })
-            })
-            .collect();
-        diagnostics.extend(emit(program, &examples).diagnostics);
+    let mut compilation = driver::check_path(&world, &target).unwrap();
+    let mut diagnostics = Vec::new();
+    if files.contains_key("ael.toml") {
+        let publishing = driver::check_publishing(&world, &root, &mut compilation).unwrap();
+        if let (Some(program), false) = (&compilation.program, compilation.has_errors()) {
+            let emission = emit_checked(program, &publishing.schemas, &publishing.examples);
+            diagnostics = emission.diagnostics;
+        }
     }
+    diagnostics.splice(0..0, compilation.diagnostics.iter().cloned());
     Report {
         codes: diagnostics.iter().map(|d| d.code).collect(),
         errors: diagnostics.iter().filter(|d| d.is_error()).count(),

@@ -624,6 +624,61 @@ fn check_names_files_from_where_it_runs_and_finds_the_project_upwards() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `aelc check` reports the publishing rules `aelc build` refuses to emit with (one driver
+/// function for both, and for the language server): an example whose input or output breaks
+/// its schema is E0805/E0806 in both, exit 1, located in the example file at the offending
+/// value, in JSON as in text.
+#[test]
+fn check_reports_the_examples_build_refuses_at_their_place() {
+    let dir = copy_fixture("check-publish");
+    write(
+        &dir,
+        "examples/pick/wrong.json",
+        "{\n  \"input\": {\"text\": \"t\", \"limit\": 9},\n  \"answers\": [],\n  \"output\": {\"items\": [{\"name\": \"tea\", \"level\": \"mid\"}]}\n}\n",
+    );
+    let places = |o: &Output| -> Vec<String> {
+        stdout(o)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|d| d["code"].as_str().is_some_and(|c| c.starts_with("E08")))
+            .map(|d| format!("{} {}:{}:{}", d["code"], d["file"], d["line"], d["column"]))
+            .collect()
+    };
+    let check = aelc(&["--message-format", "json", "check"], &dir);
+    assert_eq!(code(&check), 1, "{}", stdout(&check));
+    let expected = [
+        r#""E0805" "examples/pick/wrong.json":2:35"#,
+        r#""E0806" "examples/pick/wrong.json":4:49"#,
+    ];
+    assert_eq!(places(&check), expected, "{}", stdout(&check));
+    let build = aelc(&["--message-format", "json", "build"], &dir);
+    assert_eq!(code(&build), 1, "{}", stdout(&build));
+    assert_eq!(places(&build), expected, "{}", stdout(&build));
+    assert!(
+        !dir.join("target/ael").exists(),
+        "a refused build writes nothing"
+    );
+    // People read the same place.
+    let text = aelc(&["check"], &dir);
+    assert_eq!(code(&text), 1);
+    assert!(
+        stderr(&text).contains("examples/pick/wrong.json:4:49")
+            || stdout(&text).contains("examples/pick/wrong.json:4:49"),
+        "{}{}",
+        stdout(&text),
+        stderr(&text)
+    );
+    // Fixed, it checks and builds clean.
+    write(
+        &dir,
+        "examples/pick/wrong.json",
+        r#"{"input": {"text": "t"}, "answers": ["{\"items\": []}"], "output": {"items": []}}"#,
+    );
+    assert_eq!(code(&aelc(&["check"], &dir)), 0);
+    assert_eq!(code(&aelc(&["build"], &dir)), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `aelc fmt --check` without paths covers the whole project the current folder belongs to,
 /// and names files from where it runs.
 #[test]

@@ -8,8 +8,11 @@
 //!   invalid text) and of `uniqueItems` over objects (JSON Schema compares raw JSON, the decoder
 //!   typed values after defaults are filled in, see `decode.rs`), and of `format`, which the
 //!   schema only annotates under draft 2020-12;
-//! - `max_json_len`: every valid value's compact encoding is at most the bound, and for simple
-//!   types a constructed value attains it.
+//! - `max_json_len`: every valid value's compact encoding is at most the bound; for random types,
+//!   a worst-case encoding of a value at every bound (every character escaped, surrogate pairs
+//!   for those beyond U+FFFF, the longest number spellings, every optional field present, every
+//!   list full, pretty-printed with four spaces) is accepted by the decoder and fits the bound,
+//!   in a code fence within the default `max_answer`; for simple types such a value attains it.
 
 use aelc::codegen::json_schema::{DefKeys, SchemaBuilder};
 use aelc::ir::size::{default_max_answer, max_json_len, CODE_FENCE_LEN};
@@ -653,8 +656,8 @@ proptest! {
             let by_decoder = decoder_valid(&ty, &table, &value);
             prop_assert_eq!(by_schema, by_reference, "schema vs reference on {} for {:#}", value, schema);
             prop_assert_eq!(by_schema, by_decoder, "schema vs decoder on {} for {:#}", value, schema);
-            // The bound is on canonical encodings: `255.0` is a valid u8 written longer than 255.
-            if by_reference && !has_integral_float(&value) {
+            // `255.0`, a valid u8 written as a double writer does, is within the bound too.
+            if by_reference {
                 let len = serde_json::to_string(&value).unwrap().len() as u64;
                 let max = max_json_len(&ty, &table);
                 prop_assert!(len <= max, "{} is {} bytes, bound {}", value, len, max);
@@ -677,14 +680,322 @@ fn has_huge_float(v: &serde_json::Value) -> bool {
     }
 }
 
-/// Whether a number written with a fraction or exponent but an integral value occurs in `v`.
-fn has_integral_float(v: &serde_json::Value) -> bool {
-    match v {
-        serde_json::Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0),
-        serde_json::Value::Array(items) => items.iter().any(has_integral_float),
-        serde_json::Value::Object(map) => map.values().any(has_integral_float),
-        _ => false,
+// ---------------------------------------------------------------- worst-case encodings
+
+/// A valid value of `ty` at every bound, for a worst-case encoding by [`worst_text`]: strings
+/// full of characters beyond U+FFFF (or, under a pattern, a match of it), numbers at their
+/// widest valid end, every optional field present, every list and map full. `variant` makes
+/// scalars differ, for the distinct items of a set or the keys of a map. `None` when `ty` has
+/// no such value (a set over too small a domain to reach its minimum).
+fn worst_value(ty: &Ty, table: &TypeTable, variant: usize) -> Option<Value> {
+    let value = match table.resolve(ty)? {
+        Ty::Bool => json!(variant % 2 == 1),
+        Ty::Int(int) => {
+            let hi = if int.max_exclusive {
+                int.max - 1
+            } else {
+                int.max
+            };
+            let widest_low = int.min.to_string().len() + 1 >= hi.to_string().len();
+            let v = if widest_low {
+                int.min + variant as i128
+            } else {
+                hi - variant as i128
+            };
+            if v < int.min || v > hi {
+                return None;
+            }
+            match i64::try_from(v) {
+                Ok(v) => json!(v),
+                Err(_) => json!(u64::try_from(v).ok()?),
+            }
+        }
+        Ty::Float(_) => {
+            let widest = -1.234_567_890_123_456_7e-6 * (1.0 + variant as f64 / 1024.0);
+            let candidates = [widest, -widest, 0.5 + variant as f64, -0.5 - variant as f64];
+            let found = candidates
+                .iter()
+                .map(|f| json!(f))
+                .find(|v| reference_valid(ty, table, v));
+            return found;
+        }
+        Ty::Str(st) => {
+            let wide = |n: u32| -> String {
+                (0..n)
+                    .map(|i| {
+                        char::from_u32(0x1F600 + ((variant + i as usize) % 64) as u32).unwrap()
+                    })
+                    .collect()
+            };
+            let max = st.max;
+            let text = match st.pattern.as_deref() {
+                None => wide(max),
+                Some("^[a-z]+$") => (0..max)
+                    .map(|i| (b'a' + ((variant + i as usize) % 26) as u8) as char)
+                    .collect(),
+                Some("^a") => format!("a{}", wide(max.saturating_sub(1))),
+                Some("b$") => format!("{}b", wide(max.saturating_sub(1))),
+                Some("^[0-9]{2}$") => format!("{:02}", variant % 100),
+                Some("x") => format!("x{}", wide(max.saturating_sub(1))),
+                Some(other) => panic!("no worst case for the pattern {other}"),
+            };
+            let v = json!(text);
+            return reference_valid(ty, table, &v).then_some(v);
+        }
+        Ty::List(list) => {
+            let mut items: Vec<Value> = Vec::new();
+            for i in 0..list.max as usize {
+                let item = if list.unique {
+                    worst_value(&list.item, table, variant * 97 + i)
+                } else {
+                    worst_value(&list.item, table, variant)
+                };
+                match item {
+                    Some(item) if !list.unique || !items.iter().any(|x| json_eq(x, &item)) => {
+                        items.push(item)
+                    }
+                    _ => {}
+                }
+            }
+            if items.len() < list.min as usize {
+                return None;
+            }
+            Value::Array(items)
+        }
+        Ty::Map(map) => {
+            let value = worst_value(&map.value, table, variant)?;
+            let mut members = Map::new();
+            for i in 0..(map.max as usize * 4) {
+                if members.len() == map.max as usize {
+                    break;
+                }
+                if let Some(Value::String(key)) = worst_value(&map.key, table, variant * 97 + i) {
+                    members.insert(key, value.clone());
+                }
+            }
+            if members.len() < map.min as usize {
+                return None;
+            }
+            Value::Object(members)
+        }
+        Ty::Option { some } => worst_value(some, table, variant).unwrap_or(Value::Null),
+        Ty::Media(_) => return None,
+        Ty::Ref { def } => match &table.get(*def)?.kind {
+            DefKind::Struct { fields } => {
+                Value::Object(worst_fields(None, fields, table, variant)?)
+            }
+            DefKind::Enum { tag, variants } => {
+                if variants.iter().all(|v| v.fields.is_none()) {
+                    let mut names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+                    names.dedup();
+                    json!(names.get(variant)?)
+                } else {
+                    // The arm whose worst case is the longest.
+                    variants
+                        .iter()
+                        .filter_map(|v| {
+                            let fields = v.fields.as_deref().unwrap_or_default();
+                            let lead = (tag.as_str(), v.name.as_str());
+                            worst_fields(Some(lead), fields, table, variant).map(Value::Object)
+                        })
+                        .max_by_key(|v| worst_text(v).len())?
+                }
+            }
+            DefKind::Alias { ty } => worst_value(ty, table, variant)?,
+        },
+    };
+    Some(value)
+}
+
+fn worst_fields(
+    tag: Option<(&str, &str)>,
+    fields: &[FieldTy],
+    table: &TypeTable,
+    variant: usize,
+) -> Option<Map<String, Value>> {
+    let mut members = Map::new();
+    if let Some((tag, name)) = tag {
+        members.insert(tag.to_owned(), json!(name));
     }
+    for field in fields {
+        match worst_value(&field.ty, table, variant) {
+            Some(v) => {
+                members.insert(field.name.clone(), v);
+            }
+            None if field.is_required() => return None,
+            None => {}
+        }
+    }
+    Some(members)
+}
+
+/// `v` written as widely as a JSON writer may (see `src/ir/size.rs`): pretty-printed with four
+/// spaces per level, every character of every string and key escaped (a surrogate pair beyond
+/// U+FFFF), integers with `.0`, floats in fixed notation from 10^-6 to 10^21 (JavaScript's
+/// rule) and in `serde_json`'s spelling elsewhere.
+fn worst_text(v: &Value) -> String {
+    let mut out = String::new();
+    write_worst(v, 1, &mut out);
+    out
+}
+
+fn write_worst(v: &Value, level: usize, out: &mut String) {
+    let indent = |level: usize| format!("\n{}", " ".repeat(4 * level));
+    match v {
+        Value::String(s) => write_escaped(s, out),
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or_default();
+            if (1e-6..1e21).contains(&f.abs()) {
+                out.push_str(&format!("{f}"));
+            } else {
+                out.push_str(&n.to_string());
+            }
+        }
+        Value::Number(n) => out.push_str(&format!("{n}.0")),
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&indent(level));
+                write_worst(item, level + 1, out);
+            }
+            out.push_str(&indent(level - 1));
+            out.push(']');
+        }
+        Value::Object(members) if !members.is_empty() => {
+            out.push('{');
+            for (i, (key, item)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&indent(level));
+                write_escaped(key, out);
+                out.push_str(": ");
+                write_worst(item, level + 1, out);
+            }
+            out.push_str(&indent(level - 1));
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// A JSON string with every character escaped: `\uXXXX`, two of them beyond U+FFFF.
+fn write_escaped(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            out.push_str(&format!("\\u{unit:04x}"));
+        }
+    }
+    out.push('"');
+}
+
+fn decodes_as(text: &str, ty: &Ty, table: &TypeTable) -> Result<(), String> {
+    aelc_runtime::decode::decode(text.as_bytes(), ty, table, "value", 1 << 24)
+        .map(|_| ())
+        .map_err(|errors| format!("{errors:?}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The default `max_answer` holds every valid answer however a writer escapes, spells
+    /// numbers and pretty-prints it, in a code fence.
+    #[test]
+    fn worst_case_encodings_decode_and_fit_the_bound(shape in shape()) {
+        let mut table = TypeTable::default();
+        let ty = lower(&shape, &mut table);
+        let Some(value) = worst_value(&ty, &table, 0) else {
+            return Ok(());
+        };
+        prop_assert!(reference_valid(&ty, &table, &value), "{value}");
+        let max = max_json_len(&ty, &table);
+        for text in [worst_text(&value), serde_json::to_string(&value).unwrap()] {
+            if let Err(errors) = decodes_as(&text, &ty, &table) {
+                return Err(TestCaseError::fail(format!("{text} does not decode: {errors}")));
+            }
+            let len = text.len() as u64;
+            prop_assert!(len <= max, "{} is {} bytes, bound {}", text, len, max);
+            let fenced = format!("```json\n{text}\n```");
+            prop_assert!(fenced.len() as u64 <= default_max_answer(&ty, &table));
+        }
+    }
+}
+
+/// The case of issue 16: four characters beyond U+FFFF, each written as a surrogate pair, are
+/// 12 bytes each and fit a `Str<4>`'s `max_answer`.
+#[test]
+fn surrogate_pairs_fit_the_max_answer_of_a_str() {
+    let table = TypeTable::default();
+    let ty = s(0, 4);
+    let answer = format!("\"{}\"", "\\ud83d\\ude00".repeat(4));
+    assert_eq!(answer.len(), 50);
+    assert!(decodes_as(&answer, &ty, &table).is_ok());
+    assert_eq!(max_json_len(&ty, &table), 50);
+    assert_eq!(default_max_answer(&ty, &table), 50 + CODE_FENCE_LEN);
+    assert!(decodes_as(&format!("\"{}\"", "\\ud83d\\ude00".repeat(5)), &ty, &table).is_err());
+}
+
+/// Past 10^16 a double writer prints an integer with an exponent, wider than its decimal.
+#[test]
+fn integers_past_ten_to_the_sixteen_may_be_written_with_an_exponent() {
+    let table = TypeTable::default();
+    let i64_ty = Ty::Int(IntTy::base(IntKind::I64));
+    let text = "-1.0000000000000001e+18";
+    assert!(decodes_as(text, &i64_ty, &table).is_ok());
+    assert!("-9223372036854775808.0".len() < text.len());
+    assert_eq!(max_json_len(&i64_ty, &table), text.len() as u64);
+    let u64_ty = Ty::Int(IntTy::base(IntKind::U64));
+    assert!(decodes_as("18446744073709551615.0", &u64_ty, &table).is_ok());
+    assert!(decodes_as("1.0000000000000001e+19", &u64_ty, &table).is_ok());
+    assert_eq!(max_json_len(&u64_ty, &table), 22);
+}
+
+/// A media reference written at its widest (every key present, every text at its bound and
+/// escaped, pretty-printed) decodes and fits.
+#[test]
+fn a_worst_case_media_reference_fits() {
+    use aelc::ir::size::media_bounds::*;
+    let table = TypeTable::default();
+    let media = MediaTy {
+        kind: MediaKind::Image,
+        content_types: vec!["image/png".into(), "image/jpeg".into()],
+        max_bytes: 5 << 20,
+        max_pixels: Some((4096, 4096)),
+        max_duration_ms: None,
+        sample_rate: None,
+    };
+    let ty = Ty::Media(media);
+    let reference = format!(
+        "holon://files/{}",
+        "\u{1F600}".repeat(REF_MAX_LEN as usize - "holon://files/".len())
+    );
+    let value = json!({
+        "ref": reference,
+        "content_type": "image/jpeg",
+        "size": 5 << 20,
+        "sha256": "a".repeat(SHA256_LEN as usize),
+        "expires_at": "2026-01-01T00:00:00Z",
+        "source": "\u{1F600}".repeat(SOURCE_MAX_LEN as usize),
+        "width": 4096,
+        "height": 4096,
+        "duration_ms": u64::MAX,
+        "sample_rate": u64::MAX,
+        "pages": u64::MAX,
+    });
+    let text = worst_text(&value);
+    assert_eq!(decodes_as(&text, &ty, &table), Ok(()));
+    let len = text.len() as u64;
+    assert!(
+        len <= max_json_len(&ty, &table),
+        "{len} > {}",
+        max_json_len(&ty, &table)
+    );
 }
 
 // ---------------------------------------------------------------- exact sizes
@@ -698,14 +1009,15 @@ fn s(min: u32, max: u32) -> Ty {
     })
 }
 
+/// The length of `v` written as widely as a writer may ([`worst_text`]).
 fn len_of(v: &Value) -> u64 {
-    serde_json::to_string(v).unwrap().len() as u64
+    worst_text(v).len() as u64
 }
 
 #[test]
 fn max_is_attained_for_simple_types() {
     let table = TypeTable::default();
-    let widest_str = |n: usize| json!("\u{1}".repeat(n));
+    let widest_str = |n: usize| json!("\u{1F600}".repeat(n));
     assert_eq!(max_json_len(&s(0, 16), &table), len_of(&widest_str(16)));
     assert_eq!(max_json_len(&Ty::Bool, &table), len_of(&json!(false)));
     for kind in INT_KINDS {
@@ -716,11 +1028,14 @@ fn max_is_attained_for_simple_types() {
         } else {
             json!(hi as u64)
         };
-        assert_eq!(
-            max_json_len(&Ty::Int(int), &table),
-            len_of(&widest),
-            "{kind:?}"
-        );
+        // An i64 reaches 10^18, where a double writer's `-1.0000000000000001e+18` is wider
+        // than `-9223372036854775808.0` (see integers_past_ten_to_the_sixteen_…).
+        let expected = if *kind == IntKind::I64 {
+            23
+        } else {
+            len_of(&widest)
+        };
+        assert_eq!(max_json_len(&Ty::Int(int), &table), expected, "{kind:?}");
     }
     let refined = Ty::Int(IntTy {
         kind: IntKind::I16,
@@ -728,7 +1043,7 @@ fn max_is_attained_for_simple_types() {
         max: 100,
         max_exclusive: true,
     });
-    assert_eq!(max_json_len(&refined, &table), 2); // "99" and "-5"
+    assert_eq!(max_json_len(&refined, &table), 4); // "99.0" and "-5.0"
     let float = Ty::Float(FloatTy {
         kind: FloatKind::F64,
         min: None,
@@ -736,8 +1051,9 @@ fn max_is_attained_for_simple_types() {
     });
     assert_eq!(
         max_json_len(&float, &table),
-        len_of(&json!(-f64::MIN_POSITIVE))
+        len_of(&json!(-1.234_567_890_123_456_7e-6))
     );
+    assert_eq!(len_of(&json!(-1.234_567_890_123_456_7e-6)), 25);
     let l = Ty::List(ListTy {
         item: Box::new(s(0, 3)),
         min: 0,
@@ -752,6 +1068,15 @@ fn max_is_attained_for_simple_types() {
     assert_eq!(max_json_len(&opt, &table), 5);
     let opt = Ty::Option {
         some: Box::new(Ty::Int(IntTy::base(IntKind::U8))),
+    };
+    assert_eq!(max_json_len(&opt, &table), 5); // 255.0
+    let opt = Ty::Option {
+        some: Box::new(Ty::Int(IntTy {
+            kind: IntKind::U8,
+            min: 0,
+            max: 9,
+            max_exclusive: false,
+        })),
     };
     assert_eq!(max_json_len(&opt, &table), 4); // null
 }
@@ -781,7 +1106,7 @@ fn max_is_attained_for_structs_enums_and_maps() {
             ],
         },
     );
-    let widest = json!({"a": "\u{1}\u{1}", "sev": "high_value"});
+    let widest = json!({"a": "\u{1F600}\u{1F600}", "sev": "high_value"});
     assert_eq!(max_json_len(&st, &table), len_of(&widest));
     // A map keyed by the enum holds each key once.
     let map = Ty::Map(MapTy {
@@ -824,7 +1149,9 @@ fn max_is_attained_for_structs_enums_and_maps() {
             ],
         },
     );
-    let widest = json!({"kind": "c", "r": -128});
+    // Escaped, the unit arm's name outweighs the other arm's field: 68 bytes against 66.
+    let widest = json!({"kind": "point"});
+    assert!(len_of(&json!({"kind": "c", "r": -128})) < len_of(&widest));
     assert_eq!(max_json_len(&shape, &table), len_of(&widest));
     assert_eq!(
         default_max_answer(&shape, &table),
@@ -837,8 +1164,8 @@ fn max_is_attained_for_structs_enums_and_maps() {
 fn recursive_types_are_bounded_by_the_depth_limit() {
     let mut table = TypeTable::default();
     // struct Tree { children: List<Tree, 2> }: each layer opens two levels (the object and its
-    // array), so 32 layers fit in depth 64: 2^32 innermost trees, some 6.6e10 bytes. Finite,
-    // far above any real answer, and not saturated.
+    // array), so 32 layers fit in depth 64: 2^32 innermost trees, each escaped and indented up
+    // to 256 spaces, some 3.9e12 bytes. Finite, far above any real answer, and not saturated.
     table.defs.push(TypeDef {
         name: "Tree".into(),
         module: "m".into(),
@@ -859,7 +1186,7 @@ fn recursive_types_are_bounded_by_the_depth_limit() {
     });
     let tree = Ty::Ref { def: DefId(0) };
     let tree_len = max_json_len(&tree, &table);
-    assert!(tree_len > 1 << 35 && tree_len < 1 << 37, "{tree_len}");
+    assert!(tree_len > 1 << 41 && tree_len < 1 << 43, "{tree_len}");
     // struct Chain { next: Option<Chain> }: 32 objects deep at most (each opens one level...
     // every Chain is one object, so 64 nested objects).
     table.defs.push(TypeDef {
@@ -878,9 +1205,20 @@ fn recursive_types_are_bounded_by_the_depth_limit() {
         },
     });
     let chain = Ty::Ref { def: DefId(1) };
-    // 63 × `{"next":` + `{"next":null}` + 63 × `}`.
-    let expected = 63 * (r#"{"next":"#.len() as u64 + 1) + r#"{"next":null}"#.len() as u64;
+    // 64 nested objects, the innermost `null`, each pretty-printed at its level with its key
+    // escaped: `{` `\n` + 4 × level spaces, `"\u006e\u0065\u0078\u0074"`, `: `, the inner
+    // value, `\n` + 4 × (level - 1) spaces, `}`.
+    let key = r#""\u006e\u0065\u0078\u0074""#.len() as u64;
+    let mut expected = 4; // null
+    for level in (1..=64u64).rev() {
+        expected = 1 + (1 + 4 * level) + key + 2 + expected + (1 + 4 * (level - 1)) + 1;
+    }
     assert_eq!(max_json_len(&chain, &table), expected);
+    let mut value = json!(null);
+    for _ in 0..64 {
+        value = json!({ "next": value });
+    }
+    assert_eq!(len_of(&value), expected);
     // An alias loop (`type A = Option<A>`) terminates: only `null`.
     table.defs.push(TypeDef {
         name: "A".into(),

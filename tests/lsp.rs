@@ -905,6 +905,50 @@ fn diagnostics_cover_other_files_prompts_the_manifest_and_saves() {
     assert_eq!(client.stop(), 0);
 }
 
+/// The editor shows what `aelc build` refuses: the publishing rules run in the server too (one
+/// driver function for `aelc check`, `aelc build` and the LSP). A wrong example output lands
+/// in the example file on the offending value, and clears when the example is fixed; a
+/// publishing warning about an agent lands on its declaration.
+#[test]
+fn publishing_rules_reach_the_example_file_and_the_agent() {
+    const AGENT: &str = "use types::common::{ReviewRequest, Review};\n\n/// Nothing to say.\nstruct Nothing {}\n\nagent answer(request: ReviewRequest) -> Review {\n    config {\n        prompt: file(\"prompts/review.md\");\n        model: binding(\"primary_model\");\n    }\n}\n\nagent quiet(request: ReviewRequest) -> Nothing {\n    config {\n        prompt: file(\"prompts/review.md\");\n        model: binding(\"primary_model\");\n    }\n}\n";
+    const WRONG: &str =
+        "{\"input\": {\"document\": \"d\"},\n \"answers\": [],\n \"output\": {\"summary\": 7}}\n";
+    let project = Project::with(
+        "publishing",
+        &[
+            ("nodes/answer.node.ael", AGENT),
+            ("examples/answer/wrong.json", WRONG),
+        ],
+    );
+    let mut client = Client::initialized(&project);
+    let example = project.uri("examples/answer/wrong.json");
+    let agent = project.uri("nodes/answer.node.ael");
+    client.open(&agent, AGENT);
+    let warned = client.diagnostics(&agent, |d| !d.is_empty());
+    assert_eq!(codes(&warned), ["W0801"], "{warned:?}");
+    let (line, character) = pos(AGENT, "quiet", 0);
+    assert_eq!(
+        warned[0]["range"]["start"],
+        json!({"line": line, "character": character}),
+        "{warned:?}"
+    );
+    client.open(&example, WRONG);
+    let found = client.diagnostics(&example, |d| errors(d) > 0);
+    assert_eq!(codes(&found), ["E0806"], "{found:?}");
+    let (line, character) = pos(WRONG, "7", 0);
+    assert_eq!(
+        found[0]["range"],
+        json!({"start": {"line": line, "character": character},
+               "end": {"line": line, "character": character + 1}}),
+        "{found:?}"
+    );
+    let fixed = WRONG.replace("7", "\"ok\"");
+    client.change_full(&example, 2, &fixed);
+    client.diagnostics(&example, |d| d.is_empty());
+    assert_eq!(client.stop(), 0);
+}
+
 #[test]
 fn hover_shows_the_json_schema_of_types_and_fields() {
     let project = Project::new("schema");
@@ -1411,7 +1455,7 @@ fn clients_that_allow_it_are_asked_to_watch_project_files() {
         .iter()
         .map(|w| w["globPattern"].as_str().unwrap())
         .collect();
-    assert_eq!(globs, ["**/*.ael", "**/ael.toml", "**/*.md"]);
+    assert_eq!(globs, ["**/*.ael", "**/ael.toml", "**/*.md", "**/*.json"]);
     // The client's answer (even an error) is taken without complaint.
     client.send(
         json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}}),

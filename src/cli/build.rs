@@ -8,39 +8,50 @@ use std::path::{Path, PathBuf};
 
 use super::args::BuildArgs;
 use super::{Output, Status};
-use crate::codegen::emit::emit;
-use crate::codegen::publish::Example;
+use crate::codegen::emit::emit_checked;
 use crate::codegen::write;
 use crate::diagnostics::Diagnostic;
 use crate::driver::{self, DiskWorld, World};
-use crate::ir::{NodeKind, Program};
+use crate::ir::Program;
 use crate::source::SourceMap;
 
 pub fn run(out: &Output, args: &BuildArgs) -> Status {
     let start = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
-    let project = match load_project(&DiskWorld, &start) {
+    let world = DiskWorld;
+    let Some(root) = driver::find_project_root(&world, &start) else {
+        return out.fatal(&format!("no ael.toml at or above {}", start.display()));
+    };
+    let mut compilation = match driver::check_project(&world, &root) {
+        Ok(c) => c,
+        Err(err) => return out.fatal(&format!("cannot read {}: {err}", root.display())),
+    };
+    // The same rules, and the same places, as `aelc check` and the language server.
+    let publishing = match driver::check_publishing(&world, &root, &mut compilation) {
         Ok(p) => p,
         Err(message) => return out.fatal(&message),
     };
-    let Some(program) = project.program.as_ref() else {
-        out.diagnostics(&project.sources, &project.diagnostics);
+    let failed = compilation.has_errors();
+    let program = compilation.program.take();
+    let mut sources = compilation.sources;
+    super::shown::name_from_current_dir(&mut sources, &root);
+    let Some(program) = program.filter(|_| !failed) else {
+        if !failed {
+            return out.fatal(NOT_LOWERED);
+        }
+        out.diagnostics(&sources, &compilation.diagnostics);
         return Status::Failed;
     };
-    let examples = match load_examples(&DiskWorld, &project.root, program) {
-        Ok(e) => e,
-        Err(message) => return out.fatal(&message),
-    };
-    let emission = emit(program, &examples);
-    let mut diagnostics = project.diagnostics.clone();
+    let emission = emit_checked(&program, &publishing.schemas, &publishing.examples);
+    let mut diagnostics = compilation.diagnostics;
     diagnostics.extend(emission.diagnostics.iter().cloned());
-    out.diagnostics(&project.sources, &diagnostics);
+    out.diagnostics(&sources, &diagnostics);
     if emission.has_errors() {
         return Status::Failed;
     }
     let out_dir = args
         .out
         .clone()
-        .unwrap_or_else(|| project.root.join("target").join("ael"));
+        .unwrap_or_else(|| root.join("target").join("ael"));
     if args.check {
         return match write::check(&out_dir, &emission.files) {
             Ok(stale) if stale.is_empty() => Status::Ok,
@@ -77,6 +88,10 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
     }
 }
 
+/// A project that checked clean but has no typed program.
+const NOT_LOWERED: &str =
+    "this aelc cannot lower a project to its typed IR yet (the checker is not wired in)";
+
 /// A checked project: its root, sources, diagnostics, and its program when it checked clean.
 pub struct Project {
     pub root: PathBuf,
@@ -85,10 +100,9 @@ pub struct Project {
     pub program: Option<Program>,
 }
 
-/// Finds the project whose `ael.toml` is at or above `start` and checks it.
-///
-/// The one place that asks the driver for a [`Program`] (`check_path` on a folder with
-/// `ael.toml` runs the project-mode checker).
+/// Finds the project whose `ael.toml` is at or above `start` and checks it, for the commands
+/// that run or describe nodes (`aelc build` also runs the publishing rules, so it checks the
+/// project itself).
 pub fn load_project(world: &dyn World, start: &Path) -> Result<Project, String> {
     let root = driver::find_project_root(world, start)
         .ok_or_else(|| format!("no ael.toml at or above {}", start.display()))?;
@@ -96,10 +110,7 @@ pub fn load_project(world: &dyn World, start: &Path) -> Result<Project, String> 
         .map_err(|err| format!("cannot read {}: {err}", root.display()))?;
     let program = lower(&compilation);
     if program.is_none() && !compilation.has_errors() {
-        return Err(
-            "this aelc cannot lower a project to its typed IR yet (the checker is not wired in)"
-                .to_owned(),
-        );
+        return Err(NOT_LOWERED.to_owned());
     }
     let mut sources = compilation.sources;
     super::shown::name_from_current_dir(&mut sources, &root);
@@ -119,78 +130,5 @@ fn lower(compilation: &driver::Compilation) -> Option<Program> {
     compilation.program.clone()
 }
 
-/// Reads every agent's examples: the files matching its `publish { examples: "…" }` glob, or
-/// `examples/<agent>/*.json` without one. The glob is a folder and a file name with `*`.
-pub fn load_examples(
-    world: &dyn World,
-    root: &Path,
-    program: &Program,
-) -> Result<Vec<Example>, String> {
-    let mut out = Vec::new();
-    for agent in program.nodes.iter().filter(|n| n.kind == NodeKind::Agent) {
-        let glob = agent
-            .publish
-            .as_ref()
-            .and_then(|p| p.examples.clone())
-            .unwrap_or_else(|| format!("examples/{}/*.json", agent.name));
-        let (folder, pattern) = glob.rsplit_once('/').unwrap_or(("", glob.as_str()));
-        let dir = root.join(folder);
-        if !world.is_dir(&dir) {
-            continue;
-        }
-        let entries = world
-            .read_dir(&dir)
-            .map_err(|err| format!("cannot read {}: {err}", dir.display()))?;
-        for path in entries {
-            let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            if !world.is_file(&path) || !glob_match(pattern, file) {
-                continue;
-            }
-            let bytes = world
-                .read(&path)
-                .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-            let name = file.strip_suffix(".json").unwrap_or(file).to_owned();
-            out.push(Example {
-                agent: agent.name.clone(),
-                path: if folder.is_empty() {
-                    file.to_owned()
-                } else {
-                    format!("{folder}/{file}")
-                },
-                text: String::from_utf8_lossy(&bytes).into_owned(),
-                name,
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// `*` matches any run of characters; everything else matches itself.
-fn glob_match(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            let Some(rest) = name.strip_prefix(head) else {
-                return false;
-            };
-            (0..=rest.len())
-                .filter(|i| rest.is_char_boundary(*i))
-                .any(|i| glob_match(tail, &rest[i..]))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_match;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("*.json", "clean.json"));
-        assert!(!glob_match("*.json", "clean.yaml"));
-        assert!(glob_match("a*b*c", "aXbYc"));
-        assert!(!glob_match("a*b", "ab c"));
-    }
-}
+/// Where `aelc test` reads examples from; the driver owns it.
+pub use crate::driver::publish::load_examples;

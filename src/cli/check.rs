@@ -1,4 +1,5 @@
-//! `aelc check [DIR|FILE]`: diagnostics only.
+//! `aelc check [DIR|FILE]`: diagnostics only, a project's publishing rules included (the ones
+//! `aelc build` refuses to emit with, [`driver::check_publishing`]).
 
 use std::path::{Path, PathBuf};
 
@@ -22,25 +23,36 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
         ));
     }
     let mut only_file = None;
-    let (checked, shown_from) = if is_file {
+    // The project checked, if any, and the folder files are named from.
+    let (project, shown_from) = if is_file {
         match project_of_file(&world, &path) {
             Some((root, relative)) => {
                 only_file = Some(relative);
-                (driver::check_project(&world, &root), Some(root))
+                (Some(root.clone()), Some(root))
             }
-            None => (driver::check_path(&world, &path), None),
+            None => (None, None),
         }
     } else if world.is_file(&path.join("ael.toml")) {
-        (driver::check_project(&world, &path), Some(path.clone()))
+        (Some(path.clone()), Some(path.clone()))
     } else if let Some(root) = driver::find_project_root(&world, &path) {
-        (driver::check_project(&world, &root), Some(root))
+        (Some(root.clone()), Some(root))
     } else {
-        (driver::check_path(&world, &path), Some(path.clone()))
+        (None, Some(path.clone()))
+    };
+    let checked = match &project {
+        Some(root) => driver::check_project(&world, root),
+        None => driver::check_path(&world, &path),
     };
     let mut compilation = match checked {
         Ok(c) => c,
         Err(err) => return out.fatal(&format!("cannot read {}: {err}", path.display())),
     };
+    if let Some(root) = &project {
+        // What `aelc build` refuses, `aelc check` reports: the same rules, at the same places.
+        if let Err(message) = driver::check_publishing(&world, root, &mut compilation) {
+            return out.fatal(&message);
+        }
+    }
     if let Some(relative) = &only_file {
         // A file of a project is checked in its project (its imports and prompt files
         // resolve), and what is reported is what concerns that file.

@@ -113,25 +113,33 @@ pub fn json_bytes(value: &Value) -> Vec<u8> {
     bytes
 }
 
-/// Every output file of `program`; `examples` are the agents' example files, already read.
+/// Every output file of `program`; `examples` are the agents' example files, already read. The
+/// publishing rules ([`publish::check`]) run first: when one fails, no file is produced.
 pub fn emit(program: &Program, examples: &[Example]) -> Emission {
-    let mut emission = Emission {
-        files: BTreeMap::new(),
-        diagnostics: publish::check_program(program),
-    };
     let schemas = node_schemas(program);
+    let findings = publish::check(program, &schemas, examples);
+    let checked: Vec<Diagnostic> = findings.into_iter().map(|f| f.diagnostic).collect();
+    if checked.iter().any(Diagnostic::is_error) {
+        return Emission {
+            files: BTreeMap::new(),
+            diagnostics: checked,
+        };
+    }
+    let mut emission = emit_checked(program, &schemas, examples);
+    emission.diagnostics.splice(0..0, checked);
+    emission
+}
+
+/// Every output file of a program whose publishing rules the caller has checked with no error
+/// (the driver does, for `aelc build`, so they run once); `schemas` are its
+/// [`node_schemas`]. The diagnostics are the writing's own (the glue's warnings, a manifest
+/// that cannot be written).
+pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -> Emission {
+    let mut emission = Emission::default();
     let stems = node_file_names(program);
-    for (node, s) in program.nodes.iter().zip(&schemas) {
-        emission.diagnostics.extend(publish::check_examples(
-            program, node, &s.input, &s.output, examples,
-        ));
-    }
-    if emission.has_errors() {
-        return emission;
-    }
     let files = &mut emission.files;
     let mut tools = Vec::new();
-    for ((node, s), stem) in program.nodes.iter().zip(&schemas).zip(&stems) {
+    for ((node, s), stem) in program.nodes.iter().zip(schemas).zip(&stems) {
         files.insert(
             PathBuf::from(format!("schemas/{stem}.input.json")),
             json_bytes(&s.input),

@@ -14,8 +14,11 @@
 //! Warning `W0801`: an output field that tells the caller nothing about its shape (a struct
 //! with no fields, or a `Map` with free text keys and no doc comment).
 //!
-//! The IR carries no source spans, so these diagnostics name the item (module and name) in
-//! their message instead of pointing at it.
+//! The IR carries no source spans, so each finding comes with its [`Place`]: the declaration of
+//! an item (by module and name) or a value of an example file (by JSON Pointer). The driver,
+//! which holds the sources, turns places into spans (`driver::publish`), so `aelc check`,
+//! `aelc build` and the language server point at the same place; messages still name the item
+//! and the example, for a reader without spans.
 //!
 //! Examples are validated with the `jsonschema` crate against the very documents written to
 //! `schemas/`, because those are what the gateway checks a call with; patterns run on the
@@ -26,6 +29,7 @@ use std::collections::BTreeSet;
 use aelc_runtime::ty::{limits, DefKind, Ty, TypeTable};
 use serde_json::Value;
 
+use super::emit::NodeSchemas;
 use crate::diagnostics::Diagnostic;
 use crate::ir::size::fits_depth_limit;
 use crate::ir::{NodeIr, NodeKind, Program};
@@ -61,24 +65,80 @@ pub struct Example {
     pub text: String,
 }
 
+/// One publishing finding and where it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub diagnostic: Diagnostic,
+    pub place: Place,
+}
+
+/// Where a finding is, in terms the IR knows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The declaration of the item `name` of module `module` (a node, an `errors` set).
+    Item { module: String, name: String },
+    /// A place in `examples[index]`.
+    Example { index: usize, at: ExampleAt },
+}
+
+/// A place in an example file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExampleAt {
+    /// The value at this JSON Pointer of the file (`/input/findings/0/line`; `""` is the whole
+    /// document).
+    Value(String),
+    /// The name of the member at this JSON Pointer (an unknown key).
+    Key(String),
+    /// A 1-based line and column of the text (where it stops being JSON).
+    LineColumn(usize, usize),
+}
+
+impl Place {
+    fn item(module: &str, name: &str) -> Place {
+        Place::Item {
+            module: module.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+}
+
+/// Every publishing rule (spec §9.2) over a program, its emitted schemas (`schemas[i]` is
+/// `program.nodes[i]`'s, as [`super::emit::node_schemas`] makes them) and its agents' examples.
+/// The one rule set behind `aelc build`, `aelc check` and the language server.
+pub fn check(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -> Vec<Finding> {
+    let mut out = check_program(program);
+    for (node, s) in program.nodes.iter().zip(schemas) {
+        out.extend(check_examples(program, node, &s.input, &s.output, examples));
+    }
+    out
+}
+
 /// The schema rules: reserved codes, platform bounds of every node's types, bare outputs.
-pub fn check_program(program: &Program) -> Vec<Diagnostic> {
+pub fn check_program(program: &Program) -> Vec<Finding> {
     let mut out = Vec::new();
     for set in &program.errors {
         for code in &set.codes {
             if RESERVED_CODES.contains(&code.name.as_str()) {
-                out.push(internal(
-                    format!(
-                        "`errors {}` in `{}` declares `{}`, a code the platform reserves",
-                        set.name, set.module, code.name
+                out.push(Finding {
+                    diagnostic: internal(
+                        format!(
+                            "`errors {}` in `{}` declares `{}`, a code the platform reserves",
+                            set.name, set.module, code.name
+                        ),
+                        "E0408",
                     ),
-                    "E0408",
-                ));
+                    place: Place::item(&set.module, &set.name),
+                });
             }
         }
     }
     for node in &program.nodes {
-        check_node_types(program, node, &mut out);
+        let mut found = Vec::new();
+        check_node_types(program, node, &mut found);
+        out.extend(found.into_iter().map(|diagnostic| Finding {
+            diagnostic,
+            place: Place::item(&node.module, &node.name),
+        }));
     }
     out
 }
@@ -244,7 +304,7 @@ pub fn check_examples(
     input_schema: &Value,
     output_schema: &Value,
     examples: &[Example],
-) -> Vec<Diagnostic> {
+) -> Vec<Finding> {
     let mut out = Vec::new();
     if node.kind != NodeKind::Agent {
         return out;
@@ -256,83 +316,124 @@ pub fn check_examples(
         .and_then(|id| program.errors.get(id.0 as usize))
         .map(|set| set.codes.iter().map(|c| c.name.as_str()).collect())
         .unwrap_or_default();
-    for example in examples.iter().filter(|e| e.agent == node.name) {
+    for (index, example) in examples.iter().enumerate() {
+        if example.agent != node.name {
+            continue;
+        }
+        let mut push = |diagnostic: Diagnostic, at: ExampleAt| {
+            out.push(Finding {
+                diagnostic,
+                place: Place::Example { index, at },
+            })
+        };
+        let whole = || ExampleAt::Value(String::new());
         let value: Value = match serde_json::from_str(&example.text) {
             Ok(v) => v,
             Err(err) => {
-                out.push(malformed(example, &format!("it is not JSON ({err})")));
+                push(
+                    malformed(example, &format!("it is not JSON ({err})")),
+                    ExampleAt::LineColumn(err.line(), err.column()),
+                );
                 continue;
             }
         };
         let Some(object) = value.as_object() else {
-            out.push(malformed(example, "it is not a JSON object"));
+            push(malformed(example, "it is not a JSON object"), whole());
             continue;
         };
         for key in object.keys() {
             if !["input", "answers", "output", "status", "code"].contains(&key.as_str()) {
-                out.push(malformed(
-                    example,
-                    &format!("it has an unknown key `{key}`"),
-                ));
+                push(
+                    malformed(example, &format!("it has an unknown key `{key}`")),
+                    ExampleAt::Key(pointer_to(&[key])),
+                );
             }
         }
         match object.get("input") {
             Some(input) => {
                 if let Some(v) = &input_validator {
-                    report_errors(v, input, "E0805", "input", example, &mut out);
+                    for (d, at) in schema_errors(v, input, "E0805", "input", example) {
+                        push(d, at);
+                    }
                 }
             }
-            None => out.push(malformed(example, "it has no `input`")),
+            None => push(malformed(example, "it has no `input`"), whole()),
         }
         if object.get("answers").is_some_and(|a| !a.is_array()) {
-            out.push(malformed(example, "`answers` is not a list of strings"));
+            push(
+                malformed(example, "`answers` is not a list of strings"),
+                ExampleAt::Value("/answers".to_owned()),
+            );
         }
         match (object.get("output"), object.get("status")) {
             (Some(output), None) => {
                 if let Some(v) = &output_validator {
-                    report_errors(v, output, "E0806", "output", example, &mut out);
+                    for (d, at) in schema_errors(v, output, "E0806", "output", example) {
+                        push(d, at);
+                    }
                 }
             }
             (None, Some(status)) => {
                 let status = status.as_str().unwrap_or_default();
                 if !EXAMPLE_STATUSES.contains(&status) {
-                    out.push(malformed(
-                        example,
-                        &format!("its `status` is not one of {}", EXAMPLE_STATUSES.join(", ")),
-                    ));
+                    push(
+                        malformed(
+                            example,
+                            &format!("its `status` is not one of {}", EXAMPLE_STATUSES.join(", ")),
+                        ),
+                        ExampleAt::Value("/status".to_owned()),
+                    );
                 }
                 if let Some(code) = object.get("code").and_then(Value::as_str) {
                     if !declared.contains(&code) && !RESERVED_CODES.contains(&code) {
-                        let mut d = Diagnostic::new(
-                            "E0808",
-                            format!(
-                                "example `{}` expects code `{code}`, which `{}` does not declare",
-                                example.path, node.name
-                            ),
+                        push(
+                            undeclared_code(example, node, code, &declared),
+                            ExampleAt::Value("/code".to_owned()),
                         );
-                        d = match crate::diagnostics::suggest::did_you_mean(
-                            code,
-                            declared.iter().copied(),
-                        ) {
-                            Some(s) => d.help(format!("did you mean `{s}`?")),
-                            None => d.help(format!(
-                                "declared codes: {}",
-                                if declared.is_empty() {
-                                    "none".to_owned()
-                                } else {
-                                    declared.join(", ")
-                                }
-                            )),
-                        };
-                        out.push(d);
                     }
                 }
             }
-            (Some(_), Some(_)) => out.push(malformed(example, "it has both `output` and `status`")),
-            (None, None) => out.push(malformed(example, "it has neither `output` nor `status`")),
+            (Some(_), Some(_)) => push(
+                malformed(example, "it has both `output` and `status`"),
+                ExampleAt::Key("/status".to_owned()),
+            ),
+            (None, None) => push(
+                malformed(example, "it has neither `output` nor `status`"),
+                whole(),
+            ),
         }
     }
     out
+}
+
+/// `E0808`: an example expects a failure code its agent does not declare.
+fn undeclared_code(example: &Example, node: &NodeIr, code: &str, declared: &[&str]) -> Diagnostic {
+    let d = Diagnostic::new(
+        "E0808",
+        format!(
+            "example `{}` expects code `{code}`, which `{}` does not declare",
+            example.path, node.name
+        ),
+    );
+    match crate::diagnostics::suggest::did_you_mean(code, declared.iter().copied()) {
+        Some(s) => d.help(format!("did you mean `{s}`?")),
+        None => d.help(format!(
+            "declared codes: {}",
+            if declared.is_empty() {
+                "none".to_owned()
+            } else {
+                declared.join(", ")
+            }
+        )),
+    }
+}
+
+/// A JSON Pointer (RFC 6901) of the given reference tokens: `~` as `~0`, `/` as `~1`.
+fn pointer_to(tokens: &[&str]) -> String {
+    tokens
+        .iter()
+        .map(|t| format!("/{}", t.replace('~', "~0").replace('/', "~1")))
+        .collect()
 }
 
 fn validator(schema: &Value) -> Option<jsonschema::Validator> {
@@ -343,35 +444,36 @@ fn validator(schema: &Value) -> Option<jsonschema::Validator> {
         .ok()
 }
 
-fn report_errors(
+/// `code` for each way `instance` (the example's `which`) breaks its schema, at most 20, each
+/// with the place of the offending value in the example file.
+fn schema_errors(
     validator: &jsonschema::Validator,
     instance: &Value,
     code: &'static str,
     which: &str,
     example: &Example,
-    out: &mut Vec<Diagnostic>,
-) {
-    for error in validator.iter_errors(instance).take(20) {
-        let pointer = error.instance_path().to_string();
-        let shown = if pointer.is_empty() {
-            "/".to_owned()
-        } else {
-            pointer
-        };
-        out.push(
-            Diagnostic::new(
+) -> Vec<(Diagnostic, ExampleAt)> {
+    validator
+        .iter_errors(instance)
+        .take(20)
+        .map(|error| {
+            let pointer = error.instance_path().to_string();
+            let shown = if pointer.is_empty() {
+                "/".to_owned()
+            } else {
+                pointer.clone()
+            };
+            let diagnostic = Diagnostic::new(
                 code,
                 format!(
                     "example `{}`: the {which} at `{shown}` does not match the {which} schema: {error}",
                     example.path
                 ),
             )
-            .help(format!(
-                "fix the example, or the type, so that `{which}{}` is valid",
-                if shown == "/" { String::new() } else { shown.clone() }
-            )),
-        );
-    }
+            .help(format!("fix the example, or the type, so that `{which}{pointer}` is valid"));
+            (diagnostic, ExampleAt::Value(format!("/{which}{pointer}")))
+        })
+        .collect()
 }
 
 fn malformed(example: &Example, why: &str) -> Diagnostic {

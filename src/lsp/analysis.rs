@@ -2,8 +2,9 @@
 //!
 //! A document belongs to the project whose `ael.toml` is found from its folder upwards (the rule
 //! of spec §11 for the command line). A document outside any project is checked alone. The
-//! analysis keeps what the compiler produced (sources, trees, diagnostics) plus the path of each
-//! file id, so that every span can be turned into a location in the editor.
+//! analysis keeps what the compiler produced (sources, trees, diagnostics, the publishing rules'
+//! findings in example files included) plus the path of each file id, so that every span can be
+//! turned into a location in the editor.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -61,6 +62,11 @@ impl Analysis {
         } else {
             driver::check_path(world, root).unwrap_or_default()
         };
+        if is_project {
+            // The editor shows what `aelc build` refuses. An example that cannot be read is
+            // left to `aelc build` to name; the rest of the analysis stands.
+            let _ = driver::check_publishing(world, root, &mut compilation);
+        }
         let dir = if world.is_dir(root) {
             root.to_path_buf()
         } else {

@@ -333,13 +333,14 @@ impl Server {
         if !self.can_watch_files {
             return;
         }
-        let watchers: Vec<lsp_types::FileSystemWatcher> = ["**/*.ael", "**/ael.toml", "**/*.md"]
-            .into_iter()
-            .map(|glob| lsp_types::FileSystemWatcher {
-                glob_pattern: lsp_types::GlobPattern::String(glob.into()),
-                kind: None,
-            })
-            .collect();
+        let watchers: Vec<lsp_types::FileSystemWatcher> =
+            ["**/*.ael", "**/ael.toml", "**/*.md", "**/*.json"]
+                .into_iter()
+                .map(|glob| lsp_types::FileSystemWatcher {
+                    glob_pattern: lsp_types::GlobPattern::String(glob.into()),
+                    kind: None,
+                })
+                .collect();
         let options = lsp_types::DidChangeWatchedFilesRegistrationOptions { watchers };
         let params = lsp_types::RegistrationParams {
             registrations: vec![lsp_types::Registration {

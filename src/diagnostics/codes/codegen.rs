@@ -14,7 +14,7 @@ pub(super) static CODES: &[CodeInfo] = &[
     CodeInfo {
         code: "E0805",
         title: "example input does not match the input schema",
-        explanation: "Examples are validated against the emitted schemas at publish (spec §9.2). The message gives the JSON Pointer of the offending value inside the example's `input` and the rule it breaks.",
+        explanation: "Examples are validated against the emitted schemas at publish (spec §9.2). The message gives the JSON Pointer of the offending value inside the example's `input` and the rule it breaks; the diagnostic points at that value in the example file, in `aelc check` and the language server as in `aelc build`.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
@@ -52,7 +52,7 @@ agent answer(q: Question) -> Answer {
     CodeInfo {
         code: "E0806",
         title: "example output does not match the output schema",
-        explanation: "An example's expected `output` must be a valid value of the agent's output type, checked against the emitted output schema. The message gives the JSON Pointer of the offending value inside `output`.",
+        explanation: "An example's expected `output` must be a valid value of the agent's output type, checked against the emitted output schema. The message gives the JSON Pointer of the offending value inside `output`; the diagnostic points at that value in the example file, in `aelc check` and the language server as in `aelc build`.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"

@@ -1297,7 +1297,7 @@ fn short(r: Review) -> bool { r.summary.len() < 10 }"#,
     CodeInfo {
         code: "W0501",
         title: "max_answer below the largest answer",
-        explanation: "An explicit `max_answer` is below the largest JSON encoding of the output type (plus one code fence), so a valid answer may be rejected as too large.",
+        explanation: "An explicit `max_answer` is below the largest JSON encoding of the output type (plus one code fence), so a valid answer may be rejected as too large. The largest encoding counts how a model may write a value: every character escaped (12 bytes for one beyond U+FFFF), numbers as JSON writers print them, pretty-printed with up to four spaces per level.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"
