@@ -252,3 +252,39 @@ fn errors_quote_a_huge_value_cut() {
     let (json, _) = aelc_check(&dir, true);
     assert!(json < 4000, "{json} bytes");
 }
+
+/// Issue 25 (K): a 3 MB number in an input came back whole in its error (3 MB on stderr).
+#[test]
+fn an_input_error_quotes_a_huge_number_cut() {
+    let manifest = format!("{MANIFEST}\n[limits]\nmax_input_bytes = 4000000\n");
+    let input = format!("{{\"top\": 1{}}}", "0".repeat(3_000_000));
+    let dir = write_files(
+        "huge_number",
+        &[
+            ("ael.toml", manifest),
+            ("nodes/answer.node.ael", NODE.to_owned()),
+            ("prompts/answer.md", "Top: {{ request.top }}\n".to_owned()),
+            ("input.json", input),
+        ],
+    );
+    for format in ["human", "json"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_aelc"))
+            .args(["validate", "--message-format", format, "--input"])
+            .arg(dir.join("input.json"))
+            .arg("--project")
+            .arg(&dir)
+            .arg("answer")
+            .output()
+            .expect("run aelc");
+        assert_eq!(output.status.code(), Some(1), "{format}");
+        let shown = output.stdout.len() + output.stderr.len();
+        let text =
+            String::from_utf8_lossy(&output.stderr[..output.stderr.len().min(2000)]).into_owned();
+        assert!(shown < 1000, "{format}: {shown} bytes: {text}");
+        let all = [output.stdout, output.stderr].concat();
+        assert!(
+            String::from_utf8_lossy(&all).contains("(3000001 bytes)"),
+            "{format}: {text}"
+        );
+    }
+}
