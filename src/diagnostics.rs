@@ -9,6 +9,10 @@ pub mod codes;
 pub mod render;
 pub mod suggest;
 
+use std::borrow::Cow;
+
+use aelc_runtime::error::{excerpt, MAX_MESSAGE};
+
 use crate::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -59,7 +63,7 @@ impl Diagnostic {
         Diagnostic {
             code,
             severity,
-            message: message.into(),
+            message: bounded(message.into()),
             labels: Vec::new(),
             notes: Vec::new(),
             help: None,
@@ -70,7 +74,7 @@ impl Diagnostic {
     pub fn primary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
         self.labels.push(Label {
             span,
-            message: message.into(),
+            message: bounded(message.into()),
             primary: true,
         });
         self
@@ -80,19 +84,19 @@ impl Diagnostic {
     pub fn secondary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
         self.labels.push(Label {
             span,
-            message: message.into(),
+            message: bounded(message.into()),
             primary: false,
         });
         self
     }
 
     pub fn note(mut self, note: impl Into<String>) -> Diagnostic {
-        self.notes.push(note.into());
+        self.notes.push(bounded(note.into()));
         self
     }
 
     pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
-        self.help = Some(help.into());
+        self.help = Some(bounded(help.into()));
         self
     }
 
@@ -107,6 +111,16 @@ impl Diagnostic {
             .find(|l| l.primary)
             .or(self.labels.first())
             .map(|l| l.span)
+    }
+}
+
+/// A message, label, note or help as kept: cut to [`MAX_MESSAGE`] bytes with an ellipsis and
+/// its length ([`excerpt`]), so that a diagnostic quoting a huge name or value (a 100 KB key in
+/// `ael.toml`) stays a few lines in every format: the terminal, JSON and the language server.
+fn bounded(text: String) -> String {
+    match excerpt(&text, MAX_MESSAGE) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(cut) => cut,
     }
 }
 

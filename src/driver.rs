@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{self, Diagnostic};
 use crate::sema;
-use crate::source::SourceMap;
-use crate::span::{FileId, Span};
+use crate::source::{decode_source, SourceMap};
+use crate::span::FileId;
 use crate::syntax::{self, ast};
 
 mod manifest;
@@ -140,30 +140,6 @@ pub struct Compilation {
 impl Compilation {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
-    }
-}
-
-/// Decodes source bytes. Invalid UTF-8 becomes `E0001` at the first bad byte; the text is then
-/// decoded lossily so that the rest of the file is still checked.
-pub fn decode_source(file: FileId, bytes: &[u8]) -> (String, Option<Diagnostic>) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => (text.to_owned(), None),
-        Err(err) => {
-            let offset = err.valid_up_to();
-            let text = String::from_utf8_lossy(bytes).into_owned();
-            // The lossy text has the same prefix, so the offset is still a char boundary there.
-            let width = text[offset..].chars().next().map_or(0, char::len_utf8);
-            let diagnostic = Diagnostic::new(
-                "E0001",
-                format!("this file is not valid UTF-8 (byte offset {offset})"),
-            )
-            .primary(
-                Span::new(file, offset..offset + width),
-                "invalid UTF-8 starts here",
-            )
-            .help("save the file as UTF-8");
-            (text, Some(diagnostic))
-        }
     }
 }
 
@@ -405,12 +381,11 @@ impl sema::ProjectFiles for WorldFiles<'_> {
             && self.world.is_file(&self.root.join(relative))
     }
 
-    fn read(&self, relative: &str) -> Option<String> {
+    fn read(&self, relative: &str) -> Option<Vec<u8>> {
         if !self.exists(relative) {
             return None;
         }
-        let bytes = self.world.read(&self.root.join(relative)).ok()?;
-        String::from_utf8(bytes).ok()
+        self.world.read(&self.root.join(relative)).ok()
     }
 }
 

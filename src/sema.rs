@@ -57,7 +57,9 @@ pub struct ProjectInfo {
 /// Read-only access to the files of the project, by path relative to its root.
 pub trait ProjectFiles {
     fn exists(&self, relative: &str) -> bool;
-    fn read(&self, relative: &str) -> Option<String>;
+    /// The file's bytes: sema decodes them, so that text that is not UTF-8 is reported
+    /// (`E0001`) where it is, not dropped.
+    fn read(&self, relative: &str) -> Option<Vec<u8>>;
 }
 
 /// A project with no files besides its modules.
@@ -67,7 +69,7 @@ impl ProjectFiles for NoFiles {
     fn exists(&self, _: &str) -> bool {
         false
     }
-    fn read(&self, _: &str) -> Option<String> {
+    fn read(&self, _: &str) -> Option<Vec<u8>> {
         None
     }
 }

@@ -12,6 +12,8 @@ mod parser;
 pub mod template;
 pub mod token;
 
+pub use lexer::MAX_NESTING;
+
 use crate::diagnostics::Diagnostic;
 use crate::span::FileId;
 

@@ -949,6 +949,28 @@ fn publishing_rules_reach_the_example_file_and_the_agent() {
     assert_eq!(client.stop(), 0);
 }
 
+/// Issue 25 (A): a prompt of 20,000 nested blocks overflowed the server's stack (it aborted,
+/// exit 134). It gets `E0725` at the tag past the bound, and the server goes on.
+#[test]
+fn a_prompt_nested_too_deeply_is_a_diagnostic_not_a_crash() {
+    let project = Project::new("deep_prompt");
+    let mut client = Client::initialized(&project);
+    let prompt = project.uri("prompts/review.md");
+    let tag = "{% if request.document.is_empty() %}";
+    let deep = format!("{}x{}", tag.repeat(20_000), "{% end %}".repeat(20_000));
+    client.open(&prompt, &deep);
+    let found = client.diagnostics(&prompt, |d| errors(d) > 0);
+    assert_eq!(codes(&found), ["E0725"], "{found:?}");
+    let column = 128 * tag.len() as u64;
+    assert_eq!(
+        found[0]["range"]["start"],
+        json!({"line": 0, "character": column})
+    );
+    client.change_full(&prompt, 2, "Review {{ request.document }}\n");
+    client.diagnostics(&prompt, |d| d.is_empty());
+    assert_eq!(client.stop(), 0);
+}
+
 #[test]
 fn hover_shows_the_json_schema_of_types_and_fields() {
     let project = Project::new("schema");

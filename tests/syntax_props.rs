@@ -5,7 +5,7 @@
 //! files cut or spliced at random places, which reach deepest. Deeply nested input (100 000
 //! levels of every kind of nesting) is refused with `E0104` instead of overflowing the stack.
 
-use aelc::driver::decode_source;
+use aelc::source::decode_source;
 use aelc::span::{FileId, Span};
 use aelc::syntax::{self, ast};
 use proptest::prelude::*;

@@ -13,6 +13,7 @@ use super::{
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, Span};
+use aelc_runtime::error::quoted;
 
 const TOP_KEYS: &[&str] = &["package", "bindings", "limits"];
 const PACKAGE_KEYS: &[&str] = &["name", "version", "description"];
@@ -93,7 +94,7 @@ pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 let span = cx.span(name.span());
                 if !values::is_identifier(name.get_ref()) {
                     cx.diagnostics.push(
-                        Diagnostic::new("E0611", format!("`{}` is not a valid binding name", name.get_ref()))
+                        Diagnostic::new("E0611", format!("`{}` is not a valid binding name", quoted(name.get_ref())))
                             .primary(span, "not an identifier")
                             .help("a binding is named in AEL as `binding(\"name\")`: use letters, digits and `_`, not starting with a digit"),
                     );
@@ -149,13 +150,13 @@ impl Cx<'_> {
             let span = self.span(key.span());
             if SECRET_KEYS.contains(&name) && known.contains(&"api_key_env") {
                 self.diagnostics.push(
-                    Diagnostic::new("E0604", format!("`{name}` would put a secret in ael.toml"))
+                    Diagnostic::new("E0604", format!("`{}` would put a secret in ael.toml", quoted(name)))
                         .primary(span, "secrets are never written in project files")
                         .help("use api_key_env = \"NAME_OF_THE_VARIABLE\" and set the key in the environment"),
                 );
                 continue;
             }
-            let mut d = Diagnostic::new("E0601", format!("unknown key `{name}` {place}"))
+            let mut d = Diagnostic::new("E0601", format!("unknown key `{}` {place}", quoted(name)))
                 .primary(span, "not a known key");
             d = match did_you_mean(name, known.iter().copied()) {
                 Some(close) => d.help(format!("did you mean `{close}`?")),
@@ -224,7 +225,7 @@ impl Cx<'_> {
         if let Err(why) = values::package_name(name) {
             ok = false;
             self.diagnostics.push(
-                Diagnostic::new("E0605", format!("`{name}` is not a valid package name"))
+                Diagnostic::new("E0605", format!("`{}` is not a valid package name", quoted(name)))
                     .primary(name_span, why)
                     .help("write `owner/name`, e.g. \"acme/review\": lowercase letters, digits, `-` and `_`"),
             );
@@ -232,9 +233,12 @@ impl Cx<'_> {
         if let Err(why) = values::version(version) {
             ok = false;
             self.diagnostics.push(
-                Diagnostic::new("E0606", format!("`{version}` is not a valid version"))
-                    .primary(version_span, why)
-                    .help("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\" or \"1.0.0-beta.1\""),
+                Diagnostic::new(
+                    "E0606",
+                    format!("`{}` is not a valid version", quoted(version)),
+                )
+                .primary(version_span, why)
+                .help("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\" or \"1.0.0-beta.1\""),
             );
         }
         ok.then(|| PackageConfig {
@@ -258,8 +262,9 @@ impl Cx<'_> {
             Some((text, span)) => match Provider::ALL.iter().find(|p| p.as_str() == text) {
                 Some(p) => Some(*p),
                 None => {
-                    let mut d = Diagnostic::new("E0607", format!("unknown provider `{text}`"))
-                        .primary(span, "not a provider");
+                    let mut d =
+                        Diagnostic::new("E0607", format!("unknown provider `{}`", quoted(text)))
+                            .primary(span, "not a provider");
                     d = match did_you_mean(text, Provider::ALL.iter().map(|p| p.as_str())) {
                         Some(close) => d.help(format!("did you mean `{close}`?")),
                         None => d.help("the providers are `openai` (any OpenAI-compatible endpoint), `anthropic` and `replay`"),
@@ -286,11 +291,12 @@ impl Cx<'_> {
                 {
                     ok = false;
                     self.diagnostics.push(
-                        Diagnostic::new("E0609", format!("`{url}` is not an http(s) URL"))
-                            .primary(span, "expected `http://…` or `https://…`")
-                            .help(
-                                "write the endpoint's base URL, e.g. \"http://127.0.0.1:8080/v1\"",
-                            ),
+                        Diagnostic::new(
+                            "E0609",
+                            format!("`{}` is not an http(s) URL", quoted(url)),
+                        )
+                        .primary(span, "expected `http://…` or `https://…`")
+                        .help("write the endpoint's base URL, e.g. \"http://127.0.0.1:8080/v1\""),
                     );
                 }
                 Some(url.to_owned())
@@ -311,7 +317,7 @@ impl Cx<'_> {
                     self.diagnostics.push(
                         Diagnostic::new(
                             "E0609",
-                            format!("`{name}` is not an environment variable name"),
+                            format!("`{}` is not an environment variable name", quoted(name)),
                         )
                         .primary(
                             span,
@@ -367,7 +373,7 @@ impl Cx<'_> {
             match PartKind::parse(text) {
                 Some(kind) if kinds.contains(&kind) => {
                     self.diagnostics.push(
-                        Diagnostic::new("W0600", format!("`{text}` is listed twice"))
+                        Diagnostic::new("W0600", format!("`{}` is listed twice", quoted(text)))
                             .primary(span, "already listed")
                             .help("remove the repetition"),
                     );
@@ -375,8 +381,9 @@ impl Cx<'_> {
                 Some(kind) => kinds.push(kind),
                 None => {
                     ok = false;
-                    let mut d = Diagnostic::new("E0608", format!("unknown part kind `{text}`"))
-                        .primary(span, "not a part kind");
+                    let mut d =
+                        Diagnostic::new("E0608", format!("unknown part kind `{}`", quoted(text)))
+                            .primary(span, "not a part kind");
                     d = match did_you_mean(text, PartKind::ALL.iter().map(|k| k.as_str())) {
                         Some(close) => d.help(format!("did you mean `{close}`?")),
                         None => d.help("the part kinds are text, image, audio, video and file"),
@@ -399,9 +406,12 @@ impl Cx<'_> {
                     Some(code.to_owned())
                 } else {
                     self.diagnostics.push(
-                        Diagnostic::new("E0609", format!("`{code}` is not a currency code"))
-                            .primary(span, "expected three capital letters")
-                            .help("write an ISO 4217 code, e.g. \"EUR\" or \"USD\""),
+                        Diagnostic::new(
+                            "E0609",
+                            format!("`{}` is not a currency code", quoted(code)),
+                        )
+                        .primary(span, "expected three capital letters")
+                        .help("write an ISO 4217 code, e.g. \"EUR\" or \"USD\""),
                     );
                     None
                 }
@@ -441,7 +451,7 @@ impl Cx<'_> {
                 self.diagnostics.push(
                     Diagnostic::new(
                         "E0609",
-                        format!("`{written}` is not a plain decimal amount"),
+                        format!("`{}` is not a plain decimal amount", quoted(&written)),
                     )
                     .primary(span, "expected digits with an optional fraction, e.g. 0.15")
                     .help("prices are exact: no sign, exponent, `inf` or `nan`"),
@@ -465,7 +475,10 @@ impl Cx<'_> {
                             self.diagnostics.push(
                                 Diagnostic::new(
                                     "E0610",
-                                    format!("`max_input_bytes = {written}` is not a usable limit"),
+                                    format!(
+                                        "`max_input_bytes = {}` is not a usable limit",
+                                        quoted(&written)
+                                    ),
                                 )
                                 .primary(span, "expected a positive number of bytes")
                                 .help("the default is 1048576 (1 MiB)"),

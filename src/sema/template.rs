@@ -8,7 +8,8 @@
 //! parameters in the order they are bound.
 //!
 //! Codes: a tag never closed `E0720`, an unknown tag `E0721`, `else`/`end` with nothing open
-//! `E0722`, a block never closed `E0723`, a tag of the wrong shape `E0724`; inside a tag, an
+//! `E0722`, a block never closed `E0723`, a tag of the wrong shape `E0724`, blocks nested deeper
+//! than [`MAX_NESTING`] `E0725`, a file that is not UTF-8 `E0001`; inside a tag, an
 //! expression that does not parse `E0702` (with the parser's message), a type error `E0701`,
 //! and the checker's own codes (an unknown name is `E0205`) noted "in a prompt template".
 
@@ -20,9 +21,11 @@ use super::expr::ExprCx;
 use super::sty::STy;
 use super::Cx;
 use crate::diagnostics::Diagnostic;
+use crate::source::decode_source;
 use crate::span::{FileId, Span};
 use crate::syntax;
 use crate::syntax::template::{self, RawTag, Scanned, TagKind};
+use crate::syntax::MAX_NESTING;
 
 /// A tag as read; expressions are the text inside the tag with their byte offset in the file.
 #[derive(Debug, PartialEq)]
@@ -60,15 +63,26 @@ enum Block {
 
 /// Checks the prompt at `path` against the node's parameters and lowers it. `None` when the file
 /// cannot be read (reported where `file(…)` is written) or the template has errors.
+///
+/// `if` and `for` blocks nest at most [`MAX_NESTING`] deep, the bound of AEL source: the
+/// lowered [`Template`] is a tree that the runtime clones, renders and drops recursively, so a
+/// deeper one (20,000 nested `if`s) would overflow the stack. The tag that goes deeper is
+/// reported (`E0725`) and checking the template stops there, before anything deeper is built.
 pub(crate) fn check_prompt(
     cx: &mut Cx<'_, '_>,
     module: usize,
     path: &str,
     params: &[(String, Ty)],
 ) -> Option<Template> {
-    let text = cx.input.files.read(path)?;
-    let file = cx.sources.add(path, text.clone());
+    let bytes = cx.input.files.read(path)?;
     let errors_before = cx.diags.iter().filter(|d| d.is_error()).count();
+    // Text that is not UTF-8 is reported at its first bad byte, like a module's; the rest is
+    // checked with the bad bytes replaced, and the template is not lowered.
+    let (text, not_utf8) = decode_source(FileId(cx.sources.len() as u32), &bytes);
+    let file = cx.sources.add(path, text.clone());
+    if let Some(d) = not_utf8 {
+        cx.report(d.note("in a prompt template"));
+    }
     let mut ecx = ExprCx::new(cx, module);
     for (name, ty) in params {
         let sty = STy::of(ty, &ecx.cx.table);
@@ -126,6 +140,24 @@ pub(crate) fn check_prompt(
         } else {
             parse_tag(inner, offset)
         };
+        let opens = matches!(
+            tag,
+            Tag::If(..) | Tag::For(..) | Tag::Unknown(_, true) | Tag::Malformed(_, _, true)
+        );
+        if opens && open.len() >= MAX_NESTING {
+            let outer = open.first().map(|block| block.span);
+            let mut d = Diagnostic::new(
+                "E0725",
+                format!("template blocks nested more than {MAX_NESTING} levels deep"),
+            )
+            .primary(tag_span, "too deep")
+            .help("join conditions with `&&` instead of nesting an `if` in an `if`");
+            if let Some(outer) = outer {
+                d = d.secondary(outer, "the outermost open block");
+            }
+            ecx.cx.report(d);
+            return None;
+        }
         match tag {
             Tag::Value(e, at) => {
                 let (ty, expr) = check_expr(&mut ecx, file, e, at, None);

@@ -46,7 +46,10 @@ pub fn format(parse: &Parse, source: &str) -> Result<String, Vec<Diagnostic>> {
 }
 
 /// The parser drops a `///` block that documents nothing (and warns, `W0001`). The formatter
-/// must not lose its text, so each of its lines comes back as an ordinary comment, where it was.
+/// must not lose its text, so each of its lines comes back as an ordinary `//` comment, where it
+/// was. Kept as `///`, it would document whatever follows it once the formatter moves it (after
+/// the `,` of its line, or next to another `///` block once a `//!` line between them moves to
+/// the top), and the next `aelc fmt` would change the file again.
 fn dangling_docs(parse: &Parse, source: &str) -> Vec<Comment> {
     let mut out = Vec::new();
     for diagnostic in parse.diagnostics.iter().filter(|d| d.code == DANGLING_DOC) {
@@ -64,7 +67,7 @@ fn dangling_docs(parse: &Parse, source: &str) -> Vec<Comment> {
             if !trimmed.is_empty() {
                 let start = offset + lead;
                 out.push(Comment {
-                    text: trimmed.to_owned(),
+                    text: plain_comment(trimmed),
                     span: Span::new(span.file, start..start + trimmed.len()),
                 });
             }
@@ -72,6 +75,14 @@ fn dangling_docs(parse: &Parse, source: &str) -> Vec<Comment> {
         }
     }
     out
+}
+
+/// `/// text` as the plain comment `// text`.
+fn plain_comment(doc_line: &str) -> String {
+    match doc_line.strip_prefix("///") {
+        Some(rest) => format!("//{rest}"),
+        None => doc_line.to_owned(),
+    }
 }
 
 /// The warning the parser gives for a doc comment that documents nothing.

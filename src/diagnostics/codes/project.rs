@@ -398,4 +398,32 @@ node answer(q: Question) -> Answer {
 -- prompts/answer.md --
 {% if q.text.ends_with("?") %}Answer the question: {{ q.text }}{% end %}"#,
     },
+    CodeInfo {
+        code: "E0725",
+        title: "template blocks nested too deeply",
+        explanation: "In a prompt template, `{% if %}` and `{% for %}` blocks may nest at most 128 levels, the bound of brackets in AEL source (`E0104`). The lowered template is a tree that the compiler and the runtime walk recursively, so a deeper one could exhaust the stack: the tag that goes deeper is reported and the rest of the template is not checked. Join conditions with `&&` instead of nesting `if`s.",
+        example: r#"-- ael.toml --
+[package]
+name = "acme/demo"
+version = "0.1.0"
+
+[bindings.main]
+provider = "replay"
+model = "recorded"
+-- prompts/answer.md --
+{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}{% if q.text.is_empty() %}Answer the question: {{ q.text }}
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
+struct Answer { text: Str<200> }
+
+node answer(q: Question) -> Answer {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+}
+-- fix --
+-- prompts/answer.md --
+{% if q.text.is_empty() %}Answer the question: {{ q.text }}{% end %}"#,
+    },
 ];

@@ -1254,7 +1254,7 @@ Answer the question: {{ q.text }}"#,
     CodeInfo {
         code: "E0702",
         title: "template expression does not parse",
-        explanation: "The expression inside a `{{ … }}`, `{% if … %}` or `{% for NAME in … %}` tag is an AEL expression (spec §6) and must parse as one; the message is the parser's, at its line and column in the `.md` file. The tags themselves have their own codes: never closed `E0720`, unknown `E0721`, `else`/`end` with nothing open `E0722`, a block never closed `E0723`, a tag of the wrong shape `E0724`.",
+        explanation: "The expression inside a `{{ … }}`, `{% if … %}` or `{% for NAME in … %}` tag is an AEL expression (spec §6) and must parse as one; the message is the parser's, at its line and column in the `.md` file. The tags themselves have their own codes: never closed `E0720`, unknown `E0721`, `else`/`end` with nothing open `E0722`, a block never closed `E0723`, a tag of the wrong shape `E0724`, blocks nested too deeply `E0725`.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/demo"

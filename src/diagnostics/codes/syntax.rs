@@ -9,9 +9,10 @@ pub(super) static CODES: &[CodeInfo] = &[
     CodeInfo {
         code: "E0001",
         title: "invalid UTF-8",
-        explanation: "AEL source files are UTF-8. The first byte that is not part of a valid \
-                      UTF-8 sequence is reported with its byte offset; the rest of the file is \
-                      still checked, with the bad bytes replaced.",
+        explanation: "AEL source files, `ael.toml` and prompt templates are UTF-8. The first \
+                      byte that is not part of a valid UTF-8 sequence is reported with its byte \
+                      offset; the rest of the file is still checked, with the bad bytes \
+                      replaced, and a prompt template that is not UTF-8 is never used.",
         example: r#"-- main.ael (latin-1) --
 /// A café order.
 struct Order { item: Str<20> }
@@ -204,7 +205,8 @@ fn f() -> u8 { 1 }"#,
         title: "doc comment documents nothing",
         explanation: "A `///` comment documents the item, field, variant or error code that \
                       follows it. One followed by nothing of the kind (the end of the file, a \
-                      closing brace, an entry) is dropped; write `//` for a plain comment.",
+                      closing brace, an entry) is dropped; write `//` for a plain comment \
+                      (`aelc fmt` does, so that moving it cannot make it document something).",
         example: r#"struct A { x: u8 }
 /// documents nothing
 -- fix --

@@ -49,7 +49,10 @@ impl Printer<'_> {
         let mut docs = Vec::new();
         if let Some(module_docs) = &module.docs {
             docs.push(Doc::HardLine);
-            docs.push(self.comments_before(module_docs.span.start));
+            // The comments above the module docs, but not those inside the items: a `//!` line
+            // written after an item is printed at the top, its neighbours stay where they are.
+            let first_item = module.items.first().map_or(u32::MAX, |i| i.place().start);
+            docs.push(self.comments_before(module_docs.span.start.min(first_item)));
             docs.push(doc_comment(Some(module_docs), "//!"));
         }
         let seq = self.vertical(

@@ -2,7 +2,7 @@
 //! bytes) and [`crate::validate::validate_value`] (which runs them on a computed value), so the
 //! two say the same thing in the same words.
 
-use crate::error::Code;
+use crate::error::{quoted, Code};
 use crate::format;
 use crate::ty::{FloatKind, FloatTy, IntTy, StrTy};
 use regex::Regex;
@@ -131,10 +131,16 @@ pub fn check_int(v: i128, ty: &IntTy) -> Option<Issue> {
 /// Checks a float: finite, representable in `f32` when asked, inside its bounds.
 pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
     if !v.is_finite() {
-        return Some((Code::NotFinite, format!("{text} is not a finite number")));
+        return Some((
+            Code::NotFinite,
+            format!("{} is not a finite number", quoted(text)),
+        ));
     }
     if ty.kind == FloatKind::F32 && !(v as f32).is_finite() {
-        return Some((Code::NotFinite, format!("{text} is too large for an f32")));
+        return Some((
+            Code::NotFinite,
+            format!("{} is too large for an f32", quoted(text)),
+        ));
     }
     if let Some(min) = ty.min {
         let below = if min.exclusive {
@@ -146,7 +152,11 @@ pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
             let op = if min.exclusive { ">" } else { ">=" };
             return Some((
                 Code::OutOfRange,
-                format!("{text} is out of range: must be {op} {}", min.value),
+                format!(
+                    "{} is out of range: must be {op} {}",
+                    quoted(text),
+                    min.value
+                ),
             ));
         }
     }
@@ -160,7 +170,11 @@ pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
             let op = if max.exclusive { "<" } else { "<=" };
             return Some((
                 Code::OutOfRange,
-                format!("{text} is out of range: must be {op} {}", max.value),
+                format!(
+                    "{} is out of range: must be {op} {}",
+                    quoted(text),
+                    max.value
+                ),
             ));
         }
     }

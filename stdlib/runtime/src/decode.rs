@@ -15,7 +15,7 @@
 //! in; JSON Schema's `uniqueItems` compares the raw JSON).
 
 use crate::bounds::{self, Issue, Patterns};
-use crate::error::{Code, DecodeError, Trail, MAX_ERRORS};
+use crate::error::{quoted, Code, DecodeError, Trail, MAX_ERRORS};
 use crate::json::{IntIssue, Kind, Reader, Syntax, TextIssue};
 use crate::media::{check_media, MediaFieldKind, MEDIA_FIELDS};
 use crate::prescan::prescan;
@@ -262,14 +262,14 @@ impl<'s> Session<'s> {
                         self.report(
                             trail,
                             Code::NotInteger,
-                            format!("{} is not an integer", n.text),
+                            format!("{} is not an integer", quoted(n.text)),
                         );
                         Ok(None)
                     }
                     Err(IntIssue::TooBig) => {
                         let what = format!(
                             "{} is out of range for {}",
-                            n.text,
+                            quoted(n.text),
                             bounds::describe_int(it)
                         );
                         self.report(trail, Code::OutOfRange, what);
@@ -402,7 +402,7 @@ impl<'s> Session<'s> {
                         self.report(
                             &child,
                             Code::DuplicateKey,
-                            format!("key \"{key}\" appears more than once"),
+                            format!("key \"{}\" appears more than once", quoted(&key)),
                         );
                         self.r.skip_value()?;
                         ok = false;
@@ -426,7 +426,7 @@ impl<'s> Session<'s> {
                         self.report(
                             &trail.key(&key),
                             Code::DuplicateKey,
-                            format!("key \"{key}\" appears more than once"),
+                            format!("key \"{}\" appears more than once", quoted(&key)),
                         );
                         ok = false;
                     }
@@ -442,7 +442,7 @@ impl<'s> Session<'s> {
                     self.report(
                         &trail.key(&key),
                         Code::UnknownField,
-                        format!("unknown field \"{key}\"; {expected}"),
+                        format!("unknown field \"{}\"; {expected}", quoted(&key)),
                     );
                     self.r.skip_value()?;
                     ok = false;
@@ -538,7 +538,7 @@ impl<'s> Session<'s> {
                 self.report(
                     trail,
                     Code::UnknownVariant,
-                    format!("\"{s}\" is not one of {}", names()),
+                    format!("\"{}\" is not one of {}", quoted(&s), names()),
                 );
                 Ok(None)
             }
@@ -591,7 +591,7 @@ impl<'s> Session<'s> {
             self.report(
                 &tag_trail,
                 Code::UnknownVariant,
-                format!("\"{name}\" is not one of {}", names()),
+                format!("\"{}\" is not one of {}", quoted(&name), names()),
             );
             self.r.skip_value()?;
             return Ok(None);
@@ -700,7 +700,7 @@ impl<'s> Session<'s> {
                     self.report(
                         &child,
                         Code::DuplicateKey,
-                        format!("key \"{key}\" appears more than once"),
+                        format!("key \"{}\" appears more than once", quoted(&key)),
                     );
                     self.r.skip_value()?;
                     ok = false;
@@ -755,7 +755,11 @@ impl<'s> Session<'s> {
                         self.report(
                             trail,
                             Code::UnknownVariant,
-                            format!("the key \"{key}\" is not one of {}", names.join(", ")),
+                            format!(
+                                "the key \"{}\" is not one of {}",
+                                quoted(key),
+                                names.join(", ")
+                            ),
                         );
                         false
                     }
@@ -782,7 +786,8 @@ impl<'s> Session<'s> {
                             &child,
                             Code::UnknownField,
                             format!(
-                                "unknown field \"{key}\"; the fields are {}",
+                                "unknown field \"{}\"; the fields are {}",
+                                quoted(&key),
                                 names.join(", ")
                             ),
                         );
@@ -793,7 +798,7 @@ impl<'s> Session<'s> {
                         self.report(
                             &child,
                             Code::DuplicateKey,
-                            format!("key \"{key}\" appears more than once"),
+                            format!("key \"{}\" appears more than once", quoted(&key)),
                         );
                         self.r.skip_value()?;
                         ok = false;
@@ -965,7 +970,47 @@ enum TagFound<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::same_text;
+    use super::{same_text, Decoder};
+    use crate::error::MAX_MESSAGE;
+    use crate::ty::{FloatKind, FloatTy, IntKind, IntTy, Ty, TypeTable};
+
+    /// Issue 25 (K): a 3 MB number used to come back whole in its error. Every error quotes
+    /// at most a bounded excerpt of it, with its length.
+    #[test]
+    fn a_huge_number_is_quoted_cut() {
+        let digits = format!("1{}", "0".repeat(3_000_000));
+        let table = TypeTable::default();
+        let int = Ty::Int(IntTy {
+            kind: IntKind::U8,
+            min: 0,
+            max: 255,
+            max_exclusive: false,
+        });
+        let float = Ty::Float(FloatTy {
+            kind: FloatKind::F32,
+            min: None,
+            max: None,
+        });
+        for (ty, document) in [
+            (&int, digits.clone()),
+            (&int, format!("{digits}.5")),
+            (&float, digits.clone()),
+        ] {
+            let errors = Decoder::new(&table)
+                .with_max_input_bytes(4 << 20)
+                .decode(document.as_bytes(), ty, "request")
+                .expect_err("refused");
+            let shown: usize = errors
+                .iter()
+                .map(|e| e.message.len() + e.pointer.len())
+                .sum();
+            assert!(shown < 2 * MAX_MESSAGE, "{shown} bytes: {errors:?}");
+            assert!(
+                errors.iter().all(|e| e.message.contains("bytes)")),
+                "{errors:?}"
+            );
+        }
+    }
 
     proptest::proptest! {
         /// The word-load comparison says what `==` says, at every length, on texts that

@@ -7,10 +7,38 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 
 /// The most errors one document reports; the decoder stops looking after that many.
 pub const MAX_ERRORS: usize = 100;
+
+/// The most bytes of a value (a number, a key, a string) that a message quotes: enough to
+/// recognise it, while a 3 MB number in an input costs a line of output, not 3 MB.
+pub const MAX_QUOTED: usize = 64;
+
+/// The most bytes of a whole message, path or pointer: the bound behind every value cut to
+/// [`MAX_QUOTED`], for what a message holds besides them (a long list of expected names).
+pub const MAX_MESSAGE: usize = 1024;
+
+/// `text` as an error quotes it: whole when it has at most `max` bytes, otherwise its first
+/// `max` bytes (to a character boundary) with an ellipsis and its length, `12345… (3000000
+/// bytes)`. The one cut for every place that repeats user text back, in the compiler too.
+pub fn excerpt(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}… ({} bytes)", &text[..end], text.len()))
+}
+
+/// A value as a message quotes it: [`excerpt`] to [`MAX_QUOTED`] bytes.
+pub fn quoted(text: &str) -> Cow<'_, str> {
+    excerpt(text, MAX_QUOTED)
+}
 
 /// The stable error codes of spec §4, plus `invalid_json` for text that is not JSON.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -109,15 +137,18 @@ pub struct DecodeError {
 
 impl DecodeError {
     /// An error at `path`; `what` is the middle of the sentence.
+    /// Each part is cut to [`MAX_MESSAGE`] bytes, so an error stays short whatever it quotes.
     pub fn new(code: Code, path: &PathBuf, what: impl fmt::Display) -> DecodeError {
-        let display = path.display();
+        let display = excerpt(&path.display(), MAX_MESSAGE).into_owned();
+        let what = what.to_string();
+        let what = excerpt(&what, MAX_MESSAGE);
         let message = if display.is_empty() {
             format!("{what} ({code})")
         } else {
             format!("{display}: {what} ({code})")
         };
         DecodeError {
-            pointer: path.pointer(),
+            pointer: excerpt(&path.pointer(), MAX_MESSAGE).into_owned(),
             path: display,
             code,
             message,
@@ -289,5 +320,19 @@ mod tests {
             e.message,
             r#"request.findings[3]["a/b~c"]: text is long (too_long)"#
         );
+    }
+
+    #[test]
+    fn long_values_are_quoted_cut_with_their_length() {
+        assert_eq!(excerpt("12345", 5), "12345");
+        assert_eq!(excerpt("123456", 5), "12345… (6 bytes)");
+        // Cut at a character boundary: `é` is two bytes.
+        assert_eq!(excerpt("aéé", 2), "a… (5 bytes)");
+        let key = "k".repeat(1_000_000);
+        let mut p = PathBuf::new("request");
+        p.push_key(&key);
+        let e = DecodeError::new(Code::UnknownField, &p, format!("unknown field \"{key}\""));
+        assert!(e.message.len() < 3 * MAX_MESSAGE, "{}", e.message.len());
+        assert!(e.pointer.len() < 2 * MAX_MESSAGE && e.path.len() < 2 * MAX_MESSAGE);
     }
 }

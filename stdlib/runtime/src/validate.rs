@@ -8,7 +8,7 @@
 //! of §8 as `too_deep` / `too_many_values` / `too_many_items`.
 
 use crate::bounds::{self, Patterns};
-use crate::error::{Code, DecodeError, PathBuf, MAX_ERRORS};
+use crate::error::{quoted, Code, DecodeError, PathBuf, MAX_ERRORS};
 use crate::media::check_media;
 use crate::ty::limits::{MAX_DEPTH, MAX_ITEMS, MAX_VALUES};
 use crate::ty::{DefKind, FieldTy, Ty, TypeTable};
@@ -146,7 +146,7 @@ impl Walk<'_, '_> {
                     {
                         self.report(
                             Code::DuplicateKey,
-                            format!("key \"{key}\" appears more than once"),
+                            format!("key \"{}\" appears more than once", quoted(key)),
                         );
                     }
                     self.key(key, &mt.key);
@@ -199,7 +199,11 @@ impl Walk<'_, '_> {
                         let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
                         self.report(
                             Code::UnknownVariant,
-                            format!("the key \"{key}\" is not one of {}", names.join(", ")),
+                            format!(
+                                "the key \"{}\" is not one of {}",
+                                quoted(key),
+                                names.join(", ")
+                            ),
                         );
                     }
                 }
