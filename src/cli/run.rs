@@ -12,8 +12,8 @@
 //! NAME with binding OTHER's settings. API keys are read from the environment variable the
 //! binding names, only when a call is made; they are never printed.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 
 use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Status as RunStatus, SystemClock};
@@ -21,7 +21,7 @@ use aelc_runtime::provider::{NodeCall, PartKind};
 
 use super::args::RunArgs;
 use super::build::load_project;
-use super::{Output, Status};
+use super::{read, Output, Status};
 use crate::codegen::emit::find_node;
 use crate::driver::run::{self as driver_run, ModelRouter, NodeRun};
 use crate::driver::DiskWorld;
@@ -49,18 +49,18 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
     if let Err(e) = driver_run::runnable(&program, node) {
         return out.fatal(&e.to_string());
     }
-    let input = match read_input(&args.input) {
+    let input = match read::read_document(&args.input, program.limits.max_input_bytes) {
         Ok(bytes) => bytes,
         Err(message) => return out.fatal(&message),
     };
     let replay = match &args.replay {
         None => None,
-        Some(path) => match std::fs::read_to_string(path) {
+        Some(path) => match read::read_replay(path, node.config.max_answer) {
             Ok(text) => match ReplayModel::from_jsonl(&text) {
                 Ok(model) => Some(model),
                 Err(e) => return out.fatal(&format!("{}: {e}", path.display())),
             },
-            Err(e) => return out.fatal(&format!("cannot read {}: {e}", path.display())),
+            Err(message) => return out.fatal(&message),
         },
     };
     let (document, schemas) = driver_run::output_schemas(&program, node);
@@ -119,18 +119,6 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
     } else {
         Status::Failed
     }
-}
-
-/// The input document: a file, or stdin for `-`.
-fn read_input(path: &Path) -> Result<Vec<u8>, String> {
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read the input from stdin: {e}"))?;
-        return Ok(bytes);
-    }
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// The bindings a run of `node` may call: its own, then its fallbacks', each once.
