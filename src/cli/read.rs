@@ -147,10 +147,12 @@ mod tests {
         let fine = "{\"text\": \"{}\", \"finish_reason\": \"stop\"}\n";
         let path = scratch("replay-ok", fine.as_bytes());
         assert_eq!(read_replay(&path, 10).as_deref(), Ok(fine));
+        let _ = std::fs::remove_file(&path);
         let long = format!("{{\"text\": \"{}\"}}\n", "a".repeat(line as usize));
         let path = scratch("replay-line", long.as_bytes());
         let err = read_replay(&path, 10).err().unwrap_or_default();
         assert!(err.contains("line 1 has more than"), "{err}");
+        let _ = std::fs::remove_file(&path);
         let many = fine.repeat((total / fine.len() as u64 + 1) as usize);
         let path = scratch("replay-total", many.as_bytes());
         let err = read_replay(&path, 10).err().unwrap_or_default();
