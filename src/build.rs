@@ -115,7 +115,7 @@ pub fn compile_to(ael_toml: &Path, out: &Path) -> Result<Compiled, BuildError> {
     let name = format!("{}.rs", rust::file_stem(&program.package.name));
     let mut files = BTreeMap::new();
     files.insert(PathBuf::from(&name), text.into_bytes());
-    write::write_all(out, &files).map_err(|e| BuildError {
+    write::write_files(out, &files).map_err(|e| BuildError {
         message: format!("cannot write {}: {e}", out.join(&name).display()),
     })?;
     Ok(Compiled {

@@ -10,6 +10,7 @@ mod explain;
 mod fmt;
 mod lsp;
 mod new;
+mod read;
 mod run;
 mod schema;
 mod shown;

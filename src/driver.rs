@@ -182,12 +182,21 @@ pub fn find_project_root(world: &dyn World, start: &Path) -> Option<PathBuf> {
     let absolute = lexically_absolute(&start).unwrap_or(start);
     let mut dir = Some(absolute.as_path());
     while let Some(d) = dir {
-        if world.is_file(&d.join("ael.toml")) {
+        if has_manifest(world, d) {
             return Some(d.to_path_buf());
         }
         dir = d.parent();
     }
     None
+}
+
+/// Whether `dir` holds an `ael.toml`. A folder of that name counts too: whoever made it meant
+/// a project there, and reading it then says that it must be a file ([`parse_project`])
+/// rather than checking the modules as loose files, where every `binding("…")` would be an
+/// error about a missing project.
+pub fn has_manifest(world: &dyn World, dir: &Path) -> bool {
+    let manifest = dir.join("ael.toml");
+    world.is_file(&manifest) || world.is_dir(&manifest)
 }
 
 /// `path` made absolute (against the current folder) with its `.` and `..` components
@@ -217,7 +226,7 @@ pub fn lexically_absolute(path: &Path) -> Option<PathBuf> {
 /// ([`check_project`]); a single file, or a folder without `ael.toml`, is checked as standalone
 /// modules with no bindings. Only IO errors are `Err`.
 pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
-    if world.is_dir(path) && world.is_file(&path.join("ael.toml")) {
+    if world.is_dir(path) && has_manifest(world, path) {
         return check_project(world, path);
     }
     let root = if world.is_file(path) {
@@ -240,7 +249,18 @@ pub fn check_project(world: &dyn World, root: &Path) -> io::Result<Compilation> 
 /// first half of [`check_project`], for callers that time or cache the phases apart.
 pub fn parse_project(world: &dyn World, root: &Path) -> io::Result<ParsedProject> {
     let mut compilation = Compilation::default();
-    let bytes = world.read(&root.join("ael.toml"))?;
+    let manifest = root.join("ael.toml");
+    if world.is_dir(&manifest) {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!(
+                "{} is a folder; a project's ael.toml must be a file (its [package], \
+                 [bindings] and [limits])",
+                manifest.display()
+            ),
+        ));
+    }
+    let bytes = world.read(&manifest)?;
     let id = FileId(compilation.sources.len() as u32);
     let (text, bad_utf8) = decode_source(id, &bytes);
     compilation.diagnostics.extend(bad_utf8);

@@ -715,3 +715,225 @@ fn fmt_without_paths_covers_the_project_from_a_subfolder() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------- issue 25: hardening
+
+/// A copy of the fixture that `aelc build` accepts (its refused example is for `aelc test`,
+/// and publishing refuses it), built once.
+fn built_fixture(name: &str) -> PathBuf {
+    let dir = copy_fixture(name);
+    let _ = std::fs::remove_file(dir.join("examples/pick/refused.json"));
+    let o = aelc(&["build"], &dir);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    dir
+}
+
+/// Finding B: a folder of `target/ael/` that is a symbolic link to a folder elsewhere is never
+/// written through, and nothing is deleted there; the build refuses, naming the link (exit 2).
+#[cfg(unix)]
+#[test]
+fn build_refuses_to_write_through_a_symlinked_output_folder() {
+    let dir = built_fixture("build-symlink");
+    let outside = dir.with_file_name(format!(
+        "{}-outside",
+        dir.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let _ = std::fs::remove_dir_all(&outside);
+    write(&outside, "foreign.txt", "not aelc's");
+    let rust = dir.join("target/ael/rust");
+    std::fs::remove_dir_all(&rust).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&outside, &rust).unwrap_or_else(|e| panic!("{e}"));
+    for args in [&["build"][..], &["build", "--check"]] {
+        let o = aelc(args, &dir);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("target/ael/rust is a symbolic link"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let names: Vec<String> = std::fs::read_dir(&outside)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["foreign.txt"], "nothing written or deleted there");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&outside);
+}
+
+/// Finding B: a build deletes a file it wrote before and no longer produces, and keeps a file
+/// it did not write, even in a folder it writes in; finding L: a temporary file an interrupted
+/// build left is deleted by the next build.
+#[test]
+fn build_deletes_only_files_it_wrote() {
+    let dir = built_fixture("build-stale");
+    let out = dir.join("target/ael");
+    let manifest = std::fs::read_to_string(out.join(".aelc-manifest")).unwrap_or_default();
+    assert!(
+        manifest.lines().any(|l| l == "schemas/pick.input.json"),
+        "{manifest}"
+    );
+    // A node the last build wrote and this one does not: listed, so deleted.
+    write(&out, "schemas/gone.input.json", "{}");
+    std::fs::write(
+        out.join(".aelc-manifest"),
+        format!("{manifest}schemas/gone.input.json\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    write(&out, "schemas/mine.json", "kept");
+    write(&out, "schemas/.pick.input.json.999999.tmp", "half");
+    let o = aelc(&["build", "--check"], &dir);
+    assert_eq!(code(&o), 1);
+    assert!(
+        stderr(&o).contains("schemas/gone.input.json (no longer produced)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("mine.json"), "{}", stderr(&o));
+    let o = aelc(&["build"], &dir);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 removed"), "{}", stderr(&o));
+    assert!(!out.join("schemas/gone.input.json").exists());
+    assert!(!out.join("schemas/.pick.input.json.999999.tmp").exists());
+    assert_eq!(
+        std::fs::read_to_string(out.join("schemas/mine.json"))
+            .ok()
+            .as_deref(),
+        Some("kept")
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join(".aelc-manifest")).ok(),
+        Some(manifest)
+    );
+    // A manifest that names a path outside the output folder is refused, not followed.
+    write(&out, ".aelc-manifest", "../ael.toml\n");
+    let o = aelc(&["build"], &dir);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("line 1: `../ael.toml`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(dir.join("ael.toml").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding C: an endless input is read only up to its bound, then refused as the decoder
+/// refuses a document over `max_input_bytes` (`too_large`), for every way in.
+#[cfg(unix)]
+#[test]
+fn endless_inputs_are_refused_as_too_large() {
+    let dir = copy_fixture("endless");
+    let too_large = "the document has more than the 4096 bytes allowed (too_large)";
+    let o = aelc(&["validate", "pick", "--input", "/dev/zero"], &dir);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains(too_large), "{}", stderr(&o));
+    // The output's bound is the node's max_answer.
+    let o = aelc(&["validate", "pick", "--output", "/dev/zero"], &dir);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("(too_large)"), "{}", stderr(&o));
+    write(&dir, "answers.jsonl", "");
+    let o = aelc(
+        &[
+            "run",
+            "pick",
+            "--input",
+            "/dev/zero",
+            "--replay",
+            "answers.jsonl",
+        ],
+        &dir,
+    );
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains(too_large), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"rejected_input\""), "{}", stdout(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_aelc"))
+        .args(["run", "pick", "--input", "-", "--replay", "answers.jsonl"])
+        .current_dir(&dir)
+        .stdin(std::fs::File::open("/dev/zero").unwrap_or_else(|e| panic!("{e}")))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains(too_large), "{}", stderr(&o));
+    // A replay file is held to its bounds too (exit 2: the file is unusable).
+    write(&dir, "in.json", r#"{"text": "tea"}"#);
+    let o = aelc(
+        &["run", "pick", "--input", "in.json", "--replay", "/dev/zero"],
+        &dir,
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero: line 1 has more than"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding L: `aelc fmt` formats a symlinked file through the link (the link stays a link),
+/// and deletes the temporary files an interrupted run left.
+#[cfg(unix)]
+#[test]
+fn fmt_writes_through_a_symlink_and_clears_leftover_temporaries() {
+    let dir = copy_fixture("fmt-symlink");
+    let real = write(&dir, "shared/real.ael", "struct   Real{a:u8}\n");
+    let link = dir.join("nodes/linked.ael");
+    std::os::unix::fs::symlink(&real, &link).unwrap_or_else(|e| panic!("{e}"));
+    let leftovers = [
+        write(&dir, "nodes/.ugly.ael.aelc-fmt-999999.tmp", "half"),
+        write(&dir, "shared/.real.ael.aelc-fmt-999999.tmp", "half"),
+    ];
+    let o = aelc(&["fmt", "nodes/linked.ael"], &dir);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let is_link = std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink());
+    assert!(is_link, "the link is kept");
+    let text = std::fs::read_to_string(&real).unwrap_or_default();
+    assert!(text.starts_with("struct Real {"), "{text}");
+    for leftover in leftovers {
+        assert!(!leftover.exists(), "{} is deleted", leftover.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding L: a folder with no `.ael` file and no project is an error (exit 1), not a silent
+/// pass; a project with only its `ael.toml` says so; an `ael.toml` that is a folder is named.
+#[test]
+fn check_says_when_there_is_nothing_to_check() {
+    let dir = std::env::temp_dir().join(format!("aelc-cli-nothing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    write(&dir, "empty/notes.txt", "no modules here");
+    let o = aelc(&["check"], &dir.join("empty"));
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no .ael files in ., and no ael.toml at or above it"),
+        "{}",
+        stderr(&o)
+    );
+    write(
+        &dir,
+        "project/ael.toml",
+        "[package]\nname = \"acme/empty\"\nversion = \"0.1.0\"\n",
+    );
+    let o = aelc(&["check", "project"], &dir);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the project at project has no .ael files"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::create_dir_all(dir.join("folder/ael.toml")).unwrap_or_else(|e| panic!("{e}"));
+    write(&dir, "folder/a.ael", "struct A { a: u8 }\n");
+    for args in [&["check"][..], &["build"]] {
+        let o = aelc(args, &dir.join("folder"));
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("ael.toml is a folder; a project's ael.toml must be a file"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("E0211"), "{}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -307,10 +307,16 @@ fn write_then_check_then_detect_stale_missing_extra() {
     let again = write::write_all(&dir, &files).unwrap();
     assert!(again.written.is_empty());
     assert_eq!(again.unchanged, files.len());
-    // Change one, delete one, add one in an owned folder and one outside.
+    // Change one, delete one, and stop producing one the last build wrote; files the build
+    // never wrote, in its folders or beside them, are not its to delete.
     std::fs::write(dir.join("ir.json"), "{}").unwrap();
     std::fs::remove_file(dir.join("mcp/tools.json")).unwrap();
-    std::fs::write(dir.join("schemas/old.input.json"), "{}").unwrap();
+    let mut with_old = files.clone();
+    with_old.insert(PathBuf::from("schemas/old.input.json"), b"{}".to_vec());
+    write::write_all(&dir, &with_old).unwrap();
+    std::fs::write(dir.join("ir.json"), "{}").unwrap();
+    std::fs::remove_file(dir.join("mcp/tools.json")).unwrap();
+    std::fs::write(dir.join("schemas/mine.json"), "{}").unwrap();
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
     let stale = write::check(&dir, &files).unwrap();
     let shown: Vec<String> = stale
@@ -329,8 +335,8 @@ fn write_then_check_then_detect_stale_missing_extra() {
     assert_eq!(report.removed, [PathBuf::from("schemas/old.input.json")]);
     assert!(write::check(&dir, &files).unwrap().is_empty());
     assert!(
-        dir.join("notes.txt").exists(),
-        "files outside owned folders are kept"
+        dir.join("notes.txt").exists() && dir.join("schemas/mine.json").exists(),
+        "files the build did not write are kept"
     );
     let leftovers: BTreeMap<_, _> = walk(&dir)
         .into_iter()

@@ -69,7 +69,7 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
                 ));
                 Status::Failed
             }
-            Err(err) => out.fatal(&format!("cannot read {}: {err}", out_dir.display())),
+            Err(err) => out.fatal(&format!("cannot check {}: {err}", out_dir.display())),
         };
     }
     match write::write_all(&out_dir, &emission.files) {

@@ -32,7 +32,7 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
             }
             None => (None, None),
         }
-    } else if world.is_file(&path.join("ael.toml")) {
+    } else if driver::has_manifest(&world, &path) {
         (Some(path.clone()), Some(path.clone()))
     } else if let Some(root) = driver::find_project_root(&world, &path) {
         (Some(root.clone()), Some(root))
@@ -51,6 +51,28 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
         // What `aelc build` refuses, `aelc check` reports: the same rules, at the same places.
         if let Err(message) = driver::check_publishing(&world, root, &mut compilation) {
             return out.fatal(&message);
+        }
+    }
+    // A folder without a single `.ael` file: say so rather than pass in silence. In a project
+    // that is its `ael.toml` alone (checked, as a new project may be); elsewhere nothing was
+    // checked at all, which is an error, since a folder was named to be checked.
+    if !is_file {
+        let modules = driver::collect_sources(&world, shown_from.as_deref().unwrap_or(&path));
+        if modules.is_ok_and(|m| m.is_empty()) {
+            match &shown_from {
+                Some(root) if driver::has_manifest(&world, root) => super::eprint_line(&format!(
+                    "note: the project at {} has no .ael files; only its ael.toml was checked",
+                    shown::display(root, std::env::current_dir().ok().as_deref())
+                )),
+                _ => {
+                    super::eprint_line(&format!(
+                        "error: no .ael files in {}, and no ael.toml at or above it: nothing \
+                         to check",
+                        path.display()
+                    ));
+                    return Status::Failed;
+                }
+            }
         }
     }
     if let Some(relative) = &only_file {

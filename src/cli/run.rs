@@ -12,8 +12,8 @@
 //! NAME with binding OTHER's settings. API keys are read from the environment variable the
 //! binding names, only when a call is made; they are never printed.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 
 use aelc_runtime::exec::{Env, Executor, Externs};
 use aelc_runtime::model::ReplayModel;
@@ -23,7 +23,7 @@ use aelc_runtime::receipt::UuidIds;
 
 use super::args::RunArgs;
 use super::build::load_project;
-use super::{Output, Status};
+use super::{read, Output, Status};
 use crate::codegen::emit::find_node;
 use crate::driver::run::{node_id, schemas, ModelRouter};
 use crate::driver::DiskWorld;
@@ -60,18 +60,19 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
             missing.join(", ")
         ));
     }
-    let input = match read_input(&args.input) {
+    let input = match read::read_document(&args.input, program.limits.max_input_bytes) {
         Ok(bytes) => bytes,
         Err(message) => return out.fatal(&message),
     };
     let replay = match &args.replay {
         None => None,
-        Some(path) => match std::fs::read_to_string(path) {
+        // Any node of the run may take an answer (delegated calls): the largest `max_answer`.
+        Some(path) => match read::read_replay(path, largest_answer(&program)) {
             Ok(text) => match ReplayModel::from_jsonl(&text) {
                 Ok(model) => Some(model),
                 Err(e) => return out.fatal(&format!("{}: {e}", path.display())),
             },
-            Err(e) => return out.fatal(&format!("cannot read {}: {e}", path.display())),
+            Err(message) => return out.fatal(&message),
         },
     };
     // A replay answers whatever it is asked; a live binding's `accepts` is checked before
@@ -111,16 +112,13 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
     }
 }
 
-/// The input document: a file, or stdin for `-`.
-fn read_input(path: &Path) -> Result<Vec<u8>, String> {
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read the input from stdin: {e}"))?;
-        return Ok(bytes);
-    }
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn largest_answer(program: &Program) -> u64 {
+    program
+        .nodes
+        .iter()
+        .map(|n| n.config.max_answer)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Applies one `--binding NAME=KEY=VALUE` or `--binding NAME=OTHER`.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use super::args::{MessageFormat, ValidateArgs};
 use super::build::load_project;
-use super::{Output, Status};
+use super::{read, Output, Status};
 use crate::codegen::emit::find_node;
 use crate::driver::DiskWorld;
 use aelc_runtime::exec::{Executor, Schemas};
@@ -36,9 +36,15 @@ pub fn run(out: &Output, args: &ValidateArgs) -> Status {
         Ok(n) => n,
         Err(message) => return out.fatal(&message),
     };
-    let bytes = match std::fs::read(file) {
+    // The decoder's bound: `max_input_bytes` for an input, the node's `max_answer` for an output.
+    let limit = if is_input {
+        program.limits.max_input_bytes
+    } else {
+        node.config.max_answer
+    };
+    let bytes = match read::read_document(file, limit) {
         Ok(b) => b,
-        Err(err) => return out.fatal(&format!("cannot read {}: {err}", file.display())),
+        Err(message) => return out.fatal(&message),
     };
     // Decoding needs no schemas: the executor's decoder is the gate itself.
     let exec = Executor::new(program, Schemas::default());

@@ -187,6 +187,8 @@ pub fn load_examples(
         if !world.is_dir(&dir) {
             continue;
         }
+        let matcher = file_name_matcher(pattern)
+            .map_err(|err| format!("`examples: \"{glob}\"` of `{}`: {err}", agent.name))?;
         let entries = world
             .read_dir(&dir)
             .map_err(|err| format!("cannot read {}: {err}", dir.display()))?;
@@ -194,7 +196,7 @@ pub fn load_examples(
             let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
                 continue;
             };
-            if !world.is_file(&path) || !glob_match(pattern, file) {
+            if !world.is_file(&path) || !matcher.is_match(file) {
                 continue;
             }
             let bytes = world
@@ -216,19 +218,21 @@ pub fn load_examples(
     Ok(out)
 }
 
-/// `*` matches any run of characters; everything else matches itself.
-fn glob_match(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            let Some(rest) = name.strip_prefix(head) else {
-                return false;
-            };
-            (0..=rest.len())
-                .filter(|i| rest.is_char_boundary(*i))
-                .any(|i| glob_match(tail, &rest[i..]))
-        }
+/// The matcher of a file-name pattern: `*` matches any run of characters, and every other
+/// character matches itself (`?`, `[`, `{` and `\` too, which globset would read as syntax).
+/// globset compiles it to a regex, so a match takes time linear in the name.
+fn file_name_matcher(pattern: &str) -> Result<globset::GlobMatcher, globset::Error> {
+    let literal: Vec<String> = pattern.split('*').map(globset::escape).collect();
+    let mut glob = literal.join("*");
+    // `**` is one `*` here; to globset it is a recursive wildcard, allowed only between `/`.
+    while glob.contains("**") {
+        glob = glob.replace("**", "*");
     }
+    Ok(globset::GlobBuilder::new(&glob)
+        .literal_separator(true)
+        .backslash_escape(false)
+        .build()?
+        .compile_matcher())
 }
 
 #[cfg(test)]
@@ -243,6 +247,32 @@ mod tests {
         let file = compilation.sources.get(span.file)?;
         let at = file.lines.line_col(&file.text, span.start);
         Some((file.name.clone(), at.line, at.column))
+    }
+
+    fn glob_match(pattern: &str, name: &str) -> bool {
+        file_name_matcher(pattern).is_ok_and(|m| m.is_match(name))
+    }
+
+    /// Only `*` is special: what globset reads as syntax matches itself, as it always did.
+    #[test]
+    fn other_characters_match_themselves() {
+        for literal in ["a?.json", "[ab].json", "{a,b}.json", "a\\b.json", "!x.json"] {
+            assert!(glob_match(literal, literal), "{literal}");
+        }
+        assert!(!glob_match("a?.json", "ab.json"));
+        assert!(!glob_match("[ab].json", "a.json"));
+        assert!(!glob_match("{a,b}.json", "a.json"));
+        assert!(glob_match("[*].json", "[x].json"));
+    }
+
+    /// Issue 25, finding D: the backtracking matcher took over 40 s on this pattern and a
+    /// 60-letter name; a regex answers at once (no timing here: the test would not end).
+    #[test]
+    fn many_stars_do_not_backtrack() {
+        let pattern = "*a*a*a*a*a*a*a*a*a*a*a*a*a*ab*.json";
+        let name = format!("{}.json", "a".repeat(60));
+        assert!(!glob_match(pattern, &name));
+        assert!(glob_match(pattern, &format!("{}b.json", "a".repeat(60))));
     }
 
     #[test]

@@ -11,8 +11,11 @@ use std::time::Duration;
 /// A failed model call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProviderError {
-    /// The binding names `api_key_env` but the variable is unset or empty.
+    /// The binding names `api_key_env` but the variable is not set.
     MissingApiKey { var: String },
+    /// The variable `api_key_env` names is set, but holds no usable key; `problem` says why
+    /// ("is set but empty").
+    UnusableApiKey { var: String, problem: &'static str },
     /// A part kind the binding does not `accept`, or that this provider cannot carry in that
     /// form; found before anything is sent.
     UnsupportedPart {
@@ -65,6 +68,7 @@ impl ProviderError {
             ProviderError::TooLarge { .. } => "too_large",
             ProviderError::Truncated { .. } => "truncated_output",
             ProviderError::MissingApiKey { .. }
+            | ProviderError::UnusableApiKey { .. }
             | ProviderError::UnsupportedPart { .. }
             | ProviderError::InvalidConfig { .. }
             | ProviderError::ModelUnavailable { .. }
@@ -79,6 +83,7 @@ impl ProviderError {
         matches!(
             self,
             ProviderError::MissingApiKey { .. }
+                | ProviderError::UnusableApiKey { .. }
                 | ProviderError::UnsupportedPart { .. }
                 | ProviderError::InvalidConfig { .. }
         )
@@ -91,6 +96,10 @@ impl fmt::Display for ProviderError {
             ProviderError::MissingApiKey { var } => write!(
                 f,
                 "the environment variable `{var}` named by the binding's `api_key_env` is not set"
+            ),
+            ProviderError::UnusableApiKey { var, problem } => write!(
+                f,
+                "the environment variable `{var}` named by the binding's `api_key_env` {problem}"
             ),
             ProviderError::UnsupportedPart {
                 kind,

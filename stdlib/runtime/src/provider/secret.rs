@@ -13,11 +13,18 @@ pub struct ApiKey(String);
 
 impl ApiKey {
     /// Reads the key from `var`; a missing, empty or non-UTF-8 variable is an error naming the
-    /// variable (never its value).
+    /// variable (never its value) and saying which of the three it is.
     pub fn from_env(var: &str) -> Result<ApiKey, ProviderError> {
+        let unusable = |problem| ProviderError::UnusableApiKey {
+            var: var.to_string(),
+            problem,
+        };
         match std::env::var(var) {
             Ok(value) if !value.trim().is_empty() => Ok(ApiKey(value.trim().to_string())),
-            _ => Err(ProviderError::MissingApiKey {
+            Ok(value) if value.is_empty() => Err(unusable("is set but empty")),
+            Ok(_) => Err(unusable("is set but holds only whitespace")),
+            Err(std::env::VarError::NotUnicode(_)) => Err(unusable("is set but not UTF-8")),
+            Err(std::env::VarError::NotPresent) => Err(ProviderError::MissingApiKey {
                 var: var.to_string(),
             }),
         }
@@ -75,6 +82,25 @@ mod tests {
             key.redact("bad key sk-1, really sk-1"),
             "bad key ***, really ***"
         );
+    }
+
+    /// Issue 25, finding L: a variable set to nothing was reported as "not set".
+    #[test]
+    fn a_variable_set_but_empty_is_told_apart_from_an_unset_one() {
+        let var = "AEL_TEST_SET_BUT_EMPTY_KEY_31337";
+        std::env::set_var(var, "");
+        let error = ApiKey::from_env(var).err().map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "the environment variable `AEL_TEST_SET_BUT_EMPTY_KEY_31337` named by the \
+                 binding's `api_key_env` is set but empty"
+            )
+        );
+        std::env::set_var(var, "  ");
+        let error = ApiKey::from_env(var).err().map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.ends_with("is set but holds only whitespace")));
+        std::env::remove_var(var);
     }
 
     #[test]
