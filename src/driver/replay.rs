@@ -104,9 +104,11 @@ pub fn replay(exec: &Executor<'_>, node: NodeId, text: &str) -> Verdict {
     };
     let run = match exec.run(node, input, &mut env) {
         Ok(run) => run,
-        Err(unrunnable) => return Verdict::fail(format!(
+        Err(unrunnable) => {
+            return Verdict::fail(format!(
             "cannot replay: {unrunnable}; `aelc test` runs AEL only (book: reference/testing.md)"
-        )),
+        ))
+        }
     };
     let outcome = &run.outcome;
     let mut problems = Vec::new();

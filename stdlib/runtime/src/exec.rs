@@ -1,7 +1,7 @@
 //! The one executor (spec §12): runs any checked node of a [`Program`] from its IR, for
 //! `aelc run`, `aelc test`, the generated Rust glue, the gateway and the MCP server alike.
 //!
-//! A program plus registered externs ([`Externs`]) plus a model ([`Model`], usually a router
+//! A program plus the host's externs ([`ExternHost`], e.g. [`Externs`]) plus a model ([`Model`], usually a router
 //! over the program's bindings) plus a clock and an id source in; an [`Outcome`] and a
 //! [`Receipt`] tree out. Nothing here reads a file or the environment.
 //!
@@ -38,7 +38,7 @@ mod externs;
 mod parts;
 mod schemas;
 
-pub use externs::{ExternCheck, ExternFn, Externs};
+pub use externs::{CallContext, CheckVerdict, ExternCheck, ExternFn, ExternHost, Externs};
 pub use parts::{wire, ProgramChecks, ProgramFns};
 pub use schemas::{NodeSchemas, Schemas};
 
@@ -73,7 +73,7 @@ pub struct Env<'e> {
     pub model: &'e mut dyn Model,
     pub clock: &'e mut dyn Clock,
     pub ids: &'e mut dyn IdSource,
-    pub externs: &'e mut Externs,
+    pub externs: &'e mut dyn ExternHost,
     /// Check each call's part kinds against its binding's `accepts` before the call. Off for
     /// recorded answers, which answer whatever they are asked.
     pub check_accepts: bool,
@@ -177,7 +177,7 @@ impl<'p> Executor<'p> {
 
     /// What a run of `node` could reach and `externs` does not provide (see the module doc),
     /// each as a phrase naming it and where it is used; empty when the node can run.
-    pub fn missing(&self, node: NodeId, externs: &Externs) -> Vec<String> {
+    pub fn missing(&self, node: NodeId, externs: &dyn ExternHost) -> Vec<String> {
         let mut reach = Reach {
             program: self.program,
             externs,
@@ -197,7 +197,7 @@ impl<'p> Executor<'p> {
                 missing: vec!["a node of that number in the program".to_owned()],
             });
         };
-        let missing = self.missing(node, env.externs);
+        let missing = self.missing(node, &*env.externs);
         if !missing.is_empty() {
             return Err(Unrunnable {
                 node: ir.name.clone(),
@@ -265,10 +265,7 @@ impl<'p> Executor<'p> {
         expr_depth: usize,
         trail: &[String],
     ) -> Answered {
-        let mut host = StageHost {
-            program: self.program,
-            externs: &mut *env.externs,
-        };
+        let mut host = StageHost::new(self.program, &mut *env.externs, env.clock.now_ms());
         match self.input_checks(node, &mut host, inputs) {
             Ok(None) => {}
             Ok(Some(failure)) => {
@@ -421,10 +418,7 @@ impl<'p> Executor<'p> {
         } else if from_model {
             Ok(value)
         } else {
-            let mut host = StageHost {
-                program: self.program,
-                externs: &mut *env.externs,
-            };
+            let mut host = StageHost::new(self.program, &mut *env.externs, env.clock.now_ms());
             let mut stage = self.output_stage(node, &mut host, inputs);
             match self
                 .pipeline(node)
@@ -503,10 +497,7 @@ impl<'p> Executor<'p> {
         let schema_text = schemas
             .map(|s| s.prompt_text(binding.map(|b| b.provider)))
             .unwrap_or_else(|| "null".to_owned());
-        let mut host = StageHost {
-            program: self.program,
-            externs: &mut *env.externs,
-        };
+        let mut host = StageHost::new(self.program, &mut *env.externs, env.clock.now_ms());
         let parts = match self.prompt(node, inputs, &schema_text, &mut host) {
             Ok(p) => p,
             Err(e @ prompt::PromptError::TooLarge { .. }) => {
@@ -564,12 +555,9 @@ impl<'p> Executor<'p> {
         node: &NodeIr,
         inputs: &[Value],
         output_schema: &str,
-        externs: &mut Externs,
+        externs: &mut dyn ExternHost,
     ) -> Result<Vec<PromptPart>, prompt::PromptError> {
-        let mut host = StageHost {
-            program: self.program,
-            externs,
-        };
+        let mut host = StageHost::new(self.program, externs, 0);
         self.prompt(node, inputs, output_schema, &mut host)
     }
 
@@ -782,48 +770,67 @@ struct ModelCalled {
     parts: Vec<PromptPart>,
 }
 
-/// Answers the externs of checks, transforms, parsers and prompts from the registry.
+/// Answers the externs of checks, transforms, parsers and prompts from the host. They run
+/// inside a model call (or before one), so they get a model that refuses and a clock stopped
+/// at the time the stage began.
 struct StageHost<'a> {
     program: &'a Program,
-    externs: &'a mut Externs,
+    externs: &'a mut dyn ExternHost,
+    now_ms: u64,
 }
 
-impl Host for StageHost<'_> {
-    fn call_extern(&mut self, func: FnId, args: Vec<Value>) -> Result<Value, EvalError> {
-        call_registered(self.program, self.externs, func, &args)
-    }
-
-    fn call_check(
-        &mut self,
-        check: u32,
-        args: &[&Value],
-    ) -> Result<Option<(String, Option<String>)>, EvalError> {
-        let Some(decl) = self.program.checks.get(check as usize) else {
-            return Err(unknown(format!("extern check #{check}")));
-        };
-        match self.externs.check_mut(&decl.module, &decl.name) {
-            Some(f) => f(args),
-            None => Err(unknown(format!("extern check `{}`", decl.name))),
+impl<'a> StageHost<'a> {
+    fn new(program: &'a Program, externs: &'a mut dyn ExternHost, now_ms: u64) -> StageHost<'a> {
+        StageHost {
+            program,
+            externs,
+            now_ms,
         }
     }
 }
 
-fn call_registered(
-    program: &Program,
-    externs: &mut Externs,
-    func: FnId,
-    args: &[Value],
-) -> Result<Value, EvalError> {
-    let Some(decl) = program.fns.get(func.0 as usize) else {
-        return Err(unknown(format!("extern fn #{}", func.0)));
-    };
-    match externs.fn_mut(&decl.module, &decl.name) {
-        Some(f) => f(args),
-        None => Err(unknown(format!("extern fn `{}`", decl.name))),
+/// The model a check, transform or parser sees: it cannot call one.
+struct NoModel;
+
+impl Model for NoModel {
+    fn call(
+        &mut self,
+        _request: &crate::model::ModelRequest,
+    ) -> Result<crate::model::ModelAnswer, crate::model::ModelError> {
+        Err(crate::model::ModelError::Unavailable(
+            "checks, transforms, parsers and prompts cannot call the model".to_owned(),
+        ))
     }
 }
 
-fn unknown(what: String) -> EvalError {
+/// A clock that stays at one time.
+struct Stopped(u64);
+
+impl Clock for Stopped {
+    fn now_ms(&mut self) -> u64 {
+        self.0
+    }
+}
+
+impl Host for StageHost<'_> {
+    fn call_extern(&mut self, func: FnId, args: Vec<Value>) -> Result<Value, EvalError> {
+        let cx = CallContext {
+            model: &mut NoModel,
+            clock: &mut Stopped(self.now_ms),
+        };
+        self.externs.call_fn(cx, self.program, func, &args)
+    }
+
+    fn call_check(&mut self, check: u32, args: &[&Value]) -> Result<CheckVerdict, EvalError> {
+        let cx = CallContext {
+            model: &mut NoModel,
+            clock: &mut Stopped(self.now_ms),
+        };
+        self.externs.call_check(cx, self.program, check, args)
+    }
+}
+
+pub(crate) fn unknown(what: String) -> EvalError {
     EvalError::new(
         EvalErrorKind::Extern,
         format!("{what} has no implementation here"),
@@ -847,13 +854,15 @@ struct BodyHost<'x, 'e, 'p> {
 impl Host for BodyHost<'_, '_, '_> {
     fn call_extern(&mut self, func: FnId, args: Vec<Value>) -> Result<Value, EvalError> {
         let program = self.exec.program;
-        let registered = program
-            .fns
-            .get(func.0 as usize)
-            .is_some_and(|f| self.env.externs.has_fn(&f.module, &f.name));
+        let registered = self.env.externs.has_fn(program, func);
         let is_model = self.node.model_call.map(|m| m.0) == Some(func.0);
         if registered || !is_model {
-            return call_registered(program, self.env.externs, func, &args);
+            let env = &mut *self.env;
+            let cx = CallContext {
+                model: &mut *env.model,
+                clock: &mut *env.clock,
+            };
+            return env.externs.call_fn(cx, program, func, &args);
         }
         let mut called = self.exec.model_call(self.node, &args, self.env, self.meter);
         let outcome = &mut called.outcome;
@@ -878,16 +887,13 @@ impl Host for BodyHost<'_, '_, '_> {
         result
     }
 
-    fn call_check(
-        &mut self,
-        check: u32,
-        args: &[&Value],
-    ) -> Result<Option<(String, Option<String>)>, EvalError> {
-        StageHost {
-            program: self.exec.program,
-            externs: &mut *self.env.externs,
-        }
-        .call_check(check, args)
+    fn call_check(&mut self, check: u32, args: &[&Value]) -> Result<CheckVerdict, EvalError> {
+        let env = &mut *self.env;
+        let cx = CallContext {
+            model: &mut *env.model,
+            clock: &mut *env.clock,
+        };
+        env.externs.call_check(cx, self.exec.program, check, args)
     }
 
     fn call_node(&mut self, node: u32, args: Vec<Value>, depth: usize) -> Result<Value, EvalError> {
@@ -966,7 +972,7 @@ pub fn status_word(status: Status) -> &'static str {
 /// The walk of [`Executor::missing`]: every node, fn and check a run could reach.
 struct Reach<'a> {
     program: &'a Program,
-    externs: &'a Externs,
+    externs: &'a dyn ExternHost,
     nodes: BTreeSet<u32>,
     fns: BTreeSet<u32>,
     missing: Vec<String>,
@@ -998,7 +1004,7 @@ impl Reach<'_> {
                 continue;
             };
             if decl.is_extern {
-                if !self.externs.has_check(&decl.module, &decl.name) {
+                if !self.externs.has_check(program, check.0) {
                     self.missing.push(format!(
                         "extern check `{}` (a check of `{}`)",
                         decl.name, node.name
@@ -1076,7 +1082,7 @@ impl Reach<'_> {
             return;
         };
         let phrase = format!("extern fn `{}` ({place})", decl.name);
-        if !self.externs.has_fn(&decl.module, &decl.name) && !self.missing.contains(&phrase) {
+        if !self.externs.has_fn(self.program, FnId(id)) && !self.missing.contains(&phrase) {
             self.missing.push(phrase);
         }
     }
