@@ -998,6 +998,70 @@ fn a_worst_case_media_reference_fits() {
     );
 }
 
+/// Issue 25, finding I: the decoder accepts exactly what the emitted schema accepts for a media
+/// reference's text fields at and past their bounds (characters, as `maxLength` counts them),
+/// and for a `ref` that is the prefix alone.
+#[test]
+fn media_reference_bounds_agree_with_the_schema() {
+    use aelc::ir::size::media_bounds::*;
+    let table = TypeTable::default();
+    let ty = Ty::Media(MediaTy {
+        kind: MediaKind::File,
+        content_types: vec![],
+        max_bytes: 1 << 20,
+        max_pixels: None,
+        max_duration_ms: None,
+        sample_rate: None,
+    });
+    let schema = schema_for(&ty, &table);
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let prefix = "holon://files/";
+    let chars = |n: usize| "\u{e9}".repeat(n);
+    let base = |field: &str, text: String| {
+        let mut v = json!({
+            "ref": format!("{prefix}f"),
+            "content_type": "text/plain",
+            "size": 1,
+            "sha256": "a".repeat(SHA256_LEN as usize),
+        });
+        v[field] = json!(text);
+        v
+    };
+    let cases = [
+        base(
+            "ref",
+            format!("{prefix}{}", chars(REF_MAX_LEN as usize - prefix.len())),
+        ),
+        base(
+            "ref",
+            format!("{prefix}{}", chars(REF_MAX_LEN as usize - prefix.len() + 1)),
+        ),
+        base("ref", prefix.to_owned()),
+        base("source", chars(SOURCE_MAX_LEN as usize)),
+        base("source", chars(SOURCE_MAX_LEN as usize + 1)),
+        base(
+            "content_type",
+            format!("text/{}", chars(CONTENT_TYPE_MAX_LEN as usize - 5)),
+        ),
+        base(
+            "content_type",
+            format!("text/{}", chars(CONTENT_TYPE_MAX_LEN as usize - 4)),
+        ),
+    ];
+    let verdicts: Vec<(bool, bool)> = cases
+        .iter()
+        .map(|v| (validator.is_valid(v), decoder_valid(&ty, &table, v)))
+        .collect();
+    for (case, (schema_ok, decoder_ok)) in cases.iter().zip(&verdicts) {
+        assert_eq!(
+            schema_ok, decoder_ok,
+            "schema and decoder disagree on {case}"
+        );
+    }
+    let accepted: Vec<bool> = verdicts.iter().map(|v| v.0).collect();
+    assert_eq!(accepted, [true, false, false, true, false, true, false]);
+}
+
 // ---------------------------------------------------------------- exact sizes
 
 fn s(min: u32, max: u32) -> Ty {

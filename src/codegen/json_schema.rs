@@ -437,7 +437,8 @@ fn count_schema(max: Option<u64>) -> Value {
 fn media_field_schema(media: &MediaTy, key: &str) -> Value {
     use media_bounds::*;
     match key {
-        "ref" => json!({"type": "string", "maxLength": REF_MAX_LEN, "pattern": "^holon://files/"}),
+        // Something after the prefix, as the decoder requires.
+        "ref" => json!({"type": "string", "maxLength": REF_MAX_LEN, "pattern": "^holon://files/."}),
         "content_type" => {
             if media.content_types.is_empty() {
                 let mut m = Map::new();

@@ -58,20 +58,9 @@ pub const INDENT: u64 = 4;
 /// Room for one markdown code fence around an answer: "```json\n" before and "\n```" after.
 pub const CODE_FENCE_LEN: u64 = ("```json\n".len() + "\n```".len()) as u64;
 
-/// Bounds of the text fields of a media reference (spec §7). The emitted schema states them as
-/// `maxLength`, so that a reference has a largest encoding like every other value.
-pub mod media_bounds {
-    /// `ref`: `holon://files/…`.
-    pub const REF_MAX_LEN: u32 = 512;
-    /// `content_type`: RFC 6838 allows 127 characters each for type and subtype.
-    pub const CONTENT_TYPE_MAX_LEN: u32 = 255;
-    /// `sha256`: exactly 64 lowercase hex digits.
-    pub const SHA256_LEN: u32 = 64;
-    /// `expires_at`: an RFC 3339 date-time.
-    pub const EXPIRES_AT_MAX_LEN: u32 = 64;
-    /// `source`: who supplied the file (`upload:caller-42`).
-    pub const SOURCE_MAX_LEN: u32 = 256;
-}
+/// The length bounds of a media reference's text fields: the runtime's, which the decoder
+/// enforces and the schema emitter writes.
+pub use aelc_runtime::media::bounds as media_bounds;
 
 /// The largest JSON encoding, in bytes, of any valid value of `ty` written in any of the ways
 /// the module documentation lists. A type with no valid value within the platform bounds

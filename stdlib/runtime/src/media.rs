@@ -44,6 +44,21 @@ pub const MEDIA_FIELDS: [MediaField; 11] = [
     field("pages", MediaFieldKind::Count, false),
 ];
 
+/// The most characters each text field of a reference may have: what the decoder enforces
+/// ([`check_media`]) and the emitted schema says (`maxLength`), so the two agree (spec §4).
+pub mod bounds {
+    /// `ref`: `holon://files/…`.
+    pub const REF_MAX_LEN: u32 = 512;
+    /// `content_type`: RFC 6838 allows 127 characters each for type and subtype.
+    pub const CONTENT_TYPE_MAX_LEN: u32 = 255;
+    /// `sha256`: exactly 64 lowercase hex digits.
+    pub const SHA256_LEN: u32 = 64;
+    /// `expires_at`: an RFC 3339 date-time.
+    pub const EXPIRES_AT_MAX_LEN: u32 = 64;
+    /// `source`: who supplied the file (`upload:caller-42`).
+    pub const SOURCE_MAX_LEN: u32 = 256;
+}
+
 /// Every reference starts with this (`holon://files/9f3c…`).
 pub const REF_PREFIX: &str = "holon://files/";
 
@@ -67,6 +82,36 @@ pub fn check_media(
 ) -> Vec<(&'static str, crate::bounds::Issue)> {
     use crate::error::Code;
     let mut issues = Vec::new();
+    let texts = [
+        ("ref", Some(m.reference.as_str()), bounds::REF_MAX_LEN),
+        (
+            "content_type",
+            Some(m.content_type.as_str()),
+            bounds::CONTENT_TYPE_MAX_LEN,
+        ),
+        (
+            "expires_at",
+            m.expires_at.as_deref(),
+            bounds::EXPIRES_AT_MAX_LEN,
+        ),
+        ("source", m.source.as_deref(), bounds::SOURCE_MAX_LEN),
+    ];
+    for (name, text, max) in texts {
+        // Characters, as JSON Schema's maxLength counts them; bytes bound them first.
+        let Some(text) = text.filter(|t| t.len() > max as usize) else {
+            continue;
+        };
+        let chars = text.chars().count();
+        if chars > max as usize {
+            issues.push((
+                name,
+                (
+                    Code::TooLong,
+                    format!("{name} has {chars} characters, at most {max} are allowed"),
+                ),
+            ));
+        }
+    }
     if !m.reference.starts_with(REF_PREFIX) || m.reference.len() == REF_PREFIX.len() {
         issues.push((
             "ref",
