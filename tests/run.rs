@@ -1192,3 +1192,232 @@ fn delegation_cycles_and_missing_nodes_are_clear_errors() {
     assert_eq!(refused.node, "parent");
     assert_eq!(refused.missing, ["node #99, which the program lacks"]);
 }
+
+// ---------------------------------------------------------------- sessions (spec §12.1)
+
+const FUSE_SOURCE: &str = r#"
+struct Frame {
+    brightness: u8,
+}
+
+struct Reading {
+    celsius: i16,
+}
+
+struct Estimate {
+    fire: bool,
+}
+
+fn judge(camera: Frame, reading: Reading) -> Estimate {
+    Estimate { fire: camera.brightness > 200 && reading.celsius > 60 }
+}
+
+node fuse(camera: Frame, reading: Reading) -> Estimate {
+    inputs {
+        combine: latest;
+        fresh: camera 200ms, reading 1s;
+    }
+    return judge(camera, reading);
+}
+
+node pair(camera: Frame, reading: Reading) -> Estimate {
+    inputs {
+        combine: zip;
+    }
+    return judge(camera, reading);
+}
+"#;
+
+fn fuse_program() -> aelc::ir::Program {
+    let toml = "[package]\nname = \"acme/fuse\"\nversion = \"0.1.0\"\n";
+    let world = aelc::driver::MemoryWorld::new()
+        .with("/p/ael.toml", toml)
+        .with("/p/nodes/fuse.node.ael", FUSE_SOURCE);
+    let compilation = driver::check_path(&world, Path::new("/p")).unwrap();
+    let codes: Vec<String> = compilation
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    assert!(compilation.program.is_some(), "{codes:?}");
+    compilation.program.unwrap()
+}
+
+/// One session line: `input` observed `ms` after 14:00:00 with `value`.
+fn observed(input: &str, ms: u64, value: &str) -> String {
+    format!(
+        r#"{{"input": "{input}", "at": "2026-12-02T14:00:{:02}.{:03}Z", "value": {value}}}"#,
+        ms / 1000,
+        ms % 1000
+    )
+}
+
+/// What each line of `lines` became: `wait`, `refused`, or the run's status and code.
+fn session_verdicts(node: &str, lines: &[String]) -> Vec<String> {
+    use aelc_runtime::exec::{parse_session, Arrival, Session};
+    let program = fuse_program();
+    let exec = Executor::new(&program, Schemas::default());
+    let id = aelc::driver::run::node_id(&program, find_node(&program, node).unwrap());
+    let mut replay = ReplayModel::default();
+    let mut externs = Externs::new();
+    let mut session = Session::new(&exec, id, &externs).unwrap();
+    let mut env = Env {
+        model: &mut replay,
+        clock: &mut TickClock::default(),
+        ids: &mut CountingIds::default(),
+        externs: &mut externs,
+        check_accepts: false,
+    };
+    let observations = parse_session(&lines.join("\n")).unwrap();
+    observations
+        .iter()
+        .map(|o| match session.observe(o, &mut env) {
+            Arrival::Waiting => "wait".to_owned(),
+            Arrival::Refused { why, .. } => format!("refused: {why}"),
+            Arrival::Ran(run) => match (&run.outcome.code, &run.outcome.output_json) {
+                (Some(code), _) => format!("{code}: {}", run.receipt.refusal.unwrap_or_default()),
+                (None, Some(json)) => json.clone(),
+                (None, None) => "?".to_owned(),
+            },
+        })
+        .collect()
+}
+
+/// `latest` runs on each arrival with every input's latest value; a camera frame older than its
+/// 200 ms bound is refused with `stale_input` (on the receipt), never combined with a new
+/// reading, and the node waits for a fresh frame.
+#[test]
+fn latest_refuses_a_stale_frame_and_waits_for_a_fresh_one() {
+    let hot = r#"{"celsius": 80}"#;
+    let verdicts = session_verdicts(
+        "fuse",
+        &[
+            observed("camera", 0, r#"{"brightness": 250}"#),
+            observed("reading", 100, hot),
+            observed("reading", 150, r#"{"celsius": 20}"#),
+            observed("reading", 400, hot),
+            observed("reading", 420, hot),
+            observed("camera", 450, r#"{"brightness": 250}"#),
+        ],
+    );
+    assert_eq!(
+        verdicts,
+        [
+            "wait",
+            r#"{"fire":true}"#,
+            r#"{"fire":false}"#,
+            "stale_input: stale input: `camera` is 400 ms old, its bound is 200 ms",
+            "wait",
+            r#"{"fire":true}"#,
+        ]
+    );
+}
+
+/// `zip` runs when every input has a new value, each input's newest, then waits again.
+#[test]
+fn zip_runs_when_every_input_is_new() {
+    let verdicts = session_verdicts(
+        "pair",
+        &[
+            observed("camera", 0, r#"{"brightness": 10}"#),
+            observed("camera", 50, r#"{"brightness": 250}"#),
+            observed("reading", 60, r#"{"celsius": 90}"#),
+            observed("reading", 70, r#"{"celsius": 10}"#),
+            observed("camera", 80, r#"{"brightness": 250}"#),
+        ],
+    );
+    assert_eq!(
+        verdicts,
+        [
+            "wait",
+            "wait",
+            r#"{"fire":true}"#,
+            "wait",
+            r#"{"fire":false}"#
+        ]
+    );
+}
+
+/// Bad observations are refused on their own, naming what is wrong, and never combined.
+#[test]
+fn bad_observations_are_refused_alone() {
+    let verdicts = session_verdicts(
+        "pair",
+        &[
+            observed("radar", 0, "{}"),
+            observed("camera", 10, r#"{"brightness": 999}"#),
+            observed("camera", 20, r#"{"brightness": 1}"#),
+            observed("reading", 5, r#"{"celsius": 1}"#),
+        ],
+    );
+    assert!(
+        verdicts[0].contains("`radar` is not an input of `pair` (its inputs: camera, reading)"),
+        "{verdicts:?}"
+    );
+    assert!(
+        verdicts[1].contains("the value of `camera` does not decode"),
+        "{verdicts:?}"
+    );
+    assert_eq!(verdicts[2], "wait");
+    assert!(verdicts[3].contains("time order"), "{verdicts:?}");
+    let bad =
+        aelc_runtime::exec::parse_session(r#"{"input": "camera", "at": "noon", "value": {}}"#);
+    assert!(bad.is_err_and(|e| e.line == 1 && e.message.contains("RFC 3339")));
+}
+
+/// `aelc run --session` prints one receipt per run; a stale refusal fails the command.
+#[test]
+fn aelc_run_feeds_a_session() {
+    let dir = scratch("session");
+    let files = [
+        (
+            "ael.toml",
+            "[package]\nname = \"acme/fuse\"\nversion = \"0.1.0\"\n".to_owned(),
+        ),
+        ("nodes/fuse.node.ael", FUSE_SOURCE.to_owned()),
+        (
+            "session.jsonl",
+            [
+                observed("camera", 0, r#"{"brightness": 250}"#),
+                observed("reading", 100, r#"{"celsius": 80}"#),
+                observed("reading", 900, r#"{"celsius": 80}"#),
+            ]
+            .join("\n"),
+        ),
+    ];
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let out = aelc(&["run", "fuse", "--session", "session.jsonl"], &dir);
+    let stdout = text(&out.stdout);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert_eq!(lines[0], json!({"fire": true}));
+    assert_eq!(lines[1]["status"], "succeeded");
+    assert_eq!(lines[2]["status"], "rejected_input");
+    assert_eq!(lines[2]["code"], "stale_input");
+    assert!(text(&out.stderr).contains("`camera` is 900 ms old"));
+    let none = aelc(
+        &[
+            "run",
+            "fuse",
+            "--input",
+            "session.jsonl",
+            "--session",
+            "session.jsonl",
+        ],
+        &dir,
+    );
+    assert_eq!(none.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -144,8 +144,12 @@ pub struct RunArgs {
     /// A node's or agent's name (`module::name` where two modules share it).
     pub node: String,
     /// The input document (JSON); `-` reads it from stdin.
-    #[arg(long)]
-    pub input: PathBuf,
+    #[arg(long, required_unless_present = "session", conflicts_with = "session")]
+    pub input: Option<PathBuf>,
+    /// Feed a node with several inputs (`combine: latest | zip`) its observations, one JSON
+    /// line each: `{"input": "camera", "at": "2026-12-02T14:00:00.120Z", "value": …}`.
+    #[arg(long, value_name = "F.jsonl")]
+    pub session: Option<PathBuf>,
     /// Answer every model call with the next line of this JSON Lines file instead of calling
     /// the bindings: `{"text": "…", "finish_reason": "stop" | "length"}`.
     #[arg(long)]

@@ -96,6 +96,59 @@ pub fn read_replay(path: &Path, max_answer: u64) -> Result<String, String> {
     })
 }
 
+/// Room on one session line (`aelc run --session`) for everything but the value: the input's
+/// name and the timestamp.
+pub const SESSION_LINE_ENVELOPE: u64 = 1024;
+
+/// The most bytes one session line may have: the input document bound, for its value, plus
+/// [`SESSION_LINE_ENVELOPE`]. A session has no bound on its length: it is read line by line.
+pub fn session_line_bound(max_input_bytes: u64) -> u64 {
+    max_input_bytes.saturating_add(SESSION_LINE_ENVELOPE)
+}
+
+/// A file read one line at a time, each line within a bound: memory stays within one line
+/// whatever the file holds.
+pub struct Lines {
+    source: BufReader<Box<dyn Read>>,
+    bound: u64,
+    shown: String,
+}
+
+/// The lines of `path` (stdin for `-`), each at most `bound` bytes.
+pub fn lines(path: &Path, bound: u64) -> Result<Lines, String> {
+    let source = open(path).map_err(|e| format!("cannot read {}: {e}", shown(path)))?;
+    Ok(Lines {
+        source: BufReader::new(source),
+        bound,
+        shown: shown(path),
+    })
+}
+
+impl Lines {
+    /// The next line without its line break; `None` at the end. A line over the bound, or not
+    /// UTF-8, is an error naming the file.
+    pub fn next_line(&mut self) -> Result<Option<String>, String> {
+        let mut bytes = Vec::new();
+        let read = (&mut self.source)
+            .take(self.bound.saturating_add(1))
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| format!("cannot read {}: {e}", self.shown))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        let content = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        if content.len() as u64 > self.bound {
+            return Err(format!(
+                "{}: a line has more than {} bytes, the most one observation may take",
+                self.shown, self.bound
+            ));
+        }
+        String::from_utf8(content.to_vec())
+            .map(Some)
+            .map_err(|_| format!("{}: a line is not UTF-8", self.shown))
+    }
+}
+
 /// The file at `path`, or stdin for `-`.
 fn open(path: &Path) -> io::Result<Box<dyn Read>> {
     if path == Path::new("-") {

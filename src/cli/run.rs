@@ -15,7 +15,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use aelc_runtime::exec::{Env, Executor, Externs};
+use aelc_runtime::exec::{parse_observation, Arrival, Env, Executor, Externs, Session};
 use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Status as RunStatus, SystemClock};
 use aelc_runtime::provider::PartKind;
@@ -60,10 +60,6 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
             missing.join(", ")
         ));
     }
-    let input = match read::read_document(&args.input, program.limits.max_input_bytes) {
-        Ok(bytes) => bytes,
-        Err(message) => return out.fatal(&message),
-    };
     let replay = match &args.replay {
         None => None,
         // Any node of the run may take an answer (delegated calls): the largest `max_answer`.
@@ -89,6 +85,16 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
         externs: &mut externs,
         check_accepts,
     };
+    if let Some(session) = &args.session {
+        return run_session(out, &exec, node, session, &mut env);
+    }
+    let Some(input_path) = &args.input else {
+        return out.fatal("give --input FILE (or --session FILE for a node with several inputs)");
+    };
+    let input = match read::read_document(input_path, program.limits.max_input_bytes) {
+        Ok(bytes) => bytes,
+        Err(message) => return out.fatal(&message),
+    };
     let report = match exec.run(node, &input, &mut env) {
         Ok(run) => run,
         Err(e) => return out.fatal(&e.to_string()),
@@ -106,6 +112,69 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
     }
     let _ = writeln!(stdout, "{}", report.receipt.to_json_string());
     if report.outcome.status == RunStatus::Succeeded {
+        Status::Ok
+    } else {
+        Status::Failed
+    }
+}
+
+/// `--session F.jsonl`: the observations fed one line at a time (spec §12.1), each line read
+/// within its bound. Every run prints its output (when there is one) and its receipt, one JSON
+/// line each; a refused observation is an error on stderr naming its line. Exit 0 when every
+/// observation was taken and every run succeeded.
+fn run_session(
+    out: &Output,
+    exec: &Executor<'_>,
+    node: crate::ir::NodeId,
+    path: &std::path::Path,
+    env: &mut Env<'_>,
+) -> Status {
+    let mut session = match Session::new(exec, node, &*env.externs) {
+        Ok(s) => s,
+        Err(e) => return out.fatal(&e.to_string()),
+    };
+    let line_bound = read::session_line_bound(exec.program().limits.max_input_bytes);
+    let mut lines = match read::lines(path, line_bound) {
+        Ok(lines) => lines,
+        Err(message) => return out.fatal(&message),
+    };
+    let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
+    let mut all_ok = true;
+    let mut number = 0usize;
+    loop {
+        number += 1;
+        let text = match lines.next_line() {
+            Ok(Some(text)) => text,
+            Ok(None) => break,
+            Err(message) => return out.fatal(&format!("{message} (line {number})")),
+        };
+        let observation = match parse_observation(number, &text) {
+            Ok(Some(o)) => o,
+            Ok(None) => continue,
+            Err(e) => return out.fatal(&format!("{}: {e}", path.display())),
+        };
+        match session.observe(&observation, env) {
+            Arrival::Waiting => {}
+            Arrival::Refused { errors, why } => {
+                all_ok = false;
+                let _ = writeln!(stderr, "error: {why}");
+                for e in errors {
+                    let _ = writeln!(stderr, "error: {}", e.message);
+                }
+            }
+            Arrival::Ran(run) => {
+                if let Some(why) = &run.refusal {
+                    let _ = writeln!(stderr, "error: line {number}: {why}");
+                }
+                if let Some(json) = &run.outcome.output_json {
+                    let _ = writeln!(stdout, "{json}");
+                }
+                let _ = writeln!(stdout, "{}", run.receipt.to_json_string());
+                all_ok &= run.outcome.status == RunStatus::Succeeded;
+            }
+        }
+    }
+    if all_ok {
         Status::Ok
     } else {
         Status::Failed

@@ -37,10 +37,12 @@
 mod externs;
 mod parts;
 mod schemas;
+mod session;
 
 pub use externs::{CallContext, CheckVerdict, ExternCheck, ExternFn, ExternHost, Externs};
 pub use parts::{wire, ProgramChecks, ProgramFns};
 pub use schemas::{NodeSchemas, Schemas};
+pub use session::{parse_observation, parse_session, Arrival, Observation, Session, SessionError};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -224,6 +226,33 @@ impl<'p> Executor<'p> {
         Ok(self.run_decoded(ir, inputs, input, env, &mut meter, 0, &trail))
     }
 
+    /// Runs `node` on inputs already decoded (a session's combined observations): as
+    /// [`Executor::run`] after the gate. The receipt hashes the inputs' canonical JSON.
+    pub fn run_inputs(
+        &self,
+        node: NodeId,
+        inputs: Vec<Value>,
+        env: &mut Env<'_>,
+    ) -> Result<Run, Unrunnable> {
+        let Some(ir) = self.program.node(node) else {
+            return Err(Unrunnable {
+                node: format!("#{}", node.0),
+                missing: vec!["a node of that number in the program".to_owned()],
+            });
+        };
+        let missing = self.missing(node, &*env.externs);
+        if !missing.is_empty() {
+            return Err(Unrunnable {
+                node: ir.name.clone(),
+                missing,
+            });
+        }
+        let input = self.input_json(ir, &inputs);
+        let mut meter = Meter::new();
+        let trail = vec![ir.name.clone()];
+        Ok(self.run_decoded(ir, inputs, input.as_bytes(), env, &mut meter, 0, &trail))
+    }
+
     /// Steps 3–6 of the module doc for decoded inputs; `input` is what the receipt hashes.
     #[allow(clippy::too_many_arguments)]
     fn run_decoded(
@@ -244,7 +273,8 @@ impl<'p> Executor<'p> {
         if done.outcome.currency.is_none() {
             done.outcome.currency = self.currency();
         }
-        let receipt = self.receipt(env, node, input, &done.outcome, done.children);
+        let mut receipt = self.receipt(env, node, input, &done.outcome, done.children);
+        receipt.refusal = done.refusal.clone();
         Run {
             outcome: done.outcome,
             receipt,

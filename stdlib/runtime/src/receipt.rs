@@ -51,6 +51,10 @@ pub struct Receipt {
     pub reserved: Cost,
     /// Receipts of the delegated calls (nodes this node's body called).
     pub delegated: Vec<Receipt>,
+    /// Why the run ended without an answer when no attempt says it: an input check, a stale
+    /// input, `max_prompt`, a part kind, a body's error, a delegated call's failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
 }
 
 /// Lowercase hex SHA-256.
@@ -127,6 +131,7 @@ impl Receipt {
             spent: cost(outcome.cost),
             reserved: cost(outcome.reserved),
             delegated,
+            refusal: None,
         }
     }
 
