@@ -428,8 +428,7 @@ fn model_call(
         let sig = cx.fn_sigs.get(f.0 as usize)?.as_ref()?;
         let same_params = sig.params.len() == n.params.len()
             && sig.params.iter().zip(&n.params).all(|(a, b)| a.1 == b.1);
-        (sig.is_extern && same_params && sig.ret.as_ref() == Some(&n.output))
-            .then_some(ir::FnId(f.0))
+        (sig.is_extern && same_params && sig.ret.as_ref() == Some(&n.output)).then_some(f)
     })
 }
 

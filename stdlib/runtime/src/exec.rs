@@ -702,7 +702,7 @@ impl<'p> Executor<'p> {
             .collect();
         let mut stage = IrStage::new(&self.fns, host, inputs, checks);
         if let Some(f) = node.output_stage.transform {
-            let id = parts::fn_id(f);
+            let id = f;
             if let Some(decl) = program.fns.get(f.0 as usize) {
                 let args = wire(node, &decl.params, true);
                 match self.fns.pure_fn(id) {
@@ -711,7 +711,7 @@ impl<'p> Executor<'p> {
                 }
             }
         }
-        stage.raw_parse = node.output_stage.raw_parse.map(parts::fn_id);
+        stage.raw_parse = node.output_stage.raw_parse;
         stage
     }
 
@@ -1047,7 +1047,7 @@ impl Reach<'_> {
             }
         }
         if let Some(f) = node.output_stage.transform {
-            calls.push(Callee::Fn(parts::fn_id(f)));
+            calls.push(Callee::Fn(f));
         }
         if let Some(f) = node.output_stage.raw_parse {
             self.extern_fn(f.0, &format!("the raw parser of `{}`", node.name));

@@ -37,11 +37,8 @@ pub struct Program {
 )]
 #[serde(transparent)]
 pub struct ErrorSetId(pub u32);
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(transparent)]
-pub struct FnId(pub u32);
+/// A fn's index in [`Program::fns`]: the expression IR's own id, one type for both.
+pub use crate::expr::FnId;
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]

@@ -3,7 +3,7 @@
 //! parameters of a node's checks and transform are wired to the node's own ([`wire`]).
 
 use crate::eval::FnTable;
-use crate::expr::{self, Check, FnDef, FnId};
+use crate::expr::{Check, FnDef, FnId};
 use crate::program::{self, CheckId, NodeIr, Program};
 use crate::stage::Arg;
 
@@ -83,9 +83,4 @@ pub fn wire(node: &NodeIr, params: &[program::Param], output_first: bool) -> Vec
         args.push(Arg::Input(by_name.or_else(by_type).unwrap_or(0)));
     }
     args
-}
-
-/// The runtime id of a program's fn id.
-pub fn fn_id(id: program::FnId) -> FnId {
-    expr::FnId(id.0)
 }
