@@ -1421,3 +1421,96 @@ fn aelc_run_feeds_a_session() {
     assert_eq!(none.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------- media at run time (spec §12.1)
+
+const PHOTO_SOURCE: &str = r#"
+struct Shot {
+    photo: Image<1MiB>,
+}
+
+struct Caption {
+    text: Str<200>,
+}
+
+builder shot_parts(shot: Shot) -> Parts {
+    text("Describe the picture.")
+    image(shot.photo)
+}
+
+node caption(shot: Shot) -> Caption {
+    config {
+        model: binding("m");
+    }
+    input {
+        builder shot_parts;
+    }
+}
+"#;
+
+fn shot(expires_at: &str) -> String {
+    format!(
+        r#"{{"photo": {{"ref": "holon://files/b0b", "content_type": "image/png", "size": 10, "sha256": "{}", "expires_at": "{expires_at}"}}}}"#,
+        "0".repeat(64)
+    )
+}
+
+/// An expired reference is refused before anything is read or called; a live provider never
+/// receives a `holon://` reference (no file store resolves it here), while a replay may.
+#[test]
+fn expired_and_unresolvable_media_are_refused_before_the_call() {
+    let program = answer_project(PHOTO_SOURCE, "", r#"["text", "image"]"#);
+    let exec = Executor::new(&program, Schemas::default());
+    let answer = || {
+        ReplayModel::new([ModelAnswer {
+            text: r#"{"text": "a cat"}"#.into(),
+            finish_reason: FinishReason::Stop,
+            usage: Usage::default(),
+        }])
+    };
+    let mut replay = answer();
+    let old = run_with(
+        &exec,
+        "caption",
+        shot("2001-01-01T00:00:00Z").as_bytes(),
+        &mut replay,
+        false,
+    );
+    assert_eq!(
+        old.outcome.status,
+        aelc_runtime::pipeline::Status::RejectedInput
+    );
+    assert!(replay.requests.is_empty());
+    let why = old.receipt.refusal.unwrap_or_default();
+    assert!(
+        why.contains("holon://files/b0b expired at 2001-01-01T00:00:00Z"),
+        "{why}"
+    );
+
+    let mut replay = answer();
+    let fresh = run_with(
+        &exec,
+        "caption",
+        shot("2999-01-01T00:00:00Z").as_bytes(),
+        &mut replay,
+        false,
+    );
+    assert_eq!(
+        fresh.outcome.status,
+        aelc_runtime::pipeline::Status::Succeeded,
+        "{:?}",
+        fresh.refusal
+    );
+
+    let mut replay = answer();
+    let live = run_with(
+        &exec,
+        "caption",
+        shot("2999-01-01T00:00:00Z").as_bytes(),
+        &mut replay,
+        true,
+    );
+    assert_eq!(live.outcome.code.as_deref(), Some("model_unavailable"));
+    assert!(replay.requests.is_empty());
+    assert!(live.refusal.unwrap_or_default().contains("no file store"));
+}

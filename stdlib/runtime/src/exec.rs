@@ -266,7 +266,10 @@ impl<'p> Executor<'p> {
         trail: &[String],
     ) -> Run {
         meter.enter(node.budget.to_pipeline().limits(), env.clock.now_ms());
-        let mut done = self.answer(node, &inputs, env, meter, expr_depth, trail);
+        let mut done = match expired(&inputs, env.clock.unix_ms()) {
+            Some(why) => Answered::ended(Outcome::rejected_input(), why),
+            None => self.answer(node, &inputs, env, meter, expr_depth, trail),
+        };
         let used = meter.leave();
         done.outcome.cost = used.spent;
         done.outcome.reserved = used.reserved;
@@ -540,6 +543,18 @@ impl<'p> Executor<'p> {
             Err(e) => return ended(Status::Error, "internal_error", e.to_string()),
         };
         if env.check_accepts {
+            // A provider never receives a `holon://` reference (spec §12.1): resolving one
+            // into data it can read needs a file store, which this run does not have.
+            if let Some(m) = parts.iter().find_map(PromptPart::media) {
+                return ended(
+                    Status::Error,
+                    "model_unavailable",
+                    format!(
+                        "the prompt holds the media reference {}, which no file store here resolves into data a provider can read; nothing was sent",
+                        m.reference
+                    ),
+                );
+            }
             if let Some(b) = binding {
                 if let Some(part) = parts.iter().find(|p| !b.accepts.contains(&p.kind())) {
                     return ended(
@@ -762,6 +777,33 @@ pub fn prompt_text(parts: &[PromptPart]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// Why a run may not use its inputs: a media reference among them whose `expires_at` has
+/// passed at `now_ms` (ms since the Unix epoch). The values are walked without recursion.
+fn expired(inputs: &[Value], now_ms: i64) -> Option<String> {
+    let mut stack: Vec<&Value> = inputs.iter().collect();
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Media(m) => {
+                let Some(at) = &m.expires_at else {
+                    continue;
+                };
+                let expires = at.parse::<jiff::Timestamp>().map(|t| t.as_millisecond());
+                if expires.is_ok_and(|ms| ms <= now_ms) {
+                    return Some(format!(
+                        "the media reference {} expired at {at}; nothing was read or called",
+                        m.reference
+                    ));
+                }
+            }
+            Value::List(items) | Value::Struct(items) => stack.extend(items),
+            Value::Enum { fields, .. } => stack.extend(fields),
+            Value::Map(entries) => stack.extend(entries.iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The node's final `fail(code)` policy, if any.

@@ -78,6 +78,13 @@ impl Budget {
 /// Milliseconds since some fixed point; injected so tests are deterministic.
 pub trait Clock {
     fn now_ms(&mut self) -> u64;
+
+    /// The wall-clock time in milliseconds since the Unix epoch, for what expires (a media
+    /// reference's `expires_at`). The system's clock unless a test clock says otherwise.
+    fn unix_ms(&mut self) -> i64 {
+        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
 }
 
 /// The real clock.

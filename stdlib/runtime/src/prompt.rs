@@ -158,6 +158,17 @@ impl PromptPart {
         }
     }
 
+    /// The media reference of a media part.
+    pub fn media(&self) -> Option<&MediaRef> {
+        match self {
+            PromptPart::System(_) | PromptPart::Text(_) => None,
+            PromptPart::Image(m)
+            | PromptPart::Audio(m)
+            | PromptPart::Video(m)
+            | PromptPart::File(m) => Some(m),
+        }
+    }
+
     /// Bytes this part counts against `max_prompt` (see the module doc).
     pub fn bytes(&self) -> u64 {
         match self {
