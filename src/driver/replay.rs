@@ -19,11 +19,26 @@
 use aelc_runtime::example::{ExampleFile, Expect};
 use aelc_runtime::exec::{status_word, Env, Executor, Externs};
 use aelc_runtime::model::ReplayModel;
-use aelc_runtime::pipeline::{Status, SystemClock};
+use aelc_runtime::pipeline::{Clock, Status, SystemClock};
 use aelc_runtime::receipt::UuidIds;
 use aelc_runtime::value::Value;
 
 use crate::ir::NodeId;
+
+/// The clock of a replay: real time for budgets, and no wall time for expiry. An example is a
+/// recording that must replay the same way on any day, so the references in it never expire
+/// in `aelc test` (they are judged when a run is live).
+struct ReplayClock(SystemClock);
+
+impl Clock for ReplayClock {
+    fn now_ms(&mut self) -> u64 {
+        self.0.now_ms()
+    }
+
+    fn unix_ms(&mut self) -> i64 {
+        i64::MIN
+    }
+}
 
 /// The verdict on one example.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,7 +112,7 @@ pub fn replay(exec: &Executor<'_>, node: NodeId, text: &str) -> Verdict {
     let mut externs = Externs::new();
     let mut env = Env {
         model: &mut model,
-        clock: &mut SystemClock::default(),
+        clock: &mut ReplayClock(SystemClock::default()),
         ids: &mut UuidIds,
         externs: &mut externs,
         check_accepts: false,
