@@ -126,18 +126,58 @@ pub struct Executor<'p> {
     program: &'p Program,
     fns: ProgramFns,
     checks: ProgramChecks,
-    schemas: Schemas,
+    /// Per node, what every model call of it shares, made once.
+    calls: Vec<Prepared>,
+}
+
+/// What every model call of one node shares: its provider settings and schemas, and the text
+/// `{{ output_schema }}` inserts for its binding's provider.
+struct Prepared {
+    call: Arc<NodeCall>,
+    schema_text: String,
 }
 
 impl<'p> Executor<'p> {
     /// `schemas`: the nodes' output schemas by node index ([`Schemas`]); a node without them
     /// has no structured output and `{{ output_schema }}` inserts `null`.
     pub fn new(program: &'p Program, schemas: Schemas) -> Executor<'p> {
+        let calls = program
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| {
+                let mut call = NodeCall::new(
+                    node.config
+                        .timeout_ms
+                        .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+                );
+                call.temperature = node.config.temperature;
+                let provider = node
+                    .config
+                    .model
+                    .as_deref()
+                    .and_then(|b| program.binding(b))
+                    .map(|b| b.provider);
+                let schema_text = match schemas.get(i) {
+                    Some(s) => {
+                        for (name, variant) in &s.variants {
+                            call.set_schema(name, variant.clone());
+                        }
+                        s.prompt_text(provider)
+                    }
+                    None => "null".to_owned(),
+                };
+                Prepared {
+                    call: Arc::new(call),
+                    schema_text,
+                }
+            })
+            .collect();
         Executor {
             program,
             fns: ProgramFns::new(program),
             checks: ProgramChecks::new(program),
-            schemas,
+            calls,
         }
     }
 
@@ -525,13 +565,16 @@ impl<'p> Executor<'p> {
             );
         };
         let binding = self.program.binding(binding_name);
-        let index = self.node_index(node);
-        let schemas = index.and_then(|i| self.schemas.get(i));
-        let schema_text = schemas
-            .map(|s| s.prompt_text(binding.map(|b| b.provider)))
-            .unwrap_or_else(|| "null".to_owned());
+        let Some(prepared) = self.node_index(node).and_then(|i| self.calls.get(i)) else {
+            return ended(
+                Status::Error,
+                "internal_error",
+                format!("`{}` is not a node of this program", node.name),
+            );
+        };
+        let schema_text = prepared.schema_text.as_str();
         let mut host = StageHost::new(self.program, &mut *env.externs, env.clock.now_ms());
-        let parts = match self.prompt(node, inputs, &schema_text, &mut host) {
+        let parts = match self.prompt(node, inputs, schema_text, &mut host) {
             Ok(p) => p,
             Err(e @ prompt::PromptError::TooLarge { .. }) => {
                 return ModelCalled {
@@ -569,20 +612,15 @@ impl<'p> Executor<'p> {
                 }
             }
         }
-        let mut call = NodeCall::new(
-            node.config
-                .timeout_ms
-                .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
-        );
-        call.temperature = node.config.temperature;
-        if !matches!(parts.as_slice(), [PromptPart::Text(_)]) {
+        let call = if matches!(parts.as_slice(), [PromptPart::Text(_)]) {
+            Arc::clone(&prepared.call)
+        } else {
+            let mut call = NodeCall::clone(&prepared.call);
             call.parts = Some(parts.iter().map(PromptPart::to_provider_part).collect());
-        }
-        if let Some(s) = schemas {
-            call.schemas = s.variants.clone();
-        }
+            Arc::new(call)
+        };
         let mut pipeline = self.pipeline(node);
-        pipeline.call = Some(Arc::new(call));
+        pipeline.call = Some(call);
         let prompt_text = prompt_text(&parts);
         let mut stage = self.output_stage(node, &mut host, inputs);
         let outcome = pipeline.run_metered(&prompt_text, env.model, &mut stage, env.clock, meter);
@@ -1092,7 +1130,7 @@ impl Reach<'_> {
             calls.push(Callee::Fn(f));
         }
         if let Some(f) = node.output_stage.raw_parse {
-            self.extern_fn(f.0, &format!("the raw parser of `{}`", node.name));
+            self.extern_fn(f.0, Place::Parser(&node.name));
         }
         if let Some(template) = &node.template {
             template_callees(&template.body, &mut calls);
@@ -1111,17 +1149,16 @@ impl Reach<'_> {
                 }
             }
         }
-        let place = format!("called by `{}`", node.name);
         for call in calls {
             match call {
                 Callee::Node(n) => self.node(n),
                 Callee::Extern(f) if Some(f.0) == model_call => {}
-                Callee::Extern(f) | Callee::Fn(f) => self.fn_(f.0, &place),
+                Callee::Extern(f) | Callee::Fn(f) => self.fn_(f.0, Place::Node(&node.name)),
             }
         }
     }
 
-    fn fn_(&mut self, id: u32, place: &str) {
+    fn fn_(&mut self, id: u32, place: Place<'_>) {
         let Some(decl) = self.program.fns.get(id as usize) else {
             self.missing
                 .push(format!("fn #{id}, which the program lacks"));
@@ -1138,26 +1175,41 @@ impl Reach<'_> {
         if let Some(body) = &decl.body {
             body.callees(&mut calls);
         }
-        let place = format!("called by fn `{}`", decl.name);
         for call in calls {
             match call {
                 Callee::Node(n) => self.node(n),
-                Callee::Extern(f) | Callee::Fn(f) => self.fn_(f.0, &place),
+                Callee::Extern(f) | Callee::Fn(f) => self.fn_(f.0, Place::Fn(&decl.name)),
             }
         }
     }
 
-    fn extern_fn(&mut self, id: u32, place: &str) {
+    fn extern_fn(&mut self, id: u32, place: Place<'_>) {
         let Some(decl) = self.program.fns.get(id as usize) else {
             self.missing
                 .push(format!("fn #{id}, which the program lacks"));
             return;
         };
+        if self.externs.has_fn(self.program, FnId(id)) {
+            return;
+        }
+        let place = match place {
+            Place::Node(name) => format!("called by `{name}`"),
+            Place::Fn(name) => format!("called by fn `{name}`"),
+            Place::Parser(name) => format!("the raw parser of `{name}`"),
+        };
         let phrase = format!("extern fn `{}` ({place})", decl.name);
-        if !self.externs.has_fn(self.program, FnId(id)) && !self.missing.contains(&phrase) {
+        if !self.missing.contains(&phrase) {
             self.missing.push(phrase);
         }
     }
+}
+
+/// Where an extern is reached from, for the phrase that names a missing one.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Node(&'a str),
+    Fn(&'a str),
+    Parser(&'a str),
 }
 
 /// The calls in a template's expressions, without recursion.

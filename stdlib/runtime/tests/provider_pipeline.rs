@@ -33,8 +33,8 @@ fn openai(server: &Server, stream: bool) -> Box<dyn aelc_runtime::provider::Prov
 
 fn node() -> NodeCall {
     let mut node = NodeCall::new(Duration::from_secs(5));
-    node.schemas.insert(
-        "openai".into(),
+    node.set_schema(
+        "openai",
         OutputSchema {
             name: "review".into(),
             schema: json!({"type": "object"}),
@@ -134,8 +134,8 @@ fn fallback_moves_to_another_binding_after_a_server_error() {
         Part::System("Be brief.".into()),
         Part::Text("Review: hi".into()),
     ]);
-    node.schemas.insert(
-        "anthropic".into(),
+    node.set_schema(
+        "anthropic",
         OutputSchema {
             name: "review".into(),
             schema: json!({"type": "object"}),

@@ -33,8 +33,11 @@ pub struct NodeCall {
     /// part.
     pub parts: Option<Vec<Part>>,
     /// The model-facing output schema for each provider (`openai`, `anthropic`), from codegen
-    /// (spec §9.3); a provider with none gets no structured-output mode.
-    pub schemas: BTreeMap<String, OutputSchema>,
+    /// (spec §9.3); a provider with none gets no structured-output mode. Set through
+    /// [`NodeCall::set_schema`], which keeps `schema_bytes` true.
+    schemas: BTreeMap<String, OutputSchema>,
+    /// The bytes of the largest schema as sent, counted once (every call's worst case adds it).
+    schema_bytes: u64,
 }
 
 impl NodeCall {
@@ -44,7 +47,20 @@ impl NodeCall {
             temperature: None,
             parts: None,
             schemas: BTreeMap::new(),
+            schema_bytes: 0,
         }
+    }
+
+    /// Sets the model-facing schema for `provider` (`openai`, `anthropic`).
+    pub fn set_schema(&mut self, provider: &str, schema: OutputSchema) {
+        let bytes = schema.schema.to_string().len() as u64;
+        self.schema_bytes = self.schema_bytes.max(bytes);
+        self.schemas.insert(provider.to_owned(), schema);
+    }
+
+    /// The model-facing schema for `provider`, if any.
+    pub fn schema(&self, provider: &str) -> Option<&OutputSchema> {
+        self.schemas.get(provider)
     }
 
     /// The most bytes these settings add to a request besides the prompt: the parts (media
@@ -52,13 +68,7 @@ impl NodeCall {
     /// as input.
     pub fn request_bytes(&self) -> u64 {
         let parts: u64 = self.parts.iter().flatten().map(Part::bytes).sum();
-        let schema = self
-            .schemas
-            .values()
-            .map(|s| s.schema.to_string().len() as u64)
-            .max()
-            .unwrap_or(0);
-        parts.saturating_add(schema)
+        parts.saturating_add(self.schema_bytes)
     }
 }
 
@@ -118,7 +128,7 @@ impl ProviderModel {
             temperature: node.temperature,
             max_answer_bytes: request.max_answer,
             timeout: node.timeout,
-            output_schema: node.schemas.get(provider.name()).cloned(),
+            output_schema: node.schema(provider.name()).cloned(),
             repair,
         }
     }
