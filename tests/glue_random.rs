@@ -188,7 +188,9 @@ fn bare_body(program: &aelc::ir::Program, input: &str) -> Option<String> {
     let args: Vec<&aelc_runtime::value::Value> = values.iter().collect();
     let v = Evaluator::new(&fns, &mut NoHost).run_fn(&f, &args).ok()?;
     let errors = aelc_runtime::validate::validate_value(&v, &node.output, &program.types, "output");
-    errors.is_empty().then(|| format!("{:?}", Some(format!("{v:?}"))))
+    errors
+        .is_empty()
+        .then(|| format!("{:?}", Some(format!("{v:?}"))))
 }
 
 #[test]
@@ -215,7 +217,11 @@ fn random_projects_glue_matches_the_interpreter() {
         sources.push((format!("glue/{}.rs", p.id), glue));
         for c in &p.cases {
             cases.push((p.id.clone(), c.input.clone(), c.answers.clone()));
-            cases.push((format!("{}/relay", p.id), c.input.clone(), c.answers.clone()));
+            cases.push((
+                format!("{}/relay", p.id),
+                c.input.clone(),
+                c.answers.clone(),
+            ));
         }
         for input in &p.body_inputs {
             cases.push((format!("{}/body", p.id), input.clone(), Vec::new()));
@@ -250,9 +256,7 @@ fn random_projects_glue_matches_the_interpreter() {
             let want = interpret(&exec, node, input, texts);
             let got = &lines[k];
             k += 1;
-            let delegated = want["receipt"]["delegated"]
-                .as_array()
-                .map_or(0, Vec::len);
+            let delegated = want["receipt"]["delegated"].as_array().map_or(0, Vec::len);
             *verdicts
                 .entry(format!("{what} {} (delegated {delegated})", kind(&want)))
                 .or_insert(0) += 1;
@@ -298,7 +302,10 @@ fn random_projects_glue_matches_the_interpreter() {
         &["Body Ran Succeeded"],
         &["Body Ran InvalidOutput", "Body Undecodable"],
         &["Relay Ran Succeeded (delegated 1)"],
-        &["Relay Ran Failed (delegated 1)", "Relay Ran InvalidOutput (delegated 1)"],
+        &[
+            "Relay Ran Failed (delegated 1)",
+            "Relay Ran InvalidOutput (delegated 1)",
+        ],
     ] {
         assert!(
             kinds.iter().any(|k| want.iter().any(|w| k.starts_with(w))),

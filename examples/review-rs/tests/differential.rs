@@ -6,9 +6,9 @@
 //! identical.
 
 use aelc_runtime::decode::Decoder;
+use aelc_runtime::eval::EvalError;
 use aelc_runtime::eval::{CheckOutcome, Evaluator, FnTable, NoHost};
 use aelc_runtime::expr::{Check, FnDef, FnId, Require};
-use aelc_runtime::eval::EvalError;
 use aelc_runtime::glue::{self as rt, Glue};
 use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
 use aelc_runtime::money::Price;

@@ -57,7 +57,10 @@ fn write_review_runs_the_node_on_the_replay_binding() {
     assert!(prompt.contains("Return at most 3 findings"), "{prompt}");
     assert!(prompt.contains("Report only problems a reader would notice."));
     assert!(prompt.contains("On teh mat."));
-    assert!(prompt.contains("\"findings\""), "the output schema is inserted");
+    assert!(
+        prompt.contains("\"findings\""),
+        "the output schema is inserted"
+    );
     assert_eq!(reviewer.receipts.len(), 1);
     assert_eq!(reviewer.receipts[0].node, "review");
 }
@@ -70,7 +73,10 @@ fn the_node_runs_from_rust_without_a_prompt_and_returns_its_receipt() {
         glue::review::run(&mut Reviewer::default(), ctx, &request).expect("the review runs")
     });
     assert_eq!(run.outcome().status, Status::Succeeded);
-    assert_eq!(run.output.as_ref().expect("typed").summary.as_str(), "Fine.");
+    assert_eq!(
+        run.output.as_ref().expect("typed").summary.as_str(),
+        "Fine."
+    );
     assert!(run.receipt().receipt.starts_with("rcpt_"));
     assert_eq!(run.receipt().attempts.len(), 1);
     assert!(model.requests[0].prompt.contains("Be strict"));

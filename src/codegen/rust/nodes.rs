@@ -324,8 +324,8 @@ impl Gen<'_> {
     /// `PROGRAM_JSON`, `SCHEMAS_JSON`, `program()` and `executor()`.
     pub(super) fn program_items(&self) -> String {
         let program = serde_json::to_string(self.program).unwrap_or_else(|_| "{}".to_owned());
-        let schemas = serde_json::to_string(&exec_schemas(self.program))
-            .unwrap_or_else(|_| "[]".to_owned());
+        let schemas =
+            serde_json::to_string(&exec_schemas(self.program)).unwrap_or_else(|_| "[]".to_owned());
         let mut out = String::new();
         out.push_str("\n/// The whole program, as `aelc build` writes `ir.json`.\n");
         let _ = writeln!(out, "pub const PROGRAM_JSON: &str = {};", raw_str(&program));

@@ -17,15 +17,15 @@
 
 use crate::decode::Decoder;
 use crate::eval::{EvalError, EvalErrorKind};
-pub use crate::exec::{CheckVerdict, Executor, Run as ExecRun, Schemas, Unrunnable};
 use crate::exec::{CallContext, Env, ExternHost};
+pub use crate::exec::{CheckVerdict, Executor, Run as ExecRun, Schemas, Unrunnable};
 pub use crate::expr::FnId;
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest};
 pub use crate::program::{NodeId, Program};
-pub use crate::receipt::{CountingIds, IdSource, Receipt, UuidIds};
 use crate::receipt::sha256_hex;
-pub use crate::ty::{FloatKind, Format};
+pub use crate::receipt::{CountingIds, IdSource, Receipt, UuidIds};
 use crate::ty::Ty;
+pub use crate::ty::{FloatKind, Format};
 pub use crate::value::Value;
 
 // Generated code names everything through this module (`use ::aelc_runtime::glue as rt;`), so
@@ -651,7 +651,10 @@ pub fn run_values<T: Glue>(
 /// the executor answers itself (the node's prompt rendered, the seven steps), as under
 /// `aelc run`. The generator and the generated `has_fn` both ask this.
 pub fn answers_fn(program: &Program, func: FnId) -> bool {
-    program.fns.get(func.0 as usize).is_some_and(|f| f.is_extern)
+    program
+        .fns
+        .get(func.0 as usize)
+        .is_some_and(|f| f.is_extern)
         && !program
             .nodes
             .iter()
