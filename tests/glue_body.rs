@@ -4,9 +4,11 @@
 //! run on fixed inputs; every ending is reached (answer, input check, bounds broken by the
 //! answer, extern failure) and its result is the one the body's source says. A body that
 //! calls another node (a delegated call) runs there too, the child's receipt under the
-//! parent's `delegated`. The same crate checks that a type with a default deserializes
-//! through serde with the default filled in by the runtime decoder, and that a bad document
-//! is an error, not a panic (`rt::from_json`).
+//! parent's `delegated`; an `extern fn` that stands for a node's model call (the seed's
+//! `return write_review(request);`) has no trait method, the executor makes the call. The
+//! same crate checks that a type with a default deserializes through serde with the default
+//! filled in by the runtime decoder, and that a bad document is an error, not a panic
+//! (`rt::from_json`).
 
 mod glue_gen;
 
@@ -63,6 +65,17 @@ node ask(req: Req) -> Res {
     config {
         model: binding("recorded");
     }
+}
+
+/// Writes a label (the seed's form: it stands for the model call of `seeded`).
+extern fn write_label(req: Req) -> Res;
+
+/// Labels with the model, through its model-call extern.
+node seeded(req: Req) -> Res {
+    config {
+        model: binding("recorded");
+    }
+    return write_label(req);
 }
 
 /// Labels through `ask` (a delegated call), one bigger.
@@ -142,17 +155,26 @@ fn main() {
         println!("{line}");
     }
     // A delegated call: `relay` runs `ask`, whose model answers from the replay.
-    let mut model = ReplayModel::new([ModelAnswer {
+    let recorded = ModelAnswer {
         text: answer,
         finish_reason: FinishReason::Stop,
         usage: Usage::default(),
-    }]);
+    };
+    let mut model = ReplayModel::new([recorded.clone()]);
     let mut clock = TickClock { now: 0, tick: 0 };
     let mut media = rt::NoMedia;
     let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
     ctx.check_accepts = false;
     let ran = glue::relay::run_json(&mut Shouter, &mut ctx, br#"{"text": "hi"}"#);
     println!("relay {}", line(ran));
+    // The seed's form: `write_label` has no trait method (`Shouter` implements none), the
+    // executor makes the model call with the node's prompt.
+    let mut model = ReplayModel::new([recorded]);
+    let mut clock = TickClock { now: 0, tick: 0 };
+    let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
+    ctx.check_accepts = false;
+    let ran = glue::seeded::run_json(&mut Shouter, &mut ctx, br#"{"text": "hi"}"#);
+    println!("seeded {} calls {}", line(ran), model.requests.len());
     // serde on a type with a default: filled in by the runtime decoder.
     match rt::serde_json::from_str::<glue::Req>(r#"{"text": "hi"}"#) {
         Ok(req) => println!("serde extra {}", req.extra.get()),
@@ -229,6 +251,8 @@ fn a_node_body_runs_in_the_glue() {
             "Error internal_error the body of `label` could not be evaluated: shout refused boom",
             // `relay` ran `ask` (one child receipt) and added one to its size
             r#"relay done {"label":"asked","size":5,"mood":"calm"} delegated 1"#,
+            // the model call of `seeded`, made by the executor
+            r#"seeded done {"label":"asked","size":4,"mood":"calm"} delegated 0 calls 1"#,
             "serde extra 3",
             "serde error value.extra: 99 is out of range for u8 in 0..=10 (out_of_range)",
         ]
