@@ -101,14 +101,6 @@ pub fn compile_to(ael_toml: &Path, out: &Path) -> Result<Compiled, BuildError> {
     }
     inputs.sort();
     inputs.dedup();
-    let warnings = rust::warnings(program);
-    if !warnings.is_empty() {
-        // Shown by cargo as `warning: …` lines of the build script.
-        let text = render::human(&compilation.sources, &warnings, render::Color::Never);
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            println!("cargo:warning={line}");
-        }
-    }
     let text = rust::glue(program).map_err(|d| BuildError {
         message: render::human(&compilation.sources, &d, render::Color::Never),
     })?;

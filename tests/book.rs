@@ -273,11 +273,17 @@ fn index_page() -> String {
     // Codes are never reused: a retired code keeps a line that says what replaced it.
     page.push_str(
         "\n## Retired codes\n\nThese codes are no longer emitted; the rule is reported under \
-         another code (see [how codes are kept](../diagnostics.md)).\n\n\
+         another code, or (—) what they reported is no longer a problem (see [how codes are \
+         kept](../diagnostics.md)).\n\n\
          | code | reported instead | why |\n|---|---|---|\n",
     );
     for (code, instead, why) in codes::RETIRED {
-        page.push_str(&format!("| {code} | [{instead}]({instead}.md) | {why} |\n"));
+        let instead = if instead.is_empty() {
+            "—".to_owned()
+        } else {
+            format!("[{instead}]({instead}.md)")
+        };
+        page.push_str(&format!("| {code} | {instead} | {why} |\n"));
     }
     page
 }

@@ -1,11 +1,14 @@
-//! Node bodies in the Rust glue (issue 6, spec §6): a node whose body has `let`s, a pure fn
-//! with an `if`, a `match`, an `extern fn` written in Rust and a struct literal gets a
-//! generated `body`, compiled here into a throw-away crate and run on fixed inputs; every
-//! ending is reached (answer, input check, bounds broken by the answer, extern failure) and
-//! its result is the one the body's source says. The same crate checks that a type with a
-//! default deserializes through serde with the default filled in by the runtime decoder, and
-//! that a bad document is an error, not a panic (`rt::from_json`).
-//! A body that calls a node has no `body` and a W0851 warning.
+//! Node bodies in the Rust glue (issue 6, spec §6, §12): a node whose body has `let`s, a pure
+//! fn with an `if`, a `match`, an `extern fn` written in Rust and a struct literal runs
+//! through the generated `run` (the one executor), compiled here into a throw-away crate and
+//! run on fixed inputs; every ending is reached (answer, input check, bounds broken by the
+//! answer, extern failure) and its result is the one the body's source says. A body that
+//! calls another node (a delegated call) runs there too, the child's receipt under the
+//! parent's `delegated`; an `extern fn` that stands for a node's model call (the seed's
+//! `return write_review(request);`) has no trait method, the executor makes the call. The
+//! same crate checks that a type with a default deserializes through serde with the default
+//! filled in by the runtime decoder, and that a bad document is an error, not a panic
+//! (`rt::from_json`).
 
 mod glue_gen;
 
@@ -56,6 +59,30 @@ node label(req: Req) -> Res fails BodyError {
     let said = match mood { calm => shout(req.text), loud => req.text };
     return Res { label: said, size: req.text.len() + req.extra, mood: mood };
 }
+
+/// Asks the model for a label.
+node ask(req: Req) -> Res {
+    config {
+        model: binding("recorded");
+    }
+}
+
+/// Writes a label (the seed's form: it stands for the model call of `seeded`).
+extern fn write_label(req: Req) -> Res;
+
+/// Labels with the model, through its model-call extern.
+node seeded(req: Req) -> Res {
+    config {
+        model: binding("recorded");
+    }
+    return write_label(req);
+}
+
+/// Labels through `ask` (a delegated call), one bigger.
+node relay(req: Req) -> Res {
+    let asked = ask(req);
+    return Res { label: asked.label, size: asked.size + 1, mood: asked.mood };
+}
 "#;
 
 const MAIN: &str = r##"//! Runs the generated `body` of `label` on the inputs given as arguments.
@@ -69,6 +96,7 @@ mod glue {
 
 use aelc_runtime::eval::EvalErrorKind;
 use aelc_runtime::glue as rt;
+use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
 use aelc_runtime::pipeline::TickClock;
 
 struct Shouter;
@@ -88,8 +116,32 @@ impl glue::externs::NodesBody for Shouter {
     }
 }
 
+/// One line per run: how it ended, as the executor says.
+fn line<T: rt::serde::Serialize>(ran: Result<rt::Run<T>, rt::Unrunnable>) -> String {
+    let run = match ran {
+        Ok(run) => run,
+        Err(e) => return format!("unrunnable {e}"),
+    };
+    let typed = rt::serde_json::to_string(&run.output).unwrap_or_default();
+    let outcome = run.outcome();
+    match (&run.run.input_check, outcome.status) {
+        (Some(f), _) => format!("input_check {} {}", f.check, f.code),
+        (None, rt::Status::Succeeded) => format!(
+            "done {typed} delegated {}",
+            run.receipt().delegated.len()
+        ),
+        (None, status) => format!(
+            "{status:?} {} {}",
+            outcome.code.clone().unwrap_or_default(),
+            run.run.refusal.clone().unwrap_or_default()
+        ),
+    }
+}
+
 fn main() {
-    for input in std::env::args().skip(1) {
+    let mut args = std::env::args().skip(1);
+    let answer = args.next().unwrap_or_default();
+    for input in args {
         let line = match glue::label::decode(input.as_bytes()) {
             Err(e) => format!("undecodable {}", e[0].code.as_str()),
             Ok(req) => {
@@ -97,18 +149,32 @@ fn main() {
                 let mut clock = TickClock { now: 0, tick: 0 };
                 let mut media = rt::NoMedia;
                 let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
-                let body = glue::label::body(&mut Shouter, &mut ctx, &req);
-                let typed = rt::serde_json::to_string(&body.output).unwrap_or_default();
-                match body.run {
-                    rt::BodyRun::Done(_) => format!("done {typed}"),
-                    rt::BodyRun::InputCheck(f) => format!("input_check {} {}", f.check, f.code),
-                    rt::BodyRun::Invalid(e) => format!("invalid {} {}", e[0].path, e[0].code.as_str()),
-                    rt::BodyRun::Internal(e) => format!("internal {}", e.message),
-                }
+                line(glue::label::run(&mut Shouter, &mut ctx, &req))
             }
         };
         println!("{line}");
     }
+    // A delegated call: `relay` runs `ask`, whose model answers from the replay.
+    let recorded = ModelAnswer {
+        text: answer,
+        finish_reason: FinishReason::Stop,
+        usage: Usage::default(),
+    };
+    let mut model = ReplayModel::new([recorded.clone()]);
+    let mut clock = TickClock { now: 0, tick: 0 };
+    let mut media = rt::NoMedia;
+    let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
+    ctx.check_accepts = false;
+    let ran = glue::relay::run_json(&mut Shouter, &mut ctx, br#"{"text": "hi"}"#);
+    println!("relay {}", line(ran));
+    // The seed's form: `write_label` has no trait method (`Shouter` implements none), the
+    // executor makes the model call with the node's prompt.
+    let mut model = ReplayModel::new([recorded]);
+    let mut clock = TickClock { now: 0, tick: 0 };
+    let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
+    ctx.check_accepts = false;
+    let ran = glue::seeded::run_json(&mut Shouter, &mut ctx, br#"{"text": "hi"}"#);
+    println!("seeded {} calls {}", line(ran), model.requests.len());
     // serde on a type with a default: filled in by the runtime decoder.
     match rt::serde_json::from_str::<glue::Req>(r#"{"text": "hi"}"#) {
         Ok(req) => println!("serde extra {}", req.extra.get()),
@@ -128,7 +194,9 @@ fn project(dir: &str, source: &str) -> std::path::PathBuf {
         &[
             (
                 "ael.toml".to_owned(),
-                "[package]\nname = \"acme/body\"\nversion = \"0.1.0\"\n".to_owned(),
+                "[package]\nname = \"acme/body\"\nversion = \"0.1.0\"\n\n\
+                 [bindings.recorded]\nprovider = \"replay\"\nmodel = \"recorded\"\n"
+                    .to_owned(),
             ),
             ("nodes/body.node.ael".to_owned(), source.to_owned()),
         ],
@@ -141,8 +209,10 @@ fn a_node_body_runs_in_the_glue() {
     let root = project("glue-body-project", SOURCE);
     let (program, glue) = glue_gen::glue_of(&root);
     assert!(program.nodes[0].body.is_some(), "the body is lowered");
-    assert!(aelc::codegen::rust::warnings(&program).is_empty());
-    assert!(glue.contains("pub fn body<H: super::externs::All>("));
+    assert!(
+        !glue.contains("pub fn body<"),
+        "a body runs inside `run`, through the executor"
+    );
     let exe = glue_gen::build_crate(
         "glue-body",
         &[
@@ -151,6 +221,7 @@ fn a_node_body_runs_in_the_glue() {
         ],
     );
     let inputs = [
+        r#"{"label": "asked", "size": 4, "mood": "calm"}"#,
         r#"{"text": "hello"}"#,
         r#"{"text": "LOUD TEXT", "extra": 1}"#,
         r#"{"text": "   "}"#,
@@ -170,35 +241,20 @@ fn a_node_body_runs_in_the_glue() {
         lines,
         [
             // calm: the extern shouts; size = 5 characters + the default 3
-            r#"done {"label":"HELLO!","size":8,"mood":"calm"}"#,
+            r#"done {"label":"HELLO!","size":8,"mood":"calm"} delegated 0"#,
             // loud: the text itself; 9 + 1
-            r#"done {"label":"LOUD TEXT","size":10,"mood":"loud"}"#,
+            r#"done {"label":"LOUD TEXT","size":10,"mood":"loud"} delegated 0"#,
             "input_check not_blank blank",
             // 29 characters do not fit `Str<20>`: the answer's bounds are checked
-            "invalid output.label too_long",
+            "InvalidOutput invalid_output the body's answer was rejected: output.label: text has 29 characters, at most 20 are allowed (too_long)",
             "undecodable out_of_range",
-            "internal shout refused boom",
+            "Error internal_error the body of `label` could not be evaluated: shout refused boom",
+            // `relay` ran `ask` (one child receipt) and added one to its size
+            r#"relay done {"label":"asked","size":5,"mood":"calm"} delegated 1"#,
+            // the model call of `seeded`, made by the executor
+            r#"seeded done {"label":"asked","size":4,"mood":"calm"} delegated 0 calls 1"#,
             "serde extra 3",
             "serde error value.extra: 99 is out of range for u8 in 0..=10 (out_of_range)",
         ]
-    );
-}
-
-#[test]
-fn a_body_that_calls_a_node_is_a_warning_not_glue() {
-    let source = "struct A { x: u8 }\n\nnode first(a: A) -> A { }\n\nnode second(a: A) -> A {\n    return first(a);\n}\n";
-    let root = project("glue-body-delegate", source);
-    let (program, glue) = glue_gen::glue_of(&root);
-    let warnings = aelc::codegen::rust::warnings(&program);
-    assert_eq!(warnings.len(), 1);
-    assert_eq!(warnings[0].code, "W0851");
-    assert!(
-        warnings[0].message.contains("`second`") && warnings[0].message.contains("`first`"),
-        "{}",
-        warnings[0].message
-    );
-    assert!(
-        !glue.contains("pub fn body<"),
-        "no body for a delegating node"
     );
 }

@@ -36,6 +36,9 @@ fn text(code: &str) -> Result<String, String> {
         return Ok(text);
     }
     if let Some((code, instead, why)) = codes::retired(code) {
+        if instead.is_empty() {
+            return Ok(format!("{code} is no longer emitted: {why}.\n"));
+        }
         return Ok(format!(
             "{code} is no longer emitted: {why}, as {instead}.\n\n\
              Run `aelc explain {instead}` for that code.\n"
@@ -61,6 +64,16 @@ mod tests {
     fn a_retired_code_names_its_successor() {
         let out = text("E0801").unwrap_or_default();
         assert!(out.contains("no longer emitted") && out.contains("aelc explain E0408"));
+    }
+
+    #[test]
+    fn a_retired_code_without_successor_says_why() {
+        let out = text("W0851").unwrap_or_default();
+        assert!(
+            out.starts_with("W0851 is no longer emitted: the Rust glue runs every node"),
+            "{out}"
+        );
+        assert!(!out.contains("aelc explain"), "{out}");
     }
 
     #[test]

@@ -132,7 +132,7 @@ pub fn emit(program: &Program, examples: &[Example]) -> Emission {
 
 /// Every output file of a program whose publishing rules the caller has checked with no error
 /// (the driver does, for `aelc build`, so they run once); `schemas` are its
-/// [`node_schemas`]. The diagnostics are the writing's own (the glue's warnings, a manifest
+/// [`node_schemas`]. The diagnostics are the writing's own (the glue's E0850, a manifest
 /// that cannot be written).
 pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -> Emission {
     let mut emission = Emission::default();
@@ -187,7 +187,6 @@ pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Exam
     );
     files.insert(PathBuf::from("ir.json"), ir_json(program));
     files.insert(PathBuf::from("ir.schema.json"), ir_schema_json());
-    emission.diagnostics.extend(super::rust::warnings(program));
     match super::rust::glue(program) {
         Ok(text) => {
             files.insert(

@@ -25,7 +25,14 @@
 //! list, a unit enum, a number) is wrapped as `{"value": …}` with `value` required; the pipeline
 //! unwraps an answer to such a schema (see [`wraps_root`]).
 
+use std::collections::BTreeMap;
+
+use aelc_runtime::exec::{NodeSchemas, Schemas};
+use aelc_runtime::provider::OutputSchema;
 use serde_json::{json, Map, Value};
+
+use super::json_schema::{DefKeys, SchemaBuilder};
+use crate::ir::{Program, Provider as IrProvider};
 
 /// A provider with a structured-output mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -534,4 +541,54 @@ fn recursion_stub(target: &Value, key: &str) -> Value {
         )),
     );
     Value::Object(m)
+}
+
+/// The output schemas of every node as the executor takes them (`aelc_runtime::exec::Schemas`):
+/// each node's output document and its OpenAI and Anthropic variants, as `aelc build` emits
+/// them. `aelc run`/`aelc test` run with them; the Rust glue embeds them.
+pub fn exec_schemas(program: &Program) -> Schemas {
+    let keys = DefKeys::new(&program.types);
+    Schemas(
+        program
+            .nodes
+            .iter()
+            .map(|node| {
+                let document = SchemaBuilder::new(&program.types, &keys).output_document(node);
+                let variants = variants(&node.name, &document);
+                NodeSchemas { document, variants }
+            })
+            .collect(),
+    )
+}
+
+/// The model-facing variants the providers send (spec §9.3): an output that is not an object
+/// is wrapped as `{"value": …}` there, and the provider unwraps the answer.
+fn variants(name: &str, document: &Value) -> BTreeMap<String, OutputSchema> {
+    let wrapped = wraps_root(document);
+    let mut out = BTreeMap::new();
+    let openai = model_schema(Provider::OpenAi, name, document);
+    if let Some(schema) = openai.get("schema") {
+        out.insert(
+            IrProvider::OpenAi.as_str().to_owned(),
+            OutputSchema {
+                name: name.to_owned(),
+                schema: schema.clone(),
+                strict: openai
+                    .get("strict")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                wrapped,
+            },
+        );
+    }
+    out.insert(
+        IrProvider::Anthropic.as_str().to_owned(),
+        OutputSchema {
+            name: name.to_owned(),
+            schema: model_schema(Provider::Anthropic, name, document),
+            strict: true,
+            wrapped,
+        },
+    );
+    out
 }

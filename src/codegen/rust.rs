@@ -8,12 +8,16 @@
 //!   the runtime's values;
 //! - an enum per `errors` set;
 //! - `mod externs`: a trait per AEL module with a method per `extern fn` / `extern check`, each
-//!   receiving a `Context` (the node's model, media downloads, the clock), and the dispatch that
-//!   lets the runtime call them;
-//! - `PROGRAM_JSON`: the run-time part of the program ([`wire`]), read once;
+//!   receiving a `Context` (the run's model and clock, media downloads), and `Host`, the
+//!   dispatch by the program's ids through which the executor calls them. An `extern fn` that
+//!   stands for a node's model call has no method: the executor makes that call
+//!   (`aelc_runtime::glue::answers_fn`);
+//! - `PROGRAM_JSON` (the whole program, `ir.json`) and `SCHEMAS_JSON` (every node's output
+//!   schema and model-facing variants), read once into `executor()`, the one executor
+//!   (`aelc_runtime::exec`);
 //! - a module per node: `decode` (the runtime decoder, so the errors are the runtime's), and
-//!   `run` / `run_json` (input checks, then the seven steps through the runtime pipeline with the
-//!   node's checks and transform wired in).
+//!   `run` / `run_json`, a run through the executor exactly as `aelc run` makes it (body,
+//!   delegated calls, prompt rendered by the runtime, checks, transform, policies, receipt).
 //!
 //! Generated code names only `aelc_runtime` (serde comes re-exported through it). It is
 //! emitted formatted the way rustfmt formats it, byte-deterministic. A name that Rust cannot
@@ -27,7 +31,6 @@ mod names;
 pub use names::snake;
 mod nodes;
 mod types;
-pub mod wire;
 
 use std::collections::BTreeMap;
 
@@ -101,33 +104,6 @@ pub fn glue(program: &Program) -> Result<String, Vec<Diagnostic>> {
     Ok(out)
 }
 
-/// The warnings of the glue of `program`: W0851 for a node body the glue cannot run yet (one
-/// that calls a node: the glue's evaluator has no executor to run the delegated call).
-pub fn warnings(program: &Program) -> Vec<Diagnostic> {
-    program
-        .nodes
-        .iter()
-        .filter(|n| n.has_body && !n.delegates.is_empty())
-        .map(|n| {
-            let called: Vec<String> = n
-                .delegates
-                .iter()
-                .filter_map(|d| program.nodes.get(d.0 as usize))
-                .map(|d| format!("`{}`", d.name))
-                .collect();
-            Diagnostic::new(
-                "W0851",
-                format!(
-                    "the Rust glue has no `body` for node `{}`: it calls {}, and a delegated call is not something the glue can run yet",
-                    n.name,
-                    if called.is_empty() { "a node".to_owned() } else { called.join(", ") }
-                ),
-            )
-            .help("the node's `run` still works; call the delegate's module from Rust, or compute the answer without a node call")
-        })
-        .collect()
-}
-
 /// `pub mod name { … }` with `rt` imported when the body uses it.
 fn submodule(doc: &str, name: &str, body: &str) -> String {
     let mut out = format!("\n{doc}\npub mod {name} {{\n");
@@ -179,7 +155,9 @@ const RESERVED_TOP: &[&str] = &[
     "defaults",
     "externs",
     "program",
+    "executor",
     "PROGRAM_JSON",
+    "SCHEMAS_JSON",
 ];
 
 fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
@@ -257,10 +235,9 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
     }
     let mut traits = BTreeMap::new();
     let mut trait_ns = names::Namespace::with_reserved(&["All", "Host", "rt"]);
-    let modules: std::collections::BTreeSet<&str> = program
-        .fns
+    let rust_fns: Vec<&crate::ir::FnIr> = nodes::rust_fns(program).map(|(_, f)| f).collect();
+    let modules: std::collections::BTreeSet<&str> = rust_fns
         .iter()
-        .filter(|f| f.is_extern)
         .map(|f| f.module.as_str())
         .chain(
             program
@@ -275,7 +252,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
         let rust = names::type_name(&base.replace("::", "_"));
         trait_ns.add(&rust, format!("the externs of module `{m}`"));
         let mut methods = names::Namespace::default();
-        for f in program.fns.iter().filter(|f| f.is_extern && f.module == m) {
+        for f in rust_fns.iter().filter(|f| f.module == m) {
             methods.add(&names::snake(&f.name), format!("extern fn `{}`", f.name));
         }
         for c in program

@@ -9,15 +9,10 @@
 //!   providers of `ael.toml`, or recorded answers (a replay file, an example's `answers`).
 //! - [`node_id`]: a node of the program by its IR.
 
-use std::collections::BTreeMap;
-
-use aelc_runtime::exec::{NodeSchemas, Schemas};
+use aelc_runtime::exec::Schemas;
 use aelc_runtime::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
-use aelc_runtime::provider::{NodeCall, OutputSchema, ProviderModel};
-use serde_json::Value as Json;
+use aelc_runtime::provider::{NodeCall, ProviderModel};
 
-use crate::codegen::json_schema::{DefKeys, SchemaBuilder};
-use crate::codegen::model_schema::{model_schema, wraps_root, Provider as Variant};
 use crate::ir::{Binding, NodeId, NodeIr, Program, Provider};
 
 /// Why a binding cannot be served (a usage error, exit 2): nothing was called.
@@ -43,52 +38,9 @@ pub fn node_id(program: &Program, node: &NodeIr) -> NodeId {
     NodeId(index as u32)
 }
 
-/// The output schemas of every node, as `aelc build` emits them.
+/// The output schemas of every node, as `aelc build` emits them (and the Rust glue embeds).
 pub fn schemas(program: &Program) -> Schemas {
-    let keys = DefKeys::new(&program.types);
-    Schemas(
-        program
-            .nodes
-            .iter()
-            .map(|node| {
-                let document = SchemaBuilder::new(&program.types, &keys).output_document(node);
-                let variants = variants(&node.name, &document);
-                NodeSchemas { document, variants }
-            })
-            .collect(),
-    )
-}
-
-/// The model-facing variants the providers send (spec §9.3): an output that is not an object
-/// is wrapped as `{"value": …}` there, and the provider unwraps the answer.
-fn variants(name: &str, document: &Json) -> BTreeMap<String, OutputSchema> {
-    let wrapped = wraps_root(document);
-    let mut out = BTreeMap::new();
-    let openai = model_schema(Variant::OpenAi, name, document);
-    if let Some(schema) = openai.get("schema") {
-        out.insert(
-            Provider::OpenAi.as_str().to_owned(),
-            OutputSchema {
-                name: name.to_owned(),
-                schema: schema.clone(),
-                strict: openai
-                    .get("strict")
-                    .and_then(Json::as_bool)
-                    .unwrap_or(false),
-                wrapped,
-            },
-        );
-    }
-    out.insert(
-        Provider::Anthropic.as_str().to_owned(),
-        OutputSchema {
-            name: name.to_owned(),
-            schema: model_schema(Variant::Anthropic, name, document),
-            strict: true,
-            wrapped,
-        },
-    );
-    out
+    crate::codegen::model_schema::exec_schemas(program)
 }
 
 /// Serves each call from the binding it names: HTTP providers, or a replay for bindings with

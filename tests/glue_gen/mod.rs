@@ -1,7 +1,7 @@
 //! A seeded generator of random AEL projects for the Rust glue tests (`glue_random.rs`,
 //! `glue_fmt.rs`): structs and enums with bounds, `Option`, `List`, `Set`, `Map`, `@pattern`s,
-//! defaults, a `match`, errors, an input check, an output check, a transform and a failure
-//! policy; names drawn from a pool that holds Rust keywords (`loop`, `Type` → `r#type`), names
+//! defaults, a `match`, errors, an input check, an output check, a transform, a failure
+//! policy, a node with a body and one whose body delegates to the first; names drawn from a pool that holds Rust keywords (`loop`, `Type` → `r#type`), names
 //! no raw identifier can spell (`self`, `Self`, `crate`, `super`) and names that differ only
 //! in case across namespaces (`Loop` the struct, `loop` the field). Each project comes with
 //! input documents and model answers, most valid, some broken in one place.
@@ -124,7 +124,8 @@ pub struct Project {
     /// The AEL name of the node.
     pub node: String,
     pub cases: Vec<Case>,
-    /// Input documents of the second node, `again_<node>`, whose body is run.
+    /// Input documents of the second node, `again_<node>`, whose body is run. (The third,
+    /// `relay_<node>`, delegates to the first and runs on the first's cases.)
     pub body_inputs: Vec<String>,
 }
 
@@ -765,6 +766,11 @@ fn project(rng: &mut Rng, index: usize) -> Project {
     // transform may break them). It takes the output type, so its inputs are answers.
     src.push_str(&format!(
         "\n/// A node with a body.\nnode again_{node}(o: {output_name}) -> {output_name} {{\n    let first = polish(o);\n    let second = polish(first);\n    return second;\n}}\n"
+    ));
+    // A third whose body delegates to the first (spec §12): the child's gate, pipeline,
+    // policies and receipt, its failure the caller's (they declare the same codes).
+    src.push_str(&format!(
+        "\n/// A node that delegates.\nnode relay_{node}({param}: {input_name}) -> {output_name} fails {errors} {{\n    let asked = {node}({param});\n    return polish(asked);\n}}\n"
     ));
 
     let toml = format!(

@@ -1,13 +1,15 @@
-//! Differential test: the generated decoder and pipeline of `examples/review` against the
-//! runtime interpreter — the runtime decoder on the `ir.json` types, and the runtime pipeline
-//! with `stage::IrStage` over the IR's checks and transform — on the same inputs and answers.
+//! Differential test: the generated glue of `examples/review` (its decoder, and its `run_json`
+//! through the one executor over the embedded program) against an interpreter assembled here
+//! from the published `ir.json` — the runtime decoder on its types, and the runtime pipeline
+//! with `stage::IrStage` over its checks and transform — on the same inputs and answers.
 //! Verdicts, errors (pointer, path, code, sentence), attempts, rejections and outputs must be
 //! identical.
 
 use aelc_runtime::decode::Decoder;
+use aelc_runtime::eval::EvalError;
 use aelc_runtime::eval::{CheckOutcome, Evaluator, FnTable, NoHost};
 use aelc_runtime::expr::{Check, FnDef, FnId, Require};
-use aelc_runtime::glue::{self as rt, Glue, NodeRun};
+use aelc_runtime::glue::{self as rt, Glue};
 use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
 use aelc_runtime::money::Price;
 use aelc_runtime::pipeline::{Budget, Outcome, Pipeline, Policy, TickClock};
@@ -17,6 +19,47 @@ use aelc_runtime::value::Value;
 use proptest::prelude::*;
 use review_rs::{glue, Reviewer};
 use serde::Deserialize;
+
+/// How a run ended, as both sides can say it.
+#[derive(Debug, PartialEq)]
+#[allow(dead_code)] // the fields are read through `Debug` and `PartialEq`
+enum NodeRun {
+    /// The input document did not decode (`rejected_input`).
+    Undecodable(Vec<rt::DecodeError>),
+    /// An input check failed.
+    InputCheck(rt::Failure),
+    /// An input check could not be evaluated.
+    Internal(EvalError),
+    /// The pipeline ran.
+    Ran(Outcome),
+}
+
+impl NodeRun {
+    /// The glue's run in these terms.
+    fn of(run: &rt::ExecRun) -> NodeRun {
+        if !run.input_errors.is_empty() {
+            NodeRun::Undecodable(run.input_errors.clone())
+        } else if let Some(failure) = &run.input_check {
+            NodeRun::InputCheck(failure.clone())
+        } else {
+            NodeRun::Ran(run.outcome.clone())
+        }
+        .unreserved()
+    }
+
+    /// Without what was reserved before each call: the executor's worst case counts the whole
+    /// request (prompt, output schema, parts), which this interpreter does not assemble; that
+    /// the reservation holds `max_cost` is the runtime's own test (`exec`, `meter`).
+    fn unreserved(mut self) -> NodeRun {
+        if let NodeRun::Ran(outcome) = &mut self {
+            outcome.reserved = Default::default();
+            for attempt in &mut outcome.attempts {
+                attempt.reserved.clear();
+            }
+        }
+        self
+    }
+}
 
 /// The parts of `ir.json` the interpreter reads (its own reading of the published format).
 #[derive(Deserialize)]
@@ -165,7 +208,8 @@ impl Interpreter {
             .collect()
     }
 
-    fn run(&self, input: &[u8], answers: &[String]) -> NodeRun {
+    /// Runs the node on `prompt` (the glue renders it; this compares what follows).
+    fn run(&self, input: &[u8], answers: &[String], prompt: &str) -> NodeRun {
         let node = &self.ir.nodes[0];
         let mut decoder = Decoder::new(&self.ir.types)
             .with_max_input_bytes(self.ir.limits.max_input_bytes as usize);
@@ -233,7 +277,7 @@ impl Interpreter {
         };
         let mut model = replay(answers);
         let mut clock = TickClock { now: 0, tick: 1 };
-        NodeRun::Ran(pipeline.run("prompt", &mut model, &mut stage, &mut clock))
+        NodeRun::Ran(pipeline.run(prompt, &mut model, &mut stage, &mut clock))
     }
 }
 
@@ -248,20 +292,27 @@ fn replay(answers: &[String]) -> ReplayModel {
     }))
 }
 
-fn glue_run(input: &[u8], answers: &[String]) -> rt::Run<glue::review::Output> {
+/// The glue's run, and the prompt the runtime rendered for it (when a call was made): what
+/// the interpreter then runs on, since a call reserves its worst case from the prompt's size.
+fn glue_run(input: &[u8], answers: &[String]) -> (rt::Run<glue::review::Output>, Option<String>) {
     let mut model = replay(answers);
     let mut clock = TickClock { now: 0, tick: 1 };
     let mut media = rt::NoMedia;
     let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
-    glue::review::run_json(&mut Reviewer::default(), &mut ctx, "prompt", input)
+    ctx.check_accepts = false;
+    let run =
+        glue::review::run_json(&mut Reviewer::default(), &mut ctx, input).expect("the review runs");
+    (run, model.requests.first().map(|r| r.prompt.clone()))
 }
 
 /// Compares one input and answer list; returns a description on disagreement.
 fn compare(interp: &Interpreter, input: &[u8], answers: &[String]) {
-    let expected = interp.run(input, answers);
-    let got = glue_run(input, answers);
+    let (got, prompt) = glue_run(input, answers);
+    let expected = interp
+        .run(input, answers, prompt.as_deref().unwrap_or(""))
+        .unreserved();
     assert_eq!(
-        got.run,
+        NodeRun::of(&got.run),
         expected,
         "input {}",
         String::from_utf8_lossy(input)

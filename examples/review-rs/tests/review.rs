@@ -1,9 +1,9 @@
 //! `write_review` and the review node through the generated glue, against replay answers:
-//! the example files of `examples/review` replay through `glue::review::run_json` with the
-//! results they declare, and the generated types refuse out-of-bounds values with the
-//! decoder's own sentences.
+//! the runtime renders the node's prompt (the Rust side passes none), the example files of
+//! `examples/review` replay through `glue::review::run_json` with the results they declare,
+//! and the generated types refuse out-of-bounds values with the decoder's own sentences.
 
-use aelc_runtime::glue::{self as rt, Glue, NodeRun};
+use aelc_runtime::glue::{self as rt, Glue};
 use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};
 use aelc_runtime::pipeline::{Status, TickClock};
 use review_rs::glue;
@@ -22,7 +22,10 @@ fn with_ctx<T>(answers: &[&str], f: impl FnOnce(&mut rt::Context<'_>) -> T) -> (
     let mut model = ReplayModel::new(answers.iter().map(|a| answer(a)));
     let mut clock = TickClock { now: 0, tick: 1 };
     let mut media = rt::NoMedia;
-    let out = f(&mut rt::Context::new(&mut model, &mut clock, &mut media));
+    let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media);
+    // Recorded answers answer whatever they are asked.
+    ctx.check_accepts = false;
+    let out = f(&mut ctx);
     (out, model)
 }
 
@@ -35,7 +38,7 @@ fn write_review_runs_the_node_on_the_replay_binding() {
         {"line": 1, "severity": "low", "message": "Short."},
         {"line": 2, "severity": "high", "message": "Typo: teh."}]}"#;
     let mut reviewer = Reviewer::default();
-    let (review, _) = with_ctx(&[answer], |ctx| {
+    let (review, model) = with_ctx(&[answer], |ctx| {
         glue::externs::NodesReview::write_review(&mut reviewer, ctx, request)
     });
     let review = review.expect("accepted");
@@ -48,9 +51,35 @@ fn write_review_runs_the_node_on_the_replay_binding() {
         .collect();
     assert_eq!(severities, [glue::Severity::High, glue::Severity::Low]);
     assert_eq!(review.summary.as_str(), "Typos.");
-    assert_eq!(reviewer.prompts.len(), 1);
-    assert!(reviewer.prompts[0].contains("Return at most 3 findings"));
-    assert!(reviewer.prompts[0].contains("On teh mat."));
+    // The runtime rendered `prompts/review.md` for the request, output schema included.
+    assert_eq!(model.requests.len(), 1);
+    let prompt = &model.requests[0].prompt;
+    assert!(prompt.contains("Return at most 3 findings"), "{prompt}");
+    assert!(prompt.contains("Report only problems a reader would notice."));
+    assert!(prompt.contains("On teh mat."));
+    assert!(
+        prompt.contains("\"findings\""),
+        "the output schema is inserted"
+    );
+    assert_eq!(reviewer.receipts.len(), 1);
+    assert_eq!(reviewer.receipts[0].node, "review");
+}
+
+#[test]
+fn the_node_runs_from_rust_without_a_prompt_and_returns_its_receipt() {
+    let request = glue::review::decode(br#"{"document": "Fine.", "strict": true}"#).unwrap();
+    let answer = r#"{"summary": "Fine.", "findings": []}"#;
+    let (run, model) = with_ctx(&[answer], |ctx| {
+        glue::review::run(&mut Reviewer::default(), ctx, &request).expect("the review runs")
+    });
+    assert_eq!(run.outcome().status, Status::Succeeded);
+    assert_eq!(
+        run.output.as_ref().expect("typed").summary.as_str(),
+        "Fine."
+    );
+    assert!(run.receipt().receipt.starts_with("rcpt_"));
+    assert_eq!(run.receipt().attempts.len(), 1);
+    assert!(model.requests[0].prompt.contains("Be strict"));
 }
 
 #[test]
@@ -90,7 +119,7 @@ fn examples_replay_through_the_glue() {
             .collect();
         let mut reviewer = Reviewer::default();
         let (run, _) = with_ctx(&answers, |ctx| {
-            glue::review::run_json(&mut reviewer, ctx, "prompt", &input)
+            glue::review::run_json(&mut reviewer, ctx, &input).expect("the review runs")
         });
         let name = path.display();
         match example.get("output") {
@@ -101,18 +130,14 @@ fn examples_replay_through_the_glue() {
                     .unwrap_or_else(|| panic!("{name}: {:?}", run.run));
                 let json = serde_json::to_value(output).unwrap();
                 assert_eq!(&json, expected, "{name}");
-                let outcome = run.outcome().unwrap();
-                assert_eq!(outcome.status, Status::Succeeded, "{name}");
+                assert_eq!(run.outcome().status, Status::Succeeded, "{name}");
             }
             None => {
-                let (status, code) = match &run.run {
-                    NodeRun::Ran(o) => (format!("{:?}", o.status), o.code.clone()),
-                    NodeRun::InputCheck(f) => ("Failed".to_owned(), Some(f.code.clone())),
-                    other => ("RejectedInput".to_owned(), Some(format!("{other:?}"))),
-                };
+                let outcome = run.outcome();
+                let status = format!("{:?}", outcome.status);
                 let want_status = example["status"].as_str().unwrap().replace('_', "");
                 assert_eq!(status.to_lowercase(), want_status, "{name}");
-                assert_eq!(code.as_deref(), example["code"].as_str(), "{name}");
+                assert_eq!(outcome.code.as_deref(), example["code"].as_str(), "{name}");
             }
         }
     }
@@ -159,7 +184,7 @@ fn generated_types_round_trip_through_runtime_values() {
     assert_eq!(back, request);
     // serde agrees with the runtime's canonical JSON.
     let canonical = rt::Glue::to_value(&request).to_json_string(
-        &glue::program().node(glue::review::INDEX).params[0].1,
+        &glue::program().nodes[glue::review::INDEX].params[0].ty,
         &glue::program().types,
     );
     assert_eq!(serde_json::to_string(&request).unwrap(), canonical);

@@ -4,13 +4,20 @@
 
 use std::fmt::Write as _;
 
-use aelc_runtime::ty::Ty;
-
 use super::types::{field_ident, raw_str, str_lit};
-use super::{docs, names, submodule, wire, Gen};
-use crate::ir::{CheckIr, FnIr, NodeIr};
+use super::{docs, names, submodule, Gen};
+use crate::codegen::model_schema::exec_schemas;
+use crate::ir::{CheckIr, FnIr, NodeIr, Program};
 
 const WIDTH: usize = 100;
+
+/// The `extern fn`s the author writes in Rust, with their ids: all but the ones that stand
+/// for a node's model call, which the executor answers (`rt::answers_fn`).
+pub(super) fn rust_fns(program: &Program) -> impl Iterator<Item = (usize, &FnIr)> {
+    program.fns.iter().enumerate().filter(move |(i, _)| {
+        aelc_runtime::glue::answers_fn(program, aelc_runtime::glue::FnId(*i as u32))
+    })
+}
 
 /// A signature on one line, or one parameter per line as rustfmt writes a long one.
 fn signature(indent: &str, head: &str, params: &[String], tail: &str) -> String {
@@ -144,11 +151,7 @@ impl Gen<'_> {
             );
             let _ = writeln!(body, "pub trait {trait_name} {{");
             let mut items = Vec::new();
-            for f in program
-                .fns
-                .iter()
-                .filter(|f| f.is_extern && &f.module == module)
-            {
+            for (_, f) in rust_fns(program).filter(|(_, f)| &f.module == module) {
                 items.push(self.extern_fn_sig(f));
             }
             for c in program
@@ -172,10 +175,17 @@ impl Gen<'_> {
             let _ = writeln!(body, "impl<T: {}> All for T {{}}\n", bounds.join(" + "));
         }
         body.push_str(
-            "/// The runtime's way to call an implementation of [`All`].\npub struct Host<'h, H>(pub &'h mut H);\n\n",
+            "/// The executor's way to call an implementation of [`All`], by the program's ids.\npub struct Host<'h, H>(pub &'h mut H);\n\n",
         );
         body.push_str("impl<H: All> rt::NodeGlue for Host<'_, H> {\n");
+        body.push_str(
+            "    fn has_fn(&self, func: rt::FnId) -> bool {\n        rt::answers_fn(super::program(), func)\n    }\n\n",
+        );
         body.push_str(&self.dispatch_fns());
+        body.push('\n');
+        body.push_str(
+            "    fn has_check(&self, check: u32) -> bool {\n        rt::answers_check(super::program(), check)\n    }\n",
+        );
         body.push('\n');
         body.push_str(&self.dispatch_checks());
         body.push_str("}\n");
@@ -188,27 +198,22 @@ impl Gen<'_> {
 
     fn dispatch_fns(&mut self) -> String {
         let program = self.program;
-        let externs: Vec<(usize, &FnIr)> = program
-            .fns
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.is_extern)
-            .collect();
+        let externs: Vec<(usize, &FnIr)> = rust_fns(program).collect();
         let mut out = String::new();
-        out.push_str("    fn call_extern(\n        &mut self,\n");
+        out.push_str("    fn call_fn(\n        &mut self,\n");
         let any_params = externs.iter().any(|(_, f)| !f.params.is_empty());
         if externs.is_empty() {
-            out.push_str("        _ctx: &mut rt::Context<'_>,\n        func: rt::FnId,\n        _args: Vec<rt::Value>,\n");
+            out.push_str("        _ctx: &mut rt::Context<'_>,\n        func: rt::FnId,\n        _args: &[rt::Value],\n");
             out.push_str("    ) -> Result<rt::Value, rt::Error> {\n");
             out.push_str("        Err(rt::unknown_extern(func.0))\n    }\n");
             return out;
         }
-        out.push_str("        ctx: &mut rt::Context<'_>,\n        func: rt::FnId,\n        args: Vec<rt::Value>,\n");
+        out.push_str("        ctx: &mut rt::Context<'_>,\n        func: rt::FnId,\n        args: &[rt::Value],\n");
         out.push_str("    ) -> Result<rt::Value, rt::Error> {\n");
         if any_params {
-            out.push_str("        let mut args = args.into_iter();\n");
+            out.push_str("        let mut args = args.iter().cloned();\n");
         } else {
-            out.push_str("        drop(args);\n");
+            out.push_str("        let _ = args;\n");
         }
         out.push_str("        match func.0 {\n");
         for (id, f) in externs {
@@ -263,15 +268,15 @@ impl Gen<'_> {
             .filter(|(_, c)| c.is_extern)
             .collect();
         let mut out = String::new();
-        out.push_str("    fn run_extern_check(\n        &mut self,\n");
+        out.push_str("    fn call_check(\n        &mut self,\n");
         if externs.is_empty() {
             out.push_str("        _ctx: &mut rt::Context<'_>,\n        check: u32,\n        _args: &[&rt::Value],\n");
-            out.push_str("    ) -> Result<Option<(String, Option<String>)>, rt::Error> {\n");
+            out.push_str("    ) -> Result<rt::CheckVerdict, rt::Error> {\n");
             out.push_str("        Err(rt::unknown_check(check))\n    }\n");
             return out;
         }
         out.push_str("        ctx: &mut rt::Context<'_>,\n        check: u32,\n        args: &[&rt::Value],\n");
-        out.push_str("    ) -> Result<Option<(String, Option<String>)>, rt::Error> {\n");
+        out.push_str("    ) -> Result<rt::CheckVerdict, rt::Error> {\n");
         out.push_str("        match check {\n");
         for (id, c) in externs {
             let trait_name = self
@@ -316,20 +321,28 @@ impl Gen<'_> {
         out
     }
 
-    /// `PROGRAM_JSON` and `program()`.
+    /// `PROGRAM_JSON`, `SCHEMAS_JSON`, `program()` and `executor()`.
     pub(super) fn program_items(&self) -> String {
-        let json = serde_json::to_string(&wire::glue_program(self.program))
-            .unwrap_or_else(|_| "{}".to_owned());
+        let program = serde_json::to_string(self.program).unwrap_or_else(|_| "{}".to_owned());
+        let schemas =
+            serde_json::to_string(&exec_schemas(self.program)).unwrap_or_else(|_| "[]".to_owned());
         let mut out = String::new();
+        out.push_str("\n/// The whole program, as `aelc build` writes `ir.json`.\n");
+        let _ = writeln!(out, "pub const PROGRAM_JSON: &str = {};", raw_str(&program));
         out.push_str(
-            "\n/// The run-time part of the program: types, pure fns, checks, node wiring.\n",
+            "\n/// Every node's output schema and model-facing variants, by node index (what\n\
+             /// `{{ output_schema }}` inserts and what a provider's structured output is asked for).\n",
         );
-        let _ = writeln!(out, "pub const PROGRAM_JSON: &str = {};", raw_str(&json));
+        let _ = writeln!(out, "pub const SCHEMAS_JSON: &str = {};", raw_str(&schemas));
         out.push_str("\n/// The embedded program, read once.\n");
-        out.push_str("pub fn program() -> &'static rt::GlueProgram {\n");
+        out.push_str("pub fn program() -> &'static rt::Program {\n");
         // `::std`: a node module of the glue may be called `std`.
-        out.push_str("    static PROGRAM: ::std::sync::OnceLock<rt::GlueProgram> = ::std::sync::OnceLock::new();\n");
-        out.push_str("    PROGRAM.get_or_init(|| rt::GlueProgram::from_json(PROGRAM_JSON))\n}\n");
+        out.push_str("    static PROGRAM: ::std::sync::OnceLock<rt::Program> = ::std::sync::OnceLock::new();\n");
+        out.push_str("    PROGRAM.get_or_init(|| rt::read_program(PROGRAM_JSON))\n}\n");
+        out.push_str("\n/// The one executor over the embedded program and schemas, made once.\n");
+        out.push_str("pub fn executor() -> &'static rt::Executor<'static> {\n");
+        out.push_str("    static EXECUTOR: ::std::sync::OnceLock<rt::Executor<'static>> = ::std::sync::OnceLock::new();\n");
+        out.push_str("    EXECUTOR.get_or_init(|| rt::Executor::new(program(), rt::read_schemas(SCHEMAS_JSON)))\n}\n");
         out
     }
 
@@ -377,8 +390,7 @@ impl Gen<'_> {
             "/// Decodes the input document with the runtime decoder (spec §4): the errors are the\n\
              /// runtime's, pointer, path, code and sentence.\n\
              pub fn decode(bytes: &[u8]) -> Result<Input, Vec<rt::DecodeError>> {{\n    \
-             let program = super::program();\n    \
-             let values = rt::decode_input(program, program.node(INDEX), bytes)?;\n    \
+             let values = rt::decode_input(super::executor(), INDEX, bytes)?;\n    \
              from_values(values).map_err(|e| vec![rt::conversion_error({}, e)])\n}}\n\n",
             str_lit(root)
         );
@@ -432,48 +444,28 @@ impl Gen<'_> {
             }
         }
         body.push_str(
-            "/// Runs the node on a decoded input: its input checks, then the seven steps of\n\
-             /// spec §6.1 on `prompt` with `ctx`'s model, the node's checks and transform wired in.\n\
+            "/// Runs the node on a decoded input through the one executor (spec §12), as `aelc run`\n\
+             /// does: its input checks, then its body or its model call (the prompt rendered by the\n\
+             /// runtime), delegated calls with their own receipts, the output stage and policies.\n\
+             /// Externs go to `externs`; the model, clock, media and receipt ids come from `ctx`.\n\
              pub fn run<H: super::externs::All>(\n    externs: &mut H,\n    ctx: &mut rt::Context<'_>,\n    \
-             prompt: &str,\n    input: &Input,\n) -> rt::Run<Output> {\n    \
-             let program = super::program();\n    \
+             input: &Input,\n) -> Result<rt::Run<Output>, rt::Unrunnable> {\n    \
              let mut host = super::externs::Host(externs);\n    \
-             let values = to_values(input);\n    \
-             let node = program.node(INDEX);\n    \
-             let run = rt::run_inputs(program, node, &values, prompt, &mut host, ctx);\n    \
-             rt::Run::new(run)\n}\n\n",
+             rt::run_values(super::executor(), INDEX, &to_values(input), &mut host, ctx)\n}\n\n",
         );
         body.push_str(
-            "/// Decodes the input document, then runs as [`run`].\n\
+            "/// Runs the node on an input document as [`run`]; a document that does not decode ends\n\
+             /// `rejected_input` with the decoder's errors in `run.input_errors`.\n\
              pub fn run_json<H: super::externs::All>(\n    externs: &mut H,\n    ctx: &mut rt::Context<'_>,\n    \
-             prompt: &str,\n    bytes: &[u8],\n) -> rt::Run<Output> {\n    \
-             let program = super::program();\n    \
+             bytes: &[u8],\n) -> Result<rt::Run<Output>, rt::Unrunnable> {\n    \
              let mut host = super::externs::Host(externs);\n    \
-             let node = program.node(INDEX);\n    \
-             let run = rt::run_node(program, node, bytes, prompt, &mut host, ctx);\n    \
-             rt::Run::new(run)\n}\n",
+             rt::run(super::executor(), INDEX, bytes, &mut host, ctx)\n}\n",
         );
-        // The glue's own evaluator cannot run a delegated call (W0851).
-        if node.body.is_some() && node.delegates.is_empty() {
-            body.push_str(
-                "\n/// Runs the node's body on a decoded input (spec §6: the body computes the answer):\n\
-                 /// its input checks, then the body on the runtime evaluator, its `extern fn`s through\n\
-                 /// `externs` with `ctx`; the answer must hold the output type's bounds.\n\
-                 pub fn body<H: super::externs::All>(\n    externs: &mut H,\n    ctx: &mut rt::Context<'_>,\n    \
-                 input: &Input,\n) -> rt::Body<Output> {\n    \
-                 let program = super::program();\n    \
-                 let mut host = super::externs::Host(externs);\n    \
-                 let values = to_values(input);\n    \
-                 let node = program.node(INDEX);\n    \
-                 rt::Body::new(rt::run_body(program, node, &values, &mut host, ctx))\n}\n",
-            );
-        }
         let mut doc = String::new();
         docs(&mut doc, "", node.docs.as_deref());
         if doc.is_empty() {
             doc = format!("/// The node `{}`.\n", node.name);
         }
-        let _ = &Ty::Bool;
         submodule(doc.trim_end(), &name, &body)
     }
 }

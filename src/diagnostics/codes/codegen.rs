@@ -198,34 +198,6 @@ struct Page {
 }"#,
     },
     CodeInfo {
-        code: "W0851",
-        title: "node body the Rust glue cannot run",
-        explanation: "The Rust glue (spec §9.4) gives a node with a body a `body` function that runs it: the input checks, then the body on the runtime evaluator, its `extern fn`s through the generated traits. A body that calls another node is a delegated call, with its own pipeline, prompt and receipt, which the glue cannot make yet; such a node's module has no `body` (its `run` still works). Call the delegate from Rust, or compute the answer without the node call.",
-        example: r#"-- ael.toml --
-[package]
-name = "acme/demo"
-version = "0.1.0"
--- nodes/pick.node.ael --
-struct A { x: u8 }
-
-node first(a: A) -> A { }
-
-node second(a: A) -> A {
-    return first(a);
-}
--- fix --
--- nodes/pick.node.ael --
-struct A { x: u8 }
-
-fn same(a: A) -> A { a }
-
-node first(a: A) -> A { }
-
-node second(a: A) -> A {
-    return same(a);
-}"#,
-    },
-    CodeInfo {
         code: "W0801",
         title: "output field with no predictable shape",
         explanation: "A field of an output that is an object with no fields, or a `Map` with free text keys and no doc comment, validates and bills but tells the caller nothing about what it holds (spec §9.2). Declare the fields as a struct, key the map by a unit enum, or document the keys with `///`.",

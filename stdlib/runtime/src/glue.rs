@@ -1,39 +1,39 @@
 //! What generated Rust glue (spec §9.4, `aelc build`'s `rust/<package>.rs`) links against,
 //! beside [`crate::bounded`].
 //!
-//! Generated code is typed façades over this module; the rules themselves are the runtime's:
+//! Generated code is typed façades over the one executor ([`crate::exec`]); the rules are the
+//! runtime's:
 //! - [`Glue`] converts between generated types and [`Value`]s, the currency of the decoder,
-//!   the evaluator and the pipeline. Decoding is the runtime [`Decoder`] driven by the
-//!   project's embedded [`GlueProgram`], then [`Glue::from_value`]: the errors are the
-//!   decoder's by construction.
-//! - [`GlueProgram`] is the part of the compiled program the glue needs at run time (types,
-//!   pure fns, checks, each node's configuration and wiring), embedded as JSON and read once.
-//! - [`Context`] is what an `extern fn` receives: the node's model, media downloads, the clock.
-//! - [`run_node`] runs a node on decoded inputs: input checks, then the seven steps through the
-//!   runtime [`Pipeline`] with the generated [`OutputStage`].
+//!   the evaluator and the executor. Decoding is the runtime [`Decoder`] driven by the
+//!   project's embedded [`Program`], then [`Glue::from_value`]: the errors are the decoder's by
+//!   construction.
+//! - The glue embeds the whole program (`ir.json`, [`read_program`]) and the nodes' output
+//!   schemas ([`read_schemas`]), read once into an [`Executor`].
+//! - [`Context`] is what a run and an `extern fn` receive: the model, the clock, media
+//!   downloads, receipt ids.
+//! - [`NodeGlue`] is the generated dispatch of the program's externs, by id, to the author's
+//!   trait methods; [`run`] runs a node through the executor with it, so a node with a body,
+//!   delegated calls or raw mode runs exactly as under `aelc run`.
 
 use crate::decode::Decoder;
-use crate::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
+use crate::eval::{EvalError, EvalErrorKind};
+use crate::exec::{CallContext, Env, ExternHost};
+pub use crate::exec::{CheckVerdict, Executor, Run as ExecRun, Schemas, Unrunnable};
 pub use crate::expr::FnId;
-use crate::expr::{Check, FnDef};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest};
-use crate::money::Price;
-use crate::pipeline::{Budget, CheckFailure, Clock, Outcome, OutputStage, Pipeline, Policy};
+pub use crate::program::{NodeId, Program};
 use crate::receipt::sha256_hex;
+pub use crate::receipt::{CountingIds, IdSource, Receipt, UuidIds};
+use crate::ty::Ty;
 pub use crate::ty::{FloatKind, Format};
-use crate::ty::{Ty, TypeTable};
 pub use crate::value::Value;
-use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 // Generated code names everything through this module (`use ::aelc_runtime::glue as rt;`), so
 // it needs no dependency of its own: serde's derives are re-exported with it.
 pub use crate::bounded::*;
 pub use crate::error::{Code, DecodeError};
 pub use crate::eval::EvalError as Error;
-pub use crate::pipeline::{CheckFailure as Failure, Outcome as PipelineOutcome, Status};
+pub use crate::pipeline::{CheckFailure as Failure, Clock, Outcome, Status};
 pub use crate::value::MediaRef;
 pub use serde;
 pub use serde_json;
@@ -98,7 +98,7 @@ impl std::error::Error for DecodeErrors {}
 /// (`#[serde(try_from = "rt::serde_json::Value")]`), so a default is the one the decoder
 /// fills in from the compiled program, and no code path constructs one that could fail.
 pub fn from_json<T: Glue>(
-    program: &GlueProgram,
+    program: &Program,
     def: u32,
     json: &serde_json::Value,
 ) -> Result<T, DecodeErrors> {
@@ -158,32 +158,35 @@ pub fn conversion_error(root: &str, e: EvalError) -> DecodeError {
     )
 }
 
-/// A node run with its output converted to the generated type.
-#[derive(Clone, Debug, PartialEq)]
+/// A node run (the executor's [`ExecRun`]: outcome, receipt tree, refusals) with its accepted
+/// output converted to the generated type.
+#[derive(Clone, Debug)]
 pub struct Run<T> {
-    pub run: NodeRun,
+    pub run: ExecRun,
     /// The accepted output, typed.
     pub output: Option<T>,
 }
 
 impl<T: Glue> Run<T> {
-    pub fn new(run: NodeRun) -> Run<T> {
-        let output = match &run {
-            NodeRun::Ran(outcome) => outcome
-                .output
-                .as_ref()
-                .and_then(|v| T::from_value(v.clone()).ok()),
-            _ => None,
-        };
+    pub fn new(run: ExecRun) -> Run<T> {
+        let output = run
+            .outcome
+            .output
+            .as_ref()
+            .and_then(|v| T::from_value(v.clone()).ok());
         Run { run, output }
     }
+}
 
-    /// The pipeline's outcome, when the input was accepted.
-    pub fn outcome(&self) -> Option<&Outcome> {
-        match &self.run {
-            NodeRun::Ran(o) => Some(o),
-            _ => None,
-        }
+impl<T> Run<T> {
+    /// How the run ended: status, code, attempts, cost.
+    pub fn outcome(&self) -> &Outcome {
+        &self.run.outcome
+    }
+
+    /// The run's receipt, with the receipts of its delegated calls under `delegated`.
+    pub fn receipt(&self) -> &Receipt {
+        &self.run.receipt
     }
 }
 
@@ -209,7 +212,10 @@ pub fn out_of_bounds(e: BoundError) -> EvalError {
 }
 
 /// Takes the next field of a struct or variant being converted.
-pub fn field<T: Glue>(fields: &mut std::vec::IntoIter<Value>, name: &str) -> Result<T, EvalError> {
+pub fn field<T: Glue>(
+    fields: &mut impl Iterator<Item = Value>,
+    name: &str,
+) -> Result<T, EvalError> {
     match fields.next() {
         Some(v) => T::from_value(v),
         None => Err(EvalError::new(
@@ -390,103 +396,34 @@ impl Glue for MediaRef {
     }
 }
 
-/// Where an argument of a check or transform comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Arg {
-    /// The output under test.
-    Output,
-    /// The node's input parameter at this index.
-    Input(usize),
+/// Reads the embedded program (`ir.json` as `aelc build` writes it). Generated code embeds
+/// what `aelc` wrote, so this fails only on a hand-edited file; the result is then an empty
+/// program, where every run is [`Unrunnable`] rather than a panic.
+pub fn read_program(text: &str) -> Program {
+    Program::from_json(text).unwrap_or_default()
 }
 
-/// A check wired to a node: the check's index and where each parameter comes from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WiredCheck {
-    pub check: u32,
-    pub args: Vec<Arg>,
+/// Reads the embedded output schemas (every node's document and model-facing variants, as
+/// `aelc build` computes them). A hand-edited text that does not read gives no schemas:
+/// `{{ output_schema }}` then inserts `null` and no structured output is asked for.
+pub fn read_schemas(text: &str) -> Schemas {
+    serde_json::from_str(text).unwrap_or_default()
 }
 
-/// What the glue needs of one node at run time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GlueNode {
-    pub name: String,
-    /// `(name, type)` of each parameter, in order.
-    pub params: Vec<(String, Ty)>,
-    pub output: Ty,
-    /// `model: binding("…")`; empty when the node names none.
-    pub binding: String,
-    pub max_answer: u64,
-    pub max_input_bytes: u64,
-    pub policies: Vec<Policy>,
-    pub budget: Budget,
-    pub input_checks: Vec<WiredCheck>,
-    pub output_checks: Vec<WiredCheck>,
-    /// The transform fn's index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transform: Option<u32>,
-    /// The node's body as a fn of its parameters (spec §6: the body computes the answer).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<FnDef>,
-}
-
-/// A check: its name, and its requirements unless it is an `extern check`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GlueCheck {
-    pub name: String,
-    /// `None` for an `extern check` (generated code answers it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ir: Option<Check>,
-}
-
-/// The run-time part of a compiled program (embedded in generated glue as JSON).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct GlueProgram {
-    pub types: TypeTable,
-    /// Every fn by id; `None` for `extern fn`s (the host answers them).
-    pub fns: Vec<Option<FnDef>>,
-    /// Every check by id.
-    pub checks: Vec<GlueCheck>,
-    pub nodes: Vec<GlueNode>,
-    /// Prices by binding name.
-    #[serde(default)]
-    pub prices: BTreeMap<String, Price>,
-}
-
-impl GlueProgram {
-    /// Reads the embedded program. Generated code embeds what `aelc` wrote, so this fails
-    /// only on a hand-edited file; the result is then an empty program, whose every lookup
-    /// is an error rather than a panic.
-    pub fn from_json(text: &str) -> GlueProgram {
-        serde_json::from_str(text).unwrap_or_default()
-    }
-
-    /// The node at `index`, or an empty node (no parameters, no output fields) when a
-    /// hand-edited program lacks it.
-    pub fn node(&self, index: usize) -> &GlueNode {
-        static EMPTY: OnceLock<GlueNode> = OnceLock::new();
-        self.nodes.get(index).unwrap_or_else(|| {
-            EMPTY.get_or_init(|| GlueNode {
-                name: String::new(),
-                params: Vec::new(),
-                output: Ty::Bool,
-                binding: String::new(),
-                max_answer: 0,
-                max_input_bytes: 0,
-                policies: Vec::new(),
-                budget: Budget::default(),
-                input_checks: Vec::new(),
-                output_checks: Vec::new(),
-                transform: None,
-                body: None,
-            })
-        })
-    }
-}
-
-impl FnTable for GlueProgram {
-    fn pure_fn(&self, id: FnId) -> Option<&FnDef> {
-        self.fns.get(id.0 as usize).and_then(Option::as_ref)
+/// Decodes node `node`'s input document (spec §4): one parameter's value, or an object with
+/// one field per parameter. The errors are the runtime decoder's.
+pub fn decode_input(
+    exec: &Executor<'_>,
+    node: usize,
+    bytes: &[u8],
+) -> Result<Vec<Value>, Vec<DecodeError>> {
+    match exec.program().nodes.get(node) {
+        Some(ir) => exec.decode_input(ir, bytes),
+        None => Err(vec![DecodeError::new(
+            Code::WrongType,
+            &crate::error::PathBuf::new("input"),
+            format!("the embedded program has no node #{node}"),
+        )]),
     }
 }
 
@@ -504,22 +441,38 @@ impl MediaSource for NoMedia {
     }
 }
 
-/// A model that is not reachable from here (checks and transforms never call the model).
+/// A model that is not reachable from here: every call is an error (for runs that must not
+/// call one, e.g. a body that only computes).
 pub struct NoModel;
 
 impl Model for NoModel {
     fn call(&mut self, _request: &ModelRequest) -> Result<ModelAnswer, ModelError> {
         Err(ModelError::Unavailable(
-            "checks and transforms cannot call the model".to_owned(),
+            "no model is reachable from this context".to_owned(),
         ))
     }
 }
 
-/// What an `extern fn` receives: the node's model, media downloads and the clock.
+/// Where receipt ids come from: UUIDv7 unless the caller gives a source.
+enum Ids<'r> {
+    Uuid(UuidIds),
+    Given(&'r mut dyn IdSource),
+}
+
+/// What a node run and an `extern fn` receive: the model (a run's model calls go to it), the
+/// clock, media downloads and receipt ids.
+///
+/// An extern called during a run gets the run's model and clock (checks, transforms and
+/// parsers get a model that refuses and a stopped clock: they run inside a model call), the
+/// caller's media source, and UUIDv7 ids for any node it runs itself.
 pub struct Context<'r> {
     pub model: &'r mut dyn Model,
     pub clock: &'r mut dyn Clock,
     pub media: &'r mut dyn MediaSource,
+    /// Check each call's part kinds against its binding's `accepts` before the call (on by
+    /// default; off for recorded answers, which answer whatever they are asked).
+    pub check_accepts: bool,
+    ids: Ids<'r>,
 }
 
 impl<'r> Context<'r> {
@@ -532,11 +485,19 @@ impl<'r> Context<'r> {
             model,
             clock,
             media,
+            check_accepts: true,
+            ids: Ids::Uuid(UuidIds),
         }
     }
 
-    /// Calls the model with a request of the caller's making (most code runs the node
-    /// instead, which calls the model with the node's pipeline around it).
+    /// Takes receipt ids from `ids` (tests make them predictable with [`CountingIds`]).
+    pub fn with_ids(mut self, ids: &'r mut dyn IdSource) -> Context<'r> {
+        self.ids = Ids::Given(ids);
+        self
+    }
+
+    /// Calls the model with a request of the caller's making (most code runs a node instead,
+    /// which renders the node's prompt and calls the model with the node's pipeline around it).
     pub fn call_model(&mut self, request: &ModelRequest) -> Result<ModelAnswer, ModelError> {
         self.model.call(request)
     }
@@ -573,331 +534,137 @@ impl<'r> Context<'r> {
     }
 }
 
-/// A clock shared by the pipeline and the context its checks get.
-struct SharedClock<'c, 'r, 'd>(&'c RefCell<&'r mut (dyn Clock + 'd)>);
-
-impl Clock for SharedClock<'_, '_, '_> {
-    fn now_ms(&mut self) -> u64 {
-        self.0.borrow_mut().now_ms()
-    }
-}
-
-/// Generated code's dispatch of a node's checks, transform and extern fns.
+/// Generated code's dispatch of the program's externs, by the program's fn and check ids, to
+/// the author's trait methods (the generated `match` over ids).
 pub trait NodeGlue {
-    /// Answers an `extern fn` call (the generated `match` over extern fn ids).
-    fn call_extern(
+    /// Whether the glue answers `extern fn` `func` (every extern fn with a trait method; an
+    /// extern fn that stands for a node's model call has none: the executor makes the call).
+    fn has_fn(&self, func: FnId) -> bool;
+    fn call_fn(
         &mut self,
         ctx: &mut Context<'_>,
         func: FnId,
-        args: Vec<Value>,
+        args: &[Value],
     ) -> Result<Value, EvalError>;
+    /// Whether the glue answers `extern check` `check`.
+    fn has_check(&self, check: u32) -> bool;
     /// Runs an `extern check` on its arguments: `None` when it passes, else its code and
     /// message.
-    fn run_extern_check(
+    fn call_check(
         &mut self,
         ctx: &mut Context<'_>,
         check: u32,
         args: &[&Value],
-    ) -> Result<Option<(String, Option<String>)>, EvalError>;
+    ) -> Result<CheckVerdict, EvalError>;
 }
 
-/// A [`Host`] over generated dispatch and a context.
-struct HostOf<'a, 'r> {
+/// The executor's [`ExternHost`] over generated dispatch: each call gets a [`Context`] of the
+/// run's model and clock and the caller's media source.
+struct GlueHost<'a, 'm> {
     glue: &'a mut dyn NodeGlue,
-    ctx: Context<'r>,
+    media: &'a mut (dyn MediaSource + 'm),
 }
 
-impl Host for HostOf<'_, '_> {
-    fn call_extern(&mut self, func: FnId, args: Vec<Value>) -> Result<Value, EvalError> {
-        self.glue.call_extern(&mut self.ctx, func, args)
+impl ExternHost for GlueHost<'_, '_> {
+    fn has_fn(&self, _program: &Program, func: FnId) -> bool {
+        self.glue.has_fn(func)
+    }
+
+    fn call_fn(
+        &mut self,
+        cx: CallContext<'_>,
+        _program: &Program,
+        func: FnId,
+        args: &[Value],
+    ) -> Result<Value, EvalError> {
+        let CallContext { model, clock } = cx;
+        let mut ctx = Context::new(model, clock, &mut *self.media);
+        self.glue.call_fn(&mut ctx, func, args)
+    }
+
+    fn has_check(&self, _program: &Program, check: u32) -> bool {
+        self.glue.has_check(check)
+    }
+
+    fn call_check(
+        &mut self,
+        cx: CallContext<'_>,
+        _program: &Program,
+        check: u32,
+        args: &[&Value],
+    ) -> Result<CheckVerdict, EvalError> {
+        let CallContext { model, clock } = cx;
+        let mut ctx = Context::new(model, clock, &mut *self.media);
+        self.glue.call_check(&mut ctx, check, args)
     }
 }
 
-fn resolve<'v>(
-    args: &[Arg],
-    output: Option<&'v Value>,
-    inputs: &'v [Value],
-) -> Result<Vec<&'v Value>, EvalError> {
-    args.iter()
-        .map(|a| {
-            match a {
-                Arg::Output => output,
-                Arg::Input(i) => inputs.get(*i),
-            }
-            .ok_or_else(|| {
-                EvalError::new(EvalErrorKind::UnboundLocal, "a check argument is missing")
-            })
-        })
-        .collect()
-}
-
-fn run_checks(
-    program: &GlueProgram,
-    checks: &[WiredCheck],
-    output: Option<&Value>,
-    inputs: &[Value],
-    host: &mut HostOf<'_, '_>,
-) -> Result<Option<CheckFailure>, EvalError> {
-    for wired in checks {
-        let values = resolve(&wired.args, output, inputs)?;
-        match program.checks.get(wired.check as usize).map(|c| (c, &c.ir)) {
-            Some((_, Some(check))) => {
-                let mut eval = Evaluator::new(program, host);
-                if let CheckOutcome::Failed { code, message } = eval.run_check(check, &values)? {
-                    return Ok(Some(CheckFailure {
-                        check: check.name.clone(),
-                        code,
-                        message,
-                    }));
-                }
-            }
-            Some((glue_check, None)) => {
-                if let Some((code, message)) =
-                    host.glue
-                        .run_extern_check(&mut host.ctx, wired.check, &values)?
-                {
-                    return Ok(Some(CheckFailure {
-                        check: glue_check.name.clone(),
-                        code,
-                        message,
-                    }));
-                }
-            }
-            None => {
-                return Err(EvalError::new(
-                    EvalErrorKind::UnknownFn,
-                    format!("check #{} does not exist", wired.check),
-                ))
-            }
-        }
-    }
-    Ok(None)
-}
-
-/// Steps 4 and 5 of one node: its output checks and transform, IR or Rust.
-struct Stage<'a, 'r> {
-    program: &'a GlueProgram,
-    node: &'a GlueNode,
-    inputs: &'a [Value],
-    host: HostOf<'a, 'r>,
-}
-
-impl OutputStage for Stage<'_, '_> {
-    fn check(&mut self, output: &Value) -> Result<Option<CheckFailure>, EvalError> {
-        run_checks(
-            self.program,
-            &self.node.output_checks,
-            Some(output),
-            self.inputs,
-            &mut self.host,
-        )
-    }
-
-    fn transform(&mut self, output: Value) -> Result<Value, EvalError> {
-        let Some(id) = self.node.transform else {
-            return Ok(output);
-        };
-        match self.program.pure_fn(FnId(id)) {
-            Some(f) => Evaluator::new(self.program, &mut self.host).run_fn(f, &[&output]),
-            None => self
-                .host
-                .glue
-                .call_extern(&mut self.host.ctx, FnId(id), vec![output]),
-        }
-    }
-
-    fn has_transform(&self) -> bool {
-        self.node.transform.is_some()
-    }
-}
-
-/// Decodes a node's input document (spec §4): the parameter's value, or an object with one
-/// field per parameter.
-pub fn decode_input(
-    program: &GlueProgram,
-    node: &GlueNode,
+/// Runs node `node` of the executor's program on an input document through the one executor
+/// (spec §12): the input gate and checks, the body or the model call (the prompt rendered by
+/// the runtime), delegated calls, the output stage and policies, a receipt. Externs go to
+/// `glue`; the model, clock, media and ids come from `ctx`.
+pub fn run<T: Glue>(
+    exec: &Executor<'_>,
+    node: usize,
     bytes: &[u8],
-) -> Result<Vec<Value>, Vec<DecodeError>> {
-    let max = usize::try_from(node.max_input_bytes).unwrap_or(usize::MAX);
-    let params: Vec<(&str, &Ty)> = node.params.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    Decoder::new(&program.types)
-        .with_max_input_bytes(max)
-        .decode_input(bytes, &params)
-}
-
-/// Runs a node's input checks on decoded inputs.
-pub fn check_input(
-    program: &GlueProgram,
-    node: &GlueNode,
-    inputs: &[Value],
     glue: &mut dyn NodeGlue,
     ctx: &mut Context<'_>,
-) -> Result<Option<CheckFailure>, EvalError> {
-    let mut host = HostOf {
+) -> Result<Run<T>, Unrunnable> {
+    let mut host = GlueHost {
         glue,
-        ctx: Context {
-            model: &mut *ctx.model,
-            clock: &mut *ctx.clock,
-            media: &mut *ctx.media,
-        },
+        media: &mut *ctx.media,
     };
-    run_checks(program, &node.input_checks, None, inputs, &mut host)
+    let ids: &mut dyn IdSource = match &mut ctx.ids {
+        Ids::Uuid(ids) => ids,
+        Ids::Given(ids) => &mut **ids,
+    };
+    let mut env = Env {
+        model: &mut *ctx.model,
+        clock: &mut *ctx.clock,
+        ids,
+        externs: &mut host,
+        check_accepts: ctx.check_accepts,
+    };
+    let id = NodeId(u32::try_from(node).unwrap_or(u32::MAX));
+    exec.run(id, bytes, &mut env).map(Run::new)
 }
 
-/// How a node run ended.
-#[derive(Clone, Debug, PartialEq)]
-pub enum NodeRun {
-    /// The input document did not decode (`rejected_input`, nothing ran).
-    Undecodable(Vec<DecodeError>),
-    /// An input check failed (`rejected_input`).
-    InputCheck(CheckFailure),
-    /// An input check could not be evaluated (`internal_error`).
-    Internal(EvalError),
-    /// The pipeline ran: see its outcome.
-    Ran(Outcome),
-}
-
-/// Runs the node's output pipeline (after its input checks passed) on `prompt`.
-pub fn run_pipeline(
-    program: &GlueProgram,
-    node: &GlueNode,
-    inputs: &[Value],
-    prompt: &str,
+/// [`run`] on decoded input values (the generated `run` on a typed input): they are written
+/// as the input document a caller would send, which the run's gate reads and its receipt
+/// hashes, as for a delegated call.
+pub fn run_values<T: Glue>(
+    exec: &Executor<'_>,
+    node: usize,
+    values: &[Value],
     glue: &mut dyn NodeGlue,
     ctx: &mut Context<'_>,
-) -> Outcome {
-    let mut pipeline = Pipeline::new(&program.types, &node.output, &node.binding, node.max_answer);
-    pipeline.policies = node.policies.clone();
-    pipeline.budget = node.budget.clone();
-    pipeline.prices = program.prices.clone();
-    let clock = RefCell::new(&mut *ctx.clock);
-    let mut stage_clock = SharedClock(&clock);
-    let mut no_model = NoModel;
-    let mut stage = Stage {
-        program,
-        node,
-        inputs,
-        host: HostOf {
-            glue,
-            ctx: Context {
-                model: &mut no_model,
-                clock: &mut stage_clock,
-                media: &mut *ctx.media,
-            },
-        },
+) -> Result<Run<T>, Unrunnable> {
+    let bytes = match exec.program().nodes.get(node) {
+        Some(ir) => exec.input_json(ir, values),
+        None => String::new(),
     };
-    let mut pipeline_clock = SharedClock(&clock);
-    pipeline.run(prompt, &mut *ctx.model, &mut stage, &mut pipeline_clock)
+    run(exec, node, bytes.as_bytes(), glue, ctx)
 }
 
-/// A node run on decoded inputs: input checks, then the pipeline.
-pub fn run_inputs(
-    program: &GlueProgram,
-    node: &GlueNode,
-    inputs: &[Value],
-    prompt: &str,
-    glue: &mut dyn NodeGlue,
-    ctx: &mut Context<'_>,
-) -> NodeRun {
-    match check_input(program, node, inputs, glue, ctx) {
-        Ok(None) => {}
-        Ok(Some(failure)) => return NodeRun::InputCheck(failure),
-        Err(e) => return NodeRun::Internal(e),
-    }
-    NodeRun::Ran(run_pipeline(program, node, inputs, prompt, glue, ctx))
+/// Whether generated glue answers `extern fn` `func` with a trait method: every `extern fn`
+/// but one that stands for a node's model call ([`crate::program::NodeIr::model_call`]), which
+/// the executor answers itself (the node's prompt rendered, the seven steps), as under
+/// `aelc run`. The generator and the generated `has_fn` both ask this.
+pub fn answers_fn(program: &Program, func: FnId) -> bool {
+    program
+        .fns
+        .get(func.0 as usize)
+        .is_some_and(|f| f.is_extern)
+        && !program
+            .nodes
+            .iter()
+            .any(|n| n.model_call.map(|m| m.0) == Some(func.0))
 }
 
-/// A whole node run on an input document: decode, input checks, pipeline.
-pub fn run_node(
-    program: &GlueProgram,
-    node: &GlueNode,
-    input: &[u8],
-    prompt: &str,
-    glue: &mut dyn NodeGlue,
-    ctx: &mut Context<'_>,
-) -> NodeRun {
-    let inputs = match decode_input(program, node, input) {
-        Ok(v) => v,
-        Err(errors) => return NodeRun::Undecodable(errors),
-    };
-    run_inputs(program, node, &inputs, prompt, glue, ctx)
-}
-
-/// How a node body ended (see [`run_body`]).
-#[derive(Clone, Debug, PartialEq)]
-pub enum BodyRun {
-    /// An input check failed (`rejected_input`).
-    InputCheck(CheckFailure),
-    /// An input check or the body could not be evaluated, or an `extern fn` it called failed
-    /// (`internal_error`).
-    Internal(EvalError),
-    /// The body's value breaks the bounds of the output type (checked as step 6 checks a
-    /// transformed value: every error with its path; `invalid_output`).
-    Invalid(Vec<DecodeError>),
-    /// The body's answer, within every bound.
-    Done(Value),
-}
-
-/// A body run with its answer converted to the generated type.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Body<T> {
-    pub run: BodyRun,
-    /// The answer, typed.
-    pub output: Option<T>,
-}
-
-impl<T: Glue> Body<T> {
-    pub fn new(run: BodyRun) -> Body<T> {
-        let output = match &run {
-            BodyRun::Done(v) => T::from_value(v.clone()).ok(),
-            _ => None,
-        };
-        Body { run, output }
-    }
-}
-
-/// Runs a node's body (spec §6: with a body, the body computes the answer) on decoded
-/// inputs: the input checks, then the body on the evaluator — pure fns there, `extern fn`s
-/// through `glue` with `ctx` (so an extern can call the node's model, as the seed's
-/// `return write_review(request);` does) — then the answer's bounds. The output checks,
-/// transform and failure policy belong to the model's answers, which the body obtains
-/// through its externs (with `run`), so they do not run again here.
-pub fn run_body(
-    program: &GlueProgram,
-    node: &GlueNode,
-    inputs: &[Value],
-    glue: &mut dyn NodeGlue,
-    ctx: &mut Context<'_>,
-) -> BodyRun {
-    match check_input(program, node, inputs, glue, ctx) {
-        Ok(None) => {}
-        Ok(Some(failure)) => return BodyRun::InputCheck(failure),
-        Err(e) => return BodyRun::Internal(e),
-    }
-    let Some(body) = &node.body else {
-        return BodyRun::Internal(EvalError::new(
-            EvalErrorKind::UnknownFn,
-            format!("node `{}` has no body the glue can run", node.name),
-        ));
-    };
-    let mut host = HostOf {
-        glue,
-        ctx: Context {
-            model: &mut *ctx.model,
-            clock: &mut *ctx.clock,
-            media: &mut *ctx.media,
-        },
-    };
-    let args: Vec<&Value> = inputs.iter().collect();
-    let value = match Evaluator::new(program, &mut host).run_fn(body, &args) {
-        Ok(v) => v,
-        Err(e) => return BodyRun::Internal(e),
-    };
-    let errors =
-        crate::validate::Validator::new(&program.types).validate(&value, &node.output, "output");
-    if errors.is_empty() {
-        BodyRun::Done(value)
-    } else {
-        BodyRun::Invalid(errors)
-    }
+/// Whether generated glue answers check `check` with a trait method: every `extern check`.
+pub fn answers_check(program: &Program, check: u32) -> bool {
+    program
+        .checks
+        .get(check as usize)
+        .is_some_and(|c| c.is_extern)
 }

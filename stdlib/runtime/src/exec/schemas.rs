@@ -3,8 +3,9 @@
 //! model-facing variants by provider (spec §9.3), which live providers send for structured
 //! output and the prompt inserts for a binding of that provider.
 //!
-//! The compiler computes them from the IR for `aelc run` and `aelc test`; a deployed host
-//! reads the files `aelc build` wrote ([`Schemas::load`]).
+//! The compiler computes them from the IR for `aelc run` and `aelc test` and embeds them in
+//! generated Rust glue (as JSON); a deployed host reads the files `aelc build` wrote
+//! ([`Schemas::load`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,8 +15,8 @@ use serde_json::Value as Json;
 use crate::program::{Program, Provider};
 use crate::provider::OutputSchema;
 
-/// One node's schemas.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// One node's schemas. Serde: generated Rust glue embeds them as JSON.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NodeSchemas {
     /// The output schema (`schemas/<node>.output.json`).
     pub document: Json,
@@ -36,7 +37,7 @@ impl NodeSchemas {
 }
 
 /// The schemas of every node, by node index.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Schemas(pub Vec<NodeSchemas>);
 
 impl Schemas {

@@ -113,7 +113,8 @@ impl Part {
 }
 
 /// The model-facing output schema (spec §9.3) for the provider's structured-output mode.
-#[derive(Clone, Debug, PartialEq)]
+/// Serde: generated Rust glue embeds the variants as JSON.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OutputSchema {
     /// Names the schema (OpenAI) or the answer tool (Anthropic); sanitized to
     /// `[A-Za-z0-9_-]{1,64}` when sent.
