@@ -71,6 +71,7 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
     ));
     call.temperature = node.config.temperature;
     call.schemas = schemas;
+    call.grammar = crate::codegen::grammar::node_grammars(&program, node).map(|g| g.gbnf);
     let used = used_bindings(&program, node);
     let router = ModelRouter::new(call, replay).with_bindings(&used);
     let mut router = match router {

@@ -238,6 +238,7 @@ pub fn review_program() -> Program {
                 api_key_env: None,
                 accepts: vec!["text".into()],
                 price: None,
+                constrain: None,
             },
             Binding {
                 name: "primary_model".into(),
@@ -251,6 +252,7 @@ pub fn review_program() -> Program {
                     output_per_mtok: "0.60".into(),
                     currency: "EUR".into(),
                 }),
+                constrain: None,
             },
         ],
         limits: Limits {

@@ -34,6 +34,8 @@ pub struct NodeCall {
     /// The model-facing output schema for each provider (`openai`, `anthropic`), from codegen
     /// (spec §9.3); a provider with none gets no structured-output mode.
     pub schemas: BTreeMap<String, OutputSchema>,
+    /// The answer's GBNF grammar, from codegen, for bindings with `constrain = "grammar"`.
+    pub grammar: Option<String>,
 }
 
 impl NodeCall {
@@ -43,6 +45,7 @@ impl NodeCall {
             temperature: None,
             parts: None,
             schemas: BTreeMap::new(),
+            grammar: None,
         }
     }
 }
@@ -102,6 +105,7 @@ impl ProviderModel {
             max_answer_bytes: request.max_answer,
             timeout: self.node.timeout,
             output_schema: self.node.schemas.get(provider.name()).cloned(),
+            grammar: self.node.grammar.clone(),
             repair,
         }
     }
