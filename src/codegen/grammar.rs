@@ -101,6 +101,7 @@ fn answer_grammar(types: &TypeTable, ty: &Ty, cap: Option<u32>) -> Grammar {
         def_rules: BTreeMap::new(),
         pending: Vec::new(),
         anonymous: 0,
+        int_rules: BTreeMap::new(),
     };
     b.grammar
         .rules
@@ -158,6 +159,9 @@ struct Builder<'t> {
     pending: Vec<(DefId, String)>,
     /// Counter of rules that name a shared piece (`item3`, `entry4`, …).
     anonymous: u32,
+    /// The rule of each integer range met so far (a `u64` spelled out is 1 KB; a type with
+    /// many counts would repeat it).
+    int_rules: BTreeMap<(i128, i128), String>,
 }
 
 impl Builder<'_> {
@@ -258,7 +262,20 @@ impl Builder<'_> {
 
     fn int(&mut self, it: &IntTy) -> G {
         let hi = if it.max_exclusive { it.max - 1 } else { it.max };
-        range::int_range(it.min, hi).map_or_else(never, G::token)
+        self.int_range(it.min, hi)
+    }
+
+    /// The integers `lo..=hi`, as one rule per distinct range.
+    fn int_range(&mut self, lo: i128, hi: i128) -> G {
+        if let Some(name) = self.int_rules.get(&(lo, hi)) {
+            return G::Rule(name.clone());
+        }
+        let token = range::int_range(lo, hi).map_or_else(never, G::token);
+        let rule = self.share(token, "int");
+        if let G::Rule(name) = &rule {
+            self.int_rules.insert((lo, hi), name.clone());
+        }
+        rule
     }
 
     fn float(&mut self, ft: &FloatTy) -> G {
@@ -472,9 +489,8 @@ impl Builder<'_> {
             let max = b.capped(limits::MAX_STR_LEN, "text lengths");
             string_token(G::rep(G::JsonChar, 0, max))
         };
-        let count = |max: Option<u64>| {
-            G::token(range::int_range(0, i128::from(max.unwrap_or(u64::MAX))).unwrap_or_else(never))
-        };
+        let count =
+            |b: &mut Builder, max: Option<u64>| b.int_range(0, i128::from(max.unwrap_or(u64::MAX)));
         let mut members = Vec::with_capacity(MEDIA_FIELDS.len());
         for f in MEDIA_FIELDS {
             let value = match f.name {
@@ -503,18 +519,18 @@ impl Builder<'_> {
                     ])),
                     None => any_text(self),
                 },
-                "size" => count(Some(mt.max_bytes)),
+                "size" => count(self, Some(mt.max_bytes)),
                 "sha256" => G::token(G::seq(vec![
                     G::lit("\""),
                     G::rep(G::class(&[('0', '9'), ('a', 'f')]), 64, Some(64)),
                     G::lit("\""),
                 ])),
-                "width" => count(mt.max_pixels.map(|p| u64::from(p.0))),
-                "height" => count(mt.max_pixels.map(|p| u64::from(p.1))),
-                "duration_ms" => count(mt.max_duration_ms),
+                "width" => count(self, mt.max_pixels.map(|p| u64::from(p.0))),
+                "height" => count(self, mt.max_pixels.map(|p| u64::from(p.1))),
+                "duration_ms" => count(self, mt.max_duration_ms),
                 "sample_rate" => match mt.sample_rate {
                     Some(rate) => G::lit(&rate.to_string()),
-                    None => count(None),
+                    None => count(self, None),
                 },
                 "expires_at" => {
                     self.grammar.not_expressed.insert(
@@ -523,7 +539,7 @@ impl Builder<'_> {
                     any_text(self)
                 }
                 _ => match f.kind {
-                    MediaFieldKind::Count => count(None),
+                    MediaFieldKind::Count => count(self, None),
                     MediaFieldKind::Text => any_text(self),
                 },
             };

@@ -243,5 +243,7 @@ bad!(
 );
 bad!(
     grammar_needs_an_openai_server,
-    with_package("[bindings.m]\nprovider = \"anthropic\"\nmodel = \"m\"\nconstrain = \"grammar\"\n")
+    with_package(
+        "[bindings.m]\nprovider = \"anthropic\"\nmodel = \"m\"\nconstrain = \"grammar\"\n"
+    )
 );
