@@ -4,6 +4,8 @@
 //! - [`json_schema`]: draft 2020-12 input and output schemas of each node;
 //! - [`model_schema`]: the model-facing output schema per provider (`openai`, `gemini`,
 //!   `anthropic`);
+//! - [`grammar`]: `grammar/<node>.gbnf` and `.lark`, the answer's grammar for constrained
+//!   decoding;
 //! - [`mcp`]: `mcp/tools.json`, one MCP tool per agent;
 //! - [`manifest`], `agents/<agent>/holon.yaml`;
 //! - [`rust`]: the Rust glue (`rust/<package>.rs`, spec §9.4);
@@ -12,6 +14,7 @@
 //!   `--check`.
 
 pub mod emit;
+pub mod grammar;
 pub mod json_schema;
 pub mod manifest;
 pub mod mcp;

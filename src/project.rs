@@ -45,6 +45,8 @@ pub struct BindingConfig {
     /// The part kinds the endpoint takes; `["text"]` when not written.
     pub accepts: Vec<PartKind>,
     pub price: Option<PriceConfig>,
+    /// `constrain`, when written: `grammar`, `schema` or `none`.
+    pub constrain: Option<String>,
 }
 
 /// The protocol a binding speaks: the runtime's own type, which `ir.json` carries.
@@ -120,6 +122,7 @@ impl ProjectConfig {
                     output_per_mtok: p.output_per_mtok.clone(),
                     currency: p.currency.clone(),
                 }),
+                constrain: b.constrain.clone(),
             })
             .collect()
     }

@@ -1296,3 +1296,771 @@ fn recursive_types_are_bounded_by_the_depth_limit() {
     });
     assert_eq!(max_json_len(&Ty::Ref { def: DefId(2) }, &table), 4);
 }
+
+// ---------------------------------------------------------------- grammars (issue 26)
+//
+// The emitted grammars against the decoder, on the same random types and values:
+// - grammar-accepts ⇒ decoder-accepts, on the type loosened by what the header lists as not
+//   expressed (patterns, float ranges, Set uniqueness), and on the type itself when the header
+//   lists nothing beyond the platform bounds and map-key distinctness (a `serde_json` map never
+//   repeats a key);
+// - decoder-accepts ⇒ grammar-accepts for the spellings the grammar claims (compact
+//   `serde_json` text: fields in declared order, canonical numbers), with and without a fence.
+// GBNF is checked by the recognizer below; Lark by llguidance itself (Python, in one process).
+
+/// A recognizer of the GBNF aelc writes: rules of literals, classes, groups, alternatives and
+/// `? * + {m} {m,} {m,n}` repetitions, matched by backtracking over every end position, with
+/// each rule's ends memoized per start.
+mod gbnf {
+    use std::collections::{BTreeSet, HashMap};
+
+    #[derive(Debug, Clone)]
+    pub enum E {
+        Lit(Vec<char>),
+        Class(bool, Vec<(char, char)>),
+        Rule(String),
+        Seq(Vec<E>),
+        Alt(Vec<E>),
+        Rep(Box<E>, u32, Option<u32>),
+    }
+
+    pub struct Grammar {
+        rules: HashMap<String, E>,
+    }
+
+    struct P<'a> {
+        s: &'a [char],
+        i: usize,
+    }
+
+    impl P<'_> {
+        fn peek(&self) -> Option<char> {
+            self.s.get(self.i).copied()
+        }
+        fn skip_ws(&mut self) {
+            while matches!(self.peek(), Some(' ' | '\t')) {
+                self.i += 1;
+            }
+        }
+        fn hex(&mut self, n: usize) -> char {
+            let text: String = self.s[self.i..self.i + n].iter().collect();
+            self.i += n;
+            char::from_u32(u32::from_str_radix(&text, 16).unwrap()).unwrap()
+        }
+        fn escaped(&mut self) -> char {
+            let c = self.s[self.i];
+            self.i += 1;
+            if c != '\\' {
+                return c;
+            }
+            let e = self.s[self.i];
+            self.i += 1;
+            match e {
+                'x' => self.hex(2),
+                'u' => self.hex(4),
+                'U' => self.hex(8),
+                'n' => '\n',
+                'r' => '\r',
+                't' => '\t',
+                other => other,
+            }
+        }
+        fn number(&mut self) -> u32 {
+            let start = self.i;
+            while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                self.i += 1;
+            }
+            self.s[start..self.i]
+                .iter()
+                .collect::<String>()
+                .parse()
+                .unwrap()
+        }
+        fn alt(&mut self) -> E {
+            let mut alts = vec![self.seq()];
+            while self.peek() == Some('|') {
+                self.i += 1;
+                alts.push(self.seq());
+            }
+            if alts.len() == 1 {
+                alts.pop().unwrap()
+            } else {
+                E::Alt(alts)
+            }
+        }
+        fn seq(&mut self) -> E {
+            let mut parts = Vec::new();
+            loop {
+                self.skip_ws();
+                let atom = match self.peek() {
+                    None | Some('|' | ')') => break,
+                    Some('"') => {
+                        self.i += 1;
+                        let mut lit = Vec::new();
+                        while self.peek() != Some('"') {
+                            lit.push(self.escaped());
+                        }
+                        self.i += 1;
+                        E::Lit(lit)
+                    }
+                    Some('[') => {
+                        self.i += 1;
+                        let negated = self.peek() == Some('^');
+                        if negated {
+                            self.i += 1;
+                        }
+                        let mut ranges = Vec::new();
+                        while self.peek() != Some(']') {
+                            let a = self.escaped();
+                            let b = if self.peek() == Some('-') && self.s[self.i + 1] != ']' {
+                                self.i += 1;
+                                self.escaped()
+                            } else {
+                                a
+                            };
+                            ranges.push((a, b));
+                        }
+                        self.i += 1;
+                        E::Class(negated, ranges)
+                    }
+                    Some('(') => {
+                        self.i += 1;
+                        let inner = self.alt();
+                        assert_eq!(self.peek(), Some(')'));
+                        self.i += 1;
+                        inner
+                    }
+                    Some(_) => {
+                        let start = self.i;
+                        while self
+                            .peek()
+                            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+                        {
+                            self.i += 1;
+                        }
+                        assert!(self.i > start, "unexpected {:?}", self.peek());
+                        E::Rule(self.s[start..self.i].iter().collect())
+                    }
+                };
+                let atom = match self.peek() {
+                    Some('?') => {
+                        self.i += 1;
+                        E::Rep(Box::new(atom), 0, Some(1))
+                    }
+                    Some('*') => {
+                        self.i += 1;
+                        E::Rep(Box::new(atom), 0, None)
+                    }
+                    Some('+') => {
+                        self.i += 1;
+                        E::Rep(Box::new(atom), 1, None)
+                    }
+                    Some('{') => {
+                        self.i += 1;
+                        let m = self.number();
+                        let n = if self.peek() == Some(',') {
+                            self.i += 1;
+                            (self.peek() != Some('}')).then(|| self.number())
+                        } else {
+                            Some(m)
+                        };
+                        self.i += 1;
+                        E::Rep(Box::new(atom), m, n)
+                    }
+                    _ => atom,
+                };
+                parts.push(atom);
+            }
+            E::Seq(parts)
+        }
+    }
+
+    impl Grammar {
+        pub fn parse(text: &str) -> Grammar {
+            let mut rules = HashMap::new();
+            for line in text.lines() {
+                if line.starts_with('#') || line.trim().is_empty() {
+                    continue;
+                }
+                let (name, body) = line.split_once(" ::= ").expect("a rule");
+                let chars: Vec<char> = body.chars().collect();
+                let mut p = P { s: &chars, i: 0 };
+                let e = p.alt();
+                assert_eq!(p.i, chars.len(), "rule {name} not read to its end");
+                rules.insert(name.to_owned(), e);
+            }
+            let g = Grammar { rules };
+            for e in g.rules.values() {
+                g.check_refs(e);
+            }
+            g
+        }
+
+        fn check_refs(&self, e: &E) {
+            match e {
+                E::Rule(r) => assert!(self.rules.contains_key(r), "undefined rule {r}"),
+                E::Seq(v) | E::Alt(v) => v.iter().for_each(|e| self.check_refs(e)),
+                E::Rep(e, ..) => self.check_refs(e),
+                _ => {}
+            }
+        }
+
+        pub fn accepts(&self, text: &str) -> bool {
+            let chars: Vec<char> = text.chars().collect();
+            let mut memo = HashMap::new();
+            let root = E::Rule("root".into());
+            ends(self, &root, &chars, 0, &mut memo).contains(&chars.len())
+        }
+    }
+
+    fn ends(
+        g: &Grammar,
+        e: &E,
+        s: &[char],
+        at: usize,
+        memo: &mut HashMap<(String, usize), BTreeSet<usize>>,
+    ) -> BTreeSet<usize> {
+        match e {
+            E::Lit(l) => {
+                if s.get(at..at + l.len()) == Some(l.as_slice()) {
+                    BTreeSet::from([at + l.len()])
+                } else {
+                    BTreeSet::new()
+                }
+            }
+            E::Class(neg, ranges) => match s.get(at) {
+                Some(c) if ranges.iter().any(|(a, b)| a <= c && c <= b) != *neg => {
+                    BTreeSet::from([at + 1])
+                }
+                _ => BTreeSet::new(),
+            },
+            E::Rule(name) => {
+                let key = (name.clone(), at);
+                if let Some(r) = memo.get(&key) {
+                    return r.clone();
+                }
+                memo.insert(key.clone(), BTreeSet::new());
+                let r = ends(g, &g.rules[name], s, at, memo);
+                memo.insert(key, r.clone());
+                r
+            }
+            E::Seq(parts) => {
+                let mut now = BTreeSet::from([at]);
+                for p in parts {
+                    now = now.iter().flat_map(|i| ends(g, p, s, *i, memo)).collect();
+                    if now.is_empty() {
+                        break;
+                    }
+                }
+                now
+            }
+            E::Alt(alts) => alts.iter().flat_map(|a| ends(g, a, s, at, memo)).collect(),
+            E::Rep(inner, min, max) => {
+                let mut out = BTreeSet::new();
+                let mut now = BTreeSet::from([at]);
+                let mut seen = BTreeSet::new();
+                let mut count = 0u32;
+                loop {
+                    if count >= *min {
+                        out.extend(now.iter().copied());
+                    }
+                    if max.is_some_and(|m| count >= m) || now.is_empty() {
+                        break;
+                    }
+                    // Past the minimum, a position already reached needs no second visit.
+                    let next: BTreeSet<usize> = now
+                        .iter()
+                        .flat_map(|i| ends(g, inner, s, *i, memo))
+                        .collect();
+                    now = if count >= *min {
+                        next.into_iter().filter(|i| seen.insert(*i)).collect()
+                    } else {
+                        next
+                    };
+                    count += 1;
+                }
+                out
+            }
+        }
+    }
+}
+
+/// `ty` without the bounds a grammar header may list as not expressed.
+fn loosened(ty: &Ty) -> Ty {
+    match ty {
+        Ty::Str(st) => Ty::Str(StrTy {
+            pattern: None,
+            format: None,
+            ..st.clone()
+        }),
+        Ty::Float(ft) => Ty::Float(FloatTy {
+            min: None,
+            max: None,
+            ..*ft
+        }),
+        Ty::List(lt) => Ty::List(ListTy {
+            item: Box::new(loosened(&lt.item)),
+            unique: false,
+            ..lt.clone()
+        }),
+        Ty::Map(mt) => Ty::Map(MapTy {
+            key: Box::new(loosened(&mt.key)),
+            value: Box::new(loosened(&mt.value)),
+            ..mt.clone()
+        }),
+        Ty::Option { some } => Ty::Option {
+            some: Box::new(loosened(some)),
+        },
+        other => other.clone(),
+    }
+}
+
+fn loosened_table(table: &TypeTable) -> TypeTable {
+    let field = |f: &FieldTy| FieldTy {
+        ty: loosened(&f.ty),
+        ..f.clone()
+    };
+    TypeTable {
+        defs: table
+            .defs
+            .iter()
+            .map(|d| TypeDef {
+                kind: match &d.kind {
+                    DefKind::Struct { fields } => DefKind::Struct {
+                        fields: fields.iter().map(field).collect(),
+                    },
+                    DefKind::Enum { tag, variants } => DefKind::Enum {
+                        tag: tag.clone(),
+                        variants: variants
+                            .iter()
+                            .map(|v| VariantTy {
+                                fields: v.fields.as_ref().map(|fs| fs.iter().map(field).collect()),
+                                ..v.clone()
+                            })
+                            .collect(),
+                    },
+                    DefKind::Alias { ty } => DefKind::Alias { ty: loosened(ty) },
+                },
+                ..d.clone()
+            })
+            .collect(),
+    }
+}
+
+/// Whether the grammar's header lists nothing the generated texts could break (the platform
+/// bounds are far away at depth 3, and a `serde_json` map never repeats a key).
+fn grammar_claims_everything(text: &str, comment: &str) -> bool {
+    let header: Vec<&str> = text
+        .lines()
+        .take_while(|l| l.starts_with(comment))
+        .collect();
+    let start = header
+        .iter()
+        .position(|l| l.contains("Not expressed"))
+        .map_or(header.len(), |p| p + 1);
+    header[start..]
+        .iter()
+        .take_while(|l| l.starts_with(&format!("{comment} - ")))
+        .all(|l| l.contains("platform bounds") || l.contains("map keys are distinct"))
+}
+
+fn decodes(ty: &Ty, table: &TypeTable, text: &str) -> bool {
+    aelc_runtime::decode::decode(text.as_bytes(), ty, table, "value", 1 << 24).is_ok()
+}
+
+/// The texts checked against a type's grammar: compact and spaced encodings of random values
+/// near the bounds, fenced and not.
+fn grammar_texts(ty: &Ty, table: &TypeTable, seed: u64, n: usize) -> Vec<(String, bool)> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let value = gen_value(ty, table, &mut rng, 0);
+        if has_huge_float(&value) {
+            continue;
+        }
+        // `3.0` for an integer decodes but is not the canonical spelling the grammar claims.
+        let canonical = !has_integral_float(&value);
+        let compact = serde_json::to_string(&value).unwrap();
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        out.push((compact.clone(), canonical));
+        out.push((format!("```json\n{compact}\n```\n"), canonical));
+        out.push((format!(" {pretty}"), canonical && !deep_indent(&pretty)));
+        // Near-valid texts: a truncation and a trailing comma inside.
+        let half = compact.chars().count() / 2;
+        out.push((compact.chars().take(half).collect(), false));
+        if let Some(i) = compact.rfind(['}', ']']) {
+            out.push((format!("{},{}", &compact[..i], &compact[i..]), false));
+        }
+    }
+    out
+}
+
+/// Whether pretty-printing indented a line past the grammar's whitespace bound.
+fn deep_indent(pretty: &str) -> bool {
+    pretty.lines().any(|l| {
+        l.len() - l.trim_start().len() + 1 > aelc::codegen::grammar::MAX_WHITESPACE as usize
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn gbnf_accepts_only_what_the_decoder_accepts(shape in shape(), seed in any::<u64>()) {
+        let mut table = TypeTable::default();
+        let ty = lower(&shape, &mut table);
+        let text = aelc::codegen::grammar::gbnf_for(&table, &ty);
+        let grammar = gbnf::Grammar::parse(&text);
+        let exact = grammar_claims_everything(&text, "#");
+        let loose_table = loosened_table(&table);
+        let loose_ty = loosened(&ty);
+        for (answer, canonical) in grammar_texts(&ty, &table, seed, 8) {
+            let by_grammar = grammar.accepts(&answer);
+            let json = aelc_runtime::pipeline::strip_fence(&answer).unwrap_or("");
+            let by_decoder = decodes(&ty, &table, json);
+            if by_grammar {
+                prop_assert!(decodes(&loose_ty, &loose_table, json), "grammar accepts {answer:?}, the decoder does not\n{text}");
+                prop_assert!(!exact || by_decoder, "grammar accepts {answer:?}, the decoder does not\n{text}");
+            }
+            if by_decoder && canonical {
+                prop_assert!(by_grammar, "the decoder accepts {answer:?}, the grammar does not\n{text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn gbnf_is_exact_on_string_lengths_escapes_and_integer_edges() {
+    let table = TypeTable::default();
+    let s3 = aelc::codegen::grammar::gbnf_for(&table, &s(2, 3));
+    let g = gbnf::Grammar::parse(&s3);
+    for (text, ok) in [
+        (r#""abc""#, true),
+        (r#""ab""#, true),
+        (r#""a""#, false),
+        (r#""abcd""#, false),
+        (r#""\u00e9\u00e9\u00e9""#, true),
+        ("\"\u{e9}\u{e9}\u{e9}\"", true),
+        (r#""\ud83d\ude00a""#, true),
+        (r#""\ud83d\ude00ab\n""#, false),
+        (r#""\ud83dab""#, false),
+        (r#""a\"\\""#, true),
+        (r#""a\q""#, false),
+    ] {
+        assert_eq!(g.accepts(text), ok, "{text}");
+        assert_eq!(decodes(&s(2, 3), &table, text), ok, "{text}");
+    }
+    let u64_ty = Ty::Int(IntTy::base(IntKind::U64));
+    let g = gbnf::Grammar::parse(&aelc::codegen::grammar::gbnf_for(&table, &u64_ty));
+    assert!(g.accepts("18446744073709551615"));
+    assert!(!g.accepts("18446744073709551616"));
+    assert!(g.accepts("```json\n0\n```"));
+    assert!(!g.accepts("-1"));
+    assert!(!g.accepts(&format!("{}1", " ".repeat(30))));
+}
+
+/// Grammar sizes grow linearly: a project of 1,000 declarations, each struct using the one
+/// before it, gives a grammar at most a constant times the size of one declaration's.
+#[test]
+fn grammar_size_is_linear_in_the_type() {
+    fn chain(n: usize) -> (TypeTable, Ty) {
+        let mut table = TypeTable::default();
+        let mut prev = s(0, 10);
+        for i in 0..n {
+            let fields = vec![
+                FieldTy {
+                    name: "a".into(),
+                    docs: None,
+                    ty: Ty::Option {
+                        some: Box::new(prev.clone()),
+                    },
+                    default: None,
+                },
+                FieldTy {
+                    name: "b".into(),
+                    docs: None,
+                    ty: Ty::List(ListTy {
+                        item: Box::new(prev.clone()),
+                        min: 0,
+                        max: 5,
+                        unique: false,
+                    }),
+                    default: None,
+                },
+                FieldTy {
+                    name: "c".into(),
+                    docs: None,
+                    ty: Ty::Int(IntTy::base(IntKind::I64)),
+                    default: Some(json!(0)),
+                },
+                FieldTy {
+                    name: "d".into(),
+                    docs: None,
+                    ty: Ty::Map(MapTy {
+                        key: Box::new(s(1, 8)),
+                        value: Box::new(prev.clone()),
+                        min: 0,
+                        max: 3,
+                    }),
+                    default: None,
+                },
+            ];
+            table.defs.push(TypeDef {
+                name: format!("T{i}"),
+                module: "m".into(),
+                docs: None,
+                kind: DefKind::Struct { fields },
+            });
+            prev = Ty::Ref {
+                def: DefId(i as u32),
+            };
+        }
+        (table, prev)
+    }
+    let size = |n: usize| {
+        let (table, ty) = chain(n);
+        let gbnf = aelc::codegen::grammar::gbnf_for(&table, &ty).len();
+        let lark = aelc::codegen::grammar::lark_for(&table, &ty).len();
+        (gbnf, lark)
+    };
+    let (g10, l10) = size(10);
+    let (g1000, l1000) = size(1000);
+    assert!(
+        g1000 < g10 * 100 * 2,
+        "GBNF: {g10} bytes for 10 declarations, {g1000} for 1,000"
+    );
+    assert!(
+        l1000 < l10 * 100 * 2,
+        "Lark: {l10} bytes for 10 declarations, {l1000} for 1,000"
+    );
+}
+
+/// Reads `{"grammars": [lark…], "cases": [[grammar, text]…]}` on stdin and writes
+/// `{"errors": [error or null per grammar], "verdicts": [accepted per case]}`: llguidance
+/// compiles each grammar and runs each text through it byte by byte.
+const LLGUIDANCE_DRIVER: &str = r#"
+import json, sys
+import llguidance as llg
+
+class Bytes:
+    # One token per byte, and an end-of-sequence token.
+    def __init__(self):
+        self.tokens = [bytes([i]) for i in range(256)] + [b"<eos>"]
+        self.eos_token_id = 256
+        self.bos_token_id = None
+        self.special_token_ids = [256]
+    def __call__(self, s):
+        return list(s if isinstance(s, bytes) else s.encode())
+
+tok = llg.LLTokenizer(llg.TokenizerWrapper(Bytes()))
+job = json.load(sys.stdin)
+compiled, errors = [], []
+for lark in job["grammars"]:
+    try:
+        g = llg.grammar_from("lark", lark)
+        err, _ = llg.LLMatcher.validate_grammar_with_warnings(g)
+        errors.append(None if not err else "invalid")
+        compiled.append(None if err else g)
+    except Exception as e:
+        errors.append(str(e))
+        compiled.append(None)
+verdicts = []
+for index, text in job["cases"]:
+    g = compiled[index]
+    if g is None:
+        verdicts.append(False)
+        continue
+    m = llg.LLMatcher(tok, g, log_level=0)
+    ok = m.consume_tokens(list(text.encode())) and m.is_accepting() and not m.is_error()
+    verdicts.append(bool(ok))
+json.dump({"errors": errors, "verdicts": verdicts}, sys.stdout)
+"#;
+
+/// The Python with llguidance installed (`AELC_LLGUIDANCE_PYTHON`, set by `.ci/run`); without
+/// it the test is skipped locally and fails under CI.
+fn llguidance_python() -> Option<String> {
+    match std::env::var("AELC_LLGUIDANCE_PYTHON") {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but AELC_LLGUIDANCE_PYTHON is not: .ci/run installs llguidance"
+            );
+            eprintln!("skipped: set AELC_LLGUIDANCE_PYTHON to a Python with llguidance 1.9.1");
+            None
+        }
+    }
+}
+
+fn llguidance_run(
+    python: &str,
+    grammars: &[String],
+    cases: &[(usize, String)],
+) -> (Vec<Option<String>>, Vec<bool>) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(python)
+        .args(["-c", LLGUIDANCE_DRIVER])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the llguidance Python");
+    let job = json!({"grammars": grammars, "cases": cases});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(job.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "llguidance driver: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = result["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().map(str::to_owned))
+        .collect();
+    let verdicts = result["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_bool().unwrap())
+        .collect();
+    (errors, verdicts)
+}
+
+/// Every Lark grammar of the bundled examples and of 150 random types loads in llguidance, and
+/// on the random types' texts llguidance, the GBNF recognizer and the decoder agree as
+/// `gbnf_accepts_only_what_the_decoder_accepts` requires.
+#[test]
+fn lark_grammars_load_in_llguidance_and_agree_with_the_decoder() {
+    use proptest::strategy::ValueTree;
+    let Some(python) = llguidance_python() else {
+        return;
+    };
+    let mut grammars = Vec::new();
+    let mut names = Vec::new();
+    // The bundled examples, built by the binary.
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut roots: Vec<_> = std::fs::read_dir(&examples)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("ael.toml").is_file())
+        .collect();
+    roots.sort();
+    for root in &roots {
+        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "grammar-{}",
+            root.file_name().unwrap().to_string_lossy()
+        ));
+        let _ = std::fs::remove_dir_all(&out);
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_aelc"))
+            .args(["build", "--color", "never", "--out"])
+            .arg(&out)
+            .arg(root)
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "aelc build {}", root.display());
+        let mut found: Vec<_> = std::fs::read_dir(out.join("grammar"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "lark"))
+            .collect();
+        found.sort();
+        for path in found {
+            names.push(path.display().to_string());
+            grammars.push(std::fs::read_to_string(&path).unwrap());
+        }
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    assert!(
+        grammars.len() >= 4,
+        "only {} example grammars",
+        grammars.len()
+    );
+    // Random types, with their texts and the verdicts to compare.
+    struct Case {
+        grammar: usize,
+        text: String,
+        canonical: bool,
+        by_decoder: bool,
+        by_loose_decoder: bool,
+        by_gbnf: bool,
+        exact: bool,
+    }
+    let mut cases = Vec::new();
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for seed in 0..150u64 {
+        let shape = shape().new_tree(&mut runner).unwrap().current();
+        let mut table = TypeTable::default();
+        let ty = lower(&shape, &mut table);
+        let lark = aelc::codegen::grammar::lark_for(&table, &ty);
+        let gbnf_text = aelc::codegen::grammar::gbnf_for(&table, &ty);
+        let gbnf = gbnf::Grammar::parse(&gbnf_text);
+        let exact = grammar_claims_everything(&lark, "//");
+        let (loose_ty, loose_table) = (loosened(&ty), loosened_table(&table));
+        names.push(format!("random type {seed}: {shape:?}"));
+        grammars.push(lark);
+        for (text, canonical) in grammar_texts(&ty, &table, seed, 4) {
+            let json = aelc_runtime::pipeline::strip_fence(&text).unwrap_or("");
+            cases.push(Case {
+                grammar: grammars.len() - 1,
+                by_decoder: decodes(&ty, &table, json),
+                by_loose_decoder: decodes(&loose_ty, &loose_table, json),
+                by_gbnf: gbnf.accepts(&text),
+                text,
+                canonical,
+                exact,
+            });
+        }
+    }
+    let pairs: Vec<(usize, String)> = cases.iter().map(|c| (c.grammar, c.text.clone())).collect();
+    let (errors, verdicts) = llguidance_run(&python, &grammars, &pairs);
+    for (name, error) in names.iter().zip(&errors) {
+        assert!(
+            error.is_none(),
+            "llguidance rejects the grammar of {name}: {error:?}"
+        );
+    }
+    let mut accepted = 0;
+    for (c, by_lark) in cases.iter().zip(verdicts) {
+        let grammar = &grammars[c.grammar];
+        accepted += usize::from(by_lark);
+        assert_eq!(
+            by_lark, c.by_gbnf,
+            "Lark and GBNF disagree on {:?}\n{grammar}",
+            c.text
+        );
+        if by_lark {
+            assert!(
+                c.by_loose_decoder,
+                "llguidance accepts {:?}, the decoder does not\n{grammar}",
+                c.text
+            );
+            assert!(
+                !c.exact || c.by_decoder,
+                "llguidance accepts {:?}, the decoder does not\n{grammar}",
+                c.text
+            );
+        }
+        if c.by_decoder && c.canonical {
+            assert!(
+                by_lark,
+                "the decoder accepts {:?}, llguidance does not\n{grammar}",
+                c.text
+            );
+        }
+    }
+    assert!(
+        accepted > cases.len() / 10,
+        "llguidance accepted only {accepted} of {} texts",
+        cases.len()
+    );
+}

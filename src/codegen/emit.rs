@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `schemas/<node>.input.json`, `schemas/<node>.output.json` | draft 2020-12 ([`super::json_schema`]) |
 //! | `model/<node>.<provider>.json` | the model-facing output schema ([`super::model_schema`]); not for raw-mode nodes, whose answer is text |
+//! | `grammar/<node>.gbnf`, `grammar/<node>.lark` | the answer's grammar for constrained decoding ([`super::grammar`]); not for raw-mode nodes |
 //! | `mcp/tools.json` | one MCP tool per agent ([`super::mcp`]) |
 //! | `agents/<agent>/holon.yaml` | the manifest ([`super::manifest`]) |
 //! | `ir.json`, `ir.schema.json` | the program, and the JSON Schema of that format (schemars) |
@@ -155,6 +156,16 @@ pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Exam
                     json_bytes(&model_schema(provider, &node.name, &s.output)),
                 );
             }
+        }
+        if let Some(g) = super::grammar::node_grammars(program, node) {
+            files.insert(
+                PathBuf::from(format!("grammar/{stem}.gbnf")),
+                g.gbnf.into_bytes(),
+            );
+            files.insert(
+                PathBuf::from(format!("grammar/{stem}.lark")),
+                g.lark.into_bytes(),
+            );
         }
         if node.kind == NodeKind::Agent {
             let value = manifest::manifest(program, node, &s.input, &s.output, examples);

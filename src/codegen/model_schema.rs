@@ -555,7 +555,14 @@ pub fn exec_schemas(program: &Program) -> Schemas {
             .map(|node| {
                 let document = SchemaBuilder::new(&program.types, &keys).output_document(node);
                 let variants = variants(&node.name, &document);
-                NodeSchemas { document, variants }
+                let grammar = aelc_runtime::exec::constrains_with_grammar(program, node)
+                    .then(|| super::grammar::node_grammars(program, node).map(|g| g.gbnf))
+                    .flatten();
+                NodeSchemas {
+                    document,
+                    variants,
+                    grammar,
+                }
             })
             .collect(),
     )

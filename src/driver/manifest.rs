@@ -47,6 +47,7 @@ pub(super) fn load(_file: FileId, text: &str) -> (ProjectInfo, Vec<Diagnostic>) 
                 api_key_env: string(b, "api_key_env"),
                 accepts,
                 price: price(b, text),
+                constrain: string(b, "constrain"),
             });
         }
     }

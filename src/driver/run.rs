@@ -85,6 +85,14 @@ impl ModelRouter {
             // stop a runaway answer as it arrives.
             config.structured_output = true;
             config.stream = true;
+            // `constrain` in ael.toml (the loader accepted only the known words).
+            if let Some(c) = b
+                .constrain
+                .as_deref()
+                .and_then(aelc_runtime::provider::Constrain::parse)
+            {
+                config.constrain = c;
+            }
             let provider = aelc_runtime::provider::connect(config).map_err(|e| BindingError {
                 binding: b.name.clone(),
                 why: e.to_string(),

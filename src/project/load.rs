@@ -24,6 +24,7 @@ const BINDING_KEYS: &[&str] = &[
     "api_key_env",
     "accepts",
     "price",
+    "constrain",
 ];
 const PRICE_KEYS: &[&str] = &["input_per_mtok", "output_per_mtok", "currency"];
 const LIMITS_KEYS: &[&str] = &["max_input_bytes"];
@@ -341,6 +342,7 @@ impl Cx<'_> {
             },
             None => Some(None),
         };
+        let constrain = self.constrain(table, provider);
         if !ok {
             return None;
         }
@@ -352,7 +354,36 @@ impl Cx<'_> {
             api_key_env,
             accepts: accepts?,
             price: price?,
+            constrain: constrain?,
         })
+    }
+
+    /// `constrain = "grammar" | "schema" | "none"`; a grammar needs an OpenAI-compatible server.
+    fn constrain(
+        &mut self,
+        table: &DeTable<'_>,
+        provider: Option<Provider>,
+    ) -> Option<Option<String>> {
+        let Some((word, span)) = self.string(table, "constrain") else {
+            return Some(None);
+        };
+        if aelc_runtime::provider::Constrain::parse(word).is_none() {
+            self.diagnostics.push(
+                Diagnostic::new("E0609", format!("`constrain = \"{word}\"` is not a way to constrain answers"))
+                    .primary(span, "expected `grammar`, `schema` or `none`")
+                    .help("`grammar` sends the node's GBNF grammar, `schema` its JSON Schema, `none` neither"),
+            );
+            return None;
+        }
+        if word == "grammar" && provider != Some(Provider::OpenAi) {
+            self.diagnostics.push(
+                Diagnostic::new("E0609", "`constrain = \"grammar\"` needs an OpenAI-compatible server")
+                    .primary(span, "only `provider = \"openai\"` bindings send a grammar")
+                    .help("llama.cpp's server and vLLM take the grammar; use `schema` or `none` with other providers"),
+            );
+            return None;
+        }
+        Some(Some(word.to_owned()))
     }
 
     fn accepts(&mut self, value: &Value<'_>) -> Option<Vec<PartKind>> {

@@ -224,3 +224,26 @@ fn every_registered_example_triggers_its_code() {
         );
     }
 }
+
+#[test]
+fn constrain_is_read_and_reaches_the_ir() {
+    let text = with_package(
+        "[bindings.local]\nprovider = \"openai\"\nmodel = \"m\"\nconstrain = \"grammar\"\n[bindings.remote]\nprovider = \"anthropic\"\nmodel = \"c\"\nconstrain = \"none\"\n",
+    );
+    let loaded = parse(crate::span::FileId(0), &text);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    let ir = loaded.config.unwrap().to_ir_bindings();
+    assert_eq!(ir[0].constrain.as_deref(), Some("grammar"));
+    assert_eq!(ir[1].constrain.as_deref(), Some("none"));
+}
+
+bad!(
+    unknown_constrain,
+    with_package("[bindings.m]\nprovider = \"openai\"\nmodel = \"m\"\nconstrain = \"regex\"\n")
+);
+bad!(
+    grammar_needs_an_openai_server,
+    with_package(
+        "[bindings.m]\nprovider = \"anthropic\"\nmodel = \"m\"\nconstrain = \"grammar\"\n"
+    )
+);

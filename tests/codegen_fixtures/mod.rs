@@ -240,6 +240,7 @@ pub fn review_program() -> Program {
                 api_key_env: None,
                 accepts: vec![aelc::ir::PartKind::Text],
                 price: None,
+                constrain: None,
             },
             Binding {
                 name: "primary_model".into(),
@@ -253,6 +254,7 @@ pub fn review_program() -> Program {
                     output_per_mtok: "0.60".into(),
                     currency: "EUR".into(),
                 }),
+                constrain: None,
             },
         ],
         limits: Limits {

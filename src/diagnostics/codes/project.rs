@@ -171,7 +171,7 @@ accepts = ["text", "image"]"#,
     CodeInfo {
         code: "E0609",
         title: "malformed value in ael.toml",
-        explanation: "A value has the right type but not the right shape: a `base_url` must be an `http://` or `https://` URL, an `api_key_env` an environment variable name, a price a plain non-negative decimal (kept exactly as written, never as a float), a currency three capital letters (ISO 4217).",
+        explanation: "A value has the right type but not the right shape: a `base_url` must be an `http://` or `https://` URL, an `api_key_env` an environment variable name, a price a plain non-negative decimal (kept exactly as written, never as a float), a currency three capital letters (ISO 4217), `constrain` one of `grammar`, `schema` or `none` (and `grammar` only with `provider = \"openai\"`).",
         example: r#"-- ael.toml --
 [package]
 name = "acme/review"

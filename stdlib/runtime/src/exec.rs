@@ -41,7 +41,7 @@ mod session;
 
 pub use externs::{CallContext, CheckVerdict, ExternCheck, ExternFn, ExternHost, Externs};
 pub use parts::{wire, ProgramChecks, ProgramFns};
-pub use schemas::{NodeSchemas, Schemas};
+pub use schemas::{constrains_with_grammar, NodeSchemas, Schemas};
 pub use session::{parse_observation, parse_session, Arrival, Observation, Session, SessionError};
 
 use std::collections::BTreeSet;
@@ -163,6 +163,7 @@ impl<'p> Executor<'p> {
                         for (name, variant) in &s.variants {
                             call.set_schema(name, variant.clone());
                         }
+                        call.grammar = s.grammar.clone();
                         s.prompt_text(provider)
                     }
                     None => "null".to_owned(),

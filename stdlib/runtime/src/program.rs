@@ -144,6 +144,9 @@ pub struct Binding {
     pub accepts: Vec<PartKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<Price>,
+    /// `constrain`: `grammar`, `schema` or `none` (`None`: `schema`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constrain: Option<String>,
 }
 
 /// Price per million tokens, as exact decimals: the runtime's own type, so the pipeline and

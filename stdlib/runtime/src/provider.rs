@@ -61,7 +61,7 @@ pub use adapter::{NodeCall, ProviderModel};
 pub use answer::{Answer, FinishReason, Usage};
 #[cfg(feature = "http")]
 pub use binding::connect;
-pub use binding::{ProviderConfig, ProviderKind, TokenLimitField};
+pub use binding::{Constrain, ProviderConfig, ProviderKind, TokenLimitField};
 pub use error::ProviderError;
 pub use request::{
     max_output_tokens, MediaSource, ModelRequest, OutputSchema, Part, PartKind, Repair,

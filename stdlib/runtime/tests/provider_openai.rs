@@ -7,8 +7,8 @@
 mod provider_server;
 
 use aelc_runtime::provider::{
-    connect, FinishReason, MediaSource, ModelRequest, OutputSchema, Part, Provider, ProviderConfig,
-    ProviderError, ProviderKind, Repair, TokenLimitField, Usage,
+    connect, Constrain, FinishReason, MediaSource, ModelRequest, OutputSchema, Part, Provider,
+    ProviderConfig, ProviderError, ProviderKind, Repair, TokenLimitField, Usage,
 };
 use provider_server::{json_reply, sse, Reply, Server};
 use serde_json::{json, Value};
@@ -618,4 +618,46 @@ fn a_wrapped_schema_is_unwrapped_from_the_answer() {
         "structured output is off"
     );
     plain_server.finish();
+}
+
+/// `constrain = "grammar"`: the node's GBNF goes as llama.cpp's `grammar` and vLLM's
+/// `guided_grammar`, no `response_format` goes with it, and the answer is not unwrapped even
+/// when the schema is a wrapped one (the grammar describes the answer itself). `none` sends
+/// neither; `schema` (the default) sends no grammar.
+#[test]
+fn a_grammar_binding_sends_the_grammar_instead_of_the_schema() {
+    let gbnf = "root ::= \"[\" \"]\"\n".to_owned();
+    let mut asked = request(1000);
+    asked.grammar = Some(gbnf.clone());
+    if let Some(schema) = asked.output_schema.as_mut() {
+        schema.wrapped = true;
+    }
+    let server = Server::start(vec![
+        json_reply(200, &completion(r#"{"value": []}"#, "stop")),
+        json_reply(200, &completion("[]", "stop")),
+        json_reply(200, &completion("[]", "stop")),
+    ]);
+    let mut grammar = config(&server, false);
+    grammar.constrain = Constrain::Grammar;
+    let answer = connect(grammar)
+        .unwrap()
+        .complete(&asked)
+        .expect("an answer");
+    assert_eq!(answer.text, r#"{"value": []}"#, "not unwrapped");
+    let mut none = config(&server, false);
+    none.constrain = Constrain::None;
+    connect(none).unwrap().complete(&asked).expect("an answer");
+    provider(&server, false)
+        .complete(&asked)
+        .expect("an answer");
+    let (requests, _) = server.finish();
+    assert_eq!(requests[0].body["grammar"], json!(gbnf));
+    assert_eq!(requests[0].body["guided_grammar"], json!(gbnf));
+    assert!(requests[0].body.get("response_format").is_none());
+    for plain in &requests[1..2] {
+        assert!(plain.body.get("grammar").is_none());
+        assert!(plain.body.get("response_format").is_none());
+    }
+    assert!(requests[2].body.get("grammar").is_none());
+    assert!(requests[2].body.get("response_format").is_some());
 }

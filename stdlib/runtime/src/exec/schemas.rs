@@ -22,6 +22,10 @@ pub struct NodeSchemas {
     pub document: Json,
     /// The model-facing variants by provider name (`openai`, `anthropic`).
     pub variants: BTreeMap<String, OutputSchema>,
+    /// The answer's GBNF grammar (`grammar/<node>.gbnf`), for a node that may call a binding
+    /// with `constrain = "grammar"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<String>,
 }
 
 impl NodeSchemas {
@@ -77,10 +81,36 @@ impl Schemas {
                     );
                 }
             }
-            all.push(NodeSchemas { document, variants });
+            let gbnf = out.join("grammar").join(format!("{file}.gbnf"));
+            let grammar = match std::fs::read_to_string(&gbnf) {
+                Ok(text) => Some(text),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(format!("cannot read {}: {e}", gbnf.display())),
+            };
+            all.push(NodeSchemas {
+                document,
+                variants,
+                grammar: grammar.filter(|_| constrains_with_grammar(program, node)),
+            });
         }
         Ok(Schemas(all))
     }
+}
+
+/// Whether `node` may call a binding with `constrain = "grammar"` (its own, or a fallback's):
+/// only then is its grammar sent, and counted in each call's worst case.
+pub fn constrains_with_grammar(program: &Program, node: &crate::program::NodeIr) -> bool {
+    let fallbacks = node.output_stage.on_failure.iter().filter_map(|p| match p {
+        crate::pipeline::Policy::Fallback { binding } => Some(binding.as_str()),
+        _ => None,
+    });
+    node.config
+        .model
+        .as_deref()
+        .into_iter()
+        .chain(fallbacks)
+        .filter_map(|b| program.binding(b))
+        .any(|b| b.constrain.as_deref() == Some("grammar"))
 }
 
 /// A model-facing variant file as the provider takes it: OpenAI's file is its

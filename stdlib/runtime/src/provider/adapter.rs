@@ -38,6 +38,8 @@ pub struct NodeCall {
     schemas: BTreeMap<String, OutputSchema>,
     /// The bytes of the largest schema as sent, counted once (every call's worst case adds it).
     schema_bytes: u64,
+    /// The answer's GBNF grammar, from codegen, for bindings with `constrain = "grammar"`.
+    pub grammar: Option<String>,
 }
 
 impl NodeCall {
@@ -48,6 +50,7 @@ impl NodeCall {
             parts: None,
             schemas: BTreeMap::new(),
             schema_bytes: 0,
+            grammar: None,
         }
     }
 
@@ -64,11 +67,13 @@ impl NodeCall {
     }
 
     /// The most bytes these settings add to a request besides the prompt: the parts (media
-    /// references count their URL) and the largest model-facing schema, which providers count
-    /// as input.
+    /// references count their URL) and the largest model-facing schema or the grammar, which
+    /// providers count as input.
     pub fn request_bytes(&self) -> u64 {
         let parts: u64 = self.parts.iter().flatten().map(Part::bytes).sum();
-        parts.saturating_add(self.schema_bytes)
+        // A binding sends the schema or the grammar; either may be the larger.
+        let grammar = self.grammar.as_ref().map_or(0, |g| g.len() as u64);
+        parts.saturating_add(self.schema_bytes.max(grammar))
     }
 }
 
@@ -129,6 +134,7 @@ impl ProviderModel {
             max_answer_bytes: request.max_answer,
             timeout: node.timeout,
             output_schema: node.schema(provider.name()).cloned(),
+            grammar: node.grammar.clone(),
             repair,
         }
     }

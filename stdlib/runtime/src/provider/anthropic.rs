@@ -51,7 +51,10 @@ impl Anthropic {
     }
 
     fn tool(&self, request: &ModelRequest) -> Option<(String, Value, bool)> {
-        if !self.config.structured_output {
+        // The Messages API takes no grammar: only `schema` constrains the answer here.
+        if !self.config.structured_output
+            || self.config.constrain != super::binding::Constrain::Schema
+        {
             return None;
         }
         let schema = request.output_schema.as_ref()?;

@@ -69,6 +69,33 @@ impl TokenLimitField {
     }
 }
 
+/// How a binding constrains the model's answer (`constrain` in `ael.toml`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Constrain {
+    /// The model-facing JSON Schema in the provider's structured-output mode (when
+    /// [`ProviderConfig::structured_output`] is on).
+    #[default]
+    Schema,
+    /// The node's GBNF grammar (codegen's `grammar/<node>.gbnf`), for OpenAI-compatible local
+    /// servers: llama.cpp's `grammar` and vLLM's `guided_grammar` field.
+    Grammar,
+    /// Neither: the prompt alone asks for the format, and the pipeline checks the answer.
+    None,
+}
+
+impl Constrain {
+    pub const WORDS: [&'static str; 3] = ["grammar", "schema", "none"];
+
+    pub fn parse(word: &str) -> Option<Constrain> {
+        match word {
+            "grammar" => Some(Constrain::Grammar),
+            "schema" => Some(Constrain::Schema),
+            "none" => Some(Constrain::None),
+            _ => None,
+        }
+    }
+}
+
 /// A binding as a provider needs it. `Debug` shows the variable name, never a key.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProviderConfig {
@@ -82,6 +109,8 @@ pub struct ProviderConfig {
     pub accepts: Vec<PartKind>,
     /// Send the model-facing schema in the provider's structured-output mode.
     pub structured_output: bool,
+    /// What the answer is constrained by; `Schema` unless the binding says otherwise.
+    pub constrain: Constrain,
     /// Stream the answer (SSE), so `max_answer` stops a runaway answer as it arrives.
     pub stream: bool,
     /// The model's output-token limit; [`ProviderKind::default_max_output_tokens`] when unset.
@@ -101,6 +130,7 @@ impl ProviderConfig {
             api_key_env: None,
             accepts: vec![PartKind::Text],
             structured_output: true,
+            constrain: Constrain::Schema,
             stream: true,
             max_output_tokens: None,
             token_limit_field: None,

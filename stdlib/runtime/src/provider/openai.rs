@@ -8,13 +8,16 @@
 //!   true, schema}}` with the model-facing schema, when the binding enables it. Strict schemas
 //!   are objects: an output whose root is not one comes as codegen's `{"value": …}` variant
 //!   ([`OutputSchema::wrapped`](super::request::OutputSchema)), and the answer is unwrapped.
+//! - Grammar: with `constrain = "grammar"` the node's GBNF goes as `grammar` (llama.cpp's
+//!   server) and `guided_grammar` (vLLM) instead of `response_format`, and the answer is taken
+//!   as it is (the grammar describes the answer, never wrapped).
 //! - The token limit is sent as `max_completion_tokens` to OpenAI itself and as `max_tokens`
 //!   elsewhere (see [`TokenLimitField`]).
 //! - Streaming sends `stream: true` with `stream_options.include_usage` and reads `data:` events
 //!   until `data: [DONE]`; a stream that ends without it is truncated.
 
 use super::answer::{unwrap_value, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
-use super::binding::{ProviderConfig, TokenLimitField};
+use super::binding::{Constrain, ProviderConfig, TokenLimitField};
 use super::error::ProviderError;
 use super::http::{quote, read_body, read_error, Transport};
 use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part, PartKind};
@@ -48,6 +51,16 @@ impl OpenAi {
         })
     }
 
+    /// Whether the answer's grammar goes with `request` (then no schema does, and the answer
+    /// comes unwrapped: the grammar describes the answer itself).
+    fn sends_grammar(&self, request: &ModelRequest) -> bool {
+        self.config.constrain == Constrain::Grammar && request.grammar.is_some()
+    }
+
+    fn sends_schema(&self) -> bool {
+        self.config.structured_output && self.config.constrain == Constrain::Schema
+    }
+
     /// The JSON body for `request` (public so tests and `aelc run --dry-run` can show it).
     pub fn request_body(&self, request: &ModelRequest) -> Result<Value, ProviderError> {
         self.config.check_accepts(&request.parts)?;
@@ -77,7 +90,12 @@ impl OpenAi {
         }
         let tokens = max_output_tokens(request.max_answer_bytes, self.config.output_token_cap());
         body.insert(self.token_field().as_str().into(), json!(tokens));
-        if self.config.structured_output {
+        if self.sends_grammar(request) {
+            // llama.cpp's server reads `grammar`, vLLM `guided_grammar`; each ignores the other.
+            let grammar = request.grammar.clone().unwrap_or_default();
+            body.insert("grammar".into(), json!(grammar));
+            body.insert("guided_grammar".into(), json!(grammar));
+        } else if self.sends_schema() {
             if let Some(schema) = &request.output_schema {
                 body.insert(
                     "response_format".into(),
@@ -135,7 +153,8 @@ impl Provider for OpenAi {
             )?;
             parse_completion(&bytes, request.max_answer_bytes, key.as_ref())?
         };
-        let wrapped = self.config.structured_output
+        let wrapped = !self.sends_grammar(request)
+            && self.sends_schema()
             && request.output_schema.as_ref().is_some_and(|s| s.wrapped);
         if wrapped {
             unwrap_value(answer, request.max_answer_bytes)

@@ -181,6 +181,9 @@ pub struct ModelRequest {
     pub timeout: Duration,
     /// Sent in the provider's structured-output mode when the binding enables it.
     pub output_schema: Option<OutputSchema>,
+    /// The answer's GBNF grammar (codegen's `grammar/<node>.gbnf`), sent instead of the schema
+    /// by a binding with `constrain = "grammar"`.
+    pub grammar: Option<String>,
     pub repair: Option<Repair>,
 }
 
@@ -193,6 +196,7 @@ impl ModelRequest {
             max_answer_bytes,
             timeout,
             output_schema: None,
+            grammar: None,
             repair: None,
         }
     }
