@@ -680,6 +680,16 @@ fn has_huge_float(v: &serde_json::Value) -> bool {
     }
 }
 
+/// Whether a number written with a fraction or exponent but an integral value occurs in `v`.
+fn has_integral_float(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0),
+        serde_json::Value::Array(items) => items.iter().any(has_integral_float),
+        serde_json::Value::Object(map) => map.values().any(has_integral_float),
+        _ => false,
+    }
+}
+
 // ---------------------------------------------------------------- worst-case encodings
 
 /// A valid value of `ty` at every bound, for a worst-case encoding by [`worst_text`]: strings

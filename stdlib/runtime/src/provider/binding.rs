@@ -233,6 +233,7 @@ mod tests {
             api_key_env: Some("OPENAI_API_KEY".into()),
             accepts: vec![PartKind::Text, PartKind::Image],
             price: None,
+            constrain: None,
         };
         let config = ProviderConfig::for_binding(&binding);
         let config = config.as_ref().ok();
