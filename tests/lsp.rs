@@ -488,6 +488,23 @@ fn completion_offers_what_fits_the_place() {
     assert_eq!(client.stop(), 0);
 }
 
+/// Found by `aelc-fuzz lsp` (`fuzz/regressions/lsp-adee8af79fcff0f9`): completing after a `{`
+/// that follows a name ending in a character wider than a byte (`Café {`) sliced the line
+/// inside the character, and the handler panicked.
+#[test]
+fn completion_after_a_name_with_wide_characters_answers() {
+    let project = Project::new("completion-wide");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/cafe.node.ael");
+    let text = "struct Café { naïve: u8 }\nnode n(request: Café) -> Café {\n    config { request.naïve. }\n}\n";
+    client.open(&node, text);
+    // `Client::request` fails the test on an error response (a panicking handler answers one).
+    for (line, character) in [(0, 20), (0, 13), (2, 27), (2, 13)] {
+        client.at("textDocument/completion", &node, line, character, json!({}));
+    }
+    assert_eq!(client.stop(), 0);
+}
+
 #[test]
 fn symbols_formatting_rename_and_semantic_tokens() {
     let project = Project::new("edit");

@@ -134,13 +134,22 @@ fn is_error_code_position(line: &str) -> bool {
         || after_last(line, "fail(").is_some_and(|rest| !rest.contains(')'))
 }
 
+/// The byte offset just after the last character of `text` that is `stop`, or 0: where the
+/// word before the cursor starts. The character may be wider than one byte (`Café {`).
+fn after_last_char(text: &str, stop: impl Fn(char) -> bool) -> usize {
+    text.char_indices()
+        .rev()
+        .find(|(_, c)| stop(*c))
+        .map_or(0, |(at, c)| at + c.len_utf8())
+}
+
 /// `request.document.` → `["request", "document"]` (the cursor may follow a partial name).
 fn member_chain(line: &str) -> Option<Vec<String>> {
     let trimmed = line.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
     let chain = trimmed.strip_suffix('.')?;
-    let start = chain
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .map_or(0, |i| i + 1);
+    let start = after_last_char(chain, |c| {
+        !(c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    });
     let names: Vec<String> = chain[start..].split('.').map(str::to_owned).collect();
     if names
         .iter()
@@ -160,9 +169,8 @@ fn enclosing_block(before: &str) -> Option<&'static str> {
             '{' if depth > 0 => depth -= 1,
             '{' => {
                 let head = before[..at].trim_end();
-                let word_start = head
-                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .map_or(0, |i| i + 1);
+                let word_start =
+                    after_last_char(head, |c| !(c.is_ascii_alphanumeric() || c == '_'));
                 let word = &head[word_start..];
                 let line = head.rsplit('\n').next().unwrap_or("").trim_start();
                 if line.starts_with("stream ") {

@@ -242,7 +242,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .allow_trailing()
             .collect::<Vec<_>>()
             .delimited_by(just(Token::LParen), just(Token::RParen))
-            .recover_with(via_parser(nested_delimiters(
+            .recover_with(via_parser(super::closed_group(
                 Token::LParen,
                 Token::RParen,
                 [
@@ -274,7 +274,8 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         // block still ends where it should and errors found inside it are kept (a failed block
         // would drop them); such a block becomes `ExprKind::Error`, as before.
         let close = just(Token::RBrace).to(true).recover_with(via_parser(
-            none_of([Token::RBrace])
+            super::brace_ahead()
+                .ignore_then(none_of([Token::RBrace]))
                 .rewind()
                 .ignore_then(
                     super::item::balanced()
@@ -299,7 +300,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 };
                 expr_at(kind, cx.span(e.span()))
             })
-            .recover_with(via_parser(nested_delimiters(
+            .recover_with(via_parser(super::closed_group(
                 Token::LBrace,
                 Token::RBrace,
                 [
@@ -367,7 +368,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                     .collect::<Vec<_>>()
                     .delimited_by(just(Token::LBrace), just(Token::RBrace))
                     .map(Some)
-                    .recover_with(via_parser(nested_delimiters(
+                    .recover_with(via_parser(super::closed_group(
                         Token::LBrace,
                         Token::RBrace,
                         [
@@ -454,7 +455,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .collect::<Vec<_>>()
             .delimited_by(just(Token::LBracket), just(Token::RBracket))
             .map(ExprKind::List)
-            .recover_with(via_parser(nested_delimiters(
+            .recover_with(via_parser(super::closed_group(
                 Token::LBracket,
                 Token::RBracket,
                 [
@@ -467,7 +468,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .clone()
             .delimited_by(just(Token::LParen), just(Token::RParen))
             .map(|inner| ExprKind::Paren(Box::new(inner)))
-            .recover_with(via_parser(nested_delimiters(
+            .recover_with(via_parser(super::closed_group(
                 Token::LParen,
                 Token::RParen,
                 [
