@@ -228,7 +228,6 @@ fn fuzz(
             );
         }
     }
-    drop(finish);
     let elapsed = prepared.elapsed().as_secs_f64();
     println!(
         "{:<9} {executions:>9} executions in {elapsed:>7.1} s ({:>8.0}/s); seeds {}, regressions {}; slowest {slowest:.1?} ({slowest_len} bytes); worst heap {worst_ratio:.0} bytes per input byte (inputs of 1 KB or more); no finding; {known} inputs of an open finding over the bound",
