@@ -209,6 +209,11 @@ fn fuzz(
         max_len: target.max_len,
     };
     let deadline = seconds.map(Duration::from_secs_f64);
+    let keep_current = std::env::var_os("AELC_FUZZ_KEEP_CURRENT").is_some();
+    let current = corpus::root().join(format!("fuzz/findings/{}-current", target.name));
+    if keep_current {
+        let _ = std::fs::create_dir_all(corpus::root().join("fuzz/findings"));
+    }
     loop {
         if runs.is_some_and(|n| executions >= n)
             || deadline.is_some_and(|d| prepared.elapsed() >= d)
@@ -219,6 +224,10 @@ fn fuzz(
             break;
         }
         let input = mutate::input(&mut rng, &pool);
+        if keep_current {
+            // A stack overflow aborts the process: the input that did it stays on disk.
+            let _ = std::fs::write(&current, &input);
+        }
         finish(&input, &mut executions)?;
         if executions % 100_000 == 0 {
             eprintln!(
@@ -228,7 +237,6 @@ fn fuzz(
             );
         }
     }
-    drop(finish);
     let elapsed = prepared.elapsed().as_secs_f64();
     println!(
         "{:<9} {executions:>9} executions in {elapsed:>7.1} s ({:>8.0}/s); seeds {}, regressions {}; slowest {slowest:.1?} ({slowest_len} bytes); worst heap {worst_ratio:.0} bytes per input byte (inputs of 1 KB or more); no finding; {known} inputs of an open finding over the bound",

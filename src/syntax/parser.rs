@@ -136,7 +136,7 @@ mod closed {
                 Token::RParen => Some(Token::LParen),
                 Token::RBracket => Some(Token::LBracket),
                 Token::LBrace | Token::LParen | Token::LBracket => {
-                    open.push((token.clone(), at));
+                    open.push((*token, at));
                     continue;
                 }
                 _ => None,
@@ -192,7 +192,7 @@ where
     F: Fn(TokenSpan) -> O + Clone + 'tok,
     O: 'tok,
 {
-    let opener = start.clone();
+    let opener = start;
     any()
         .try_map(move |token: Token<'src>, span: TokenSpan| {
             if token == opener && closed::is_closed(span.start) {
