@@ -192,6 +192,9 @@ pub(crate) struct Cx<'a, 's> {
     /// is used, so its target is needed before all types are lowered).
     pub alias_targets: HashMap<u32, Option<aelc_runtime::ty::Ty>>,
     pub alias_busy: std::collections::HashSet<u32>,
+    /// Streams whose item type is being lowered: `stream R of R` (a stream named as a type
+    /// is a list of its items) would otherwise recurse until the stack overflows.
+    pub stream_busy: std::collections::HashSet<u32>,
     pub fn_sigs: Vec<Option<items::Sig>>,
     pub node_sigs: Vec<Option<items::Sig>>,
     /// Verdicts on `@pattern` and `matches` texts, parsed once each.
@@ -220,6 +223,7 @@ impl<'a, 's> Cx<'a, 's> {
             table: TypeTable::default(),
             alias_targets: HashMap::new(),
             alias_busy: std::collections::HashSet::new(),
+            stream_busy: std::collections::HashSet::new(),
             fn_sigs: Vec::new(),
             node_sigs: Vec::new(),
             patterns: pattern_check::Verdicts::default(),

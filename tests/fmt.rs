@@ -407,3 +407,13 @@ fn the_command_checks_rewrites_and_refuses() {
     assert_eq!(code, 2, "an unreadable path is an I/O error");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Found by `aelc-fuzz fmt` (`fuzz/regressions/fmt-5ee95c3b687628e5`): a doc comment ending in
+/// spaces was a doc ending in spaces, which the formatter dropped, so the formatted text
+/// parsed to another tree. Trailing blanks are no part of a doc.
+#[test]
+fn trailing_blanks_of_doc_comments_are_not_part_of_the_doc() {
+    let source =
+        "//! Limits a caller may choose \t\n\n/// A bound.  \r\ntype MaxFindings = u8<1..=50>;\n";
+    check_round_trip("trailing blanks", source);
+}

@@ -209,6 +209,11 @@ fn fuzz(
         max_len: target.max_len,
     };
     let deadline = seconds.map(Duration::from_secs_f64);
+    let keep_current = std::env::var_os("AELC_FUZZ_KEEP_CURRENT").is_some();
+    let current = corpus::root().join(format!("fuzz/findings/{}-current", target.name));
+    if keep_current {
+        let _ = std::fs::create_dir_all(corpus::root().join("fuzz/findings"));
+    }
     loop {
         if runs.is_some_and(|n| executions >= n)
             || deadline.is_some_and(|d| prepared.elapsed() >= d)
@@ -219,6 +224,10 @@ fn fuzz(
             break;
         }
         let input = mutate::input(&mut rng, &pool);
+        if keep_current {
+            // A stack overflow aborts the process: the input that did it stays on disk.
+            let _ = std::fs::write(&current, &input);
+        }
         finish(&input, &mut executions)?;
         if executions % 100_000 == 0 {
             eprintln!(

@@ -273,8 +273,8 @@ pub fn all() -> Vec<Target> {
             name: "parse",
             what: "lexer and parser (`aelc::syntax::parse`): no panic, every span inside the text",
             bound: Bound {
-                fixed_ms: 20,
-                ns_per_byte: 2_000,
+                fixed_ms: 40,
+                ns_per_byte: 4_000,
                 fixed_mb: 8,
                 bytes_per_byte: 1_000,
             },
@@ -293,8 +293,8 @@ pub fn all() -> Vec<Target> {
             what: "the checker (`driver::check_path`) over a project of `ael.toml` and one \
                    module, and the rendering of its diagnostics: no panic, spans inside the text",
             bound: Bound {
-                fixed_ms: 100,
-                ns_per_byte: 10_000,
+                fixed_ms: 200,
+                ns_per_byte: 20_000,
                 fixed_mb: 32,
                 bytes_per_byte: 4_000,
             },
@@ -308,8 +308,8 @@ pub fn all() -> Vec<Target> {
             what: "the formatter on every input that parses cleanly: the result parses to the \
                    same tree (spans aside) and formats to itself",
             bound: Bound {
-                fixed_ms: 50,
-                ns_per_byte: 10_000,
+                fixed_ms: 100,
+                ns_per_byte: 20_000,
                 fixed_mb: 16,
                 bytes_per_byte: 2_000,
             },

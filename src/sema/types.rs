@@ -308,7 +308,22 @@ impl Cx<'_, '_> {
             Some(ItemRef::Stream(stream)) => {
                 let decl = self.streams.get(stream as usize)?;
                 let (m, of) = (decl.module, &decl.def.of);
-                let item = self.lower_ty(m, of)?;
+                if !self.stream_busy.insert(stream) {
+                    // Found by `aelc-fuzz check`: `stream R of R` recursed until the stack
+                    // overflowed (the process aborted).
+                    self.report(
+                        Diagnostic::new(
+                            "E0312",
+                            format!("`{}` is a stream of itself", path.to_text()),
+                        )
+                        .primary(span, "a list of its own items has no finite value")
+                        .help("give the stream the type of one item: `stream R of Reading`"),
+                    );
+                    return None;
+                }
+                let item = self.lower_ty(m, of);
+                self.stream_busy.remove(&stream);
+                let item = item?;
                 Some(Ty::List(ListTy {
                     item: Box::new(item),
                     min: 0,
