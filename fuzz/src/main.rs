@@ -199,8 +199,22 @@ fn fuzz(
             }
         }
     };
-    for input in regressions.iter().chain(&seeds) {
+    for input in &regressions {
         finish(input, &mut executions)?;
+    }
+    // The seeds count against `--runs` and `--seconds` too, so a short smoke (a debug build in
+    // CI) stays short: they run in a shuffled order, so each smoke tries others.
+    let mut order: Vec<usize> = (0..seeds.len()).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    for &i in &order {
+        if runs.is_some_and(|n| executions >= n)
+            || seconds.is_some_and(|s| prepared.elapsed().as_secs_f64() >= s)
+        {
+            break;
+        }
+        finish(&seeds[i], &mut executions)?;
     }
     seeds.retain(|s| s.len() <= target.max_len);
     let pool = Pool {
