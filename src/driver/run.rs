@@ -30,12 +30,7 @@ impl std::fmt::Display for BindingError {
 
 /// The id of `node`, a node of `program`.
 pub fn node_id(program: &Program, node: &NodeIr) -> NodeId {
-    let index = program
-        .nodes
-        .iter()
-        .position(|n| std::ptr::eq(n, node))
-        .unwrap_or(0);
-    NodeId(index as u32)
+    program.node_id(node).unwrap_or(NodeId(0))
 }
 
 /// The output schemas of every node, as `aelc build` emits them (and the Rust glue embeds).

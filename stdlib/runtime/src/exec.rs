@@ -232,21 +232,32 @@ impl<'p> Executor<'p> {
         reach.missing
     }
 
-    /// Runs `node` on `input` (the document's bytes).
-    pub fn run(&self, node: NodeId, input: &[u8], env: &mut Env<'_>) -> Result<Run, Unrunnable> {
+    /// The IR of `node` when a run of it can start with `externs`: the node exists and
+    /// nothing it could reach is missing ([`Executor::missing`]).
+    pub fn runnable(
+        &self,
+        node: NodeId,
+        externs: &dyn ExternHost,
+    ) -> Result<&'p NodeIr, Unrunnable> {
         let Some(ir) = self.program.node(node) else {
             return Err(Unrunnable {
                 node: format!("#{}", node.0),
                 missing: vec!["a node of that number in the program".to_owned()],
             });
         };
-        let missing = self.missing(node, &*env.externs);
+        let missing = self.missing(node, externs);
         if !missing.is_empty() {
             return Err(Unrunnable {
                 node: ir.name.clone(),
                 missing,
             });
         }
+        Ok(ir)
+    }
+
+    /// Runs `node` on `input` (the document's bytes).
+    pub fn run(&self, node: NodeId, input: &[u8], env: &mut Env<'_>) -> Result<Run, Unrunnable> {
+        let ir = self.runnable(node, &*env.externs)?;
         let inputs = match self.decode_input(ir, input) {
             Ok(v) => v,
             Err(errors) => {
@@ -275,19 +286,7 @@ impl<'p> Executor<'p> {
         inputs: Vec<Value>,
         env: &mut Env<'_>,
     ) -> Result<Run, Unrunnable> {
-        let Some(ir) = self.program.node(node) else {
-            return Err(Unrunnable {
-                node: format!("#{}", node.0),
-                missing: vec!["a node of that number in the program".to_owned()],
-            });
-        };
-        let missing = self.missing(node, &*env.externs);
-        if !missing.is_empty() {
-            return Err(Unrunnable {
-                node: ir.name.clone(),
-                missing,
-            });
-        }
+        let ir = self.runnable(node, &*env.externs)?;
         let input = self.input_json(ir, &inputs);
         let mut meter = Meter::new();
         let trail = vec![ir.name.clone()];
@@ -770,10 +769,7 @@ impl<'p> Executor<'p> {
     }
 
     fn node_index(&self, node: &NodeIr) -> Option<usize> {
-        self.program
-            .nodes
-            .iter()
-            .position(|n| std::ptr::eq(n, node))
+        self.program.node_id(node).map(|id| id.0 as usize)
     }
 
     /// The currency of the program's prices (the first priced binding's).

@@ -333,6 +333,14 @@ impl Program {
         self.nodes.get(id.0 as usize)
     }
 
+    /// The id of `node`, a node of this program (found by address, not by name).
+    pub fn node_id(&self, node: &NodeIr) -> Option<NodeId> {
+        self.nodes
+            .iter()
+            .position(|n| std::ptr::eq(n, node))
+            .map(|i| NodeId(i as u32))
+    }
+
     pub fn binding(&self, name: &str) -> Option<&Binding> {
         self.bindings.iter().find(|b| b.name == name)
     }

@@ -155,13 +155,7 @@ impl<'x, 'p> Session<'x, 'p> {
                 })
             }
         };
-        let missing = exec.missing(node, externs);
-        if !missing.is_empty() {
-            return Err(Unrunnable {
-                node: ir.name.clone(),
-                missing,
-            });
-        }
+        exec.runnable(node, externs)?;
         let fresh = ir
             .inputs
             .iter()
