@@ -1,0 +1,404 @@
+//! `aelc-store`: the durable state of the platform (spec §15), behind one trait, [`Store`].
+//!
+//! What lives here: accounts (tenants) and their hashed API keys; the **ledger** (double-entry,
+//! append-only: money moves only in balanced transfers, a reservation is a *pending* transfer
+//! that is later posted or voided, TigerBeetle's model); **runs** (a reservation plus an
+//! optional idempotency key, begun before the agent runs and finished in one transaction with
+//! its receipt); **receipts**; **mandates** and **approvals** of the MCP server (§14); and the
+//! metadata of stored files (§12.1; the bytes live in a content-addressed folder).
+//!
+//! Rules every implementation keeps (the shared conformance suite checks them):
+//! - Every operation that moves money, finishes a run or changes an approval is one
+//!   transaction, safe under concurrent callers in several processes.
+//! - A tenant's balance always equals the sum of its entries; `available` never goes below zero.
+//! - A receipt is stored in the same transaction that posts or voids its run's reservation, so a
+//!   process killed at any moment leaves either an open run (voided by [`Store::recover`] at the
+//!   next start) or a finished one, never a charge without a receipt.
+//! - Ids given out by callers (receipt ids, approval ids) are stored as given.
+//!
+//! Amounts are the runtime's exact [`Amount`]; a backend stores them as integers of
+//! [`LEDGER_SCALE`] (10⁻⁹ of a unit) and refuses an amount finer than that
+//! ([`StoreError::Precision`]), so nothing is ever rounded.
+
+use aelc_runtime::money::Amount;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// Decimals the ledger keeps: amounts are stored as integer nano-units.
+pub const LEDGER_SCALE: u32 = 9;
+
+/// Milliseconds since the Unix epoch (the store's only time type; the caller's clock).
+pub type UnixMs = i64;
+
+/// A tenant: who calls agents, who is paid for them, whose money a mandate spends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// `[a-z0-9][a-z0-9_-]*`, unique (the owner part of `acme/review`).
+    pub name: String,
+    /// The one currency of its balance (`EUR` unless set).
+    pub currency: String,
+    pub created_ms: UnixMs,
+}
+
+/// An account's money.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Balance {
+    /// What the account can spend now.
+    pub available: Amount,
+    /// What open reservations hold.
+    pub reserved: Amount,
+}
+
+/// One side of a transfer as the account sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub transfer: String,
+    pub account: String,
+    /// Money in (`true`) or out.
+    pub credit: bool,
+    pub amount: Amount,
+    /// `fund`, `reserve`, `post`, `void`, `charge`.
+    pub kind: String,
+    pub at_ms: UnixMs,
+}
+
+/// What a caller asks before an agent runs: reserve its worst case, remember its idempotency
+/// key, and (through a mandate) count it against the mandate's budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BeginRun {
+    /// A new id, chosen by the caller (the receipt id the run will get).
+    pub run: String,
+    pub tenant: String,
+    /// `owner/name` and version of the agent.
+    pub agent: String,
+    pub version: String,
+    /// SHA-256 of the input document as received (what an idempotency key is bound to).
+    pub input_sha256: String,
+    /// What to hold on the tenant's balance (the agent's price); zero holds nothing.
+    pub reserve: Amount,
+    pub currency: String,
+    pub idempotency_key: Option<String>,
+    /// `ACCOUNT/NAME` of the mandate the call is made under (the MCP server), if any.
+    pub mandate: Option<String>,
+    pub at_ms: UnixMs,
+}
+
+/// The answer to [`Store::begin_run`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Begun {
+    /// The reservation is held; run the agent, then [`Store::finish_run`].
+    Started,
+    /// The idempotency key was used before with the same input and that run finished: its
+    /// receipt (JSON as stored). Nothing was reserved.
+    Replayed { receipt: String },
+    /// The same key with the same input is still running elsewhere.
+    InProgress,
+    /// The same key was used with another input.
+    KeyConflict,
+    /// The balance cannot cover the reservation.
+    Insufficient { available: Amount, needed: Amount },
+    /// The mandate's budget cannot cover it (`left` = budget − spent − reserved).
+    OverBudget { left: Amount, needed: Amount },
+}
+
+/// How a run's reservation ends, with its receipt, in one transaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Settlement {
+    /// `succeeded`: `amount` (≤ the reservation) goes to `payee`; the rest back to the tenant.
+    Charge { payee: String, amount: Amount },
+    /// Anything else: the whole reservation goes back to the tenant.
+    Void,
+}
+
+/// A receipt as stored: the indexed fields and the receipt's JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredReceipt {
+    /// `rcpt_…`.
+    pub id: String,
+    pub tenant: String,
+    pub agent: String,
+    pub version: String,
+    /// `succeeded`, `rejected_input`, `invalid_output`, `failed`, `error`.
+    pub status: String,
+    pub code: Option<String>,
+    pub mandate: Option<String>,
+    /// The whole receipt (with its delegated tree) as JSON text.
+    pub json: String,
+    pub at_ms: UnixMs,
+}
+
+/// Counts of an agent's receipts by status (spec §13's success rate).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AgentStats {
+    pub succeeded: u64,
+    pub invalid_output: u64,
+    pub error: u64,
+    pub failed: u64,
+    pub rejected_input: u64,
+}
+
+impl AgentStats {
+    /// succeeded / (succeeded + invalid_output + error); `None` before any counted run.
+    pub fn success_rate(&self) -> Option<f64> {
+        let counted = self.succeeded + self.invalid_output + self.error;
+        (counted > 0).then(|| self.succeeded as f64 / counted as f64)
+    }
+}
+
+/// What [`Store::recover`] did at start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Runs begun and never finished (their process died): reservations voided, keys freed.
+    pub voided_runs: u64,
+}
+
+/// A human's grant (spec §14): what may be hired on an account's money.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mandate {
+    /// The paying account.
+    pub account: String,
+    /// The mandate's name within the account (`sandbox` of `demo/sandbox`).
+    pub name: String,
+    pub budget: Amount,
+    pub currency: String,
+    /// A call whose worst case is above this needs a human's approval.
+    pub threshold: Amount,
+    /// Agent globs (`extraction.*` matches a capability, `acme/*` an agent name).
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    pub expires_ms: Option<UnixMs>,
+    pub created_ms: UnixMs,
+}
+
+impl Mandate {
+    /// `ACCOUNT/NAME`.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.account, self.name)
+    }
+}
+
+/// What a mandate has spent and holds now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MandateUse {
+    pub spent: Amount,
+    pub reserved: Amount,
+}
+
+/// An approval's state (`check_approval`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalState {
+    Pending,
+    Approved,
+    Rejected,
+    Used,
+    Expired,
+}
+
+impl ApprovalState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved => "approved",
+            ApprovalState::Rejected => "rejected",
+            ApprovalState::Used => "used",
+            ApprovalState::Expired => "expired",
+        }
+    }
+}
+
+/// A call put to a human, bound to exactly one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Approval {
+    /// `appr_…`, chosen by the caller.
+    pub id: String,
+    /// `ACCOUNT/NAME`.
+    pub mandate: String,
+    pub agent: String,
+    pub version: String,
+    /// SHA-256 of the input's canonical JSON (RFC 8785).
+    pub input_sha256: String,
+    /// The input itself, shown to the human.
+    pub input_json: String,
+    pub worst_case: Amount,
+    pub currency: String,
+    /// The state as stored; [`Store::approval`] reports `expired` for a pending or approved
+    /// approval past `expires_ms`.
+    pub state: ApprovalState,
+    pub created_ms: UnixMs,
+    pub expires_ms: UnixMs,
+}
+
+/// The exact call an approval must match to be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalUse {
+    pub id: String,
+    pub mandate: String,
+    pub agent: String,
+    pub version: String,
+    pub input_sha256: String,
+    pub at_ms: UnixMs,
+}
+
+/// The metadata of a stored file (the bytes are content-addressed elsewhere).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileMeta {
+    /// The reference's id (`holon://files/<id>`).
+    pub id: String,
+    pub tenant: String,
+    pub sha256: String,
+    pub size: u64,
+    /// MIME type (`image/png`).
+    pub media_type: String,
+    pub created_ms: UnixMs,
+    pub expires_ms: Option<UnixMs>,
+    /// Where the file came from (a file name, a URL, another reference it was prepared from).
+    pub source: Option<String>,
+}
+
+/// A store failure, for the caller to map to its own status.
+#[derive(Debug)]
+pub enum StoreError {
+    /// The named thing does not exist (an account, a run, a mandate, an approval).
+    NotFound(String),
+    /// The thing exists already (an account name, a mandate, a file id).
+    Exists(String),
+    /// An amount finer than the ledger's 10⁻⁹, or in another currency than the account's.
+    Precision(String),
+    Currency {
+        expected: String,
+        got: String,
+    },
+    /// Not enough available money (a transfer other than a run's reservation).
+    Insufficient {
+        available: Amount,
+        needed: Amount,
+    },
+    /// An approval that cannot be used for this call, with the reason (`expired`, `used`,
+    /// `rejected`, `pending`, `bound to another input`, …).
+    Approval(String),
+    /// The database failed (connection lost, constraint broken, disk full): the message.
+    Backend(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::NotFound(what) => write!(f, "{what} does not exist"),
+            StoreError::Exists(what) => write!(f, "{what} exists already"),
+            StoreError::Precision(what) => write!(
+                f,
+                "{what} has more than {LEDGER_SCALE} decimals; the ledger keeps {LEDGER_SCALE}"
+            ),
+            StoreError::Currency { expected, got } => {
+                write!(
+                    f,
+                    "the amount is in {got}, the account's currency is {expected}"
+                )
+            }
+            StoreError::Insufficient { available, needed } => {
+                write!(f, "{needed} needed, {available} available")
+            }
+            StoreError::Approval(why) => write!(f, "approval refused: {why}"),
+            StoreError::Backend(why) => write!(f, "store: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// The platform's durable state (see the module doc). Implemented for SQLite and PostgreSQL.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Which backend this is (`sqlite`, `postgres`), for logs.
+    fn backend(&self) -> &'static str;
+
+    // ---- accounts ----
+
+    /// Creates an account with the SHA-256 hex of its API key (the key itself is never stored).
+    async fn create_account(&self, account: &Account, key_sha256: &str) -> Result<()>;
+    /// Creates the account when missing (an agent's owner, `aelc serve` at start); no key.
+    async fn ensure_account(&self, account: &Account) -> Result<()>;
+    async fn account(&self, name: &str) -> Result<Option<Account>>;
+    /// The account whose key hashes to `key_sha256`.
+    async fn account_by_key(&self, key_sha256: &str) -> Result<Option<Account>>;
+
+    // ---- ledger ----
+
+    /// Credits `amount` to `account` from outside (a balanced transfer from the platform's
+    /// funding account). Returns the transfer id.
+    async fn fund(
+        &self,
+        account: &str,
+        amount: Amount,
+        currency: &str,
+        at_ms: UnixMs,
+    ) -> Result<String>;
+    async fn balance(&self, account: &str) -> Result<Balance>;
+    /// Every entry of `account`, oldest first (the balance is their sum).
+    async fn entries(&self, account: &str) -> Result<Vec<Entry>>;
+
+    // ---- runs and receipts ----
+
+    /// In one transaction: the idempotency key (when given) is looked up and claimed, the
+    /// mandate's budget (when given) checked, and `reserve` moved from the tenant's available
+    /// money to a pending transfer of the run. Only [`Begun::Started`] holds anything.
+    async fn begin_run(&self, run: &BeginRun) -> Result<Begun>;
+    /// In one transaction: the receipt stored, the run's reservation posted or voided, its
+    /// idempotency key bound to the receipt, the mandate's spending updated. `receipt.id` is
+    /// the run's id.
+    async fn finish_run(&self, receipt: &StoredReceipt, settlement: &Settlement) -> Result<()>;
+    /// Stores the receipt of a call that never began a run (refused at the gate): nothing
+    /// reserved, nothing billed.
+    async fn record_receipt(&self, receipt: &StoredReceipt) -> Result<()>;
+    /// A receipt of `tenant` (`None` for another tenant's: not found, never forbidden).
+    async fn receipt(&self, tenant: &str, id: &str) -> Result<Option<StoredReceipt>>;
+    /// Receipts made under a mandate (its `get_receipt` sees only these).
+    async fn mandate_receipt(&self, mandate: &str, id: &str) -> Result<Option<StoredReceipt>>;
+    async fn agent_stats(&self, agent: &str) -> Result<AgentStats>;
+    /// At start: voids every run begun and never finished (its process died) and frees its
+    /// idempotency key.
+    async fn recover(&self) -> Result<Recovered>;
+    /// Runs begun and not finished, for tests and metrics.
+    async fn open_runs(&self) -> Result<u64>;
+
+    // ---- mandates and approvals ----
+
+    async fn create_mandate(&self, mandate: &Mandate) -> Result<()>;
+    /// By `ACCOUNT/NAME`.
+    async fn mandate(&self, id: &str) -> Result<Option<Mandate>>;
+    async fn mandates(&self, account: Option<&str>) -> Result<Vec<Mandate>>;
+    async fn mandate_use(&self, id: &str) -> Result<MandateUse>;
+    async fn create_approval(&self, approval: &Approval) -> Result<()>;
+    /// The approval with its state as of `now_ms` (expired once past its expiry).
+    async fn approval(&self, id: &str, now_ms: UnixMs) -> Result<Option<Approval>>;
+    /// A human's decision: `pending` → `approved` or `rejected`; anything else is refused
+    /// ([`StoreError::Approval`] with the current state).
+    async fn decide_approval(&self, id: &str, approve: bool, now_ms: UnixMs) -> Result<Approval>;
+    /// Marks an approved approval used for exactly this call, once: another mandate, agent
+    /// version or input, a second use, a rejected, pending or expired approval are refused
+    /// with the reason.
+    async fn use_approval(&self, call: &ApprovalUse) -> Result<()>;
+
+    // ---- files ----
+
+    async fn put_file(&self, file: &FileMeta) -> Result<()>;
+    /// A file of `tenant` (`None` for another tenant's).
+    async fn file(&self, tenant: &str, id: &str) -> Result<Option<FileMeta>>;
+}
+
+/// Converts an amount to the ledger's integer nano-units, refusing finer amounts.
+pub fn to_nano(amount: Amount, what: &str) -> Result<i64> {
+    let unit = 10u128.pow(18 - LEDGER_SCALE);
+    if amount.0 % unit != 0 {
+        return Err(StoreError::Precision(what.to_owned()));
+    }
+    i64::try_from(amount.0 / unit).map_err(|_| StoreError::Precision(format!("{what} (too large)")))
+}
+
+/// The amount of `nano` ledger units (negative values are a broken invariant: zero).
+pub fn from_nano(nano: i64) -> Amount {
+    Amount(u128::try_from(nano).unwrap_or(0) * 10u128.pow(18 - LEDGER_SCALE))
+}
