@@ -15,7 +15,7 @@
 //! keys in a fixed order, files in a sorted map. When a publishing rule fails
 //! ([`super::publish`]), no file is produced at all, so nothing half-valid is ever written.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -58,25 +58,6 @@ pub fn node_schemas(program: &Program) -> Vec<NodeSchemas> {
         .map(|node| NodeSchemas {
             input: SchemaBuilder::new(&program.types, &keys).input_document(node),
             output: SchemaBuilder::new(&program.types, &keys).output_document(node),
-        })
-        .collect()
-}
-
-/// The file stem of each node: its name, qualified by its module when the name is shared.
-pub fn node_file_names(program: &Program) -> Vec<String> {
-    let mut count: HashMap<&str, usize> = HashMap::new();
-    for n in &program.nodes {
-        *count.entry(n.name.as_str()).or_default() += 1;
-    }
-    program
-        .nodes
-        .iter()
-        .map(|n| {
-            if count.get(n.name.as_str()).copied().unwrap_or(0) > 1 && !n.module.is_empty() {
-                format!("{}.{}", n.module.replace("::", "."), n.name)
-            } else {
-                n.name.clone()
-            }
         })
         .collect()
 }
@@ -137,7 +118,7 @@ pub fn emit(program: &Program, examples: &[Example]) -> Emission {
 /// that cannot be written).
 pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -> Emission {
     let mut emission = Emission::default();
-    let stems = node_file_names(program);
+    let stems = program.node_file_names();
     let files = &mut emission.files;
     let mut tools = Vec::new();
     for ((node, s), stem) in program.nodes.iter().zip(schemas).zip(&stems) {

@@ -16,29 +16,6 @@ use serde_json::{json, Map, Value};
 use super::publish::Example;
 use crate::ir::{NodeIr, NodeKind, Policy, Program};
 
-/// The manifest name of `agent`.
-pub fn agent_name(program: &Program, agent: &NodeIr) -> String {
-    let agents = program
-        .nodes
-        .iter()
-        .filter(|n| n.kind == NodeKind::Agent)
-        .count();
-    if agents <= 1 && !program.package.name.is_empty() {
-        program.package.name.clone()
-    } else {
-        let owner = program
-            .package
-            .name
-            .split_once('/')
-            .map_or(program.package.name.as_str(), |(owner, _)| owner);
-        if owner.is_empty() {
-            agent.name.clone()
-        } else {
-            format!("{owner}/{}", agent.name)
-        }
-    }
-}
-
 /// The manifest of one agent as a JSON value (key order is the YAML's).
 pub fn manifest(
     program: &Program,
@@ -48,7 +25,7 @@ pub fn manifest(
     examples: &[Example],
 ) -> Value {
     let mut m = Map::new();
-    m.insert("name".into(), json!(agent_name(program, agent)));
+    m.insert("name".into(), json!(program.agent_name(agent)));
     m.insert("version".into(), json!(program.package.version));
     if let Some(d) = agent.docs.as_ref().or(program.package.description.as_ref()) {
         m.insert("description".into(), json!(d));
@@ -95,7 +72,7 @@ pub fn manifest(
         .iter()
         .filter_map(|id| program.nodes.get(id.0 as usize))
         .filter(|n| n.kind == NodeKind::Agent)
-        .map(|n| json!(agent_name(program, n)))
+        .map(|n| json!(program.agent_name(n)))
         .collect();
     m.insert("delegates".into(), Value::Array(delegates));
     let examples: Vec<Value> = examples

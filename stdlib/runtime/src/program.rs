@@ -344,6 +344,48 @@ impl Program {
     pub fn binding(&self, name: &str) -> Option<&Binding> {
         self.bindings.iter().find(|b| b.name == name)
     }
+
+    /// The published name of `agent` (its manifest's `name`, the gateway's route): the package
+    /// name (`acme/review`) when the package publishes one agent, `owner/agent` when several.
+    pub fn agent_name(&self, agent: &NodeIr) -> String {
+        let agents = self
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Agent)
+            .count();
+        if agents <= 1 && !self.package.name.is_empty() {
+            return self.package.name.clone();
+        }
+        let owner = self
+            .package
+            .name
+            .split_once('/')
+            .map_or(self.package.name.as_str(), |(owner, _)| owner);
+        if owner.is_empty() {
+            agent.name.clone()
+        } else {
+            format!("{owner}/{}", agent.name)
+        }
+    }
+
+    /// The file stem of each node in a build's output (`schemas/<stem>.output.json`): its
+    /// name, qualified by its module when the name is shared.
+    pub fn node_file_names(&self) -> Vec<String> {
+        let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for n in &self.nodes {
+            *count.entry(n.name.as_str()).or_default() += 1;
+        }
+        self.nodes
+            .iter()
+            .map(|n| {
+                if count.get(n.name.as_str()).copied().unwrap_or(0) > 1 && !n.module.is_empty() {
+                    format!("{}.{}", n.module.replace("::", "."), n.name)
+                } else {
+                    n.name.clone()
+                }
+            })
+            .collect()
+    }
 }
 
 impl NodeIr {

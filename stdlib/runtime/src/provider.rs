@@ -12,6 +12,7 @@
 //! - [`binding`]: the binding settings and [`connect`].
 //! - [`secret`]: API keys, read from the environment and never printed.
 //! - [`adapter`]: the pipeline's [`crate::model::Model`] over providers, one per binding.
+//! - [`router`]: the model of a run: live bindings and recorded answers.
 //!
 //! Invariants: a part kind the binding does not `accept` fails before anything is sent; no
 //! answer longer than `max_answer_bytes` is ever returned; no error text contains the key.
@@ -56,6 +57,8 @@ mod http;
 pub mod openai;
 #[cfg(all(test, feature = "http"))]
 mod props;
+#[cfg(feature = "http")]
+pub mod router;
 
 pub use adapter::{NodeCall, ProviderModel};
 pub use answer::{Answer, FinishReason, Usage};

@@ -22,6 +22,7 @@ use super::request::{ModelRequest as ProviderRequest, OutputSchema, Part, Repair
 use super::Provider;
 use crate::model::{self, Model, ModelAnswer, ModelError, ModelRequest};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What every call of one node shares.
@@ -80,7 +81,9 @@ impl NodeCall {
 /// Routes each call to its binding's provider.
 #[derive(Debug)]
 pub struct ProviderModel {
-    providers: BTreeMap<String, Box<dyn Provider>>,
+    /// Shared: one connected provider serves every run of a server (providers keep no
+    /// per-call state).
+    providers: BTreeMap<String, Arc<dyn Provider>>,
     node: NodeCall,
     /// The text of the last answer, quoted back in a repair request.
     last_answer: Option<String>,
@@ -111,7 +114,16 @@ impl ProviderModel {
     }
 
     /// Serves `binding` with `provider`.
-    pub fn with_binding(mut self, binding: impl Into<String>, provider: Box<dyn Provider>) -> Self {
+    pub fn with_binding(self, binding: impl Into<String>, provider: Box<dyn Provider>) -> Self {
+        self.with_shared_binding(binding, Arc::from(provider))
+    }
+
+    /// Serves `binding` with a provider other runs share.
+    pub fn with_shared_binding(
+        mut self,
+        binding: impl Into<String>,
+        provider: Arc<dyn Provider>,
+    ) -> Self {
         self.providers.insert(binding.into(), provider);
         self
     }
