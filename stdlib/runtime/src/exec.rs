@@ -121,6 +121,23 @@ pub struct Run {
     pub parts: Vec<PromptPart>,
 }
 
+/// What [`Executor::admit`] decided.
+#[derive(Debug)]
+pub enum Admission {
+    /// The call passed the gate; run it with [`Executor::run_admitted`].
+    Admitted(Admitted),
+    /// Refused at the gate (`rejected_input`, or `failed` by an input check): the finished
+    /// run; nothing was called or billed.
+    Refused(Box<Run>),
+}
+
+/// A call that passed the gate: its decoded inputs. Only [`Executor::admit`] makes one.
+#[derive(Debug)]
+pub struct Admitted {
+    node: NodeId,
+    inputs: Vec<Value>,
+}
+
 /// A program ready to run (see the module doc).
 pub struct Executor<'p> {
     program: &'p Program,
@@ -260,22 +277,79 @@ impl<'p> Executor<'p> {
         let ir = self.runnable(node, &*env.externs)?;
         let inputs = match self.decode_input(ir, input) {
             Ok(v) => v,
-            Err(errors) => {
-                let outcome = Outcome::rejected_input();
-                let receipt = self.receipt(env, ir, input, &outcome, Vec::new());
-                return Ok(Run {
-                    outcome,
-                    receipt,
-                    input_errors: errors,
-                    input_check: None,
-                    refusal: None,
-                    parts: Vec::new(),
-                });
-            }
+            Err(errors) => return Ok(self.rejected(ir, input, errors, env)),
         };
         let mut meter = Meter::new();
         let trail = vec![ir.name.clone()];
-        Ok(self.run_decoded(ir, inputs, input, env, &mut meter, 0, &trail))
+        Ok(self.run_decoded(ir, inputs, input, env, &mut meter, 0, &trail, false))
+    }
+
+    /// The gate alone (steps 2–3 of the module doc: decode, media expiry, input checks), for a
+    /// host that must act between the gate and the run, such as a gateway reserving the
+    /// caller's money only for calls that pass. A refused call comes back as a finished
+    /// [`Run`] with its receipt; an admitted one runs with [`Executor::run_admitted`].
+    pub fn admit(
+        &self,
+        node: NodeId,
+        input: &[u8],
+        env: &mut Env<'_>,
+    ) -> Result<Admission, Unrunnable> {
+        let ir = self.runnable(node, &*env.externs)?;
+        let inputs = match self.decode_input(ir, input) {
+            Ok(v) => v,
+            Err(errors) => {
+                return Ok(Admission::Refused(Box::new(
+                    self.rejected(ir, input, errors, env),
+                )))
+            }
+        };
+        let refused = match expired(&inputs, env.clock.unix_ms()) {
+            Some(why) => Some(Answered::ended(Outcome::rejected_input(), why)),
+            None => self.gate_checks(ir, &inputs, env),
+        };
+        Ok(match refused {
+            None => Admission::Admitted(Admitted { node, inputs }),
+            Some(done) => {
+                let mut meter = Meter::new();
+                meter.enter(ir.budget.to_pipeline().limits(), env.clock.now_ms());
+                Admission::Refused(Box::new(self.finish(ir, input, env, &mut meter, done)))
+            }
+        })
+    }
+
+    /// Runs a call [`Executor::admit`] let through, from step 4 on (its input checks are not
+    /// run again); `input` is the same document, for the receipt's hash.
+    pub fn run_admitted(
+        &self,
+        admitted: Admitted,
+        input: &[u8],
+        env: &mut Env<'_>,
+    ) -> Result<Run, Unrunnable> {
+        let Admitted { node, inputs } = admitted;
+        let ir = self.runnable(node, &*env.externs)?;
+        let mut meter = Meter::new();
+        let trail = vec![ir.name.clone()];
+        Ok(self.run_decoded(ir, inputs, input, env, &mut meter, 0, &trail, true))
+    }
+
+    /// The run of a document the decoder refused: `rejected_input`, nothing ran.
+    fn rejected(
+        &self,
+        ir: &NodeIr,
+        input: &[u8],
+        errors: Vec<DecodeError>,
+        env: &mut Env<'_>,
+    ) -> Run {
+        let outcome = Outcome::rejected_input();
+        let receipt = self.receipt(env, ir, input, &outcome, Vec::new());
+        Run {
+            outcome,
+            receipt,
+            input_errors: errors,
+            input_check: None,
+            refusal: None,
+            parts: Vec::new(),
+        }
     }
 
     /// Runs `node` on inputs already decoded (a session's combined observations): as
@@ -290,10 +364,20 @@ impl<'p> Executor<'p> {
         let input = self.input_json(ir, &inputs);
         let mut meter = Meter::new();
         let trail = vec![ir.name.clone()];
-        Ok(self.run_decoded(ir, inputs, input.as_bytes(), env, &mut meter, 0, &trail))
+        Ok(self.run_decoded(
+            ir,
+            inputs,
+            input.as_bytes(),
+            env,
+            &mut meter,
+            0,
+            &trail,
+            false,
+        ))
     }
 
     /// Steps 3–6 of the module doc for decoded inputs; `input` is what the receipt hashes.
+    /// `admitted`: the gate passed already ([`Executor::admit`]), so input checks are skipped.
     #[allow(clippy::too_many_arguments)]
     fn run_decoded(
         &self,
@@ -304,12 +388,35 @@ impl<'p> Executor<'p> {
         meter: &mut Meter,
         expr_depth: usize,
         trail: &[String],
+        admitted: bool,
     ) -> Run {
         meter.enter(node.budget.to_pipeline().limits(), env.clock.now_ms());
-        let mut done = match expired(&inputs, env.clock.unix_ms()) {
+        let done = match expired(&inputs, env.clock.unix_ms()) {
             Some(why) => Answered::ended(Outcome::rejected_input(), why),
-            None => self.answer(node, &inputs, env, meter, expr_depth, trail),
+            None => {
+                let refused = if admitted {
+                    None
+                } else {
+                    self.gate_checks(node, &inputs, env)
+                };
+                match refused {
+                    Some(done) => done,
+                    None => self.answer(node, &inputs, env, meter, expr_depth, trail),
+                }
+            }
         };
+        self.finish(node, input, env, meter, done)
+    }
+
+    /// Closes a run begun with `meter.enter`: costs, currency, the receipt.
+    fn finish(
+        &self,
+        node: &NodeIr,
+        input: &[u8],
+        env: &mut Env<'_>,
+        meter: &mut Meter,
+        mut done: Answered,
+    ) -> Run {
         let used = meter.leave();
         done.outcome.cost = used.spent;
         done.outcome.reserved = used.reserved;
@@ -328,19 +435,11 @@ impl<'p> Executor<'p> {
         }
     }
 
-    /// Input checks, then the body or the model call.
-    fn answer(
-        &self,
-        node: &NodeIr,
-        inputs: &[Value],
-        env: &mut Env<'_>,
-        meter: &mut Meter,
-        expr_depth: usize,
-        trail: &[String],
-    ) -> Answered {
+    /// Step 3: the node's input checks; the ended run when one fails.
+    fn gate_checks(&self, node: &NodeIr, inputs: &[Value], env: &mut Env<'_>) -> Option<Answered> {
         let mut host = StageHost::new(self.program, &mut *env.externs, env.clock.now_ms());
         match self.input_checks(node, &mut host, inputs) {
-            Ok(None) => {}
+            Ok(None) => None,
             Ok(Some(failure)) => {
                 let why = match &failure.message {
                     Some(m) => format!(
@@ -352,15 +451,25 @@ impl<'p> Executor<'p> {
                 let mut ended =
                     Answered::ended(Outcome::no_call(Status::Failed, &failure.code), why);
                 ended.input_check = Some(failure);
-                return ended;
+                Some(ended)
             }
-            Err(e) => {
-                return Answered::ended(
-                    Outcome::no_call(Status::Error, "internal_error"),
-                    format!("an input check could not be evaluated: {e}"),
-                )
-            }
+            Err(e) => Some(Answered::ended(
+                Outcome::no_call(Status::Error, "internal_error"),
+                format!("an input check could not be evaluated: {e}"),
+            )),
         }
+    }
+
+    /// The body or the model call (the gate has passed).
+    fn answer(
+        &self,
+        node: &NodeIr,
+        inputs: &[Value],
+        env: &mut Env<'_>,
+        meter: &mut Meter,
+        expr_depth: usize,
+        trail: &[String],
+    ) -> Answered {
         match &node.body {
             Some(_) => self.body(node, inputs, env, meter, expr_depth, trail),
             None => {
@@ -1027,6 +1136,7 @@ impl Host for BodyHost<'_, '_, '_> {
             self.meter,
             depth,
             &trail,
+            false,
         );
         let Run {
             mut outcome,

@@ -1,0 +1,183 @@
+//! Accounts (tenants) and their API keys: creating one (`aelc account add`), crediting it
+//! (`aelc fund`), and finding the caller of a request from its `Authorization: Bearer KEY`.
+//!
+//! A key is `ael_` and 64 random hex digits (two UUIDv4s' 244 random bits); only its SHA-256
+//! is stored, so a leaked database holds no usable key.
+
+use aelc_runtime::money::Amount;
+use aelc_store::{Account, Store, StoreError, UnixMs};
+use axum::http::HeaderMap;
+use sha2::{Digest, Sha256};
+
+use crate::error::ApiError;
+
+/// The currency of an account created without one.
+pub const DEFAULT_CURRENCY: &str = "EUR";
+
+/// Lowercase hex SHA-256 of an API key: what the store keeps.
+pub fn key_sha256(key: &str) -> String {
+    let digest = Sha256::digest(key.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A new random API key.
+pub fn new_key() -> String {
+    format!(
+        "ael_{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// Whether `name` can name an account: `[a-z0-9][a-z0-9_-]{0,62}` (the owner part of an
+/// agent's name).
+pub fn valid_account_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_lowercase() || b.is_ascii_digit())
+        && name.len() <= 63
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+/// Creates `name` and returns its API key (shown once).
+pub async fn add_account(
+    store: &dyn Store,
+    name: &str,
+    currency: &str,
+    now_ms: UnixMs,
+) -> Result<String, String> {
+    if !valid_account_name(name) {
+        return Err(format!(
+            "`{name}` cannot name an account: use lowercase letters, digits, `_` and `-`, \
+             starting with a letter or digit"
+        ));
+    }
+    if !valid_currency(currency) {
+        return Err(format!(
+            "`{currency}` is not a currency code: three uppercase letters (EUR, USD)"
+        ));
+    }
+    let key = new_key();
+    let account = Account {
+        name: name.to_owned(),
+        currency: currency.to_owned(),
+        created_ms: now_ms,
+    };
+    match store.create_account(&account, &key_sha256(&key)).await {
+        Ok(()) => Ok(key),
+        Err(StoreError::Exists(_)) => Err(format!("the account `{name}` exists already")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Credits `amount` (`"5 EUR"`, `"5EUR"`, `"5"`) to `name`; returns the new available balance.
+pub async fn fund(
+    store: &dyn Store,
+    name: &str,
+    amount: &str,
+    now_ms: UnixMs,
+) -> Result<Amount, String> {
+    let Some(account) = store.account(name).await.map_err(|e| e.to_string())? else {
+        return Err(format!(
+            "no account `{name}` (create it with `aelc account add {name}`)"
+        ));
+    };
+    let (value, currency) = parse_money(amount)?;
+    let currency = currency.unwrap_or_else(|| account.currency.clone());
+    if currency != account.currency {
+        return Err(format!(
+            "`{name}` pays in {}; {amount} is in {currency}",
+            account.currency
+        ));
+    }
+    store
+        .fund(name, value, &currency, now_ms)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(store
+        .balance(name)
+        .await
+        .map_err(|e| e.to_string())?
+        .available)
+}
+
+/// `"5 EUR"`, `"5EUR"`, `"0.50 EUR"` or a bare `"5"` (the account's currency): the amount and
+/// the currency when one is written.
+pub fn parse_money(text: &str) -> Result<(Amount, Option<String>), String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, currency) = text.split_at(split);
+    let number = number.trim();
+    let currency = currency.trim();
+    let amount = Amount::parse(number).ok_or_else(|| {
+        format!("`{text}` is not an amount: write a decimal and a currency, e.g. \"5 EUR\"")
+    })?;
+    if currency.is_empty() {
+        return Ok((amount, None));
+    }
+    if !valid_currency(currency) {
+        return Err(format!(
+            "`{currency}` is not a currency code: three uppercase letters (EUR, USD)"
+        ));
+    }
+    Ok((amount, Some(currency.to_owned())))
+}
+
+fn valid_currency(code: &str) -> bool {
+    code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+/// The caller of a request (`Authorization: Bearer KEY`).
+pub async fn caller(store: &dyn Store, headers: &HeaderMap) -> Result<Account, ApiError> {
+    let key = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .ok_or(ApiError::Unauthorized)?;
+    store
+        .account_by_key(&key_sha256(key))
+        .await?
+        .ok_or(ApiError::Unauthorized)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_is_written_three_ways() {
+        let five = Amount::parse("5").unwrap();
+        assert_eq!(parse_money("5 EUR").unwrap(), (five, Some("EUR".into())));
+        assert_eq!(parse_money("5EUR").unwrap(), (five, Some("EUR".into())));
+        assert_eq!(parse_money("5").unwrap(), (five, None));
+        assert_eq!(
+            parse_money("0.50 USD").unwrap().0,
+            Amount::parse("0.5").unwrap()
+        );
+        for bad in ["", "EUR", "-5 EUR", "5 eur", "5 EURO", "1e3"] {
+            assert!(parse_money(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn keys_are_random_and_only_their_hash_is_kept() {
+        let (a, b) = (new_key(), new_key());
+        assert_ne!(a, b);
+        assert!(a.starts_with("ael_") && a.len() == 68);
+        assert_eq!(key_sha256(&a).len(), 64);
+        assert_ne!(key_sha256(&a), key_sha256(&b));
+    }
+
+    #[test]
+    fn account_names() {
+        for good in ["acme", "demo-1", "a_b", "0x"] {
+            assert!(valid_account_name(good), "{good}");
+        }
+        for bad in ["", "Acme", "-a", "a/b", "@funding", &"a".repeat(64)] {
+            assert!(!valid_account_name(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The served project, loaded from a build's output (`target/ael/`), never from source: the
+//! program (`ir.json`), the nodes' schemas, each agent's manifest (`agents/<agent>/holon.yaml`),
+//! and the bindings' providers, connected once.
+
+use std::path::{Path, PathBuf};
+
+use aelc_runtime::exec::{Executor, Externs, Schemas};
+use aelc_runtime::money::Amount;
+use aelc_runtime::program::{NodeId, NodeKind, Program};
+use aelc_runtime::provider::router::Connected;
+use serde_json::Value as Json;
+
+/// One published agent.
+#[derive(Debug)]
+pub struct Agent {
+    /// `owner/name`, the route and the manifest's `name`.
+    pub name: String,
+    /// The account paid for its successful runs (`acme` of `acme/review`).
+    pub owner: String,
+    pub version: String,
+    pub node: NodeId,
+    pub capability: Option<String>,
+    pub description: Option<String>,
+    /// What a successful run costs the caller (zero when the agent publishes no price).
+    pub price: Amount,
+    /// The price's currency (`None` when free).
+    pub currency: Option<String>,
+    /// `holon.yaml` as JSON.
+    pub manifest: Json,
+    pub input_schema: Json,
+    pub output_schema: Json,
+    /// What the agent needs and this gateway lacks (Rust externs): empty when it can run.
+    pub missing: Vec<String>,
+}
+
+/// A built project ready to serve.
+pub struct Project {
+    pub program: &'static Program,
+    pub executor: Executor<'static>,
+    pub connected: Connected,
+    pub agents: Vec<Agent>,
+    pub out: PathBuf,
+}
+
+impl Project {
+    /// Loads `out` (a build's `target/ael/`) and connects the bindings. Errors name the file
+    /// or the binding.
+    pub fn load(out: &Path) -> Result<Project, String> {
+        let ir_path = out.join("ir.json");
+        let text = std::fs::read_to_string(&ir_path).map_err(|e| {
+            format!(
+                "cannot read {}: {e} (build the project first: `aelc build`)",
+                ir_path.display()
+            )
+        })?;
+        let program = Program::from_json(&text)
+            .map_err(|e| format!("{}: not a program of this aelc: {e}", ir_path.display()))?;
+        // The program lives as long as the server; the executor borrows it.
+        let program: &'static Program = Box::leak(Box::new(program));
+        let files = program.node_file_names();
+        let schemas = Schemas::load(out, program, &files)?;
+        let executor = Executor::new(program, schemas);
+        let connected = Connected::connect(&program.bindings).map_err(|e| e.to_string())?;
+        let externs = Externs::new();
+        let mut agents = Vec::new();
+        for (i, node) in program.nodes.iter().enumerate() {
+            if node.kind != NodeKind::Agent {
+                continue;
+            }
+            let id = NodeId(i as u32);
+            let file = &files[i];
+            let name = program.agent_name(node);
+            let owner = name.split_once('/').map_or("", |(o, _)| o).to_owned();
+            let manifest_path = out.join("agents").join(file).join("holon.yaml");
+            let manifest_text = std::fs::read_to_string(&manifest_path)
+                .map_err(|e| format!("cannot read {}: {e}", manifest_path.display()))?;
+            let manifest: Json = serde_saphyr::from_str(&manifest_text)
+                .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
+            let publish = node.publish.as_ref();
+            let (price, currency) = match publish.and_then(|p| p.price.as_ref()) {
+                Some(money) => (
+                    Amount::parse(&money.amount).ok_or_else(|| {
+                        format!("agent {name}: price `{}` is not a decimal", money.amount)
+                    })?,
+                    Some(money.currency.clone()),
+                ),
+                None => (Amount::ZERO, None),
+            };
+            agents.push(Agent {
+                owner,
+                version: program.package.version.clone(),
+                node: id,
+                capability: publish.and_then(|p| p.capability.clone()),
+                description: node
+                    .docs
+                    .clone()
+                    .or_else(|| program.package.description.clone()),
+                price,
+                currency,
+                input_schema: read_json(&out.join("schemas").join(format!("{file}.input.json")))?,
+                output_schema: read_json(&out.join("schemas").join(format!("{file}.output.json")))?,
+                manifest,
+                missing: executor.missing(id, &externs),
+                name,
+            });
+        }
+        Ok(Project {
+            program,
+            executor,
+            connected,
+            agents,
+            out: out.to_owned(),
+        })
+    }
+
+    pub fn agent(&self, name: &str) -> Option<&Agent> {
+        self.agents.iter().find(|a| a.name == name)
+    }
+
+    /// `[limits] max_input_bytes`: the gate's size.
+    pub fn max_input_bytes(&self) -> usize {
+        usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX)
+    }
+}
+
+fn read_json(path: &Path) -> Result<Json, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}

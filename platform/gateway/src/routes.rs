@@ -1,0 +1,226 @@
+//! The read routes and uploads: agents (capability, price, measured success rate), an agent's
+//! manifest, a receipt with its delegated tree, file uploads, health and metrics.
+
+use std::sync::Arc;
+
+use aelc_store::FileMeta;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::{now_ms, AppState};
+
+/// One agent in `GET /v1/agents`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentSummary {
+    /// `owner/name`.
+    pub name: String,
+    pub version: String,
+    pub description: Option<String>,
+    pub capability: Option<String>,
+    /// What a successful run costs; `null` when free.
+    pub price: Option<Price>,
+    /// succeeded / (succeeded + invalid_output + error); `null` before any counted run.
+    pub success_rate: Option<f64>,
+    pub runs: RunCounts,
+    /// Whether this gateway can run it (an agent needing Rust externs cannot).
+    pub available: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Price {
+    /// Exact decimal text.
+    pub amount: String,
+    pub currency: String,
+}
+
+/// An agent's receipts by status.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunCounts {
+    pub succeeded: u64,
+    pub invalid_output: u64,
+    pub error: u64,
+    /// Declared failures: counted apart from the success rate.
+    pub failed: u64,
+    /// Refused at the gate: not counted.
+    pub rejected_input: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentList {
+    pub agents: Vec<AgentSummary>,
+}
+
+/// The agents served here.
+#[utoipa::path(get, path = "/v1/agents", tag = "agents",
+    responses((status = 200, body = AgentList)))]
+pub async fn list_agents(State(app): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    let mut agents = Vec::new();
+    for agent in &app.project.agents {
+        let stats = app.store.agent_stats(&agent.name).await?;
+        agents.push(AgentSummary {
+            name: agent.name.clone(),
+            version: agent.version.clone(),
+            description: agent.description.clone(),
+            capability: agent.capability.clone(),
+            price: agent.currency.as_ref().map(|c| Price {
+                amount: agent.price.to_string(),
+                currency: c.clone(),
+            }),
+            success_rate: stats.success_rate(),
+            runs: RunCounts {
+                succeeded: stats.succeeded,
+                invalid_output: stats.invalid_output,
+                error: stats.error,
+                failed: stats.failed,
+                rejected_input: stats.rejected_input,
+            },
+            available: agent.missing.is_empty(),
+        });
+    }
+    Ok(axum::Json(AgentList { agents }).into_response())
+}
+
+/// An agent's manifest (`holon.yaml`, as JSON).
+#[utoipa::path(get, path = "/v1/agents/{owner}/{name}", tag = "agents",
+    params(("owner" = String, Path), ("name" = String, Path)),
+    responses((status = 200, description = "The manifest (spec §9.2)", body = Object),
+              (status = 404, body = ErrorBody)))]
+pub async fn get_agent(
+    State(app): State<Arc<AppState>>,
+    Path((owner, name)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let full = format!("{owner}/{name}");
+    let agent = app
+        .project
+        .agent(&full)
+        .ok_or_else(|| ApiError::NotFound(format!("the agent {full}")))?;
+    Ok(axum::Json(&agent.manifest).into_response())
+}
+
+/// One of the caller's receipts, with its delegated tree.
+#[utoipa::path(get, path = "/v1/receipts/{id}", tag = "receipts",
+    params(("id" = String, Path, description = "`rcpt_…`")),
+    responses((status = 200, description = "The receipt (spec §10)", body = Object),
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn get_receipt(
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    let not_found = || ApiError::NotFound(format!("the receipt {id}"));
+    let stored = app
+        .store
+        .receipt(&account.name, &id)
+        .await?
+        .ok_or_else(not_found)?;
+    let document: Json = serde_json::from_str(&stored.json)
+        .map_err(|e| ApiError::Internal(format!("a stored receipt is not JSON: {e}")))?;
+    Ok(axum::Json(&document["receipt"]).into_response())
+}
+
+/// A stored file's reference.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileRef {
+    /// `holon://files/<id>`: what an input's media field carries.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub media_type: String,
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// Stores the body as a file of the caller and returns its reference.
+#[utoipa::path(post, path = "/v1/files", tag = "files",
+    request_body(content = Vec<u8>, content_type = "application/octet-stream",
+                 description = "The bytes; `Content-Type` is the file's media type"),
+    responses((status = 201, body = FileRef), (status = 401, body = ErrorBody),
+              (status = 413, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn put_file(
+    State(app): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    let media_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim().to_owned())
+        .filter(|v| !v.is_empty() && v.len() <= 255)
+        .unwrap_or_else(|| "application/octet-stream".to_owned());
+    let bytes = crate::runs::read_body(body, app.max_file_bytes, app.body_timeout).await?;
+    let sha256: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let path = app.files_dir.join(&sha256);
+    let write_path = path.clone();
+    let data = bytes.clone();
+    tokio::task::spawn_blocking(move || write_atomically(&write_path, &data))
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?
+        .map_err(|e| ApiError::Internal(format!("cannot store the file: {e}")))?;
+    let id = format!("file_{}", uuid::Uuid::now_v7().simple());
+    let meta = FileMeta {
+        id: id.clone(),
+        tenant: account.name.clone(),
+        sha256: sha256.clone(),
+        size: bytes.len() as u64,
+        media_type: media_type.clone(),
+        created_ms: now_ms(),
+        expires_ms: None,
+        source: None,
+    };
+    app.store.put_file(&meta).await?;
+    let reference = FileRef {
+        reference: format!("holon://files/{id}"),
+        media_type,
+        size: meta.size,
+        sha256,
+    };
+    Ok((StatusCode::CREATED, axum::Json(reference)).into_response())
+}
+
+/// Content-addressed: the same bytes land at the same path, written whole or not at all.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    if path.exists() {
+        return Ok(());
+    }
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".upload.{}", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Liveness: 200 while the gateway serves.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "`ok`")))]
+pub async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// Prometheus text exposition.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
+pub async fn metrics(State(app): State<Arc<AppState>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        app.metrics.render(),
+    )
+        .into_response()
+}

@@ -1,0 +1,479 @@
+//! `POST /v1/agents/{owner}/{name}/runs`: the gate, the reservation, the run, the receipt.
+//!
+//! In order, each step ending the request when it refuses:
+//! 1. the caller's key; the agent; the content type; `Idempotency-Key`'s shape;
+//! 2. the size: a `Content-Length` over `max_input_bytes` is refused (413) before a byte of the
+//!    body is read, and a body that grows past it while streaming is cut off at the limit;
+//!    a body that does not arrive within the timeout is refused (408);
+//! 3. **the gate** ([`Executor::admit`]): a document that does not decode, or fails an input
+//!    check, gets its receipt (`rejected_input` or `failed`, stored) and 422 — nothing reserved;
+//! 4. **the reservation** ([`Store::begin_run`]): the agent's price held on the caller's
+//!    balance, the idempotency key claimed (a replay answers the first receipt, another input
+//!    409), all in one transaction;
+//! 5. the run on a blocking thread ([`Executor::run_admitted`]);
+//! 6. **the receipt and the money in one transaction** ([`Store::finish_run`]): `succeeded`
+//!    posts the price to the agent's owner, anything else voids the reservation — and only
+//!    then the response, so no receipt a client saw can be lost.
+//!
+//! The response document is the same for a fresh run and a replay: `status`, `code`,
+//! `output`, `receipt` (and `errors` / `refusal` when the gate refused). HTTP status: 200 when
+//! the agent answered (`succeeded`, or a declared `failed`), 422 when the gate refused, 502
+//! when the run ended without an acceptable answer (`invalid_output`, `error`; free).
+//!
+//! [`Executor::admit`]: aelc_runtime::exec::Executor::admit
+//! [`Executor::run_admitted`]: aelc_runtime::exec::Executor::run_admitted
+//! [`Store::begin_run`]: aelc_store::Store::begin_run
+//! [`Store::finish_run`]: aelc_store::Store::finish_run
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aelc_runtime::exec::{status_word, Admission, Env, Externs, Run};
+use aelc_runtime::money::Amount;
+use aelc_runtime::pipeline::{Status, SystemClock};
+use aelc_runtime::provider::router::ModelRouter;
+use aelc_runtime::receipt::{sha256_hex, UuidIds};
+use aelc_store::{BeginRun, Begun, Settlement, StoredReceipt};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::{now_ms, AppState};
+
+/// A run's response document (its `output` and `receipt` are the agent's own schemas).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunResponse {
+    /// `succeeded`, `rejected_input`, `invalid_output`, `failed`, `error`.
+    pub status: String,
+    /// The declared or reserved code when the run did not succeed.
+    pub code: Option<String>,
+    /// The accepted output (the agent's output schema), `null` without one.
+    #[schema(value_type = Object)]
+    pub output: Json,
+    /// The receipt (spec §10), with its delegated tree.
+    #[schema(value_type = Object)]
+    pub receipt: Json,
+    /// The decoder's errors when the input was refused.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<InputError>,
+    /// Why the run ended without an answer, when no attempt says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
+}
+
+/// One reason an input was refused (spec §4).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InputError {
+    /// JSON Pointer into the document.
+    pub pointer: String,
+    /// The path from the parameter (`request.locale`).
+    pub path: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// What one run needs besides the program: a model over the shared providers, the clock,
+/// fresh ids, and no Rust externs (a gateway runs only what its build describes).
+struct RunHost {
+    model: ModelRouter,
+    clock: SystemClock,
+    ids: UuidIds,
+    externs: Externs,
+}
+
+impl RunHost {
+    fn new(app: &AppState) -> RunHost {
+        RunHost {
+            model: ModelRouter::shared(&app.project.connected, None),
+            clock: SystemClock::default(),
+            ids: UuidIds,
+            externs: Externs::new(),
+        }
+    }
+
+    fn env(&mut self) -> Env<'_> {
+        Env {
+            model: &mut self.model,
+            clock: &mut self.clock,
+            ids: &mut self.ids,
+            externs: &mut self.externs,
+            check_accepts: true,
+        }
+    }
+}
+
+/// Run an agent on one input document.
+#[utoipa::path(
+    post,
+    path = "/v1/agents/{owner}/{name}/runs",
+    params(
+        ("owner" = String, Path, description = "The agent's owner (`acme` of `acme/review`)"),
+        ("name" = String, Path, description = "The agent's name"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Retries with the same key and input return the first receipt and bill once"),
+    ),
+    request_body(content = Object, content_type = "application/json", description = "The input document (the agent's input schema)"),
+    responses(
+        (status = 200, description = "The agent answered: `succeeded` (billed) or a declared `failed` (free)", body = RunResponse),
+        (status = 422, description = "Refused at the gate: `rejected_input` or an input check's code; nothing billed", body = RunResponse),
+        (status = 502, description = "No acceptable answer (`invalid_output`, `error`); nothing billed", body = RunResponse),
+        (status = 401, body = ErrorBody), (status = 402, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 408, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 415, body = ErrorBody), (status = 503, body = ErrorBody),
+    ),
+    security(("bearer" = [])),
+    tag = "runs"
+)]
+pub async fn create_run(
+    State(app): State<Arc<AppState>>,
+    Path((owner, name)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    let agent_name = format!("{owner}/{name}");
+    let agent_index = app
+        .project
+        .agents
+        .iter()
+        .position(|a| a.name == agent_name)
+        .ok_or_else(|| ApiError::NotFound(format!("the agent {agent_name}")))?;
+    let agent = &app.project.agents[agent_index];
+    content_type(&headers)?;
+    let key = idempotency_key(&headers)?;
+    let max = app.project.max_input_bytes();
+    if content_length(&headers).is_some_and(|n| n > max as u64) {
+        app.metrics.gate_refusal("input_too_large");
+        return Err(ApiError::TooLarge { limit: max });
+    }
+    let bytes = read_body(body, max, app.body_timeout)
+        .await
+        .inspect_err(|e| {
+            if let ApiError::TooLarge { .. } = e {
+                app.metrics.gate_refusal("input_too_large");
+            }
+        })?;
+    if !agent.missing.is_empty() {
+        return Err(ApiError::AgentUnavailable(format!(
+            "{agent_name} needs {}, which this gateway does not have (run it from Rust \
+             through the generated glue)",
+            agent.missing.join(", ")
+        )));
+    }
+    let slot = Arc::clone(&app.run_slots)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Overloaded)?;
+
+    // 3. The gate.
+    let gate_app = Arc::clone(&app);
+    let gate_bytes = bytes.clone();
+    let node = agent.node;
+    let admission = tokio::task::spawn_blocking(move || {
+        let mut host = RunHost::new(&gate_app);
+        gate_app
+            .project
+            .executor
+            .admit(node, &gate_bytes, &mut host.env())
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("the gate failed: {e}")))?
+    .map_err(|e| ApiError::AgentUnavailable(e.to_string()))?;
+    let admitted = match admission {
+        Admission::Refused(run) => {
+            let code = run.outcome.code.clone().unwrap_or_default();
+            app.metrics.gate_refusal(&code);
+            let run_id = run.receipt.receipt.clone();
+            let document = response_document(&run, None);
+            let stored = stored_receipt(&run_id, &account.name, agent, &run, &document);
+            app.store.record_receipt(&stored).await?;
+            return Ok(respond(StatusCode::UNPROCESSABLE_ENTITY, &document, None));
+        }
+        Admission::Admitted(admitted) => admitted,
+    };
+
+    // 4. The reservation.
+    if agent.price > Amount::ZERO && agent.currency.as_deref() != Some(&account.currency) {
+        return Err(ApiError::Currency {
+            account: account.currency.clone(),
+            price: agent.currency.clone().unwrap_or_default(),
+        });
+    }
+    let run_id = format!("rcpt_{}", uuid::Uuid::now_v7().simple());
+    let begin = BeginRun {
+        run: run_id.clone(),
+        tenant: account.name.clone(),
+        agent: agent.name.clone(),
+        version: agent.version.clone(),
+        input_sha256: sha256_hex(&bytes),
+        reserve: agent.price,
+        currency: account.currency.clone(),
+        idempotency_key: key,
+        mandate: None,
+        at_ms: now_ms(),
+    };
+    match app.store.begin_run(&begin).await? {
+        Begun::Started => {}
+        Begun::Replayed { receipt } => {
+            let document: Json = serde_json::from_str(&receipt)
+                .map_err(|e| ApiError::Internal(format!("a stored receipt is not JSON: {e}")))?;
+            let status = http_status(document["status"].as_str().unwrap_or("error"));
+            return Ok(respond(status, &document, Some("true")));
+        }
+        Begun::InProgress => return Err(ApiError::IdempotencyInProgress),
+        Begun::KeyConflict => return Err(ApiError::IdempotencyConflict),
+        Begun::Insufficient { available, needed }
+        | Begun::OverBudget {
+            left: available,
+            needed,
+        } => {
+            return Err(ApiError::InsufficientFunds {
+                available: format!("{available} {}", account.currency),
+                needed: format!("{needed} {}", account.currency),
+            })
+        }
+    }
+
+    // 5. The run.
+    let started = Instant::now();
+    let in_flight = app.metrics.run_started();
+    let run_app = Arc::clone(&app);
+    let run_bytes = bytes.clone();
+    let finished = tokio::task::spawn_blocking(move || {
+        let mut host = RunHost::new(&run_app);
+        run_app
+            .project
+            .executor
+            .run_admitted(admitted, &run_bytes, &mut host.env())
+    })
+    .await;
+    drop(in_flight);
+    drop(slot);
+
+    // 6. The receipt and the money, then the answer.
+    let (document, settlement, status) = match finished {
+        Ok(Ok(mut run)) => {
+            run.receipt.receipt = run_id.clone();
+            let succeeded = run.outcome.status == Status::Succeeded;
+            let price = succeeded.then_some(agent.price);
+            let document = response_document(&run, price.map(|p| (p, account.currency.as_str())));
+            let settlement = if succeeded && agent.price > Amount::ZERO {
+                Settlement::Charge {
+                    payee: agent.owner.clone(),
+                    amount: agent.price,
+                }
+            } else {
+                Settlement::Void
+            };
+            app.metrics
+                .run(&agent.name, status_word(run.outcome.status), started);
+            let stored = stored_receipt(&run_id, &account.name, agent, &run, &document);
+            (
+                stored,
+                settlement,
+                http_status(status_word(run.outcome.status)),
+            )
+        }
+        Ok(Err(unrunnable)) => {
+            let document = error_document(&run_id, agent, &unrunnable.to_string());
+            (
+                error_receipt(&run_id, &account.name, agent, &document),
+                Settlement::Void,
+                StatusCode::BAD_GATEWAY,
+            )
+        }
+        Err(join) => {
+            tracing::error!(error = %join, agent = %agent.name, "a run panicked");
+            let document = error_document(&run_id, agent, "the run failed inside the gateway");
+            (
+                error_receipt(&run_id, &account.name, agent, &document),
+                Settlement::Void,
+                StatusCode::BAD_GATEWAY,
+            )
+        }
+    };
+    app.store.finish_run(&document, &settlement).await?;
+    let json: Json = serde_json::from_str(&document.json).unwrap_or(Json::Null);
+    Ok(respond(status, &json, None))
+}
+
+/// The HTTP status of a run that ended with `status` (see the module doc).
+fn http_status(status: &str) -> StatusCode {
+    match status {
+        "succeeded" | "failed" => StatusCode::OK,
+        "rejected_input" => StatusCode::UNPROCESSABLE_ENTITY,
+        _ => StatusCode::BAD_GATEWAY,
+    }
+}
+
+fn respond(status: StatusCode, document: &Json, replayed: Option<&'static str>) -> Response {
+    let mut response = (status, axum::Json(document)).into_response();
+    if let Some(v) = replayed {
+        response
+            .headers_mut()
+            .insert("idempotent-replayed", HeaderValue::from_static(v));
+    }
+    response
+}
+
+/// The response document of a finished run; `billed`: the price the caller pays (a
+/// successful run), which becomes the receipt's `cost` (the model calls' cost stays `spent`).
+fn response_document(run: &Run, billed: Option<(Amount, &str)>) -> Json {
+    let mut receipt = serde_json::to_value(&run.receipt).unwrap_or(Json::Null);
+    if let Some((price, currency)) = billed {
+        receipt["cost"] = json!({"amount": price.to_string(), "currency": currency});
+    } else if run.outcome.status != Status::Succeeded {
+        receipt["cost"]["amount"] = json!("0");
+    }
+    let output = run
+        .outcome
+        .output_json
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Json::Null);
+    let errors: Vec<InputError> = run
+        .input_errors
+        .iter()
+        .map(|e| InputError {
+            pointer: e.pointer.clone(),
+            path: e.path.clone(),
+            code: e.code.as_str().to_owned(),
+            message: e.message.clone(),
+        })
+        .collect();
+    serde_json::to_value(RunResponse {
+        status: status_word(run.outcome.status).to_owned(),
+        code: run.outcome.code.clone(),
+        output,
+        receipt,
+        errors,
+        refusal: run.refusal.clone(),
+    })
+    .unwrap_or(Json::Null)
+}
+
+fn stored_receipt(
+    id: &str,
+    tenant: &str,
+    agent: &crate::project::Agent,
+    run: &Run,
+    document: &Json,
+) -> StoredReceipt {
+    StoredReceipt {
+        id: id.to_owned(),
+        tenant: tenant.to_owned(),
+        agent: agent.name.clone(),
+        version: agent.version.clone(),
+        status: status_word(run.outcome.status).to_owned(),
+        code: run.outcome.code.clone(),
+        mandate: None,
+        json: document.to_string(),
+        at_ms: now_ms(),
+    }
+}
+
+fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
+    json!({
+        "status": "error",
+        "code": "internal_error",
+        "output": null,
+        "receipt": {"receipt": id, "agent": agent.name, "version": agent.version,
+                    "status": "error", "code": "internal_error", "refusal": why},
+        "refusal": why,
+    })
+}
+
+fn error_receipt(
+    id: &str,
+    tenant: &str,
+    agent: &crate::project::Agent,
+    document: &Json,
+) -> StoredReceipt {
+    StoredReceipt {
+        id: id.to_owned(),
+        tenant: tenant.to_owned(),
+        agent: agent.name.clone(),
+        version: agent.version.clone(),
+        status: "error".to_owned(),
+        code: Some("internal_error".to_owned()),
+        mandate: None,
+        json: document.to_string(),
+        at_ms: now_ms(),
+    }
+}
+
+/// `application/json` (with any parameters); `application/x-ndjson` is the sessions and
+/// streams of spec §12.1, not served yet.
+fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
+    let value = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match essence.as_str() {
+        "application/json" => Ok(()),
+        "application/x-ndjson" => Err(ApiError::NotImplemented(
+            "sessions and streams over HTTP (`application/x-ndjson`) arrive with issue 17 \
+             (several inputs, streams and media at run time); send one document as \
+             `application/json`"
+                .to_owned(),
+        )),
+        _ => Err(ApiError::UnsupportedMediaType(if value.is_empty() {
+            "nothing".to_owned()
+        } else {
+            value.chars().take(100).collect()
+        })),
+    }
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = value.to_str().map_err(|_| ApiError::BadIdempotencyKey)?;
+    if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ApiError::BadIdempotencyKey);
+    }
+    Ok(Some(key.to_owned()))
+}
+
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Reads at most `max` bytes of `body` within `timeout`.
+pub(crate) async fn read_body(
+    body: Body,
+    max: usize,
+    timeout: Duration,
+) -> Result<Bytes, ApiError> {
+    match tokio::time::timeout(timeout, axum::body::to_bytes(body, max)).await {
+        Err(_) => Err(ApiError::BodyTimeout),
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(e)) => {
+            // axum reports a body over the limit as a length-limit error in the chain.
+            let over = std::error::Error::source(&e)
+                .map(|s| s.to_string().contains("length limit"))
+                .unwrap_or(false)
+                || e.to_string().contains("length limit");
+            if over {
+                Err(ApiError::TooLarge { limit: max })
+            } else {
+                Err(ApiError::BadBody(e.to_string()))
+            }
+        }
+    }
+}
