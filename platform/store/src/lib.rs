@@ -402,3 +402,6 @@ pub fn to_nano(amount: Amount, what: &str) -> Result<i64> {
 pub fn from_nano(nano: i64) -> Amount {
     Amount(u128::try_from(nano).unwrap_or(0) * 10u128.pow(18 - LEDGER_SCALE))
 }
+
+mod sql;
+pub use sql::{held_account, open, Dialect, SqlStore, FUNDING};

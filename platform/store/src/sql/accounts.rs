@@ -1,0 +1,143 @@
+//! Accounts (tenants) with their hashed keys, and the metadata of stored files.
+
+use super::{held_account, is_unique_violation, Fail, SqlStore};
+use crate::{Account, FileMeta, StoreError};
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+/// `[a-z0-9][a-z0-9_-]*`: keeps `@funding` and `NAME@held` out of the tenants' names.
+pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
+    let mut bytes = name.bytes();
+    let first_ok = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if first_ok
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+    {
+        Ok(())
+    } else {
+        Err(StoreError::Backend(format!(
+            "account name `{name}` is not [a-z0-9][a-z0-9_-]*"
+        )))
+    }
+}
+
+fn account_row(row: &AnyRow) -> Result<Account, Fail> {
+    Ok(Account {
+        name: row.try_get("name")?,
+        currency: row.try_get("currency")?,
+        created_ms: row.try_get("created_ms")?,
+    })
+}
+
+impl SqlStore {
+    /// The account row and its two ledger rows (available, held), in one transaction.
+    /// `or_ignore`: an existing account is kept as it is (`ensure_account`).
+    pub(super) async fn insert_account(
+        &self,
+        account: &Account,
+        key_sha256: Option<&str>,
+        or_ignore: bool,
+    ) -> Result<(), Fail> {
+        check_name(&account.name)?;
+        let mut tx = self.write().await?;
+        let inserted = sqlx::query(
+            "INSERT INTO accounts (name, currency, created_ms, key_sha256) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(&account.name)
+        .bind(&account.currency)
+        .bind(account.created_ms)
+        .bind(key_sha256)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if inserted == 0 {
+            if or_ignore {
+                return Ok(());
+            }
+            let taken_name = sqlx::query("SELECT 1 FROM accounts WHERE name = $1")
+                .bind(&account.name)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+            return Err(StoreError::Exists(if taken_name {
+                format!("account `{}`", account.name)
+            } else {
+                "an account with this key".to_owned()
+            })
+            .into());
+        }
+        for ledger in [account.name.clone(), held_account(&account.name)] {
+            sqlx::query("INSERT INTO balances (account, amount) VALUES ($1, 0)")
+                .bind(ledger)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// By `column` (`name` or `key_sha256`, never caller text).
+    pub(super) async fn find_account(
+        &self,
+        column: &'static str,
+        value: &str,
+    ) -> Result<Option<Account>, Fail> {
+        let sql = format!("SELECT name, currency, created_ms FROM accounts WHERE {column} = $1");
+        let row = sqlx::query(&sql)
+            .bind(value)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(account_row).transpose()
+    }
+
+    pub(super) async fn insert_file(&self, file: &FileMeta) -> Result<(), Fail> {
+        let size = i64::try_from(file.size)
+            .map_err(|_| StoreError::Backend(format!("file `{}` is too large", file.id)))?;
+        let mut tx = self.write().await?;
+        let result = sqlx::query(
+            "INSERT INTO files (id, tenant, sha256, size, media_type, created_ms, expires_ms, source) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(&file.id)
+        .bind(&file.tenant)
+        .bind(&file.sha256)
+        .bind(size)
+        .bind(&file.media_type)
+        .bind(file.created_ms)
+        .bind(file.expires_ms)
+        .bind(file.source.as_deref())
+        .execute(&mut *tx)
+        .await;
+        match result {
+            Err(e) if is_unique_violation(&e) => {
+                Err(StoreError::Exists(format!("file `{}`", file.id)).into())
+            }
+            Err(e) => Err(e.into()),
+            Ok(_) => Ok(tx.commit().await?),
+        }
+    }
+
+    pub(super) async fn find_file(&self, tenant: &str, id: &str) -> Result<Option<FileMeta>, Fail> {
+        let row = sqlx::query(
+            "SELECT id, tenant, sha256, size, media_type, created_ms, expires_ms, source \
+             FROM files WHERE tenant = $1 AND id = $2",
+        )
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(FileMeta {
+            id: row.try_get("id")?,
+            tenant: row.try_get("tenant")?,
+            sha256: row.try_get("sha256")?,
+            size: u64::try_from(row.try_get::<i64, _>("size")?).unwrap_or(0),
+            media_type: row.try_get("media_type")?,
+            created_ms: row.try_get("created_ms")?,
+            expires_ms: row.try_get("expires_ms")?,
+            source: row.try_get("source")?,
+        }))
+    }
+}

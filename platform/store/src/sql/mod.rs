@@ -1,0 +1,366 @@
+//! The one SQL implementation of [`Store`], for SQLite and PostgreSQL.
+//!
+//! **One struct over `sqlx::Any`**, not two: the schema, the statements and the rules are the
+//! same on both databases (`$1` placeholders work on both, every column is `TEXT` or `BIGINT`,
+//! `ON CONFLICT DO NOTHING` exists in both), so one copy of each operation keeps the two
+//! backends from drifting apart. What differs is small and lives in [`Dialect`]:
+//! - how a write transaction starts: SQLite takes the write lock up front (`BEGIN IMMEDIATE`),
+//!   so two processes never deadlock upgrading a read lock to a write lock (the `busy_timeout`
+//!   makes the second wait instead); PostgreSQL starts a plain `READ COMMITTED` transaction;
+//! - how concurrent writers are kept apart: SQLite has one writer at a time; on PostgreSQL every
+//!   guarded change is a *conditional* `UPDATE … WHERE <the rule still holds>` (a balance stays
+//!   ≥ 0, a mandate within budget, a run still open, an approval still approved), which takes the
+//!   row lock and re-checks the rule after any concurrent writer committed, and rows are locked in
+//!   one order everywhere (idempotency key, run, mandate, balances sorted by name) so two
+//!   transactions never wait on each other in a cycle. A deadlock or serialization failure
+//!   reported anyway is retried ([`retry`]);
+//! - the migrations (`migrations/sqlite/`, `migrations/postgres/`: the one difference is the
+//!   entries' auto-increment id).
+//!
+//! Ledger model: each tenant has two ledger accounts, `NAME` (available) and `NAME@held`
+//! (open reservations, [`held_account`]); money enters through `@funding` ([`FUNDING`]), the only
+//! account allowed below zero. The `balances` table holds each ledger account's sum, updated in
+//! the same transaction as the entries.
+
+mod accounts;
+mod ledger;
+mod mandates;
+mod runs;
+
+use crate::{
+    Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, Entry, FileMeta, Mandate,
+    MandateUse, Recovered, Result, Settlement, Store, StoreError, StoredReceipt, UnixMs,
+};
+use aelc_runtime::money::Amount;
+use async_trait::async_trait;
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{Any, AnyPool, Row, Transaction};
+use std::future::Future;
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+/// The platform's funding account: the debit side of every [`Store::fund`]. Not a valid tenant
+/// name (tenants match `[a-z0-9][a-z0-9_-]*`), so no tenant can be it.
+pub const FUNDING: &str = "@funding";
+
+/// The ledger account holding `tenant`'s open reservations.
+pub fn held_account(tenant: &str) -> String {
+    format!("{tenant}@held")
+}
+
+/// Which database a [`SqlStore`] talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// The store on SQLite or PostgreSQL (see the module doc).
+pub struct SqlStore {
+    pool: AnyPool,
+    dialect: Dialect,
+}
+
+/// Every SQLite connection's settings. The busy timeout (ms): how long a connection waits for
+/// another process's write lock before failing.
+const SQLITE_PRAGMAS: [&str; 3] = [
+    "PRAGMA busy_timeout = 30000",
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA foreign_keys = ON",
+];
+
+/// Opens the store at `url` and applies its migrations: `postgres://…` (or `postgresql://…`)
+/// for PostgreSQL, `sqlite:PATH` or a plain path for SQLite (the file is created when missing).
+pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
+    Ok(Arc::new(SqlStore::open(url).await?))
+}
+
+impl SqlStore {
+    /// See [`open`].
+    pub async fn open(url: &str) -> Result<SqlStore> {
+        static DRIVERS: Once = Once::new();
+        DRIVERS.call_once(sqlx::any::install_default_drivers);
+        let (dialect, url) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (Dialect::Postgres, url.to_owned())
+        } else {
+            let path = url
+                .strip_prefix("sqlite://")
+                .or_else(|| url.strip_prefix("sqlite:"))
+                .unwrap_or(url);
+            if path.is_empty() {
+                return Err(StoreError::Backend(format!(
+                    "store URL `{url}` names no file (sqlite:PATH, a path, or postgres://…)"
+                )));
+            }
+            let path = path.split('?').next().unwrap_or(path);
+            (Dialect::Sqlite, format!("sqlite://{path}?mode=rwc"))
+        };
+        let options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(60));
+        let pool = match dialect {
+            // WAL: readers never block the one writer; foreign keys are off by default in
+            // SQLite; the busy timeout makes a second process wait for the write lock.
+            Dialect::Sqlite => {
+                options
+                    .max_connections(8)
+                    .after_connect(sqlite_settings)
+                    .connect(&url)
+                    .await
+            }
+            Dialect::Postgres => options.max_connections(16).connect(&url).await,
+        }
+        .map_err(|e| {
+            StoreError::Backend(format!("cannot open the store at `{}`: {e}", redact(&url)))
+        })?;
+        let migrations = match dialect {
+            Dialect::Sqlite => sqlx::migrate!("migrations/sqlite"),
+            Dialect::Postgres => sqlx::migrate!("migrations/postgres"),
+        };
+        migrations
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError::Backend(format!("migrating the store: {e}")))?;
+        Ok(SqlStore { pool, dialect })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// A write transaction (see the module doc for why SQLite's is `IMMEDIATE`).
+    async fn write(&self) -> std::result::Result<Transaction<'static, Any>, Fail> {
+        Ok(match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Postgres => self.pool.begin().await?,
+        })
+    }
+}
+
+/// Applies [`SQLITE_PRAGMAS`] to a new connection (a named function: a closure here does not
+/// get the higher-ranked lifetime `after_connect` needs).
+fn sqlite_settings<'c>(
+    conn: &'c mut sqlx::AnyConnection,
+    _: sqlx::pool::PoolConnectionMetadata,
+) -> std::pin::Pin<Box<dyn Future<Output = std::result::Result<(), sqlx::Error>> + Send + 'c>> {
+    Box::pin(async move {
+        for pragma in SQLITE_PRAGMAS {
+            sqlx::query(pragma).execute(&mut *conn).await?;
+        }
+        Ok(())
+    })
+}
+
+/// A URL without its password, for error messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// An operation's failure inside the implementation: a store answer, or a database error kept
+/// whole so [`retry`] can tell a deadlock from the rest.
+pub(crate) enum Fail {
+    Store(StoreError),
+    Sql(sqlx::Error),
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Fail {
+        Fail::Store(e)
+    }
+}
+
+impl From<sqlx::Error> for Fail {
+    fn from(e: sqlx::Error) -> Fail {
+        Fail::Sql(e)
+    }
+}
+
+impl Fail {
+    fn into_store(self) -> StoreError {
+        match self {
+            Fail::Store(e) => e,
+            Fail::Sql(e) => StoreError::Backend(e.to_string()),
+        }
+    }
+
+    /// PostgreSQL's serialization failure and deadlock, SQLite's busy/locked: the transaction
+    /// was rolled back whole and can run again.
+    fn retryable(&self) -> bool {
+        match self {
+            Fail::Sql(sqlx::Error::Database(e)) => matches!(
+                e.code().as_deref(),
+                Some("40001" | "40P01" | "5" | "6" | "517" | "261" | "262")
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// Runs `attempt` (one transaction) again when the database rolled it back for a conflict.
+async fn retry<T, F, Fut>(attempt: F) -> Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = std::result::Result<T, Fail>>,
+{
+    let mut tries = 0u32;
+    loop {
+        match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(e) if e.retryable() && tries < 8 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(5 << tries.min(6))).await;
+            }
+            Err(e) => return Err(e.into_store()),
+        }
+    }
+}
+
+/// True when `e` broke a unique or primary key (the thing exists already).
+fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.kind() == sqlx::error::ErrorKind::UniqueViolation)
+}
+
+/// Amount columns: stored nano-units back to an [`Amount`].
+fn amount(row: &AnyRow, column: &str) -> std::result::Result<Amount, Fail> {
+    Ok(crate::from_nano(row.try_get::<i64, _>(column)?))
+}
+
+/// `ACCOUNT/NAME` split at its first `/`.
+fn mandate_key(id: &str) -> Result<(&str, &str)> {
+    id.split_once('/')
+        .filter(|(a, n)| !a.is_empty() && !n.is_empty())
+        .ok_or_else(|| StoreError::NotFound(format!("mandate `{id}` (expected ACCOUNT/NAME)")))
+}
+
+#[async_trait]
+impl Store for SqlStore {
+    fn backend(&self) -> &'static str {
+        match self.dialect {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgres",
+        }
+    }
+
+    async fn create_account(&self, account: &Account, key_sha256: &str) -> Result<()> {
+        retry(|| self.insert_account(account, Some(key_sha256), false)).await
+    }
+
+    async fn ensure_account(&self, account: &Account) -> Result<()> {
+        retry(|| self.insert_account(account, None, true)).await
+    }
+
+    async fn account(&self, name: &str) -> Result<Option<Account>> {
+        self.find_account("name", name)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn account_by_key(&self, key_sha256: &str) -> Result<Option<Account>> {
+        self.find_account("key_sha256", key_sha256)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn fund(
+        &self,
+        account: &str,
+        amount: Amount,
+        currency: &str,
+        at_ms: UnixMs,
+    ) -> Result<String> {
+        retry(|| self.fund_once(account, amount, currency, at_ms)).await
+    }
+
+    async fn balance(&self, account: &str) -> Result<Balance> {
+        self.read_balance(account).await.map_err(Fail::into_store)
+    }
+
+    async fn entries(&self, account: &str) -> Result<Vec<Entry>> {
+        self.read_entries(account).await.map_err(Fail::into_store)
+    }
+
+    async fn begin_run(&self, run: &BeginRun) -> Result<Begun> {
+        retry(|| self.begin_run_once(run)).await
+    }
+
+    async fn finish_run(&self, receipt: &StoredReceipt, settlement: &Settlement) -> Result<()> {
+        retry(|| self.finish_run_once(receipt, settlement)).await
+    }
+
+    async fn record_receipt(&self, receipt: &StoredReceipt) -> Result<()> {
+        retry(|| self.record_receipt_once(receipt)).await
+    }
+
+    async fn receipt(&self, tenant: &str, id: &str) -> Result<Option<StoredReceipt>> {
+        self.find_receipt("tenant", tenant, id)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn mandate_receipt(&self, mandate: &str, id: &str) -> Result<Option<StoredReceipt>> {
+        self.find_receipt("mandate", mandate, id)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn agent_stats(&self, agent: &str) -> Result<AgentStats> {
+        self.read_agent_stats(agent).await.map_err(Fail::into_store)
+    }
+
+    async fn recover(&self) -> Result<Recovered> {
+        self.recover_all().await
+    }
+
+    async fn open_runs(&self) -> Result<u64> {
+        self.count_open_runs().await.map_err(Fail::into_store)
+    }
+
+    async fn create_mandate(&self, mandate: &Mandate) -> Result<()> {
+        retry(|| self.insert_mandate(mandate)).await
+    }
+
+    async fn mandate(&self, id: &str) -> Result<Option<Mandate>> {
+        self.find_mandate(id).await.map_err(Fail::into_store)
+    }
+
+    async fn mandates(&self, account: Option<&str>) -> Result<Vec<Mandate>> {
+        self.list_mandates(account).await.map_err(Fail::into_store)
+    }
+
+    async fn mandate_use(&self, id: &str) -> Result<MandateUse> {
+        self.read_mandate_use(id).await.map_err(Fail::into_store)
+    }
+
+    async fn create_approval(&self, approval: &Approval) -> Result<()> {
+        retry(|| self.insert_approval(approval)).await
+    }
+
+    async fn approval(&self, id: &str, now_ms: UnixMs) -> Result<Option<Approval>> {
+        self.find_approval(id, now_ms)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn decide_approval(&self, id: &str, approve: bool, now_ms: UnixMs) -> Result<Approval> {
+        retry(|| self.decide_approval_once(id, approve, now_ms)).await
+    }
+
+    async fn use_approval(&self, call: &ApprovalUse) -> Result<()> {
+        retry(|| self.use_approval_once(call)).await
+    }
+
+    async fn put_file(&self, file: &FileMeta) -> Result<()> {
+        retry(|| self.insert_file(file)).await
+    }
+
+    async fn file(&self, tenant: &str, id: &str) -> Result<Option<FileMeta>> {
+        self.find_file(tenant, id).await.map_err(Fail::into_store)
+    }
+}

@@ -1,0 +1,450 @@
+//! Runs and receipts: a run's reservation is taken in `begin_run` and posted or voided in the
+//! transaction that stores its receipt; `recover` voids the runs of a process that died.
+
+use super::ledger::{apply, currency_of, same_currency, Transfer};
+use super::{held_account, is_unique_violation, mandate_key, retry, Fail, SqlStore};
+use crate::{
+    to_nano, AgentStats, BeginRun, Begun, Recovered, Settlement, StoreError, StoredReceipt, UnixMs,
+};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+/// The run row as `finish_run` and `recover` need it.
+struct OpenRun {
+    tenant: String,
+    reserved: i64,
+    currency: String,
+    mandate: Option<String>,
+}
+
+impl SqlStore {
+    pub(super) async fn begin_run_once(&self, run: &BeginRun) -> Result<Begun, Fail> {
+        let reserve = to_nano(
+            run.reserve,
+            &format!("the reservation of run `{}`", run.run),
+        )?;
+        let mut tx = self.write().await?;
+        same_currency(&currency_of(&mut tx, &run.tenant).await?, &run.currency)?;
+
+        // The key first: it is the first row two retries of one request both touch.
+        if let Some(key) = &run.idempotency_key {
+            let claimed = sqlx::query(
+                "INSERT INTO idempotency (tenant, key, run, input_sha256, state) \
+                 VALUES ($1, $2, $3, $4, 'running') ON CONFLICT DO NOTHING",
+            )
+            .bind(&run.tenant)
+            .bind(key)
+            .bind(&run.run)
+            .bind(&run.input_sha256)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if claimed == 0 {
+                let verdict = key_verdict(&mut tx, run, key).await?;
+                tx.rollback().await?;
+                return Ok(verdict);
+            }
+        }
+
+        if let Some(id) = &run.mandate {
+            if let Some(over) = reserve_on_mandate(&mut tx, run, id, reserve).await? {
+                tx.rollback().await?;
+                return Ok(over);
+            }
+        }
+
+        let hold = Transfer {
+            id: format!("{}:reserve", run.run),
+            kind: "reserve",
+            debit: run.tenant.clone(),
+            credit: held_account(&run.tenant),
+            amount: reserve,
+            currency: &run.currency,
+            run: Some(&run.run),
+            at_ms: run.at_ms,
+        };
+        match apply(&mut tx, &[hold]).await {
+            Err(Fail::Store(StoreError::Insufficient { available, .. })) => {
+                tx.rollback().await?;
+                return Ok(Begun::Insufficient {
+                    available,
+                    needed: run.reserve,
+                });
+            }
+            Err(Fail::Sql(e)) if is_unique_violation(&e) => {
+                return Err(StoreError::Exists(format!("run `{}`", run.run)).into())
+            }
+            other => other?,
+        }
+
+        let inserted = sqlx::query(
+            "INSERT INTO runs (id, tenant, agent, version, input_sha256, idempotency_key, mandate, \
+             reserved, currency, state, created_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'open', $10)",
+        )
+        .bind(&run.run)
+        .bind(&run.tenant)
+        .bind(&run.agent)
+        .bind(&run.version)
+        .bind(&run.input_sha256)
+        .bind(run.idempotency_key.as_deref())
+        .bind(run.mandate.as_deref())
+        .bind(reserve)
+        .bind(&run.currency)
+        .bind(run.at_ms)
+        .execute(&mut *tx)
+        .await;
+        match inserted {
+            Err(e) if is_unique_violation(&e) => {
+                return Err(StoreError::Exists(format!("run `{}`", run.run)).into())
+            }
+            other => other?,
+        };
+        tx.commit().await?;
+        Ok(Begun::Started)
+    }
+
+    pub(super) async fn finish_run_once(
+        &self,
+        receipt: &StoredReceipt,
+        settlement: &Settlement,
+    ) -> Result<(), Fail> {
+        let id = &receipt.id;
+        let mut tx = self.write().await?;
+        let run = close_run(&mut tx, id, "finished", receipt.at_ms).await?;
+        let (payee, charge) = match settlement {
+            Settlement::Void => (None, 0),
+            Settlement::Charge { payee, amount } => {
+                let charge = to_nano(*amount, &format!("the charge of run `{id}`"))?;
+                if charge > run.reserved {
+                    return Err(StoreError::Insufficient {
+                        available: crate::from_nano(run.reserved),
+                        needed: *amount,
+                    }
+                    .into());
+                }
+                same_currency(&currency_of(&mut tx, payee).await?, &run.currency)?;
+                (Some(payee.as_str()), charge)
+            }
+        };
+        if let Some(mandate) = &run.mandate {
+            settle_mandate(&mut tx, mandate, charge, run.reserved).await?;
+        }
+        let held = held_account(&run.tenant);
+        let mut transfers = Vec::new();
+        if let Some(payee) = payee {
+            transfers.push(Transfer {
+                id: format!("{id}:post"),
+                kind: "post",
+                debit: held.clone(),
+                credit: payee.to_owned(),
+                amount: charge,
+                currency: &run.currency,
+                run: Some(id),
+                at_ms: receipt.at_ms,
+            });
+        }
+        transfers.push(Transfer {
+            id: format!("{id}:void"),
+            kind: "void",
+            debit: held,
+            credit: run.tenant.clone(),
+            amount: run.reserved - charge,
+            currency: &run.currency,
+            run: Some(id),
+            at_ms: receipt.at_ms,
+        });
+        apply(&mut tx, &transfers).await?;
+        insert_receipt(&mut tx, receipt).await?;
+        sqlx::query("UPDATE idempotency SET state = 'done', receipt = $1 WHERE run = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn record_receipt_once(&self, receipt: &StoredReceipt) -> Result<(), Fail> {
+        let mut tx = self.write().await?;
+        insert_receipt(&mut tx, receipt).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// By `column` (`tenant` or `mandate`, never caller text) and id.
+    pub(super) async fn find_receipt(
+        &self,
+        column: &'static str,
+        owner: &str,
+        id: &str,
+    ) -> Result<Option<StoredReceipt>, Fail> {
+        let sql = format!(
+            "SELECT id, tenant, agent, version, status, code, mandate, json, at_ms \
+             FROM receipts WHERE {column} = $1 AND id = $2"
+        );
+        let row = sqlx::query(&sql)
+            .bind(owner)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(receipt_row).transpose()
+    }
+
+    pub(super) async fn read_agent_stats(&self, agent: &str) -> Result<AgentStats, Fail> {
+        let rows = sqlx::query(
+            "SELECT status, COUNT(*) AS n FROM receipts WHERE agent = $1 GROUP BY status",
+        )
+        .bind(agent)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut stats = AgentStats::default();
+        for row in &rows {
+            let n = u64::try_from(row.try_get::<i64, _>("n")?).unwrap_or(0);
+            match row.try_get::<String, _>("status")?.as_str() {
+                "succeeded" => stats.succeeded += n,
+                "invalid_output" => stats.invalid_output += n,
+                "error" => stats.error += n,
+                "failed" => stats.failed += n,
+                "rejected_input" => stats.rejected_input += n,
+                _ => {}
+            }
+        }
+        Ok(stats)
+    }
+
+    pub(super) async fn count_open_runs(&self) -> Result<u64, Fail> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE state = 'open'")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    /// Each open run voided in its own transaction (the same lock order as `finish_run`); a run
+    /// finished meanwhile by a live process is left alone.
+    pub(super) async fn recover_all(&self) -> crate::Result<Recovered> {
+        let ids: Vec<String> = sqlx::query_scalar("SELECT id FROM runs WHERE state = 'open'")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| StoreError::Backend(e.to_string()))?;
+        let now = now_ms();
+        let mut recovered = Recovered::default();
+        for id in &ids {
+            if retry(|| self.void_run_once(id, now)).await? {
+                recovered.voided_runs += 1;
+            }
+        }
+        Ok(recovered)
+    }
+
+    async fn void_run_once(&self, id: &str, now: UnixMs) -> Result<bool, Fail> {
+        let mut tx = self.write().await?;
+        let run = match close_run(&mut tx, id, "voided", now).await {
+            Ok(run) => run,
+            // Finished meanwhile: nothing to void.
+            Err(Fail::Store(StoreError::Exists(_))) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if let Some(mandate) = &run.mandate {
+            settle_mandate(&mut tx, mandate, 0, run.reserved).await?;
+        }
+        let release = Transfer {
+            id: format!("{id}:void"),
+            kind: "void",
+            debit: held_account(&run.tenant),
+            credit: run.tenant.clone(),
+            amount: run.reserved,
+            currency: &run.currency,
+            run: Some(id),
+            at_ms: now,
+        };
+        apply(&mut tx, &[release]).await?;
+        sqlx::query("DELETE FROM idempotency WHERE run = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+}
+
+/// What an idempotency key already claimed answers for this call.
+async fn key_verdict(conn: &mut AnyConnection, run: &BeginRun, key: &str) -> Result<Begun, Fail> {
+    let row = sqlx::query(
+        "SELECT i.input_sha256, i.state, r.json FROM idempotency i \
+         LEFT JOIN receipts r ON r.id = i.receipt WHERE i.tenant = $1 AND i.key = $2",
+    )
+    .bind(&run.tenant)
+    .bind(key)
+    .fetch_optional(&mut *conn)
+    .await?;
+    // Freed between the claim and this read (recover voided its run): still running a moment
+    // ago, so the caller retries as for a run in progress.
+    let Some(row) = row else {
+        return Ok(Begun::InProgress);
+    };
+    if row.try_get::<String, _>("input_sha256")? != run.input_sha256 {
+        return Ok(Begun::KeyConflict);
+    }
+    Ok(match row.try_get::<Option<String>, _>("json")? {
+        Some(receipt) if row.try_get::<String, _>("state")? == "done" => {
+            Begun::Replayed { receipt }
+        }
+        _ => Begun::InProgress,
+    })
+}
+
+/// Counts `reserve` against the mandate's budget; `Some(OverBudget)` when it does not fit.
+async fn reserve_on_mandate(
+    conn: &mut AnyConnection,
+    run: &BeginRun,
+    id: &str,
+    reserve: i64,
+) -> Result<Option<Begun>, Fail> {
+    let (account, name) = mandate_key(id)?;
+    let row =
+        sqlx::query("SELECT currency, expires_ms FROM mandates WHERE account = $1 AND name = $2")
+            .bind(account)
+            .bind(name)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("mandate `{id}`")))?;
+    if account != run.tenant {
+        return Err(StoreError::Approval(format!(
+            "mandate `{id}` spends the money of `{account}`, not of `{}`",
+            run.tenant
+        ))
+        .into());
+    }
+    if let Some(expires) = row.try_get::<Option<i64>, _>("expires_ms")? {
+        if run.at_ms >= expires {
+            return Err(StoreError::Approval(format!("mandate `{id}` expired")).into());
+        }
+    }
+    same_currency(&row.try_get::<String, _>("currency")?, &run.currency)?;
+    let changed = sqlx::query(
+        "UPDATE mandates SET reserved = reserved + $1 \
+         WHERE account = $2 AND name = $3 AND budget - spent - reserved >= $1",
+    )
+    .bind(reserve)
+    .bind(account)
+    .bind(name)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if changed > 0 {
+        return Ok(None);
+    }
+    let left: i64 = sqlx::query_scalar(
+        "SELECT budget - spent - reserved FROM mandates WHERE account = $1 AND name = $2",
+    )
+    .bind(account)
+    .bind(name)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(Some(Begun::OverBudget {
+        left: crate::from_nano(left),
+        needed: run.reserve,
+    }))
+}
+
+/// Moves a finished run's reservation off the mandate, counting `spent` of it as spent.
+async fn settle_mandate(
+    conn: &mut AnyConnection,
+    id: &str,
+    spent: i64,
+    reserved: i64,
+) -> Result<(), Fail> {
+    let (account, name) = mandate_key(id)?;
+    sqlx::query(
+        "UPDATE mandates SET spent = spent + $1, reserved = reserved - $2 \
+         WHERE account = $3 AND name = $4",
+    )
+    .bind(spent)
+    .bind(reserved)
+    .bind(account)
+    .bind(name)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Moves an open run to `state` (locking its row); a run already closed is
+/// [`StoreError::Exists`] (its receipt), a missing one not found.
+async fn close_run(
+    conn: &mut AnyConnection,
+    id: &str,
+    state: &str,
+    at_ms: UnixMs,
+) -> Result<OpenRun, Fail> {
+    let changed = sqlx::query(
+        "UPDATE runs SET state = $1, finished_ms = $2 WHERE id = $3 AND state = 'open'",
+    )
+    .bind(state)
+    .bind(at_ms)
+    .bind(id)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    let row =
+        sqlx::query("SELECT tenant, reserved, currency, mandate, state FROM runs WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("run `{id}`")))?;
+    if changed == 0 {
+        let now: String = row.try_get("state")?;
+        return Err(StoreError::Exists(format!("the end of run `{id}` ({now})")).into());
+    }
+    Ok(OpenRun {
+        tenant: row.try_get("tenant")?,
+        reserved: row.try_get("reserved")?,
+        currency: row.try_get("currency")?,
+        mandate: row.try_get("mandate")?,
+    })
+}
+
+async fn insert_receipt(conn: &mut AnyConnection, r: &StoredReceipt) -> Result<(), Fail> {
+    let result = sqlx::query(
+        "INSERT INTO receipts (id, tenant, agent, version, status, code, mandate, json, at_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(&r.id)
+    .bind(&r.tenant)
+    .bind(&r.agent)
+    .bind(&r.version)
+    .bind(&r.status)
+    .bind(r.code.as_deref())
+    .bind(r.mandate.as_deref())
+    .bind(&r.json)
+    .bind(r.at_ms)
+    .execute(&mut *conn)
+    .await;
+    match result {
+        Err(e) if is_unique_violation(&e) => {
+            Err(StoreError::Exists(format!("receipt `{}`", r.id)).into())
+        }
+        Err(e) => Err(e.into()),
+        Ok(_) => Ok(()),
+    }
+}
+
+fn receipt_row(row: &AnyRow) -> Result<StoredReceipt, Fail> {
+    Ok(StoredReceipt {
+        id: row.try_get("id")?,
+        tenant: row.try_get("tenant")?,
+        agent: row.try_get("agent")?,
+        version: row.try_get("version")?,
+        status: row.try_get("status")?,
+        code: row.try_get("code")?,
+        mandate: row.try_get("mandate")?,
+        json: row.try_get("json")?,
+        at_ms: row.try_get("at_ms")?,
+    })
+}
+
+fn now_ms() -> UnixMs {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
