@@ -3,6 +3,7 @@
 //! Exit status (spec §11): 0 ok, 1 errors found, 2 usage or I/O error. Only this module and its
 //! children know clap.
 
+mod account;
 mod args;
 mod build;
 mod check;
@@ -13,6 +14,7 @@ mod new;
 mod read;
 mod run;
 mod schema;
+mod serve;
 mod shown;
 mod test;
 mod validate;
@@ -76,6 +78,9 @@ pub fn run(args: &Args) -> Status {
         Command::Validate(cmd) => validate::run(&out, cmd),
         Command::Test(cmd) => test::run(&out, cmd),
         Command::Run(cmd) => run::run(&out, cmd),
+        Command::Serve(cmd) => serve::run(&out, cmd),
+        Command::Account(cmd) => account::run(&out, cmd),
+        Command::Fund(cmd) => account::fund(&out, cmd),
     }
 }
 

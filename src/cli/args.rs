@@ -56,6 +56,78 @@ pub enum Command {
     Test(TestArgs),
     /// Run a node on one input; prints the output and the receipt.
     Run(RunArgs),
+    /// Serve the project's agents over HTTP (the gateway).
+    Serve(ServeArgs),
+    /// Manage the accounts (tenants) of the gateway and the MCP server.
+    Account(AccountArgs),
+    /// Credit money to an account (`aelc fund demo "5 EUR"`).
+    Fund(FundArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// The project folder (default: found from the current folder upwards). It is built first.
+    pub path: Option<PathBuf>,
+    /// Serve this build output (`target/ael/`) as it is, without building.
+    #[arg(long, conflicts_with = "path")]
+    pub built: Option<PathBuf>,
+    /// The address to listen on (port 0: any free port, printed at start).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    /// `sqlite:PATH` or `postgres://…` (default: `AELC_STORE`, else `.ael/store.db`).
+    #[arg(long)]
+    pub store: Option<String>,
+    /// Connections held at once; one more is answered 503.
+    #[arg(long, default_value_t = 4096)]
+    pub max_connections: usize,
+    /// Runs executing at once; one more is answered 503.
+    #[arg(long, default_value_t = 256)]
+    pub max_runs: usize,
+    /// Seconds a request body may take to arrive (408 after).
+    #[arg(long, default_value_t = 30)]
+    pub body_timeout: u64,
+}
+
+/// Where the accounts live.
+#[derive(clap::Args, Debug)]
+pub struct StoreArgs {
+    /// `sqlite:PATH` or `postgres://…` (default: `AELC_STORE`, else the project's
+    /// `.ael/store.db`).
+    #[arg(long)]
+    pub store: Option<String>,
+    /// The project whose store to use (default: found from the current folder upwards).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AccountArgs {
+    #[command(subcommand)]
+    pub command: AccountCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum AccountCommand {
+    /// Create an account; prints its API key once (only its hash is stored).
+    Add {
+        /// Lowercase letters, digits, `_` and `-` (the owner part of `acme/review`).
+        name: String,
+        /// The account's currency.
+        #[arg(long, default_value = "EUR")]
+        currency: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FundArgs {
+    /// The account to credit.
+    pub name: String,
+    /// `"5 EUR"`, `5EUR`, or `5` (the account's currency).
+    pub amount: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(clap::Args, Debug)]

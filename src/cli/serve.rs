@@ -1,0 +1,117 @@
+//! `aelc serve [DIR] [--addr A] [--store URL]`: builds the project, then serves its agents
+//! with the gateway (`aelc-gateway`, spec §13) until Ctrl-C or SIGTERM; in-flight runs finish
+//! first. `--built DIR` serves a build output as it is, without the compiler (a deployment).
+//!
+//! The store defaults to `.ael/store.db` (SQLite) in the project; uploaded bytes live in
+//! `.ael/files/`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::args::{BuildArgs, ServeArgs};
+use super::{Output, Status};
+use crate::driver::{self, DiskWorld};
+
+pub fn run(out: &Output, args: &ServeArgs) -> Status {
+    let (state_dir, built) = match &args.built {
+        Some(built) => (built.join(".ael"), built.clone()),
+        None => {
+            let start = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+            let Some(root) = driver::find_project_root(&DiskWorld, &start) else {
+                return out.fatal(&format!("no ael.toml at or above {}", start.display()));
+            };
+            let build = BuildArgs {
+                path: Some(root.clone()),
+                out: None,
+                check: false,
+            };
+            let status = super::build::run(out, &build);
+            if status != Status::Ok {
+                return status;
+            }
+            (root.join(".ael"), root.join("target").join("ael"))
+        }
+    };
+    let store_url = store_url(args.store.as_deref(), &state_dir);
+    let limits = aelc_gateway::Limits {
+        max_connections: args.max_connections,
+        max_runs: args.max_runs,
+        body_timeout: Duration::from_secs(args.body_timeout),
+        ..aelc_gateway::Limits::default()
+    };
+    init_logs();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
+    };
+    let result = runtime.block_on(async {
+        let project = aelc_gateway::Project::load(&built)?;
+        let store = aelc_store::open(&store_url)
+            .await
+            .map_err(|e| format!("cannot open the store {store_url}: {e}"))?;
+        let state = aelc_gateway::AppState::new(project, store, state_dir.join("files"), &limits)
+            .await?;
+        let listener = tokio::net::TcpListener::bind(&args.addr)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        // The one line a script waits for (tests read the port from it).
+        super::print_line(&format!("serving {} agent(s) on http://{addr}", state.project.agents.len()));
+        tracing::info!(%addr, store = state.store.backend(), "serving");
+        aelc_gateway::serve(listener, Arc::new(state), &limits, shutdown_signal())
+            .await
+            .map_err(|e| format!("the server stopped: {e}"))
+    });
+    match result {
+        Ok(()) => Status::Ok,
+        Err(message) => out.fatal(&message),
+    }
+}
+
+/// `--store`, else `AELC_STORE`, else SQLite under the project's `.ael/`.
+pub fn store_url(flag: Option<&str>, state_dir: &Path) -> String {
+    if let Some(url) = flag {
+        return url.to_owned();
+    }
+    if let Ok(url) = std::env::var("AELC_STORE") {
+        if !url.is_empty() {
+            return url;
+        }
+    }
+    // The default store's folder is the project's own: create it on first use.
+    let _ = std::fs::create_dir_all(state_dir);
+    format!("sqlite:{}", state_dir.join("store.db").display())
+}
+
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AELC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: finishing the runs in flight");
+}

@@ -1,0 +1,712 @@
+//! The platform against real peers: `aelc serve` as a real process on 127.0.0.1, called over
+//! real HTTP, with a fake OpenAI-compatible model server in this process, on SQLite and on
+//! PostgreSQL (spec §13, §15).
+//!
+//! The agent under test (`acme/echo`, price 0.01 EUR) answers according to a tag in its input
+//! text, which the fake model reads from the prompt: `[ok]` a valid answer, `[bad]` one that is
+//! not JSON (`invalid_output`), `[down]` HTTP 500 (`error`), `[slow]` a valid answer after
+//! 300 ms; an empty text fails the input check (`failed`, `blank`) at the gate.
+
+#[path = "../platform/store/tests/support/pg.rs"]
+mod pg;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use aelc_runtime::money::Amount;
+use serde_json::{json, Value};
+
+const AELC: &str = env!("CARGO_BIN_EXE_aelc");
+
+// ---------------------------------------------------------------- the fake model
+
+/// An OpenAI-compatible chat server answering by the tag in the prompt; counts its calls.
+struct FakeModel {
+    port: u16,
+    calls: Arc<AtomicUsize>,
+}
+
+impl FakeModel {
+    fn start() -> FakeModel {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake model");
+        let port = listener.local_addr().expect("its address").port();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&calls);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let counter = Arc::clone(&counter);
+                std::thread::spawn(move || {
+                    let _ = answer(stream, &counter);
+                });
+            }
+        });
+        FakeModel { port, calls }
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+fn answer(mut stream: TcpStream, calls: &AtomicUsize) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    calls.fetch_add(1, Ordering::SeqCst);
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let prompt = request.to_string();
+    if prompt.contains("[down]") {
+        let body = r#"{"error":{"message":"down for the test"}}"#;
+        write!(
+            stream,
+            "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return Ok(());
+    }
+    if prompt.contains("[slow]") {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let content = if prompt.contains("[bad]") {
+        "this is not JSON".to_owned()
+    } else {
+        json!({"reply": "echoed"}).to_string()
+    };
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c", "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let mut events = chunk(json!({"content": content}), Value::Null);
+    events.push_str(&chunk(json!({}), json!("stop")));
+    events.push_str(&format!(
+        "data: {}\n\ndata: [DONE]\n\n",
+        json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 5}})
+    ));
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{events}"
+    )?;
+    stream.flush()
+}
+
+// ---------------------------------------------------------------- the project
+
+/// Writes and builds the `acme/echo` project against the fake model on `model_port`.
+fn project(dir: &Path, model_port: u16) {
+    std::fs::create_dir_all(dir.join("nodes")).expect("project dir");
+    std::fs::create_dir_all(dir.join("prompts")).expect("prompts dir");
+    std::fs::write(
+        dir.join("ael.toml"),
+        format!(
+            r#"[package]
+name = "acme/echo"
+version = "0.1.0"
+description = "Echoes a text."
+
+[bindings.m]
+provider = "openai"
+model = "fake"
+base_url = "http://127.0.0.1:{model_port}/v1"
+api_key_env = "AELC_FAKE_KEY"
+accepts = ["text"]
+
+[limits]
+max_input_bytes = 2048
+"#
+        ),
+    )
+    .expect("ael.toml");
+    std::fs::write(
+        dir.join("nodes/echo.node.ael"),
+        r#"/// What to echo.
+struct Ask {
+    /// The text.
+    text: Str<200>,
+}
+
+/// The echo.
+struct Echo {
+    /// The reply.
+    reply: Str<200>,
+}
+
+errors EchoError {
+    /// The text is blank.
+    blank,
+}
+
+check not_blank(ask: Ask) fails EchoError {
+    require ask.text.len() > 0 else blank "the text is blank";
+}
+
+/// Echoes a text.
+agent echo(ask: Ask) -> Echo fails EchoError {
+    config {
+        prompt: file("prompts/echo.md");
+        model: binding("m");
+    }
+    input { check not_blank; }
+    output { on_failure: retry(0); }
+    publish {
+        capability: "text.echo";
+        price: 0.01 EUR;
+    }
+}
+"#,
+    )
+    .expect("node");
+    std::fs::write(dir.join("prompts/echo.md"), "Echo this: {{ ask.text }}\n").expect("prompt");
+}
+
+fn aelc(args: &[&str], dir: &Path) -> String {
+    let out = Command::new(AELC)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run aelc");
+    assert!(
+        out.status.success(),
+        "aelc {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Creates an account and returns its key.
+fn account(dir: &Path, store: &str, name: &str, funds: &str) -> String {
+    let out = aelc(&["account", "add", name, "--store", store], dir);
+    let key = out
+        .lines()
+        .find_map(|l| l.strip_prefix("API key (shown once): "))
+        .expect("a key line")
+        .to_owned();
+    if !funds.is_empty() {
+        aelc(&["fund", name, funds, "--store", store], dir);
+    }
+    key
+}
+
+// ---------------------------------------------------------------- the gateway process
+
+struct Gateway {
+    child: Child,
+    port: u16,
+}
+
+impl Gateway {
+    fn start(dir: &Path, store: &str, extra: &[&str]) -> Gateway {
+        let mut child = Command::new(AELC)
+            .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
+            .args(extra)
+            .current_dir(dir)
+            .env("AELC_FAKE_KEY", "test-key")
+            .env("AELC_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start aelc serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the serving line");
+        let port = line
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Gateway { child, port }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then wait: a graceful stop.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        self.child.wait().expect("wait for the gateway")
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+struct Reply {
+    status: u16,
+    body: Value,
+    replayed: bool,
+}
+
+fn post_run(gw: &Gateway, key: &str, body: &str, idem: Option<&str>) -> Reply {
+    let mut request = http()
+        .post(gw.url("/v1/agents/acme/echo/runs"))
+        .header("authorization", &format!("Bearer {key}"))
+        .header("content-type", "application/json");
+    if let Some(k) = idem {
+        request = request.header("idempotency-key", k);
+    }
+    let mut response = request.send(body).expect("the request");
+    let replayed = response.headers().get("idempotent-replayed").is_some();
+    let text = response.body_mut().read_to_string().expect("the body");
+    Reply {
+        status: response.status().as_u16(),
+        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        replayed,
+    }
+}
+
+fn get(gw: &Gateway, path: &str, key: Option<&str>) -> (u16, String) {
+    let mut request = http().get(gw.url(path));
+    if let Some(k) = key {
+        request = request.header("authorization", &format!("Bearer {k}"));
+    }
+    let mut response = request.call().expect("the request");
+    let text = response.body_mut().read_to_string().expect("the body");
+    (response.status().as_u16(), text)
+}
+
+/// Writes `head` (and nothing else) on a raw connection and reads what comes back.
+fn raw(gw: &Gateway, head: &str, wait: Duration) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", gw.port)).expect("connect");
+    stream.set_read_timeout(Some(wait)).expect("timeout");
+    stream.write_all(head.as_bytes()).expect("write");
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn ask(text: &str) -> String {
+    json!({ "text": text }).to_string()
+}
+
+fn amount(text: &str) -> Amount {
+    Amount::parse(text).expect("an amount")
+}
+
+// ---------------------------------------------------------------- the store's view
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+/// Every balance equals the sum of its entries; returns (available, reserved) of `account`.
+fn ledger(store_url: &str, accounts: &[&str]) -> Vec<(Amount, Amount)> {
+    runtime().block_on(async {
+        let store = aelc_store::open(store_url).await.expect("open the store");
+        let mut out = Vec::new();
+        for name in accounts {
+            let balance = store.balance(name).await.expect("balance");
+            let entries = store.entries(name).await.expect("entries");
+            let (mut credit, mut debit) = (0u128, 0u128);
+            for e in &entries {
+                if e.credit {
+                    credit += e.amount.0;
+                } else {
+                    debit += e.amount.0;
+                }
+            }
+            assert_eq!(
+                credit - debit,
+                balance.available.0 + balance.reserved.0,
+                "{name}: the balance is not the sum of its entries"
+            );
+            out.push((balance.available, balance.reserved));
+        }
+        out
+    })
+}
+
+fn open_runs(store_url: &str) -> u64 {
+    runtime().block_on(async {
+        let store = aelc_store::open(store_url).await.expect("open the store");
+        store.open_runs().await.expect("open runs")
+    })
+}
+
+// ---------------------------------------------------------------- the suite
+
+/// The gate, billing, tenants, idempotency, bad input, metrics and OpenAPI on `store`.
+fn gateway_suite(backend: &str, store: &str) {
+    let model = FakeModel::start();
+    let dir = temp_dir(&format!("gateway-{backend}"));
+    project(&dir, model.port);
+    let demo = account(&dir, store, "demo", "5 EUR");
+    let other = account(&dir, store, "other", "1");
+    let gw = Gateway::start(&dir, store, &["--body-timeout", "1"]);
+
+    // -- the gate: refused before the model, nothing reserved, each with its receipt
+    let before = ledger(store, &["demo"]);
+    let unknown = post_run(&gw, &demo, r#"{"text": "[ok] hi", "extra": 1}"#, None);
+    assert_eq!(unknown.status, 422, "{}", unknown.body);
+    assert_eq!(unknown.body["status"], "rejected_input");
+    assert_eq!(unknown.body["errors"][0]["code"], "unknown_field");
+    let blank = post_run(&gw, &demo, &ask(""), None);
+    assert_eq!(blank.status, 422, "{}", blank.body);
+    assert_eq!((&blank.body["status"], &blank.body["code"]), (&json!("failed"), &json!("blank")));
+    let malformed = post_run(&gw, &demo, r#"{"text": "#, None);
+    assert_eq!(malformed.status, 422);
+    assert_eq!(malformed.body["errors"][0]["code"], "invalid_json");
+    let big = format!(r#"{{"text": "{}"}}"#, "x".repeat(3000));
+    let too_large = post_run(&gw, &demo, &big, None);
+    assert_eq!(too_large.status, 413, "{}", too_large.body);
+    assert_eq!(too_large.body["error"]["code"], "input_too_large");
+    // 413 from the header alone: the 10 MB body is never sent.
+    let head = raw(
+        &gw,
+        &format!(
+            "POST /v1/agents/acme/echo/runs HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {demo}\r\n\
+             content-type: application/json\r\ncontent-length: 10000000\r\n\r\n"
+        ),
+        Duration::from_secs(5),
+    );
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+    for r in [&unknown, &blank, &malformed] {
+        let id = r.body["receipt"]["receipt"].as_str().expect("a receipt id");
+        let (status, text) = get(&gw, &format!("/v1/receipts/{id}"), Some(&demo));
+        assert_eq!(status, 200, "{text}");
+    }
+    assert_eq!(model.calls(), 0, "the gate let something reach the model");
+    assert_eq!(ledger(store, &["demo"]), before, "the gate moved money");
+
+    // -- billing: succeeded charges the price; invalid_output and error move nothing
+    let ok = post_run(&gw, &demo, &ask("[ok] hello"), None);
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    assert_eq!(ok.body["status"], "succeeded");
+    assert_eq!(ok.body["output"], json!({"reply": "echoed"}));
+    assert_eq!(ok.body["receipt"]["cost"]["amount"], "0.01");
+    let after_ok = ledger(store, &["demo", "acme"]);
+    assert_eq!(after_ok[0].0, amount("4.99"));
+    assert_eq!(after_ok[1].0, amount("0.01"));
+    let bad = post_run(&gw, &demo, &ask("[bad] hello"), None);
+    assert_eq!((bad.status, &bad.body["status"]), (502, &json!("invalid_output")), "{}", bad.body);
+    let down = post_run(&gw, &demo, &ask("[down] hello"), None);
+    assert_eq!((down.status, &down.body["status"]), (502, &json!("error")), "{}", down.body);
+    assert_eq!(ledger(store, &["demo", "acme"]), after_ok, "a free run moved money");
+
+    // -- tenants: another account's receipt is not found
+    let id = ok.body["receipt"]["receipt"].as_str().expect("id").to_owned();
+    assert_eq!(get(&gw, &format!("/v1/receipts/{id}"), Some(&other)).0, 404);
+    let (status, own) = get(&gw, &format!("/v1/receipts/{id}"), Some(&demo));
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&own).expect("json")["receipt"], json!(id));
+
+    // -- idempotency: a retry bills once; another input under the key is 409
+    let calls = model.calls();
+    let first = post_run(&gw, &demo, &ask("[ok] once"), Some("key-1"));
+    let again = post_run(&gw, &demo, &ask("[ok] once"), Some("key-1"));
+    assert_eq!(first.body["receipt"]["receipt"], again.body["receipt"]["receipt"]);
+    assert!(again.replayed && !first.replayed);
+    assert_eq!(model.calls(), calls + 1, "a replay called the model");
+    assert_eq!(ledger(store, &["demo"])[0].0, amount("4.98"));
+    let conflict = post_run(&gw, &demo, &ask("[ok] another"), Some("key-1"));
+    assert_eq!(conflict.status, 409);
+    assert_eq!(conflict.body["error"]["code"], "idempotency_conflict");
+
+    // -- bad requests: each a clear status and code, nothing billed
+    let no_key = http()
+        .post(gw.url("/v1/agents/acme/echo/runs"))
+        .header("content-type", "application/json")
+        .send(ask("[ok] x"))
+        .expect("request");
+    assert_eq!(no_key.status().as_u16(), 401);
+    assert_eq!(post_run(&gw, "ael_wrong", &ask("[ok] x"), None).status, 401);
+    let wrong_type = http()
+        .post(gw.url("/v1/agents/acme/echo/runs"))
+        .header("authorization", &format!("Bearer {demo}"))
+        .header("content-type", "text/plain")
+        .send(ask("[ok] x"))
+        .expect("request");
+    assert_eq!(wrong_type.status().as_u16(), 415);
+    let ndjson = http()
+        .post(gw.url("/v1/agents/acme/echo/runs"))
+        .header("authorization", &format!("Bearer {demo}"))
+        .header("content-type", "application/x-ndjson")
+        .send("{}\n")
+        .expect("request");
+    assert_eq!(ndjson.status().as_u16(), 501);
+    let unknown_agent = http()
+        .post(gw.url("/v1/agents/acme/nobody/runs"))
+        .header("authorization", &format!("Bearer {demo}"))
+        .header("content-type", "application/json")
+        .send("{}")
+        .expect("request");
+    assert_eq!(unknown_agent.status().as_u16(), 404);
+    // A body that never ends: 408 after --body-timeout.
+    let started = Instant::now();
+    let stalled = raw(
+        &gw,
+        &format!(
+            "POST /v1/agents/acme/echo/runs HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {demo}\r\n\
+             content-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"text\""
+        ),
+        Duration::from_secs(10),
+    );
+    assert!(stalled.starts_with("HTTP/1.1 408"), "{stalled}");
+    assert!(started.elapsed() < Duration::from_secs(9));
+    assert_eq!(ledger(store, &["demo"])[0].0, amount("4.98"));
+
+    // -- a poor account is refused before the run (402), nothing moves
+    let poor = account(&dir, store, "poor", "");
+    let refused = post_run(&gw, &poor, &ask("[ok] x"), None);
+    assert_eq!(refused.status, 402, "{}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "insufficient_funds");
+
+    // -- 1,000 mixed runs from 8 threads: balances are their entries, the rate is the statuses
+    let tags = ["[ok]", "[ok]", "[bad]", "[down]", "", "[ok]", "{", "[ok]"];
+    let counts = Arc::new(Mutex::new(std::collections::BTreeMap::<String, u64>::new()));
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let (gw, demo, counts) = (&gw, &demo, Arc::clone(&counts));
+            s.spawn(move || {
+                for i in 0..125 {
+                    let tag = tags[(t + i) % tags.len()];
+                    let body = if tag == "{" { "{".to_owned() } else if tag.is_empty() { ask("") } else { ask(&format!("{tag} {t}-{i}")) };
+                    let r = post_run(gw, demo, &body, None);
+                    let status = r.body["status"].as_str().unwrap_or("?").to_owned();
+                    *counts.lock().expect("counts").entry(status).or_default() += 1;
+                }
+            });
+        }
+    });
+    let counts = counts.lock().expect("counts").clone();
+    assert_eq!(counts.values().sum::<u64>(), 1000, "{counts:?}");
+    let succeeded = counts.get("succeeded").copied().unwrap_or(0);
+    let balances = ledger(store, &["demo", "acme"]);
+    let paid = 2 + succeeded; // two successful runs before the load
+    assert_eq!(balances[1].0, Amount(amount("0.01").0 * u128::from(paid)));
+    assert_eq!(balances[0].0.0 + balances[1].0.0, amount("5").0, "money was made or lost");
+    assert_eq!(balances[0].1, Amount::ZERO, "a reservation is left open");
+    let (_, agents) = get(&gw, "/v1/agents", None);
+    let agents: Value = serde_json::from_str(&agents).expect("json");
+    let runs = &agents["agents"][0]["runs"];
+    let counted = |k: &str| runs[k].as_u64().unwrap_or(0);
+    let (ok_n, bad_n, err_n) = (counted("succeeded"), counted("invalid_output"), counted("error"));
+    assert_eq!(ok_n, paid);
+    assert_eq!(bad_n, 1 + counts.get("invalid_output").copied().unwrap_or(0));
+    assert_eq!(err_n, 1 + counts.get("error").copied().unwrap_or(0));
+    let rate = agents["agents"][0]["success_rate"].as_f64().expect("a rate");
+    assert!((rate - ok_n as f64 / (ok_n + bad_n + err_n) as f64).abs() < 1e-9);
+
+    // -- metrics and the OpenAPI document
+    let (_, metrics) = get(&gw, "/metrics", None);
+    assert!(metrics.contains(r#"aelc_gate_refusals_total{code="unknown_field"}"#) || metrics.contains(r#"aelc_gate_refusals_total{code="invalid_input"}"#), "{metrics}");
+    assert!(metrics.contains(r#"aelc_runs_total{agent="acme/echo",status="succeeded"}"#), "{metrics}");
+    assert!(metrics.contains("aelc_http_request_duration_seconds_bucket"));
+    let (_, openapi) = get(&gw, "/openapi.json", None);
+    let openapi: Value = serde_json::from_str(&openapi).expect("json");
+    assert_eq!(openapi["openapi"], "3.1.0");
+    let run_path = &openapi["paths"]["/v1/agents/acme/echo/runs"]["post"];
+    assert_eq!(
+        run_path["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/acme_echo.input"
+    );
+    assert_eq!(
+        openapi["components"]["schemas"]["acme_echo.input"]["properties"]["text"]["maxLength"],
+        200
+    );
+
+    // -- a graceful stop exits 0
+    assert!(gw.terminate().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGKILL during a load of runs: every receipt a client got back survives, no reservation is
+/// left after the restart, nothing is billed twice.
+fn durability_suite(backend: &str, store: &str) {
+    let model = FakeModel::start();
+    let dir = temp_dir(&format!("durability-{backend}"));
+    project(&dir, model.port);
+    let key = account(&dir, store, "demo", "100");
+    let gw = Gateway::start(&dir, store, &[]);
+    let answered = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+    let port = gw.port;
+    let workers: Vec<_> = (0..6)
+        .map(|t| {
+            let (key, answered) = (key.clone(), Arc::clone(&answered));
+            std::thread::spawn(move || {
+                let agent = http();
+                for i in 0.. {
+                    let body = ask(&format!("[slow] {t}-{i}"));
+                    let sent = agent
+                        .post(format!("http://127.0.0.1:{port}/v1/agents/acme/echo/runs"))
+                        .header("authorization", &format!("Bearer {key}"))
+                        .header("content-type", "application/json")
+                        .send(body);
+                    let Ok(mut response) = sent else { break };
+                    let Ok(text) = response.body_mut().read_to_string() else { break };
+                    let Ok(v) = serde_json::from_str::<Value>(&text) else { break };
+                    if let (Some(id), Some(status)) = (v["receipt"]["receipt"].as_str(), v["status"].as_str()) {
+                        answered.lock().expect("answered").push((id.to_owned(), status.to_owned()));
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    gw.kill();
+    for w in workers {
+        let _ = w.join();
+    }
+    let answered = answered.lock().expect("answered").clone();
+    assert!(!answered.is_empty(), "no run finished before the kill");
+
+    let gw = Gateway::start(&dir, store, &[]);
+    assert_eq!(open_runs(store), 0, "a reservation survived the restart");
+    for (id, status) in &answered {
+        let (code, text) = get(&gw, &format!("/v1/receipts/{id}"), Some(&key));
+        assert_eq!(code, 200, "receipt {id} was answered and then lost: {text}");
+        let receipt: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(receipt["status"], json!(status));
+    }
+    let balances = ledger(store, &["demo", "acme"]);
+    assert_eq!(balances[0].1, Amount::ZERO);
+    assert_eq!(balances[0].0.0 + balances[1].0.0, amount("100").0, "money was made or lost");
+    // What the author received is exactly the successful receipts of the store: none twice.
+    let (_, agents) = get(&gw, "/v1/agents", None);
+    let agents: Value = serde_json::from_str(&agents).expect("json");
+    let succeeded = agents["agents"][0]["runs"]["succeeded"].as_u64().expect("count");
+    assert!(succeeded >= answered.len() as u64);
+    assert_eq!(balances[1].0, Amount(amount("0.01").0 * u128::from(succeeded)));
+    gw.kill();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Ten thousand connections at once: the first ones are served, the rest refused with 503 (or
+/// closed), the gateway stays up and its memory bounded.
+fn many_connections_suite(store: &str) {
+    let model = FakeModel::start();
+    let dir = temp_dir("connections");
+    project(&dir, model.port);
+    let gw = Gateway::start(&dir, store, &["--max-connections", "256"]);
+    let mut streams = Vec::new();
+    let mut refused_at_connect = 0;
+    for _ in 0..10_000 {
+        match TcpStream::connect(("127.0.0.1", gw.port)) {
+            Ok(s) => streams.push(s),
+            Err(_) => refused_at_connect += 1,
+        }
+    }
+    let mut ok = 0;
+    let mut unavailable = 0;
+    for s in &mut streams {
+        let _ = s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+    }
+    for s in &mut streams {
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        let text = String::from_utf8_lossy(&out);
+        if text.starts_with("HTTP/1.1 200") {
+            ok += 1;
+        } else if text.starts_with("HTTP/1.1 503") {
+            unavailable += 1;
+        }
+    }
+    drop(streams);
+    assert!(ok >= 1, "nothing was served");
+    assert!(unavailable >= 1, "nothing was refused with 503 ({ok} served, {refused_at_connect} refused at connect)");
+    let peak_kib = peak_rss_kib(gw.child.id());
+    assert!(peak_kib < 512 * 1024, "the gateway peaked at {peak_kib} KiB");
+    assert_eq!(get(&gw, "/healthz", None).0, 200, "the gateway did not survive");
+    gw.kill();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aelc-platform-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn sqlite_url(name: &str) -> String {
+    format!("sqlite:{}", temp_dir(&format!("store-{name}")).join("store.db").display())
+}
+
+#[test]
+fn gateway_on_sqlite() {
+    gateway_suite("sqlite", &sqlite_url("gateway"));
+}
+
+#[test]
+fn gateway_on_postgres() {
+    let Some(server) = pg::server() else { return };
+    let url = runtime().block_on(server.fresh_database("gateway"));
+    gateway_suite("postgres", &url);
+}
+
+#[test]
+fn gateway_survives_sigkill_on_sqlite() {
+    durability_suite("sqlite", &sqlite_url("durability"));
+}
+
+#[test]
+fn gateway_survives_sigkill_on_postgres() {
+    let Some(server) = pg::server() else { return };
+    let url = runtime().block_on(server.fresh_database("durability"));
+    durability_suite("postgres", &url);
+}
+
+#[test]
+fn gateway_bounds_ten_thousand_connections() {
+    many_connections_suite(&sqlite_url("connections"));
+}
