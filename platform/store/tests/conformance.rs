@@ -78,7 +78,16 @@ fn run_all(backend: &str, fresh: &dyn Fn(&str) -> String) {
 fn sqlite() {
     let dir = std::env::temp_dir().join(format!("aelc-store-conformance-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
-    let fresh = |name: &str| format!("sqlite:{}", dir.join(format!("{name}.db")).display());
+    // A folder per rule that `open` must create, as `.ael/` in a fresh project.
+    // One rule opens a plain path, the others a `sqlite:` URL.
+    let fresh = |name: &str| {
+        let path = dir.join(name).join("store.db").display().to_string();
+        if name == "accounts_and_keys" {
+            path
+        } else {
+            format!("sqlite:{path}")
+        }
+    };
     run_all("sqlite", &fresh);
     let _ = std::fs::remove_dir_all(&dir);
 }
