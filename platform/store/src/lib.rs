@@ -403,5 +403,8 @@ pub fn from_nano(nano: i64) -> Amount {
     Amount(u128::try_from(nano).unwrap_or(0) * 10u128.pow(18 - LEDGER_SCALE))
 }
 
+// The implementation: [`open`] a URL (`sqlite:PATH`, a path, `postgres://…`). In its ledger a
+// tenant `NAME` is two ledger accounts, `NAME` (available) and `NAME@held` ([`held_account`]);
+// [`Store::entries`] returns both, and each one's entries sum to its part of the [`Balance`].
 mod sql;
 pub use sql::{held_account, open, Dialect, SqlStore, FUNDING};

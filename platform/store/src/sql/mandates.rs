@@ -127,12 +127,14 @@ impl SqlStore {
 
     pub(super) async fn list_mandates(&self, account: Option<&str>) -> Result<Vec<Mandate>, Fail> {
         let rows = match account {
-            Some(account) => sqlx::query(&format!(
+            Some(account) => {
+                sqlx::query(&format!(
                 "SELECT {MANDATE_COLUMNS} FROM mandates WHERE account = $1 ORDER BY account, name"
             ))
-            .bind(account)
-            .fetch_all(&self.pool)
-            .await?,
+                .bind(account)
+                .fetch_all(&self.pool)
+                .await?
+            }
             None => {
                 sqlx::query(&format!(
                     "SELECT {MANDATE_COLUMNS} FROM mandates ORDER BY account, name"

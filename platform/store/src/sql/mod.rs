@@ -93,6 +93,14 @@ impl SqlStore {
                 )));
             }
             let path = path.split('?').next().unwrap_or(path);
+            // `.ael/store.db` in a fresh project: the folder is made like the file.
+            if let Some(parent) = std::path::Path::new(path).parent() {
+                if !parent.as_os_str().is_empty() {
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        StoreError::Backend(format!("cannot create {}: {e}", parent.display()))
+                    })?;
+                }
+            }
             (Dialect::Sqlite, format!("sqlite://{path}?mode=rwc"))
         };
         let options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(60));

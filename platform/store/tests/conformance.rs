@@ -1,0 +1,901 @@
+//! The store's conformance suite (spec §15): every rule is one generic `async fn` taking the URL
+//! of a fresh, empty database, run once on SQLite (a temp file) and once on PostgreSQL.
+//!
+//! PostgreSQL: `AELC_TEST_POSTGRES_URL` (a server where the suite may create databases), or
+//! else a throwaway cluster this binary starts itself (initdb + pg_ctl on a free 127.0.0.1
+//! port, in a temp dir, stopped at the end). Without PostgreSQL binaries the PostgreSQL half is
+//! skipped with a loud message, except under `CI`, where it fails (`.ci/run` installs them).
+
+#[path = "support/pg.rs"]
+mod pg;
+
+use aelc_runtime::money::Amount;
+use aelc_store::{
+    held_account, Account, Approval, ApprovalState, ApprovalUse, BeginRun, Begun, FileMeta,
+    Mandate, Settlement, SqlStore, Store, StoreError, StoredReceipt,
+};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+type Rule = fn(String) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Every rule, by name.
+const RULES: &[(&str, Rule)] = &[
+    ("accounts_and_keys", |u| Box::pin(accounts_and_keys(u))),
+    ("amounts_are_exact", |u| Box::pin(amounts_are_exact(u))),
+    ("balances_equal_entries_after_mixed_operations", |u| {
+        Box::pin(balances_equal_entries_after_mixed_operations(u))
+    }),
+    ("concurrent_runs_never_overdraw", |u| {
+        Box::pin(concurrent_runs_never_overdraw(u))
+    }),
+    ("concurrent_runs_never_exceed_a_mandate", |u| {
+        Box::pin(concurrent_runs_never_exceed_a_mandate(u))
+    }),
+    ("idempotency_replays_refuses_and_waits", |u| {
+        Box::pin(idempotency_replays_refuses_and_waits(u))
+    }),
+    ("a_run_finishes_once", |u| Box::pin(a_run_finishes_once(u))),
+    ("recover_voids_open_runs", |u| {
+        Box::pin(recover_voids_open_runs(u))
+    }),
+    ("tenants_see_only_their_own", |u| {
+        Box::pin(tenants_see_only_their_own(u))
+    }),
+    ("mandates_and_their_expiry", |u| {
+        Box::pin(mandates_and_their_expiry(u))
+    }),
+    ("approval_state_machine", |u| {
+        Box::pin(approval_state_machine(u))
+    }),
+    ("two_instances_never_lose_an_approval", |u| {
+        Box::pin(two_instances_never_lose_an_approval(u))
+    }),
+];
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Runs every rule on fresh databases made by `fresh`, naming the rule that fails.
+fn run_all(backend: &str, fresh: &dyn Fn(&str) -> String) {
+    let rt = runtime();
+    for (name, rule) in RULES {
+        let url = fresh(name);
+        eprintln!("-- {backend}: {name}");
+        rt.block_on(rule(url));
+    }
+}
+
+#[test]
+fn sqlite() {
+    let dir = std::env::temp_dir().join(format!("aelc-store-conformance-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    // A folder per rule that `open` must create, as `.ael/` in a fresh project.
+    // One rule opens a plain path, the others a `sqlite:` URL.
+    let fresh = |name: &str| {
+        let path = dir.join(name).join("store.db").display().to_string();
+        if name == "accounts_and_keys" {
+            path
+        } else {
+            format!("sqlite:{path}")
+        }
+    };
+    run_all("sqlite", &fresh);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn postgres() {
+    let Some(server) = pg::server() else { return };
+    let rt = runtime();
+    let fresh = |name: &str| rt.block_on(server.fresh_database(name));
+    run_all("postgres", &fresh);
+}
+
+// ---- helpers ----
+
+fn amt(text: &str) -> Amount {
+    Amount::parse(text).expect("a test amount")
+}
+
+static IDS: AtomicU32 = AtomicU32::new(0);
+
+fn id(prefix: &str) -> String {
+    format!("{prefix}_{}", IDS.fetch_add(1, Ordering::Relaxed))
+}
+
+async fn open(url: &str) -> Arc<dyn Store> {
+    aelc_store::open(url).await.expect("the store opens")
+}
+
+fn account(name: &str) -> Account {
+    Account {
+        name: name.to_owned(),
+        currency: "EUR".to_owned(),
+        created_ms: 1,
+    }
+}
+
+async fn tenant(store: &dyn Store, name: &str, funds: &str) {
+    store.ensure_account(&account(name)).await.expect("account");
+    if funds != "0" {
+        store.fund(name, amt(funds), "EUR", 2).await.expect("fund");
+    }
+}
+
+fn begin(tenant: &str, reserve: &str) -> BeginRun {
+    BeginRun {
+        run: id("rcpt"),
+        tenant: tenant.to_owned(),
+        agent: "acme/review".to_owned(),
+        version: "1.0.0".to_owned(),
+        input_sha256: "in".to_owned(),
+        reserve: amt(reserve),
+        currency: "EUR".to_owned(),
+        idempotency_key: None,
+        mandate: None,
+        at_ms: 10,
+    }
+}
+
+fn receipt_of(run: &BeginRun, status: &str) -> StoredReceipt {
+    StoredReceipt {
+        id: run.run.clone(),
+        tenant: run.tenant.clone(),
+        agent: run.agent.clone(),
+        version: run.version.clone(),
+        status: status.to_owned(),
+        code: None,
+        mandate: run.mandate.clone(),
+        json: format!("{{\"id\":\"{}\",\"status\":\"{status}\"}}", run.run),
+        at_ms: 20,
+    }
+}
+
+fn charge(payee: &str, amount: &str) -> Settlement {
+    Settlement::Charge {
+        payee: payee.to_owned(),
+        amount: amt(amount),
+    }
+}
+
+/// Each tenant's `available` and `reserved` equal the sums of its two ledger accounts'
+/// entries, and each transfer seen has one debit and one credit of the same amount.
+async fn assert_ledger(store: &dyn Store, tenants: &[&str]) {
+    let mut sides: HashMap<String, Vec<(bool, Amount)>> = HashMap::new();
+    for t in tenants {
+        let balance = store.balance(t).await.expect("balance");
+        let (mut available, mut held) = (0i128, 0i128);
+        for e in store.entries(t).await.expect("entries") {
+            let signed = if e.credit {
+                e.amount.0 as i128
+            } else {
+                -(e.amount.0 as i128)
+            };
+            if e.account == *t {
+                available += signed;
+            } else {
+                assert_eq!(e.account, held_account(t), "an entry of another account");
+                held += signed;
+            }
+            sides
+                .entry(e.transfer.clone())
+                .or_default()
+                .push((e.credit, e.amount));
+        }
+        assert_eq!(
+            available, balance.available.0 as i128,
+            "{t}: available ≠ its entries"
+        );
+        assert_eq!(
+            held, balance.reserved.0 as i128,
+            "{t}: reserved ≠ its entries"
+        );
+    }
+    for (transfer, sides) in sides {
+        assert!(sides.len() <= 2, "{transfer} has {} entries", sides.len());
+        if let [(a, x), (b, y)] = sides[..] {
+            assert!(
+                a != b && x == y,
+                "{transfer} is not one debit and one credit: {sides:?}"
+            );
+        }
+    }
+}
+
+// ---- rules ----
+
+async fn accounts_and_keys(url: String) {
+    let store = open(&url).await;
+    store
+        .create_account(&account("acme"), "k1")
+        .await
+        .expect("create");
+    assert!(matches!(
+        store.create_account(&account("acme"), "k2").await,
+        Err(StoreError::Exists(_))
+    ));
+    assert!(matches!(
+        store.create_account(&account("other"), "k1").await,
+        Err(StoreError::Exists(_))
+    ));
+    store
+        .ensure_account(&account("acme"))
+        .await
+        .expect("ensure keeps it");
+    assert_eq!(
+        store.account_by_key("k1").await.unwrap(),
+        Some(account("acme"))
+    );
+    assert_eq!(store.account_by_key("nope").await.unwrap(), None);
+    assert_eq!(store.account("missing").await.unwrap(), None);
+    // The funding account's name and a held account's name are not tenants' names.
+    for bad in ["@funding", "acme@held", "", "Acme"] {
+        assert!(
+            store.ensure_account(&account(bad)).await.is_err(),
+            "{bad:?} accepted"
+        );
+    }
+    assert!(matches!(
+        store.balance("missing").await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+async fn amounts_are_exact(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "0").await;
+    assert!(matches!(
+        store.fund("demo", amt("0.0000000001"), "EUR", 1).await,
+        Err(StoreError::Precision(_))
+    ));
+    assert!(matches!(
+        store.fund("demo", amt("1"), "USD", 1).await,
+        Err(StoreError::Currency { .. })
+    ));
+    assert!(matches!(
+        store.fund("nobody", amt("1"), "EUR", 1).await,
+        Err(StoreError::NotFound(_))
+    ));
+    store
+        .fund("demo", amt("0.000000001"), "EUR", 1)
+        .await
+        .unwrap();
+    store
+        .fund("demo", amt("12345678.123456789"), "EUR", 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.balance("demo").await.unwrap().available,
+        amt("12345678.12345679")
+    );
+    let mut run = begin("demo", "1");
+    run.currency = "USD".into();
+    assert!(matches!(
+        store.begin_run(&run).await,
+        Err(StoreError::Currency { .. })
+    ));
+    assert_ledger(&*store, &["demo"]).await;
+}
+
+/// A seeded random sequence of funds, runs begun, charged, voided and left open (then
+/// recovered): every balance equals its entries throughout, and no money is made or lost.
+async fn balances_equal_entries_after_mixed_operations(url: String) {
+    let store = open(&url).await;
+    let tenants = ["t0", "t1", "t2"];
+    for t in tenants {
+        tenant(&*store, t, "0").await;
+    }
+    tenant(&*store, "acme", "0").await;
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut funded: u128 = 0;
+    let mut open_runs: Vec<BeginRun> = Vec::new();
+    let (mut started, mut refused) = (0, 0);
+    for step in 0..400 {
+        let t = tenants[next(3) as usize];
+        match next(4) {
+            0 => {
+                let a = Amount(u128::from(next(5_000) + 1) * 1_000_000_000_000_000 / 1000);
+                store.fund(t, a, "EUR", step).await.unwrap();
+                funded += a.0;
+            }
+            1 => {
+                let mut run = begin(t, "0");
+                run.reserve = Amount(u128::from(next(3_000)) * 1_000_000_000_000_000 / 1000);
+                match store.begin_run(&run).await.unwrap() {
+                    Begun::Started => {
+                        started += 1;
+                        open_runs.push(run);
+                    }
+                    Begun::Insufficient { .. } => refused += 1,
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+            _ if !open_runs.is_empty() => {
+                let run = open_runs.swap_remove(next(open_runs.len() as u64) as usize);
+                let settlement = match next(3) {
+                    0 => Settlement::Void,
+                    1 => Settlement::Charge {
+                        payee: "acme".into(),
+                        amount: run.reserve,
+                    },
+                    _ => Settlement::Charge {
+                        payee: "acme".into(),
+                        amount: Amount(run.reserve.0 / 1_000_000_000 / 2 * 1_000_000_000),
+                    },
+                };
+                let status = if matches!(settlement, Settlement::Void) {
+                    "error"
+                } else {
+                    "succeeded"
+                };
+                store
+                    .finish_run(&receipt_of(&run, status), &settlement)
+                    .await
+                    .unwrap();
+            }
+            _ => {}
+        }
+        if step % 50 == 0 {
+            assert_ledger(&*store, &["t0", "t1", "t2", "acme"]).await;
+        }
+    }
+    assert!(
+        started > 20 && refused > 0,
+        "the sequence exercised little: {started} started, {refused} refused"
+    );
+    assert_eq!(store.open_runs().await.unwrap(), open_runs.len() as u64);
+    store.recover().await.unwrap();
+    assert_ledger(&*store, &["t0", "t1", "t2", "acme"]).await;
+    let mut total = 0u128;
+    for t in ["t0", "t1", "t2", "acme"] {
+        let b = store.balance(t).await.unwrap();
+        assert_eq!(
+            b.reserved,
+            Amount::ZERO,
+            "{t} still holds money after recover"
+        );
+        total += b.available.0;
+    }
+    assert_eq!(total, funded, "money was made or lost");
+}
+
+async fn concurrent_runs_never_overdraw(url: String) {
+    let first = open(&url).await;
+    let second = open(&url).await; // another pool: like a second process
+    tenant(&*first, "demo", "10").await;
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let store = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            let run = begin("demo", "1");
+            let begun = store.begin_run(&run).await.expect("begin");
+            let b = store.balance("demo").await.expect("balance");
+            (begun, run, b)
+        }));
+    }
+    let mut started = Vec::new();
+    for task in tasks {
+        let (begun, run, _) = task.await.unwrap();
+        match begun {
+            Begun::Started => started.push(run),
+            Begun::Insufficient { needed, .. } => assert_eq!(needed, amt("1")),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(started.len(), 10, "exactly the funded runs start");
+    let b = first.balance("demo").await.unwrap();
+    assert_eq!((b.available, b.reserved), (Amount::ZERO, amt("10")));
+    assert_ledger(&*first, &["demo"]).await;
+}
+
+async fn concurrent_runs_never_exceed_a_mandate(url: String) {
+    let first = open(&url).await;
+    let second = open(&url).await;
+    tenant(&*first, "demo", "100").await;
+    tenant(&*first, "acme", "0").await;
+    first
+        .create_mandate(&mandate("demo", "sandbox", "5", None))
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..30 {
+        let store = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            let mut run = begin("demo", "1");
+            run.mandate = Some("demo/sandbox".into());
+            let begun = store.begin_run(&run).await.expect("begin");
+            if begun == Begun::Started {
+                let mut receipt = receipt_of(&run, "succeeded");
+                receipt.mandate = run.mandate.clone();
+                store
+                    .finish_run(&receipt, &charge("acme", "1"))
+                    .await
+                    .expect("finish");
+            }
+            begun
+        }));
+    }
+    let mut started = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Begun::Started => started += 1,
+            Begun::OverBudget { needed, left } => {
+                assert_eq!(needed, amt("1"));
+                assert!(left < amt("1"), "refused with {left} left");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(started, 5, "the budget allows five runs of 1");
+    let used = first.mandate_use("demo/sandbox").await.unwrap();
+    assert_eq!((used.spent, used.reserved), (amt("5"), Amount::ZERO));
+    assert_eq!(first.balance("demo").await.unwrap().available, amt("95"));
+    assert_eq!(first.balance("acme").await.unwrap().available, amt("5"));
+    assert_ledger(&*first, &["demo", "acme"]).await;
+}
+
+async fn idempotency_replays_refuses_and_waits(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "10").await;
+    tenant(&*store, "acme", "0").await;
+    let mut run = begin("demo", "2");
+    run.idempotency_key = Some("k".into());
+    assert_eq!(store.begin_run(&run).await.unwrap(), Begun::Started);
+    let mut retry = run.clone();
+    retry.run = id("rcpt");
+    assert_eq!(store.begin_run(&retry).await.unwrap(), Begun::InProgress);
+    let mut other = retry.clone();
+    other.input_sha256 = "other".into();
+    assert_eq!(store.begin_run(&other).await.unwrap(), Begun::KeyConflict);
+    let receipt = receipt_of(&run, "succeeded");
+    store
+        .finish_run(&receipt, &charge("acme", "2"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.begin_run(&retry).await.unwrap(),
+        Begun::Replayed {
+            receipt: receipt.json.clone()
+        }
+    );
+    assert_eq!(store.begin_run(&other).await.unwrap(), Begun::KeyConflict);
+    // Billed once; the same key of another tenant is another key.
+    assert_eq!(store.balance("demo").await.unwrap().available, amt("8"));
+    tenant(&*store, "zed", "5").await;
+    let mut theirs = retry.clone();
+    theirs.run = id("rcpt");
+    theirs.tenant = "zed".into();
+    assert_eq!(store.begin_run(&theirs).await.unwrap(), Begun::Started);
+    // A refused run claims no key.
+    let mut poor = begin("demo", "100");
+    poor.idempotency_key = Some("k2".into());
+    assert!(matches!(
+        store.begin_run(&poor).await.unwrap(),
+        Begun::Insufficient { .. }
+    ));
+    poor.reserve = amt("1");
+    assert_eq!(store.begin_run(&poor).await.unwrap(), Begun::Started);
+    assert_ledger(&*store, &["demo", "acme", "zed"]).await;
+}
+
+async fn a_run_finishes_once(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "10").await;
+    tenant(&*store, "acme", "0").await;
+    let run = begin("demo", "3");
+    assert_eq!(store.begin_run(&run).await.unwrap(), Begun::Started);
+    assert!(
+        matches!(store.begin_run(&run).await, Err(StoreError::Exists(_))),
+        "a run id twice"
+    );
+    // More than reserved is refused and changes nothing.
+    assert!(store
+        .finish_run(&receipt_of(&run, "succeeded"), &charge("acme", "4"))
+        .await
+        .is_err());
+    store
+        .finish_run(&receipt_of(&run, "succeeded"), &charge("acme", "2"))
+        .await
+        .unwrap();
+    let again = store
+        .finish_run(&receipt_of(&run, "succeeded"), &charge("acme", "2"))
+        .await;
+    assert!(matches!(again, Err(StoreError::Exists(_))), "{again:?}");
+    let void = store
+        .finish_run(&receipt_of(&run, "error"), &Settlement::Void)
+        .await;
+    assert!(matches!(void, Err(StoreError::Exists(_))), "{void:?}");
+    let b = store.balance("demo").await.unwrap();
+    assert_eq!((b.available, b.reserved), (amt("8"), Amount::ZERO));
+    assert_eq!(store.balance("acme").await.unwrap().available, amt("2"));
+    let ghost = begin("demo", "1");
+    assert!(matches!(
+        store
+            .finish_run(&receipt_of(&ghost, "succeeded"), &Settlement::Void)
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    // A receipt recorded at the gate moves nothing and counts in the stats.
+    let gate = begin("demo", "0");
+    store
+        .record_receipt(&receipt_of(&gate, "rejected_input"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store
+            .record_receipt(&receipt_of(&gate, "rejected_input"))
+            .await,
+        Err(StoreError::Exists(_))
+    ));
+    let stats = store.agent_stats("acme/review").await.unwrap();
+    assert_eq!(
+        (stats.succeeded, stats.rejected_input, stats.error),
+        (1, 1, 0)
+    );
+    assert_eq!(stats.success_rate(), Some(1.0));
+    assert_ledger(&*store, &["demo", "acme"]).await;
+}
+
+async fn recover_voids_open_runs(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "10").await;
+    store
+        .create_mandate(&mandate("demo", "m", "5", None))
+        .await
+        .unwrap();
+    let plain = begin("demo", "1");
+    let mut keyed = begin("demo", "2");
+    keyed.idempotency_key = Some("k".into());
+    let mut mandated = begin("demo", "3");
+    mandated.mandate = Some("demo/m".into());
+    for run in [&plain, &keyed, &mandated] {
+        assert_eq!(store.begin_run(run).await.unwrap(), Begun::Started);
+    }
+    assert_eq!(store.open_runs().await.unwrap(), 3);
+    // Another process starting: a second instance recovers.
+    let restarted = open(&url).await;
+    assert_eq!(restarted.recover().await.unwrap().voided_runs, 3);
+    assert_eq!(store.open_runs().await.unwrap(), 0);
+    let b = store.balance("demo").await.unwrap();
+    assert_eq!((b.available, b.reserved), (amt("10"), Amount::ZERO));
+    assert_eq!(
+        store.mandate_use("demo/m").await.unwrap().reserved,
+        Amount::ZERO
+    );
+    // The key is free again; the voided run cannot be finished.
+    let mut again = keyed.clone();
+    again.run = id("rcpt");
+    assert_eq!(store.begin_run(&again).await.unwrap(), Begun::Started);
+    assert!(store
+        .finish_run(&receipt_of(&keyed, "succeeded"), &Settlement::Void)
+        .await
+        .is_err());
+    assert_eq!(restarted.recover().await.unwrap().voided_runs, 1);
+    assert_ledger(&*store, &["demo"]).await;
+}
+
+async fn tenants_see_only_their_own(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "a", "5").await;
+    tenant(&*store, "b", "5").await;
+    let mut run = begin("a", "1");
+    run.mandate = None;
+    store.begin_run(&run).await.unwrap();
+    let mut receipt = receipt_of(&run, "succeeded");
+    receipt.mandate = Some("a/m".into());
+    store.finish_run(&receipt, &Settlement::Void).await.unwrap();
+    assert_eq!(
+        store.receipt("a", &run.run).await.unwrap(),
+        Some(receipt.clone())
+    );
+    assert_eq!(store.receipt("b", &run.run).await.unwrap(), None);
+    assert_eq!(
+        store.mandate_receipt("a/m", &run.run).await.unwrap(),
+        Some(receipt)
+    );
+    assert_eq!(
+        store.mandate_receipt("a/other", &run.run).await.unwrap(),
+        None
+    );
+    let file = FileMeta {
+        id: "f1".into(),
+        tenant: "a".into(),
+        sha256: "abc".into(),
+        size: 12,
+        media_type: "image/png".into(),
+        created_ms: 1,
+        expires_ms: Some(99),
+        source: Some("scan.png".into()),
+    };
+    store.put_file(&file).await.unwrap();
+    assert!(matches!(
+        store.put_file(&file).await,
+        Err(StoreError::Exists(_))
+    ));
+    assert_eq!(store.file("a", "f1").await.unwrap(), Some(file));
+    assert_eq!(store.file("b", "f1").await.unwrap(), None);
+}
+
+fn mandate(account: &str, name: &str, budget: &str, expires_ms: Option<i64>) -> Mandate {
+    Mandate {
+        account: account.into(),
+        name: name.into(),
+        budget: amt(budget),
+        currency: "EUR".into(),
+        threshold: amt("0.5"),
+        allow: vec!["extraction.*".into()],
+        deny: vec!["acme/bad".into()],
+        expires_ms,
+        created_ms: 1,
+    }
+}
+
+async fn mandates_and_their_expiry(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "10").await;
+    tenant(&*store, "zed", "10").await;
+    let m = mandate("demo", "sandbox", "5", Some(100));
+    store.create_mandate(&m).await.unwrap();
+    assert!(matches!(
+        store.create_mandate(&m).await,
+        Err(StoreError::Exists(_))
+    ));
+    assert!(store
+        .create_mandate(&mandate("ghost", "x", "1", None))
+        .await
+        .is_err());
+    store
+        .create_mandate(&mandate("zed", "a", "1", None))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.mandate("demo/sandbox").await.unwrap(),
+        Some(m.clone())
+    );
+    assert_eq!(store.mandate("demo/none").await.unwrap(), None);
+    assert_eq!(store.mandate("malformed").await.unwrap(), None);
+    assert_eq!(store.mandates(Some("demo")).await.unwrap(), vec![m.clone()]);
+    assert_eq!(store.mandates(None).await.unwrap().len(), 2);
+    let mut run = begin("demo", "1");
+    run.mandate = Some("demo/sandbox".into());
+    run.at_ms = 100;
+    let expired = store.begin_run(&run).await;
+    assert!(
+        matches!(&expired, Err(StoreError::Approval(why)) if why.contains("expired")),
+        "{expired:?}"
+    );
+    run.at_ms = 99;
+    run.tenant = "zed".into();
+    assert!(
+        store.begin_run(&run).await.is_err(),
+        "another account's mandate"
+    );
+    run.tenant = "demo".into();
+    assert_eq!(store.begin_run(&run).await.unwrap(), Begun::Started);
+    let used = store.mandate_use("demo/sandbox").await.unwrap();
+    assert_eq!((used.spent, used.reserved), (Amount::ZERO, amt("1")));
+    run.run = id("rcpt");
+    run.reserve = amt("4.5");
+    assert_eq!(
+        store.begin_run(&run).await.unwrap(),
+        Begun::OverBudget {
+            left: amt("4"),
+            needed: amt("4.5")
+        }
+    );
+    assert_eq!(
+        store.balance("demo").await.unwrap().reserved,
+        amt("1"),
+        "refused: nothing held"
+    );
+}
+
+fn approval(id: &str, expires_ms: i64) -> Approval {
+    Approval {
+        id: id.into(),
+        mandate: "demo/sandbox".into(),
+        agent: "acme/review".into(),
+        version: "1.0.0".into(),
+        input_sha256: "in".into(),
+        input_json: "{}".into(),
+        worst_case: amt("0.75"),
+        currency: "EUR".into(),
+        state: ApprovalState::Pending,
+        created_ms: 1,
+        expires_ms,
+    }
+}
+
+fn use_of(id: &str, at_ms: i64) -> ApprovalUse {
+    ApprovalUse {
+        id: id.into(),
+        mandate: "demo/sandbox".into(),
+        agent: "acme/review".into(),
+        version: "1.0.0".into(),
+        input_sha256: "in".into(),
+        at_ms,
+    }
+}
+
+fn refused(result: aelc_store::Result<impl std::fmt::Debug>, because: &str) {
+    match result {
+        Err(StoreError::Approval(why)) => {
+            assert!(why.contains(because), "`{why}` lacks `{because}`")
+        }
+        other => panic!("expected a refusal ({because}), got {other:?}"),
+    }
+}
+
+async fn approval_state_machine(url: String) {
+    let store = open(&url).await;
+    store
+        .create_approval(&approval("appr_1", 1000))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.create_approval(&approval("appr_1", 1000)).await,
+        Err(StoreError::Exists(_))
+    ));
+    let read = |id: &'static str, now| {
+        let store = store.clone();
+        async move { store.approval(id, now).await.unwrap().map(|a| a.state) }
+    };
+    assert_eq!(read("appr_1", 10).await, Some(ApprovalState::Pending));
+    refused(store.use_approval(&use_of("appr_1", 10)).await, "pending");
+    assert_eq!(
+        store
+            .decide_approval("appr_1", true, 10)
+            .await
+            .unwrap()
+            .state,
+        ApprovalState::Approved
+    );
+    refused(store.decide_approval("appr_1", false, 11).await, "approved");
+    let mut other = use_of("appr_1", 12);
+    other.input_sha256 = "other".into();
+    refused(store.use_approval(&other).await, "another input");
+    let mut other = use_of("appr_1", 12);
+    other.version = "1.0.1".into();
+    refused(store.use_approval(&other).await, "another agent version");
+    let mut other = use_of("appr_1", 12);
+    other.mandate = "demo/other".into();
+    refused(store.use_approval(&other).await, "another mandate");
+    store.use_approval(&use_of("appr_1", 12)).await.unwrap();
+    refused(store.use_approval(&use_of("appr_1", 13)).await, "used");
+    assert_eq!(
+        read("appr_1", 2000).await,
+        Some(ApprovalState::Used),
+        "used never expires"
+    );
+
+    store
+        .create_approval(&approval("appr_2", 1000))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .decide_approval("appr_2", false, 10)
+            .await
+            .unwrap()
+            .state,
+        ApprovalState::Rejected
+    );
+    refused(store.use_approval(&use_of("appr_2", 11)).await, "rejected");
+    refused(store.decide_approval("appr_2", true, 12).await, "rejected");
+
+    store
+        .create_approval(&approval("appr_3", 1000))
+        .await
+        .unwrap();
+    assert_eq!(read("appr_3", 999).await, Some(ApprovalState::Pending));
+    assert_eq!(read("appr_3", 1000).await, Some(ApprovalState::Expired));
+    refused(store.decide_approval("appr_3", true, 1000).await, "expired");
+    store
+        .create_approval(&approval("appr_4", 1000))
+        .await
+        .unwrap();
+    store.decide_approval("appr_4", true, 10).await.unwrap();
+    assert_eq!(read("appr_4", 1500).await, Some(ApprovalState::Expired));
+    refused(store.use_approval(&use_of("appr_4", 1500)).await, "expired");
+    assert_eq!(
+        read("appr_4", 999).await,
+        Some(ApprovalState::Approved),
+        "not used by the refusal"
+    );
+
+    assert_eq!(store.approval("appr_none", 1).await.unwrap(), None);
+    assert!(matches!(
+        store.use_approval(&use_of("appr_none", 1)).await,
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.decide_approval("appr_none", true, 1).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+/// The race seed `002_…` admits: one process finishes runs in a loop while another decides
+/// approvals on the same database; every decision survives.
+async fn two_instances_never_lose_an_approval(url: String) {
+    let runner = open(&url).await;
+    // A separate pool on the same database, as `aelc approve` in another process.
+    let approver: Arc<dyn Store> = Arc::new(SqlStore::open(&url).await.unwrap());
+    tenant(&*runner, "demo", "1000").await;
+    tenant(&*runner, "acme", "0").await;
+    runner
+        .create_mandate(&mandate("demo", "sandbox", "1000", None))
+        .await
+        .unwrap();
+    let ids: Vec<String> = (0..40).map(|i| format!("appr_race_{i}")).collect();
+    for id in &ids {
+        runner
+            .create_approval(&approval(id, i64::MAX))
+            .await
+            .unwrap();
+    }
+    let runs = {
+        let runner = runner.clone();
+        tokio::spawn(async move {
+            for _ in 0..60 {
+                let mut run = begin("demo", "1");
+                run.mandate = Some("demo/sandbox".into());
+                assert_eq!(runner.begin_run(&run).await.unwrap(), Begun::Started);
+                tokio::task::yield_now().await;
+                runner
+                    .finish_run(&receipt_of(&run, "succeeded"), &charge("acme", "0.5"))
+                    .await
+                    .unwrap();
+            }
+        })
+    };
+    let decisions = {
+        let approver = approver.clone();
+        let ids = ids.clone();
+        tokio::spawn(async move {
+            for (i, id) in ids.iter().enumerate() {
+                approver.decide_approval(id, i % 3 != 0, 5).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    runs.await.unwrap();
+    decisions.await.unwrap();
+    for (i, id) in ids.iter().enumerate() {
+        let want = if i % 3 != 0 {
+            ApprovalState::Approved
+        } else {
+            ApprovalState::Rejected
+        };
+        assert_eq!(
+            runner.approval(id, 6).await.unwrap().map(|a| a.state),
+            Some(want),
+            "{id}"
+        );
+    }
+    let used = runner.mandate_use("demo/sandbox").await.unwrap();
+    assert_eq!((used.spent, used.reserved), (amt("30"), Amount::ZERO));
+    assert_ledger(&*approver, &["demo", "acme"]).await;
+}

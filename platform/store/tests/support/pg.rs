@@ -1,0 +1,215 @@
+//! A PostgreSQL server for the conformance suite: `AELC_TEST_POSTGRES_URL`, or a throwaway
+//! cluster started here (initdb + pg_ctl in a temp dir, on a free 127.0.0.1 port) and stopped
+//! when the [`Server`] is dropped. As root, initdb and the server run as the `postgres` user
+//! (initdb refuses root).
+
+use sqlx::Connection;
+use std::path::PathBuf;
+use std::process::Command;
+
+pub struct Server {
+    /// A URL whose user may create databases (its path is replaced per database).
+    admin_url: String,
+    /// Kept for its `Drop`: stops the throwaway cluster.
+    _cluster: Option<Cluster>,
+}
+
+struct Cluster {
+    dir: PathBuf,
+    bin: PathBuf,
+    as_postgres: bool,
+}
+
+/// The server to test on, `None` when the PostgreSQL half must be skipped (never under `CI`).
+pub fn server() -> Option<Server> {
+    if let Ok(url) = std::env::var("AELC_TEST_POSTGRES_URL") {
+        return Some(Server {
+            admin_url: url,
+            _cluster: None,
+        });
+    }
+    let Some(bin) = find_bin() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no PostgreSQL binaries (initdb, pg_ctl) and no AELC_TEST_POSTGRES_URL, but CI is \
+             set: .ci/run must install them (apt-get install -y postgresql)"
+        );
+        eprintln!(
+            "\n!!! SKIPPED the PostgreSQL half of the store's conformance suite: no initdb/pg_ctl \
+             on PATH or under /usr/lib/postgresql/*/bin and no AELC_TEST_POSTGRES_URL \
+             (apt-get install -y postgresql); CI runs it !!!\n"
+        );
+        return None;
+    };
+    Some(start(bin))
+}
+
+/// `initdb` on PATH, else the newest `/usr/lib/postgresql/*/bin`.
+fn find_bin() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .find(|dir| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file())
+    });
+    on_path.or_else(|| {
+        let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|e| Some(e.ok()?.path().join("bin")))
+            .filter(|bin| bin.join("initdb").is_file())
+            .collect();
+        versions.sort_by_key(|p| {
+            p.parent()
+                .and_then(|v| v.file_name())
+                .and_then(|v| v.to_str())
+                .and_then(|v| v.parse::<u32>().ok())
+                .unwrap_or(0)
+        });
+        versions.pop()
+    })
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+impl Cluster {
+    /// `bin/tool args…`, as the `postgres` user when we are root.
+    fn run(&self, tool: &str, args: &[&str]) -> std::process::Output {
+        let exe = self.bin.join(tool);
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        cmd.args(args)
+            .current_dir(&self.dir)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()))
+    }
+}
+
+fn start(bin: PathBuf) -> Server {
+    let dir = std::env::temp_dir().join(format!("aelc-store-pg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp dir for the cluster");
+    let as_postgres = is_root();
+    if as_postgres {
+        let chown = Command::new("chown")
+            .args(["-R", "postgres:"])
+            .arg(&dir)
+            .status();
+        assert!(
+            chown.is_ok_and(|s| s.success()),
+            "chown of {} to postgres failed",
+            dir.display()
+        );
+    }
+    let cluster = Cluster {
+        dir,
+        bin,
+        as_postgres,
+    };
+    let data = cluster.dir.join("data");
+    let data = data.to_str().expect("a UTF-8 temp dir");
+    let out = cluster.run(
+        "initdb",
+        &[
+            "-D",
+            data,
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "initdb failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let socket_dir = cluster.dir.to_str().expect("UTF-8");
+    let options = format!(
+        "-p {port} -k {socket_dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+    );
+    let log = cluster.dir.join("log");
+    let out = cluster.run(
+        "pg_ctl",
+        &[
+            "-D",
+            data,
+            "-o",
+            &options,
+            "-l",
+            log.to_str().expect("UTF-8"),
+            "-w",
+            "start",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "pg_ctl start failed: {}{}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    Server {
+        admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+        _cluster: Some(cluster),
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Server {
+    /// A new empty database for one rule; its URL.
+    pub async fn fresh_database(&self, rule: &str) -> String {
+        let name = format!("aelc_{}_{rule}", std::process::id());
+        let mut admin = sqlx::PgConnection::connect(&self.admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", self.admin_url));
+        sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS {name}"))
+            .execute(&mut admin)
+            .await
+            .expect("drop");
+        sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
+            .execute(&mut admin)
+            .await
+            .expect("create database");
+        let _ = admin.close().await;
+        with_database(&self.admin_url, &name)
+    }
+}
+
+/// `url` with its database (path) replaced by `name`, keeping any query.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[after_scheme..]
+        .find('/')
+        .map_or(base.len(), |i| after_scheme + i);
+    format!("{}/{name}{query}", &base[..host_end])
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let data = data.to_str().unwrap_or_default().to_owned();
+        let _ = self.run("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
