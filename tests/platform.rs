@@ -169,7 +169,6 @@ agent echo(ask: Ask) -> Echo fails EchoError {
         model: binding("m");
     }
     input { check not_blank; }
-    output { on_failure: retry(0); }
     publish {
         capability: "text.echo";
         price: 0.01 EUR;
@@ -390,7 +389,10 @@ fn gateway_suite(backend: &str, store: &str) {
     assert_eq!(unknown.body["errors"][0]["code"], "unknown_field");
     let blank = post_run(&gw, &demo, &ask(""), None);
     assert_eq!(blank.status, 422, "{}", blank.body);
-    assert_eq!((&blank.body["status"], &blank.body["code"]), (&json!("failed"), &json!("blank")));
+    assert_eq!(
+        (&blank.body["status"], &blank.body["code"]),
+        (&json!("failed"), &json!("blank"))
+    );
     let malformed = post_run(&gw, &demo, r#"{"text": "#, None);
     assert_eq!(malformed.status, 422);
     assert_eq!(malformed.body["errors"][0]["code"], "invalid_json");
@@ -426,23 +428,46 @@ fn gateway_suite(backend: &str, store: &str) {
     assert_eq!(after_ok[0].0, amount("4.99"));
     assert_eq!(after_ok[1].0, amount("0.01"));
     let bad = post_run(&gw, &demo, &ask("[bad] hello"), None);
-    assert_eq!((bad.status, &bad.body["status"]), (502, &json!("invalid_output")), "{}", bad.body);
+    assert_eq!(
+        (bad.status, &bad.body["status"]),
+        (502, &json!("invalid_output")),
+        "{}",
+        bad.body
+    );
     let down = post_run(&gw, &demo, &ask("[down] hello"), None);
-    assert_eq!((down.status, &down.body["status"]), (502, &json!("error")), "{}", down.body);
-    assert_eq!(ledger(store, &["demo", "acme"]), after_ok, "a free run moved money");
+    assert_eq!(
+        (down.status, &down.body["status"]),
+        (502, &json!("error")),
+        "{}",
+        down.body
+    );
+    assert_eq!(
+        ledger(store, &["demo", "acme"]),
+        after_ok,
+        "a free run moved money"
+    );
 
     // -- tenants: another account's receipt is not found
-    let id = ok.body["receipt"]["receipt"].as_str().expect("id").to_owned();
+    let id = ok.body["receipt"]["receipt"]
+        .as_str()
+        .expect("id")
+        .to_owned();
     assert_eq!(get(&gw, &format!("/v1/receipts/{id}"), Some(&other)).0, 404);
     let (status, own) = get(&gw, &format!("/v1/receipts/{id}"), Some(&demo));
     assert_eq!(status, 200);
-    assert_eq!(serde_json::from_str::<Value>(&own).expect("json")["receipt"], json!(id));
+    assert_eq!(
+        serde_json::from_str::<Value>(&own).expect("json")["receipt"],
+        json!(id)
+    );
 
     // -- idempotency: a retry bills once; another input under the key is 409
     let calls = model.calls();
     let first = post_run(&gw, &demo, &ask("[ok] once"), Some("key-1"));
     let again = post_run(&gw, &demo, &ask("[ok] once"), Some("key-1"));
-    assert_eq!(first.body["receipt"]["receipt"], again.body["receipt"]["receipt"]);
+    assert_eq!(
+        first.body["receipt"]["receipt"],
+        again.body["receipt"]["receipt"]
+    );
     assert!(again.replayed && !first.replayed);
     assert_eq!(model.calls(), calls + 1, "a replay called the model");
     assert_eq!(ledger(store, &["demo"])[0].0, amount("4.98"));
@@ -508,7 +533,13 @@ fn gateway_suite(backend: &str, store: &str) {
             s.spawn(move || {
                 for i in 0..125 {
                     let tag = tags[(t + i) % tags.len()];
-                    let body = if tag == "{" { "{".to_owned() } else if tag.is_empty() { ask("") } else { ask(&format!("{tag} {t}-{i}")) };
+                    let body = if tag == "{" {
+                        "{".to_owned()
+                    } else if tag.is_empty() {
+                        ask("")
+                    } else {
+                        ask(&format!("{tag} {t}-{i}"))
+                    };
                     let r = post_run(gw, demo, &body, None);
                     let status = r.body["status"].as_str().unwrap_or("?").to_owned();
                     *counts.lock().expect("counts").entry(status).or_default() += 1;
@@ -522,23 +553,43 @@ fn gateway_suite(backend: &str, store: &str) {
     let balances = ledger(store, &["demo", "acme"]);
     let paid = 2 + succeeded; // two successful runs before the load
     assert_eq!(balances[1].0, Amount(amount("0.01").0 * u128::from(paid)));
-    assert_eq!(balances[0].0.0 + balances[1].0.0, amount("5").0, "money was made or lost");
+    assert_eq!(
+        balances[0].0 .0 + balances[1].0 .0,
+        amount("5").0,
+        "money was made or lost"
+    );
     assert_eq!(balances[0].1, Amount::ZERO, "a reservation is left open");
     let (_, agents) = get(&gw, "/v1/agents", None);
     let agents: Value = serde_json::from_str(&agents).expect("json");
     let runs = &agents["agents"][0]["runs"];
     let counted = |k: &str| runs[k].as_u64().unwrap_or(0);
-    let (ok_n, bad_n, err_n) = (counted("succeeded"), counted("invalid_output"), counted("error"));
+    let (ok_n, bad_n, err_n) = (
+        counted("succeeded"),
+        counted("invalid_output"),
+        counted("error"),
+    );
     assert_eq!(ok_n, paid);
-    assert_eq!(bad_n, 1 + counts.get("invalid_output").copied().unwrap_or(0));
+    assert_eq!(
+        bad_n,
+        1 + counts.get("invalid_output").copied().unwrap_or(0)
+    );
     assert_eq!(err_n, 1 + counts.get("error").copied().unwrap_or(0));
-    let rate = agents["agents"][0]["success_rate"].as_f64().expect("a rate");
+    let rate = agents["agents"][0]["success_rate"]
+        .as_f64()
+        .expect("a rate");
     assert!((rate - ok_n as f64 / (ok_n + bad_n + err_n) as f64).abs() < 1e-9);
 
     // -- metrics and the OpenAPI document
     let (_, metrics) = get(&gw, "/metrics", None);
-    assert!(metrics.contains(r#"aelc_gate_refusals_total{code="unknown_field"}"#) || metrics.contains(r#"aelc_gate_refusals_total{code="invalid_input"}"#), "{metrics}");
-    assert!(metrics.contains(r#"aelc_runs_total{agent="acme/echo",status="succeeded"}"#), "{metrics}");
+    assert!(
+        metrics.contains(r#"aelc_gate_refusals_total{code="unknown_field"}"#)
+            || metrics.contains(r#"aelc_gate_refusals_total{code="invalid_input"}"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"aelc_runs_total{agent="acme/echo",status="succeeded"}"#),
+        "{metrics}"
+    );
     assert!(metrics.contains("aelc_http_request_duration_seconds_bucket"));
     let (_, openapi) = get(&gw, "/openapi.json", None);
     let openapi: Value = serde_json::from_str(&openapi).expect("json");
@@ -581,10 +632,19 @@ fn durability_suite(backend: &str, store: &str) {
                         .header("content-type", "application/json")
                         .send(body);
                     let Ok(mut response) = sent else { break };
-                    let Ok(text) = response.body_mut().read_to_string() else { break };
-                    let Ok(v) = serde_json::from_str::<Value>(&text) else { break };
-                    if let (Some(id), Some(status)) = (v["receipt"]["receipt"].as_str(), v["status"].as_str()) {
-                        answered.lock().expect("answered").push((id.to_owned(), status.to_owned()));
+                    let Ok(text) = response.body_mut().read_to_string() else {
+                        break;
+                    };
+                    let Ok(v) = serde_json::from_str::<Value>(&text) else {
+                        break;
+                    };
+                    if let (Some(id), Some(status)) =
+                        (v["receipt"]["receipt"].as_str(), v["status"].as_str())
+                    {
+                        answered
+                            .lock()
+                            .expect("answered")
+                            .push((id.to_owned(), status.to_owned()));
                     }
                 }
             })
@@ -608,13 +668,22 @@ fn durability_suite(backend: &str, store: &str) {
     }
     let balances = ledger(store, &["demo", "acme"]);
     assert_eq!(balances[0].1, Amount::ZERO);
-    assert_eq!(balances[0].0.0 + balances[1].0.0, amount("100").0, "money was made or lost");
+    assert_eq!(
+        balances[0].0 .0 + balances[1].0 .0,
+        amount("100").0,
+        "money was made or lost"
+    );
     // What the author received is exactly the successful receipts of the store: none twice.
     let (_, agents) = get(&gw, "/v1/agents", None);
     let agents: Value = serde_json::from_str(&agents).expect("json");
-    let succeeded = agents["agents"][0]["runs"]["succeeded"].as_u64().expect("count");
+    let succeeded = agents["agents"][0]["runs"]["succeeded"]
+        .as_u64()
+        .expect("count");
     assert!(succeeded >= answered.len() as u64);
-    assert_eq!(balances[1].0, Amount(amount("0.01").0 * u128::from(succeeded)));
+    assert_eq!(
+        balances[1].0,
+        Amount(amount("0.01").0 * u128::from(succeeded))
+    );
     gw.kill();
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -652,10 +721,20 @@ fn many_connections_suite(store: &str) {
     }
     drop(streams);
     assert!(ok >= 1, "nothing was served");
-    assert!(unavailable >= 1, "nothing was refused with 503 ({ok} served, {refused_at_connect} refused at connect)");
+    assert!(
+        unavailable >= 1,
+        "nothing was refused with 503 ({ok} served, {refused_at_connect} refused at connect)"
+    );
     let peak_kib = peak_rss_kib(gw.child.id());
-    assert!(peak_kib < 512 * 1024, "the gateway peaked at {peak_kib} KiB");
-    assert_eq!(get(&gw, "/healthz", None).0, 200, "the gateway did not survive");
+    assert!(
+        peak_kib < 512 * 1024,
+        "the gateway peaked at {peak_kib} KiB"
+    );
+    assert_eq!(
+        get(&gw, "/healthz", None).0,
+        200,
+        "the gateway did not survive"
+    );
     gw.kill();
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -679,7 +758,12 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn sqlite_url(name: &str) -> String {
-    format!("sqlite:{}", temp_dir(&format!("store-{name}")).join("store.db").display())
+    format!(
+        "sqlite:{}",
+        temp_dir(&format!("store-{name}"))
+            .join("store.db")
+            .display()
+    )
 }
 
 #[test]

@@ -58,7 +58,10 @@ where
         _ => PathBuf::from(".ael"),
     };
     let url = super::serve::store_url(args.store.as_deref(), &state_dir);
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
     };

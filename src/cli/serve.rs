@@ -41,7 +41,10 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
         ..aelc_gateway::Limits::default()
     };
     init_logs();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
     };
@@ -50,14 +53,17 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
         let store = aelc_store::open(&store_url)
             .await
             .map_err(|e| format!("cannot open the store {store_url}: {e}"))?;
-        let state = aelc_gateway::AppState::new(project, store, state_dir.join("files"), &limits)
-            .await?;
+        let state =
+            aelc_gateway::AppState::new(project, store, state_dir.join("files"), &limits).await?;
         let listener = tokio::net::TcpListener::bind(&args.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         // The one line a script waits for (tests read the port from it).
-        super::print_line(&format!("serving {} agent(s) on http://{addr}", state.project.agents.len()));
+        super::print_line(&format!(
+            "serving {} agent(s) on http://{addr}",
+            state.project.agents.len()
+        ));
         tracing::info!(%addr, store = state.store.backend(), "serving");
         aelc_gateway::serve(listener, Arc::new(state), &limits, shutdown_signal())
             .await
@@ -90,6 +96,7 @@ fn init_logs() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 

@@ -23,8 +23,8 @@ const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
 content-type: application/json\r\n\
 retry-after: 1\r\n\
 connection: close\r\n\
-content-length: 89\r\n\r\n\
-{\"error\":{\"code\":\"overloaded\",\"message\":\"the gateway is at capacity; retry later\"}}\n\n\n";
+content-length: 83\r\n\r\n\
+{\"error\":{\"code\":\"overloaded\",\"message\":\"the gateway is at capacity; retry later\"}}";
 
 /// See the module doc.
 pub struct BoundedListener {
