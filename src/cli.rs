@@ -10,6 +10,7 @@ mod check;
 mod explain;
 mod fmt;
 mod lsp;
+mod mandate;
 mod new;
 mod read;
 mod run;
@@ -81,6 +82,10 @@ pub fn run(args: &Args) -> Status {
         Command::Serve(cmd) => serve::run(&out, cmd),
         Command::Account(cmd) => account::run(&out, cmd),
         Command::Fund(cmd) => account::fund(&out, cmd),
+        Command::Mandate(cmd) => mandate::run(&out, cmd),
+        Command::Approve(cmd) => mandate::approve(&out, cmd),
+        Command::Reject(cmd) => mandate::reject(&out, cmd),
+        Command::Mcp(cmd) => mandate::mcp(&out, cmd),
     }
 }
 

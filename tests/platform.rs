@@ -174,6 +174,27 @@ agent echo(ask: Ask) -> Echo fails EchoError {
         price: 0.01 EUR;
     }
 }
+
+/// Echoes through the echo agent: a delegated call.
+agent pipeline(ask: Ask) -> Echo fails EchoError {
+    publish {
+        capability: "text.pipeline";
+        price: 1 EUR;
+    }
+    return echo(ask);
+}
+
+/// An agent the MCP test's mandate denies.
+agent forbidden(ask: Ask) -> Echo fails EchoError {
+    config {
+        prompt: file("prompts/echo.md");
+        model: binding("m");
+    }
+    publish {
+        capability: "text.forbidden";
+        price: 0.01 EUR;
+    }
+}
 "#,
     )
     .expect("node");
@@ -788,6 +809,84 @@ fn gateway_survives_sigkill_on_postgres() {
     let Some(server) = pg::server() else { return };
     let url = runtime().block_on(server.fresh_database("durability"));
     durability_suite("postgres", &url);
+}
+
+/// The seed's typical session through the official Python MCP SDK, with an elicitation
+/// callback and without one (the approval given out of band by `aelc approve`).
+fn mcp_session(mode: &str) {
+    let Some(python) = mcp_python() else { return };
+    let model = FakeModel::start();
+    let dir = temp_dir(&format!("mcp-{mode}"));
+    project(&dir, model.port);
+    let store = sqlite_url(&format!("mcp-{mode}"));
+    account(&dir, &store, "demo", "5 EUR");
+    aelc(
+        &[
+            "mandate",
+            "create",
+            "demo/sandbox",
+            "--budget",
+            "5 EUR",
+            "--threshold",
+            "0.50 EUR",
+            "--allow",
+            "text.*",
+            "--deny",
+            "acme/forbidden",
+            "--store",
+            &store,
+        ],
+        &dir,
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/session.py");
+    let out = Command::new(python)
+        .arg(&script)
+        .args([
+            AELC,
+            &dir.display().to_string(),
+            &store,
+            "demo/sandbox",
+            mode,
+        ])
+        .output()
+        .expect("run the Python MCP client");
+    assert!(
+        out.status.success(),
+        "the MCP session ({mode}) failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Money: the mandate's account paid 0.01 + 1; the ledger balances.
+    let balances = ledger(&store, &["demo", "acme"]);
+    assert_eq!(balances[0].0, amount("3.99"));
+    assert_eq!(balances[1].0, amount("1.01"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The Python with the `mcp` SDK (`AELC_MCP_PYTHON`, set by .ci/run); `None` skips locally,
+/// never under CI.
+fn mcp_python() -> Option<String> {
+    match std::env::var("AELC_MCP_PYTHON") {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "AELC_MCP_PYTHON is not set but CI is: .ci/run must install the `mcp` SDK"
+            );
+            eprintln!("\n!!! SKIPPED the MCP session: set AELC_MCP_PYTHON to a Python with `mcp` installed !!!\n");
+            None
+        }
+    }
+}
+
+#[test]
+fn mcp_session_with_elicitation() {
+    mcp_session("elicit");
+}
+
+#[test]
+fn mcp_session_with_out_of_band_approval() {
+    mcp_session("oob");
 }
 
 #[test]

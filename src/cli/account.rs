@@ -37,7 +37,7 @@ pub fn fund(out: &Output, args: &FundArgs) -> Status {
 
 /// Opens the store named by `--store`, `AELC_STORE` or the project's `.ael/store.db`, and runs
 /// `f` on it.
-fn with_store<F, Fut>(out: &Output, args: &StoreArgs, f: F) -> Status
+pub fn with_store<F, Fut>(out: &Output, args: &StoreArgs, f: F) -> Status
 where
     F: FnOnce(std::sync::Arc<dyn aelc_store::Store>) -> Fut,
     Fut: std::future::Future<Output = Result<(), String>>,

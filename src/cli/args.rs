@@ -62,6 +62,94 @@ pub enum Command {
     Account(AccountArgs),
     /// Credit money to an account (`aelc fund demo "5 EUR"`).
     Fund(FundArgs),
+    /// Manage mandates: what an agent may hire on an account's money.
+    Mandate(MandateArgs),
+    /// Approve a call an agent asked for (runs it unless --no-run).
+    Approve(ApproveArgs),
+    /// Reject a call an agent asked for.
+    Reject(RejectArgs),
+    /// The MCP server over stdio: an agent hires the project's agents within a mandate.
+    Mcp(McpArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct MandateArgs {
+    #[command(subcommand)]
+    pub command: MandateCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum MandateCommand {
+    /// Create a mandate `ACCOUNT/NAME`.
+    Create {
+        /// `ACCOUNT/NAME`, e.g. `demo/sandbox`.
+        id: String,
+        /// The most the mandate may spend in all (`"5 EUR"`).
+        #[arg(long)]
+        budget: String,
+        /// Calls whose worst case is above this need a human's approval (`"0.50 EUR"`).
+        #[arg(long)]
+        threshold: String,
+        /// Agents or capabilities it may hire (globs: `extraction.*`, `acme/*`); repeatable.
+        #[arg(long)]
+        allow: Vec<String>,
+        /// Agents or capabilities it may never hire; repeatable.
+        #[arg(long)]
+        deny: Vec<String>,
+        /// When it ends: RFC 3339 (`2026-12-31T00:00:00Z`) or from now (`30m`, `24h`, `7d`).
+        #[arg(long)]
+        expires: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print one mandate with what it spent.
+    Show {
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print every mandate (of one account).
+    List {
+        #[arg(long)]
+        account: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ApproveArgs {
+    /// The approval id (`appr_…`) the agent was given.
+    pub id: String,
+    /// Only approve; the agent re-submits the call with `approval: ID`.
+    #[arg(long)]
+    pub no_run: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RejectArgs {
+    /// The approval id (`appr_…`).
+    pub id: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct McpArgs {
+    /// The mandate the server acts under (`ACCOUNT/NAME`); no tool can change it.
+    #[arg(long)]
+    pub mandate: String,
+    /// The project whose agents are hired (default: found from the current folder upwards).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+    /// Hire from this build output (`target/ael/`) as it is, without building.
+    #[arg(long, conflicts_with = "project")]
+    pub built: Option<PathBuf>,
+    /// `sqlite:PATH` or `postgres://…` (default: `AELC_STORE`, else `.ael/store.db`).
+    #[arg(long)]
+    pub store: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]

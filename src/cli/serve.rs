@@ -13,13 +13,28 @@ use super::args::{BuildArgs, ServeArgs};
 use super::{Output, Status};
 use crate::driver::{self, DiskWorld};
 
-pub fn run(out: &Output, args: &ServeArgs) -> Status {
-    let (state_dir, built) = match &args.built {
-        Some(built) => (built.join(".ael"), built.clone()),
+/// Where a served project's pieces are: its build output, its `.ael/` folder, its store.
+pub struct Served {
+    pub built: PathBuf,
+    pub state_dir: PathBuf,
+    pub store_url: String,
+}
+
+/// Builds the project at or above `path` (unless `built` names a build output) and says where
+/// its pieces are. Build diagnostics go to stderr, so stdout stays the command's own (the MCP
+/// server speaks on it).
+pub fn prepare(
+    out: &Output,
+    path: Option<&Path>,
+    built: Option<&Path>,
+    store: Option<&str>,
+) -> Result<Served, Status> {
+    let (state_dir, built) = match built {
+        Some(built) => (built.join(".ael"), built.to_owned()),
         None => {
-            let start = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
+            let start = path.map_or_else(|| PathBuf::from("."), Path::to_owned);
             let Some(root) = driver::find_project_root(&DiskWorld, &start) else {
-                return out.fatal(&format!("no ael.toml at or above {}", start.display()));
+                return Err(out.fatal(&format!("no ael.toml at or above {}", start.display())));
             };
             let build = BuildArgs {
                 path: Some(root.clone()),
@@ -28,12 +43,41 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
             };
             let status = super::build::run(out, &build);
             if status != Status::Ok {
-                return status;
+                return Err(status);
             }
             (root.join(".ael"), root.join("target").join("ael"))
         }
     };
-    let store_url = store_url(args.store.as_deref(), &state_dir);
+    Ok(Served {
+        store_url: store_url(store, &state_dir),
+        built,
+        state_dir,
+    })
+}
+
+/// Loads the served project and opens its store: the state the gateway and the MCP server
+/// share.
+pub async fn app_state(
+    served: &Served,
+    limits: &aelc_gateway::Limits,
+) -> Result<aelc_gateway::AppState, String> {
+    let project = aelc_gateway::Project::load(&served.built)?;
+    let store = aelc_store::open(&served.store_url)
+        .await
+        .map_err(|e| format!("cannot open the store {}: {e}", served.store_url))?;
+    aelc_gateway::AppState::new(project, store, served.state_dir.join("files"), limits).await
+}
+
+pub fn run(out: &Output, args: &ServeArgs) -> Status {
+    let served = match prepare(
+        out,
+        args.path.as_deref(),
+        args.built.as_deref(),
+        args.store.as_deref(),
+    ) {
+        Ok(s) => s,
+        Err(status) => return status,
+    };
     let limits = aelc_gateway::Limits {
         max_connections: args.max_connections,
         max_runs: args.max_runs,
@@ -49,12 +93,7 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
         Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
     };
     let result = runtime.block_on(async {
-        let project = aelc_gateway::Project::load(&built)?;
-        let store = aelc_store::open(&store_url)
-            .await
-            .map_err(|e| format!("cannot open the store {store_url}: {e}"))?;
-        let state =
-            aelc_gateway::AppState::new(project, store, state_dir.join("files"), &limits).await?;
+        let state = app_state(&served, &limits).await?;
         let listener = tokio::net::TcpListener::bind(&args.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
@@ -90,7 +129,7 @@ pub fn store_url(flag: Option<&str>, state_dir: &Path) -> String {
     format!("sqlite:{}", state_dir.join("store.db").display())
 }
 
-fn init_logs() {
+pub fn init_logs() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("AELC_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()

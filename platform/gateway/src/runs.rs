@@ -142,7 +142,6 @@ pub async fn create_run(
         .iter()
         .position(|a| a.name == agent_name)
         .ok_or_else(|| ApiError::NotFound(format!("the agent {agent_name}")))?;
-    let agent = &app.project.agents[agent_index];
     content_type(&headers)?;
     let key = idempotency_key(&headers)?;
     let max = app.project.max_input_bytes();
@@ -157,6 +156,59 @@ pub async fn create_run(
                 app.metrics.gate_refusal("input_too_large");
             }
         })?;
+    let done = execute(
+        &app,
+        Call {
+            tenant: &account,
+            agent: agent_index,
+            input: bytes,
+            idempotency_key: key,
+            mandate: None,
+        },
+    )
+    .await?;
+    Ok(respond(
+        done.status,
+        &done.document,
+        done.replayed.then_some("true"),
+    ))
+}
+
+/// One call of an agent, from the gate to the stored receipt: what the HTTP route and the MCP
+/// server's `call_agent` share.
+pub struct Call<'a> {
+    /// Who pays (the mandate's account for the MCP server).
+    pub tenant: &'a aelc_store::Account,
+    /// Index into the project's agents.
+    pub agent: usize,
+    pub input: Bytes,
+    pub idempotency_key: Option<String>,
+    /// `ACCOUNT/NAME` of the mandate the call is made under: its budget is checked in the
+    /// reservation's transaction and its receipts are its own.
+    pub mandate: Option<String>,
+}
+
+/// What a finished call answered.
+#[derive(Debug)]
+pub struct Done {
+    pub status: StatusCode,
+    /// The response document (`status`, `code`, `output`, `receipt`, …).
+    pub document: Json,
+    /// A replay of an earlier call with the same idempotency key.
+    pub replayed: bool,
+}
+
+/// Runs steps 3–6 of the module doc for a call whose body has been read.
+pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiError> {
+    let account = call.tenant;
+    let agent = app
+        .project
+        .agents
+        .get(call.agent)
+        .ok_or_else(|| ApiError::NotFound("the agent".to_owned()))?;
+    let agent_name = &agent.name;
+    let bytes = call.input;
+    let key = call.idempotency_key;
     if !agent.missing.is_empty() {
         return Err(ApiError::AgentUnavailable(format!(
             "{agent_name} needs {}, which this gateway does not have (run it from Rust \
@@ -188,9 +240,14 @@ pub async fn create_run(
             app.metrics.gate_refusal(&code);
             let run_id = run.receipt.receipt.clone();
             let document = response_document(&run, None);
-            let stored = stored_receipt(&run_id, &account.name, agent, &run, &document);
+            let mut stored = stored_receipt(&run_id, &account.name, agent, &run, &document);
+            stored.mandate = call.mandate.clone();
             app.store.record_receipt(&stored).await?;
-            return Ok(respond(StatusCode::UNPROCESSABLE_ENTITY, &document, None));
+            return Ok(Done {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                document,
+                replayed: false,
+            });
         }
         Admission::Admitted(admitted) => admitted,
     };
@@ -212,7 +269,7 @@ pub async fn create_run(
         reserve: agent.price,
         currency: account.currency.clone(),
         idempotency_key: key,
-        mandate: None,
+        mandate: call.mandate.clone(),
         at_ms: now_ms(),
     };
     match app.store.begin_run(&begin).await? {
@@ -221,7 +278,11 @@ pub async fn create_run(
             let document: Json = serde_json::from_str(&receipt)
                 .map_err(|e| ApiError::Internal(format!("a stored receipt is not JSON: {e}")))?;
             let status = http_status(document["status"].as_str().unwrap_or("error"));
-            return Ok(respond(status, &document, Some("true")));
+            return Ok(Done {
+                status,
+                document,
+                replayed: true,
+            });
         }
         Begun::InProgress => return Err(ApiError::IdempotencyInProgress),
         Begun::KeyConflict => return Err(ApiError::IdempotencyConflict),
@@ -295,9 +356,15 @@ pub async fn create_run(
             )
         }
     };
-    app.store.finish_run(&document, &settlement).await?;
-    let json: Json = serde_json::from_str(&document.json).unwrap_or(Json::Null);
-    Ok(respond(status, &json, None))
+    let mut stored = document;
+    stored.mandate = call.mandate.clone();
+    app.store.finish_run(&stored, &settlement).await?;
+    let document: Json = serde_json::from_str(&stored.json).unwrap_or(Json::Null);
+    Ok(Done {
+        status,
+        document,
+        replayed: false,
+    })
 }
 
 /// The HTTP status of a run that ended with `status` (see the module doc).

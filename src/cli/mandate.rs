@@ -1,0 +1,276 @@
+//! The human's side of the MCP server (spec §14): `aelc mandate create|show|list`,
+//! `aelc approve ID [--no-run]`, `aelc reject ID`, and `aelc mcp --mandate ACCOUNT/NAME`, the
+//! server itself over stdio.
+//!
+//! `aelc approve ID` approves a pending call and runs it at once (printing its receipt and
+//! output); with `--no-run` it only approves, and the agent re-submits the call with
+//! `approval: ID`. Either way the approval is used once, for exactly that call.
+
+use std::sync::Arc;
+
+use aelc_store::{Mandate, Store};
+
+use super::account::with_store;
+use super::args::{ApproveArgs, MandateArgs, MandateCommand, McpArgs, RejectArgs};
+use super::serve::{app_state, prepare};
+use super::{Output, Status};
+
+pub fn run(out: &Output, args: &MandateArgs) -> Status {
+    match &args.command {
+        MandateCommand::Create {
+            id,
+            budget,
+            threshold,
+            allow,
+            deny,
+            expires,
+            store,
+        } => with_store(out, store, |s| async move {
+            let (account, name) = split_id(id)?;
+            let Some(owner) = s.account(account).await.map_err(|e| e.to_string())? else {
+                return Err(format!(
+                    "no account `{account}` (create it with `aelc account add {account}`)"
+                ));
+            };
+            let (budget, budget_currency) = aelc_gateway::accounts::parse_money(budget)?;
+            let (threshold, threshold_currency) = aelc_gateway::accounts::parse_money(threshold)?;
+            for c in [budget_currency, threshold_currency].into_iter().flatten() {
+                if c != owner.currency {
+                    return Err(format!(
+                        "`{account}` pays in {}; {c} was given",
+                        owner.currency
+                    ));
+                }
+            }
+            for pattern in allow.iter().chain(deny) {
+                if aelc_mcp::scope::matcher(pattern).is_none() {
+                    return Err(format!("`{pattern}` is not a valid glob"));
+                }
+            }
+            let now = aelc_gateway::now_ms();
+            let expires_ms = expires
+                .as_deref()
+                .map(|e| parse_expiry(e, now))
+                .transpose()?;
+            let mandate = Mandate {
+                account: account.to_owned(),
+                name: name.to_owned(),
+                budget,
+                currency: owner.currency.clone(),
+                threshold,
+                allow: allow.clone(),
+                deny: deny.clone(),
+                expires_ms,
+                created_ms: now,
+            };
+            s.create_mandate(&mandate)
+                .await
+                .map_err(|e| e.to_string())?;
+            super::print_line(&describe(&mandate, &*s).await?);
+            Ok(())
+        }),
+        MandateCommand::Show { id, store } => with_store(out, store, |s| async move {
+            let mandate = s
+                .mandate(id)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("no mandate {id}"))?;
+            super::print_line(&describe(&mandate, &*s).await?);
+            Ok(())
+        }),
+        MandateCommand::List { account, store } => with_store(out, store, |s| async move {
+            for mandate in s
+                .mandates(account.as_deref())
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                super::print_line(&describe(&mandate, &*s).await?);
+            }
+            Ok(())
+        }),
+    }
+}
+
+async fn describe(m: &Mandate, store: &dyn Store) -> Result<String, String> {
+    let used = store
+        .mandate_use(&m.id())
+        .await
+        .map_err(|e| e.to_string())?;
+    let c = &m.currency;
+    Ok(format!(
+        "{}: budget {} {c} (spent {}, reserved {}), approval above {} {c}, allows [{}], denies [{}]{}",
+        m.id(),
+        m.budget,
+        used.spent,
+        used.reserved,
+        m.threshold,
+        m.allow.join(", "),
+        m.deny.join(", "),
+        match m.expires_ms {
+            Some(ms) => format!(", expires at {}", format_ms(ms)),
+            None => String::new(),
+        }
+    ))
+}
+
+fn split_id(id: &str) -> Result<(&str, &str), String> {
+    match id.split_once('/') {
+        Some((a, n)) if aelc_gateway::accounts::valid_account_name(a) && !n.is_empty() => {
+            Ok((a, n))
+        }
+        _ => Err(format!("`{id}` is not ACCOUNT/NAME (e.g. demo/sandbox)")),
+    }
+}
+
+/// `2026-12-31T00:00:00Z` (RFC 3339), or a duration from now: `30m`, `24h`, `7d`.
+fn parse_expiry(text: &str, now_ms: i64) -> Result<i64, String> {
+    let unit = |s: &str, n: i64| {
+        s.parse::<i64>()
+            .ok()
+            .map(|v| now_ms.saturating_add(v.saturating_mul(n)))
+    };
+    let by_duration = if let Some(v) = text.strip_suffix('m') {
+        unit(v, 60_000)
+    } else if let Some(v) = text.strip_suffix('h') {
+        unit(v, 3_600_000)
+    } else if let Some(v) = text.strip_suffix('d') {
+        unit(v, 86_400_000)
+    } else {
+        None
+    };
+    if let Some(ms) = by_duration {
+        return Ok(ms);
+    }
+    text.parse::<jiff::Timestamp>()
+        .map(|t| t.as_millisecond())
+        .map_err(|_| {
+            format!("`{text}` is neither an RFC 3339 time nor a duration like 30m, 24h, 7d")
+        })
+}
+
+fn format_ms(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms).map_or_else(|_| ms.to_string(), |t| t.to_string())
+}
+
+pub fn approve(out: &Output, args: &ApproveArgs) -> Status {
+    if args.no_run {
+        return with_store(out, &args.store, |s| async move {
+            let a = s
+                .decide_approval(&args.id, true, aelc_gateway::now_ms())
+                .await
+                .map_err(|e| e.to_string())?;
+            super::print_line(&format!(
+                "approved {} ({} for at most {} {}); the agent re-submits the call with approval: \"{}\"",
+                a.id, a.agent, a.worst_case, a.currency, a.id
+            ));
+            Ok(())
+        });
+    }
+    // Approve and run now: the project's agents, through the gateway's path.
+    let served = match prepare(
+        out,
+        args.store.project.as_deref(),
+        None,
+        args.store.store.as_deref(),
+    ) {
+        Ok(s) => s,
+        Err(status) => return status,
+    };
+    block_on(out, async {
+        let state = Arc::new(app_state(&served, &aelc_gateway::Limits::default()).await?);
+        let store = Arc::clone(&state.store);
+        let now = aelc_gateway::now_ms();
+        let approval = store
+            .decide_approval(&args.id, true, now)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mandate = store
+            .mandate(&approval.mandate)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the mandate {} does not exist", approval.mandate))?;
+        let agent = state
+            .project
+            .agent(&approval.agent)
+            .ok_or_else(|| format!("this project has no agent {}", approval.agent))?;
+        let input: serde_json::Value = serde_json::from_str(&approval.input_json)
+            .map_err(|e| format!("the approval's input is not JSON: {e}"))?;
+        store
+            .use_approval(&aelc_store::ApprovalUse {
+                id: approval.id.clone(),
+                mandate: approval.mandate.clone(),
+                agent: agent.name.clone(),
+                version: agent.version.clone(),
+                input_sha256: approval.input_sha256.clone(),
+                at_ms: aelc_gateway::now_ms(),
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        let done = aelc_mcp::run_under_mandate(&state, &mandate, agent, &input).await?;
+        super::print_line(&format!("approved and ran {}", approval.id));
+        super::print_line(&done.document.to_string());
+        Ok(())
+    })
+}
+
+pub fn reject(out: &Output, args: &RejectArgs) -> Status {
+    with_store(out, &args.store, |s| async move {
+        let a = s
+            .decide_approval(&args.id, false, aelc_gateway::now_ms())
+            .await
+            .map_err(|e| e.to_string())?;
+        super::print_line(&format!("rejected {} ({})", a.id, a.agent));
+        Ok(())
+    })
+}
+
+pub fn mcp(out: &Output, args: &McpArgs) -> Status {
+    let served = match prepare(
+        out,
+        args.project.as_deref(),
+        args.built.as_deref(),
+        args.store.as_deref(),
+    ) {
+        Ok(s) => s,
+        Err(status) => return status,
+    };
+    super::serve::init_logs();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
+    };
+    let result = runtime.block_on(async {
+        let state = Arc::new(app_state(&served, &aelc_gateway::Limits::default()).await?);
+        if state.store.mandate(&args.mandate).await.map_err(|e| e.to_string())?.is_none() {
+            return Err(format!(
+                "no mandate {} (a human creates it: aelc mandate create {} --budget \"5 EUR\" --threshold \"0.50 EUR\" --allow \"*\")",
+                args.mandate, args.mandate
+            ));
+        }
+        aelc_mcp::serve_stdio(aelc_mcp::McpServer::new(state, args.mandate.clone())).await
+    });
+    match result {
+        Ok(()) => Status::Ok,
+        Err(message) => out.fatal(&message),
+    }
+}
+
+fn block_on(out: &Output, f: impl std::future::Future<Output = Result<(), String>>) -> Status {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
+    };
+    match runtime.block_on(f) {
+        Ok(()) => Status::Ok,
+        Err(message) => {
+            super::eprint_line(&format!("error: {message}"));
+            Status::Failed
+        }
+    }
+}
