@@ -879,6 +879,69 @@ fn mcp_python() -> Option<String> {
     }
 }
 
+/// Two server processes and `aelc approve` on one store: the seed's race, the budget under
+/// concurrent calls, an expired mandate.
+#[test]
+fn mcp_servers_share_one_store() {
+    let Some(python) = mcp_python() else { return };
+    let model = FakeModel::start();
+    let dir = temp_dir("mcp-shared");
+    project(&dir, model.port);
+    aelc(&["build"], &dir);
+    let store = sqlite_url("mcp-shared");
+    account(&dir, &store, "demo", "100 EUR");
+    let mandate = |args: &[&str]| {
+        let mut all = vec!["mandate", "create"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--store", &store]);
+        aelc(&all, &dir);
+    };
+    mandate(&[
+        "demo/sandbox",
+        "--budget",
+        "50",
+        "--threshold",
+        "0.50",
+        "--allow",
+        "*",
+    ]);
+    mandate(&[
+        "demo/tight",
+        "--budget",
+        "0.05",
+        "--threshold",
+        "1",
+        "--allow",
+        "acme/echo",
+    ]);
+    mandate(&[
+        "demo/old",
+        "--budget",
+        "5",
+        "--threshold",
+        "1",
+        "--allow",
+        "*",
+        "--expires",
+        "2001-01-01T00:00:00Z",
+    ]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/concurrency.py");
+    let out = Command::new(python)
+        .arg(&script)
+        .args([AELC, &dir.display().to_string(), &store])
+        .output()
+        .expect("run the Python MCP client");
+    assert!(
+        out.status.success(),
+        "the shared-store MCP test failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let balances = ledger(&store, &["demo", "acme"]);
+    assert_eq!(balances[0].1, Amount::ZERO, "a reservation is left open");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn mcp_session_with_elicitation() {
     mcp_session("elicit");

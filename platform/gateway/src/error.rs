@@ -29,6 +29,11 @@ pub enum ApiError {
         available: String,
         needed: String,
     },
+    /// The mandate's budget cannot cover the agent's price.
+    OverBudget {
+        left: String,
+        needed: String,
+    },
     /// The price's currency is not the caller's.
     Currency {
         account: String,
@@ -60,7 +65,7 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
     /// Stable: `unauthorized`, `not_found`, `unsupported_media_type`, `input_too_large`,
-    /// `body_timeout`, `bad_body`, `insufficient_funds`, `currency_mismatch`,
+    /// `body_timeout`, `bad_body`, `insufficient_funds`, `over_budget`, `currency_mismatch`,
     /// `idempotency_conflict`, `idempotency_in_progress`, `bad_idempotency_key`, `overloaded`,
     /// `agent_unavailable`, `not_implemented`, `store_unavailable`, `internal_error`.
     pub code: &'static str,
@@ -76,9 +81,9 @@ impl ApiError {
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::BadBody(_) | ApiError::BadIdempotencyKey => StatusCode::BAD_REQUEST,
-            ApiError::InsufficientFunds { .. } | ApiError::Currency { .. } => {
-                StatusCode::PAYMENT_REQUIRED
-            }
+            ApiError::InsufficientFunds { .. }
+            | ApiError::OverBudget { .. }
+            | ApiError::Currency { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::IdempotencyConflict | ApiError::IdempotencyInProgress => StatusCode::CONFLICT,
             ApiError::Overloaded | ApiError::AgentUnavailable(_) | ApiError::Store(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -97,6 +102,7 @@ impl ApiError {
             ApiError::BodyTimeout => "body_timeout",
             ApiError::BadBody(_) => "bad_body",
             ApiError::InsufficientFunds { .. } => "insufficient_funds",
+            ApiError::OverBudget { .. } => "over_budget",
             ApiError::Currency { .. } => "currency_mismatch",
             ApiError::IdempotencyConflict => "idempotency_conflict",
             ApiError::IdempotencyInProgress => "idempotency_in_progress",
@@ -130,6 +136,9 @@ impl ApiError {
             ),
             ApiError::Currency { account, price } => {
                 format!("the agent is priced in {price}; the account pays in {account}")
+            }
+            ApiError::OverBudget { left, needed } => {
+                format!("the mandate's budget has {left} left; this call may cost {needed}")
             }
             ApiError::IdempotencyConflict => {
                 "this Idempotency-Key was used with another input".to_owned()

@@ -286,13 +286,15 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         }
         Begun::InProgress => return Err(ApiError::IdempotencyInProgress),
         Begun::KeyConflict => return Err(ApiError::IdempotencyConflict),
-        Begun::Insufficient { available, needed }
-        | Begun::OverBudget {
-            left: available,
-            needed,
-        } => {
+        Begun::Insufficient { available, needed } => {
             return Err(ApiError::InsufficientFunds {
                 available: format!("{available} {}", account.currency),
+                needed: format!("{needed} {}", account.currency),
+            })
+        }
+        Begun::OverBudget { left, needed } => {
+            return Err(ApiError::OverBudget {
+                left: format!("{left} {}", account.currency),
                 needed: format!("{needed} {}", account.currency),
             })
         }
