@@ -953,6 +953,11 @@ fn mcp_session_with_out_of_band_approval() {
 }
 
 #[test]
+fn mcp_session_over_streamable_http() {
+    mcp_session("http");
+}
+
+#[test]
 fn gateway_bounds_ten_thousand_connections() {
     many_connections_suite(&sqlite_url("connections"));
 }

@@ -150,6 +150,9 @@ pub struct McpArgs {
     /// `sqlite:PATH` or `postgres://…` (default: `AELC_STORE`, else `.ael/store.db`).
     #[arg(long)]
     pub store: Option<String>,
+    /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio (port 0: any free port).
+    #[arg(long)]
+    pub http: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]

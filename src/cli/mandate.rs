@@ -250,7 +250,18 @@ pub fn mcp(out: &Output, args: &McpArgs) -> Status {
                 args.mandate, args.mandate
             ));
         }
-        aelc_mcp::serve_stdio(aelc_mcp::McpServer::new(state, args.mandate.clone())).await
+        let server = aelc_mcp::McpServer::new(state, args.mandate.clone());
+        match &args.http {
+            None => aelc_mcp::serve_stdio(server).await,
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+                let local = listener.local_addr().map_err(|e| e.to_string())?;
+                super::print_line(&format!("serving MCP on http://{local}/mcp"));
+                aelc_mcp::serve_http(server, listener, super::serve::shutdown_signal()).await
+            }
+        }
     });
     match result {
         Ok(()) => Status::Ok,

@@ -140,7 +140,7 @@ pub fn init_logs() {
 }
 
 /// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

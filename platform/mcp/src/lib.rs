@@ -14,6 +14,7 @@
 //!   used once, and expires ([`APPROVAL_TTL_MS`]). Its state lives in the store, shared with
 //!   `aelc approve` in another process.
 //! - Another agent's output is data ([`output`]).
+//! - Transports: stdio ([`serve_stdio`]) and Streamable HTTP at `/mcp` ([`serve_http`]).
 
 pub mod output;
 pub mod scope;
@@ -767,4 +768,29 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), String> {
         .await
         .map(|_| ())
         .map_err(|e| format!("the MCP session ended with an error: {e}"))
+}
+
+/// Serves `server` over Streamable HTTP at `/mcp` on `listener` until `shutdown` resolves.
+pub async fn serve_http(
+    server: McpServer,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    use rmcp::transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            cancel.cancel();
+        })
+        .await
+        .map_err(|e| format!("the MCP HTTP server stopped: {e}"))
 }
