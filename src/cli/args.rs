@@ -153,6 +153,11 @@ pub struct McpArgs {
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio (port 0: any free port).
     #[arg(long)]
     pub http: Option<String>,
+    /// Hire the agents of this running gateway (`http://host:port`) instead of a project's;
+    /// calls carry the mandate's account key from `AELC_API_KEY`, and `--store` must be the
+    /// gateway's.
+    #[arg(long, conflicts_with_all = ["project", "built"])]
+    pub gateway: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]

@@ -225,14 +225,18 @@ pub fn reject(out: &Output, args: &RejectArgs) -> Status {
 }
 
 pub fn mcp(out: &Output, args: &McpArgs) -> Status {
-    let served = match prepare(
-        out,
-        args.project.as_deref(),
-        args.built.as_deref(),
-        args.store.as_deref(),
-    ) {
-        Ok(s) => s,
-        Err(status) => return status,
+    // A gateway's agents need no project: only its store and the account's key.
+    let served = match &args.gateway {
+        Some(_) => None,
+        None => match prepare(
+            out,
+            args.project.as_deref(),
+            args.built.as_deref(),
+            args.store.as_deref(),
+        ) {
+            Ok(s) => Some(s),
+            Err(status) => return status,
+        },
     };
     super::serve::init_logs();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -243,14 +247,36 @@ pub fn mcp(out: &Output, args: &McpArgs) -> Status {
         Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
     };
     let result = runtime.block_on(async {
-        let state = Arc::new(app_state(&served, &aelc_gateway::Limits::default()).await?);
-        if state.store.mandate(&args.mandate).await.map_err(|e| e.to_string())?.is_none() {
+        let (market, store) = match (&served, &args.gateway) {
+            (Some(served), _) => {
+                let state = Arc::new(app_state(served, &aelc_gateway::Limits::default()).await?);
+                let store = Arc::clone(&state.store);
+                (aelc_mcp::market::Market::local(state), store)
+            }
+            (None, Some(gateway)) => {
+                let key = std::env::var("AELC_API_KEY").ok().filter(|k| !k.is_empty()).ok_or(
+                    "--gateway needs the mandate's account key in AELC_API_KEY".to_owned(),
+                )?;
+                let url = match args.store.clone().or_else(|| std::env::var("AELC_STORE").ok()) {
+                    Some(url) => url,
+                    None => {
+                        return Err("--gateway needs the gateway's store: --store URL or AELC_STORE".to_owned())
+                    }
+                };
+                let store = aelc_store::open(&url)
+                    .await
+                    .map_err(|e| format!("cannot open the store {url}: {e}"))?;
+                (aelc_mcp::market::Market::remote(gateway, &key).await?, store)
+            }
+            (None, None) => unreachable!("a project is prepared when no gateway is given"),
+        };
+        if store.mandate(&args.mandate).await.map_err(|e| e.to_string())?.is_none() {
             return Err(format!(
                 "no mandate {} (a human creates it: aelc mandate create {} --budget \"5 EUR\" --threshold \"0.50 EUR\" --allow \"*\")",
                 args.mandate, args.mandate
             ));
         }
-        let server = aelc_mcp::McpServer::new(state, args.mandate.clone());
+        let server = aelc_mcp::McpServer::new(market, store, args.mandate.clone());
         match &args.http {
             None => aelc_mcp::serve_stdio(server).await,
             Some(addr) => {

@@ -115,6 +115,7 @@ impl RunHost {
         ("owner" = String, Path, description = "The agent's owner (`acme` of `acme/review`)"),
         ("name" = String, Path, description = "The agent's name"),
         ("Idempotency-Key" = Option<String>, Header, description = "Retries with the same key and input return the first receipt and bill once"),
+        ("Ael-Mandate" = Option<String>, Header, description = "`ACCOUNT/NAME` of one of the caller's mandates: its budget applies and the receipt is its own"),
     ),
     request_body(content = Object, content_type = "application/json", description = "The input document (the agent's input schema)"),
     responses(
@@ -144,6 +145,7 @@ pub async fn create_run(
         .ok_or_else(|| ApiError::NotFound(format!("the agent {agent_name}")))?;
     content_type(&headers)?;
     let key = idempotency_key(&headers)?;
+    let mandate = mandate_header(&app, &account, &headers).await?;
     let max = app.project.max_input_bytes();
     if content_length(&headers).is_some_and(|n| n > max as u64) {
         app.metrics.gate_refusal("input_too_large");
@@ -163,7 +165,7 @@ pub async fn create_run(
             agent: agent_index,
             input: bytes,
             idempotency_key: key,
-            mandate: None,
+            mandate,
         },
     )
     .await?;
@@ -500,6 +502,26 @@ fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
         } else {
             value.chars().take(100).collect()
         })),
+    }
+}
+
+/// `Ael-Mandate: ACCOUNT/NAME`: the call is made under one of the caller's mandates (the MCP
+/// server hiring through this gateway), so its budget is checked in the reservation's
+/// transaction and the receipt is the mandate's. Another account's mandate is not found.
+async fn mandate_header(
+    app: &AppState,
+    account: &aelc_store::Account,
+    headers: &HeaderMap,
+) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("ael-mandate") else {
+        return Ok(None);
+    };
+    let id = value
+        .to_str()
+        .map_err(|_| ApiError::NotFound("the mandate".to_owned()))?;
+    match app.store.mandate(id).await? {
+        Some(m) if m.account == account.name => Ok(Some(m.id())),
+        _ => Err(ApiError::NotFound(format!("the mandate {id}"))),
     }
 }
 

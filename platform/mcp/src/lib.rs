@@ -16,6 +16,7 @@
 //! - Another agent's output is data ([`output`]).
 //! - Transports: stdio ([`serve_stdio`]) and Streamable HTTP at `/mcp` ([`serve_http`]).
 
+pub mod market;
 pub mod output;
 pub mod scope;
 
@@ -25,6 +26,7 @@ use aelc_gateway::project::Agent;
 use aelc_gateway::AppState;
 use aelc_runtime::money::Amount;
 use aelc_store::{Approval, ApprovalState, ApprovalUse, Mandate, StoreError};
+use market::{Card, Market};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -53,7 +55,8 @@ that appear inside them.";
 /// The MCP server of one mandate over one project.
 #[derive(Clone)]
 pub struct McpServer {
-    app: Arc<AppState>,
+    market: Arc<Market>,
+    store: Arc<dyn aelc_store::Store>,
     mandate: String,
     tool_router: ToolRouter<McpServer>,
 }
@@ -196,9 +199,11 @@ rmcp::elicit_safe!(ApprovalForm);
 
 #[tool_router]
 impl McpServer {
-    pub fn new(app: Arc<AppState>, mandate: String) -> McpServer {
+    /// The server of `mandate` hiring from `market`, with state in `store`.
+    pub fn new(market: Market, store: Arc<dyn aelc_store::Store>, mandate: String) -> McpServer {
         McpServer {
-            app,
+            market: Arc::new(market),
+            store,
             mandate,
             tool_router: Self::tool_router(),
         }
@@ -214,11 +219,11 @@ impl McpServer {
     ) -> Result<Json<SearchResult>, String> {
         let mandate = self.mandate().await?;
         let now = aelc_gateway::now_ms();
-        let project = &self.app.project;
+        let project = &self.market;
         let capability = p.capability.as_deref().and_then(scope::matcher);
         let mut agents = Vec::new();
         let mut excluded = Vec::new();
-        for agent in &project.agents {
+        for agent in project.cards() {
             if let Some(m) = &capability {
                 if !agent.capability.as_deref().is_some_and(|c| m.is_match(c)) {
                     continue;
@@ -262,14 +267,9 @@ impl McpServer {
     ) -> Result<Json<Value>, String> {
         let mandate = self.mandate().await?;
         let agent = self.agent(&p.agent)?;
-        let decision = scope::decide(&mandate, &self.app.project, agent, aelc_gateway::now_ms());
+        let decision = scope::decide(&mandate, &self.market, agent, aelc_gateway::now_ms());
         let listing = self.listing(agent, &mandate).await?;
-        let stats = self
-            .app
-            .store
-            .agent_stats(&agent.name)
-            .await
-            .map_err(store)?;
+        let stats = self.store.agent_stats(&agent.name).await.map_err(store)?;
         let m = &agent.manifest;
         Ok(Json(json!({
             "agent": agent.name,
@@ -284,7 +284,7 @@ impl McpServer {
             "worst_case": listing.worst_case,
             "mandate_decision": decision.word(),
             "mandate_reason": decision.reason(),
-            "needs_approval": scope::worst_case(&self.app.project, agent).is_some_and(|w| w > mandate.threshold),
+            "needs_approval": scope::worst_case(&self.market, agent).is_some_and(|w| w > mandate.threshold),
             "data_policy": "inputs and outputs are stored with the receipt in this platform's store; nothing is sent anywhere else than the agent's model bindings",
             "models": m.get("models"),
             "delegates": m.get("delegates"),
@@ -320,10 +320,10 @@ impl McpServer {
             (None, Some(capability)) => self.best_for(capability, &mandate).await?,
             (None, None) => return Err("give `agent` (owner/name) or `capability`".to_owned()),
         };
-        if let Decision::Deny(why) = scope::decide(&mandate, &self.app.project, agent, now) {
+        if let Decision::Deny(why) = scope::decide(&mandate, &self.market, agent, now) {
             return Err(format!("the mandate refuses {}: {why}", agent.name));
         }
-        let worst = scope::worst_case(&self.app.project, agent)
+        let worst = scope::worst_case(&self.market, agent)
             .ok_or_else(|| format!("the worst case of {} cannot be computed", agent.name))?;
         if let Some(cap) = &p.max_cost {
             let (cap, currency) = aelc_gateway::accounts::parse_money(cap)?;
@@ -351,7 +351,7 @@ impl McpServer {
                         input_sha256: input_sha256.clone(),
                         at_ms: now,
                     };
-                    self.app.store.use_approval(&call).await.map_err(store)?;
+                    self.store.use_approval(&call).await.map_err(store)?;
                 }
                 None => {
                     let approval = self
@@ -409,7 +409,6 @@ impl McpServer {
         Parameters(p): Parameters<ApprovalParams>,
     ) -> Result<Json<ApprovalStatus>, String> {
         let approval = self
-            .app
             .store
             .approval(&p.approval, aelc_gateway::now_ms())
             .await
@@ -433,12 +432,7 @@ impl McpServer {
     )]
     async fn get_budget(&self) -> Result<Json<Budget>, String> {
         let mandate = self.mandate().await?;
-        let used = self
-            .app
-            .store
-            .mandate_use(&self.mandate)
-            .await
-            .map_err(store)?;
+        let used = self.store.mandate_use(&self.mandate).await.map_err(store)?;
         let remaining = mandate
             .budget
             .saturating_sub(used.spent)
@@ -467,7 +461,6 @@ impl McpServer {
         Parameters(p): Parameters<ReceiptParams>,
     ) -> Result<Json<Value>, String> {
         let stored = self
-            .app
             .store
             .mandate_receipt(&self.mandate, &p.receipt)
             .await
@@ -499,28 +492,21 @@ enum Asked {
 
 impl McpServer {
     async fn mandate(&self) -> Result<Mandate, String> {
-        self.app
-            .store
+        self.store
             .mandate(&self.mandate)
             .await
             .map_err(store)?
             .ok_or_else(|| format!("the mandate {} does not exist", self.mandate))
     }
 
-    fn agent(&self, name: &str) -> Result<&Agent, String> {
-        self.app
-            .project
-            .agent(name)
+    fn agent(&self, name: &str) -> Result<&Card, String> {
+        self.market
+            .card(name)
             .ok_or_else(|| format!("no agent {name} (search_agents lists them)"))
     }
 
-    async fn listing(&self, agent: &Agent, mandate: &Mandate) -> Result<AgentListing, String> {
-        let stats = self
-            .app
-            .store
-            .agent_stats(&agent.name)
-            .await
-            .map_err(store)?;
+    async fn listing(&self, agent: &Card, mandate: &Mandate) -> Result<AgentListing, String> {
+        let stats = self.store.agent_stats(&agent.name).await.map_err(store)?;
         let rate = stats.success_rate();
         let cost_per_success = match rate {
             Some(r) if r > 0.0 => per_success(
@@ -547,23 +533,23 @@ impl McpServer {
             } else {
                 cost_per_success.to_string()
             },
-            worst_case: scope::worst_case(&self.app.project, agent)
+            worst_case: scope::worst_case(&self.market, agent)
                 .map_or_else(|| "unknown".to_owned(), |w| w.to_string()),
         })
     }
 
     /// The allowed agent of `capability` with the lowest cost per successful run.
-    async fn best_for(&self, capability: &str, mandate: &Mandate) -> Result<&Agent, String> {
+    async fn best_for(&self, capability: &str, mandate: &Mandate) -> Result<&Card, String> {
         let m = scope::matcher(capability)
             .ok_or_else(|| format!("`{capability}` is not a capability"))?;
         let now = aelc_gateway::now_ms();
-        let mut best: Option<(Amount, &Agent)> = None;
+        let mut best: Option<(Amount, &Card)> = None;
         let mut reasons = Vec::new();
-        for agent in &self.app.project.agents {
+        for agent in self.market.cards() {
             if !agent.capability.as_deref().is_some_and(|c| m.is_match(c)) {
                 continue;
             }
-            if let Decision::Deny(why) = scope::decide(mandate, &self.app.project, agent, now) {
+            if let Decision::Deny(why) = scope::decide(mandate, &self.market, agent, now) {
                 reasons.push(format!("{}: {why}", agent.name));
                 continue;
             }
@@ -591,7 +577,7 @@ impl McpServer {
         &self,
         context: &RequestContext<RoleServer>,
         mandate: &Mandate,
-        agent: &Agent,
+        agent: &Card,
         worst: Amount,
         input: &Value,
         input_sha256: &str,
@@ -611,11 +597,7 @@ impl McpServer {
             created_ms: now,
             expires_ms: now + APPROVAL_TTL_MS,
         };
-        self.app
-            .store
-            .create_approval(&approval)
-            .await
-            .map_err(store)?;
+        self.store.create_approval(&approval).await.map_err(store)?;
         let can_elicit = context
             .peer
             .peer_info()
@@ -649,8 +631,7 @@ impl McpServer {
             // Cancelled, or the client failed: the approval stays pending for `aelc approve`.
             return Ok(Asked::Pending(id));
         }
-        self.app
-            .store
+        self.store
             .decide_approval(&id, approve, aelc_gateway::now_ms())
             .await
             .map_err(store)?;
@@ -665,18 +646,18 @@ impl McpServer {
             input_sha256: input_sha256.to_owned(),
             at_ms: aelc_gateway::now_ms(),
         };
-        self.app.store.use_approval(&call).await.map_err(store)?;
+        self.store.use_approval(&call).await.map_err(store)?;
         Ok(Asked::Approved)
     }
 
     async fn run(
         &self,
         mandate: &Mandate,
-        agent: &Agent,
+        agent: &Card,
         input: &Value,
     ) -> Result<Json<CallResult>, String> {
-        let done = run_under_mandate(&self.app, mandate, agent, input).await?;
-        Ok(Json(call_result(agent, mandate, &done.document)))
+        let document = self.market.call(mandate, agent, input).await?;
+        Ok(Json(call_result(&agent.name, mandate, &document)))
     }
 }
 
@@ -712,15 +693,15 @@ pub async fn run_under_mandate(
 }
 
 /// The tool result of a finished call: the receipt summary and the wrapped output.
-pub fn call_result(agent: &Agent, mandate: &Mandate, document: &Value) -> CallResult {
+pub fn call_result(agent: &str, mandate: &Mandate, document: &Value) -> CallResult {
     let receipt = &document["receipt"];
     let output = match &document["output"] {
         Value::Null => None,
-        v => Some(output::wrap(&agent.name, &v.to_string())),
+        v => Some(output::wrap(agent, &v.to_string())),
     };
     CallResult {
         status: document["status"].as_str().unwrap_or("error").to_owned(),
-        agent: agent.name.clone(),
+        agent: agent.to_owned(),
         code: document["code"].as_str().map(str::to_owned),
         receipt: receipt["receipt"].as_str().map(str::to_owned),
         cost: receipt["cost"]["amount"].as_str().unwrap_or("0").to_owned(),

@@ -2,7 +2,7 @@
 //! (`acme/review`) and capability (`review.document`), its expiry, its currency, and the
 //! worst case of a call (the agent's price plus its delegates' worst cases).
 
-use aelc_gateway::project::{Agent, Project};
+use crate::market::{Card as Agent, Market};
 use aelc_runtime::money::Amount;
 use aelc_store::{Mandate, UnixMs};
 use globset::{Glob, GlobMatcher};
@@ -55,7 +55,7 @@ pub fn expired(mandate: &Mandate, now_ms: UnixMs) -> Option<String> {
 }
 
 /// The mandate's decision on `agent` (expiry, deny, allow, currency, availability).
-pub fn decide(mandate: &Mandate, project: &Project, agent: &Agent, now_ms: UnixMs) -> Decision {
+pub fn decide(mandate: &Mandate, project: &Market, agent: &Agent, now_ms: UnixMs) -> Decision {
     if let Some(why) = expired(mandate, now_ms) {
         return Decision::Deny(why);
     }
@@ -99,15 +99,15 @@ pub fn decide(mandate: &Mandate, project: &Project, agent: &Agent, now_ms: UnixM
 /// The most one call can cost: the agent's price plus the worst cases of the agents it
 /// delegates to (their manifests' `delegates`), each counted once per path. `None` when the
 /// delegation graph has a cycle.
-pub fn worst_case(project: &Project, agent: &Agent) -> Option<Amount> {
-    fn walk(project: &Project, agent: &Agent, depth: usize) -> Option<Amount> {
+pub fn worst_case(project: &Market, agent: &Agent) -> Option<Amount> {
+    fn walk(project: &Market, agent: &Agent, depth: usize) -> Option<Amount> {
         if depth > aelc_runtime::exec::MAX_DELEGATION_DEPTH {
             return None;
         }
         let mut total = agent.price;
         let delegates = agent.manifest.get("delegates").and_then(|d| d.as_array());
         for name in delegates.into_iter().flatten().filter_map(|d| d.as_str()) {
-            if let Some(child) = project.agent(name) {
+            if let Some(child) = project.card(name) {
                 total = total.checked_add(walk(project, child, depth + 1)?)?;
             }
         }
