@@ -88,6 +88,7 @@ fn main() {
             ids: &mut UuidIds,
             externs,
             check_accepts: false,
+            media: None,
         };
         let run = exec.run(node, black_box(INPUT), &mut env).expect("runs");
         assert!(run.outcome.output.is_some(), "{:?}", run.outcome);

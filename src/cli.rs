@@ -7,6 +7,7 @@ mod args;
 mod build;
 mod check;
 mod explain;
+mod files;
 mod fmt;
 mod lsp;
 mod new;
@@ -14,6 +15,7 @@ mod read;
 mod run;
 mod schema;
 mod shown;
+mod stream;
 mod test;
 mod validate;
 
@@ -76,6 +78,7 @@ pub fn run(args: &Args) -> Status {
         Command::Validate(cmd) => validate::run(&out, cmd),
         Command::Test(cmd) => test::run(&out, cmd),
         Command::Run(cmd) => run::run(&out, cmd),
+        Command::Files(cmd) => files::run(&out, cmd),
     }
 }
 

@@ -682,6 +682,7 @@ fn run_with(
         ids: &mut CountingIds::default(),
         externs: &mut Externs::new(),
         check_accepts,
+        media: None,
     };
     exec.run(node, input, &mut env).unwrap()
 }
@@ -878,6 +879,7 @@ fn run_executor(
         ids: &mut CountingIds::default(),
         externs: &mut externs,
         check_accepts: true,
+        media: None,
     };
     let run = exec.run(node, input.as_bytes(), &mut env).unwrap();
     (run, replay)
@@ -977,6 +979,7 @@ fn the_model_call_then_a_registered_extern() {
         ids: &mut CountingIds::default(),
         externs: &mut Externs::new(),
         check_accepts: false,
+        media: None,
     };
     let refused = exec.run(node, ASK.as_bytes(), &mut env).unwrap_err();
     assert_eq!(
@@ -1137,6 +1140,7 @@ fn two_identical_runs_have_two_receipts() {
             ids: &mut aelc_runtime::receipt::UuidIds,
             externs: &mut Externs::new(),
             check_accepts: false,
+            media: None,
         };
         let run = exec.run(node, ASK.as_bytes(), &mut env).unwrap();
         ids.push(run.receipt.receipt);
@@ -1185,6 +1189,7 @@ fn delegation_cycles_and_missing_nodes_are_clear_errors() {
         ids: &mut CountingIds::default(),
         externs: &mut Externs::new(),
         check_accepts: false,
+        media: None,
     };
     let refused = exec
         .run(aelc::ir::NodeId(index as u32), ASK.as_bytes(), &mut env)
@@ -1267,6 +1272,7 @@ fn session_verdicts(node: &str, lines: &[String]) -> Vec<String> {
         ids: &mut CountingIds::default(),
         externs: &mut externs,
         check_accepts: false,
+        media: None,
     };
     let observations = parse_session(&lines.join("\n")).unwrap();
     observations
