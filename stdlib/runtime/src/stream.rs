@@ -89,10 +89,12 @@ impl Limits {
             "drop_oldest" => OnFull::DropOldest,
             "drop_newest" => OnFull::DropNewest,
             "pause" => OnFull::Pause,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "stream `{}`: `on_full: {other}` is not reject, drop_oldest, drop_newest or pause",
                 stream.name
-            )),
+            ))
+            }
         };
         let rate = stream.rate_per_second;
         if !(rate.is_finite() && rate > 0.0) {
@@ -452,3 +454,6 @@ pub fn node_stream(node: &crate::program::NodeIr) -> Option<u32> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;

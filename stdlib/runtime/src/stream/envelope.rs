@@ -80,6 +80,14 @@ pub fn parse_envelope(
             ),
         ));
     }
+    // serde would read a struct from an array too (`[1, "…", 2]`): a line is an object.
+    if !text.trim_start().starts_with('{') {
+        return Err(StreamError::new(
+            line,
+            "line",
+            format!("a stream line is a JSON object: {CHUNK_FORM}"),
+        ));
+    }
     let parsed: Line = serde_json::from_str(text)
         .map_err(|e| StreamError::new(line, "line", format!("{e}; each line is {CHUNK_FORM}")))?;
     if let Some(end) = parsed.end {
