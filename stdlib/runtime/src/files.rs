@@ -411,3 +411,68 @@ impl MediaStore for LocalFiles {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wav(sample_rate: u32, samples: u32) -> Vec<u8> {
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut out = std::io::Cursor::new(Vec::new());
+        let Ok(mut writer) = hound::WavWriter::new(&mut out, spec) else {
+            return Vec::new();
+        };
+        for _ in 0..samples {
+            let _ = writer.write_sample(0i16);
+        }
+        let _ = writer.finalize();
+        out.into_inner()
+    }
+
+    #[test]
+    fn headers_give_type_duration_and_sample_rate() {
+        let sniffed = sniff(&wav(16_000, 8_000));
+        assert_eq!(sniffed.content_type, "audio/wav");
+        assert_eq!(sniffed.sample_rate, Some(16_000));
+        assert_eq!(sniffed.duration_ms, Some(500));
+        assert_eq!(sniff(b"%PDF-1.7 ...").content_type, "application/pdf");
+        assert_eq!(sniff(b"plain words").content_type, "text/plain");
+        assert_eq!(
+            sniff(&[0xff, 0x00, 0xfe]).content_type,
+            "application/octet-stream"
+        );
+        // A truncated header is a type without facts, never a panic.
+        let cut = &wav(16_000, 10)[..20];
+        assert_eq!(sniff(cut).sample_rate, None);
+    }
+
+    #[test]
+    fn expiries_are_dates_or_times_from_now() {
+        let now = 1_796_220_000_000; // 2026-12-02T14:00:00Z
+        assert_eq!(expires_at("2h", now).as_deref(), Ok("2026-12-02T16:00:00Z"));
+        assert_eq!(expires_at("7d", now).as_deref(), Ok("2026-12-09T14:00:00Z"));
+        assert_eq!(
+            expires_at("2026-12-02T15:00:00Z", now).as_deref(),
+            Ok("2026-12-02T15:00:00Z")
+        );
+        for bad in ["soon", "h", "10y", "", "99999999999999999999d"] {
+            assert!(expires_at(bad, now).is_err(), "{bad}");
+        }
+        assert!(has_expired("2026-12-02T14:00:00Z", now));
+        assert!(!has_expired("2026-12-02T14:00:00.001Z", now));
+        assert!(has_expired("not a date", now));
+    }
+
+    #[test]
+    fn ids_cannot_leave_the_store() {
+        let store = LocalFiles::in_project(Path::new("/nonexistent-project"));
+        for id in ["../../etc/passwd", "a/b", "", "a.json", &"a".repeat(65)] {
+            assert_eq!(store.record(id), Ok(None), "{id}");
+        }
+    }
+}
