@@ -275,6 +275,7 @@ pub fn channel_with(
         StreamWriter {
             shared: Arc::clone(&shared),
             line: 0,
+            pending: Vec::new(),
         },
         StreamReader { shared },
     )
@@ -284,6 +285,9 @@ pub fn channel_with(
 pub struct StreamWriter {
     shared: Arc<Shared>,
     line: usize,
+    /// The start of a line whose newline has not arrived yet ([`StreamWriter::send_bytes`]),
+    /// never longer than a line may be.
+    pending: Vec<u8>,
 }
 
 impl StreamWriter {
@@ -343,6 +347,59 @@ impl StreamWriter {
                 done => return Ok(Some(done)),
             }
         }
+    }
+
+    /// Feeds bytes of the wire form as they arrive (the frames of an HTTP request body): each
+    /// line is sent as its newline arrives, awaiting room under `pause`, so a gateway that
+    /// awaits this stops reading the body while the buffer is full. Memory beyond the buffer is
+    /// one partial line, refused once it is longer than a chunk's line can be.
+    pub async fn send_bytes(&mut self, bytes: &[u8]) -> Result<(), StreamError> {
+        let mut rest = bytes;
+        while let Some(i) = rest.iter().position(|b| *b == b'\n') {
+            let (head, tail) = rest.split_at(i);
+            rest = tail.get(1..).unwrap_or_default();
+            self.pending.extend_from_slice(head);
+            self.check_pending()?;
+            let line = std::mem::take(&mut self.pending);
+            self.send_raw_line(&line).await?;
+        }
+        self.pending.extend_from_slice(rest);
+        self.check_pending()
+    }
+
+    /// The body has ended: a last line without its newline is sent, then the writer closes
+    /// (a stream without its end record is cut, never complete).
+    pub async fn finish_bytes(mut self) -> Result<(), StreamError> {
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            self.send_raw_line(&line).await?;
+        }
+        Ok(())
+    }
+
+    async fn send_raw_line(&mut self, line: &[u8]) -> Result<(), StreamError> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(text) = std::str::from_utf8(line) else {
+            let e = StreamError::new(self.line + 1, "line", "the line is not UTF-8");
+            self.refused(e.clone());
+            return Err(e);
+        };
+        self.send(text).await.map(|_| ())
+    }
+
+    fn check_pending(&mut self) -> Result<(), StreamError> {
+        let max = self.line_bytes();
+        if self.pending.len() as u64 <= max {
+            return Ok(());
+        }
+        self.pending = Vec::new();
+        let e = StreamError::new(
+            self.line + 1,
+            "value",
+            format!("the line is longer than a chunk of this stream can be ({max} bytes with its envelope; see the stream's `chunk` limit)"),
+        );
+        self.refused(e.clone());
+        Err(e)
     }
 
     fn offer(&mut self, envelope: &Envelope) -> Result<Offered, StreamError> {

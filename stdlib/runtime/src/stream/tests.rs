@@ -388,3 +388,47 @@ fn a_rate_pause_waits_on_the_timer() {
         assert_eq!(r.stats().accepted, 5);
     });
 }
+
+#[test]
+fn an_http_body_feeds_the_stream_in_frames_of_any_size() {
+    runtime().block_on(async {
+        let (mut w, r, _clock) = open(limits(OnFull::Pause));
+        let mut body = String::new();
+        for seq in 1..=25 {
+            body.push_str(&chunk(seq, 0));
+            body.push_str("\r\n");
+        }
+        body.push_str(r#"{"end": "complete"}"#);
+        let producer = tokio::spawn(async move {
+            // Frames that cut lines anywhere, as a body arrives.
+            for frame in body.as_bytes().chunks(7) {
+                w.send_bytes(frame).await.unwrap();
+            }
+            w.finish_bytes().await.unwrap();
+        });
+        let mut all = Vec::new();
+        loop {
+            let taken = r.next().await;
+            assert!(taken.chunks.len() <= 10, "never more than the buffer holds");
+            all.extend(ints(&taken.chunks));
+            if taken.end.is_some() && r.buffered() == 0 {
+                break;
+            }
+        }
+        producer.await.unwrap();
+        assert_eq!(all, (1..=25).collect::<Vec<_>>());
+        assert_eq!(r.end(), Some(StreamEnd::Complete));
+
+        // A line that never ends is refused once it is longer than a line can be.
+        let (mut w, r, _clock) = open(limits(OnFull::Pause));
+        let mut refused = None;
+        for _ in 0..100 {
+            if let Err(e) = w.send_bytes(b"{\"seq\": 1, \"at\": \"").await {
+                refused = Some(e);
+                break;
+            }
+        }
+        assert_eq!(refused.map(|e| e.field), Some("value".to_owned()));
+        assert!(matches!(r.end(), Some(StreamEnd::Refused(_))));
+    });
+}
