@@ -1776,3 +1776,55 @@ fn files_put_prints_a_reference() {
     assert_eq!(missing.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// End to end: `aelc files put`, then `aelc run` against an OpenAI-compatible server, which
+/// receives the image inline (a `data:` URL), never the `holon://` reference; a reference to a
+/// file the store lacks is refused naming `ref`, before any request.
+#[test]
+fn a_stored_file_reaches_the_provider_inline() {
+    let server = Server::start(vec![openai_stream(r#"{"text": "a tiny picture"}"#)]);
+    let dir = scratch("media-e2e");
+    let toml = format!(
+        "[package]\nname = \"acme/caption\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"openai\"\nmodel = \"local-model\"\nbase_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"\naccepts = [\"text\", \"image\"]\n",
+        server.url("/v1")
+    );
+    std::fs::write(dir.join("ael.toml"), toml).unwrap();
+    std::fs::create_dir_all(dir.join("nodes")).unwrap();
+    std::fs::write(dir.join("nodes/caption.node.ael"), PHOTO_SOURCE).unwrap();
+    std::fs::write(dir.join("shot.png"), tiny_png()).unwrap();
+    let put = aelc(&["files", "put", "shot.png"], &dir);
+    assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
+    let reference = text(&put.stdout);
+
+    let mut missing: Value = serde_json::from_str(&reference).unwrap();
+    missing["ref"] = json!("holon://files/0000nothing");
+    std::fs::write(
+        dir.join("missing.json"),
+        json!({ "photo": missing }).to_string(),
+    )
+    .unwrap();
+    let refused = aelc(&["run", "caption", "--input", "missing.json"], &dir);
+    assert_eq!(refused.status.code(), Some(1));
+    let err = text(&refused.stderr);
+    assert!(err.contains("(`ref`): no such file"), "{err}");
+    assert!(server.requests().is_empty());
+
+    std::fs::write(
+        dir.join("input.json"),
+        format!(r#"{{"photo": {}}}"#, reference.trim()),
+    )
+    .unwrap();
+    let out = aelc(&["run", "caption", "--input", "input.json"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let (requests, _) = server.finish();
+    let body = requests[0].body.to_string();
+    assert!(body.contains("data:image/png;base64,iVBORw0KGgo"), "{body}");
+    assert!(!body.contains("holon://"), "{body}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
