@@ -499,6 +499,11 @@ impl StreamReader {
         self.shared.lock().stats
     }
 
+    #[cfg(test)]
+    fn rate_groups(&self) -> usize {
+        self.shared.lock().rate_groups()
+    }
+
     pub fn limits(&self) -> Limits {
         self.shared.lock().limits.clone()
     }

@@ -18,7 +18,7 @@
 //! taken); a `discard` rule drops the chunk and goes on.
 //!
 //! Memory: chunks held are at most `buffer` bytes of encoded JSON (and at most the list bound in
-//! number); the rate window holds at most n instants.
+//! number); the rate window holds at most 1,025 groups of arrivals, whatever the rate.
 
 use std::collections::VecDeque;
 
@@ -55,6 +55,19 @@ pub enum Dropped {
     Newest,
 }
 
+/// How finely the rate window is kept: arrivals less than `window / RATE_GROUPS` ms after the
+/// first of a group join it, so the window holds at most `RATE_GROUPS + 1` groups whatever the
+/// declared rate. A group leaves the window with its last arrival, so the count errs on the
+/// strict side by less than one group's span.
+const RATE_GROUPS: i64 = 1024;
+
+/// Chunks that arrived close together.
+struct Arrivals {
+    first: i64,
+    last: i64,
+    count: u64,
+}
+
 /// One buffered chunk.
 struct Held {
     at_ms: i64,
@@ -70,8 +83,10 @@ pub(super) struct State {
     bytes: u64,
     highest_seq: Option<u64>,
     started_ms: Option<i64>,
-    /// Arrival instants of the chunks within the rate window, oldest first.
-    window: VecDeque<i64>,
+    /// Arrivals within the rate window, oldest first, grouped by [`RATE_GROUPS`] (see there).
+    window: VecDeque<Arrivals>,
+    /// Chunks counted in `window`.
+    in_window: u64,
     pub end: Option<StreamEnd>,
     pub stats: StreamStats,
 }
@@ -91,6 +106,7 @@ impl State {
             highest_seq: None,
             started_ms: None,
             window: VecDeque::new(),
+            in_window: 0,
             end: None,
             stats: StreamStats::default(),
         }
@@ -224,16 +240,17 @@ impl State {
                 return self.refuse(e);
             }
         };
-        // The rate window: instants older than the window have left it.
+        // The rate window: groups whose last arrival is a window old have left it.
         let window_ms = limits.rate_window_ms();
-        while self
+        while let Some(group) = self
             .window
             .front()
-            .is_some_and(|t| now.saturating_sub(*t) >= window_ms)
+            .filter(|g| now.saturating_sub(g.last) >= window_ms)
         {
+            self.in_window = self.in_window.saturating_sub(group.count);
             self.window.pop_front();
         }
-        if self.window.len() as u64 >= limits.rate_count() {
+        if self.in_window >= limits.rate_count() {
             match limits.on_full {
                 OnFull::Reject => {
                     let e = StreamError::new(
@@ -251,7 +268,7 @@ impl State {
                     return Ok(self.dropped(Dropped::OverRate));
                 }
                 OnFull::Pause => {
-                    let oldest = self.window.front().copied().unwrap_or(now);
+                    let oldest = self.window.front().map_or(now, |g| g.last);
                     let wait = window_ms.saturating_sub(now.saturating_sub(oldest)).max(1);
                     self.stats.paused += 1;
                     return Ok(Offered::Wait(u64::try_from(wait).unwrap_or(1)));
@@ -307,7 +324,19 @@ impl State {
             }
         }
         self.highest_seq = Some(chunk.seq);
-        self.window.push_back(now);
+        let span = (window_ms / RATE_GROUPS).max(1);
+        match self.window.back_mut() {
+            Some(group) if now.saturating_sub(group.first) < span => {
+                group.last = group.last.max(now);
+                group.count += 1;
+            }
+            _ => self.window.push_back(Arrivals {
+                first: now,
+                last: now,
+                count: 1,
+            }),
+        }
+        self.in_window += 1;
         self.bytes += bytes;
         self.stats.peak_bytes = self.stats.peak_bytes.max(self.bytes);
         self.stats.accepted += 1;
@@ -359,6 +388,12 @@ impl State {
 
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Groups of arrivals the rate window holds (bounded whatever the rate).
+    #[cfg(test)]
+    pub fn rate_groups(&self) -> usize {
+        self.window.len()
     }
 }
 

@@ -432,3 +432,23 @@ fn an_http_body_feeds_the_stream_in_frames_of_any_size() {
         assert!(matches!(r.end(), Some(StreamEnd::Refused(_))));
     });
 }
+
+#[test]
+fn the_rate_window_stays_small_whatever_the_rate() {
+    let mut fast = limits(OnFull::DropOldest);
+    fast.rate_per_second = 1e9;
+    fast.fresh_ms = 60_000;
+    let (mut w, r, clock) = open(fast);
+    for seq in 1..=5_000 {
+        let ms = seq as i64;
+        clock.set(T0 + ms);
+        assert_eq!(send(&mut w, &chunk(seq, ms)), Ok(Offered::Accepted));
+        assert!(r.rate_groups() <= 1_025, "{} groups", r.rate_groups());
+    }
+    // A clock that stands still: one group.
+    let (mut w, r, _clock) = open(limits(OnFull::DropOldest));
+    for seq in 1..=900 {
+        send(&mut w, &chunk(seq, 0)).unwrap();
+    }
+    assert_eq!(r.rate_groups(), 1);
+}
