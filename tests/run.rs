@@ -1828,3 +1828,45 @@ fn a_stored_file_reaches_the_provider_inline() {
     assert!(!body.contains("holon://"), "{body}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Under `on_full: pause` a recorded stream's producer (the file) stops when the buffer is
+/// full: the node runs on what is buffered, which makes room, and reading goes on; nothing is
+/// dropped.
+#[test]
+fn a_paused_stream_runs_the_node_each_time_the_buffer_fills() {
+    let dir = scratch("stream-pause");
+    let root = sensors();
+    let source = std::fs::read_to_string(root.join("nodes/sensors.node.ael"))
+        .unwrap()
+        .replace("on_full: drop_oldest;", "on_full: pause;")
+        .replace("buffer: 4KiB;", "buffer: 128B;")
+        .replace("chunk: 256B;", "chunk: 64B;");
+    std::fs::create_dir_all(dir.join("nodes")).unwrap();
+    std::fs::write(dir.join("nodes/sensors.node.ael"), source).unwrap();
+    for file in ["ael.toml", "prompts/fuse.md", "sessions/readings.jsonl"] {
+        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+        std::fs::copy(root.join(file), dir.join(file)).unwrap();
+    }
+    let out = aelc(
+        &["run", "monitor", "--session", "sessions/readings.jsonl"],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Each chunk's value is 35 bytes: three fit in 128.
+    let outputs: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| !l.contains("\"receipt\""))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            r#"{"readings":3,"hot":1,"level":"warm"}"#,
+            r#"{"readings":3,"hot":2,"level":"hot"}"#
+        ]
+    );
+    let err = text(&out.stderr);
+    assert!(err.contains("0 dropped oldest, 0 dropped newest"), "{err}");
+    assert!(err.contains("1 pauses"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
