@@ -13,6 +13,13 @@
 //! It prints each contender's median time per run and the median of the per-round ratios.
 //! Run: `cargo bench --bench run` (`RUN_ROUNDS=N`, `RUN_ITERS=N` change the defaults of 15
 //! rounds of 2,000 runs).
+//!
+//! Then streams ([`stream`]): chunks a second through the `monitor` node of `examples/sensors`
+//! with every stream rule checked, next to a plain tokio `mpsc` pipeline doing no checks, and
+//! the memory a burst takes. `RUN_STREAM=0` skips it.
+
+#[path = "run/stream.rs"]
+mod stream;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -88,6 +95,7 @@ fn main() {
             ids: &mut UuidIds,
             externs,
             check_accepts: false,
+            media: None,
         };
         let run = exec.run(node, black_box(INPUT), &mut env).expect("runs");
         assert!(run.outcome.output.is_some(), "{:?}", run.outcome);
@@ -116,6 +124,9 @@ fn main() {
         median(&mut b) * 1e6,
         median(&mut ratios)
     );
+    if std::env::var("RUN_STREAM").as_deref() != Ok("0") {
+        stream::main();
+    }
 }
 
 /// The output stage's host: the review example has no externs.

@@ -8,6 +8,7 @@ mod args;
 mod build;
 mod check;
 mod explain;
+mod files;
 mod fmt;
 mod lsp;
 mod mandate;
@@ -17,6 +18,7 @@ mod run;
 mod schema;
 mod serve;
 mod shown;
+mod stream;
 mod test;
 mod validate;
 
@@ -86,6 +88,7 @@ pub fn run(args: &Args) -> Status {
         Command::Approve(cmd) => mandate::approve(&out, cmd),
         Command::Reject(cmd) => mandate::reject(&out, cmd),
         Command::Mcp(cmd) => mandate::mcp(&out, cmd),
+        Command::Files(cmd) => files::run(&out, cmd),
     }
 }
 

@@ -425,6 +425,7 @@ mod runner {
             ids: &mut CountingIds::default(),
             externs: &mut Externs::new(),
             check_accepts: false,
+            media: None,
         };
         exec.run(id, input, &mut env).unwrap()
     }

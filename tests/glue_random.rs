@@ -141,6 +141,7 @@ fn interpret(exec: &Executor<'_>, node: usize, input: &str, texts: &[String]) ->
         ids: &mut CountingIds::default(),
         externs: &mut Externs::new(),
         check_accepts: false,
+        media: None,
     };
     let run = match exec.run(aelc::ir::NodeId(node as u32), input.as_bytes(), &mut env) {
         Ok(run) => run,

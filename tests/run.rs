@@ -682,6 +682,7 @@ fn run_with(
         ids: &mut CountingIds::default(),
         externs: &mut Externs::new(),
         check_accepts,
+        media: None,
     };
     exec.run(node, input, &mut env).unwrap()
 }
@@ -878,6 +879,7 @@ fn run_executor(
         ids: &mut CountingIds::default(),
         externs: &mut externs,
         check_accepts: true,
+        media: None,
     };
     let run = exec.run(node, input.as_bytes(), &mut env).unwrap();
     (run, replay)
@@ -977,6 +979,7 @@ fn the_model_call_then_a_registered_extern() {
         ids: &mut CountingIds::default(),
         externs: &mut Externs::new(),
         check_accepts: false,
+        media: None,
     };
     let refused = exec.run(node, ASK.as_bytes(), &mut env).unwrap_err();
     assert_eq!(
@@ -1137,6 +1140,7 @@ fn two_identical_runs_have_two_receipts() {
             ids: &mut aelc_runtime::receipt::UuidIds,
             externs: &mut Externs::new(),
             check_accepts: false,
+            media: None,
         };
         let run = exec.run(node, ASK.as_bytes(), &mut env).unwrap();
         ids.push(run.receipt.receipt);
@@ -1185,6 +1189,7 @@ fn delegation_cycles_and_missing_nodes_are_clear_errors() {
         ids: &mut CountingIds::default(),
         externs: &mut Externs::new(),
         check_accepts: false,
+        media: None,
     };
     let refused = exec
         .run(aelc::ir::NodeId(index as u32), ASK.as_bytes(), &mut env)
@@ -1267,6 +1272,7 @@ fn session_verdicts(node: &str, lines: &[String]) -> Vec<String> {
         ids: &mut CountingIds::default(),
         externs: &mut externs,
         check_accepts: false,
+        media: None,
     };
     let observations = parse_session(&lines.join("\n")).unwrap();
     observations
@@ -1483,7 +1489,7 @@ fn expired_and_unresolvable_media_are_refused_before_the_call() {
     assert!(replay.requests.is_empty());
     let why = old.receipt.refusal.unwrap_or_default();
     assert!(
-        why.contains("holon://files/b0b expired at 2001-01-01T00:00:00Z"),
+        why.contains("holon://files/b0b") && why.contains("expired at 2001-01-01T00:00:00Z"),
         "{why}"
     );
 
@@ -1513,4 +1519,354 @@ fn expired_and_unresolvable_media_are_refused_before_the_call() {
     assert_eq!(live.outcome.code.as_deref(), Some("model_unavailable"));
     assert!(replay.requests.is_empty());
     assert!(live.refusal.unwrap_or_default().contains("no file store"));
+}
+
+/// A file store that counts what it reads, around the local one.
+struct Counting<'a> {
+    store: &'a aelc_runtime::files::LocalFiles,
+    reads: std::sync::atomic::AtomicU32,
+}
+
+impl Counting<'_> {
+    fn reads(&self) -> u32 {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl aelc_runtime::files::MediaStore for Counting<'_> {
+    fn record(&self, id: &str) -> Result<Option<aelc_runtime::files::StoredFile>, String> {
+        self.store.record(id)
+    }
+
+    fn bytes(&self, file: &aelc_runtime::files::StoredFile, max: u64) -> Result<Vec<u8>, String> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.store.bytes(file, max)
+    }
+}
+
+/// The header of a 2×3 PNG: enough for its type and dimensions to be read.
+fn tiny_png() -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0, 0, 0, 0, 0]);
+    png
+}
+
+/// With a file store, every reference is checked against it before anything is read (tenant,
+/// expiry, existence), and a live call's media goes to the provider as inline data read and
+/// verified through the store, never as a `holon://` reference.
+#[test]
+fn media_is_checked_against_the_store_and_sent_inline() {
+    use aelc_runtime::exec::MediaAccess;
+    use aelc_runtime::files::LocalFiles;
+    use aelc_runtime::pipeline::Status;
+    use aelc_runtime::provider::Part;
+
+    let program = answer_project(PHOTO_SOURCE, "", r#"["text", "image"]"#);
+    let exec = Executor::new(&program, Schemas::default());
+    let dir = scratch("media-store");
+    let files = LocalFiles::in_project(&dir);
+    let png = tiny_png();
+    let mine = files.put(&png, "local", None, None).unwrap();
+    assert_eq!(
+        (
+            mine.media.content_type.as_str(),
+            mine.media.width,
+            mine.media.height
+        ),
+        ("image/png", Some(2), Some(3))
+    );
+    let theirs = files.put(&png, "acme", None, None).unwrap();
+    let expired = files
+        .put(&png, "local", Some("2001-01-01T00:00:00Z".into()), None)
+        .unwrap();
+    let store = Counting {
+        store: &files,
+        reads: Default::default(),
+    };
+    let run = |media: &aelc_runtime::value::MediaRef| {
+        let mut replay = ReplayModel::new([ModelAnswer {
+            text: r#"{"text": "a cat"}"#.into(),
+            finish_reason: FinishReason::Stop,
+            usage: Usage::default(),
+        }]);
+        let input = format!(r#"{{"photo": {}}}"#, serde_json::to_string(media).unwrap());
+        let node = aelc::driver::run::node_id(&program, find_node(&program, "caption").unwrap());
+        let mut env = Env {
+            model: &mut replay,
+            clock: &mut TickClock::default(),
+            ids: &mut CountingIds::default(),
+            externs: &mut Externs::new(),
+            check_accepts: true,
+            media: Some(MediaAccess {
+                store: &store,
+                tenant: "local",
+            }),
+        };
+        let run = exec.run(node, input.as_bytes(), &mut env).unwrap();
+        (run, replay.requests)
+    };
+
+    let (ok, requests) = run(&mine.media);
+    assert_eq!(ok.outcome.status, Status::Succeeded, "{:?}", ok.refusal);
+    assert_eq!(store.reads(), 1);
+    let parts = requests[0]
+        .call
+        .as_ref()
+        .and_then(|c| c.parts.clone())
+        .unwrap();
+    let Some(Part::Image(source)) = parts.get(1) else {
+        panic!("no image part: {parts:?}");
+    };
+    assert!(
+        source.url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{}",
+        source.url
+    );
+
+    for (media, why) in [
+        (&theirs.media, "not a file of tenant `local`"),
+        (&expired.media, "expired at 2001-01-01T00:00:00Z"),
+    ] {
+        let (refused, requests) = run(media);
+        assert_eq!(refused.outcome.status, Status::RejectedInput);
+        let refusal = refused.receipt.refusal.unwrap_or_default();
+        assert!(refusal.contains(why), "{refusal}");
+        assert!(requests.is_empty());
+        assert_eq!(store.reads(), 1, "refused before any byte is read");
+    }
+
+    let mut missing = mine.media.clone();
+    missing.reference = "holon://files/0000nothing".into();
+    let (refused, _) = run(&missing);
+    let refusal = refused.receipt.refusal.unwrap_or_default();
+    assert!(refusal.contains("(`ref`): no such file"), "{refusal}");
+
+    // Bytes that do not match the SHA-256 (same length) are refused, and nothing is sent.
+    let content = files.root().join(&mine.media.sha256);
+    let mut damaged = png.clone();
+    damaged[20] ^= 1;
+    std::fs::write(&content, &damaged).unwrap();
+    let (refused, requests) = run(&mine.media);
+    assert_eq!(refused.outcome.status, Status::RejectedInput);
+    assert!(requests.is_empty());
+    let refusal = refused.refusal.unwrap_or_default();
+    assert!(refusal.contains("(`sha256`)"), "{refusal}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ------------------------------------------------ streams and the file store from the CLI
+
+fn sensors() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sensors")
+}
+
+/// `aelc run monitor --session F.jsonl` feeds the stream's buffer: a complete stream runs the
+/// node on the chunks buffered (a duplicate discarded), a cut one is never complete, and a
+/// malformed line or a chunk over `chunk` bytes is an error naming its line and field.
+#[test]
+fn a_stream_node_runs_from_a_session_file() {
+    let root = sensors();
+    let complete = aelc(
+        &["run", "monitor", "--session", "sessions/readings.jsonl"],
+        &root,
+    );
+    assert_eq!(
+        complete.status.code(),
+        Some(0),
+        "{}",
+        text(&complete.stderr)
+    );
+    let out = text(&complete.stdout);
+    assert!(
+        out.starts_with(r#"{"readings":6,"hot":3,"level":"hot"}"#),
+        "{out}"
+    );
+    assert!(text(&complete.stderr).contains("1 duplicate"));
+
+    let cut = aelc(
+        &["run", "monitor", "--session", "sessions/cut.jsonl"],
+        &root,
+    );
+    assert_eq!(cut.status.code(), Some(1));
+    let out = text(&cut.stdout);
+    assert!(out.contains(r#""code":"incomplete_stream""#), "{out}");
+    assert!(!out.contains(r#""status":"succeeded""#), "{out}");
+
+    let dir = scratch("stream-bad");
+    let cases = [
+        ("{\"seq\": 1, \"at\": \"2026-12-02T14:00:00Z\", \"valeu\": 1}\n", "line 1: `line`"),
+        (
+            "{\"seq\": 1, \"at\": \"2026-12-02T14:00:00Z\", \"value\": {\"sensor\": \"s\", \"tenths\": 9999}}\n",
+            "line 1: `value`",
+        ),
+        (
+            &format!(
+                "{{\"seq\": 1, \"at\": \"2026-12-02T14:00:00Z\", \"value\": {{\"sensor\": \"{}\", \"tenths\": 1}}}}\n",
+                "s".repeat(300)
+            ),
+            "line 1: `value`",
+        ),
+        ("{\"end\": \"done\"}\n", "line 1: `end`"),
+    ];
+    for (i, (content, want)) in cases.iter().enumerate() {
+        let file = dir.join(format!("bad{i}.jsonl"));
+        std::fs::write(&file, content).unwrap();
+        let bad = aelc(
+            &["run", "monitor", "--session", file.to_str().unwrap()],
+            &root,
+        );
+        assert_eq!(bad.status.code(), Some(1), "{content}");
+        let err = text(&bad.stderr);
+        assert!(err.contains(want), "{content}: {err}");
+        assert!(!text(&bad.stdout).contains(r#""status":"succeeded""#));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `aelc files put` stores a file in `.ael/files/` and prints its reference.
+#[test]
+fn files_put_prints_a_reference() {
+    let dir = scratch("files-put");
+    std::fs::write(
+        dir.join("ael.toml"),
+        "[package]\nname = \"acme/files\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("shot.png"), tiny_png()).unwrap();
+    let put = aelc(
+        &[
+            "files",
+            "put",
+            "shot.png",
+            "--tenant",
+            "acme",
+            "--expires",
+            "2h",
+        ],
+        &dir,
+    );
+    assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
+    let reference: Value = serde_json::from_slice(&put.stdout).unwrap();
+    assert!(reference["ref"]
+        .as_str()
+        .unwrap()
+        .starts_with("holon://files/"));
+    assert_eq!(reference["content_type"], "image/png");
+    assert_eq!(reference["size"], tiny_png().len());
+    assert_eq!(
+        reference["sha256"],
+        aelc_runtime::files::sha256_hex(&tiny_png())
+    );
+    assert_eq!(
+        (reference["width"].clone(), reference["height"].clone()),
+        (json!(2), json!(3))
+    );
+    assert_eq!(reference["source"], "file:shot.png");
+    assert!(reference["expires_at"].as_str().unwrap().ends_with('Z'));
+    let sha = reference["sha256"].as_str().unwrap();
+    assert_eq!(
+        std::fs::read(dir.join(".ael/files").join(sha)).unwrap(),
+        tiny_png()
+    );
+
+    let bad = aelc(&["files", "put", "shot.png", "--expires", "soon"], &dir);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("--expires `soon`"));
+    let missing = aelc(&["files", "put", "nope.png"], &dir);
+    assert_eq!(missing.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// End to end: `aelc files put`, then `aelc run` against an OpenAI-compatible server, which
+/// receives the image inline (a `data:` URL), never the `holon://` reference; a reference to a
+/// file the store lacks is refused naming `ref`, before any request.
+#[test]
+fn a_stored_file_reaches_the_provider_inline() {
+    let server = Server::start(vec![openai_stream(r#"{"text": "a tiny picture"}"#)]);
+    let dir = scratch("media-e2e");
+    let toml = format!(
+        "[package]\nname = \"acme/caption\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"openai\"\nmodel = \"local-model\"\nbase_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"\naccepts = [\"text\", \"image\"]\n",
+        server.url("/v1")
+    );
+    std::fs::write(dir.join("ael.toml"), toml).unwrap();
+    std::fs::create_dir_all(dir.join("nodes")).unwrap();
+    std::fs::write(dir.join("nodes/caption.node.ael"), PHOTO_SOURCE).unwrap();
+    std::fs::write(dir.join("shot.png"), tiny_png()).unwrap();
+    let put = aelc(&["files", "put", "shot.png"], &dir);
+    assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
+    let reference = text(&put.stdout);
+
+    let mut missing: Value = serde_json::from_str(&reference).unwrap();
+    missing["ref"] = json!("holon://files/0000nothing");
+    std::fs::write(
+        dir.join("missing.json"),
+        json!({ "photo": missing }).to_string(),
+    )
+    .unwrap();
+    let refused = aelc(&["run", "caption", "--input", "missing.json"], &dir);
+    assert_eq!(refused.status.code(), Some(1));
+    let err = text(&refused.stderr);
+    assert!(err.contains("(`ref`): no such file"), "{err}");
+    assert!(server.requests().is_empty());
+
+    std::fs::write(
+        dir.join("input.json"),
+        format!(r#"{{"photo": {}}}"#, reference.trim()),
+    )
+    .unwrap();
+    let out = aelc(&["run", "caption", "--input", "input.json"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let (requests, _) = server.finish();
+    let body = requests[0].body.to_string();
+    assert!(body.contains("data:image/png;base64,iVBORw0KGgo"), "{body}");
+    assert!(!body.contains("holon://"), "{body}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Under `on_full: pause` a recorded stream's producer (the file) stops when the buffer is
+/// full: the node runs on what is buffered, which makes room, and reading goes on; nothing is
+/// dropped.
+#[test]
+fn a_paused_stream_runs_the_node_each_time_the_buffer_fills() {
+    let dir = scratch("stream-pause");
+    let root = sensors();
+    let source = std::fs::read_to_string(root.join("nodes/sensors.node.ael"))
+        .unwrap()
+        .replace("on_full: drop_oldest;", "on_full: pause;")
+        .replace("buffer: 4KiB;", "buffer: 128B;")
+        .replace("chunk: 256B;", "chunk: 64B;");
+    std::fs::create_dir_all(dir.join("nodes")).unwrap();
+    std::fs::write(dir.join("nodes/sensors.node.ael"), source).unwrap();
+    for file in ["ael.toml", "prompts/fuse.md", "sessions/readings.jsonl"] {
+        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+        std::fs::copy(root.join(file), dir.join(file)).unwrap();
+    }
+    let out = aelc(
+        &["run", "monitor", "--session", "sessions/readings.jsonl"],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Each chunk's value is 35 bytes: three fit in 128.
+    let outputs: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| !l.contains("\"receipt\""))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            r#"{"readings":3,"hot":1,"level":"warm"}"#,
+            r#"{"readings":3,"hot":2,"level":"hot"}"#
+        ]
+    );
+    let err = text(&out.stderr);
+    assert!(err.contains("0 dropped oldest, 0 dropped newest"), "{err}");
+    assert!(err.contains("1 pauses"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

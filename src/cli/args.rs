@@ -70,6 +70,9 @@ pub enum Command {
     Reject(RejectArgs),
     /// The MCP server over stdio: an agent hires the project's agents within a mandate.
     Mcp(McpArgs),
+    /// The project's local file store (`.ael/files/`): `files put FILE` prints its reference.
+    #[command(subcommand)]
+    Files(FilesCommand),
 }
 
 #[derive(clap::Args, Debug)]
@@ -224,6 +227,29 @@ pub struct FundArgs {
     pub amount: String,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FilesCommand {
+    /// Store a file; prints its media reference (type, size, SHA-256, expiry, source, and the
+    /// dimensions, duration and sample rate its header gives).
+    Put(FilesPutArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FilesPutArgs {
+    /// The file to store.
+    pub file: PathBuf,
+    /// The tenant that may use it (default: `local`, the tenant of `aelc run`).
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// When the reference expires: an RFC 3339 date-time (`2026-12-02T15:00:00Z`) or a time
+    /// from now (`30s`, `10m`, `2h`, `7d`).
+    #[arg(long)]
+    pub expires: Option<String>,
+    /// The project folder (default: found from the current folder upwards).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]

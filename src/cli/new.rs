@@ -25,7 +25,8 @@ const FILES: &[(&str, &str)] = &[
         "examples/summarize/short.json",
         include_str!("new_project/example.json"),
     ),
-    (".gitignore", "/target\n"),
+    // `.ael/` holds the local file store (`aelc files put`): uploads, not source.
+    (".gitignore", "/target\n/.ael\n"),
 ];
 
 pub fn run(args: &NewArgs) -> Status {

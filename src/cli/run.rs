@@ -15,7 +15,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use aelc_runtime::exec::{parse_observation, Arrival, Env, Executor, Externs, Session};
+use aelc_runtime::exec::{
+    parse_observation, Arrival, Env, Executor, Externs, MediaAccess, Session,
+};
+use aelc_runtime::files::{LocalFiles, LOCAL_TENANT};
 use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Status as RunStatus, SystemClock};
 use aelc_runtime::provider::PartKind;
@@ -78,14 +81,28 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
         Ok(r) => r,
         Err(e) => return out.fatal(&e.to_string()),
     };
+    // A live run checks and reads media through the project's file store (`aelc files put`),
+    // for the local tenant; a replay takes references as they are.
+    let files = LocalFiles::in_project(&project.root);
+    let media = check_accepts.then_some(MediaAccess {
+        store: &files,
+        tenant: LOCAL_TENANT,
+    });
     let mut env = Env {
         model: &mut router,
         clock: &mut SystemClock::default(),
         ids: &mut UuidIds,
         externs: &mut externs,
         check_accepts,
+        media,
     };
     if let Some(session) = &args.session {
+        if let Some((ir, stream)) = program
+            .node(node)
+            .and_then(|ir| Some((ir, aelc_runtime::stream::node_stream(ir)?)))
+        {
+            return super::stream::run_stream(out, &exec, node, ir, stream, session, &mut env);
+        }
         return run_session(out, &exec, node, session, &mut env);
     }
     let Some(input_path) = &args.input else {

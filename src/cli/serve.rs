@@ -65,7 +65,13 @@ pub async fn app_state(
     let store = aelc_store::open(&served.store_url)
         .await
         .map_err(|e| format!("cannot open the store {}: {e}", served.store_url))?;
-    aelc_gateway::AppState::new(project, store, served.state_dir.join("files"), limits).await
+    // The state folder is `<root>/.ael`: the files live in its `files/`.
+    let root = served
+        .state_dir
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    let files = aelc_runtime::files::LocalFiles::in_project(root);
+    aelc_gateway::AppState::new(project, store, files, limits).await
 }
 
 pub fn run(out: &Output, args: &ServeArgs) -> Status {

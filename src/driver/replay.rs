@@ -116,6 +116,7 @@ pub fn replay(exec: &Executor<'_>, node: NodeId, text: &str) -> Verdict {
         ids: &mut UuidIds,
         externs: &mut externs,
         check_accepts: false,
+        media: None,
     };
     let run = match exec.run(node, input, &mut env) {
         Ok(run) => run,

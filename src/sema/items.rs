@@ -228,6 +228,7 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
                             name: n.clone(),
                             ty: t.clone(),
                             raw: *special == Some(Special::Raw),
+                            stream: None,
                         })
                         .collect()
                 })
@@ -455,6 +456,7 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
                     name,
                     ty,
                     raw: false,
+                    stream: None,
                 })
                 .collect(),
             fails: fails.map(ir::ErrorSetId),
@@ -561,6 +563,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                     name,
                     ty,
                     raw: false,
+                    stream: None,
                 })
                 .collect(),
             part_kinds: kinds,

@@ -46,6 +46,19 @@ struct NodeCx<'n> {
     fails: Option<u32>,
 }
 
+/// The stream a node parameter's type names (`readings: Readings`), by its index in the
+/// program's streams, so the executor knows to feed it chunk by chunk (spec §7.1).
+fn stream_of(cx: &mut Cx<'_, '_>, module: usize, def: &ast::NodeDef, name: &str) -> Option<u32> {
+    let param = def.params.iter().find(|p| p.name.name == name)?;
+    match &param.ty.kind {
+        ast::TypeKind::Named { path, .. } => match cx.lookup(module, path)? {
+            super::ItemRef::Stream(index) => Some(index),
+            _ => None,
+        },
+        ast::TypeKind::Error => None,
+    }
+}
+
 fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     let Some(decl) = cx.nodes.get(index) else {
         return;
@@ -378,6 +391,11 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         done
     });
     let module_path = cx.module_path(module);
+    let streams: Vec<Option<u32>> = n
+        .params
+        .iter()
+        .map(|(name, _)| stream_of(cx, module, def, name))
+        .collect();
     cx.out.nodes.push(ir::NodeIr {
         name: def.name.name.clone(),
         module: module_path,
@@ -389,10 +407,12 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         params: n
             .params
             .iter()
-            .map(|(name, ty)| ir::Param {
+            .zip(streams)
+            .map(|((name, ty), stream)| ir::Param {
                 name: name.clone(),
                 ty: ty.clone(),
                 raw: false,
+                stream,
             })
             .collect(),
         output: n.output.clone(),

@@ -182,6 +182,7 @@ pub fn review_program() -> Program {
             name: "request".into(),
             ty: Ty::Ref { def: DefId(3) },
             raw: false,
+            stream: None,
         }],
         Ty::Ref { def: DefId(2) },
     );
@@ -437,6 +438,7 @@ pub fn kitchen_program() -> Program {
                 name: "prompt".into(),
                 ty: str_ty(200),
                 raw: false,
+                stream: None,
             },
             Param {
                 name: "clip".into(),
@@ -449,6 +451,7 @@ pub fn kitchen_program() -> Program {
                     sample_rate: Some(16_000),
                 })),
                 raw: false,
+                stream: None,
             },
         ],
         Ty::Ref { def: DefId(6) },
@@ -466,6 +469,7 @@ pub fn kitchen_program() -> Program {
             name: "shape".into(),
             ty: Ty::Ref { def: DefId(1) },
             raw: false,
+            stream: None,
         }],
         list(Ty::Ref { def: DefId(0) }, 3),
     );

@@ -25,7 +25,6 @@ pub mod routes;
 pub mod runs;
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -68,8 +67,9 @@ pub struct AppState {
     pub run_slots: Arc<Semaphore>,
     pub body_timeout: Duration,
     pub max_file_bytes: usize,
-    /// Where uploaded bytes live, by SHA-256.
-    pub files_dir: PathBuf,
+    /// Uploaded files: bytes by SHA-256 and one record per reference (the runtime's layout, the
+    /// same as `aelc files put`); the metadata is also in the store.
+    pub files: aelc_runtime::files::LocalFiles,
     openapi: serde_json::Value,
 }
 
@@ -79,7 +79,7 @@ impl AppState {
     pub async fn new(
         project: Project,
         store: Arc<dyn Store>,
-        files_dir: PathBuf,
+        files: aelc_runtime::files::LocalFiles,
         limits: &Limits,
     ) -> Result<AppState, String> {
         let recovered = store.recover().await.map_err(|e| e.to_string())?;
@@ -114,7 +114,7 @@ impl AppState {
             run_slots: Arc::new(Semaphore::new(limits.max_runs.max(1))),
             body_timeout: limits.body_timeout,
             max_file_bytes: limits.max_file_bytes,
-            files_dir,
+            files,
             openapi,
         })
     }

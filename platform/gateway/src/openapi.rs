@@ -36,7 +36,6 @@ use crate::project::Project;
         crate::routes::AgentSummary,
         crate::routes::Price,
         crate::routes::RunCounts,
-        crate::routes::FileRef,
         crate::error::ErrorBody,
         crate::error::ErrorDetail,
     )),

@@ -10,7 +10,6 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value as Json;
-use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorBody};
@@ -127,23 +126,13 @@ pub async fn get_receipt(
     Ok(axum::Json(&document["receipt"]).into_response())
 }
 
-/// A stored file's reference.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct FileRef {
-    /// `holon://files/<id>`: what an input's media field carries.
-    #[serde(rename = "ref")]
-    pub reference: String,
-    pub media_type: String,
-    pub size: u64,
-    pub sha256: String,
-}
-
-/// Stores the body as a file of the caller and returns its reference.
+/// Stores the body as a file of the caller and returns its media reference (what an input's
+/// media field carries: `ref`, `type`, `size`, `sha256`, header facts).
 #[utoipa::path(post, path = "/v1/files", tag = "files",
     request_body(content = Vec<u8>, content_type = "application/octet-stream",
-                 description = "The bytes; `Content-Type` is the file's media type"),
-    responses((status = 201, body = FileRef), (status = 401, body = ErrorBody),
-              (status = 413, body = ErrorBody)),
+                 description = "The bytes; the type is sniffed from them"),
+    responses((status = 201, description = "The media reference", body = Object),
+              (status = 401, body = ErrorBody), (status = 413, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn put_file(
     State(app): State<Arc<AppState>>,
@@ -151,57 +140,26 @@ pub async fn put_file(
     body: Body,
 ) -> Result<Response, ApiError> {
     let account = crate::accounts::caller(&*app.store, &headers).await?;
-    let media_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or("").trim().to_owned())
-        .filter(|v| !v.is_empty() && v.len() <= 255)
-        .unwrap_or_else(|| "application/octet-stream".to_owned());
     let bytes = crate::runs::read_body(body, app.max_file_bytes, app.body_timeout).await?;
-    let sha256: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let path = app.files_dir.join(&sha256);
-    let write_path = path.clone();
-    let data = bytes.clone();
-    tokio::task::spawn_blocking(move || write_atomically(&write_path, &data))
+    let files = app.files.clone();
+    let tenant = account.name.clone();
+    let stored = tokio::task::spawn_blocking(move || files.put(&bytes, &tenant, None, None))
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?
         .map_err(|e| ApiError::Internal(format!("cannot store the file: {e}")))?;
-    let id = format!("file_{}", uuid::Uuid::now_v7().simple());
     let meta = FileMeta {
-        id: id.clone(),
+        id: stored.id().to_owned(),
         tenant: account.name.clone(),
-        sha256: sha256.clone(),
-        size: bytes.len() as u64,
-        media_type: media_type.clone(),
+        sha256: stored.media.sha256.clone(),
+        size: stored.media.size,
+        media_type: stored.media.content_type.clone(),
         created_ms: now_ms(),
         expires_ms: None,
-        source: None,
+        source: stored.media.source.clone(),
     };
     app.store.put_file(&meta).await?;
-    let reference = FileRef {
-        reference: format!("holon://files/{id}"),
-        media_type,
-        size: meta.size,
-        sha256,
-    };
+    let reference = serde_json::to_value(&stored.media).unwrap_or(Json::Null);
     Ok((StatusCode::CREATED, axum::Json(reference)).into_response())
-}
-
-/// Content-addressed: the same bytes land at the same path, written whole or not at all.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    if path.exists() {
-        return Ok(());
-    }
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".upload.{}", uuid::Uuid::new_v4().simple()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 /// Liveness: 200 while the gateway serves.

@@ -84,15 +84,20 @@ struct RunHost {
     clock: SystemClock,
     ids: UuidIds,
     externs: Externs,
+    /// Media references resolve in the gateway's files, for the caller only.
+    files: aelc_runtime::files::LocalFiles,
+    tenant: String,
 }
 
 impl RunHost {
-    fn new(app: &AppState) -> RunHost {
+    fn new(app: &AppState, tenant: &str) -> RunHost {
         RunHost {
             model: ModelRouter::shared(&app.project.connected, None),
             clock: SystemClock::default(),
             ids: UuidIds,
             externs: Externs::new(),
+            files: app.files.clone(),
+            tenant: tenant.to_owned(),
         }
     }
 
@@ -103,6 +108,10 @@ impl RunHost {
             ids: &mut self.ids,
             externs: &mut self.externs,
             check_accepts: true,
+            media: Some(aelc_runtime::exec::MediaAccess {
+                store: &self.files,
+                tenant: &self.tenant,
+            }),
         }
     }
 }
@@ -226,8 +235,9 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     let gate_app = Arc::clone(&app);
     let gate_bytes = bytes.clone();
     let node = agent.node;
+    let tenant = account.name.clone();
     let admission = tokio::task::spawn_blocking(move || {
-        let mut host = RunHost::new(&gate_app);
+        let mut host = RunHost::new(&gate_app, &tenant);
         gate_app
             .project
             .executor
@@ -307,8 +317,9 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     let in_flight = app.metrics.run_started();
     let run_app = Arc::clone(&app);
     let run_bytes = bytes.clone();
+    let tenant = account.name.clone();
     let finished = tokio::task::spawn_blocking(move || {
-        let mut host = RunHost::new(&run_app);
+        let mut host = RunHost::new(&run_app, &tenant);
         run_app
             .project
             .executor

@@ -52,6 +52,7 @@ use crate::decode::Decoder;
 use crate::error::DecodeError;
 use crate::eval::{CheckOutcome, EvalError, EvalErrorKind, Evaluator, FnTable, Host};
 use crate::expr::{Callee, FnId};
+use crate::files::MediaStore;
 use crate::meter::Meter;
 use crate::model::Model;
 use crate::pipeline::{self, Clock, Outcome, Pipeline, Refusal, Status, OUTPUT_ROOT};
@@ -79,6 +80,18 @@ pub struct Env<'e> {
     /// Check each call's part kinds against its binding's `accepts` before the call. Off for
     /// recorded answers, which answer whatever they are asked.
     pub check_accepts: bool,
+    /// The file store and the tenant of the run: every media reference among a run's inputs
+    /// is checked against it (access, expiry, what it says), and a live call's media parts are
+    /// resolved through it into inline data. `None`: references are taken as they are (a
+    /// replay), and a live call with media parts is refused.
+    pub media: Option<MediaAccess<'e>>,
+}
+
+/// Where a run's media references are checked and read, and for whom (spec §12.1).
+#[derive(Clone, Copy)]
+pub struct MediaAccess<'e> {
+    pub store: &'e dyn MediaStore,
+    pub tenant: &'e str,
 }
 
 /// Why a node cannot run at all: nothing was decoded, called or billed.
@@ -303,7 +316,7 @@ impl<'p> Executor<'p> {
                 )))
             }
         };
-        let refused = match expired(&inputs, env.clock.unix_ms()) {
+        let refused = match media_refusal(&inputs, env) {
             Some(why) => Some(Answered::ended(Outcome::rejected_input(), why)),
             None => self.gate_checks(ir, &inputs, env),
         };
@@ -376,6 +389,23 @@ impl<'p> Executor<'p> {
         ))
     }
 
+    /// The run of `node` refused before anything ran (a stale observation, a stream that did not
+    /// end complete): status `rejected_input` with `code`, nothing called or billed, `why` on
+    /// the receipt.
+    pub fn refused_run(&self, node: &NodeIr, code: &str, why: String, env: &mut Env<'_>) -> Run {
+        let outcome = Outcome::no_call(Status::RejectedInput, code);
+        let mut receipt = self.receipt(env, node, b"", &outcome, Vec::new());
+        receipt.refusal = Some(why.clone());
+        Run {
+            outcome,
+            receipt,
+            input_errors: Vec::new(),
+            input_check: None,
+            refusal: Some(why),
+            parts: Vec::new(),
+        }
+    }
+
     /// Steps 3–6 of the module doc for decoded inputs; `input` is what the receipt hashes.
     /// `admitted`: the gate passed already ([`Executor::admit`]), so input checks are skipped.
     #[allow(clippy::too_many_arguments)]
@@ -391,7 +421,7 @@ impl<'p> Executor<'p> {
         admitted: bool,
     ) -> Run {
         meter.enter(node.budget.to_pipeline().limits(), env.clock.now_ms());
-        let done = match expired(&inputs, env.clock.unix_ms()) {
+        let done = match media_refusal(&inputs, env) {
             Some(why) => Answered::ended(Outcome::rejected_input(), why),
             None => {
                 let refused = if admitted {
@@ -694,19 +724,8 @@ impl<'p> Executor<'p> {
             }
             Err(e) => return ended(Status::Error, "internal_error", e.to_string()),
         };
+        let mut resolved: Vec<Option<String>> = vec![None; parts.len()];
         if env.check_accepts {
-            // A provider never receives a `holon://` reference (spec §12.1): resolving one
-            // into data it can read needs a file store, which this run does not have.
-            if let Some(m) = parts.iter().find_map(PromptPart::media) {
-                return ended(
-                    Status::Error,
-                    "model_unavailable",
-                    format!(
-                        "the prompt holds the media reference {}, which no file store here resolves into data a provider can read; nothing was sent",
-                        m.reference
-                    ),
-                );
-            }
             if let Some(b) = binding {
                 if let Some(part) = parts.iter().find(|p| !b.accepts.contains(&p.kind())) {
                     return ended(
@@ -720,12 +739,48 @@ impl<'p> Executor<'p> {
                     );
                 }
             }
+            // A provider never receives a `holon://` reference (spec §12.1): each media part
+            // the binding accepts becomes inline data, read and verified through the store.
+            for (i, part) in parts.iter().enumerate() {
+                let Some(m) = part.media() else {
+                    continue;
+                };
+                let Some(access) = env.media else {
+                    return ended(
+                        Status::Error,
+                        "model_unavailable",
+                        format!(
+                            "the prompt holds the media reference {}, which no file store here resolves into data a provider can read; nothing was sent",
+                            m.reference
+                        ),
+                    );
+                };
+                let now_ms = env.clock.unix_ms();
+                match crate::files::fetch(access.store, m, access.tenant, now_ms) {
+                    Ok(bytes) => {
+                        resolved[i] = Some(crate::files::data_url(&m.content_type, &bytes))
+                    }
+                    Err(refusal) => {
+                        return ModelCalled {
+                            outcome: Outcome::rejected_input(),
+                            refusal: Some(format!("{refusal}; nothing was sent")),
+                            parts: Vec::new(),
+                        }
+                    }
+                }
+            }
         }
         let call = if matches!(parts.as_slice(), [PromptPart::Text(_)]) {
             Arc::clone(&prepared.call)
         } else {
             let mut call = NodeCall::clone(&prepared.call);
-            call.parts = Some(parts.iter().map(PromptPart::to_provider_part).collect());
+            call.parts = Some(
+                parts
+                    .iter()
+                    .zip(resolved)
+                    .map(|(p, data)| p.to_provider_part_with(data))
+                    .collect(),
+            );
             Arc::new(call)
         };
         let mut pipeline = self.pipeline(node);
@@ -923,31 +978,49 @@ pub fn prompt_text(parts: &[PromptPart]) -> String {
         .join("\n\n")
 }
 
-/// Why a run may not use its inputs: a media reference among them whose `expires_at` has
-/// passed at `now_ms` (ms since the Unix epoch). The values are walked without recursion.
-fn expired(inputs: &[Value], now_ms: i64) -> Option<String> {
+/// Why a run may not use its inputs: a media reference among them that has expired, or, with a
+/// file store, that the run's tenant may not use (see [`crate::files::check_use`]). Nothing is
+/// read.
+fn media_refusal(inputs: &[Value], env: &mut Env<'_>) -> Option<String> {
+    let refs = media_refs(inputs);
+    if refs.is_empty() {
+        return None;
+    }
+    let now_ms = env.clock.unix_ms();
+    for m in refs {
+        let refused = match env.media {
+            Some(access) => crate::files::check_use(access.store, m, access.tenant, now_ms).err(),
+            None => m
+                .expires_at
+                .as_deref()
+                .filter(|at| crate::files::has_expired(at, now_ms))
+                .map(|at| crate::files::MediaRefusal {
+                    reference: m.reference.clone(),
+                    field: "expires_at",
+                    message: format!("expired at {at}"),
+                }),
+        };
+        if let Some(refusal) = refused {
+            return Some(format!("{refusal}; nothing was read or called"));
+        }
+    }
+    None
+}
+
+/// Every media reference among `inputs`, walked without recursion.
+fn media_refs(inputs: &[Value]) -> Vec<&crate::value::MediaRef> {
+    let mut out = Vec::new();
     let mut stack: Vec<&Value> = inputs.iter().collect();
     while let Some(v) = stack.pop() {
         match v {
-            Value::Media(m) => {
-                let Some(at) = &m.expires_at else {
-                    continue;
-                };
-                let expires = at.parse::<jiff::Timestamp>().map(|t| t.as_millisecond());
-                if expires.is_ok_and(|ms| ms <= now_ms) {
-                    return Some(format!(
-                        "the media reference {} expired at {at}; nothing was read or called",
-                        m.reference
-                    ));
-                }
-            }
+            Value::Media(m) => out.push(&**m),
             Value::List(items) | Value::Struct(items) => stack.extend(items),
             Value::Enum { fields, .. } => stack.extend(fields),
             Value::Map(entries) => stack.extend(entries.iter().map(|(_, v)| v)),
             _ => {}
         }
     }
-    None
+    out
 }
 
 /// The node's final `fail(code)` policy, if any.

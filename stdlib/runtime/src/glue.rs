@@ -624,6 +624,7 @@ pub fn run<T: Glue>(
         ids,
         externs: &mut host,
         check_accepts: ctx.check_accepts,
+        media: None,
     };
     let id = NodeId(u32::try_from(node).unwrap_or(u32::MAX));
     exec.run(id, bytes, &mut env).map(Run::new)

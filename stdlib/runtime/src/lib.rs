@@ -18,7 +18,10 @@
 //! - [`example`]: the example files of spec §6 that `aelc test` replays.
 //! - [`testing`]: the spec's review types as a ready table, for tests and benchmarks.
 //! - [`bounded`] and [`glue`]: what generated Rust glue links against (spec §9.4).
-//! - [`media`]: the JSON shape of media references; [`format`]: `@format` validators.
+//! - [`media`]: the JSON shape of media references; [`files`]: the file store behind them
+//!   (content-addressed, tenant and expiry checked on every use); [`format`]: `@format`
+//!   validators.
+//! - [`stream`]: streams at run time, a bounded buffer enforcing every limit of spec §7.1.
 //!
 //! This crate never depends on `aelc`; `aelc` and generated glue depend on it.
 
@@ -30,6 +33,7 @@ pub mod eval;
 pub mod example;
 pub mod exec;
 pub mod expr;
+pub mod files;
 pub mod format;
 pub mod glue;
 pub mod json;
@@ -44,6 +48,7 @@ pub mod prompt;
 pub mod provider;
 pub mod receipt;
 pub mod stage;
+pub mod stream;
 pub mod testing;
 pub mod ty;
 pub mod validate;

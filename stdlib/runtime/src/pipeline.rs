@@ -117,6 +117,48 @@ impl Clock for TickClock {
     }
 }
 
+/// A clock that moves only when told to, shared by its clones: tests (and a replayed stream,
+/// whose time is the time its chunks carry) set it. Both readings are the one value, in
+/// milliseconds since the Unix epoch.
+#[derive(Clone, Debug, Default)]
+pub struct ManualClock(std::sync::Arc<std::sync::atomic::AtomicI64>);
+
+impl ManualClock {
+    pub fn at(unix_ms: i64) -> ManualClock {
+        ManualClock(std::sync::Arc::new(std::sync::atomic::AtomicI64::new(
+            unix_ms,
+        )))
+    }
+
+    pub fn set(&self, unix_ms: i64) {
+        self.0.store(unix_ms, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Moves the clock forward to `unix_ms`; never back.
+    pub fn advance_to(&self, unix_ms: i64) {
+        self.0
+            .fetch_max(unix_ms, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn get(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&mut self) -> u64 {
+        u64::try_from(self.get()).unwrap_or(0)
+    }
+
+    fn unix_ms(&mut self) -> i64 {
+        self.get()
+    }
+}
+
 /// A failed output check: which check, its declared code and message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckFailure {

@@ -180,6 +180,10 @@ pub struct Param {
     /// raw parser, `extern fn parse(raw: Raw) -> T`). No field can hold it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub raw: bool,
+    /// For a node parameter of a `stream` type: the stream's index in [`Program::streams`]. Its
+    /// `ty` is then the list of chunks buffered now (spec §7.1), what the node sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<u32>,
 }
 
 impl Param {

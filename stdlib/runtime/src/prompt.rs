@@ -183,8 +183,14 @@ impl PromptPart {
     /// The provider-neutral part: a media reference travels as its `ref` URL and content type
     /// (resolving `holon://` references is the caller's job, spec §7).
     pub fn to_provider_part(&self) -> Part {
+        self.to_provider_part_with(None)
+    }
+
+    /// [`PromptPart::to_provider_part`] with a media part's URL replaced by `url` (the inline
+    /// data a file store resolved its reference into).
+    pub fn to_provider_part_with(&self, url: Option<String>) -> Part {
         let source = |m: &MediaRef| MediaSource {
-            url: m.reference.clone(),
+            url: url.clone().unwrap_or_else(|| m.reference.clone()),
             content_type: Some(m.content_type.clone()),
         };
         match self {

@@ -28,9 +28,7 @@ use serde_json::value::RawValue;
 use super::{Env, Executor, Run, Unrunnable};
 use crate::decode::Decoder;
 use crate::error::DecodeError;
-use crate::pipeline::{Outcome, Status};
 use crate::program::{Combine, NodeId, NodeIr};
-use crate::receipt::Receipt;
 use crate::value::Value;
 
 /// One line of a session.
@@ -272,26 +270,7 @@ impl<'x, 'p> Session<'x, 'p> {
 
     /// The receipt of a run refused as stale: nothing ran, nothing billed.
     fn stale_run(&self, env: &mut Env<'_>, why: &str) -> Run {
-        let program = self.exec.program();
-        let outcome = Outcome::no_call(Status::RejectedInput, "stale_input");
-        let mut receipt = Receipt::new(
-            env.ids.receipt_id(),
-            &program.package.name,
-            &program.package.version,
-            &self.ir.name,
-            b"",
-            &outcome,
-            Vec::new(),
-        );
-        let why = format!("stale input: {why}");
-        receipt.refusal = Some(why.clone());
-        Run {
-            outcome,
-            receipt,
-            input_errors: Vec::new(),
-            input_check: None,
-            refusal: Some(why),
-            parts: Vec::new(),
-        }
+        self.exec
+            .refused_run(self.ir, "stale_input", format!("stale input: {why}"), env)
     }
 }

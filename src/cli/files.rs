@@ -1,0 +1,80 @@
+//! `aelc files put FILE [--tenant T] [--expires WHEN] [--project DIR]`: stores a file in the
+//! project's local file store (`.ael/files/`, `aelc_runtime::files::LocalFiles`) and prints its
+//! media reference as one line of JSON (spec §7, §12.1): content type, size, SHA-256, expiry,
+//! source, and the dimensions, duration and sample rate read from its header. `aelc run` uses
+//! that store, for the tenant `local`.
+//!
+//! Exit 0 when stored, 2 for usage and I/O errors (no project, an unreadable file, an
+//! unreadable `--expires`).
+
+use std::path::PathBuf;
+
+use aelc_runtime::files::{expires_at, LocalFiles, LOCAL_TENANT};
+
+use super::args::{FilesCommand, FilesPutArgs};
+use super::{Output, Status};
+use crate::driver::{find_project_root, DiskWorld};
+
+/// The largest file stored: the largest media type bound the language allows is far below it,
+/// and the whole file is read to hash it.
+const MAX_FILE_BYTES: u64 = 1 << 30;
+
+pub fn run(out: &Output, cmd: &FilesCommand) -> Status {
+    match cmd {
+        FilesCommand::Put(args) => put(out, args),
+    }
+}
+
+fn put(out: &Output, args: &FilesPutArgs) -> Status {
+    let start = args.project.clone().unwrap_or_else(|| PathBuf::from("."));
+    let Some(root) = find_project_root(&DiskWorld, &start) else {
+        return out.fatal(&format!("no ael.toml at or above {}", start.display()));
+    };
+    let tenant = args.tenant.as_deref().unwrap_or(LOCAL_TENANT);
+    if tenant.is_empty() || tenant.len() > 128 || tenant.chars().any(char::is_control) {
+        return out
+            .fatal("--tenant: a tenant is 1 to 128 characters, none of them control characters");
+    }
+    let now_ms =
+        aelc_runtime::pipeline::Clock::unix_ms(&mut aelc_runtime::pipeline::SystemClock::default());
+    let expires_at = match args
+        .expires
+        .as_deref()
+        .map(|text| expires_at(text, now_ms).map_err(|e| format!("--expires {e}")))
+        .transpose()
+    {
+        Ok(e) => e,
+        Err(message) => return out.fatal(&message),
+    };
+    let size = match std::fs::metadata(&args.file) {
+        Ok(m) => m.len(),
+        Err(e) => return out.fatal(&format!("cannot read {}: {e}", args.file.display())),
+    };
+    if size > MAX_FILE_BYTES {
+        return out.fatal(&format!(
+            "{} has {size} bytes; the local store takes at most {MAX_FILE_BYTES}",
+            args.file.display()
+        ));
+    }
+    let bytes = match std::fs::read(&args.file) {
+        Ok(b) => b,
+        Err(e) => return out.fatal(&format!("cannot read {}: {e}", args.file.display())),
+    };
+    let name = args
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let source = Some(format!("file:{name}"));
+    let store = LocalFiles::in_project(&root);
+    match store.put(&bytes, tenant, expires_at, source) {
+        Ok(stored) => match serde_json::to_string(&stored.media) {
+            Ok(json) => {
+                super::print_line(&json);
+                Status::Ok
+            }
+            Err(e) => out.fatal(&e.to_string()),
+        },
+        Err(message) => out.fatal(&message),
+    }
+}

@@ -1,0 +1,478 @@
+//! The file store behind media references (spec §7, §12.1): where `holon://files/ID` points,
+//! who may use it, until when, and its bytes, verified.
+//!
+//! - [`MediaStore`]: what the executor asks of a store, two primitives with no rules in them
+//!   (a record by id, bytes by record); the local folder implements it ([`LocalFiles`]), a
+//!   gateway backs it with its database.
+//! - [`check_use`]: the rules of every use, with no byte read: the reference exists, belongs to
+//!   the run's tenant, has not expired (the stored expiry and the reference's), and says what
+//!   the store says (type, size, SHA-256, dimensions, duration, sample rate).
+//! - [`fetch`]: [`check_use`], then the bytes, refused unless their size and SHA-256 are the
+//!   reference's; [`data_url`] makes what a provider receives inline.
+//! - [`sniff`]: a file's content type and header facts (dimensions, duration, sample rate)
+//!   from its first bytes, by maintained header readers, without decoding it.
+//!
+//! The local layout, under a project: `.ael/files/<sha256>` holds each distinct content once,
+//! `.ael/files/refs/<id>.json` one record per stored reference ([`StoredFile`]). Ids are
+//! UUIDv7s, so two tenants storing the same bytes get two references to one content.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::media::REF_PREFIX;
+use crate::value::MediaRef;
+
+/// The tenant of runs on a developer's machine (`aelc run`, `aelc files put` without
+/// `--tenant`).
+pub const LOCAL_TENANT: &str = "local";
+
+/// One stored reference: the reference as it is handed out, and who may use it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredFile {
+    pub tenant: String,
+    pub media: MediaRef,
+}
+
+impl StoredFile {
+    /// The id after `holon://files/`.
+    pub fn id(&self) -> &str {
+        self.media
+            .reference
+            .strip_prefix(REF_PREFIX)
+            .unwrap_or(&self.media.reference)
+    }
+}
+
+/// What the executor needs of a file store. Implementations hold no rules: [`check_use`] and
+/// [`fetch`] apply them, the same for every store.
+pub trait MediaStore: Send + Sync {
+    /// The record of reference `id` (the part after `holon://files/`); `None` when there is
+    /// none. Reads no byte of the file.
+    fn record(&self, id: &str) -> Result<Option<StoredFile>, String>;
+
+    /// The bytes of `file`, reading at most `max` bytes (a longer content is cut there, and
+    /// [`fetch`] refuses it by size).
+    fn bytes(&self, file: &StoredFile, max: u64) -> Result<Vec<u8>, String>;
+}
+
+/// Why a reference may not be used: nothing was read or sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MediaRefusal {
+    pub reference: String,
+    /// The field of the reference at fault (`ref`, `expires_at`, `sha256`, `size`, …).
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for MediaRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "media reference {} (`{}`): {}",
+            self.reference, self.field, self.message
+        )
+    }
+}
+
+fn refuse(m: &MediaRef, field: &'static str, message: impl Into<String>) -> MediaRefusal {
+    MediaRefusal {
+        reference: m.reference.clone(),
+        field,
+        message: message.into(),
+    }
+}
+
+/// Whether `expires_at` (RFC 3339) has passed at `now_ms`; an unreadable date counts as passed.
+pub fn has_expired(expires_at: &str, now_ms: i64) -> bool {
+    expires_at
+        .parse::<jiff::Timestamp>()
+        .map_or(true, |t| t.as_millisecond() <= now_ms)
+}
+
+/// The rules of one use of `m` by `tenant` at `now_ms` (see the module doc); reads no byte.
+pub fn check_use(
+    store: &dyn MediaStore,
+    m: &MediaRef,
+    tenant: &str,
+    now_ms: i64,
+) -> Result<StoredFile, MediaRefusal> {
+    if let Some(at) = m.expires_at.as_deref().filter(|at| has_expired(at, now_ms)) {
+        return Err(refuse(m, "expires_at", format!("expired at {at}")));
+    }
+    let Some(id) = m
+        .reference
+        .strip_prefix(REF_PREFIX)
+        .filter(|id| !id.is_empty())
+    else {
+        return Err(refuse(
+            m,
+            "ref",
+            format!("a reference starts with {REF_PREFIX}"),
+        ));
+    };
+    let stored = match store.record(id) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return Err(refuse(
+                m,
+                "ref",
+                "no such file in the store (store one with `aelc files put FILE`)",
+            ))
+        }
+        Err(e) => return Err(refuse(m, "ref", format!("the store cannot be read: {e}"))),
+    };
+    if stored.tenant != tenant {
+        // Said the same way as a missing file would be, so a reference tells nothing about
+        // another tenant's files beyond "not yours".
+        return Err(refuse(m, "ref", format!("not a file of tenant `{tenant}`")));
+    }
+    if let Some(at) = stored
+        .media
+        .expires_at
+        .as_deref()
+        .filter(|at| has_expired(at, now_ms))
+    {
+        return Err(refuse(m, "expires_at", format!("the file expired at {at}")));
+    }
+    let s = &stored.media;
+    let same = [
+        ("content_type", m.content_type == s.content_type),
+        ("size", m.size == s.size),
+        ("sha256", m.sha256 == s.sha256),
+        ("width", agrees(m.width, s.width)),
+        ("height", agrees(m.height, s.height)),
+        ("duration_ms", agrees(m.duration_ms, s.duration_ms)),
+        ("sample_rate", agrees(m.sample_rate, s.sample_rate)),
+        ("pages", agrees(m.pages, s.pages)),
+    ];
+    if let Some((field, _)) = same.iter().find(|(_, same)| !same) {
+        return Err(refuse(
+            m,
+            field,
+            format!("the reference's `{field}` is not the stored file's"),
+        ));
+    }
+    Ok(stored)
+}
+
+/// A fact the reference states must be the stored one (a caller cannot claim smaller pixels
+/// to pass `@max_pixels`); a fact it leaves out is not checked here.
+fn agrees(claimed: Option<u64>, stored: Option<u64>) -> bool {
+    claimed.is_none() || claimed == stored
+}
+
+/// The bytes of `m` for `tenant` at `now_ms`: [`check_use`], then read and verified.
+pub fn fetch(
+    store: &dyn MediaStore,
+    m: &MediaRef,
+    tenant: &str,
+    now_ms: i64,
+) -> Result<Vec<u8>, MediaRefusal> {
+    let stored = check_use(store, m, tenant, now_ms)?;
+    // One byte more than the size, so a longer content is seen as longer.
+    let bytes = store
+        .bytes(&stored, stored.media.size.saturating_add(1))
+        .map_err(|e| refuse(m, "ref", format!("the file cannot be read: {e}")))?;
+    if bytes.len() as u64 != stored.media.size {
+        return Err(refuse(
+            m,
+            "size",
+            format!(
+                "the stored bytes are not {} bytes long; the file is damaged",
+                stored.media.size
+            ),
+        ));
+    }
+    if sha256_hex(&bytes) != stored.media.sha256 {
+        return Err(refuse(
+            m,
+            "sha256",
+            "the stored bytes do not match the SHA-256; the file is damaged",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Lowercase hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// `data:<type>;base64,<bytes>`: media inline, as the providers take it.
+pub fn data_url(content_type: &str, bytes: &[u8]) -> String {
+    use base64::Engine;
+    format!(
+        "data:{content_type};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+/// An expiry as written by a person: an RFC 3339 date-time, or a time from `now_ms` (`30s`,
+/// `10m`, `2h`, `7d`). Returns the RFC 3339 date-time a reference carries.
+pub fn expires_at(text: &str, now_ms: i64) -> Result<String, String> {
+    if let Ok(t) = text.parse::<jiff::Timestamp>() {
+        return Ok(t.to_string());
+    }
+    let usage = || {
+        format!(
+            "`{text}`: write an RFC 3339 date-time (2026-12-02T15:00:00Z) or a time from now (30s, 10m, 2h, 7d)"
+        )
+    };
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .filter(|i| *i > 0)
+        .ok_or_else(usage)?;
+    let (count, unit) = text.split_at(split);
+    let count: i64 = count.parse().map_err(|_| usage())?;
+    let seconds: i64 = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(usage()),
+    };
+    let ms = count
+        .checked_mul(seconds * 1000)
+        .and_then(|d| now_ms.checked_add(d))
+        .ok_or_else(usage)?;
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.to_string())
+        .map_err(|e| format!("`{text}`: {e}"))
+}
+
+/// What a file's first bytes say.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sniffed {
+    pub content_type: String,
+    pub width: Option<u64>,
+    pub height: Option<u64>,
+    pub duration_ms: Option<u64>,
+    pub sample_rate: Option<u64>,
+}
+
+/// The content type and header facts of `bytes`, read from headers only (`imagesize` for
+/// images, `hound` for WAV); `application/octet-stream` for what is not recognised.
+pub fn sniff(bytes: &[u8]) -> Sniffed {
+    let mut out = Sniffed {
+        content_type: "application/octet-stream".to_owned(),
+        ..Sniffed::default()
+    };
+    if let Ok(kind) = imagesize::image_type(bytes) {
+        use imagesize::ImageType as T;
+        let content_type = match kind {
+            T::Png => Some("image/png"),
+            T::Jpeg => Some("image/jpeg"),
+            T::Gif => Some("image/gif"),
+            T::Webp => Some("image/webp"),
+            T::Bmp => Some("image/bmp"),
+            T::Tiff => Some("image/tiff"),
+            _ => None,
+        };
+        if let Some(ct) = content_type {
+            out.content_type = ct.to_owned();
+            if let Ok(size) = imagesize::blob_size(bytes) {
+                out.width = Some(size.width as u64);
+                out.height = Some(size.height as u64);
+            }
+            return out;
+        }
+    }
+    if bytes.len() >= 12 && &bytes[0..4] == b"RIFF" && &bytes[8..12] == b"WAVE" {
+        out.content_type = "audio/wav".to_owned();
+        if let Ok(reader) = hound::WavReader::new(std::io::Cursor::new(bytes)) {
+            let spec = reader.spec();
+            out.sample_rate = Some(u64::from(spec.sample_rate));
+            if spec.sample_rate > 0 {
+                // `duration` counts samples per channel.
+                out.duration_ms =
+                    Some(u64::from(reader.duration()) * 1000 / u64::from(spec.sample_rate));
+            }
+        }
+        return out;
+    }
+    if bytes.starts_with(b"fLaC") {
+        out.content_type = "audio/flac".to_owned();
+    } else if bytes.starts_with(b"%PDF-") {
+        out.content_type = "application/pdf".to_owned();
+    } else if bytes.starts_with(b"ID3") || bytes.starts_with(&[0xFF, 0xFB]) {
+        out.content_type = "audio/mpeg".to_owned();
+    } else if std::str::from_utf8(bytes).is_ok() {
+        out.content_type = "text/plain".to_owned();
+    }
+    out
+}
+
+/// The store in a project's `.ael/files/` (see the module doc).
+#[derive(Clone, Debug)]
+pub struct LocalFiles {
+    root: PathBuf,
+}
+
+impl LocalFiles {
+    /// The store of the project at `project_root` (nothing is created until a put).
+    pub fn in_project(project_root: &Path) -> LocalFiles {
+        LocalFiles {
+            root: project_root.join(".ael").join("files"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn record_path(&self, id: &str) -> Option<PathBuf> {
+        // Ids are what `put` makes: no separators, no dots, so no path can escape the folder.
+        let safe = !id.is_empty()
+            && id.len() <= 64
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        safe.then(|| self.root.join("refs").join(format!("{id}.json")))
+    }
+
+    /// Stores `bytes` for `tenant` and returns the reference: content type and header facts
+    /// sniffed, `expires_at` and `source` as given.
+    pub fn put(
+        &self,
+        bytes: &[u8],
+        tenant: &str,
+        expires_at: Option<String>,
+        source: Option<String>,
+    ) -> Result<StoredFile, String> {
+        let sha256 = sha256_hex(bytes);
+        let sniffed = sniff(bytes);
+        let refs = self.root.join("refs");
+        std::fs::create_dir_all(&refs)
+            .map_err(|e| format!("cannot create {}: {e}", refs.display()))?;
+        let content = self.root.join(&sha256);
+        if !content.exists() {
+            // Written beside, then renamed: a reader never sees half a file.
+            let partial = self.root.join(format!("{sha256}.partial"));
+            std::fs::write(&partial, bytes)
+                .and_then(|()| std::fs::rename(&partial, &content))
+                .map_err(|e| format!("cannot write {}: {e}", content.display()))?;
+        }
+        let id = uuid::Uuid::now_v7().simple().to_string();
+        let stored = StoredFile {
+            tenant: tenant.to_owned(),
+            media: MediaRef {
+                reference: format!("{REF_PREFIX}{id}"),
+                content_type: sniffed.content_type,
+                size: bytes.len() as u64,
+                sha256,
+                expires_at,
+                source,
+                width: sniffed.width,
+                height: sniffed.height,
+                duration_ms: sniffed.duration_ms,
+                sample_rate: sniffed.sample_rate,
+                pages: None,
+            },
+        };
+        let path = refs.join(format!("{id}.json"));
+        let json = serde_json::to_string_pretty(&stored).map_err(|e| e.to_string())?;
+        std::fs::write(&path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(stored)
+    }
+}
+
+impl MediaStore for LocalFiles {
+    fn record(&self, id: &str) -> Result<Option<StoredFile>, String> {
+        let Some(path) = self.record_path(id) else {
+            return Ok(None);
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    fn bytes(&self, file: &StoredFile, max: u64) -> Result<Vec<u8>, String> {
+        let sha = &file.media.sha256;
+        if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err("the record's sha256 is not 64 hex digits".to_owned());
+        }
+        let path = self.root.join(sha);
+        let f = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut out = Vec::new();
+        f.take(max)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wav(sample_rate: u32, samples: u32) -> Vec<u8> {
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut out = std::io::Cursor::new(Vec::new());
+        let Ok(mut writer) = hound::WavWriter::new(&mut out, spec) else {
+            return Vec::new();
+        };
+        for _ in 0..samples {
+            let _ = writer.write_sample(0i16);
+        }
+        let _ = writer.finalize();
+        out.into_inner()
+    }
+
+    #[test]
+    fn headers_give_type_duration_and_sample_rate() {
+        let sniffed = sniff(&wav(16_000, 8_000));
+        assert_eq!(sniffed.content_type, "audio/wav");
+        assert_eq!(sniffed.sample_rate, Some(16_000));
+        assert_eq!(sniffed.duration_ms, Some(500));
+        assert_eq!(sniff(b"%PDF-1.7 ...").content_type, "application/pdf");
+        assert_eq!(sniff(b"plain words").content_type, "text/plain");
+        assert_eq!(
+            sniff(&[0xff, 0x00, 0xfe]).content_type,
+            "application/octet-stream"
+        );
+        // A truncated header is a type without facts, never a panic.
+        let cut = &wav(16_000, 10)[..20];
+        assert_eq!(sniff(cut).sample_rate, None);
+    }
+
+    #[test]
+    fn expiries_are_dates_or_times_from_now() {
+        let now = 1_796_220_000_000; // 2026-12-02T14:00:00Z
+        assert_eq!(expires_at("2h", now).as_deref(), Ok("2026-12-02T16:00:00Z"));
+        assert_eq!(expires_at("7d", now).as_deref(), Ok("2026-12-09T14:00:00Z"));
+        assert_eq!(
+            expires_at("2026-12-02T15:00:00Z", now).as_deref(),
+            Ok("2026-12-02T15:00:00Z")
+        );
+        for bad in ["soon", "h", "10y", "", "99999999999999999999d"] {
+            assert!(expires_at(bad, now).is_err(), "{bad}");
+        }
+        assert!(has_expired("2026-12-02T14:00:00Z", now));
+        assert!(!has_expired("2026-12-02T14:00:00.001Z", now));
+        assert!(has_expired("not a date", now));
+    }
+
+    #[test]
+    fn ids_cannot_leave_the_store() {
+        let store = LocalFiles::in_project(Path::new("/nonexistent-project"));
+        for id in ["../../etc/passwd", "a/b", "", "a.json", &"a".repeat(65)] {
+            assert_eq!(store.record(id), Ok(None), "{id}");
+        }
+    }
+}
