@@ -474,6 +474,34 @@ fn gateway_suite(backend: &str, store: &str) {
         .expect("id")
         .to_owned();
     assert_eq!(get(&gw, &format!("/v1/receipts/{id}"), Some(&other)).0, 404);
+    let png = [
+        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0,
+        0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0,
+    ];
+    let mut uploaded = http()
+        .post(gw.url("/v1/files"))
+        .header("authorization", &format!("Bearer {other}"))
+        .send(&png[..])
+        .expect("upload");
+    assert_eq!(uploaded.status().as_u16(), 201);
+    let file: Value =
+        serde_json::from_str(&uploaded.body_mut().read_to_string().expect("body")).expect("json");
+    assert_eq!(
+        (file["content_type"].as_str(), file["width"].as_u64()),
+        (Some("image/png"), Some(2))
+    );
+    let file_id = file["ref"]
+        .as_str()
+        .expect("a ref")
+        .trim_start_matches("holon://files/");
+    assert_eq!(
+        get(&gw, &format!("/v1/files/{file_id}"), Some(&other)).0,
+        200
+    );
+    assert_eq!(
+        get(&gw, &format!("/v1/files/{file_id}"), Some(&demo)).0,
+        404
+    );
     let (status, own) = get(&gw, &format!("/v1/receipts/{id}"), Some(&demo));
     assert_eq!(status, 200);
     assert_eq!(
@@ -819,7 +847,7 @@ fn mcp_session(mode: &str) {
     let dir = temp_dir(&format!("mcp-{mode}"));
     project(&dir, model.port);
     let store = sqlite_url(&format!("mcp-{mode}"));
-    account(&dir, &store, "demo", "5 EUR");
+    let key = account(&dir, &store, "demo", "5 EUR");
     aelc(
         &[
             "mandate",
@@ -839,17 +867,23 @@ fn mcp_session(mode: &str) {
         &dir,
     );
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/session.py");
-    let out = Command::new(python)
-        .arg(&script)
-        .args([
-            AELC,
-            &dir.display().to_string(),
-            &store,
-            "demo/sandbox",
-            mode,
-        ])
-        .output()
-        .expect("run the Python MCP client");
+    let mut command = Command::new(python);
+    command.arg(&script).args([
+        AELC,
+        &dir.display().to_string(),
+        &store,
+        "demo/sandbox",
+        mode,
+    ]);
+    // Through a gateway: the account's key, the gateway's URL and PID (the script kills it).
+    let gateway = (mode == "gateway").then(|| Gateway::start(&dir, &store, &[]));
+    if let Some(gw) = &gateway {
+        command
+            .args([gw.url(""), gw.child.id().to_string()])
+            .env("AELC_API_KEY", &key);
+    }
+    let out = command.output().expect("run the Python MCP client");
+    drop(gateway);
     assert!(
         out.status.success(),
         "the MCP session ({mode}) failed:\n{}\n{}",
@@ -950,6 +984,11 @@ fn mcp_session_with_elicitation() {
 #[test]
 fn mcp_session_with_out_of_band_approval() {
     mcp_session("oob");
+}
+
+#[test]
+fn mcp_session_through_a_gateway() {
+    mcp_session("gateway");
 }
 
 #[test]

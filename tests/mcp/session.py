@@ -11,6 +11,8 @@ Prints one JSON object with what it saw; exits non-zero on any broken expectatio
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 
@@ -20,6 +22,9 @@ from mcp.client.streamable_http import streamable_http_client
 import mcp.types as types
 
 AELC, PROJECT, STORE, MANDATE, MODE = sys.argv[1:6]
+# MODE `gateway`: as `oob`, hiring through a running gateway (its URL and PID follow; the
+# account key is in AELC_API_KEY); at the end the gateway is killed and a call must fail cleanly.
+GATEWAY, GATEWAY_PID = (sys.argv[6], int(sys.argv[7])) if MODE == "gateway" else (None, None)
 seen = {"elicitations": []}
 
 
@@ -40,10 +45,14 @@ def structured(result):
 
 
 async def main():
+    where = ["--gateway", GATEWAY] if GATEWAY else ["--project", PROJECT]
+    env = {"AELC_FAKE_KEY": "test-key", "AELC_LOG": "warn", "PATH": "/usr/bin:/bin"}
+    if GATEWAY:
+        env["AELC_API_KEY"] = os.environ["AELC_API_KEY"]
     server = StdioServerParameters(
         command=AELC,
-        args=["mcp", "--mandate", MANDATE, "--project", PROJECT, "--store", STORE],
-        env={"AELC_FAKE_KEY": "test-key", "AELC_LOG": "warn", "PATH": "/usr/bin:/bin"},
+        args=["mcp", "--mandate", MANDATE, *where, "--store", STORE],
+        env=env,
     )
     callback = approve_in_form if MODE == "elicit" else None
     if MODE == "http":
@@ -139,6 +148,14 @@ async def session_body(read, write, callback):
         seen["budget"] = budget
         check(budget["spent"] == "1.01", f"spent = 0.01 + 1: {budget}")
         check(budget["remaining"] == "3.99", f"remaining: {budget}")
+        if GATEWAY:
+            os.kill(GATEWAY_PID, signal.SIGKILL)
+            await asyncio.sleep(0.3)
+            down = await session.call_tool("call_agent", {"agent": "acme/echo", "input": {"text": "[ok] down"}})
+            seen["down"] = down.content[0].text
+            check(down.is_error and "unreachable" in down.content[0].text, f"a down gateway is a tool error: {seen['down']}")
+            budget = structured(await session.call_tool("get_budget", {}))
+            check(budget["spent"] == "1.01", "nothing billed while the gateway is down")
 
 
 asyncio.run(main())

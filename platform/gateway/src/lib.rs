@@ -129,6 +129,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/agents/{owner}/{name}/runs", post(runs::create_run))
         .route("/v1/receipts/{id}", get(routes::get_receipt))
         .route("/v1/files", post(routes::put_file))
+        .route("/v1/files/{id}", get(routes::get_file))
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
         .route("/openapi.json", get(openapi_json))

@@ -26,6 +26,7 @@ use crate::project::Project;
         crate::routes::get_agent,
         crate::routes::get_receipt,
         crate::routes::put_file,
+        crate::routes::get_file,
         crate::routes::healthz,
         crate::routes::metrics,
     ),

@@ -162,6 +162,33 @@ pub async fn put_file(
     Ok((StatusCode::CREATED, axum::Json(reference)).into_response())
 }
 
+/// One of the caller's files: its metadata (another account's file is not found).
+#[utoipa::path(get, path = "/v1/files/{id}", tag = "files",
+    params(("id" = String, Path, description = "The id after `holon://files/`")),
+    responses((status = 200, description = "The file's metadata", body = Object),
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn get_file(
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    let meta = app
+        .store
+        .file(&account.name, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("the file {id}")))?;
+    Ok(axum::Json(serde_json::json!({
+        "ref": format!("holon://files/{}", meta.id),
+        "content_type": meta.media_type,
+        "size": meta.size,
+        "sha256": meta.sha256,
+        "created_ms": meta.created_ms,
+    }))
+    .into_response())
+}
+
 /// Liveness: 200 while the gateway serves.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
     responses((status = 200, description = "`ok`")))]
