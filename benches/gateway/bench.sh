@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The gateway under load (issue 18's benchmark), paired in one run: the gate alone (an input the
+# schema refuses) and a full run against a model that answers at once, on SQLite and on
+# PostgreSQL, side by side with FastAPI + pydantic validating the same input schema.
+#
+#   cargo build --release --bin aelc
+#   python3 -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install fastapi==0.163.2 uvicorn==0.54.0
+#   AELC=target/release/aelc PYTHON=/tmp/bench-venv/bin/python benches/gateway/bench.sh
+#
+# Load: wrk (Debian's package), 2 threads, 64 connections, 10 s per round, two rounds each,
+# alternating A B A B. PostgreSQL: AELC_TEST_POSTGRES_URL, or the half is skipped.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+AELC="$(realpath "${AELC:-target/release/aelc}")"
+PYTHON="${PYTHON:-python3}"
+SECONDS_PER_ROUND="${SECONDS_PER_ROUND:-10}"
+work="$(mktemp -d)"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+
+model_port="$(free_port)"
+"$PYTHON" "$here/fake_model.py" "$model_port" & pids+=($!)
+wait_port "$model_port"
+
+project="$work/echo"
+mkdir -p "$project/nodes" "$project/prompts"
+cat > "$project/ael.toml" <<TOML
+[package]
+name = "acme/echo"
+version = "0.1.0"
+
+[bindings.m]
+provider = "openai"
+model = "fake"
+base_url = "http://127.0.0.1:$model_port/v1"
+api_key_env = "AELC_FAKE_KEY"
+accepts = ["text"]
+
+[limits]
+max_input_bytes = 2048
+TOML
+cat > "$project/nodes/echo.node.ael" <<'AEL'
+/// What to echo.
+struct Ask {
+    /// The text.
+    text: Str<200>,
+}
+
+/// The echo.
+struct Echo {
+    /// The reply.
+    reply: Str<200>,
+}
+
+errors EchoError {
+    /// The text is blank.
+    blank,
+}
+
+check not_blank(ask: Ask) fails EchoError {
+    require ask.text.trim().len() > 0 else blank "the text is blank";
+}
+
+/// Echoes a text.
+agent echo(ask: Ask) -> Echo fails EchoError {
+    config {
+        prompt: file("prompts/echo.md");
+        model: binding("m");
+    }
+    input { check not_blank; }
+    publish {
+        capability: "text.echo";
+        price: 0.000001 EUR;
+    }
+}
+AEL
+echo 'Echo this: {{ ask.text }}' > "$project/prompts/echo.md"
+(cd "$project" && "$AELC" build >/dev/null 2>&1)
+
+export AELC_FAKE_KEY=bench AELC_LOG=error
+declare -A results
+
+serve() { # $1 store URL → sets gw_port, key
+  local store="$1"
+  key="$("$AELC" account add "bench$RANDOM$RANDOM" --store "$store" | sed -n 's/API key (shown once): //p')"
+  gw_port="$(free_port)"
+  (cd "$project" && exec "$AELC" serve --built "$project/target/ael" --addr "127.0.0.1:$gw_port" \
+      --store "$store" --max-runs 1024 >/dev/null) & pids+=($!)
+  gw_pid=$!
+  wait_port "$gw_port"
+}
+
+
+load() { # $1 label, $2 port, $3 body, $4 key
+  local out
+  out="$(BODY="$3" KEY="$4" wrk -t2 -c64 -d"${SECONDS_PER_ROUND}s" --latency -s "$here/post.lua" \
+        "http://127.0.0.1:$2/v1/agents/acme/echo/runs")"
+  local rps p50 p99
+  rps="$(echo "$out" | awk '/Requests\/sec/ {print $2}')"
+  p50="$(echo "$out" | awk '$1=="50%" {print $2}')"
+  p99="$(echo "$out" | awk '$1=="99%" {print $2}')"
+  printf '%-34s %10s req/s   p50 %8s   p99 %8s\n' "$1" "$rps" "$p50" "$p99"
+  results["$1"]+="$rps "
+}
+
+bad='{"text": "hello", "unknown": 1}'
+good='{"text": "hello"}'
+
+run_store() { # $1 label, $2 store URL
+  serve "$2"
+  local account; account="$("$AELC" account add "payer$RANDOM$RANDOM" --store "$2")"
+  local payer_key; payer_key="$(echo "$account" | sed -n 's/API key (shown once): //p')"
+  local payer; payer="$(echo "$account" | sed -n 's/created account \([^ ]*\).*/\1/p')"
+  "$AELC" fund "$payer" "1000000 EUR" --store "$2" >/dev/null
+  peer_port="$(free_port)"
+  "$PYTHON" "$here/peer_fastapi.py" "$peer_port" "$key" & pids+=($!)
+  peer_pid=$!
+  wait_port "$peer_port"
+  for round in 1 2; do
+    load "gate, aelc ($1)" "$gw_port" "$bad" "$key"
+    load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$key"
+  done
+  for round in 1 2; do
+    load "full run, aelc ($1)" "$gw_port" "$good" "$payer_key"
+  done
+  kill "$gw_pid" "$peer_pid" 2>/dev/null || true
+  echo "peak RSS of the gateway: see /proc (not kept after exit)"
+}
+
+echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c64"
+run_store sqlite "sqlite:$work/store.db"
+if [ -n "${AELC_TEST_POSTGRES_URL:-}" ]; then
+  run_store postgres "$AELC_TEST_POSTGRES_URL"
+else
+  echo "(PostgreSQL skipped: set AELC_TEST_POSTGRES_URL)"
+fi
+echo
+echo "== medians over the rounds"
+for k in "${!results[@]}"; do
+  printf '%-34s %s\n' "$k" "$(echo ${results[$k]} | tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}') req/s"
+done | sort
