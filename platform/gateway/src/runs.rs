@@ -232,7 +232,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         .map_err(|_| ApiError::Overloaded)?;
 
     // 3. The gate.
-    let gate_app = Arc::clone(&app);
+    let gate_app = Arc::clone(app);
     let gate_bytes = bytes.clone();
     let node = agent.node;
     let tenant = account.name.clone();
@@ -315,7 +315,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     // 5. The run.
     let started = Instant::now();
     let in_flight = app.metrics.run_started();
-    let run_app = Arc::clone(&app);
+    let run_app = Arc::clone(app);
     let run_bytes = bytes.clone();
     let tenant = account.name.clone();
     let finished = tokio::task::spawn_blocking(move || {
