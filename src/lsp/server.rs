@@ -149,6 +149,8 @@ impl Server {
             // alive at once doubled the server's peak (issue 25, finding G).
             if let Some(previous) = self.analyses.remove(&root) {
                 carried = previous.program.clone();
+                drop(previous);
+                crate::allocator::release_freed();
             }
         }
         let world = OverlayWorld::new(&self.overlay);
