@@ -20,11 +20,12 @@ pub mod run;
 
 pub use publish::{check_publishing, Publishing};
 
-/// The largest `.ael` module the compiler reads, in bytes (4 MiB): a module over it is refused
-/// with `E0011` before anything is parsed, by `aelc check` and the language server alike. The
-/// front end needs a few hundred bytes of memory per source byte (`book/src/fuzzing.md`), so
-/// this bounds a check at about a gigabyte; hand-written modules are a thousand times smaller.
-pub const MAX_SOURCE_BYTES: usize = 4 << 20;
+/// The largest `.ael` module the compiler reads, in bytes (2 MiB): a module over it is refused
+/// with `E0011` before anything is parsed, by `aelc check` and the language server alike. A
+/// check needs about 60 bytes of memory per source byte and the language server 120
+/// (`book/src/reference/limits.md`), so this bounds one module at a few hundred megabytes;
+/// hand-written modules are a thousand times smaller.
+pub const MAX_SOURCE_BYTES: usize = 2 << 20;
 
 /// All IO the compiler does goes through this trait.
 pub trait World {

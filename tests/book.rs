@@ -97,14 +97,14 @@ fn check_files(files: &Files) -> Report {
     }
 }
 
-/// `-- main.ael (repeated past 4 MiB) --`: a module whose text is repeated until it is over
+/// `-- main.ael (repeated past 2 MiB) --`: a module whose text is repeated until it is over
 /// the compiler's size bound (E0011), too large to write out in the book.
-const REPEATED: &str = " (repeated past 4 MiB)";
+const REPEATED: &str = " (repeated past 2 MiB)";
 
 fn repeated_past_limit(text: &str) -> Vec<u8> {
     assert_eq!(
         driver::MAX_SOURCE_BYTES,
-        4 << 20,
+        2 << 20,
         "REPEATED names the bound"
     );
     text.repeat(driver::MAX_SOURCE_BYTES / text.len().max(1) + 1)
@@ -225,7 +225,7 @@ fn render_files(files: &Files, page: &mut String) {
     for (path, text) in files {
         if let Some(path) = path.strip_suffix(REPEATED) {
             page.push_str(&format!(
-                "`{path}`, this text repeated until the file is over 4 MiB:\n\n"
+                "`{path}`, this text repeated until the file is over 2 MiB:\n\n"
             ));
             page.push_str(&format!(
                 "```{}\n{}\n```\n\n",

@@ -988,7 +988,7 @@ fn a_prompt_nested_too_deeply_is_a_diagnostic_not_a_crash() {
     assert_eq!(client.stop(), 0);
 }
 
-/// Issue 25 (G): a document over the compiler's size bound (4 MiB) is refused with `E0011`
+/// Issue 25 (G): a document over the compiler's size bound (2 MiB) is refused with `E0011`
 /// at its start, not analysed (a 28 MB one took 19.7 GB), and neither formatted; the rest
 /// of the project is still checked, and the document is analysed again once it is smaller.
 #[test]
