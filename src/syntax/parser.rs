@@ -157,13 +157,15 @@ mod closed {
         result
     }
 
+    /// What [`closed_openers`] finds: the closed openers' starts, each token's closer, and
+    /// `Table::unclosed_ends`.
+    type Matched = (Vec<u32>, Vec<Option<usize>>, Vec<(u32, u32)>);
+
     /// A bracket matcher over all three kinds, as chumsky's `nested_delimiters` matches when
     /// given all three: a closer of the wrong kind leaves every group still open unclosed.
     /// The sorted starts of the closed openers, by token the index of its closer, and
     /// `Table::unclosed_ends`.
-    fn closed_openers(
-        tokens: &[(Token<'_>, TokenSpan)],
-    ) -> (Vec<u32>, Vec<Option<usize>>, Vec<(u32, u32)>) {
+    fn closed_openers(tokens: &[(Token<'_>, TokenSpan)]) -> Matched {
         let mut open: Vec<(Token<'_>, usize)> = Vec::new();
         let mut closed = Vec::new();
         let mut ends = Vec::new();
