@@ -20,9 +20,23 @@ pub mod run;
 
 pub use publish::{check_publishing, Publishing};
 
+/// The largest `.ael` module the compiler reads, in bytes (2 MiB): a module over it is refused
+/// with `E0011` before anything is parsed, by `aelc check` and the language server alike. A
+/// check needs about 60 bytes of memory per source byte and the language server 120
+/// (`book/src/reference/limits.md`), so this bounds one module at a few hundred megabytes;
+/// hand-written modules are a thousand times smaller.
+pub const MAX_SOURCE_BYTES: usize = 2 << 20;
+
 /// All IO the compiler does goes through this trait.
 pub trait World {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// The first `limit` bytes of the file, or all of it when it is shorter: a module is read
+    /// this way, one byte past [`MAX_SOURCE_BYTES`], so a huge file costs no more than that.
+    fn read_at_most(&self, path: &Path, limit: usize) -> io::Result<Vec<u8>> {
+        let mut bytes = self.read(path)?;
+        bytes.truncate(limit);
+        Ok(bytes)
+    }
     /// The entries of a directory, sorted, as full paths.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>>;
     fn is_dir(&self, path: &Path) -> bool;
@@ -36,6 +50,15 @@ pub struct DiskWorld;
 impl World for DiskWorld {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         std::fs::read(path)
+    }
+
+    fn read_at_most(&self, path: &Path, limit: usize) -> io::Result<Vec<u8>> {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)?
+            .take(limit as u64)
+            .read_to_end(&mut bytes)?;
+        Ok(bytes)
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
@@ -315,10 +338,28 @@ fn parse_sources(
     compilation: &mut Compilation,
 ) -> io::Result<()> {
     for file_path in collect_sources(world, path)? {
-        let bytes = world.read(&file_path)?;
+        let bytes = world.read_at_most(&file_path, MAX_SOURCE_BYTES + 1)?;
         let display = display_name(path, &file_path);
         let id = FileId(compilation.sources.len() as u32);
+        if bytes.len() > MAX_SOURCE_BYTES {
+            drop(bytes);
+            compilation.diagnostics.push(too_large(id));
+            compilation.sources.add(display, String::new());
+            compilation.files.push(ParsedFile {
+                file: id,
+                path: file_path,
+                module: ast::Module {
+                    docs: None,
+                    items: Vec::new(),
+                    span: crate::span::Span::new(id, 0..0),
+                },
+                comments: Vec::new(),
+            });
+            continue;
+        }
         let (text, bad_utf8) = decode_source(id, &bytes);
+        // The bytes are copied into `text`: not kept through the parse as well.
+        drop(bytes);
         compilation.diagnostics.extend(bad_utf8);
         let parse = syntax::parse(id, &text);
         compilation.sources.add(display, text);
@@ -332,6 +373,22 @@ fn parse_sources(
     }
     add_std_modules(root, compilation);
     Ok(())
+}
+
+/// `E0011`: the module is over [`MAX_SOURCE_BYTES`]; nothing of it is kept.
+fn too_large(id: FileId) -> Diagnostic {
+    Diagnostic::new(
+        "E0011",
+        format!(
+            "this module is larger than {} MiB, the most the compiler reads",
+            MAX_SOURCE_BYTES >> 20
+        ),
+    )
+    .primary(
+        crate::span::Span::new(id, 0..0),
+        "the file is refused whole: nothing in it is checked",
+    )
+    .help("split it into modules (one `.ael` file each) and `use` them")
 }
 
 /// Adds the embedded `std` modules (spec §1) that the parsed modules `use`, and those they use

@@ -66,9 +66,12 @@ fn check_files(files: &Files) -> Report {
     let mut world = MemoryWorld::new();
     for (path, text) in files {
         // `-- main.ael (latin-1) --`: a file saved in another encoding than UTF-8.
-        world = match path.strip_suffix(" (latin-1)") {
-            Some(path) => world.with(root.join(path), latin1(text)),
-            None => world.with(root.join(path), text.clone()),
+        world = if let Some(path) = path.strip_suffix(" (latin-1)") {
+            world.with(root.join(path), latin1(text))
+        } else if let Some(path) = path.strip_suffix(REPEATED) {
+            world.with(root.join(path), repeated_past_limit(text))
+        } else {
+            world.with(root.join(path), text.clone())
         };
     }
     let single = files.len() == 1 && files.keys().all(|p| p.starts_with("main.ael"));
@@ -92,6 +95,20 @@ fn check_files(files: &Files) -> Report {
         errors: diagnostics.iter().filter(|d| d.is_error()).count(),
         program: compilation.program,
     }
+}
+
+/// `-- main.ael (repeated past 2 MiB) --`: a module whose text is repeated until it is over
+/// the compiler's size bound (E0011), too large to write out in the book.
+const REPEATED: &str = " (repeated past 2 MiB)";
+
+fn repeated_past_limit(text: &str) -> Vec<u8> {
+    assert_eq!(
+        driver::MAX_SOURCE_BYTES,
+        2 << 20,
+        "REPEATED names the bound"
+    );
+    text.repeat(driver::MAX_SOURCE_BYTES / text.len().max(1) + 1)
+        .into_bytes()
 }
 
 fn latin1(text: &str) -> Vec<u8> {
@@ -206,6 +223,17 @@ fn language(path: &str) -> &'static str {
 fn render_files(files: &Files, page: &mut String) {
     let bare = files.len() == 1 && files.contains_key("main.ael");
     for (path, text) in files {
+        if let Some(path) = path.strip_suffix(REPEATED) {
+            page.push_str(&format!(
+                "`{path}`, this text repeated until the file is over 2 MiB:\n\n"
+            ));
+            page.push_str(&format!(
+                "```{}\n{}\n```\n\n",
+                language(path),
+                text.trim_end()
+            ));
+            continue;
+        }
         let shown = match path.strip_suffix(" (latin-1)") {
             Some(path) => {
                 page.push_str(&format!(
@@ -428,6 +456,7 @@ fn every_code_example_triggers_it_and_its_fix_is_clean() {
         // A fixed file replaces the example's file of that path, whatever its encoding.
         fixed.retain(|path, _| {
             let path = path.strip_suffix(" (latin-1)").unwrap_or(path);
+            let path = path.strip_suffix(REPEATED).unwrap_or(path);
             !archive.fix.contains_key(path)
         });
         fixed.extend(archive.fix.clone());

@@ -73,7 +73,8 @@ fn comment_texts(parse: &Parse) -> Vec<String> {
 }
 
 /// The comments a formatted text must hold, in order: the comments of `parse`, and each line
-/// of a doc comment that documents nothing (`W0001`), which the formatter turns into `//`.
+/// of a doc comment that documents nothing (`W0001`), which the formatter turns into `//`
+/// (`// ` before a `!` or `/`).
 fn comments_kept(parse: &Parse, source: &str) -> Vec<String> {
     let mut comments: Vec<(u32, String)> = parse
         .comments
@@ -89,7 +90,13 @@ fn comments_kept(parse: &Parse, source: &str) -> Vec<String> {
         let text = source.get(label.span.range()).unwrap_or_default();
         for line in text.split_inclusive('\n') {
             if let Some(rest) = line.trim().strip_prefix("///") {
-                comments.push((at, format!("//{rest}").trim_end().to_owned()));
+                // `///!x` becomes `// !x`, not the module doc `//!x`.
+                let space = if rest.starts_with(['!', '/']) {
+                    " "
+                } else {
+                    ""
+                };
+                comments.push((at, format!("//{space}{rest}").trim_end().to_owned()));
             }
             at += line.len() as u32;
         }
@@ -213,6 +220,11 @@ fn a_doc_comment_documenting_nothing_cannot_join_another() {
         "dangling, split by a module doc",
         "struct A {\n    x: u8,\n    /// a\n    //! m\n    /// b\n}\n",
     );
+    // Found by `aelc-fuzz fmt` (`fuzz/regressions/fmt-c225feca198691af`): `///!` documenting
+    // nothing was printed `//!`, a module doc.
+    let formatted = check_round_trip("a dangling ///!", "///!\u{17}");
+    assert_eq!(formatted, "// !\u{17}\n");
+    check_round_trip("a dangling ////", "struct A { x: u8 }\n///!a\n");
 }
 
 #[test]

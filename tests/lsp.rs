@@ -988,6 +988,39 @@ fn a_prompt_nested_too_deeply_is_a_diagnostic_not_a_crash() {
     assert_eq!(client.stop(), 0);
 }
 
+/// Issue 25 (G): a document over the compiler's size bound (2 MiB) is refused with `E0011`
+/// at its start, not analysed (a 28 MB one took 19.7 GB), and neither formatted; the rest
+/// of the project is still checked, and the document is analysed again once it is smaller.
+#[test]
+fn a_document_over_the_size_bound_is_refused_with_e0011() {
+    let project = Project::new("huge");
+    let mut client = Client::initialized(&project);
+    let huge = project.uri("types/huge.ael");
+    let line = "struct Row { id: u32, name: Str<40> }\n";
+    let text = line.repeat(aelc::driver::MAX_SOURCE_BYTES / line.len() + 1);
+    client.open(&huge, &text);
+    let found = client.diagnostics(&huge, |d| errors(d) > 0);
+    assert_eq!(codes(&found), ["E0011"], "{found:?}");
+    assert_eq!(
+        found[0]["range"]["start"],
+        json!({"line": 0, "character": 0})
+    );
+    let id = client.send_request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": huge}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    let response = client.response(id);
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("E0011")),
+        "{response}"
+    );
+    client.change_full(&huge, 2, line);
+    client.diagnostics(&huge, |d| d.is_empty());
+    assert_eq!(client.stop(), 0);
+}
+
 #[test]
 fn hover_shows_the_json_schema_of_types_and_fields() {
     let project = Project::new("schema");

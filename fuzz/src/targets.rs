@@ -48,36 +48,6 @@ pub struct Target {
     pub known_slow: Option<fn(&[u8]) -> bool>,
 }
 
-/// Open finding P1 (`fuzz/open/README.md`): a text leaving many brackets open at its end is
-/// parsed in time proportional to the depth times the size, each enclosing level re-parsing
-/// the rest. Depth is bounded by `MAX_NESTING` (128), so the cost is too.
-pub fn leaves_brackets_open(input: &[u8]) -> bool {
-    use aelc::syntax::token::Token;
-    let text = String::from_utf8_lossy(input);
-    let (tokens, _) = syntax::lex(FileId(0), &text);
-    let mut open = Vec::new();
-    for (token, _) in tokens {
-        let wanted = match token {
-            Token::LBrace | Token::LParen | Token::LBracket => {
-                open.push(token);
-                continue;
-            }
-            Token::RBrace => Token::LBrace,
-            Token::RParen => Token::LParen,
-            Token::RBracket => Token::LBracket,
-            _ => continue,
-        };
-        match open.last() {
-            Some(top) if *top == wanted => {
-                open.pop();
-            }
-            Some(_) => open.clear(),
-            None => {}
-        }
-    }
-    open.len() >= 4
-}
-
 const AEL_WORDS: &[&str] = &[
     "struct ",
     "enum ",
@@ -286,7 +256,7 @@ pub fn all() -> Vec<Target> {
                     Box::new(|input| parse_target(input).map(drop)),
                 )
             },
-            known_slow: Some(leaves_brackets_open),
+            known_slow: None,
         },
         Target {
             name: "check",
@@ -301,7 +271,7 @@ pub fn all() -> Vec<Target> {
             max_len: 64 << 10,
             words: AEL_WORDS,
             prepare: || (corpus::ael_sources(), Box::new(check_target)),
-            known_slow: Some(leaves_brackets_open),
+            known_slow: None,
         },
         Target {
             name: "fmt",
@@ -316,7 +286,7 @@ pub fn all() -> Vec<Target> {
             max_len: 64 << 10,
             words: AEL_WORDS,
             prepare: || (corpus::ael_sources(), Box::new(fmt_target)),
-            known_slow: Some(leaves_brackets_open),
+            known_slow: None,
         },
         Target {
             name: "decode",
@@ -393,7 +363,7 @@ pub fn all() -> Vec<Target> {
             max_len: 16 << 10,
             words: AEL_WORDS,
             prepare: || (corpus::ael_sources(), Box::new(lsp_target)),
-            known_slow: Some(leaves_brackets_open),
+            known_slow: None,
         },
     ]
 }

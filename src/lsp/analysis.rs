@@ -111,11 +111,11 @@ impl Analysis {
         analysis
     }
 
-    /// Keeps `previous`'s program when this check produced none (the project has errors now),
+    /// Keeps the previous analysis's program when this check produced none (the project has errors now),
     /// so hovers still show schemas while the author types.
-    pub fn carry_program(&mut self, previous: &Analysis) {
+    pub fn carry_program(&mut self, previous: Option<Arc<Program>>) {
         if self.program.is_none() {
-            self.program = previous.program.clone();
+            self.program = previous;
             self.program_is_current = false;
         }
     }

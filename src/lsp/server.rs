@@ -11,7 +11,6 @@
 //!
 //! Nothing here writes to stdout except through the transport.
 
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -144,20 +143,22 @@ impl Server {
     pub fn analysis(&mut self, path: &Path) -> &Analysis {
         let root = self.root_of(path);
         let stale = self.stale.remove(&root);
-        let world = OverlayWorld::new(&self.overlay);
-        match self.analyses.entry(root) {
-            Entry::Occupied(entry) if !stale => entry.into_mut(),
-            Entry::Occupied(mut entry) => {
-                let mut fresh = Analysis::compute(&world, entry.key());
-                fresh.carry_program(entry.get());
-                entry.insert(fresh);
-                entry.into_mut()
-            }
-            Entry::Vacant(entry) => {
-                let fresh = Analysis::compute(&world, entry.key());
-                entry.insert(fresh)
+        let mut carried = None;
+        if stale {
+            // The old analysis goes before the new one is computed, all but its program: both
+            // alive at once doubled the server's peak (issue 25, finding G).
+            if let Some(previous) = self.analyses.remove(&root) {
+                carried = previous.program.clone();
+                drop(previous);
+                crate::allocator::release_freed();
             }
         }
+        let world = OverlayWorld::new(&self.overlay);
+        self.analyses.entry(root).or_insert_with_key(|root| {
+            let mut fresh = Analysis::compute(&world, root);
+            fresh.carry_program(carried);
+            fresh
+        })
     }
 
     /// Resolves a document position: the analysis, file id and byte offset.

@@ -33,17 +33,20 @@ pub(crate) fn check(
         Ok(()) => Vec::new(),
         Err(errors) => errors
             .iter()
-            .map(|e| to_diagnostic(e, literal, raw))
+            .map(|e| to_diagnostic(e, text, literal, raw))
             .collect(),
     }
 }
 
-fn to_diagnostic(e: &PatternError, literal: Span, raw: Option<u8>) -> Diagnostic {
+fn to_diagnostic(e: &PatternError, text: &str, literal: Span, raw: Option<u8>) -> Diagnostic {
     let at = match raw {
         Some(hashes) => {
-            let start = literal.start as usize + 2 + hashes as usize + e.offset;
-            let end = (start + e.len.max(1)).min(literal.end as usize);
-            Span::new(literal.file, start.min(end)..end)
+            let base = literal.start as usize + 2 + hashes as usize;
+            let (start, end) = char_range(text, e.offset, e.len);
+            // An empty range (the end of the pattern) points at the closing quote, one byte.
+            let end = if end == start { end + 1 } else { end };
+            let end = (base + end).min(literal.end as usize);
+            Span::new(literal.file, (base + start).min(end)..end)
         }
         None => literal,
     };
@@ -60,4 +63,61 @@ fn to_diagnostic(e: &PatternError, literal: Span, raw: Option<u8>) -> Diagnostic
     Diagnostic::new(code, format!("this pattern is not portable: {}", e.message))
         .primary(at, label)
         .help(e.help.clone())
+}
+
+/// The bytes `offset..offset + len` of `text`, widened to whole characters and to at least
+/// one character where there is one: a span must never start or end inside a character (a
+/// BOM in a count, `{\u{FEFF}2}`, got an `E0350` starting in its second byte; found by
+/// `aelc-fuzz check`), or a slice of the source at it would panic.
+fn char_range(text: &str, offset: usize, len: usize) -> (usize, usize) {
+    let mut start = offset.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = offset.saturating_add(len.max(1)).min(text.len()).max(start);
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::span::FileId;
+
+    /// Every E0350/E0307 span of a raw pattern holding multi-byte characters starts and ends
+    /// on character boundaries of the source (`fuzz/regressions/check-span-inside-character`).
+    #[test]
+    fn spans_lie_on_character_boundaries() {
+        let patterns = [
+            "^[a-z]{\u{FEFF}2}$",
+            "{\u{FEFF}2}",
+            "é{é}",
+            "(?<é>x)",
+            "[[é]]",
+            "x{2}+é",
+            "é\\",
+        ];
+        for pattern in patterns {
+            let source = format!("@pattern(r\"{pattern}\")");
+            let start = "@pattern(".len();
+            let literal = Span::new(FileId(0), start..source.len() - 1);
+            let diagnostics = check(&mut Verdicts::default(), pattern, literal, Some(0));
+            if pattern.contains('\u{FEFF}') {
+                assert!(diagnostics.iter().any(|d| d.code == "E0350"), "{pattern:?}");
+            }
+            for d in &diagnostics {
+                for label in &d.labels {
+                    let span = label.span;
+                    assert!(
+                        source.get(span.start as usize..span.end as usize).is_some(),
+                        "{pattern:?}: {}..{} splits a character of {source:?}",
+                        span.start,
+                        span.end
+                    );
+                }
+            }
+        }
+    }
 }

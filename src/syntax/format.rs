@@ -77,9 +77,11 @@ fn dangling_docs(parse: &Parse, source: &str) -> Vec<Comment> {
     out
 }
 
-/// `/// text` as the plain comment `// text`.
+/// `/// text` as the plain comment `// text`. A text starting with `!` or `/` gets a space
+/// first: `///!x` printed as `//!x` became a module doc (found by `aelc-fuzz fmt`).
 fn plain_comment(doc_line: &str) -> String {
     match doc_line.strip_prefix("///") {
+        Some(rest) if rest.starts_with(['!', '/']) => format!("// {rest}"),
         Some(rest) => format!("//{rest}"),
         None => doc_line.to_owned(),
     }

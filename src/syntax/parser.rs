@@ -72,6 +72,11 @@ mod closed {
     struct Table {
         /// The starts of the openers that have a closer, sorted.
         closed: Vec<u32>,
+        /// By start, sorted, the openers that recovery skips with all that follows them up
+        /// to where they end unclosed: those still open at the end of the text (up to its
+        /// end, `u32::MAX`) and the `{` given a closer of the wrong kind (up to that closer).
+        /// Nothing in between can close a list around them.
+        unclosed_ends: Vec<(u32, u32)>,
         /// The start of every token, in order.
         starts: Vec<u32>,
         /// By token: whether skipping from it (a closed group whole, any other token alone)
@@ -88,6 +93,34 @@ mod closed {
         TABLE.with(|table| table.borrow().closed.binary_search(&start).is_ok())
     }
 
+    thread_local! {
+        /// Where the skip begun by [`skip_from`] stops (the start of the first token not
+        /// skipped).
+        static SKIP_END: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Whether the opener starting at byte `start` is skipped with what follows it (see
+    /// `Table::unclosed_ends`); if so, [`skipping`] says how far from now on.
+    pub(super) fn skip_from(start: u32) -> bool {
+        let end = TABLE.with(|table| {
+            let table = table.borrow();
+            let at = table
+                .unclosed_ends
+                .binary_search_by_key(&start, |(s, _)| *s);
+            at.ok().map(|at| table.unclosed_ends[at].1)
+        });
+        if let Some(end) = end {
+            SKIP_END.with(|e| e.set(end));
+        }
+        end.is_some()
+    }
+
+    /// Whether the token starting at `start` lies before the end of the skip [`skip_from`]
+    /// began.
+    pub(super) fn skipping(start: u32) -> bool {
+        SKIP_END.with(|e| start < e.get())
+    }
+
     /// Whether skipping from the token starting at byte `start` reaches a `}`.
     pub(super) fn reaches_brace(start: u32) -> bool {
         TABLE.with(|table| {
@@ -102,7 +135,7 @@ mod closed {
     /// Sets the table for `tokens` while `f` runs (restoring the previous one, so a parse
     /// inside a parse keeps its own).
     pub(super) fn with<R>(tokens: &[(Token<'_>, TokenSpan)], f: impl FnOnce() -> R) -> R {
-        let (closed, closers) = closed_openers(tokens);
+        let (closed, closers, unclosed_ends) = closed_openers(tokens);
         let mut reaches_brace = vec![false; tokens.len() + 1];
         for at in (0..tokens.len()).rev() {
             reaches_brace[at] = match closers[at] {
@@ -114,6 +147,7 @@ mod closed {
         reaches_brace.pop();
         let table = Table {
             closed,
+            unclosed_ends,
             starts: tokens.iter().map(|(_, span)| span.start).collect(),
             reaches_brace,
         };
@@ -123,12 +157,18 @@ mod closed {
         result
     }
 
+    /// What [`closed_openers`] finds: the closed openers' starts, each token's closer, and
+    /// `Table::unclosed_ends`.
+    type Matched = (Vec<u32>, Vec<Option<usize>>, Vec<(u32, u32)>);
+
     /// A bracket matcher over all three kinds, as chumsky's `nested_delimiters` matches when
     /// given all three: a closer of the wrong kind leaves every group still open unclosed.
-    /// The sorted starts of the closed openers, and by token the index of its closer.
-    fn closed_openers(tokens: &[(Token<'_>, TokenSpan)]) -> (Vec<u32>, Vec<Option<usize>>) {
+    /// The sorted starts of the closed openers, by token the index of its closer, and
+    /// `Table::unclosed_ends`.
+    fn closed_openers(tokens: &[(Token<'_>, TokenSpan)]) -> Matched {
         let mut open: Vec<(Token<'_>, usize)> = Vec::new();
         let mut closed = Vec::new();
+        let mut ends = Vec::new();
         let mut closers = vec![None; tokens.len()];
         for (at, (token, _)) in tokens.iter().enumerate() {
             let opener = match token {
@@ -148,12 +188,21 @@ mod closed {
                     closers[*start] = Some(at);
                     open.pop();
                 }
-                Some(_) => open.clear(),
+                Some(_) => {
+                    let end = tokens[at].1.start;
+                    for (token, start) in open.drain(..) {
+                        if token == Token::LBrace {
+                            ends.push((tokens[start].1.start, end));
+                        }
+                    }
+                }
                 None => {}
             }
         }
         closed.sort_unstable();
-        (closed, closers)
+        ends.extend(open.iter().map(|(_, at)| (tokens[*at].1.start, u32::MAX)));
+        ends.sort_unstable();
+        (closed, closers, ends)
     }
 }
 
@@ -177,6 +226,44 @@ fn brace_ahead<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> expr::P<'tok, 'src, (
             }
         })
         .rewind()
+        .boxed()
+}
+
+/// An opener that is never closed, with the tokens after it up to where it ends unclosed (see
+/// `closed::Table::unclosed_ends`): at the end of the text, or for a `{`, at the closer of the
+/// wrong kind that ends it. Fails on any other token.
+fn unclosed_rest<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> expr::P<'tok, 'src, (), E> {
+    let within = any()
+        .try_map(|token: Token<'src>, span: TokenSpan| {
+            if closed::skipping(span.start) {
+                Ok(())
+            } else {
+                Err(
+                    <E as LabelError<'tok, In<'tok, 'src>, &'static str>>::expected_found(
+                        std::iter::empty(),
+                        Some(MaybeRef::Val(token)),
+                        span,
+                    ),
+                )
+            }
+        })
+        .repeated();
+    any()
+        .try_map(|token: Token<'src>, span: TokenSpan| {
+            let opener = matches!(token, Token::LBrace | Token::LParen | Token::LBracket);
+            if opener && closed::skip_from(span.start) {
+                Ok(())
+            } else {
+                Err(
+                    <E as LabelError<'tok, In<'tok, 'src>, &'static str>>::expected_found(
+                        std::iter::empty(),
+                        Some(MaybeRef::Val(token)),
+                        span,
+                    ),
+                )
+            }
+        })
+        .ignore_then(within)
         .boxed()
 }
 
@@ -537,6 +624,64 @@ mod tests {
         let text =
             "fn head(xs: List<u8, 4>) -> u8 { xs.first().unw u8) -> u8 { some(x) }\n\n".repeat(400);
         fails_within(&text, 2);
+    }
+
+    /// Found by `aelc-fuzz parse` (`fuzz/regressions/parse-unclosed-structs` and
+    /// `parse-unclosed-nodes`): with 120 levels left open at the end, each level's recovery
+    /// parsed the rest of the file as its own fields or statements, 2.1 s and 1.5 s for 57 KB in
+    /// a release build (0.04 s with one level). Now a level skips from the unclosed opener
+    /// inside it to the end; twice the depth must not cost twice the time.
+    #[test]
+    fn levels_left_open_do_not_each_parse_the_rest() {
+        for text in [
+            include_str!("../../fuzz/regressions/parse-unclosed-structs"),
+            include_str!("../../fuzz/regressions/parse-unclosed-nodes"),
+            // 110 `config {` left open by a stray `)` rather than by the end (3 s for 18 KB in
+            // a release build; found by `aelc-fuzz fmt`).
+            include_str!("../../fuzz/regressions/fmt-67b17fdb6d098d25"),
+        ] {
+            // 0.1 s in a release build, about ten times that in a debug one, before the fix
+            // twenty times that.
+            fails_within(text, 6);
+        }
+        let fields = "    a: u8,\n".repeat(8000);
+        let time = |depth: usize| {
+            let text = format!("{}{fields}", "struct X {\n".repeat(depth));
+            let started = std::time::Instant::now();
+            fails_within(&text, 4);
+            started.elapsed()
+        };
+        // Best of five, so a busy machine does not fail it.
+        let best = |depth| (0..5).map(|_| time(depth)).min().unwrap_or_default();
+        let (shallow, deep) = (best(1), best(120));
+        // Before: about 50 times as long.
+        assert!(
+            deep < shallow * 8,
+            "120 levels took {deep:?}, one level {shallow:?}"
+        );
+    }
+
+    /// The same error as before for a file cut short inside three levels: the end of the file,
+    /// the innermost opener named.
+    #[test]
+    fn the_error_for_levels_left_open_is_at_the_end() {
+        let text = "node n(x: X) -> Y {\n    config {\n        prompt: file(\"p.md\"\n";
+        let (_, _, errors) = parse_module(FileId(0), text);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].span().start as usize, text.len());
+    }
+
+    /// Found by `aelc-fuzz parse` (`fuzz/regressions/parse-81edfeed35ef2c3a`): every bare `@`
+    /// of a run (with invalid bytes between them) was an item of its own and an error of its
+    /// own, 0.34 s for 40 KB in a release build. Now the run is skipped as one item.
+    #[test]
+    fn a_run_of_bare_at_signs_is_one_error() {
+        let text = "@".repeat(20_000);
+        fails_within(&text, 2);
+        let (_, _, errors) = parse_module(FileId(0), &text);
+        assert_eq!(errors.len(), 1, "{:?}", &errors[..errors.len().min(3)]);
+        let bytes = include_bytes!("../../fuzz/regressions/parse-81edfeed35ef2c3a");
+        fails_within(&String::from_utf8_lossy(bytes), 2);
     }
 
     /// Where the fast pass succeeds, the `Rich` pass reports nothing and builds the same tree;

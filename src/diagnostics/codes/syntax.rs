@@ -161,6 +161,23 @@ struct Reading { celsius: f64 }"#,
         example: "type T = Str<8> @pattern(r################################################################################################################################################################################################################################################################\"^x$\"################################################################################################################################################################################################################################################################);\n-- fix --\ntype T = Str<8> @pattern(r#\"^x$\"#);",
     },
     CodeInfo {
+        code: "E0011",
+        title: "module too large",
+        explanation: "A module may hold at most 2 MiB (2,097,152 bytes). A larger file is \
+                      refused whole, before it is parsed, by `aelc check` and by the language \
+                      server alike: the language server needs about 120 bytes of memory for \
+                      each byte of source, so the bound keeps one file from taking gigabytes. \
+                      Hand-written modules are a thousand times smaller; split a generated one \
+                      into modules and `use` them.",
+        example: r#"-- main.ael (repeated past 2 MiB) --
+/// One of many generated types.
+struct Row { id: u32, name: Str<40> }
+-- fix --
+-- main.ael --
+/// One of many generated types.
+struct Row { id: u32, name: Str<40> }"#,
+    },
+    CodeInfo {
         code: "E0101",
         title: "unexpected token",
         explanation: "The parser expected something else here. The message lists what would \
