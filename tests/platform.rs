@@ -421,6 +421,7 @@ fn gateway_suite(backend: &str, store: &str) {
     let too_large = post_run(&gw, &demo, &big, None);
     assert_eq!(too_large.status, 413, "{}", too_large.body);
     assert_eq!(too_large.body["error"]["code"], "input_too_large");
+    assert_eq!(too_large.body["receipt"]["status"], "rejected_input");
     // 413 from the header alone: the 10 MB body is never sent.
     let head = raw(
         &gw,
@@ -431,7 +432,7 @@ fn gateway_suite(backend: &str, store: &str) {
         Duration::from_secs(5),
     );
     assert!(head.starts_with("HTTP/1.1 413"), "{head}");
-    for r in [&unknown, &blank, &malformed] {
+    for r in [&unknown, &blank, &malformed, &too_large] {
         let id = r.body["receipt"]["receipt"].as_str().expect("a receipt id");
         let (status, text) = get(&gw, &format!("/v1/receipts/{id}"), Some(&demo));
         assert_eq!(status, 200, "{text}");
@@ -653,8 +654,32 @@ fn gateway_suite(backend: &str, store: &str) {
         200
     );
 
-    // -- a graceful stop exits 0
+    // -- a graceful stop finishes the run in flight (its receipt stored), then exits 0
+    let in_flight = std::thread::scope(|s| {
+        let slow = s.spawn(|| post_run(&gw, &other, &ask("[slow] last"), None));
+        std::thread::sleep(Duration::from_millis(100));
+        let _ = Command::new("kill")
+            .args(["-TERM", &gw.child.id().to_string()])
+            .status();
+        slow.join().expect("the slow call")
+    });
+    assert_eq!(
+        (in_flight.status, &in_flight.body["status"]),
+        (200, &json!("succeeded"))
+    );
     assert!(gw.terminate().success());
+    let last = in_flight.body["receipt"]["receipt"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let stored = runtime().block_on(async {
+        let store = aelc_store::open(store).await.expect("open the store");
+        store.receipt("other", &last).await.expect("read")
+    });
+    assert!(
+        stored.is_some(),
+        "the in-flight run's receipt was not stored"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -973,6 +998,119 @@ fn mcp_servers_share_one_store() {
     );
     let balances = ledger(&store, &["demo", "acme"]);
     assert_eq!(balances[0].1, Amount::ZERO, "a reservation is left open");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The human's commands: `aelc approve ID` approves and runs the call at once (the receipt is
+/// the mandate's, the approval used); `aelc reject ID` ends another; a decided approval cannot
+/// be decided again.
+#[test]
+fn approve_runs_the_call_and_reject_ends_it() {
+    let model = FakeModel::start();
+    let dir = temp_dir("approve");
+    project(&dir, model.port);
+    let store = sqlite_url("approve");
+    account(&dir, &store, "demo", "5 EUR");
+    aelc(
+        &[
+            "mandate",
+            "create",
+            "demo/sandbox",
+            "--budget",
+            "5",
+            "--threshold",
+            "0.5",
+            "--allow",
+            "*",
+            "--store",
+            &store,
+        ],
+        &dir,
+    );
+    let now = aelc_gateway::now_ms();
+    let approval = |id: &str, text: &str| aelc_store::Approval {
+        id: id.to_owned(),
+        mandate: "demo/sandbox".to_owned(),
+        agent: "acme/pipeline".to_owned(),
+        version: "0.1.0".to_owned(),
+        input_sha256: "0".repeat(64),
+        input_json: json!({ "text": text }).to_string(),
+        worst_case: amount("1.01"),
+        currency: "EUR".to_owned(),
+        state: aelc_store::ApprovalState::Pending,
+        created_ms: now,
+        expires_ms: now + 600_000,
+    };
+    runtime().block_on(async {
+        let s = aelc_store::open(&store).await.expect("open the store");
+        s.create_approval(&approval("appr_run", "[ok] approved"))
+            .await
+            .expect("create");
+        s.create_approval(&approval("appr_no", "[ok] rejected"))
+            .await
+            .expect("create");
+    });
+    let out = Command::new(AELC)
+        .args(["approve", "appr_run", "--store", &store])
+        .current_dir(&dir)
+        .env("AELC_FAKE_KEY", "test-key")
+        .output()
+        .expect("aelc approve");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let document: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("json");
+    assert_eq!(document["status"], "succeeded", "{stdout}");
+    let receipt = document["receipt"]["receipt"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    aelc(&["reject", "appr_no", "--store", &store], &dir);
+    let again = Command::new(AELC)
+        .args(["approve", "appr_no", "--no-run", "--store", &store])
+        .current_dir(&dir)
+        .output()
+        .expect("aelc approve");
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "a rejected approval was approved"
+    );
+    runtime().block_on(async {
+        let s = aelc_store::open(&store).await.expect("open the store");
+        let state = |id: &'static str| {
+            let s = &s;
+            async move {
+                s.approval(id, aelc_gateway::now_ms())
+                    .await
+                    .expect("read")
+                    .map(|a| a.state)
+            }
+        };
+        assert_eq!(
+            state("appr_run").await,
+            Some(aelc_store::ApprovalState::Used)
+        );
+        assert_eq!(
+            state("appr_no").await,
+            Some(aelc_store::ApprovalState::Rejected)
+        );
+        let stored = s
+            .mandate_receipt("demo/sandbox", &receipt)
+            .await
+            .expect("read");
+        assert!(
+            stored.is_some(),
+            "the approved run's receipt is not the mandate's"
+        );
+        assert_eq!(
+            s.mandate_use("demo/sandbox").await.expect("use").spent,
+            amount("1")
+        );
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -157,16 +157,14 @@ pub async fn create_run(
     let mandate = mandate_header(&app, &account, &headers).await?;
     let max = app.project.max_input_bytes();
     if content_length(&headers).is_some_and(|n| n > max as u64) {
-        app.metrics.gate_refusal("input_too_large");
-        return Err(ApiError::TooLarge { limit: max });
+        return too_large(&app, &account, agent_index, &mandate, max).await;
     }
-    let bytes = read_body(body, max, app.body_timeout)
-        .await
-        .inspect_err(|e| {
-            if let ApiError::TooLarge { .. } = e {
-                app.metrics.gate_refusal("input_too_large");
-            }
-        })?;
+    let bytes = match read_body(body, max, app.body_timeout).await {
+        Err(ApiError::TooLarge { .. }) => {
+            return too_large(&app, &account, agent_index, &mandate, max).await
+        }
+        other => other?,
+    };
     let done = execute(
         &app,
         Call {
@@ -183,6 +181,58 @@ pub async fn create_run(
         &done.document,
         done.replayed.then_some("true"),
     ))
+}
+
+/// A body over `max_input_bytes`: refused (413) before the rest of it is read, with a stored
+/// receipt (`rejected_input`, `input_too_large`) like every other gate refusal; its
+/// `input_sha256` is that of nothing, since the input was never read.
+async fn too_large(
+    app: &AppState,
+    account: &aelc_store::Account,
+    agent: usize,
+    mandate: &Option<String>,
+    max: usize,
+) -> Result<Response, ApiError> {
+    app.metrics.gate_refusal("input_too_large");
+    let agent = &app.project.agents[agent];
+    let node = app
+        .project
+        .program
+        .node(agent.node)
+        .map_or("", |n| n.name.as_str());
+    let error = ApiError::TooLarge { limit: max };
+    let id = format!("rcpt_{}", uuid::Uuid::now_v7().simple());
+    let mut receipt = aelc_runtime::receipt::Receipt::rejected_input(
+        id.clone(),
+        &app.project.program.package.name,
+        &agent.version,
+        node,
+        b"",
+    );
+    receipt.code = Some(error.code().to_owned());
+    receipt.refusal = Some(error.message());
+    let document = json!({
+        "status": "rejected_input",
+        "code": error.code(),
+        "output": null,
+        "receipt": receipt,
+        "refusal": error.message(),
+        "error": {"code": error.code(), "message": error.message()},
+    });
+    app.store
+        .record_receipt(&StoredReceipt {
+            id,
+            tenant: account.name.clone(),
+            agent: agent.name.clone(),
+            version: agent.version.clone(),
+            status: "rejected_input".to_owned(),
+            code: Some(error.code().to_owned()),
+            mandate: mandate.clone(),
+            json: document.to_string(),
+            at_ms: now_ms(),
+        })
+        .await?;
+    Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, &document, None))
 }
 
 /// One call of an agent, from the gate to the stored receipt: what the HTTP route and the MCP
