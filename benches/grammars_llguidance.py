@@ -2,7 +2,10 @@
 #   cargo build
 #   for e in review invoice table-extract text-stats; do
 #     target/debug/aelc build examples/$e --out /tmp/gr/$e; done
+#   target/debug/aelc build benches/grammar-bounds --out /tmp/gr/grammar-bounds
 #   python benches/grammars_llguidance.py --aelc target/debug/aelc /tmp/gr/*/
+# (`benches/grammar-bounds` is a project whose output has every kind of bound; its build folder
+# must keep that name, as each example's does: `--examples` says where the projects are.)
 # For every emitted node under the given build folders, aelc's Lark grammar against llguidance's
 # own JSON-schema path on the same node's output schema (`schemas/<node>.output.json`):
 # - grammar size and compile time (a one-token-per-byte tokenizer, best of 20);
@@ -11,9 +14,9 @@
 #   text one to three characters too long or too short, an integer or float just outside its
 #   range, a field too many or missing, one list item or map entry too many or too few, a
 #   repeated `Set` item, a bad enum name or tag, a pattern broken at the right length, a wrong
-#   kind of value. Written compactly, fields in declared order. With `--aelc`, samples of what
-#   each path lets through are checked with `aelc validate` (the decoder), so a generator bug
-#   shows as "generator mistakes" rather than as a leak.
+#   kind of value. Written compactly, fields in declared order. With `--aelc`, 20 answers per
+#   node and samples of what each path lets through are checked with `aelc validate` (the
+#   decoder), so a generator bug shows as "generator mistakes" rather than as a leak.
 # Where llguidance refuses the schema outright, the keywords it names are stripped one at a
 # time (`uniqueItems`, `propertyNames`, integer bounds beyond 2^53) and the stripped schema is
 # measured; the table says what was stripped.
@@ -373,7 +376,9 @@ def main():
     rows, notes, mistakes = [], [], 0
     for out in args.builds:
         # The build folder is named after the example it was built from.
-        project = os.path.join(args.examples, os.path.basename(os.path.normpath(out)))
+        name = os.path.basename(os.path.normpath(out))
+        project = next((p for p in (os.path.join(args.examples, name), os.path.join("benches", name))
+                        if os.path.isdir(p)), None)
         for lark_path in sorted(glob.glob(os.path.join(out, "grammar", "*.lark"))):
             node = os.path.basename(lark_path)[:-5]
             lark = open(lark_path).read()
@@ -387,19 +392,24 @@ def main():
             rng = random.Random(f"{args.seed}/{node}")
             through = {"lark": {}, "schema": {}}
             kinds = {}
-            n = 0
+            n, every = 0, []
             for _ in range(args.answers):
                 made = out_of_bound(schema, rng)
                 if made is None:
                     break
                 text, kind = made
                 n += 1
+                every.append((kind, text))
                 kinds[kind] = kinds.get(kind, 0) + 1
                 for path, m in (("lark", lm), ("schema", sm)):
                     if m is not None and accepts(m, text):
                         through[path].setdefault(kind, []).append(text)
             # Samples of what got through, and of all answers, checked by the decoder.
             if args.aelc and project:
+                for kind, text in rng.sample(every, min(4 * args.check, len(every))):
+                    if decoder_accepts(args.aelc, project, node, text):
+                        mistakes += 1
+                        notes.append(f"{node}: the decoder accepts a sampled '{kind}' answer: {text[:120]}")
                 for path in through:
                     for kind, texts in through[path].items():
                         sample = rng.sample(texts, min(args.check, len(texts)))

@@ -29,7 +29,8 @@ use std::collections::BTreeMap;
 
 use aelc_runtime::media::{content_type_prefix, MediaFieldKind, MEDIA_FIELDS, REF_PREFIX};
 use aelc_runtime::ty::{
-    limits, DefId, DefKind, FieldTy, FloatTy, IntTy, ListTy, MapTy, MediaTy, StrTy, Ty, TypeTable,
+    limits, DefId, DefKind, FieldTy, FloatBound, FloatTy, IntTy, ListTy, MapTy, MediaTy, StrTy, Ty,
+    TypeTable,
 };
 
 use self::expr::{Class, Grammar, G};
@@ -281,9 +282,20 @@ impl Builder<'_> {
 
     fn float(&mut self, ft: &FloatTy) -> G {
         if ft.min.is_some() || ft.max.is_some() {
+            // A range with inclusive integer ends on both sides is spelled exactly.
+            let inclusive = |b: Option<FloatBound>| b.filter(|b| !b.exclusive).map(|b| b.value);
+            let range = inclusive(ft.min)
+                .zip(inclusive(ft.max))
+                .and_then(|(lo, hi)| float::in_range(lo, hi));
+            if let Some(range) = range {
+                self.grammar.stricter.insert(
+                    "a float in a range is written in fixed notation, or below 1 with a negative exponent".to_owned(),
+                );
+                return G::token(range);
+            }
             self.grammar
                 .not_expressed
-                .insert("float ranges (the grammar takes any number of the spelling)".to_owned());
+                .insert("float ranges whose ends are not inclusive integers of at most 2^53 (the grammar takes any number of the spelling)".to_owned());
         }
         // A minimum of zero or more rules out every negative number; `-0` is left out too.
         let nonnegative = ft.min.is_some_and(|m| m.value >= 0.0);

@@ -143,6 +143,83 @@ fn mantissa_at_most(bound: &str) -> G {
     G::alt(alts)
 }
 
+/// Largest bound magnitude [`in_range`] takes: up to 2^53 every integer is an `f64`, so the
+/// decoder compares against exactly the bound the grammar spells.
+const RANGE_LIMIT: f64 = 9_007_199_254_740_992.0;
+
+/// The spellings of the floats in `lo..=hi` when both ends are integers of at most 2^53 in
+/// magnitude (inclusive; finite for `f32` as for `f64`), else `None` (the range stays with the pipeline). Every decimal in
+/// the range decodes into it, since rounding to `f64` is monotonic and the ends are exact.
+/// Spellings: fixed notation (the printers' choice below 10^16), and when 0 is in the range
+/// and so is 1, the small numbers in scientific notation with a negative exponent.
+pub fn in_range(lo: f64, hi: f64) -> Option<G> {
+    let integral = |v: f64| v.fract() == 0.0 && v.abs() <= RANGE_LIMIT;
+    if !integral(lo) || !integral(hi) || lo > hi {
+        return None;
+    }
+    // Exact: both are integers within 2^53.
+    let (lo, hi) = (lo as i128, hi as i128);
+    let mut alts = Vec::new();
+    if hi >= 0 {
+        alts.push(magnitudes(lo.max(0), hi));
+    }
+    if lo < 0 {
+        let top = lo.unsigned_abs() as i128;
+        let bottom = if hi >= 0 {
+            0
+        } else {
+            hi.unsigned_abs() as i128
+        };
+        alts.push(G::seq(vec![G::lit("-"), magnitudes(bottom, top)]));
+    }
+    Some(G::alt(alts))
+}
+
+/// Unsigned decimals `a..=b` (`0 <= a <= b`, integers): an integer part strictly between with
+/// any fraction, `a` with any fraction, `b` with a zero fraction, and below 1 (when `a` is 0
+/// and `b` at least 1) the scientific `d.ddd…e-N`.
+fn magnitudes(a: i128, b: i128) -> G {
+    let digit = || G::digits(b'0', b'9');
+    let any_fraction = || {
+        G::opt(G::seq(vec![
+            G::lit("."),
+            G::rep(digit(), 1, Some(FRACTION_DIGITS)),
+        ]))
+    };
+    let zero_fraction = G::opt(G::seq(vec![
+        G::lit("."),
+        G::rep(G::lit("0"), 1, Some(FRACTION_DIGITS)),
+    ]));
+    if a == b {
+        return G::seq(vec![G::lit(&a.to_string()), zero_fraction]);
+    }
+    let mut alts = Vec::new();
+    // Integer parts `a..b`, any fraction (the range module spells them exactly).
+    if let Some(ints) = super::range::int_range(a, b - 1) {
+        alts.push(G::seq(vec![ints, any_fraction()]));
+    }
+    alts.push(G::seq(vec![G::lit(&b.to_string()), zero_fraction]));
+    if a == 0 {
+        // Below 1: a mantissa under 10 times a negative power of ten.
+        let exponent = G::alt(vec![
+            G::seq(vec![G::rep(G::lit("0"), 0, Some(2)), G::digits(b'1', b'9')]),
+            G::seq(vec![G::opt(G::lit("0")), G::digits(b'1', b'9'), digit()]),
+            G::seq(vec![G::digits(b'1', b'9'), digit(), digit()]),
+        ]);
+        alts.push(G::seq(vec![
+            digit(),
+            G::opt(G::seq(vec![
+                G::lit("."),
+                G::rep(digit(), 1, Some(MANTISSA_FRACTION)),
+            ])),
+            G::class(&[('e', 'e'), ('E', 'E')]),
+            G::lit("-"),
+            exponent,
+        ]));
+    }
+    G::alt(alts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::range::tests::matches;
@@ -223,7 +300,61 @@ mod tests {
         assert!(matches(&unsigned, "0.5"));
     }
 
+    #[test]
+    fn ranges_with_integer_ends_are_exact() {
+        let g = in_range(0.0, 1e9).unwrap();
+        for (t, ok) in [
+            ("0", true),
+            ("0.0", true),
+            ("1000000000", true),
+            ("1000000000.0", true),
+            ("1000000000.5", false),
+            ("999999999.999", true),
+            ("1e-7", true),
+            ("1.5e-05", true),
+            ("-1", false),
+            ("1e9", false),
+            ("2000000000", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        let g = in_range(-1.0, 1.0).unwrap();
+        for (t, ok) in [
+            ("-1", true),
+            ("-1.0", true),
+            ("-1.25", false),
+            ("-0.75", true),
+            ("1.0", true),
+            ("1.25", false),
+            ("0.5", true),
+            ("-1e-7", true),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        let g = in_range(2.0, 5.0).unwrap();
+        for (t, ok) in [
+            ("1.5", false),
+            ("2", true),
+            ("4.75", true),
+            ("5.0", true),
+            ("5.5", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        assert!(in_range(0.0, 0.5).is_none());
+    }
+
     proptest! {
+        /// In a range with integer ends, a value's `serde_json` spelling is accepted exactly
+        /// when the value is in the range.
+        #[test]
+        fn range_verdicts_follow_the_value(a in -50i32..50, b in 0i32..60, x in -120.0f64..120.0) {
+            let (lo, hi) = (f64::from(a), f64::from(a + b));
+            let g = in_range(lo, hi).unwrap();
+            let text = serde_json::to_string(&x).unwrap_or_default();
+            prop_assert_eq!(matches(&g, &text), lo <= x && x <= hi, "{} in {}..={}", text, lo, hi);
+        }
+
         /// Every finite value, as Rust writes it (shortest round trip, fixed notation) and in
         /// scientific notation, is accepted; the `f64` edge mantissas are exact.
         #[test]
