@@ -15,7 +15,9 @@
 //! edges ([`range`]); unit enums; data enums with their tag first; list and map minimums and
 //! caps; optional and defaulted fields (absent, or `null` for an `Option`); map keys with
 //! their bounds; media references ([`aelc_runtime::media`]); anchored `@pattern`s
-//! ([`pattern`]); the ```` ```json ```` fence. Sizes are linear in the type: every named type
+//! ([`pattern`]); finite floats in their printers' spellings, and float ranges with inclusive
+//! integer ends ([`float`]); the `date` and `uuid` formats ([`format`]); the ```` ```json ````
+//! fence. Sizes are linear in the type: every named type
 //! is one rule, and a list item, map entry or optional-field chain used twice is named once.
 
 mod expr;
