@@ -372,6 +372,8 @@ fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
                 2 => lo - 0.25,
                 3 => hi + 0.25,
                 4 if f.kind == FloatKind::F32 => 1e39,
+                // Small numbers: `serde_json` writes 4 zeros after the point, then 17 digits.
+                4 => 1.234_567_890_123_456_7e-5 * (rng.below(3) as f64 - 1.0),
                 _ => lo + (hi - lo) * (rng.below(100) as f64 / 100.0),
             };
             if v == 0.0 {
@@ -1712,8 +1714,16 @@ fn deep_indent(pretty: &str) -> bool {
     })
 }
 
+/// `PROPTEST_CASES` when set (to run a property many more times by hand), else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(300), ..ProptestConfig::default() })]
 
     #[test]
     fn gbnf_accepts_only_what_the_decoder_accepts(shape in shape(), seed in any::<u64>()) {
@@ -1767,6 +1777,62 @@ fn gbnf_is_exact_on_string_lengths_escapes_and_integer_edges() {
     assert!(g.accepts("```json\n0\n```"));
     assert!(!g.accepts("-1"));
     assert!(!g.accepts(&format!("{}1", " ".repeat(30))));
+}
+
+/// Floats as shortest-round-trip printers write them (the flaky seed of
+/// `gbnf_accepts_only_what_the_decoder_accepts` was `-0.039999999999999813`: 18 digits after the
+/// point, 17 of them significant), and nothing that decodes as infinite.
+#[test]
+fn gbnf_takes_every_shortest_float_spelling_and_nothing_infinite() {
+    let table = TypeTable::default();
+    let float = |kind| {
+        Ty::Float(FloatTy {
+            kind,
+            min: None,
+            max: None,
+        })
+    };
+    for (kind, texts) in [
+        (
+            FloatKind::F64,
+            &[
+                "-0.039999999999999813",
+                "0.000012345678901234567",
+                "0.0000012345678901234567",
+                "100000000000000000000",
+                "1e100",
+                "1e+100",
+                "1e-05",
+                "5e-324",
+                "1.7976931348623157e308",
+                "1.7976931348623158e308",
+                "1.7976931348623159e308",
+                "1.8e308",
+                "1e309",
+            ][..],
+        ),
+        (
+            FloatKind::F32,
+            &[
+                "3.4028235e38",
+                "3.4028235677973364e38",
+                "3.4028235677973365e38",
+                "1e39",
+                "1e-45",
+                "0.1",
+            ][..],
+        ),
+    ] {
+        let ty = float(kind);
+        let g = gbnf::Grammar::parse(&aelc::codegen::grammar::gbnf_for(&table, &ty));
+        for text in texts {
+            assert_eq!(
+                g.accepts(text),
+                decodes(&ty, &table, text),
+                "{kind:?} {text}"
+            );
+        }
+    }
 }
 
 /// Grammar sizes grow linearly: a project of 1,000 declarations, each struct using the one

@@ -15,10 +15,14 @@
 //! edges ([`range`]); unit enums; data enums with their tag first; list and map minimums and
 //! caps; optional and defaulted fields (absent, or `null` for an `Option`); map keys with
 //! their bounds; media references ([`aelc_runtime::media`]); anchored `@pattern`s
-//! ([`pattern`]); the ```` ```json ```` fence. Sizes are linear in the type: every named type
+//! ([`pattern`]); finite floats in their printers' spellings, and float ranges with inclusive
+//! integer ends ([`float`]); the `date` and `uuid` formats ([`format`]); the ```` ```json ````
+//! fence. Sizes are linear in the type: every named type
 //! is one rule, and a list item, map entry or optional-field chain used twice is named once.
 
 mod expr;
+mod float;
+mod format;
 mod pattern;
 mod range;
 mod render;
@@ -27,7 +31,7 @@ use std::collections::BTreeMap;
 
 use aelc_runtime::media::{content_type_prefix, MediaFieldKind, MEDIA_FIELDS, REF_PREFIX};
 use aelc_runtime::ty::{
-    limits, DefId, DefKind, FieldTy, FloatKind, FloatTy, IntTy, ListTy, MapTy, MediaTy, StrTy, Ty,
+    limits, DefId, DefKind, FieldTy, FloatBound, FloatTy, IntTy, ListTy, MapTy, MediaTy, StrTy, Ty,
     TypeTable,
 };
 
@@ -137,7 +141,7 @@ fn answer_grammar(types: &TypeTable, ty: &Ty, cap: Option<u32>) -> Grammar {
     let stricter = &mut b.grammar.stricter;
     for sentence in [
         "object fields come in their declared order, a data enum's tag first (the decoder takes any order)",
-        "numbers are spelled canonically: integers as plain digits (the decoder also takes `3.0` or `3e0`), floats with at most 17 digits before and after the point",
+        "numbers are spelled canonically: integers as plain digits (the decoder also takes `3.0` or `3e0`); floats as shortest-round-trip printers write them: at most 21 digits before the point and 22 after it, then an exponent of at most 2 digits, or one digit, at most 16 after the point and an exponent of at most 3 digits",
         "enum names, tags, field names and media-reference prefixes are spelled without escapes",
         "at most 24 whitespace characters between two tokens; the fence's info string is `json` or nothing",
     ] {
@@ -280,40 +284,46 @@ impl Builder<'_> {
 
     fn float(&mut self, ft: &FloatTy) -> G {
         if ft.min.is_some() || ft.max.is_some() {
+            // A range with inclusive integer ends on both sides is spelled exactly.
+            let inclusive = |b: Option<FloatBound>| b.filter(|b| !b.exclusive).map(|b| b.value);
+            let range = inclusive(ft.min)
+                .zip(inclusive(ft.max))
+                .and_then(|(lo, hi)| float::in_range(lo, hi));
+            if let Some(range) = range {
+                self.grammar.stricter.insert(
+                    "a float in a range is written in fixed notation, or below 1 with a negative exponent".to_owned(),
+                );
+                return G::token(range);
+            }
             self.grammar
                 .not_expressed
-                .insert("float ranges (the grammar takes any number of the spelling)".to_owned());
+                .insert("float ranges whose ends are not inclusive integers of at most 2^53 (the grammar takes any number of the spelling)".to_owned());
         }
-        let digit = || G::digits(b'0', b'9');
-        let int_part = G::alt(vec![
-            G::lit("0"),
-            G::seq(vec![G::digits(b'1', b'9'), G::rep(digit(), 0, Some(16))]),
-        ]);
-        let fraction = G::opt(G::seq(vec![G::lit("."), G::rep(digit(), 1, Some(17))]));
-        // An f64 written so stays finite: at most 10^17 × 10^99. An f32 (at most about
-        // 3.4 × 10^38) gets no exponent and at most 17 + 17 digits, well inside.
-        let exponent = match ft.kind {
-            FloatKind::F64 => G::opt(G::seq(vec![
-                G::class(&[('e', 'e'), ('E', 'E')]),
-                G::opt(G::class(&[('+', '+'), ('-', '-')])),
-                G::rep(digit(), 1, Some(2)),
-            ])),
-            FloatKind::F32 => G::Seq(Vec::new()),
-        };
         // A minimum of zero or more rules out every negative number; `-0` is left out too.
-        let sign = match ft.min {
-            Some(m) if m.value >= 0.0 => G::Seq(Vec::new()),
-            _ => G::opt(G::lit("-")),
-        };
-        G::token(G::seq(vec![sign, int_part, fraction, exponent]))
+        let nonnegative = ft.min.is_some_and(|m| m.value >= 0.0);
+        G::token(float::float(ft.kind, nonnegative))
     }
 
     fn string(&mut self, st: &StrTy) -> G {
         if let Some(f) = st.format {
-            self.grammar.not_expressed.insert(format!(
-                "the text format `{}` (the grammar takes any text of the right length)",
-                f.as_str()
-            ));
+            match (format::content(f), format::length(f)) {
+                (Some(content), Some(len)) if st.pattern.is_none() => {
+                    self.grammar.stricter.insert(format!(
+                        "text of the format `{}` is spelled without escapes",
+                        f.as_str()
+                    ));
+                    if !(st.min..=st.max).contains(&len) {
+                        return never();
+                    }
+                    return string_token(content);
+                }
+                _ => {
+                    self.grammar.not_expressed.insert(format!(
+                        "the text format `{}` (the grammar takes any text of the right length)",
+                        f.as_str()
+                    ));
+                }
+            }
         }
         if let Some(p) = &st.pattern {
             if let Some(content) = pattern::translate(p, st.min, st.max) {

@@ -108,7 +108,7 @@ fn same_length(lo: &str, hi: &str, out: &mut Vec<G>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::expr::G;
     use super::*;
     use proptest::prelude::*;
@@ -116,7 +116,7 @@ mod tests {
     /// Whether `text` is one spelling of `g` (a small backtracking matcher over the
     /// expressions `int_range` builds: literals, digit classes, sequences, alternatives and
     /// fixed repetitions).
-    fn matches(g: &G, text: &str) -> bool {
+    pub(in crate::codegen::grammar) fn matches(g: &G, text: &str) -> bool {
         ends(g, text.as_bytes(), 0).contains(&text.len())
     }
 
