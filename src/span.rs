@@ -76,6 +76,26 @@ impl std::fmt::Debug for Span {
     }
 }
 
+/// `debug` (a `{:#?}` of syntax) with every span's `@12..40` removed, so two trees compare by
+/// shape alone (the formatter's round trip, its fuzz target): the inverse of `Span`'s `Debug`.
+pub fn without_spans(debug: &str) -> String {
+    let mut out = String::with_capacity(debug.len());
+    let mut chars = debug.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '@' && chars.peek().is_some_and(char::is_ascii_digit) {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
+            {
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A value with the span it was written at.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Spanned<T> {

@@ -22,22 +22,7 @@ fn parse(text: &str) -> Parse {
 
 /// `{:#?}` of a tree with every span (`@12..40`, `#1@12..40`) removed.
 fn tree(module: &Module) -> String {
-    let text = format!("{module:#?}");
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '@' && chars.peek().is_some_and(char::is_ascii_digit) {
-            while chars
-                .peek()
-                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
-            {
-                chars.next();
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    aelc::span::without_spans(&format!("{module:#?}"))
 }
 
 fn errors(parse: &Parse) -> String {

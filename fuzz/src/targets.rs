@@ -454,22 +454,7 @@ fn toml_target(input: &[u8]) -> Result<(), String> {
 
 /// `{:#?}` of a tree with every span (`@12..40`) removed (as `tests/fmt.rs` compares).
 fn tree(parse: &Parse) -> String {
-    let text = format!("{:#?}", parse.module);
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '@' && chars.peek().is_some_and(char::is_ascii_digit) {
-            while chars
-                .peek()
-                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
-            {
-                chars.next();
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    aelc::span::without_spans(&format!("{:#?}", parse.module))
 }
 
 fn has_errors(parse: &Parse) -> bool {

@@ -130,8 +130,7 @@ pub fn store_url(flag: Option<&str>, state_dir: &Path) -> String {
             return url;
         }
     }
-    // The default store's folder is the project's own: create it on first use.
-    let _ = std::fs::create_dir_all(state_dir);
+    // `aelc_store::open` makes the file's folder (`.ael/`) on first use.
     format!("sqlite:{}", state_dir.join("store.db").display())
 }
 

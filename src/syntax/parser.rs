@@ -206,25 +206,32 @@ mod closed {
     }
 }
 
+/// One token that `accept` admits (with its span), consumed; any other fails at once with a
+/// plain "unexpected token". The lookups in the table of closed brackets are built on it.
+fn token_if<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
+    accept: impl Fn(&Token<'src>, &TokenSpan) -> bool + Clone + 'tok,
+) -> impl Parser<'tok, In<'tok, 'src>, (), Extra<E>> + Clone {
+    any().try_map(move |token: Token<'src>, span: TokenSpan| {
+        if accept(&token, &span) {
+            Ok(())
+        } else {
+            Err(
+                <E as LabelError<'tok, In<'tok, 'src>, &'static str>>::expected_found(
+                    std::iter::empty(),
+                    Some(MaybeRef::Val(token)),
+                    span,
+                ),
+            )
+        }
+    })
+}
+
 /// Succeeds, consuming nothing, where a block's recovery (skip to its `}`) can succeed;
 /// fails at once where it would scan to the end in vain. Without it, each of `n` blocks left
 /// open by a wrong closer (`{ a) }`) scanned the rest of the file: 38 KB of them took 0.7 s,
 /// four times as long for twice the size (found by `aelc-fuzz parse`).
 fn brace_ahead<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> expr::P<'tok, 'src, (), E> {
-    any()
-        .try_map(|token: Token<'src>, span: TokenSpan| {
-            if closed::reaches_brace(span.start) {
-                Ok(())
-            } else {
-                Err(
-                    <E as LabelError<'tok, In<'tok, 'src>, &'static str>>::expected_found(
-                        std::iter::empty(),
-                        Some(MaybeRef::Val(token)),
-                        span,
-                    ),
-                )
-            }
-        })
+    token_if(|_, span| closed::reaches_brace(span.start))
         .rewind()
         .boxed()
 }
@@ -233,38 +240,13 @@ fn brace_ahead<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> expr::P<'tok, 'src, (
 /// `closed::Table::unclosed_ends`): at the end of the text, or for a `{`, at the closer of the
 /// wrong kind that ends it. Fails on any other token.
 fn unclosed_rest<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> expr::P<'tok, 'src, (), E> {
-    let within = any()
-        .try_map(|token: Token<'src>, span: TokenSpan| {
-            if closed::skipping(span.start) {
-                Ok(())
-            } else {
-                Err(
-                    <E as LabelError<'tok, In<'tok, 'src>, &'static str>>::expected_found(
-                        std::iter::empty(),
-                        Some(MaybeRef::Val(token)),
-                        span,
-                    ),
-                )
-            }
-        })
-        .repeated();
-    any()
-        .try_map(|token: Token<'src>, span: TokenSpan| {
-            let opener = matches!(token, Token::LBrace | Token::LParen | Token::LBracket);
-            if opener && closed::skip_from(span.start) {
-                Ok(())
-            } else {
-                Err(
-                    <E as LabelError<'tok, In<'tok, 'src>, &'static str>>::expected_found(
-                        std::iter::empty(),
-                        Some(MaybeRef::Val(token)),
-                        span,
-                    ),
-                )
-            }
-        })
-        .ignore_then(within)
-        .boxed()
+    let within = token_if(|_, span| closed::skipping(span.start)).repeated();
+    token_if(|token, span| {
+        matches!(token, Token::LBrace | Token::LParen | Token::LBracket)
+            && closed::skip_from(span.start)
+    })
+    .ignore_then(within)
+    .boxed()
 }
 
 /// chumsky's `nested_delimiters` (with the other two bracket kinds as `others`), failing at
@@ -280,20 +262,7 @@ where
     O: 'tok,
 {
     let opener = start;
-    any()
-        .try_map(move |token: Token<'src>, span: TokenSpan| {
-            if token == opener && closed::is_closed(span.start) {
-                Ok(())
-            } else {
-                Err(
-                    <E as LabelError<'tok, In<'tok, 'src>, &'static str>>::expected_found(
-                        std::iter::empty(),
-                        Some(MaybeRef::Val(token)),
-                        span,
-                    ),
-                )
-            }
-        })
+    token_if(move |token, span| *token == opener && closed::is_closed(span.start))
         .rewind()
         .ignore_then(nested_delimiters(start, end, others, fallback))
 }

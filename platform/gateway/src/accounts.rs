@@ -7,7 +7,6 @@
 use aelc_runtime::money::Amount;
 use aelc_store::{Account, Store, StoreError, UnixMs};
 use axum::http::HeaderMap;
-use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 
@@ -16,8 +15,7 @@ pub const DEFAULT_CURRENCY: &str = "EUR";
 
 /// Lowercase hex SHA-256 of an API key: what the store keeps.
 pub fn key_sha256(key: &str) -> String {
-    let digest = Sha256::digest(key.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    aelc_runtime::receipt::sha256_hex(key.as_bytes())
 }
 
 /// A new random API key.

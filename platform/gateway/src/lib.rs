@@ -160,8 +160,5 @@ pub async fn serve(
         .await
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+/// Milliseconds since the Unix epoch (the runtime's wall clock).
+pub use aelc_runtime::pipeline::unix_now_ms as now_ms;

@@ -77,6 +77,26 @@ pub struct InputError {
     pub message: String,
 }
 
+/// Runs `f` on the blocking pool (the executor and the providers block) with the executor and
+/// a fresh host of `tenant`.
+async fn blocking<T, F>(
+    app: &Arc<AppState>,
+    tenant: &str,
+    f: F,
+) -> Result<T, tokio::task::JoinError>
+where
+    T: Send + 'static,
+    F: FnOnce(&aelc_runtime::exec::Executor<'static>, &mut Env<'_>) -> T + Send + 'static,
+{
+    let app = Arc::clone(app);
+    let tenant = tenant.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut host = RunHost::new(&app, &tenant);
+        f(&app.project.executor, &mut host.env())
+    })
+    .await
+}
+
 /// What one run needs besides the program: a model over the shared providers, the clock,
 /// fresh ids, and no Rust externs (a gateway runs only what its build describes).
 struct RunHost {
@@ -220,17 +240,13 @@ async fn too_large(
         "error": {"code": error.code(), "message": error.message()},
     });
     app.store
-        .record_receipt(&StoredReceipt {
-            id,
-            tenant: account.name.clone(),
-            agent: agent.name.clone(),
-            version: agent.version.clone(),
-            status: "rejected_input".to_owned(),
-            code: Some(error.code().to_owned()),
-            mandate: mandate.clone(),
-            json: document.to_string(),
-            at_ms: now_ms(),
-        })
+        .record_receipt(&receipt_row(
+            &id,
+            &account.name,
+            agent,
+            mandate.clone(),
+            &document,
+        ))
         .await?;
     Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, &document, None))
 }
@@ -282,16 +298,10 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         .map_err(|_| ApiError::Overloaded)?;
 
     // 3. The gate.
-    let gate_app = Arc::clone(app);
     let gate_bytes = bytes.clone();
     let node = agent.node;
-    let tenant = account.name.clone();
-    let admission = tokio::task::spawn_blocking(move || {
-        let mut host = RunHost::new(&gate_app, &tenant);
-        gate_app
-            .project
-            .executor
-            .admit(node, &gate_bytes, &mut host.env())
+    let admission = blocking(app, &account.name, move |executor, env| {
+        executor.admit(node, &gate_bytes, env)
     })
     .await
     .map_err(|e| ApiError::Internal(format!("the gate failed: {e}")))?
@@ -302,9 +312,8 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             app.metrics.gate_refusal(&code);
             let run_id = run.receipt.receipt.clone();
             let document = response_document(&run, None);
-            let mut stored = stored_receipt(&run_id, &account.name, agent, &run, &document);
-            stored.mandate = call.mandate.clone();
-            app.store.record_receipt(&stored).await?;
+            let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
+            app.store.record_receipt(&row).await?;
             return Ok(Done {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 document,
@@ -365,15 +374,9 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     // 5. The run.
     let started = Instant::now();
     let in_flight = app.metrics.run_started();
-    let run_app = Arc::clone(app);
     let run_bytes = bytes.clone();
-    let tenant = account.name.clone();
-    let finished = tokio::task::spawn_blocking(move || {
-        let mut host = RunHost::new(&run_app, &tenant);
-        run_app
-            .project
-            .executor
-            .run_admitted(admitted, &run_bytes, &mut host.env())
+    let finished = blocking(app, &account.name, move |executor, env| {
+        executor.run_admitted(admitted, &run_bytes, env)
     })
     .await;
     drop(in_flight);
@@ -396,35 +399,28 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             };
             app.metrics
                 .run(&agent.name, status_word(run.outcome.status), started);
-            let stored = stored_receipt(&run_id, &account.name, agent, &run, &document);
             (
-                stored,
+                document,
                 settlement,
                 http_status(status_word(run.outcome.status)),
             )
         }
-        Ok(Err(unrunnable)) => {
-            let document = error_document(&run_id, agent, &unrunnable.to_string());
-            (
-                error_receipt(&run_id, &account.name, agent, &document),
-                Settlement::Void,
-                StatusCode::BAD_GATEWAY,
-            )
-        }
+        Ok(Err(unrunnable)) => (
+            error_document(&run_id, agent, &unrunnable.to_string()),
+            Settlement::Void,
+            StatusCode::BAD_GATEWAY,
+        ),
         Err(join) => {
             tracing::error!(error = %join, agent = %agent.name, "a run panicked");
-            let document = error_document(&run_id, agent, "the run failed inside the gateway");
             (
-                error_receipt(&run_id, &account.name, agent, &document),
+                error_document(&run_id, agent, "the run failed inside the gateway"),
                 Settlement::Void,
                 StatusCode::BAD_GATEWAY,
             )
         }
     };
-    let mut stored = document;
-    stored.mandate = call.mandate.clone();
-    app.store.finish_run(&stored, &settlement).await?;
-    let document: Json = serde_json::from_str(&stored.json).unwrap_or(Json::Null);
+    let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
+    app.store.finish_run(&row, &settlement).await?;
     Ok(Done {
         status,
         document,
@@ -487,11 +483,13 @@ fn response_document(run: &Run, billed: Option<(Amount, &str)>) -> Json {
     .unwrap_or(Json::Null)
 }
 
-fn stored_receipt(
+/// The store's row of a receipt: its indexed fields (status, code) read off the response
+/// document it stores, so the two never disagree.
+fn receipt_row(
     id: &str,
     tenant: &str,
     agent: &crate::project::Agent,
-    run: &Run,
+    mandate: Option<String>,
     document: &Json,
 ) -> StoredReceipt {
     StoredReceipt {
@@ -499,9 +497,9 @@ fn stored_receipt(
         tenant: tenant.to_owned(),
         agent: agent.name.clone(),
         version: agent.version.clone(),
-        status: status_word(run.outcome.status).to_owned(),
-        code: run.outcome.code.clone(),
-        mandate: None,
+        status: document["status"].as_str().unwrap_or("error").to_owned(),
+        code: document["code"].as_str().map(str::to_owned),
+        mandate,
         json: document.to_string(),
         at_ms: now_ms(),
     }
@@ -516,25 +514,6 @@ fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
                     "status": "error", "code": "internal_error", "refusal": why},
         "refusal": why,
     })
-}
-
-fn error_receipt(
-    id: &str,
-    tenant: &str,
-    agent: &crate::project::Agent,
-    document: &Json,
-) -> StoredReceipt {
-    StoredReceipt {
-        id: id.to_owned(),
-        tenant: tenant.to_owned(),
-        agent: agent.name.clone(),
-        version: agent.version.clone(),
-        status: "error".to_owned(),
-        code: Some("internal_error".to_owned()),
-        mandate: None,
-        json: document.to_string(),
-        at_ms: now_ms(),
-    }
 }
 
 /// `application/json` (with any parameters); `application/x-ndjson` is the sessions and

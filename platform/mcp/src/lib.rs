@@ -25,6 +25,7 @@ use std::sync::Arc;
 use aelc_gateway::project::Agent;
 use aelc_gateway::AppState;
 use aelc_runtime::money::Amount;
+use aelc_runtime::receipt::sha256_hex;
 use aelc_store::{Approval, ApprovalState, ApprovalUse, Mandate, StoreError};
 use market::{Card, Market};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -35,7 +36,6 @@ use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use scope::Decision;
 
@@ -187,6 +187,30 @@ pub struct ReceiptParams {
     pub receipt: String,
 }
 
+impl CallResult {
+    /// A call the human decides on (or has refused): nothing ran, nothing was spent.
+    fn unrun(
+        status: &str,
+        agent: &Card,
+        mandate: &Mandate,
+        approval: String,
+        message: String,
+    ) -> CallResult {
+        CallResult {
+            status: status.to_owned(),
+            agent: agent.name.clone(),
+            code: None,
+            receipt: None,
+            cost: "0".to_owned(),
+            currency: mandate.currency.clone(),
+            delegated_calls: 0,
+            output: None,
+            approval: Some(approval),
+            message: Some(message),
+        }
+    }
+}
+
 /// The form an elicitation shows the human.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ApprovalForm {
@@ -221,7 +245,7 @@ impl McpServer {
         let now = aelc_gateway::now_ms();
         let project = &self.market;
         let capability = p.capability.as_deref().and_then(scope::matcher);
-        let mut agents = Vec::new();
+        let mut allowed = Vec::new();
         let mut excluded = Vec::new();
         for agent in project.cards() {
             if let Some(m) = &capability {
@@ -246,14 +270,17 @@ impl McpServer {
                     agent: agent.name.clone(),
                     reason,
                 }),
-                Decision::Allow => agents.push(self.listing(agent, &mandate).await?),
+                Decision::Allow => {
+                    let record = self.record(agent).await?;
+                    allowed.push((
+                        record.cost_per_success,
+                        self.listing(agent, &mandate, &record),
+                    ));
+                }
             }
         }
-        agents.sort_by(|a, b| {
-            let key =
-                |l: &AgentListing| Amount::parse(&l.cost_per_success).unwrap_or(Amount(u128::MAX));
-            key(a).cmp(&key(b)).then_with(|| a.agent.cmp(&b.agent))
-        });
+        allowed.sort_by(|(a, la), (b, lb)| a.cmp(b).then_with(|| la.agent.cmp(&lb.agent)));
+        let agents = allowed.into_iter().map(|(_, listing)| listing).collect();
         Ok(Json(SearchResult { agents, excluded }))
     }
 
@@ -268,8 +295,9 @@ impl McpServer {
         let mandate = self.mandate().await?;
         let agent = self.agent(&p.agent)?;
         let decision = scope::decide(&mandate, &self.market, agent, aelc_gateway::now_ms());
-        let listing = self.listing(agent, &mandate).await?;
-        let stats = self.store.agent_stats(&agent.name).await.map_err(store)?;
+        let record = self.record(agent).await?;
+        let listing = self.listing(agent, &mandate, &record);
+        let stats = record.stats;
         let m = &agent.manifest;
         Ok(Json(json!({
             "agent": agent.name,
@@ -359,38 +387,29 @@ impl McpServer {
                         .await?;
                     match approval {
                         Asked::Pending(id) => {
-                            return Ok(Json(CallResult {
-                                status: "approval_required".to_owned(),
-                                agent: agent.name.clone(),
-                                code: None,
-                                receipt: None,
-                                cost: "0".to_owned(),
-                                currency: mandate.currency.clone(),
-                                delegated_calls: 0,
-                                output: None,
-                                message: Some(format!(
+                            let message = format!(
                                     "the worst case ({worst} {c}) is above the mandate's threshold ({t} {c}): \
                                      ask the human to run `aelc approve {id}`, then call again with the same input \
                                      and approval: \"{id}\"",
-                                    c = mandate.currency,
-                                    t = mandate.threshold
-                                )),
-                                approval: Some(id),
-                            }))
+                                c = mandate.currency,
+                                t = mandate.threshold
+                            );
+                            return Ok(Json(CallResult::unrun(
+                                "approval_required",
+                                agent,
+                                &mandate,
+                                id,
+                                message,
+                            )));
                         }
                         Asked::Rejected(id) => {
-                            return Ok(Json(CallResult {
-                                status: "rejected_by_human".to_owned(),
-                                agent: agent.name.clone(),
-                                code: None,
-                                receipt: None,
-                                cost: "0".to_owned(),
-                                currency: mandate.currency.clone(),
-                                delegated_calls: 0,
-                                output: None,
-                                message: Some("the human rejected this call".to_owned()),
-                                approval: Some(id),
-                            }))
+                            return Ok(Json(CallResult::unrun(
+                                "rejected_by_human",
+                                agent,
+                                &mandate,
+                                id,
+                                "the human rejected this call".to_owned(),
+                            )));
                         }
                         Asked::Approved => {}
                     }
@@ -505,19 +524,17 @@ impl McpServer {
             .ok_or_else(|| format!("no agent {name} (search_agents lists them)"))
     }
 
-    async fn listing(&self, agent: &Card, mandate: &Mandate) -> Result<AgentListing, String> {
+    /// `agent`'s measured record, read from the store once per tool call.
+    async fn record(&self, agent: &Card) -> Result<Record, String> {
         let stats = self.store.agent_stats(&agent.name).await.map_err(store)?;
-        let rate = stats.success_rate();
-        let cost_per_success = match rate {
-            Some(r) if r > 0.0 => per_success(
-                agent.price,
-                stats.succeeded,
-                stats.succeeded + stats.invalid_output + stats.error,
-            ),
-            Some(_) => Amount(u128::MAX),
-            None => agent.price,
-        };
-        Ok(AgentListing {
+        Ok(Record {
+            cost_per_success: per_success(agent.price, &stats),
+            stats,
+        })
+    }
+
+    fn listing(&self, agent: &Card, mandate: &Mandate, record: &Record) -> AgentListing {
+        AgentListing {
             agent: agent.name.clone(),
             version: agent.version.clone(),
             capability: agent.capability.clone(),
@@ -527,15 +544,15 @@ impl McpServer {
                 .currency
                 .clone()
                 .unwrap_or_else(|| mandate.currency.clone()),
-            success_rate: rate,
-            cost_per_success: if cost_per_success == Amount(u128::MAX) {
+            success_rate: record.stats.success_rate(),
+            cost_per_success: if record.cost_per_success == NEVER_SUCCEEDED {
                 "never succeeded".to_owned()
             } else {
-                cost_per_success.to_string()
+                record.cost_per_success.to_string()
             },
             worst_case: scope::worst_case(&self.market, agent)
                 .map_or_else(|| "unknown".to_owned(), |w| w.to_string()),
-        })
+        }
     }
 
     /// The allowed agent of `capability` with the lowest cost per successful run.
@@ -553,8 +570,7 @@ impl McpServer {
                 reasons.push(format!("{}: {why}", agent.name));
                 continue;
             }
-            let listing = self.listing(agent, mandate).await?;
-            let cost = Amount::parse(&listing.cost_per_success).unwrap_or(Amount(u128::MAX));
+            let cost = self.record(agent).await?.cost_per_success;
             if best.as_ref().is_none_or(|(c, _)| cost < *c) {
                 best = Some((cost, agent));
             }
@@ -719,19 +735,27 @@ fn count_delegated(receipt: &Value) -> usize {
     })
 }
 
-/// price × counted ÷ succeeded: the expected cost of one successful run, exact to 10⁻¹⁸.
-fn per_success(price: Amount, succeeded: u64, counted: u64) -> Amount {
-    if succeeded == 0 {
-        return Amount(u128::MAX);
-    }
-    Amount(price.0.saturating_mul(u128::from(counted)) / u128::from(succeeded))
+/// An agent's measured record.
+struct Record {
+    stats: aelc_store::AgentStats,
+    /// What one successful run costs on average ([`per_success`]); the ranking key.
+    cost_per_success: Amount,
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// The cost per success of an agent that has only failed: it ranks last.
+const NEVER_SUCCEEDED: Amount = Amount(u128::MAX);
+
+/// price × counted ÷ succeeded: the expected cost of one successful run, exact to 10⁻¹⁸; the
+/// price itself before any counted run, [`NEVER_SUCCEEDED`] when every counted run failed.
+fn per_success(price: Amount, stats: &aelc_store::AgentStats) -> Amount {
+    let counted = stats.succeeded + stats.invalid_output + stats.error;
+    match (counted, stats.succeeded) {
+        (0, _) => price,
+        (_, 0) => NEVER_SUCCEEDED,
+        (counted, succeeded) => {
+            Amount(price.0.saturating_mul(u128::from(counted)) / u128::from(succeeded))
+        }
+    }
 }
 
 fn store(e: StoreError) -> String {

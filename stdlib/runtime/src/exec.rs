@@ -269,12 +269,7 @@ impl<'p> Executor<'p> {
         node: NodeId,
         externs: &dyn ExternHost,
     ) -> Result<&'p NodeIr, Unrunnable> {
-        let Some(ir) = self.program.node(node) else {
-            return Err(Unrunnable {
-                node: format!("#{}", node.0),
-                missing: vec!["a node of that number in the program".to_owned()],
-            });
-        };
+        let ir = self.node_ir(node)?;
         let missing = self.missing(node, externs);
         if !missing.is_empty() {
             return Err(Unrunnable {
@@ -285,16 +280,21 @@ impl<'p> Executor<'p> {
         Ok(ir)
     }
 
+    /// The IR of `node`, or why it cannot run: the program has no such node.
+    fn node_ir(&self, node: NodeId) -> Result<&'p NodeIr, Unrunnable> {
+        self.program.node(node).ok_or_else(|| Unrunnable {
+            node: format!("#{}", node.0),
+            missing: vec!["a node of that number in the program".to_owned()],
+        })
+    }
+
     /// Runs `node` on `input` (the document's bytes).
+    /// The gate ([`Executor::admit`]), then the run ([`Executor::run_admitted`]).
     pub fn run(&self, node: NodeId, input: &[u8], env: &mut Env<'_>) -> Result<Run, Unrunnable> {
-        let ir = self.runnable(node, &*env.externs)?;
-        let inputs = match self.decode_input(ir, input) {
-            Ok(v) => v,
-            Err(errors) => return Ok(self.rejected(ir, input, errors, env)),
-        };
-        let mut meter = Meter::new();
-        let trail = vec![ir.name.clone()];
-        Ok(self.run_decoded(ir, inputs, input, env, &mut meter, 0, &trail, false))
+        match self.admit(node, input, env)? {
+            Admission::Refused(run) => Ok(*run),
+            Admission::Admitted(admitted) => self.run_admitted(admitted, input, env),
+        }
     }
 
     /// The gate alone (steps 2–3 of the module doc: decode, media expiry, input checks), for a
@@ -331,7 +331,8 @@ impl<'p> Executor<'p> {
     }
 
     /// Runs a call [`Executor::admit`] let through, from step 4 on (its input checks are not
-    /// run again); `input` is the same document, for the receipt's hash.
+    /// run again, nor is what the run could reach: `admit` checked it against the same host's
+    /// externs); `input` is the same document, for the receipt's hash.
     pub fn run_admitted(
         &self,
         admitted: Admitted,
@@ -339,7 +340,7 @@ impl<'p> Executor<'p> {
         env: &mut Env<'_>,
     ) -> Result<Run, Unrunnable> {
         let Admitted { node, inputs } = admitted;
-        let ir = self.runnable(node, &*env.externs)?;
+        let ir = self.node_ir(node)?;
         let mut meter = Meter::new();
         let trail = vec![ir.name.clone()];
         Ok(self.run_decoded(ir, inputs, input, env, &mut meter, 0, &trail, true))

@@ -20,7 +20,6 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::media::REF_PREFIX;
 use crate::value::MediaRef;
@@ -196,15 +195,8 @@ pub fn fetch(
     Ok(bytes)
 }
 
-/// Lowercase hex SHA-256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
-}
+/// Lowercase hex SHA-256 (the receipts' own).
+pub use crate::receipt::sha256_hex;
 
 /// `data:<type>;base64,<bytes>`: media inline, as the providers take it.
 pub fn data_url(content_type: &str, bytes: &[u8]) -> String {

@@ -82,9 +82,15 @@ pub trait Clock {
     /// The wall-clock time in milliseconds since the Unix epoch, for what expires (a media
     /// reference's `expires_at`). The system's clock unless a test clock says otherwise.
     fn unix_ms(&mut self) -> i64 {
-        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        unix_now_ms()
     }
+}
+
+/// The system's wall clock in milliseconds since the Unix epoch (0 before it): what a host
+/// without a test clock stamps records with.
+pub fn unix_now_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The real clock.

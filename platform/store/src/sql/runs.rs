@@ -226,7 +226,7 @@ impl SqlStore {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| StoreError::Backend(e.to_string()))?;
-        let now = now_ms();
+        let now = aelc_runtime::pipeline::unix_now_ms();
         let mut recovered = Recovered::default();
         for id in &ids {
             if retry(|| self.void_run_once(id, now)).await? {
@@ -440,11 +440,4 @@ fn receipt_row(row: &AnyRow) -> Result<StoredReceipt, Fail> {
         json: row.try_get("json")?,
         at_ms: row.try_get("at_ms")?,
     })
-}
-
-fn now_ms() -> UnixMs {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
