@@ -5,8 +5,13 @@
 #[path = "../stdlib/runtime/tests/provider_server/mod.rs"]
 mod provider_server;
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use scratch::Scratch;
 
 use aelc::codegen::emit::find_node;
 use aelc::driver::{self, DiskWorld};
@@ -25,12 +30,9 @@ fn review_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/review")
 }
 
-/// A scratch folder unique to one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aelc-run-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch folder unique to one test, removed when it ends.
+fn scratch(name: &str) -> Scratch {
+    Scratch::new("aelc-run", name)
 }
 
 fn aelc(args: &[&str], dir: &Path) -> Output {

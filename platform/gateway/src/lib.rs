@@ -28,6 +28,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use aelc_store::group_commit::GroupCommit;
 use aelc_store::{Account, Store};
 use axum::routing::{get, post};
 use axum::Router;
@@ -70,8 +71,16 @@ pub struct AppState {
     /// Uploaded files: bytes by SHA-256 and one record per reference (the runtime's layout, the
     /// same as `aelc files put`); the metadata is also in the store.
     pub files: aelc_runtime::files::LocalFiles,
+    /// The accounts of the API keys seen lately.
+    pub keys: accounts::KeyCache,
+    /// Receipts of refused calls, committed in groups ([`GroupCommit`]).
+    pub refusals: GroupCommit,
     openapi: serde_json::Value,
 }
+
+/// At most this many refused calls' receipts in one transaction, and this many waiting.
+const REFUSALS_PER_COMMIT: usize = 256;
+const REFUSALS_WAITING: usize = 4096;
 
 impl AppState {
     /// Prepares `project` for serving: voids the runs a killed gateway left open, and creates
@@ -107,7 +116,11 @@ impl AppState {
                 .map_err(|e| format!("the account of {}: {e}", agent.name))?;
         }
         let openapi = openapi::document(&project);
+        let refusals =
+            GroupCommit::start(Arc::clone(&store), REFUSALS_PER_COMMIT, REFUSALS_WAITING);
         Ok(AppState {
+            keys: accounts::KeyCache::default(),
+            refusals,
             project,
             store,
             metrics: Arc::new(metrics::Metrics::default()),

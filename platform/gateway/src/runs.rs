@@ -97,6 +97,10 @@ where
     .await
 }
 
+/// Inputs up to this size are admitted on the request's task (see [`execute`]); a decode runs
+/// at hundreds of MB/s, so this is tens of microseconds of a worker thread at most.
+const INLINE_GATE_BYTES: usize = 64 * 1024;
+
 /// What one run needs besides the program: a model over the shared providers, the clock,
 /// fresh ids, and no Rust externs (a gateway runs only what its build describes).
 struct RunHost {
@@ -119,6 +123,16 @@ impl RunHost {
             files: app.files.clone(),
             tenant: tenant.to_owned(),
         }
+    }
+
+    /// [`Executor::admit`](aelc_runtime::exec::Executor::admit) on this thread.
+    fn admit(
+        mut self,
+        app: &AppState,
+        node: aelc_runtime::program::NodeId,
+        input: &[u8],
+    ) -> Result<Admission, aelc_runtime::exec::Unrunnable> {
+        app.project.executor.admit(node, input, &mut self.env())
     }
 
     fn env(&mut self) -> Env<'_> {
@@ -164,7 +178,7 @@ pub async fn create_run(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    let account = crate::accounts::caller(&app, &headers).await?;
     let agent_name = format!("{owner}/{name}");
     let agent_index = app
         .project
@@ -198,7 +212,7 @@ pub async fn create_run(
     .await?;
     Ok(respond(
         done.status,
-        &done.document,
+        done.text,
         done.replayed.then_some("true"),
     ))
 }
@@ -239,16 +253,10 @@ async fn too_large(
         "refusal": error.message(),
         "error": {"code": error.code(), "message": error.message()},
     });
-    app.store
-        .record_receipt(&receipt_row(
-            &id,
-            &account.name,
-            agent,
-            mandate.clone(),
-            &document,
-        ))
-        .await?;
-    Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, &document, None))
+    let row = receipt_row(&id, &account.name, agent, mandate.clone(), &document);
+    let text = row.json.clone();
+    app.refusals.record(row).await?;
+    Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, text, None))
 }
 
 /// One call of an agent, from the gate to the stored receipt: what the HTTP route and the MCP
@@ -271,6 +279,8 @@ pub struct Done {
     pub status: StatusCode,
     /// The response document (`status`, `code`, `output`, `receipt`, …).
     pub document: Json,
+    /// `document` as JSON text, serialized once for the store and the response.
+    pub text: String,
     /// A replay of an earlier call with the same idempotency key.
     pub replayed: bool,
 }
@@ -297,14 +307,20 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         .try_acquire_owned()
         .map_err(|_| ApiError::Overloaded)?;
 
-    // 3. The gate.
-    let gate_bytes = bytes.clone();
+    // 3. The gate: decoding and input checks are CPU work, bounded by `max_input_bytes`, so
+    // they run on the request's own task unless the input can hold media references (whose
+    // checks read the file store) or is large enough to hold a worker thread up.
     let node = agent.node;
-    let admission = blocking(app, &account.name, move |executor, env| {
-        executor.admit(node, &gate_bytes, env)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("the gate failed: {e}")))?
+    let admission = if !agent.takes_media && bytes.len() <= INLINE_GATE_BYTES {
+        RunHost::new(app, &account.name).admit(app, node, &bytes)
+    } else {
+        let gate_bytes = bytes.clone();
+        blocking(app, &account.name, move |executor, env| {
+            executor.admit(node, &gate_bytes, env)
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("the gate failed: {e}")))?
+    }
     .map_err(|e| ApiError::AgentUnavailable(e.to_string()))?;
     let admitted = match admission {
         Admission::Refused(run) => {
@@ -313,10 +329,12 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             let run_id = run.receipt.receipt.clone();
             let document = response_document(&run, None);
             let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
-            app.store.record_receipt(&row).await?;
+            let text = row.json.clone();
+            app.refusals.record(row).await?;
             return Ok(Done {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 document,
+                text,
                 replayed: false,
             });
         }
@@ -352,6 +370,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             return Ok(Done {
                 status,
                 document,
+                text: receipt,
                 replayed: true,
             });
         }
@@ -424,6 +443,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     Ok(Done {
         status,
         document,
+        text: row.json,
         replayed: false,
     })
 }
@@ -437,8 +457,10 @@ fn http_status(status: &str) -> StatusCode {
     }
 }
 
-fn respond(status: StatusCode, document: &Json, replayed: Option<&'static str>) -> Response {
-    let mut response = (status, axum::Json(document)).into_response();
+/// A JSON response of `text` (a document serialized once, also what the store keeps).
+fn respond(status: StatusCode, text: String, replayed: Option<&'static str>) -> Response {
+    let json = HeaderValue::from_static("application/json");
+    let mut response = (status, [(header::CONTENT_TYPE, json)], text).into_response();
     if let Some(v) = replayed {
         response
             .headers_mut()
