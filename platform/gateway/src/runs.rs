@@ -164,6 +164,9 @@ pub async fn create_run(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    if crate::live::is_ndjson(&headers) {
+        return crate::live::create_live_run(app, format!("{owner}/{name}"), headers, body).await;
+    }
     let account = crate::accounts::caller(&*app.store, &headers).await?;
     let agent_name = format!("{owner}/{name}");
     let agent_index = app
@@ -429,7 +432,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
 }
 
 /// The HTTP status of a run that ended with `status` (see the module doc).
-fn http_status(status: &str) -> StatusCode {
+pub(crate) fn http_status(status: &str) -> StatusCode {
     match status {
         "succeeded" | "failed" => StatusCode::OK,
         "rejected_input" => StatusCode::UNPROCESSABLE_ENTITY,
@@ -437,7 +440,11 @@ fn http_status(status: &str) -> StatusCode {
     }
 }
 
-fn respond(status: StatusCode, document: &Json, replayed: Option<&'static str>) -> Response {
+pub(crate) fn respond(
+    status: StatusCode,
+    document: &Json,
+    replayed: Option<&'static str>,
+) -> Response {
     let mut response = (status, axum::Json(document)).into_response();
     if let Some(v) = replayed {
         response
@@ -485,7 +492,7 @@ fn response_document(run: &Run, billed: Option<(Amount, &str)>) -> Json {
 
 /// The store's row of a receipt: its indexed fields (status, code) read off the response
 /// document it stores, so the two never disagree.
-fn receipt_row(
+pub(crate) fn receipt_row(
     id: &str,
     tenant: &str,
     agent: &crate::project::Agent,
@@ -516,8 +523,8 @@ fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
     })
 }
 
-/// `application/json` (with any parameters); `application/x-ndjson` is the sessions and
-/// streams of spec §12.1, not served yet.
+/// `application/json` (with any parameters); `application/x-ndjson` (sessions and streams,
+/// spec §12.1) went to [`crate::live`] before this.
 fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
     let value = headers
         .get(header::CONTENT_TYPE)
@@ -531,12 +538,6 @@ fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
         .to_ascii_lowercase();
     match essence.as_str() {
         "application/json" => Ok(()),
-        "application/x-ndjson" => Err(ApiError::NotImplemented(
-            "sessions and streams over HTTP (`application/x-ndjson`) arrive with issue 17 \
-             (several inputs, streams and media at run time); send one document as \
-             `application/json`"
-                .to_owned(),
-        )),
         _ => Err(ApiError::UnsupportedMediaType(if value.is_empty() {
             "nothing".to_owned()
         } else {
@@ -548,7 +549,7 @@ fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
 /// `Ael-Mandate: ACCOUNT/NAME`: the call is made under one of the caller's mandates (the MCP
 /// server hiring through this gateway), so its budget is checked in the reservation's
 /// transaction and the receipt is the mandate's. Another account's mandate is not found.
-async fn mandate_header(
+pub(crate) async fn mandate_header(
     app: &AppState,
     account: &aelc_store::Account,
     headers: &HeaderMap,
@@ -565,7 +566,7 @@ async fn mandate_header(
     }
 }
 
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get("idempotency-key") else {
         return Ok(None);
     };
