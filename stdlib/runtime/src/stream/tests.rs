@@ -428,7 +428,7 @@ fn an_http_body_feeds_the_stream_in_frames_of_any_size() {
                 break;
             }
         }
-        assert_eq!(refused.map(|e| e.field), Some("value".to_owned()));
+        assert_eq!(refused.map(|e| e.field), Some("chunk".to_owned()));
         assert!(matches!(r.end(), Some(StreamEnd::Refused(_))));
     });
 }
