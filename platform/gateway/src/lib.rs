@@ -4,6 +4,7 @@
 //!
 //! - [`project`]: the build output (`target/ael/`) loaded without the compiler;
 //! - [`runs`]: `POST /v1/agents/{owner}/{name}/runs` — gate, reservation, run, receipt;
+//! - [`live`]: the same route with an `application/x-ndjson` body: sessions and streams;
 //! - [`routes`]: agents, manifests, receipts, uploads, health, metrics;
 //! - [`accounts`]: tenants, API keys, funding;
 //! - [`openapi`]: `/openapi.json`, derived from the handlers' types and the agents' schemas;
@@ -18,6 +19,7 @@
 pub mod accounts;
 pub mod error;
 pub mod listener;
+pub mod live;
 pub mod metrics;
 pub mod openapi;
 pub mod project;

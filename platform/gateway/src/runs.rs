@@ -178,6 +178,9 @@ pub async fn create_run(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    if crate::live::is_ndjson(&headers) {
+        return crate::live::create_live_run(app, format!("{owner}/{name}"), headers, body).await;
+    }
     let account = crate::accounts::caller(&app, &headers).await?;
     let agent_name = format!("{owner}/{name}");
     let agent_index = app
@@ -449,7 +452,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
 }
 
 /// The HTTP status of a run that ended with `status` (see the module doc).
-fn http_status(status: &str) -> StatusCode {
+pub(crate) fn http_status(status: &str) -> StatusCode {
     match status {
         "succeeded" | "failed" => StatusCode::OK,
         "rejected_input" => StatusCode::UNPROCESSABLE_ENTITY,
@@ -458,7 +461,7 @@ fn http_status(status: &str) -> StatusCode {
 }
 
 /// A JSON response of `text` (a document serialized once, also what the store keeps).
-fn respond(status: StatusCode, text: String, replayed: Option<&'static str>) -> Response {
+pub(crate) fn respond(status: StatusCode, text: String, replayed: Option<&'static str>) -> Response {
     let json = HeaderValue::from_static("application/json");
     let mut response = (status, [(header::CONTENT_TYPE, json)], text).into_response();
     if let Some(v) = replayed {
@@ -507,7 +510,7 @@ fn response_document(run: &Run, billed: Option<(Amount, &str)>) -> Json {
 
 /// The store's row of a receipt: its indexed fields (status, code) read off the response
 /// document it stores, so the two never disagree.
-fn receipt_row(
+pub(crate) fn receipt_row(
     id: &str,
     tenant: &str,
     agent: &crate::project::Agent,
@@ -538,8 +541,8 @@ fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
     })
 }
 
-/// `application/json` (with any parameters); `application/x-ndjson` is the sessions and
-/// streams of spec §12.1, not served yet.
+/// `application/json` (with any parameters); `application/x-ndjson` (sessions and streams,
+/// spec §12.1) went to [`crate::live`] before this.
 fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
     let value = headers
         .get(header::CONTENT_TYPE)
@@ -553,12 +556,6 @@ fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
         .to_ascii_lowercase();
     match essence.as_str() {
         "application/json" => Ok(()),
-        "application/x-ndjson" => Err(ApiError::NotImplemented(
-            "sessions and streams over HTTP (`application/x-ndjson`) arrive with issue 17 \
-             (several inputs, streams and media at run time); send one document as \
-             `application/json`"
-                .to_owned(),
-        )),
         _ => Err(ApiError::UnsupportedMediaType(if value.is_empty() {
             "nothing".to_owned()
         } else {
@@ -570,7 +567,7 @@ fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
 /// `Ael-Mandate: ACCOUNT/NAME`: the call is made under one of the caller's mandates (the MCP
 /// server hiring through this gateway), so its budget is checked in the reservation's
 /// transaction and the receipt is the mandate's. Another account's mandate is not found.
-async fn mandate_header(
+pub(crate) async fn mandate_header(
     app: &AppState,
     account: &aelc_store::Account,
     headers: &HeaderMap,
@@ -587,7 +584,7 @@ async fn mandate_header(
     }
 }
 
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get("idempotency-key") else {
         return Ok(None);
     };
