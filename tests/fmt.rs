@@ -219,7 +219,7 @@ fn a_doc_comment_documenting_nothing_cannot_join_another() {
 /// `+` terms took 0.73 s to check (now about 1 ms). Not the formatter, which lays a chain of one
 /// operator out as one group: the round trip compared the trees as `{:#?}`, whose lines are
 /// indented by their depth, and a left-nested chain is as deep as it is long. Doubling the chain
-/// must about double what the comparison writes (with `{:#?}`: 3.2 times from 48 to 96 terms).
+/// must about double what the comparison writes (with `{:#?}`: 3.5 times from 48 to 96 terms).
 #[test]
 fn a_long_operator_chain_is_checked_in_linear_work() {
     let source = include_str!("../fuzz/regressions/fmt-long-operator-chain");
@@ -243,6 +243,22 @@ fn a_long_operator_chain_is_checked_in_linear_work() {
         text_96 * 10 <= text_48 * 21,
         "the formatted text grows faster than the chain: {text_48} bytes for 48 terms, {text_96} for 96"
     );
+}
+
+/// Found by `aelc-fuzz fmt` (`fuzz/regressions/fmt-288f4ff5d331bf92`): a block comment over
+/// two lines inside an expression moves to the end of the statement, where the comment that
+/// followed the statement now follows it on its last line; the second run took that one for a
+/// leading comment of the next line.
+#[test]
+fn a_comment_after_a_trailing_block_comment_stays_on_its_line() {
+    let source = "fn f(p: u8, q: u8) -> u8 {\n    let x = p + /* a\n    b */ q; // c\n    x\n}\n";
+    let formatted = check_round_trip("after a trailing block comment", source);
+    assert_eq!(
+        formatted,
+        "fn f(p: u8, q: u8) -> u8 {\n    let x = p + q; /* a\n    b */ // c\n    x\n}\n"
+    );
+    let source = include_str!("../fuzz/regressions/fmt-288f4ff5d331bf92");
+    check_round_trip("fmt-288f4ff5d331bf92", source);
 }
 
 #[test]
