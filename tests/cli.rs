@@ -726,7 +726,7 @@ fn fmt_without_paths_covers_the_project_from_a_subfolder() {
 
 /// A copy of the fixture that `aelc build` accepts (its refused example is for `aelc test`,
 /// and publishing refuses it), built once.
-fn built_fixture(name: &str) -> PathBuf {
+fn built_fixture(name: &str) -> Scratch {
     let dir = copy_fixture(name);
     let _ = std::fs::remove_file(dir.join("examples/pick/refused.json"));
     let o = aelc(&["build"], &dir);

@@ -240,7 +240,7 @@ fn usage_errors_exit_2() {
 }
 
 /// A copy of the review example whose bindings point at `server`.
-fn review_project(name: &str, primary: &str, backup: &str) -> PathBuf {
+fn review_project(name: &str, primary: &str, backup: &str) -> Scratch {
     let dir = scratch(name);
     copy_dir(&review_root(), &dir);
     let toml = format!(
