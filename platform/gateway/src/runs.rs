@@ -461,7 +461,11 @@ pub(crate) fn http_status(status: &str) -> StatusCode {
 }
 
 /// A JSON response of `text` (a document serialized once, also what the store keeps).
-pub(crate) fn respond(status: StatusCode, text: String, replayed: Option<&'static str>) -> Response {
+pub(crate) fn respond(
+    status: StatusCode,
+    text: String,
+    replayed: Option<&'static str>,
+) -> Response {
     let json = HeaderValue::from_static("application/json");
     let mut response = (status, [(header::CONTENT_TYPE, json)], text).into_response();
     if let Some(v) = replayed {
