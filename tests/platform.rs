@@ -563,13 +563,23 @@ fn gateway_suite(backend: &str, store: &str) {
         .send(ask("[ok] x"))
         .expect("request");
     assert_eq!(wrong_type.status().as_u16(), 415);
-    let ndjson = http()
+    // Lines of observations to an agent of one input: 415 naming the one-document way.
+    let mut ndjson = http()
         .post(gw.url("/v1/agents/acme/echo/runs"))
         .header("authorization", &format!("Bearer {demo}"))
         .header("content-type", "application/x-ndjson")
         .send("{}\n")
         .expect("request");
-    assert_eq!(ndjson.status().as_u16(), 501);
+    assert_eq!(ndjson.status().as_u16(), 415);
+    let refused: Value =
+        serde_json::from_str(&ndjson.body_mut().read_to_string().expect("body")).expect("json");
+    assert_eq!(refused["error"]["code"], "not_a_session", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("application/json")),
+        "{refused}"
+    );
     let unknown_agent = http()
         .post(gw.url("/v1/agents/acme/nobody/runs"))
         .header("authorization", &format!("Bearer {demo}"))
