@@ -47,7 +47,7 @@ use aelc_runtime::stream::{self, Envelope, Offered, StreamEnd, StreamError, Stre
 use aelc_runtime::value::Value;
 use aelc_store::Account;
 use axum::body::{Body, Bytes, HttpBody};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value as Json};
 
@@ -61,11 +61,7 @@ pub const MAX_RUNS: usize = 1000;
 
 /// Whether the body is a session or a stream (`application/x-ndjson`).
 pub fn is_ndjson(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/x-ndjson"))
+    runs::content_essence(headers) == "application/x-ndjson"
 }
 
 /// A session or a stream run of agent `agent_name` (see the module doc).
@@ -78,9 +74,7 @@ pub async fn create_live_run(
     let account = crate::accounts::caller(&app, &headers).await?;
     let agent = app
         .project
-        .agents
-        .iter()
-        .position(|a| a.name == agent_name)
+        .agent_index(&agent_name)
         .ok_or_else(|| ApiError::NotFound(format!("the agent {agent_name}")))?;
     let key = runs::idempotency_key(&headers)?;
     let mandate = runs::mandate_header(&app, &account, &headers).await?;

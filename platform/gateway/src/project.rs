@@ -118,6 +118,11 @@ impl Project {
         })
     }
 
+    /// The index of the agent named `name` in [`Project::agents`] (what a run's `Call` takes).
+    pub fn agent_index(&self, name: &str) -> Option<usize> {
+        self.agents.iter().position(|a| a.name == name)
+    }
+
     pub fn agent(&self, name: &str) -> Option<&Agent> {
         self.agents.iter().find(|a| a.name == name)
     }

@@ -185,9 +185,7 @@ pub async fn create_run(
     let agent_name = format!("{owner}/{name}");
     let agent_index = app
         .project
-        .agents
-        .iter()
-        .position(|a| a.name == agent_name)
+        .agent_index(&agent_name)
         .ok_or_else(|| ApiError::NotFound(format!("the agent {agent_name}")))?;
     content_type(&headers)?;
     let key = idempotency_key(&headers)?;
@@ -552,13 +550,7 @@ fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    match essence.as_str() {
+    match content_essence(headers).as_str() {
         "application/json" => Ok(()),
         _ => Err(ApiError::UnsupportedMediaType(if value.is_empty() {
             "nothing".to_owned()
@@ -566,6 +558,17 @@ fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
             value.chars().take(100).collect()
         })),
     }
+}
+
+/// The request's media type without its parameters, lowercased (`application/json`).
+pub(crate) fn content_essence(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
 }
 
 /// `Ael-Mandate: ACCOUNT/NAME`: the call is made under one of the caller's mandates (the MCP
