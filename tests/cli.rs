@@ -316,6 +316,29 @@ fn test_reports_failures_and_exits_1() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
+
+    // The same run as JSON Lines: one object per example, then the totals; nothing else on
+    // stdout, so a CI tool can read it line by line.
+    let o = aelc(&["test", "--message-format", "json"], &dir);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 17, "{lines:#?}");
+    assert_eq!(lines[16], serde_json::json!({"passed": 10, "failed": 6}));
+    let wrong = lines
+        .iter()
+        .find(|l| l["example"] == "examples/pick/wrong_output.json")
+        .expect("a line for wrong_output.json");
+    assert_eq!(wrong["agent"], "pick");
+    assert_eq!(wrong["passed"], false);
+    assert!(
+        wrong["problems"][0]
+            .as_str()
+            .is_some_and(|p| p.contains("the output differs")),
+        "{wrong}"
+    );
 }
 
 /// `aelc test` runs node bodies through the one executor: the seed's form after a `let` is
@@ -942,4 +965,49 @@ fn check_says_when_there_is_nothing_to_check() {
         assert!(!stderr(&o).contains("E0211"), "{}", stderr(&o));
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The README's "Running a node" replay line works as written: the bundled request and recorded
+/// answer, no network. The line is read from README.md itself (`cargo run --release --` becomes
+/// this build's binary) and run from a copy of the repository's `examples/review`.
+#[test]
+fn the_readme_replay_line_runs_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let line = readme
+        .replace("\\\n", " ")
+        .lines()
+        .find(|l| l.starts_with("cargo run --release -- run ") && l.contains("--replay"))
+        .expect("README.md shows a `cargo run --release -- run … --replay …` line")
+        .to_owned();
+    let args: Vec<&str> = line
+        .trim_start_matches("cargo run --release -- ")
+        .split_whitespace()
+        .collect();
+    let scratch = Scratch::new("aelc-cli", "readme-replay");
+    copy_dir(
+        &root.join("examples/review"),
+        &scratch.join("examples/review"),
+    );
+    let out = aelc(&args, &scratch);
+    assert_eq!(
+        code(&out),
+        0,
+        "{line}\nstdout: {}\nstderr: {}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "the output and the receipt: {lines:?}");
+    // The transform sorts the findings most severe first: the recorded answer had them the
+    // other way round.
+    assert_eq!(
+        lines[0]["findings"][0]["severity"], "medium",
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["status"], "succeeded", "{}", lines[1]);
 }

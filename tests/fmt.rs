@@ -165,6 +165,29 @@ fn corpus() {
     eprintln!("corpus: {checked} files formatted");
 }
 
+/// The bundled examples and the standard library are written as `aelc fmt` writes them (what
+/// `aelc fmt --check` asks of a project in CI), so an author copying them starts formatted.
+#[test]
+fn bundled_examples_are_formatted() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut unformatted = Vec::new();
+    for folder in ["examples", "stdlib"] {
+        let mut files = Vec::new();
+        collect(&root.join(folder), &mut files);
+        for file in files {
+            let source = std::fs::read_to_string(&file).unwrap_or_default();
+            let parsed = parse(&source);
+            if format(&parsed, &source).ok().as_deref() != Some(source.as_str()) {
+                unformatted.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(
+        unformatted.is_empty(),
+        "run `aelc fmt` on: {unformatted:#?}"
+    );
+}
+
 fn collect(folder: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(folder) else {
         return;

@@ -5,7 +5,8 @@
 //! Without `--check` a changed file is rewritten atomically: the new text goes to a
 //! temporary file in the same folder, which then replaces the original, so an interrupted run
 //! never leaves half a file. With `--check` nothing is written; the files that would change are
-//! listed and the exit status is 1. A file with syntax errors is reported and left untouched
+//! listed (with `--message-format json`, a line `{"file": …, "formatted": false}` each) and
+//! the exit status is 1. A file with syntax errors is reported and left untouched
 //! (exit 1). Unreadable paths are exit 2.
 //!
 //! A file that is a symbolic link is formatted through it: the file it points to is rewritten
@@ -17,7 +18,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::args::FmtArgs;
+use super::args::{FmtArgs, MessageFormat};
 use super::{shown, Output, Status};
 use crate::driver::{self, DiskWorld};
 use crate::source::SourceMap;
@@ -62,7 +63,12 @@ pub fn run(out: &Output, args: &FmtArgs) -> Status {
                 Ok(FileOutcome::Changed) => {
                     changed += 1;
                     if args.check {
-                        super::print_line(&format!("would reformat {name}"));
+                        super::print_line(&match out.format {
+                            MessageFormat::Human => format!("would reformat {name}"),
+                            MessageFormat::Json => {
+                                serde_json::json!({ "file": name, "formatted": false }).to_string()
+                            }
+                        });
                         status = worst(status, Status::Failed);
                     }
                 }

@@ -208,7 +208,7 @@ pub fn approve(out: &Output, args: &ApproveArgs) -> Status {
             .map_err(|e| e.to_string())?;
         let done = aelc_mcp::run_under_mandate(&state, &mandate, agent, &input).await?;
         super::print_line(&format!("approved and ran {}", approval.id));
-        super::print_line(&done.document.to_string());
+        super::print_line(&done.text);
         Ok(())
     })
 }

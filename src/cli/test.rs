@@ -1,13 +1,16 @@
 //! `aelc test [DIR]`: replays every example of every agent (spec §6, §11) and prints one line
 //! per example, the reasons of each failure, and a closing line `N passed, N failed`.
 //!
+//! With `--message-format json`, one JSON object per line on stdout instead: an example's
+//! `{"example", "agent", "passed", "problems"}`, then `{"passed": N, "failed": N}`.
+//!
 //! Exit 0 when every example passed, 1 when one failed or the project has errors, 2 for usage
 //! and I/O errors. The replay itself is [`crate::driver::replay`].
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::args::TestArgs;
+use super::args::{MessageFormat, TestArgs};
 use super::build::{load_examples, load_project};
 use super::{Output, Status};
 use aelc_runtime::exec::Executor;
@@ -41,19 +44,43 @@ pub fn run(out: &Output, args: &TestArgs) -> Status {
         }
         for example in mine {
             let verdict = replay(&exec, NodeId(index as u32), &example.text);
-            if verdict.passed() {
+            let ok = verdict.passed();
+            if ok {
                 passed += 1;
-                report.push_str(&format!("ok    {}\n", example.path));
             } else {
                 failed += 1;
-                report.push_str(&format!("FAIL  {}\n", example.path));
-                for problem in &verdict.problems {
-                    report.push_str(&format!("      {problem}\n"));
+            }
+            match out.format {
+                MessageFormat::Human => {
+                    let word = if ok { "ok  " } else { "FAIL" };
+                    report.push_str(&format!("{word}  {}\n", example.path));
+                    for problem in &verdict.problems {
+                        report.push_str(&format!("      {problem}\n"));
+                    }
+                }
+                MessageFormat::Json => {
+                    let line = serde_json::json!({
+                        "example": example.path,
+                        "agent": node.name,
+                        "passed": ok,
+                        "problems": verdict.problems,
+                    });
+                    report.push_str(&line.to_string());
+                    report.push('\n');
                 }
             }
         }
     }
-    report.push_str(&format!("{passed} passed, {failed} failed\n"));
+    match out.format {
+        MessageFormat::Human => {
+            report.push_str(&format!("{passed} passed, {failed} failed\n"));
+        }
+        MessageFormat::Json => {
+            let line = serde_json::json!({ "passed": passed, "failed": failed });
+            report.push_str(&line.to_string());
+            report.push('\n');
+        }
+    }
     let _ = std::io::stdout().write_all(report.as_bytes());
     if failed > 0 {
         Status::Failed

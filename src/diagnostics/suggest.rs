@@ -1,7 +1,9 @@
 //! "Did you mean …?": the closest known name to a misspelt one.
 
 /// The candidate closest to `name` by edit distance, if it is close enough to be a likely typo
-/// (distance at most a third of the name's length, and at least 1). Ties go to the first
+/// (distance at most a third of the name's length, and at least 1). The distance is
+/// [`strsim::osa_distance`]: insertions, deletions, substitutions and a swap of two adjacent
+/// letters each count one, since swaps are the commonest typo. Ties go to the first
 /// candidate in iteration order, so pass candidates in a deterministic order.
 pub fn did_you_mean<'a>(
     name: &str,
@@ -13,28 +15,12 @@ pub fn did_you_mean<'a>(
         if candidate == name {
             continue;
         }
-        let distance = levenshtein(&name.to_lowercase(), &candidate.to_lowercase());
+        let distance = strsim::osa_distance(&name.to_lowercase(), &candidate.to_lowercase());
         if distance <= limit && best.is_none_or(|(d, _)| distance < d) {
             best = Some((distance, candidate));
         }
     }
     best.map(|(_, c)| c)
-}
-
-/// Edit distance (insertions, deletions, substitutions) over chars.
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous + usize::from(ca != cb);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(previous + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -47,6 +33,7 @@ mod tests {
         assert_eq!(did_you_mean("ReviewRequst", names), Some("ReviewRequest"));
         assert_eq!(did_you_mean("Findng", names), Some("Finding"));
         assert_eq!(did_you_mean("Severity", names), None);
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
+        // A swap of two letters is one edit: within the limit of a five-letter name.
+        assert_eq!(did_you_mean("moedl", ["model", "prompt"]), Some("model"));
     }
 }

@@ -249,7 +249,7 @@ impl Live<'_> {
             },
         )
         .await?;
-        self.runs.push(done.document);
+        self.runs.push(done.document());
         Ok(None)
     }
 

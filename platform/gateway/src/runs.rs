@@ -45,36 +45,38 @@ use utoipa::ToSchema;
 use crate::error::{ApiError, ErrorBody};
 use crate::{now_ms, AppState};
 
-/// A run's response document (its `output` and `receipt` are the agent's own schemas).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RunResponse {
+/// A run's response document (its `output` and `receipt` are the agent's own schemas),
+/// borrowed from the finished run: serialized straight to text, never built as a
+/// `serde_json::Value` first, since a refusal at the gate does little else.
+#[derive(Serialize, ToSchema)]
+pub struct RunResponse<'a> {
     /// `succeeded`, `rejected_input`, `invalid_output`, `failed`, `error`.
-    pub status: String,
+    pub status: &'static str,
     /// The declared or reserved code when the run did not succeed.
-    pub code: Option<String>,
+    pub code: Option<&'a str>,
     /// The accepted output (the agent's output schema), `null` without one.
     #[schema(value_type = Object)]
-    pub output: Json,
+    pub output: Option<&'a serde_json::value::RawValue>,
     /// The receipt (spec §10), with its delegated tree.
     #[schema(value_type = Object)]
-    pub receipt: Json,
+    pub receipt: &'a aelc_runtime::receipt::Receipt,
     /// The decoder's errors when the input was refused.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<InputError>,
+    pub errors: Vec<InputError<'a>>,
     /// Why the run ended without an answer, when no attempt says it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub refusal: Option<String>,
+    pub refusal: Option<&'a str>,
 }
 
 /// One reason an input was refused (spec §4).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InputError {
+#[derive(Serialize, ToSchema)]
+pub struct InputError<'a> {
     /// JSON Pointer into the document.
-    pub pointer: String,
+    pub pointer: &'a str,
     /// The path from the parameter (`request.locale`).
-    pub path: String,
-    pub code: String,
-    pub message: String,
+    pub path: &'a str,
+    pub code: &'a str,
+    pub message: &'a str,
 }
 
 /// Runs `f` on the blocking pool (the executor and the providers block) with the executor and
@@ -278,12 +280,19 @@ pub struct Call<'a> {
 #[derive(Debug)]
 pub struct Done {
     pub status: StatusCode,
-    /// The response document (`status`, `code`, `output`, `receipt`, …).
-    pub document: Json,
-    /// `document` as JSON text, serialized once for the store and the response.
+    /// The response document (`status`, `code`, `output`, `receipt`, …) as JSON text,
+    /// serialized once for the store and the response.
     pub text: String,
     /// A replay of an earlier call with the same idempotency key.
     pub replayed: bool,
+}
+
+impl Done {
+    /// The response document as a value, for callers that look inside it (the MCP server,
+    /// a session's list of runs); the HTTP route sends [`Done::text`] as it is.
+    pub fn document(&self) -> Json {
+        serde_json::from_str(&self.text).unwrap_or(Json::Null)
+    }
 }
 
 /// Runs steps 3–6 of the module doc for a call whose body has been read.
@@ -324,17 +333,15 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     }
     .map_err(|e| ApiError::AgentUnavailable(e.to_string()))?;
     let admitted = match admission {
-        Admission::Refused(run) => {
+        Admission::Refused(mut run) => {
             let code = run.outcome.code.clone().unwrap_or_default();
             app.metrics.gate_refusal(&code);
             let run_id = run.receipt.receipt.clone();
-            let document = response_document(&run, None);
-            let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
+            let row = run_row(&run_id, &account.name, agent, call.mandate, &mut run, None);
             let text = row.json.clone();
             app.refusals.record(row).await?;
             return Ok(Done {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
-                document,
                 text,
                 replayed: false,
             });
@@ -370,7 +377,6 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             let status = http_status(document["status"].as_str().unwrap_or("error"));
             return Ok(Done {
                 status,
-                document,
                 text: receipt,
                 replayed: true,
             });
@@ -403,12 +409,20 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     drop(slot);
 
     // 6. The receipt and the money, then the answer.
-    let (document, settlement, status) = match finished {
+    let (row, settlement, status) = match finished {
         Ok(Ok(mut run)) => {
             run.receipt.receipt = run_id.clone();
             let succeeded = run.outcome.status == Status::Succeeded;
             let price = succeeded.then_some(agent.price);
-            let document = response_document(&run, price.map(|p| (p, account.currency.as_str())));
+            let billed = price.map(|p| (p, account.currency.as_str()));
+            let row = run_row(
+                &run_id,
+                &account.name,
+                agent,
+                call.mandate,
+                &mut run,
+                billed,
+            );
             let settlement = if succeeded && agent.price > Amount::ZERO {
                 Settlement::Charge {
                     payee: agent.owner.clone(),
@@ -420,30 +434,26 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             app.metrics
                 .run(&agent.name, status_word(run.outcome.status), started);
             (
-                document,
+                row,
                 settlement,
                 http_status(status_word(run.outcome.status)),
             )
         }
-        Ok(Err(unrunnable)) => (
-            error_document(&run_id, agent, &unrunnable.to_string()),
-            Settlement::Void,
-            StatusCode::BAD_GATEWAY,
-        ),
+        Ok(Err(unrunnable)) => {
+            let document = error_document(&run_id, agent, &unrunnable.to_string());
+            let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
+            (row, Settlement::Void, StatusCode::BAD_GATEWAY)
+        }
         Err(join) => {
             tracing::error!(error = %join, agent = %agent.name, "a run panicked");
-            (
-                error_document(&run_id, agent, "the run failed inside the gateway"),
-                Settlement::Void,
-                StatusCode::BAD_GATEWAY,
-            )
+            let document = error_document(&run_id, agent, "the run failed inside the gateway");
+            let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
+            (row, Settlement::Void, StatusCode::BAD_GATEWAY)
         }
     };
-    let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
     app.store.finish_run(&row, &settlement).await?;
     Ok(Done {
         status,
-        document,
         text: row.json,
         replayed: false,
     })
@@ -474,40 +484,60 @@ pub(crate) fn respond(
     response
 }
 
-/// The response document of a finished run; `billed`: the price the caller pays (a
-/// successful run), which becomes the receipt's `cost` (the model calls' cost stays `spent`).
-fn response_document(run: &Run, billed: Option<(Amount, &str)>) -> Json {
-    let mut receipt = serde_json::to_value(&run.receipt).unwrap_or(Json::Null);
+/// The store's row (and the response text) of a finished run. `billed`: the price the caller
+/// pays (a successful run), which becomes the receipt's `cost` (the model calls' cost stays
+/// `spent`); a run that did not succeed costs the caller nothing.
+fn run_row(
+    id: &str,
+    tenant: &str,
+    agent: &crate::project::Agent,
+    mandate: Option<String>,
+    run: &mut Run,
+    billed: Option<(Amount, &str)>,
+) -> StoredReceipt {
     if let Some((price, currency)) = billed {
-        receipt["cost"] = json!({"amount": price.to_string(), "currency": currency});
+        run.receipt.cost = aelc_runtime::receipt::Cost {
+            amount: price.to_string(),
+            currency: Some(currency.to_owned()),
+        };
     } else if run.outcome.status != Status::Succeeded {
-        receipt["cost"]["amount"] = json!("0");
+        run.receipt.cost.amount = "0".to_owned();
     }
     let output = run
         .outcome
         .output_json
         .as_deref()
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or(Json::Null);
-    let errors: Vec<InputError> = run
-        .input_errors
-        .iter()
-        .map(|e| InputError {
-            pointer: e.pointer.clone(),
-            path: e.path.clone(),
-            code: e.code.as_str().to_owned(),
-            message: e.message.clone(),
-        })
-        .collect();
-    serde_json::to_value(RunResponse {
-        status: status_word(run.outcome.status).to_owned(),
-        code: run.outcome.code.clone(),
+        .and_then(|t| serde_json::from_str::<&serde_json::value::RawValue>(t).ok());
+    let status = status_word(run.outcome.status);
+    let document = RunResponse {
+        status,
+        code: run.outcome.code.as_deref(),
         output,
-        receipt,
-        errors,
-        refusal: run.refusal.clone(),
-    })
-    .unwrap_or(Json::Null)
+        receipt: &run.receipt,
+        errors: run
+            .input_errors
+            .iter()
+            .map(|e| InputError {
+                pointer: &e.pointer,
+                path: &e.path,
+                code: e.code.as_str(),
+                message: &e.message,
+            })
+            .collect(),
+        refusal: run.refusal.as_deref(),
+    };
+    StoredReceipt {
+        id: id.to_owned(),
+        tenant: tenant.to_owned(),
+        agent: agent.name.clone(),
+        version: agent.version.clone(),
+        status: status.to_owned(),
+        code: run.outcome.code.clone(),
+        mandate,
+        // A document of strings, numbers and a derived receipt always serializes.
+        json: serde_json::to_string(&document).unwrap_or_default(),
+        at_ms: now_ms(),
+    }
 }
 
 /// The store's row of a receipt: its indexed fields (status, code) read off the response

@@ -118,7 +118,7 @@ impl Market {
                     .ok_or_else(|| format!("no agent {}", card.name))?;
                 Ok(crate::run_under_mandate(app, mandate, agent, input)
                     .await?
-                    .document)
+                    .document())
             }
             Backend::Remote { base, key, http } => {
                 let url = format!("{base}/v1/agents/{}/runs", card.name);

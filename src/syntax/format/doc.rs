@@ -36,6 +36,14 @@ pub enum Doc {
         /// Whether the group must break (it holds a hard line); computed once at construction.
         broken: bool,
     },
+    /// A group (`Doc::Group`), then `flat` when that group is printed on one line or `broken`
+    /// when it breaks: `require COND else …` puts `else` on a line of its own after a condition
+    /// that fits on one line, and after the last line of one that breaks.
+    GroupThen {
+        group: Box<Doc>,
+        flat: Box<Doc>,
+        broken: Box<Doc>,
+    },
 }
 
 impl Doc {
@@ -55,6 +63,15 @@ impl Doc {
         }
     }
 
+    /// See [`Doc::GroupThen`]; `doc` is grouped here.
+    pub fn group_then(doc: Doc, flat: Doc, broken: Doc) -> Doc {
+        Doc::GroupThen {
+            group: Box::new(Doc::group(doc)),
+            flat: Box::new(flat),
+            broken: Box::new(broken),
+        }
+    }
+
     pub fn if_break(doc: Doc) -> Doc {
         Doc::IfBreak(Box::new(doc))
     }
@@ -68,6 +85,11 @@ impl Doc {
             Doc::Concat(docs) => docs.iter().any(Doc::forces_break),
             Doc::Nest(doc) => doc.forces_break(),
             Doc::Group { broken, .. } => *broken,
+            Doc::GroupThen {
+                group,
+                flat,
+                broken,
+            } => group.forces_break() || (flat.forces_break() && broken.forces_break()),
         }
     }
 }
@@ -147,6 +169,26 @@ pub fn render(doc: &Doc) -> String {
                 let mode = if flat { Mode::Flat } else { Mode::Break };
                 stack.push((indent, mode, inner));
             }
+            Doc::GroupThen {
+                group,
+                flat: when_flat,
+                broken: when_broken,
+            } => {
+                // Whether the group fits is judged with what follows it flat.
+                stack.push((indent, mode, when_flat));
+                let flat = !group.forces_break()
+                    && (mode == Mode::Flat
+                        || fits(group, MAX_WIDTH.saturating_sub(column), &stack));
+                if !flat {
+                    stack.pop();
+                    stack.push((indent, mode, when_broken));
+                }
+                let group_mode = if flat { Mode::Flat } else { Mode::Break };
+                match &**group {
+                    Doc::Group { doc: inner, .. } => stack.push((indent, group_mode, inner)),
+                    other => stack.push((indent, group_mode, other)),
+                }
+            }
         }
     }
     trim_trailing_spaces(&mut out);
@@ -207,6 +249,10 @@ fn fits(doc: &Doc, width: usize, rest: &[(usize, Mode, &Doc)]) -> bool {
             Doc::Group { doc: inner, broken } => {
                 let mode = if *broken { Mode::Break } else { mode };
                 todo.push((mode, inner));
+            }
+            Doc::GroupThen { group, flat, .. } => {
+                todo.push((mode, flat));
+                todo.push((mode, group));
             }
         }
     }

@@ -133,13 +133,16 @@ impl Printer<'_> {
                     " -> ",
                     self.ty(&def.ret),
                 ];
-                let parts = self.vertical(
-                    &def.parts,
-                    end,
-                    BUILDER_PART_SEPARATOR,
-                    author_blank,
-                    |p, e| p.expr(e),
-                );
+                // Parts are written one per line without separators, as the spec writes them;
+                // a comma stays only where the next part could otherwise continue this one.
+                let mut next = def.parts.iter().skip(1);
+                let parts = self.vertical(&def.parts, end, "", author_blank, |p, e| {
+                    let part = p.expr(e);
+                    match next.next() {
+                        Some(following) if !starts_with_a_word(following) => concat![part, ","],
+                        _ => part,
+                    }
+                });
                 concat![Doc::group(header), " ", Printer::braced(parts)]
             }
             ItemKind::Stream(def) => {
@@ -268,18 +271,24 @@ impl Printer<'_> {
         }
     }
 
+    /// `require COND else CODE "message"` on one line when it fits; otherwise the `else` part
+    /// goes to the next line, indented, after a condition that fits on its own line, or stays
+    /// on the last line of a condition that breaks (`) else code "…";`, as rustfmt's `let else`).
     fn require(&mut self, require: &Require) -> Doc {
-        let mut docs = vec![
-            "require ".into(),
-            self.expr(&require.cond),
-            " else ".into(),
-            ident(&require.code),
-        ];
+        let mut otherwise = vec!["else ".into(), ident(&require.code)];
         if let Some(message) = &require.message {
-            docs.push(" ".into());
-            docs.push(super::literal::literal(message).into());
+            otherwise.push(" ".into());
+            otherwise.push(super::literal::literal(message).into());
         }
-        Doc::group(Doc::Concat(docs))
+        let otherwise = Doc::Concat(otherwise);
+        Doc::group(concat![
+            "require ",
+            Doc::group_then(
+                self.expr(&require.cond),
+                Doc::nest(concat![Doc::Line, otherwise.clone()]),
+                concat![" ", otherwise],
+            ),
+        ])
     }
 
     fn node_item(&mut self, def: &NodeDef, end: u32) -> Doc {
@@ -398,8 +407,31 @@ impl Printer<'_> {
     }
 }
 
-/// How the parts of a `builder` are separated (the grammar accepts whitespace, `,` or `;`).
-const BUILDER_PART_SEPARATOR: &str = ",";
+/// Whether `expr`'s first token is a name or a literal, which no expression before it can
+/// take as its own continuation: then a `builder`'s parts need no separator between them (the
+/// grammar accepts whitespace, `,` or `;`). A part opening with `(`, `[`, `{`, `-`, `!` or `|`
+/// could be read as the call, operand or operator of the part before it, so it keeps its comma.
+fn starts_with_a_word(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Lit(_)
+        | ExprKind::None
+        | ExprKind::Some(_)
+        | ExprKind::Path(_)
+        | ExprKind::Call { .. }
+        | ExprKind::StructLit { .. } => true,
+        ExprKind::Field { base, .. } => starts_with_a_word(base),
+        ExprKind::MethodCall { receiver, .. } => starts_with_a_word(receiver),
+        ExprKind::Binary { lhs, .. } => starts_with_a_word(lhs),
+        ExprKind::List(_)
+        | ExprKind::Paren(_)
+        | ExprKind::Block { .. }
+        | ExprKind::If { .. }
+        | ExprKind::Match { .. }
+        | ExprKind::Unary { .. }
+        | ExprKind::Closure { .. }
+        | ExprKind::Error => false,
+    }
+}
 
 pub fn ident(ident: &Ident) -> Doc {
     Doc::text(ident.name.clone())

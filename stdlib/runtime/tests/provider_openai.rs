@@ -525,6 +525,15 @@ fn an_unreachable_endpoint_is_model_unavailable() {
         matches!(error, ProviderError::ModelUnavailable { status: None, .. }),
         "{error:?}"
     );
+    // The message names the URL it tried and what to change.
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!(
+            "cannot reach http://127.0.0.1:{port}/v1/chat/completions"
+        )),
+        "{message}"
+    );
+    assert!(message.contains("base_url"), "{message}");
 }
 
 #[test]

@@ -70,7 +70,7 @@ impl Transport {
             .timeout_global(Some(timeout))
             .build()
             .send(body)
-            .map_err(|error| call_error(error, timeout, key))?;
+            .map_err(|error| call_error(error, url, timeout, key))?;
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
         let body = response.into_body().into_reader();
@@ -92,8 +92,15 @@ impl Transport {
     }
 }
 
-/// Maps an error of the call itself (before a status line arrived).
-fn call_error(error: ureq::Error, timeout: Duration, key: Option<&ApiKey>) -> ProviderError {
+/// Maps an error of the call itself (before a status line arrived). An endpoint that cannot be
+/// reached is named with what to do about it: the commonest cause is a `base_url` pointing at a
+/// server that is not running, which the transport's own words ("Connection refused") do not say.
+fn call_error(
+    error: ureq::Error,
+    url: &str,
+    timeout: Duration,
+    key: Option<&ApiKey>,
+) -> ProviderError {
     match error {
         ureq::Error::Timeout(_) => ProviderError::Timeout { after: timeout },
         ureq::Error::Io(io) if is_timeout(&io) => ProviderError::Timeout { after: timeout },
@@ -104,7 +111,13 @@ fn call_error(error: ureq::Error, timeout: Duration, key: Option<&ApiKey>) -> Pr
         }
         other => ProviderError::ModelUnavailable {
             status: None,
-            reason: redact(key, &other.to_string()),
+            reason: format!(
+                "cannot reach {} ({}); is the server running? Check the binding's `base_url` \
+                 in ael.toml, or point it elsewhere for one run with \
+                 `--binding NAME=base_url=URL`",
+                redact(key, url),
+                redact(key, &other.to_string())
+            ),
         },
     }
 }
