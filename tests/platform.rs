@@ -682,6 +682,10 @@ fn gateway_suite(backend: &str, store: &str) {
         run_path["requestBody"]["content"]["application/json"]["schema"]["$ref"],
         "#/components/schemas/acme_echo.input"
     );
+    assert!(
+        run_path["requestBody"]["content"]["application/x-ndjson"].is_null(),
+        "a one-input agent takes no lines: {run_path}"
+    );
     assert_eq!(
         openapi["components"]["schemas"]["acme_echo.input"]["properties"]["text"]["maxLength"],
         200
@@ -1328,6 +1332,38 @@ fn live_suite(backend: &str, store: &str) {
     live_project(&dir, model.port);
     let demo = account(&dir, store, "demo", "5 EUR");
     let gw = Gateway::start(&dir, store, &["--body-timeout", "5"]);
+
+    // -- the OpenAPI document describes the lines of a session and of a stream, their values
+    // referring into the agent's input schema
+    let (_, openapi) = get(&gw, "/openapi.json", None);
+    let openapi: Value = serde_json::from_str(&openapi).expect("json");
+    let line_schema = |agent: &str| {
+        openapi["paths"][format!("/v1/agents/acme/{agent}/runs")]["post"]["requestBody"]["content"]
+            ["application/x-ndjson"]["schema"]
+            .clone()
+    };
+    let resolve = |reference: &Value| {
+        let pointer = reference.as_str().and_then(|r| r.strip_prefix('#'));
+        pointer.and_then(|p| openapi.pointer(p)).cloned()
+    };
+    let fuse = line_schema("fuse");
+    let inputs: Vec<&Value> = fuse["oneOf"]
+        .as_array()
+        .expect("a session line is one of its inputs")
+        .iter()
+        .map(|line| &line["properties"]["input"]["const"])
+        .collect();
+    assert_eq!(inputs, [&json!("camera"), &json!("reading")], "{fuse}");
+    let camera = resolve(&fuse["oneOf"][0]["properties"]["value"]["$ref"]);
+    assert!(camera.is_some_and(|c| c.is_object()), "{fuse}");
+    let count = line_schema("count");
+    assert_eq!(
+        count["oneOf"][1]["properties"]["end"]["enum"][0], "complete",
+        "{count}"
+    );
+    let chunk_value = resolve(&count["oneOf"][0]["properties"]["value"]["$ref"]);
+    assert!(chunk_value.is_some_and(|c| c.is_object()), "{count}");
+
     let observation = |input: &str, ms: i64, value: Value| {
         json!({"input": input, "at": at(ms), "value": value}).to_string() + "\n"
     };

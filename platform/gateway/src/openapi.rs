@@ -84,8 +84,7 @@ pub fn document(project: &Project) -> Json {
                 "security": [{"bearer": []}],
                 "parameters": [{"name": "Idempotency-Key", "in": "header", "required": false,
                                 "schema": {"type": "string", "maxLength": 255}}],
-                "requestBody": {"required": true,
-                                "content": {"application/json": {"schema": input}}},
+                "requestBody": {"required": true, "content": request_content(project, agent, input)},
                 "responses": {
                     "200": {"description": "The agent answered",
                             "content": {"application/json": {"schema": response.clone()}}},
@@ -101,6 +100,53 @@ pub fn document(project: &Project) -> Json {
         });
     }
     doc
+}
+
+/// The request body's media types: the input document as `application/json`, and for an agent
+/// with several inputs (a session) or a stream parameter, its lines as `application/x-ndjson`
+/// (spec §12.1): each line's schema is a `oneOf` of what a line may be, its `value` referring
+/// into the input schema (`…/properties/camera`, `…/items`) so the two never disagree.
+fn request_content(project: &Project, agent: &crate::project::Agent, input: Json) -> Json {
+    let node = project.program.node(agent.node);
+    let reference = input["$ref"].as_str().unwrap_or_default().to_owned();
+    let at = json!({"type": "string", "format": "date-time",
+                    "description": "When the value was observed (RFC 3339)"});
+    let line = match node {
+        Some(node) if aelc_runtime::stream::node_stream(node).is_some() => Some(json!({
+            "description": "One chunk of the stream, or its end record (one JSON object a line)",
+            "oneOf": [
+                {"type": "object", "additionalProperties": false,
+                 "required": ["seq", "at", "value"],
+                 "properties": {
+                     "seq": {"type": "integer", "minimum": 0,
+                             "description": "The chunk's sequence number"},
+                     "at": at,
+                     "value": {"$ref": format!("{reference}/items")}}},
+                {"type": "object", "additionalProperties": false, "required": ["end"],
+                 "properties": {
+                     "end": {"enum": ["complete", "error", "cancelled"]},
+                     "message": {"type": "string",
+                                 "description": "Why the stream ended, for `error` only"}}}
+            ]
+        })),
+        Some(node) if node.params.len() > 1 => Some(json!({
+            "description": "One observation of one input (one JSON object a line)",
+            "oneOf": node.params.iter().map(|param| json!({
+                "type": "object", "additionalProperties": false,
+                "required": ["input", "at", "value"],
+                "properties": {
+                    "input": {"const": param.name},
+                    "at": at,
+                    "value": {"$ref": format!("{reference}/properties/{}", param.name)}}
+            })).collect::<Vec<_>>()
+        })),
+        _ => None,
+    };
+    let mut content = json!({"application/json": {"schema": input}});
+    if let Some(line) = line {
+        content["application/x-ndjson"] = json!({"schema": line});
+    }
+    content
 }
 
 /// `acme/review` → `acme_review`: a component-name-safe prefix.
