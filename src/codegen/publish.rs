@@ -111,7 +111,12 @@ pub fn check(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -
     let mut out = check_program(program);
     for (node, s) in program.nodes.iter().zip(schemas) {
         out.extend(check_examples(program, node, &s.input, &s.output, examples));
-        out.extend(model_schema_findings(node, &s.output));
+    }
+    // What the model-facing schemas cannot express matters only for files that are written.
+    if !out.iter().any(|f| f.diagnostic.is_error()) {
+        for (node, s) in program.nodes.iter().zip(schemas) {
+            out.extend(model_schema_findings(node, &s.output));
+        }
     }
     out
 }

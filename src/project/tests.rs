@@ -249,8 +249,9 @@ fn gemini_and_anthropic_output_format_are_accepted() {
     let loaded = parse(crate::span::FileId(0), &text);
     assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
     let ir = loaded.config.unwrap().to_ir_bindings();
-    assert_eq!(ir[0].provider, crate::ir::Provider::Gemini);
-    assert_eq!(ir[1].constrain.as_deref(), Some("output_format"));
+    let named = |n: &str| ir.iter().find(|b| b.name == n).unwrap();
+    assert_eq!(named("g").provider, crate::ir::Provider::Gemini);
+    assert_eq!(named("a").constrain.as_deref(), Some("output_format"));
 }
 
 bad!(
