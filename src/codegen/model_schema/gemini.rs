@@ -79,8 +79,9 @@ pub(super) fn variant(document: &Value, limits: &mut Vec<Limitation>) -> Value {
         limits.push(Limitation {
             code: "W0804",
             message: format!(
-                "the recursive type {}, which the Gemini schema unrolls {GEMINI_UNROLL} levels \
+                "the recursive {} {}, which the Gemini schema unrolls {GEMINI_UNROLL} levels \
                  deep: deeper values cannot be written by a Gemini model",
+                if names.len() == 1 { "type" } else { "types" },
                 names.join(", ")
             ),
         });
