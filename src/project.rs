@@ -45,7 +45,7 @@ pub struct BindingConfig {
     /// The part kinds the endpoint takes; `["text"]` when not written.
     pub accepts: Vec<PartKind>,
     pub price: Option<PriceConfig>,
-    /// `constrain`, when written: `grammar`, `schema` or `none`.
+    /// `constrain`, when written: `grammar`, `schema`, `output_format` or `none`.
     pub constrain: Option<String>,
 }
 

@@ -201,6 +201,11 @@ const ALSO_REPORTED: &[(&str, &[&str], &str)] = &[
         &["E0603"],
         "the misspelt key leaves the required key missing",
     ),
+    (
+        "W0801",
+        &["W0803"],
+        "the bare field is a `Map`, which every model-facing schema writes as a key/value list",
+    ),
 ];
 
 fn reported_first(code: &str) -> Option<(&'static str, &'static str)> {

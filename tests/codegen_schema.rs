@@ -245,7 +245,7 @@ fn undocumented_free_map_in_an_output_is_a_warning() {
         ));
     }
     let emission = emit(&program, &[]);
-    assert_eq!(codes(&emission), ["W0801"]);
+    assert_eq!(codes(&emission), ["W0801", "W0803"]);
     assert!(
         !emission.files.is_empty(),
         "a warning does not stop the build"

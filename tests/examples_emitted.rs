@@ -66,10 +66,13 @@ fn build(root: &Path, test: &str) -> Vec<(String, Vec<u8>)> {
 }
 
 /// The JSON Schemas inside an emitted file: the node schemas, `ir.schema.json`, the `schema` of
-/// an OpenAI variant, an Anthropic variant, or each tool's input and output schema in
-/// `mcp/tools.json`. Gemini variants are OpenAPI subsets, not JSON Schema documents.
+/// an OpenAI variant, an Anthropic or Gemini variant (Gemini's `responseJsonSchema` is JSON
+/// Schema too), or each tool's input and output schema in `mcp/tools.json`.
 fn schemas_in(path: &str, value: &Value) -> Vec<(String, Value)> {
-    if path.starts_with("schemas/") || path.ends_with(".anthropic.json") || path == "ir.schema.json"
+    if path.starts_with("schemas/")
+        || path.ends_with(".anthropic.json")
+        || path.ends_with(".gemini.json")
+        || path == "ir.schema.json"
     {
         return vec![(path.to_owned(), value.clone())];
     }

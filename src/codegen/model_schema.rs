@@ -1,29 +1,34 @@
 //! Model-facing output schemas (spec §9.3): the node's output schema rewritten into the subset
-//! each provider's structured-output mode accepts.
+//! each provider's structured-output mode accepts, and what each rewrite could not express.
 //!
 //! The pipeline still enforces every bound of the output type whatever the provider promised, so
 //! a bound that a subset cannot express is not lost: it moves into the `description` of the
-//! schema it belonged to, in words (`at most 16 characters`), where the model reads it.
+//! schema it belonged to, in words (`At most 16 characters.`), where the model reads it.
 //!
-//! - [`Provider::OpenAi`]: the `json_schema` object of OpenAI's `response_format` (`name`,
-//!   `strict`, `schema`). Strict mode: every property in `required` (`Option` fields are already
-//!   `anyOf` with `null`; fields with a default become required, since a model that always
-//!   writes them is still valid), `additionalProperties: false`, no `default`, `oneOf` written as
-//!   `anyOf` (the arms are disjoint by their tag, so the meaning is the same), `const` as a
-//!   one-value `enum`, and only the keywords OpenAI lists. A `Map` cannot be expressed in strict
-//!   mode (its `additionalProperties` is a schema): such a document is emitted with
-//!   `strict: false` and keeps the map as in the JSON Schema.
-//! - [`Provider::Gemini`]: Gemini's `responseSchema`, an OpenAPI 3.0 subset: no `$ref` (named
-//!   types are written inline; a recursive reference past the first expansion becomes a
-//!   described `OBJECT`/`ARRAY` without further structure), upper-case `type`, `nullable`
-//!   instead of `anyOf` with `null`, `anyOf` for data enums, `propertyOrdering` so that the model
-//!   writes fields in declaration order.
-//! - [`Provider::Anthropic`]: a tool `input_schema`, which is JSON Schema with an object at the
-//!   root; the draft 2020-12 document without `$schema`.
+//! Shared by all three ([`entries`]): a `Map` is written as a bounded list of `{key, value}`
+//! objects (no provider's strict subset takes `additionalProperties` as a schema), and the
+//! runtime turns such a list back into the map before the pipeline decodes the answer
+//! (`aelc_runtime::provider::entries`); `W0803` says so.
+//!
+//! - [`Provider::OpenAi`] ([`openai`]): the `json_schema` object of `response_format` (`name`,
+//!   `strict`, `schema`), strict whenever the documented limits allow; past one (more than
+//!   1,000 enum values, more than 10 levels of nesting, more than 5,000 properties, …) it is
+//!   `strict: false` and `W0802` names the limit.
+//! - [`Provider::Gemini`] ([`gemini`]): the JSON Schema of `generationConfig.responseJsonSchema`,
+//!   with named types inlined and recursion unrolled a fixed number of levels and then cut
+//!   soundly (deeper values are not offered, never loosened); `W0804` says so.
+//! - [`Provider::Anthropic`] ([`anthropic`]): a tool `input_schema` that is also a structured
+//!   output `output_config.format.schema`: exactly what the SDK's `transform_schema` would send
+//!   (a fixed point of it), so nothing is stripped behind the author's back.
 //!
 //! OpenAI and Anthropic require an object at the root. An output type that is not an object (a
-//! list, a unit enum, a number) is wrapped as `{"value": …}` with `value` required; the pipeline
-//! unwraps an answer to such a schema (see [`wraps_root`]).
+//! list, a unit enum, a number, a map) is wrapped as `{"value": …}` with `value` required; the
+//! providers unwrap an answer to such a schema (see [`wraps_root`]). Gemini takes any root.
+
+mod anthropic;
+mod entries;
+mod gemini;
+mod openai;
 
 use std::collections::BTreeMap;
 
@@ -33,6 +38,9 @@ use serde_json::{json, Map, Value};
 
 use super::json_schema::{DefKeys, SchemaBuilder};
 use crate::ir::{Program, Provider as IrProvider};
+
+pub use gemini::{GEMINI_KEYWORDS, GEMINI_STRING_FORMATS, GEMINI_UNROLL};
+pub use openai::{OpenAiLimits, OPENAI_FORMATS, OPENAI_KEYWORDS, OPENAI_LIMITS};
 
 /// A provider with a structured-output mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -45,18 +53,35 @@ pub enum Provider {
 impl Provider {
     pub const ALL: [Provider; 3] = [Provider::OpenAi, Provider::Gemini, Provider::Anthropic];
 
-    /// The name in file names and on the command line (`--variant openai`).
+    /// The name in file names and on the command line (`--variant openai`): the binding's
+    /// `provider` word.
     pub fn as_str(self) -> &'static str {
+        self.binding().as_str()
+    }
+
+    /// The `provider` of an `ael.toml` binding that sends this variant.
+    pub fn binding(self) -> IrProvider {
         match self {
-            Provider::OpenAi => "openai",
-            Provider::Gemini => "gemini",
-            Provider::Anthropic => "anthropic",
+            Provider::OpenAi => IrProvider::OpenAi,
+            Provider::Gemini => IrProvider::Gemini,
+            Provider::Anthropic => IrProvider::Anthropic,
         }
     }
 
     pub fn parse(s: &str) -> Option<Provider> {
         Provider::ALL.into_iter().find(|p| p.as_str() == s)
     }
+}
+
+/// Something a model-facing variant could not express as the output type says: the compiler
+/// reports it as a warning (`code`) on the node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limitation {
+    /// `W0802` (not strict for OpenAI), `W0803` (maps as key/value lists), `W0804` (recursion
+    /// cut for Gemini).
+    pub code: &'static str,
+    /// What and where, without the node's name (the caller adds it).
+    pub message: String,
 }
 
 /// The key an answer is wrapped in when the output type is not an object: the one the
@@ -69,11 +94,48 @@ pub use aelc_runtime::provider::answer::wraps_root;
 
 /// The model-facing variant of an output `document` for `provider`; `name` is the node's name.
 pub fn model_schema(provider: Provider, name: &str, document: &Value) -> Value {
-    match provider {
-        Provider::OpenAi => openai(name, document),
-        Provider::Gemini => gemini(document),
-        Provider::Anthropic => anthropic(document),
+    variant_with_limitations(provider, name, document).0
+}
+
+/// The model-facing variant and what it could not express.
+pub fn variant_with_limitations(
+    provider: Provider,
+    name: &str,
+    document: &Value,
+) -> (Value, Vec<Limitation>) {
+    let mut limits = Vec::new();
+    let (rewritten, maps) = entries::maps_as_entries(document);
+    if !maps.is_empty() {
+        limits.push(Limitation {
+            code: "W0803",
+            message: format!(
+                "a `Map` (at {}), which the model-facing schemas write as a list of {{key, value}} \
+                 objects",
+                maps.join(", ")
+            ),
+        });
     }
+    let wrap = wraps_root(document);
+    let value = match provider {
+        Provider::OpenAi => openai::variant(name, &rewritten, wrap, &mut limits),
+        Provider::Gemini => gemini::variant(&rewritten, &mut limits),
+        Provider::Anthropic => anthropic::variant(&rewritten, wrap),
+    };
+    (value, limits)
+}
+
+/// Every limitation of the three variants of one output `document`, each code once per
+/// message (the map note is shared by all three).
+pub fn limitations(name: &str, document: &Value) -> Vec<Limitation> {
+    let mut out: Vec<Limitation> = Vec::new();
+    for provider in Provider::ALL {
+        for l in variant_with_limitations(provider, name, document).1 {
+            if !out.contains(&l) {
+                out.push(l);
+            }
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------- shared helpers
@@ -88,9 +150,15 @@ fn defs_of(document: &Value) -> Map<String, Value> {
 
 /// Looks a `#/$defs/KEY` reference up.
 fn resolve_ref<'a>(defs: &'a Map<String, Value>, reference: &str) -> Option<&'a Value> {
-    let key = reference.strip_prefix("#/$defs/")?;
-    let key = key.replace("~1", "/").replace("~0", "~");
-    defs.get(&key)
+    defs.get(&ref_key(reference))
+}
+
+/// The `$defs` key of a `#/$defs/KEY` reference, unescaped.
+fn ref_key(reference: &str) -> String {
+    reference
+        .trim_start_matches("#/$defs/")
+        .replace("~1", "/")
+        .replace("~0", "~")
 }
 
 /// `{"type":"object","properties":{"value":S},"required":["value"],…}` around the root.
@@ -183,369 +251,22 @@ fn describe_key_schema(v: &Value) -> String {
     parts.join(" ")
 }
 
-// ---------------------------------------------------------------- OpenAI
-
-/// The keywords OpenAI strict mode accepts (see the module docs and `tests/codegen_model.rs`).
-pub const OPENAI_KEYWORDS: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "anyOf",
-    "$ref",
-    "$defs",
-    "title",
-    "description",
-    "pattern",
-    "format",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minItems",
-    "maxItems",
-];
-
-/// The string formats OpenAI strict mode accepts.
-pub const OPENAI_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-
-fn openai(name: &str, document: &Value) -> Value {
-    let mut schema = if wraps_root(document) {
-        wrap_root(document)
-    } else {
-        document.clone()
-    };
-    let mut strict = true;
-    if let Value::Object(m) = &mut schema {
-        m.shift_remove("$schema");
-        openai_walk(m, &mut strict);
-    }
-    let mut out = Map::new();
-    out.insert("name".into(), json!(openai_name(name)));
-    out.insert("strict".into(), json!(strict));
-    out.insert("schema".into(), schema);
-    Value::Object(out)
-}
-
-/// OpenAI's `name`: `a-z A-Z 0-9 _ -`, at most 64 characters.
-fn openai_name(name: &str) -> String {
-    let cleaned: String = format!("{name}_output")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    cleaned.chars().take(64).collect()
-}
-
-fn openai_walk(m: &mut Map<String, Value>, strict: &mut bool) {
-    if let Some(Value::Object(defs)) = m.get_mut("$defs") {
-        for (_, d) in defs.iter_mut() {
-            if let Value::Object(d) = d {
-                openai_walk(d, strict);
-            }
-        }
-    }
-    if let Some(arms) = m.shift_remove("oneOf") {
-        m.insert("anyOf".into(), arms);
-    }
-    if let Some(c) = m.shift_remove("const") {
-        m.insert("enum".into(), json!([c]));
-    }
-    // A map: additionalProperties is a schema, which strict mode refuses.
-    let is_map = matches!(m.get("additionalProperties"), Some(Value::Object(_)));
-    if is_map {
-        *strict = false;
-    }
-    if m.get("format")
-        .and_then(Value::as_str)
-        .is_some_and(|f| !OPENAI_FORMATS.contains(&f))
-    {
-        move_to_description(m, "format");
-    }
-    for key in [
-        "minLength",
-        "maxLength",
-        "uniqueItems",
-        "minProperties",
-        "maxProperties",
-        "propertyNames",
-        "default",
-    ] {
-        move_to_description(m, key);
-    }
-    // Every property required.
-    if let Some(Value::Object(props)) = m.get("properties") {
-        let all: Vec<Value> = props.keys().map(|k| json!(k)).collect();
-        m.insert("required".into(), Value::Array(all));
-        if !is_map {
-            m.insert("additionalProperties".into(), json!(false));
-        }
-    }
-    for key in ["properties"] {
-        if let Some(Value::Object(props)) = m.get_mut(key) {
-            for (_, p) in props.iter_mut() {
-                if let Value::Object(p) = p {
-                    openai_walk(p, strict);
-                }
-            }
-        }
-    }
-    for key in ["items", "additionalProperties"] {
-        if let Some(Value::Object(sub)) = m.get_mut(key) {
-            openai_walk(sub, strict);
-        }
-    }
-    if let Some(Value::Array(arms)) = m.get_mut("anyOf") {
-        for arm in arms {
-            if let Value::Object(arm) = arm {
-                openai_walk(arm, strict);
-            }
-        }
-    }
-    // Keep `required` after `properties` and `additionalProperties` last, as elsewhere.
-    reorder_object_keys(m);
-    // Whatever is left outside the subset is dropped from a strict schema (none should be).
-    if *strict {
-        m.retain(|k, _| OPENAI_KEYWORDS.contains(&k.as_str()));
-    }
-}
-
-/// Puts `required` and `additionalProperties` after `properties`, `$defs` last.
-fn reorder_object_keys(m: &mut Map<String, Value>) {
-    for key in ["required", "additionalProperties", "$defs"] {
-        if let Some(v) = m.shift_remove(key) {
-            m.insert(key.into(), v);
-        }
-    }
-}
-
-// ---------------------------------------------------------------- Anthropic
-
-fn anthropic(document: &Value) -> Value {
-    let mut schema = if wraps_root(document) {
-        wrap_root(document)
-    } else {
-        document.clone()
-    };
-    if let Value::Object(m) = &mut schema {
-        m.shift_remove("$schema");
-    }
-    schema
-}
-
-// ---------------------------------------------------------------- Gemini
-
-/// The fields of Gemini's `Schema` object (see `tests/codegen_model.rs` for the source).
-pub const GEMINI_KEYWORDS: &[&str] = &[
-    "type",
-    "format",
-    "title",
-    "description",
-    "nullable",
-    "enum",
-    "maxItems",
-    "minItems",
-    "properties",
-    "required",
-    "minProperties",
-    "maxProperties",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "anyOf",
-    "propertyOrdering",
-    "items",
-    "minimum",
-    "maximum",
-];
-
-/// The `format`s Gemini accepts on a `STRING`.
-pub const GEMINI_STRING_FORMATS: &[&str] = &["enum", "date-time"];
-
-fn gemini(document: &Value) -> Value {
-    let defs = defs_of(document);
-    let mut root = document.clone();
-    if let Value::Object(m) = &mut root {
-        m.shift_remove("$schema");
-        m.shift_remove("$defs");
-    }
-    let mut expanding = Vec::new();
-    gemini_schema(&root, &defs, &mut expanding)
-}
-
-/// Rewrites one schema; `expanding` holds the `$defs` keys being inlined above this point.
-fn gemini_schema(schema: &Value, defs: &Map<String, Value>, expanding: &mut Vec<String>) -> Value {
-    let Value::Object(src) = schema else {
-        return json!({});
-    };
-    // A reference: inline it, unless it is already being inlined (recursion).
-    if let Some(r) = src.get("$ref").and_then(Value::as_str) {
-        let key = r.trim_start_matches("#/$defs/").to_owned();
-        let target = resolve_ref(defs, r).cloned().unwrap_or_else(|| json!({}));
-        let mut out = if expanding.contains(&key) {
-            recursion_stub(&target, &key)
-        } else {
-            expanding.push(key);
-            let out = gemini_schema(&target, defs, expanding);
-            expanding.pop();
-            out
-        };
-        if let (Value::Object(o), Some(d)) = (&mut out, src.get("description")) {
-            o.insert("description".into(), d.clone());
-        }
-        if let (Value::Object(o), Some(d)) = (&mut out, src.get("default")) {
-            describe(o, format!("Default: {d}."));
-        }
-        return out;
-    }
-    // `anyOf: [T, {"type":"null"}]` (an Option) becomes T with `nullable`.
-    if let Some(Value::Array(arms)) = src.get("anyOf") {
-        let non_null: Vec<&Value> = arms
-            .iter()
-            .filter(|a| a.get("type").and_then(Value::as_str) != Some("null"))
-            .collect();
-        if non_null.len() == 1 && arms.len() == 2 {
-            let mut out = gemini_schema(non_null[0], defs, expanding);
-            if let Value::Object(o) = &mut out {
-                o.insert("nullable".into(), json!(true));
-                for key in ["description", "default"] {
-                    if let Some(d) = src.get(key) {
-                        if key == "default" {
-                            describe(o, format!("Default: {d}."));
-                        } else {
-                            o.insert(key.into(), d.clone());
-                        }
-                    }
-                }
-            }
-            return out;
-        }
-    }
-    let mut m = Map::new();
-    for (k, v) in src {
-        match k.as_str() {
-            "type" => {
-                let t = v.as_str().unwrap_or("object").to_ascii_uppercase();
-                m.insert("type".into(), json!(t));
-            }
-            "properties" => {
-                let mut props = Map::new();
-                let mut order = Vec::new();
-                if let Value::Object(ps) = v {
-                    for (name, p) in ps {
-                        props.insert(name.clone(), gemini_schema(p, defs, expanding));
-                        order.push(json!(name));
-                    }
-                }
-                m.insert("properties".into(), Value::Object(props));
-                m.insert("propertyOrdering".into(), Value::Array(order));
-            }
-            "items" => {
-                m.insert("items".into(), gemini_schema(v, defs, expanding));
-            }
-            "anyOf" | "oneOf" => {
-                let arms: Vec<Value> = v
-                    .as_array()
-                    .map(|arms| {
-                        arms.iter()
-                            .map(|a| gemini_schema(a, defs, expanding))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                m.insert("anyOf".into(), Value::Array(arms));
-            }
-            "const" => {
-                m.insert("type".into(), json!("STRING"));
-                m.insert("enum".into(), json!([v]));
-            }
-            "additionalProperties" => {
-                if let Value::Object(_) = v {
-                    describe(&mut m, "An object whose keys are the entries' keys.".into());
-                }
-            }
-            _ => {
-                m.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    // Integers: `exclusiveMaximum` n is `maximum` n - 1; on numbers it moves into words.
-    let is_integer = m.get("type").and_then(Value::as_str) == Some("INTEGER");
-    for (exclusive, inclusive, step) in [
-        ("exclusiveMaximum", "maximum", -1i128),
-        ("exclusiveMinimum", "minimum", 1),
-    ] {
-        if let Some(v) = m.get(exclusive).cloned() {
-            let as_int = v
-                .as_i64()
-                .map(i128::from)
-                .or_else(|| v.as_u64().map(i128::from));
-            match as_int {
-                Some(n) if is_integer => {
-                    m.shift_remove(exclusive);
-                    m.insert(inclusive.into(), super::json_schema::int_json(n + step));
-                }
-                _ => move_to_description(&mut m, exclusive),
-            }
-        }
-    }
-    if m.get("format")
-        .and_then(Value::as_str)
-        .is_some_and(|f| !GEMINI_STRING_FORMATS.contains(&f))
-    {
-        move_to_description(&mut m, "format");
-    }
-    for key in ["uniqueItems", "propertyNames", "default"] {
-        move_to_description(&mut m, key);
-    }
-    if m.contains_key("enum") && !m.contains_key("type") {
-        m.insert("type".into(), json!("STRING"));
-    }
-    m.retain(|k, _| GEMINI_KEYWORDS.contains(&k.as_str()));
-    // `type` first, for readers.
-    if let Some(t) = m.shift_remove("type") {
-        m.shift_insert(0, "type".into(), t);
-    }
-    Value::Object(m)
-}
-
-/// What a recursive reference becomes once its type is already being expanded.
-fn recursion_stub(target: &Value, key: &str) -> Value {
-    let t = target
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("object")
-        .to_ascii_uppercase();
-    let mut m = Map::new();
-    m.insert("type".into(), json!(t));
-    m.insert(
-        "description".into(),
-        json!(format!(
-            "A nested {key}, with the same fields as its parent."
-        )),
-    );
-    Value::Object(m)
+/// The JSON type of a `const`/`enum` value, for the subsets that want a `type` beside them.
+fn literal_type(values: &[Value]) -> Option<&'static str> {
+    let mut kinds = values.iter().map(|v| match v {
+        Value::String(_) => Some("string"),
+        Value::Bool(_) => Some("boolean"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some("integer"),
+        Value::Number(_) => Some("number"),
+        _ => None,
+    });
+    let first = kinds.next()??;
+    kinds.all(|k| k == Some(first)).then_some(first)
 }
 
 /// The output schemas of every node as the executor takes them (`aelc_runtime::exec::Schemas`):
-/// each node's output document and its OpenAI and Anthropic variants, as `aelc build` emits
-/// them. `aelc run`/`aelc test` run with them; the Rust glue embeds them.
+/// each node's output document and its model-facing variants, as `aelc build` emits them.
+/// `aelc run`/`aelc test` run with them; the Rust glue embeds them.
 pub fn exec_schemas(program: &Program) -> Schemas {
     let keys = DefKeys::new(&program.types);
     Schemas(
@@ -568,34 +289,18 @@ pub fn exec_schemas(program: &Program) -> Schemas {
     )
 }
 
-/// The model-facing variants the providers send (spec §9.3): an output that is not an object
-/// is wrapped as `{"value": …}` there, and the provider unwraps the answer.
+/// The model-facing variants the providers send (spec §9.3), by the binding's `provider`
+/// word, built the one way the runtime reads the emitted files
+/// ([`aelc_runtime::exec::output_schema`]).
 fn variants(name: &str, document: &Value) -> BTreeMap<String, OutputSchema> {
-    let wrapped = wraps_root(document);
-    let mut out = BTreeMap::new();
-    let openai = model_schema(Provider::OpenAi, name, document);
-    if let Some(schema) = openai.get("schema") {
-        out.insert(
-            IrProvider::OpenAi.as_str().to_owned(),
-            OutputSchema {
-                name: name.to_owned(),
-                schema: schema.clone(),
-                strict: openai
-                    .get("strict")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                wrapped,
-            },
-        );
-    }
-    out.insert(
-        IrProvider::Anthropic.as_str().to_owned(),
-        OutputSchema {
-            name: name.to_owned(),
-            schema: model_schema(Provider::Anthropic, name, document),
-            strict: true,
-            wrapped,
-        },
-    );
-    out
+    Provider::ALL
+        .into_iter()
+        .map(|provider| {
+            let file = model_schema(provider, name, document);
+            (
+                provider.as_str().to_owned(),
+                aelc_runtime::exec::output_schema(name, provider.binding(), file, document),
+            )
+        })
+        .collect()
 }

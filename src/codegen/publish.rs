@@ -12,7 +12,9 @@
 //!   agent does not declare.
 //!
 //! Warning `W0801`: an output field that tells the caller nothing about its shape (a struct
-//! with no fields, or a `Map` with free text keys and no doc comment).
+//! with no fields, or a `Map` with free text keys and no doc comment). Warnings
+//! `W0802`–`W0804`: what a provider's model-facing schema cannot express (see
+//! [`super::model_schema`]).
 //!
 //! The IR carries no source spans, so each finding comes with its [`Place`]: the declaration of
 //! an item (by module and name) or a value of an example file (by JSON Pointer). The driver,
@@ -110,7 +112,49 @@ pub fn check(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -
     for (node, s) in program.nodes.iter().zip(schemas) {
         out.extend(check_examples(program, node, &s.input, &s.output, examples));
     }
+    // What the model-facing schemas cannot express matters only for files that are written.
+    if !out.iter().any(|f| f.diagnostic.is_error()) {
+        for (node, s) in program.nodes.iter().zip(schemas) {
+            out.extend(model_schema_findings(node, &s.output));
+        }
+    }
     out
+}
+
+/// `W0802`–`W0804`: what the model-facing variants of a node's output could not express as
+/// the type says (raw-mode nodes have none: their answer is text).
+fn model_schema_findings(node: &NodeIr, output: &Value) -> Vec<Finding> {
+    if node.output_stage.raw_parse.is_some() {
+        return Vec::new();
+    }
+    super::model_schema::limitations(&node.name, output)
+        .into_iter()
+        .map(|l| {
+            let (note, help) = match l.code {
+                "W0802" => (
+                    "OpenAI then constrains the answer less; the pipeline still checks it",
+                    "split the output, or shorten the enum, so the schema fits strict mode",
+                ),
+                "W0803" => (
+                    "the runtime turns the list back into the map before the pipeline checks it",
+                    "key the data by a struct's fields if they are known in advance",
+                ),
+                _ => (
+                    "the pipeline accepts deeper values, but a Gemini model cannot write them",
+                    "bound the depth in the type (a fixed number of levels) if deeper values matter",
+                ),
+            };
+            Finding {
+                diagnostic: Diagnostic::new(
+                    l.code,
+                    format!("the output of `{}` holds {}", node.name, l.message),
+                )
+                .note(note)
+                .help(help),
+                place: Place::item(&node.module, &node.name),
+            }
+        })
+        .collect()
 }
 
 /// The schema rules: reserved codes, platform bounds of every node's types, bare outputs.

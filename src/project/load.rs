@@ -268,7 +268,14 @@ impl Cx<'_> {
                             .primary(span, "not a provider");
                     d = match did_you_mean(text, Provider::ALL.iter().map(|p| p.as_str())) {
                         Some(close) => d.help(format!("did you mean `{close}`?")),
-                        None => d.help("the providers are `openai` (any OpenAI-compatible endpoint), `anthropic` and `replay`"),
+                        None => d.help(format!(
+                            "the providers are {} (`openai` is any OpenAI-compatible endpoint)",
+                            Provider::ALL
+                                .iter()
+                                .map(|p| format!("`{}`", p.as_str()))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
                     };
                     self.diagnostics.push(d);
                     None
@@ -358,7 +365,8 @@ impl Cx<'_> {
         })
     }
 
-    /// `constrain = "grammar" | "schema" | "none"`; a grammar needs an OpenAI-compatible server.
+    /// `constrain = "grammar" | "schema" | "output_format" | "none"`; a grammar needs an
+    /// OpenAI-compatible server, `output_format` Anthropic.
     fn constrain(
         &mut self,
         table: &DeTable<'_>,
@@ -370,8 +378,16 @@ impl Cx<'_> {
         if aelc_runtime::provider::Constrain::parse(word).is_none() {
             self.diagnostics.push(
                 Diagnostic::new("E0609", format!("`constrain = \"{word}\"` is not a way to constrain answers"))
-                    .primary(span, "expected `grammar`, `schema` or `none`")
-                    .help("`grammar` sends the node's GBNF grammar, `schema` its JSON Schema, `none` neither"),
+                    .primary(span, "expected `grammar`, `schema`, `output_format` or `none`")
+                    .help("`grammar` sends the node's GBNF grammar, `schema` its JSON Schema, `output_format` the schema as Anthropic's structured outputs, `none` neither"),
+            );
+            return None;
+        }
+        if word == "output_format" && provider != Some(Provider::Anthropic) {
+            self.diagnostics.push(
+                Diagnostic::new("E0609", "`constrain = \"output_format\"` is Anthropic's structured outputs")
+                    .primary(span, "only `provider = \"anthropic\"` bindings send `output_config.format`")
+                    .help("use `schema`: every provider sends its model-facing schema in its own structured-output mode"),
             );
             return None;
         }

@@ -241,6 +241,25 @@ bad!(
     unknown_constrain,
     with_package("[bindings.m]\nprovider = \"openai\"\nmodel = \"m\"\nconstrain = \"regex\"\n")
 );
+#[test]
+fn gemini_and_anthropic_output_format_are_accepted() {
+    let text = with_package(
+        "[bindings.g]\nprovider = \"gemini\"\nmodel = \"gemini-2.5-flash\"\n[bindings.a]\nprovider = \"anthropic\"\nmodel = \"c\"\nconstrain = \"output_format\"\n",
+    );
+    let loaded = parse(crate::span::FileId(0), &text);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    let ir = loaded.config.unwrap().to_ir_bindings();
+    let named = |n: &str| ir.iter().find(|b| b.name == n).unwrap();
+    assert_eq!(named("g").provider, crate::ir::Provider::Gemini);
+    assert_eq!(named("a").constrain.as_deref(), Some("output_format"));
+}
+
+bad!(
+    output_format_needs_anthropic,
+    with_package(
+        "[bindings.m]\nprovider = \"gemini\"\nmodel = \"m\"\nconstrain = \"output_format\"\n"
+    )
+);
 bad!(
     grammar_needs_an_openai_server,
     with_package(

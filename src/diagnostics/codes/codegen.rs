@@ -224,12 +224,139 @@ node answer(q: Question) -> Answer {
 -- fix --
 -- nodes/answer.node.ael --
 struct Question { text: Str<200> }
+struct Scores { relevance: f64, clarity: f64 }
+struct Answer { scores: Scores }
+
+node answer(q: Question) -> Answer {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+}"#,
+    },
+    CodeInfo {
+        code: "W0802",
+        title: "output schema past OpenAI's strict-mode limits",
+        explanation: "OpenAI's strict structured outputs take at most 1,000 enum values in a schema (and at most 15,000 characters in one enum of more than 250 values), at most 5,000 object properties, at most 10 levels of object nesting and at most 120,000 characters of names and values. An output past one of these is sent with `strict: false`: OpenAI then steers the answer by the schema without guaranteeing it, and the pipeline checks every answer against the type as always (spec §6.1). The message names the limit. Split the output into smaller types or nodes, or shorten the enum, to keep strict mode.",
+        example: r#"-- ael.toml --
+[package]
+name = "acme/demo"
+version = "0.1.0"
+
+[bindings.main]
+provider = "replay"
+model = "recorded"
+-- prompts/answer.md --
+Answer: {{ q.text }}
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
+struct L11 { v: u8 }
+struct L10 { next: L11 }
+struct L9 { next: L10 }
+struct L8 { next: L9 }
+struct L7 { next: L8 }
+struct L6 { next: L7 }
+struct L5 { next: L6 }
+struct L4 { next: L5 }
+struct L3 { next: L4 }
+struct L2 { next: L3 }
+struct Answer { next: L2 }
+
+node answer(q: Question) -> Answer {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+}
+-- fix --
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
+struct Answer { v: u8 }
+
+node answer(q: Question) -> Answer {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+}"#,
+    },
+    CodeInfo {
+        code: "W0803",
+        title: "map written as a list of key/value pairs",
+        explanation: "No provider's structured-output mode takes a JSON object with free keys (`additionalProperties` as a schema): OpenAI's strict mode and Anthropic's structured outputs refuse it, Gemini drops it. So the model-facing schemas (spec §9.3) write a `Map<K, V, N>` as a list of at most N `{\"key\": K, \"value\": V}` objects, and keep strict mode for the rest of the answer. The runtime turns such a list back into the map before the pipeline checks the answer (a repeated key stays repeated and is refused as in any map), so the node's output is still the map. The warning says the model sees a list; when the keys are known in advance, a struct with one field per key is simpler for the model.",
+        example: r#"-- ael.toml --
+[package]
+name = "acme/demo"
+version = "0.1.0"
+
+[bindings.main]
+provider = "replay"
+model = "recorded"
+-- prompts/answer.md --
+Answer: {{ q.text }}
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
 struct Answer {
     /// A score between 0 and 1 per topic named in the question.
     scores: Map<Str<32>, f64, 100>,
 }
 
 node answer(q: Question) -> Answer {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+}
+-- fix --
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
+struct Scores { relevance: f64, clarity: f64 }
+struct Answer { scores: Scores }
+
+node answer(q: Question) -> Answer {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+}"#,
+    },
+    CodeInfo {
+        code: "W0804",
+        title: "recursive output type cut for Gemini",
+        explanation: "Gemini's `responseJsonSchema` follows a cyclic `$ref` only under optional properties, so the Gemini variant (spec §9.3) writes named types inline and unrolls a recursive type three levels deep along any path. Past that it cuts soundly: whatever would recurse further is left out (an `Option` is `null`, a list or map is empty, a data-enum arm that recurses is dropped), so the model is offered only values the type accepts, but not the deeper ones. The pipeline still accepts any depth the type allows from other providers. Bound the depth in the type (nested types of fixed depth) if a Gemini model must write deeper values.",
+        example: r#"-- ael.toml --
+[package]
+name = "acme/demo"
+version = "0.1.0"
+
+[bindings.main]
+provider = "replay"
+model = "recorded"
+-- prompts/answer.md --
+Outline: {{ q.text }}
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
+struct Section {
+    title: Str<80>,
+    children: List<Section, 5>,
+}
+
+node answer(q: Question) -> Section {
+    config {
+        prompt: file("prompts/answer.md");
+        model: binding("main");
+    }
+}
+-- fix --
+-- nodes/answer.node.ael --
+struct Question { text: Str<200> }
+struct Leaf { title: Str<80> }
+struct Section {
+    title: Str<80>,
+    children: List<Leaf, 5>,
+}
+
+node answer(q: Question) -> Section {
     config {
         prompt: file("prompts/answer.md");
         model: binding("main");

@@ -125,7 +125,7 @@ version = "1.0.0""#,
     CodeInfo {
         code: "E0607",
         title: "unknown provider",
-        explanation: "A binding's `provider` is `openai` (any OpenAI-compatible endpoint, with `base_url`), `anthropic`, or `replay` (answers replayed from examples, for tests).",
+        explanation: "A binding's `provider` is `openai` (any OpenAI-compatible endpoint, with `base_url`), `anthropic`, `gemini` (the Gemini API), or `replay` (answers replayed from examples, for tests).",
         example: r#"-- ael.toml --
 [package]
 name = "acme/review"
@@ -171,7 +171,7 @@ accepts = ["text", "image"]"#,
     CodeInfo {
         code: "E0609",
         title: "malformed value in ael.toml",
-        explanation: "A value has the right type but not the right shape: a `base_url` must be an `http://` or `https://` URL, an `api_key_env` an environment variable name, a price a plain non-negative decimal (kept exactly as written, never as a float), a currency three capital letters (ISO 4217), `constrain` one of `grammar`, `schema` or `none` (and `grammar` only with `provider = \"openai\"`).",
+        explanation: "A value has the right type but not the right shape: a `base_url` must be an `http://` or `https://` URL, an `api_key_env` an environment variable name, a price a plain non-negative decimal (kept exactly as written, never as a float), a currency three capital letters (ISO 4217), `constrain` one of `grammar`, `schema`, `output_format` or `none` (`grammar` only with `provider = \"openai\"`, `output_format` only with `provider = \"anthropic\"`).",
         example: r#"-- ael.toml --
 [package]
 name = "acme/review"

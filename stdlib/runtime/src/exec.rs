@@ -41,7 +41,7 @@ mod session;
 
 pub use externs::{CallContext, CheckVerdict, ExternCheck, ExternFn, ExternHost, Externs};
 pub use parts::{wire, ProgramChecks, ProgramFns};
-pub use schemas::{constrains_with_grammar, NodeSchemas, Schemas};
+pub use schemas::{constrains_with_grammar, output_schema, NodeSchemas, Schemas};
 pub use session::{
     parse_observation, parse_session, session_line_bound, Arrival, Combined, Observation, Session,
     SessionError, SESSION_LINE_ENVELOPE, STALE_INPUT,

@@ -98,19 +98,29 @@ pub enum Provider {
     /// The Anthropic Messages API.
     #[serde(rename = "anthropic")]
     Anthropic,
+    /// The Gemini API's `generateContent`.
+    #[serde(rename = "gemini")]
+    Gemini,
     /// Recorded answers (`--replay FILE`, an example's `answers`), no network.
     #[serde(rename = "replay")]
     Replay,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 3] = [Provider::OpenAi, Provider::Anthropic, Provider::Replay];
+    /// The one table of `provider` words: `ael.toml` is checked against it (E0607).
+    pub const ALL: [Provider; 4] = [
+        Provider::OpenAi,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::Replay,
+    ];
 
     /// As written in `ael.toml` and the IR.
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
             Provider::Replay => "replay",
         }
     }
@@ -124,6 +134,7 @@ impl Provider {
         match self {
             Provider::OpenAi => Some(crate::provider::ProviderKind::OpenAi),
             Provider::Anthropic => Some(crate::provider::ProviderKind::Anthropic),
+            Provider::Gemini => Some(crate::provider::ProviderKind::Gemini),
             Provider::Replay => None,
         }
     }

@@ -9,6 +9,8 @@
 //!
 //! - [`openai`]: Chat Completions (OpenAI, vLLM, llama.cpp server, Ollama).
 //! - [`anthropic`]: the Messages API.
+//! - [`gemini`]: the Gemini API's `generateContent` / `streamGenerateContent`.
+//! - [`entries`]: maps back from the key/value lists the model-facing schemas write them as.
 //! - [`binding`]: the binding settings and [`connect`].
 //! - [`secret`]: API keys, read from the environment and never printed.
 //! - [`adapter`]: the pipeline's [`crate::model::Model`] over providers, one per binding.
@@ -44,6 +46,7 @@
 pub mod adapter;
 pub mod answer;
 pub mod binding;
+pub mod entries;
 pub mod error;
 pub mod request;
 pub mod secret;
@@ -51,6 +54,8 @@ mod sse;
 
 #[cfg(feature = "http")]
 pub mod anthropic;
+#[cfg(feature = "http")]
+pub mod gemini;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
@@ -74,7 +79,7 @@ pub use secret::ApiKey;
 /// One model endpoint. Implementations are blocking and hold no per-call state, so one
 /// provider serves many calls (and threads).
 pub trait Provider: Send + Sync + std::fmt::Debug {
-    /// The `provider` word of the binding (`openai`, `anthropic`).
+    /// The `provider` word of the binding (`openai`, `anthropic`, `gemini`).
     fn name(&self) -> &'static str;
 
     /// One call: the whole answer, or why there is none.

@@ -1,9 +1,12 @@
 //! The `anthropic` provider against a scripted HTTP server on 127.0.0.1: recorded Messages API
-//! responses, streamed and not, structured output through one forced tool.
+//! responses, streamed and not, structured output through one forced tool or through
+//! `output_config.format`. The `gemini` provider's tests ride along in this binary
+//! (`provider_gemini/`).
 
 // The HTTP providers are behind the default `http` feature.
 #![cfg(feature = "http")]
 
+mod provider_gemini;
 mod provider_server;
 
 use aelc_runtime::provider::{
@@ -48,6 +51,7 @@ fn request(max_answer: u64) -> ModelRequest {
         schema: schema(),
         strict: true,
         wrapped: false,
+        maps: None,
     });
     request
 }
@@ -303,6 +307,7 @@ fn a_wrapped_schema_is_sent_as_it_is_and_the_answer_unwrapped() {
         schema: wrapped.clone(),
         strict: true,
         wrapped: true,
+        maps: None,
     });
     let answer = provider(&server, false)
         .complete(&asked)
@@ -350,4 +355,49 @@ fn the_tool_input_is_passed_on_exactly_as_written() {
         .complete(&request(3000))
         .expect("an answer");
     assert_eq!(answer.text, r#"{"summary": "a", "summary": "b", "n": 3e0}"#);
+}
+
+#[test]
+fn structured_outputs_send_output_config_and_read_the_text() {
+    let server = Server::start(vec![json_reply(
+        200,
+        &message(
+            json!([{"type": "text", "text": "{\"value\": [{\"key\": \"a\", \"value\": 1}]}"}]),
+            "end_turn",
+        ),
+    )]);
+    std::env::set_var(KEY_VAR, KEY);
+    let mut config = ProviderConfig::new(ProviderKind::Anthropic, "claude-sonnet-4-5");
+    config.base_url = Some(server.url(""));
+    config.api_key_env = Some(KEY_VAR.to_string());
+    config.stream = false;
+    config.constrain = aelc_runtime::provider::Constrain::OutputFormat;
+    let provider = connect(config).unwrap();
+    let mut asked = request(3000);
+    let document =
+        json!({"type": "object", "additionalProperties": {"type": "integer"}, "maxProperties": 3});
+    let wrapped = json!({
+        "type": "object",
+        "properties": {"value": {"type": "array", "items": {"type": "object",
+            "properties": {"key": {"type": "string"}, "value": {"type": "integer"}},
+            "required": ["key", "value"], "additionalProperties": false}}},
+        "required": ["value"],
+        "additionalProperties": false,
+    });
+    asked.output_schema = Some(OutputSchema {
+        name: "scores".into(),
+        schema: wrapped.clone(),
+        strict: true,
+        wrapped: true,
+        maps: Some(document),
+    });
+    let answer = provider.complete(&asked).unwrap();
+    assert_eq!(answer.text, r#"{"a":1}"#);
+    let (requests, _) = server.finish();
+    let body = &requests[0].body;
+    assert_eq!(
+        body["output_config"],
+        json!({"format": {"type": "json_schema", "schema": wrapped}})
+    );
+    assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
 }

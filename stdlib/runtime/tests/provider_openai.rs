@@ -45,6 +45,7 @@ fn schema() -> OutputSchema {
         }),
         strict: true,
         wrapped: false,
+        maps: None,
     }
 }
 
@@ -574,6 +575,7 @@ fn a_wrapped_schema_is_unwrapped_from_the_answer() {
         }),
         strict: true,
         wrapped: true,
+        maps: None,
     };
     let mut asked = request(1000);
     asked.output_schema = Some(wrapped.clone());

@@ -40,6 +40,7 @@ fn node() -> NodeCall {
             schema: json!({"type": "object"}),
             strict: true,
             wrapped: false,
+            maps: None,
         },
     );
     node
@@ -141,6 +142,7 @@ fn fallback_moves_to_another_binding_after_a_server_error() {
             schema: json!({"type": "object"}),
             strict: true,
             wrapped: false,
+            maps: None,
         },
     );
     let mut model = ProviderModel::new(node)

@@ -70,14 +70,14 @@ impl Schemas {
             let path = out.join("schemas").join(format!("{file}.output.json"));
             let document = read(&path)?.ok_or_else(|| format!("{} is missing", path.display()))?;
             let mut variants = BTreeMap::new();
-            for provider in [Provider::OpenAi, Provider::Anthropic] {
+            for provider in Provider::ALL.into_iter().filter(|p| p.http().is_some()) {
                 let path = out
                     .join("model")
                     .join(format!("{file}.{}.json", provider.as_str()));
                 if let Some(json) = read(&path)? {
                     variants.insert(
                         provider.as_str().to_owned(),
-                        variant(&node.name, provider, json, &document),
+                        output_schema(&node.name, provider, json, &document),
                     );
                 }
             }
@@ -114,9 +114,11 @@ pub fn constrains_with_grammar(program: &Program, node: &crate::program::NodeIr)
 }
 
 /// A model-facing variant file as the provider takes it: OpenAI's file is its
-/// `response_format.json_schema` object (`name`, `schema`, `strict`), Anthropic's the tool's
-/// input schema itself.
-fn variant(node: &str, provider: Provider, json: Json, document: &Json) -> OutputSchema {
+/// `response_format.json_schema` object (`name`, `schema`, `strict`), Anthropic's and Gemini's
+/// the schema itself. OpenAI and Anthropic want an object at the root (a wrapped answer is
+/// unwrapped); Gemini takes any root. An output holding a `Map` carries its `document`, from
+/// which the provider restores maps the variant writes as key/value lists.
+pub fn output_schema(node: &str, provider: Provider, json: Json, document: &Json) -> OutputSchema {
     let (schema, strict) = match provider {
         Provider::OpenAi => {
             let strict = json.get("strict").and_then(Json::as_bool).unwrap_or(false);
@@ -124,11 +126,12 @@ fn variant(node: &str, provider: Provider, json: Json, document: &Json) -> Outpu
         }
         _ => (json, true),
     };
-    let wrapped = crate::provider::answer::wraps_root(document);
+    let wrapped = provider != Provider::Gemini && crate::provider::answer::wraps_root(document);
     OutputSchema {
         name: node.to_owned(),
         schema,
         strict,
         wrapped,
+        maps: crate::provider::entries::has_maps(document).then(|| document.clone()),
     }
 }

@@ -7,14 +7,19 @@
 //!   inputs must be objects: an output whose root is not one comes as codegen's `{"value": …}`
 //!   variant ([`OutputSchema::wrapped`](super::request::OutputSchema)), and the answer is
 //!   unwrapped, as the OpenAI provider does.
-//! - `stop_reason: max_tokens` is [`FinishReason::Length`].
+//! - With `constrain = "output_format"` the schema goes as structured outputs instead,
+//!   `output_config: {format: {type: "json_schema", schema}}`, and the answer is the message
+//!   text. The variant is already what the SDK's `transform_schema` sends (codegen's
+//!   `model_schema::anthropic`), so the API strips nothing; the pipeline enforces every bound.
+//! - Maps the variant writes as key/value lists are restored ([`super::entries`]).
+//! - `stop_reason: max_tokens` is [`FinishReason::Length`] (`refusal` stays as spelled).
 //! - The answer text is the tool input exactly as the model wrote it (a raw JSON slice, never
 //!   re-serialized), so step 2 still sees duplicate keys and number spellings.
 //! - Streaming reads `message_start`, `content_block_*`, `message_delta` and `message_stop`
 //!   events; a stream that ends without `message_stop` is truncated.
 
-use super::answer::{unwrap_value, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
-use super::binding::ProviderConfig;
+use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::binding::{Constrain, ProviderConfig};
 use super::error::ProviderError;
 use super::http::{quote, read_body, Transport};
 use super::openai::stream_error;
@@ -50,19 +55,30 @@ impl Anthropic {
         format!("{base}/v1/messages")
     }
 
-    fn tool(&self, request: &ModelRequest) -> Option<(String, Value, bool)> {
-        // The Messages API takes no grammar: only `schema` constrains the answer here.
-        if !self.config.structured_output
-            || self.config.constrain != super::binding::Constrain::Schema
-        {
+    /// How the schema goes with `request`, if it does: the Messages API takes no grammar.
+    fn schema_way(&self) -> Option<Constrain> {
+        match self.config.constrain {
+            _ if !self.config.structured_output => None,
+            way @ (Constrain::Schema | Constrain::OutputFormat) => Some(way),
+            Constrain::Grammar | Constrain::None => None,
+        }
+    }
+
+    fn tool(&self, request: &ModelRequest) -> Option<(String, Value)> {
+        if self.schema_way() != Some(Constrain::Schema) {
             return None;
         }
         let schema = request.output_schema.as_ref()?;
-        Some((
-            wire_name(&schema.name),
-            schema.schema.clone(),
-            schema.wrapped,
-        ))
+        Some((wire_name(&schema.name), schema.schema.clone()))
+    }
+
+    /// Structured outputs: `output_config.format`, when the binding says `output_format`.
+    fn output_format(&self, request: &ModelRequest) -> Option<Value> {
+        if self.schema_way() != Some(Constrain::OutputFormat) {
+            return None;
+        }
+        let schema = request.output_schema.as_ref()?;
+        Some(json!({"format": {"type": "json_schema", "schema": schema.schema}}))
     }
 
     /// The JSON body for `request`.
@@ -109,7 +125,10 @@ impl Anthropic {
         if let Some(temperature) = request.temperature {
             body.insert("temperature".into(), json!(temperature));
         }
-        if let Some((name, input_schema, _)) = self.tool(request) {
+        if let Some(output_config) = self.output_format(request) {
+            body.insert("output_config".into(), output_config);
+        }
+        if let Some((name, input_schema)) = self.tool(request) {
             body.insert(
                 "tools".into(),
                 json!([{
@@ -152,7 +171,7 @@ impl Provider for Anthropic {
             request.timeout,
             key.as_ref(),
         )?;
-        let wrapped = self.tool(request).is_some_and(|(_, _, wrapped)| wrapped);
+        let asked = self.tool(request).is_some() || self.output_format(request).is_some();
         let answer = if self.config.stream {
             read_stream(response.body, request, key.as_ref())?
         } else {
@@ -166,10 +185,9 @@ impl Provider for Anthropic {
             )?;
             parse_message(&bytes, request.max_answer_bytes, key.as_ref())?
         };
-        if wrapped {
-            unwrap_value(answer, request.max_answer_bytes)
-        } else {
-            Ok(answer)
+        match request.output_schema.as_ref().filter(|_| asked) {
+            Some(schema) => restore(answer, schema, request.max_answer_bytes),
+            None => Ok(answer),
         }
     }
 }

@@ -14,21 +14,22 @@ pub enum ProviderKind {
     OpenAi,
     /// The Anthropic Messages API.
     Anthropic,
+    /// The Gemini API (`generateContent`).
+    Gemini,
 }
 
 impl ProviderKind {
+    /// The HTTP kind of a `provider` word; the words are [`crate::program::Provider`]'s, the
+    /// one table of them.
     pub fn parse(word: &str) -> Option<ProviderKind> {
-        match word {
-            "openai" => Some(ProviderKind::OpenAi),
-            "anthropic" => Some(ProviderKind::Anthropic),
-            _ => None,
-        }
+        crate::program::Provider::parse(word)?.http()
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
         }
     }
 
@@ -36,6 +37,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "https://api.openai.com/v1",
             ProviderKind::Anthropic => "https://api.anthropic.com",
+            ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta",
         }
     }
 
@@ -46,6 +48,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => 16_384,
             ProviderKind::Anthropic => 8_192,
+            ProviderKind::Gemini => 8_192,
         }
     }
 }
@@ -81,16 +84,20 @@ pub enum Constrain {
     Grammar,
     /// Neither: the prompt alone asks for the format, and the pipeline checks the answer.
     None,
+    /// Anthropic only: the model-facing JSON Schema as structured outputs'
+    /// `output_config.format` (the answer is the message text) instead of a forced tool.
+    OutputFormat,
 }
 
 impl Constrain {
-    pub const WORDS: [&'static str; 3] = ["grammar", "schema", "none"];
+    pub const WORDS: [&'static str; 4] = ["grammar", "schema", "none", "output_format"];
 
     pub fn parse(word: &str) -> Option<Constrain> {
         match word {
             "grammar" => Some(Constrain::Grammar),
             "schema" => Some(Constrain::Schema),
             "none" => Some(Constrain::None),
+            "output_format" => Some(Constrain::OutputFormat),
             _ => None,
         }
     }
@@ -143,7 +150,7 @@ impl ProviderConfig {
         let Some(kind) = binding.provider.http() else {
             return Err(ProviderError::InvalidConfig {
                 reason: format!(
-                    "provider `{}` is not an HTTP provider (openai, anthropic)",
+                    "provider `{}` is not an HTTP provider (openai, anthropic, gemini)",
                     binding.provider.as_str()
                 ),
             });
@@ -216,6 +223,7 @@ pub fn connect(config: ProviderConfig) -> Result<Box<dyn Provider>, ProviderErro
     Ok(match config.kind {
         ProviderKind::OpenAi => Box::new(super::openai::OpenAi::new(config)),
         ProviderKind::Anthropic => Box::new(super::anthropic::Anthropic::new(config)),
+        ProviderKind::Gemini => Box::new(super::gemini::Gemini::new(config)),
     })
 }
 

@@ -16,7 +16,7 @@
 //! - Streaming sends `stream: true` with `stream_options.include_usage` and reads `data:` events
 //!   until `data: [DONE]`; a stream that ends without it is truncated.
 
-use super::answer::{unwrap_value, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{Constrain, ProviderConfig, TokenLimitField};
 use super::error::ProviderError;
 use super::http::{quote, read_body, read_error, Transport};
@@ -153,13 +153,13 @@ impl Provider for OpenAi {
             )?;
             parse_completion(&bytes, request.max_answer_bytes, key.as_ref())?
         };
-        let wrapped = !self.sends_grammar(request)
-            && self.sends_schema()
-            && request.output_schema.as_ref().is_some_and(|s| s.wrapped);
-        if wrapped {
-            unwrap_value(answer, request.max_answer_bytes)
-        } else {
-            Ok(answer)
+        let schema = request
+            .output_schema
+            .as_ref()
+            .filter(|_| !self.sends_grammar(request) && self.sends_schema());
+        match schema {
+            Some(schema) => restore(answer, schema, request.max_answer_bytes),
+            None => Ok(answer),
         }
     }
 }

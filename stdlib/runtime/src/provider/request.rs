@@ -128,6 +128,11 @@ pub struct OutputSchema {
     /// both want an object there): the provider unwraps what the model returns. Providers send
     /// `schema` as it is; wrapping is codegen's one job.
     pub wrapped: bool,
+    /// The output's JSON Schema when it holds a `Map`, which the model-facing variants write
+    /// as a list of `{key, value}` objects: the provider turns such lists in the answer back
+    /// into objects ([`super::entries::restore`]) after unwrapping it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maps: Option<Value>,
 }
 
 /// A repair attempt: the previous answer and why it was rejected (spec §6 `repair(n)`). The
