@@ -1408,6 +1408,17 @@ fn live_suite(backend: &str, store: &str) {
         assert_eq!(get(&gw, &format!("/v1/receipts/{id}"), Some(&demo)).0, 200);
     }
 
+    // -- a session line longer than an observation can be (`max_input_bytes` and its
+    // envelope) is refused at its line before the rest of it is read: 413, a stored receipt
+    let long = observation("camera", 0, json!({"people": 1, "note": "x".repeat(20_000)}));
+    let body = observation("reading", 0, json!({"tenths": 1})) + &long;
+    let r = post_ndjson(&gw, &demo, "fuse", &body);
+    assert_eq!(r.status, 413, "{}", r.body);
+    assert_eq!(r.body["error"]["code"], "input_too_large", "{}", r.body);
+    assert_eq!(r.body["error"]["line"], 2, "{}", r.body);
+    let id = r.body["receipt"]["receipt"].as_str().expect("an id");
+    assert_eq!(get(&gw, &format!("/v1/receipts/{id}"), Some(&demo)).0, 200);
+
     // -- a stream that completes runs once on the chunks buffered, billed once
     let before = ledger(store, &["demo"])[0];
     let body = [chunk(1, "a"), chunk(2, "b"), chunk(3, "c")].concat() + "{\"end\": \"complete\"}\n";
