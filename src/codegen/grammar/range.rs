@@ -120,7 +120,16 @@ pub(super) mod tests {
         ends(g, text.as_bytes(), 0).contains(&text.len())
     }
 
+    /// The positions where a match of `g` from `at` can end, each once (without the dedup a
+    /// chain of optional digit runs would revisit the same position exponentially often).
     fn ends(g: &G, text: &[u8], at: usize) -> Vec<usize> {
+        let mut out = ends_with_repeats(g, text, at);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn ends_with_repeats(g: &G, text: &[u8], at: usize) -> Vec<usize> {
         match g {
             G::Lit(s) => {
                 if text.get(at..at + s.len()) == Some(s.as_bytes()) {
@@ -134,7 +143,10 @@ pub(super) mod tests {
                 _ => Vec::new(),
             },
             G::Seq(parts) => parts.iter().fold(vec![at], |starts, p| {
-                starts.iter().flat_map(|s| ends(p, text, *s)).collect()
+                let mut next: Vec<usize> = starts.iter().flat_map(|s| ends(p, text, *s)).collect();
+                next.sort_unstable();
+                next.dedup();
+                next
             }),
             G::Alt(alts) => alts.iter().flat_map(|a| ends(a, text, at)).collect(),
             G::Rep(inner, min, max) => {
@@ -145,9 +157,15 @@ pub(super) mod tests {
                         out.extend(&now);
                     }
                     now = now.iter().flat_map(|s| ends(inner, text, *s)).collect();
+                    now.sort_unstable();
+                    now.dedup();
+                    if now.is_empty() {
+                        break;
+                    }
                 }
                 out
             }
+            G::Token(inner) => ends(inner, text, at),
             _ => Vec::new(),
         }
     }
