@@ -76,8 +76,9 @@ impl std::fmt::Debug for Span {
     }
 }
 
-/// `debug` (a `{:#?}` of syntax) with every span's `@12..40` removed, so two trees compare by
+/// `debug` (a `{:?}` of syntax) with every span's `@12..40` removed, so two trees compare by
 /// shape alone (the formatter's round trip, its fuzz target): the inverse of `Span`'s `Debug`.
+/// Compare the compact form: `{:#?}` indents each line by its depth, n² bytes for a chain of n.
 pub fn without_spans(debug: &str) -> String {
     let mut out = String::with_capacity(debug.len());
     let mut chars = debug.chars().peekable();

@@ -5,8 +5,13 @@
 //! The fixture project is `tests/cli_fixtures/pick`; tests that need failing examples copy it
 //! into a temporary folder and add files there.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use scratch::Scratch;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli_fixtures/pick")
@@ -34,9 +39,9 @@ fn stderr(o: &Output) -> String {
 }
 
 /// A fresh copy of the fixture project in a temporary folder named after `name`.
-fn copy_fixture(name: &str) -> PathBuf {
-    let dest = std::env::temp_dir().join(format!("aelc-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dest);
+/// A copy of the fixture project in a scratch folder, removed when the test ends.
+fn copy_fixture(name: &str) -> Scratch {
+    let dest = Scratch::new("aelc-cli", name);
     copy_dir(&fixture(), &dest);
     dest
 }
@@ -721,7 +726,7 @@ fn fmt_without_paths_covers_the_project_from_a_subfolder() {
 
 /// A copy of the fixture that `aelc build` accepts (its refused example is for `aelc test`,
 /// and publishing refuses it), built once.
-fn built_fixture(name: &str) -> PathBuf {
+fn built_fixture(name: &str) -> Scratch {
     let dir = copy_fixture(name);
     let _ = std::fs::remove_file(dir.join("examples/pick/refused.json"));
     let o = aelc(&["build"], &dir);

@@ -78,6 +78,11 @@ node seeded(req: Req) -> Res {
     return write_label(req);
 }
 
+/// Looks at a file (media access: the reference is checked in the run's file store).
+node look(doc: File<1KiB>) -> Res {
+    return Res { label: "seen", size: 1, mood: calm };
+}
+
 /// Labels through `ask` (a delegated call), one bigger.
 node relay(req: Req) -> Res {
     let asked = ask(req);
@@ -131,9 +136,15 @@ fn line<T: rt::serde::Serialize>(ran: Result<rt::Run<T>, rt::Unrunnable>) -> Str
             run.receipt().delegated.len()
         ),
         (None, status) => format!(
-            "{status:?} {} {}",
+            "{status:?} {} {}{}",
             outcome.code.clone().unwrap_or_default(),
-            run.run.refusal.clone().unwrap_or_default()
+            run.run.refusal.clone().unwrap_or_default(),
+            run.run
+                .input_errors
+                .iter()
+                .map(|e| e.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
     }
 }
@@ -175,6 +186,29 @@ fn main() {
     ctx.check_accepts = false;
     let ran = glue::seeded::run_json(&mut Shouter, &mut ctx, br#"{"text": "hi"}"#);
     println!("seeded {} calls {}", line(ran), model.requests.len());
+    // Media access: with a file store, a reference is checked there for the run's tenant
+    // (another tenant's file is refused before anything runs); without one it is taken as
+    // it is.
+    let dir = std::env::temp_dir().join(format!("glue-files-{}", std::process::id()));
+    let store = rt::LocalFiles::in_project(&dir);
+    match store.put(b"hello", "acme", None, None) {
+        Ok(stored) => {
+            let reference = rt::serde_json::to_string(&stored.media).unwrap_or_default();
+            // One parameter: the document is its value.
+            let input = reference;
+            for tenant in ["acme", "other"] {
+                let mut model = rt::NoModel;
+                let mut clock = TickClock { now: 0, tick: 0 };
+                let mut ctx = rt::Context::new(&mut model, &mut clock, &mut media)
+                    .with_files(&store, tenant);
+                let ran = glue::look::run_json(&mut Shouter, &mut ctx, input.as_bytes());
+                let shown = line(ran).replace(stored.media.reference.as_str(), "REF");
+                println!("look {tenant} {shown}");
+            }
+        }
+        Err(e) => println!("look store {e}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
     // serde on a type with a default: filled in by the runtime decoder.
     match rt::serde_json::from_str::<glue::Req>(r#"{"text": "hi"}"#) {
         Ok(req) => println!("serde extra {}", req.extra.get()),
@@ -253,6 +287,8 @@ fn a_node_body_runs_in_the_glue() {
             r#"relay done {"label":"asked","size":5,"mood":"calm"} delegated 1"#,
             // the model call of `seeded`, made by the executor
             r#"seeded done {"label":"asked","size":4,"mood":"calm"} delegated 0 calls 1"#,
+            r#"look acme done {"label":"seen","size":1,"mood":"calm"} delegated 0"#,
+            "look other RejectedInput invalid_input media reference REF (`ref`): not a file of tenant `other`; nothing was read or called",
             "serde extra 3",
             "serde error value.extra: 99 is out of range for u8 in 0..=10 (out_of_range)",
         ]

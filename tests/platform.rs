@@ -26,10 +26,16 @@ const AELC: &str = env!("CARGO_BIN_EXE_aelc");
 // ---------------------------------------------------------------- the fake model
 
 /// An OpenAI-compatible chat server answering by the tag in the prompt; counts its calls.
+/// `[hold]` answers only once [`FakeModel::release`] is called: a consumer as slow as a test
+/// wants, without sleeping.
 struct FakeModel {
     port: u16,
     calls: Arc<AtomicUsize>,
+    hold: Hold,
 }
+
+/// Whether `[hold]` calls may answer, and a way to wait for it.
+type Hold = Arc<(Mutex<bool>, std::sync::Condvar)>;
 
 impl FakeModel {
     fn start() -> FakeModel {
@@ -37,15 +43,25 @@ impl FakeModel {
         let port = listener.local_addr().expect("its address").port();
         let calls = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&calls);
+        let hold: Hold = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let held = Arc::clone(&hold);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let counter = Arc::clone(&counter);
+                let held = Arc::clone(&held);
                 std::thread::spawn(move || {
-                    let _ = answer(stream, &counter);
+                    let _ = answer(stream, &counter, &held);
                 });
             }
         });
-        FakeModel { port, calls }
+        FakeModel { port, calls, hold }
+    }
+
+    /// Lets every `[hold]` call answer.
+    fn release(&self) {
+        let (released, wake) = &*self.hold;
+        *released.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        wake.notify_all();
     }
 
     fn calls(&self) -> usize {
@@ -53,7 +69,7 @@ impl FakeModel {
     }
 }
 
-fn answer(mut stream: TcpStream, calls: &AtomicUsize) -> std::io::Result<()> {
+fn answer(mut stream: TcpStream, calls: &AtomicUsize, hold: &Hold) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
@@ -86,6 +102,13 @@ fn answer(mut stream: TcpStream, calls: &AtomicUsize) -> std::io::Result<()> {
     }
     if prompt.contains("[slow]") {
         std::thread::sleep(Duration::from_millis(300));
+    }
+    if prompt.contains("[hold]") {
+        let (released, wake) = &**hold;
+        let mut go = released.lock().unwrap_or_else(|e| e.into_inner());
+        while !*go {
+            go = wake.wait(go).unwrap_or_else(|e| e.into_inner());
+        }
     }
     let content = if prompt.contains("[bad]") {
         "this is not JSON".to_owned()
@@ -540,13 +563,23 @@ fn gateway_suite(backend: &str, store: &str) {
         .send(ask("[ok] x"))
         .expect("request");
     assert_eq!(wrong_type.status().as_u16(), 415);
-    let ndjson = http()
+    // Lines of observations to an agent of one input: 415 naming the one-document way.
+    let mut ndjson = http()
         .post(gw.url("/v1/agents/acme/echo/runs"))
         .header("authorization", &format!("Bearer {demo}"))
         .header("content-type", "application/x-ndjson")
         .send("{}\n")
         .expect("request");
-    assert_eq!(ndjson.status().as_u16(), 501);
+    assert_eq!(ndjson.status().as_u16(), 415);
+    let refused: Value =
+        serde_json::from_str(&ndjson.body_mut().read_to_string().expect("body")).expect("json");
+    assert_eq!(refused["error"]["code"], "not_a_session", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("application/json")),
+        "{refused}"
+    );
     let unknown_agent = http()
         .post(gw.url("/v1/agents/acme/nobody/runs"))
         .header("authorization", &format!("Bearer {demo}"))
@@ -1137,4 +1170,345 @@ fn mcp_session_over_streamable_http() {
 #[test]
 fn gateway_bounds_ten_thousand_connections() {
     many_connections_suite(&sqlite_url("connections"));
+}
+
+// ---------------------------------------------------------------- sessions and streams
+
+/// Writes and builds `acme/live`: `fuse(camera, reading)` combined `latest` (a body, no
+/// model), `count(notes: Notes)` (a body counting the chunks) and `watch(notes: Notes)` (the
+/// fake model reads the chunks: the consumer a test can hold).
+fn live_project(dir: &Path, model_port: u16) {
+    std::fs::create_dir_all(dir.join("nodes")).expect("project dir");
+    std::fs::create_dir_all(dir.join("prompts")).expect("prompts dir");
+    std::fs::write(
+        dir.join("ael.toml"),
+        format!(
+            r#"[package]
+name = "acme/live"
+version = "0.1.0"
+description = "Sessions and streams over HTTP."
+
+[bindings.m]
+provider = "openai"
+model = "fake"
+base_url = "http://127.0.0.1:{model_port}/v1"
+api_key_env = "AELC_FAKE_KEY"
+accepts = ["text"]
+
+[limits]
+max_input_bytes = 8192
+"#
+        ),
+    )
+    .expect("ael.toml");
+    std::fs::write(
+        dir.join("nodes/live.node.ael"),
+        r#"/// What the camera saw.
+struct Frame {
+    /// People in view.
+    people: u16<0..=500>,
+}
+
+/// One thermometer reading.
+struct Reading {
+    /// Tenths of a degree.
+    tenths: i32<-500..=1500>,
+}
+
+/// The room.
+struct Estimate {
+    occupied: bool,
+}
+
+/// One note of a stream.
+struct Note {
+    /// Its text.
+    text: Str<1200>,
+}
+
+/// Notes as they arrive; a full buffer pauses the sender.
+stream Notes of Note {
+    chunk: 1KiB;
+    buffer: 4KiB;
+    rate: 1000/s;
+    duration: 10m;
+    fresh: 10m;
+    on_full: pause;
+    duplicates: reject;
+    stale: reject;
+}
+
+/// How many notes.
+struct Counted {
+    notes: u32,
+}
+
+/// The reply.
+struct Echo {
+    /// The reply.
+    reply: Str<200>,
+}
+
+/// Combines the newest frame with the latest reading.
+agent fuse(camera: Frame, reading: Reading) -> Estimate {
+    inputs {
+        combine: latest;
+        fresh: camera 200ms, reading 10s;
+    }
+    publish {
+        capability: "live.fuse";
+        price: 0.01 EUR;
+    }
+    return Estimate { occupied: camera.people > 0 };
+}
+
+/// Counts the notes buffered.
+agent count(notes: Notes) -> Counted {
+    publish {
+        capability: "live.count";
+        price: 0.01 EUR;
+    }
+    return Counted { notes: notes.len() };
+}
+
+/// Has the model read the notes buffered.
+agent watch(notes: Notes) -> Echo {
+    config {
+        prompt: file("prompts/watch.md");
+        model: binding("m");
+    }
+    publish {
+        capability: "live.watch";
+        price: 0.01 EUR;
+    }
+}
+"#,
+    )
+    .expect("node");
+    std::fs::write(
+        dir.join("prompts/watch.md"),
+        "Read these: {% for n in notes %}{{ n.text }} {% end %}\n",
+    )
+    .expect("prompt");
+}
+
+/// An RFC 3339 time `ms` from now.
+fn at(ms: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    jiff::Timestamp::from_millisecond(now + ms)
+        .expect("a time")
+        .to_string()
+}
+
+fn chunk(seq: u64, text: &str) -> String {
+    json!({"seq": seq, "at": at(0), "value": {"text": text}}).to_string() + "\n"
+}
+
+fn post_ndjson(gw: &Gateway, key: &str, agent: &str, body: &str) -> Reply {
+    let mut response = http()
+        .post(gw.url(&format!("/v1/agents/acme/{agent}/runs")))
+        .header("authorization", &format!("Bearer {key}"))
+        .header("content-type", "application/x-ndjson")
+        .send(body)
+        .expect("the request");
+    let text = response.body_mut().read_to_string().expect("the body");
+    Reply {
+        status: response.status().as_u16(),
+        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        replayed: false,
+    }
+}
+
+/// Sessions and streams over the gateway's HTTP (spec §12.1, §13) on `store`.
+fn live_suite(backend: &str, store: &str) {
+    let model = FakeModel::start();
+    let dir = temp_dir(&format!("live-{backend}"));
+    live_project(&dir, model.port);
+    let demo = account(&dir, store, "demo", "5 EUR");
+    let gw = Gateway::start(&dir, store, &["--body-timeout", "5"]);
+    let observation = |input: &str, ms: i64, value: Value| {
+        json!({"input": input, "at": at(ms), "value": value}).to_string() + "\n"
+    };
+
+    // -- a session: a stale camera frame is refused and never combined; a fresh one runs
+    let before = ledger(store, &["demo"])[0];
+    let session = [
+        observation("camera", -5000, json!({"people": 2})),
+        observation("reading", 0, json!({"tenths": 215})),
+        observation("camera", 0, json!({"people": 0})),
+    ]
+    .concat();
+    let r = post_ndjson(&gw, &demo, "fuse", &session);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let runs = r.body["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "{}", r.body);
+    assert_eq!(runs[0]["code"], "stale_input", "{}", r.body);
+    let refusal = runs[0]["receipt"]["refusal"].as_str().unwrap_or("");
+    assert!(refusal.contains("`camera`"), "{refusal}");
+    assert_eq!(runs[1]["status"], "succeeded");
+    assert_eq!(r.body["output"], json!({"occupied": false}));
+    let stale_id = runs[0]["receipt"]["receipt"].as_str().expect("an id");
+    let (status, text) = get(&gw, &format!("/v1/receipts/{stale_id}"), Some(&demo));
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("stale_input"), "{text}");
+    // One run billed, the stale refusal free.
+    let after = ledger(store, &["demo"])[0];
+    assert_eq!(before.0 .0 - after.0 .0, amount("0.01").0);
+
+    // -- bad session lines: refused naming the field, with a stored receipt
+    for (body, field) in [
+        (observation("thermometer", 0, json!({"tenths": 1})), "input"),
+        ("{\"input\": \"camera\", \"value\": 1}\n".to_owned(), "at"),
+        (observation("camera", 0, json!({"people": 9999})), "value"),
+        ("not json\n".to_owned(), "line"),
+    ] {
+        let r = post_ndjson(&gw, &demo, "fuse", &body);
+        assert_eq!(r.status, 422, "{body}: {}", r.body);
+        assert_eq!(r.body["error"]["field"], field, "{body}: {}", r.body);
+        assert_eq!(r.body["status"], "rejected_input");
+        let id = r.body["receipt"]["receipt"].as_str().expect("an id");
+        assert_eq!(get(&gw, &format!("/v1/receipts/{id}"), Some(&demo)).0, 200);
+    }
+
+    // -- a stream that completes runs once on the chunks buffered, billed once
+    let before = ledger(store, &["demo"])[0];
+    let body = [chunk(1, "a"), chunk(2, "b"), chunk(3, "c")].concat() + "{\"end\": \"complete\"}\n";
+    let r = post_ndjson(&gw, &demo, "count", &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["status"], "succeeded");
+    assert_eq!(r.body["output"], json!({"notes": 3}));
+    assert_eq!(r.body["stream"]["accepted"], 3);
+    let after = ledger(store, &["demo"])[0];
+    assert_eq!(before.0 .0 - after.0 .0, amount("0.01").0);
+
+    // -- a stream cut before its end record is never complete: nothing runs, nothing billed
+    let cut = [chunk(1, "a"), chunk(2, "b")].concat();
+    let r = post_ndjson(&gw, &demo, "count", &cut);
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(r.body["code"], "incomplete_stream", "{}", r.body);
+    assert_eq!(r.body["runs"], json!([]));
+    assert_eq!(ledger(store, &["demo"])[0], after);
+
+    // -- a chunk over `chunk` bytes: refused naming it, whether its line fits a line's bound
+    //    (the buffer's check) or not (refused before its end is read)
+    for size in [1100, 5000] {
+        let body = chunk(1, &"x".repeat(size)) + "{\"end\": \"complete\"}\n";
+        let r = post_ndjson(&gw, &demo, "count", &body);
+        assert_eq!(r.status, 413, "{size}: {}", r.body);
+        assert_eq!(r.body["error"]["field"], "chunk", "{size}: {}", r.body);
+        assert!(
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("`chunk`"),
+            "{}",
+            r.body
+        );
+        assert_eq!(r.body["receipt"]["status"], "rejected_input");
+    }
+    assert_eq!(ledger(store, &["demo"])[0], after);
+
+    // -- `pause` stops reading the body while the consumer is busy: with the model held, a
+    //    producer with 32 MB to send is stalled after what the buffers between hold
+    let calls = model.calls();
+    let note = "n".repeat(900);
+    let mut head = String::new();
+    for seq in 1..=9u64 {
+        head.push_str(&chunk(seq, &format!("[hold] {note}")));
+    }
+    // Line 10 repeats seq 9 (`duplicates: reject`): once the held run answers, the request
+    // ends there, unread megabytes behind it.
+    head.push_str(&chunk(9, "again"));
+    let filler = chunk(11, &note);
+    const TOTAL: usize = 32 << 20;
+    let mut socket = TcpStream::connect(("127.0.0.1", gw.port)).expect("connect");
+    let request = format!(
+        "POST /v1/agents/acme/watch/runs HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {demo}\r\n\
+         content-type: application/x-ndjson\r\ncontent-length: {TOTAL}\r\n\r\n"
+    );
+    socket.write_all(request.as_bytes()).expect("the head");
+    let written = Arc::new(AtomicUsize::new(0));
+    let mut producer = socket.try_clone().expect("a clone");
+    let counter = Arc::clone(&written);
+    let writer = std::thread::spawn(move || {
+        let mut body = head.into_bytes();
+        while body.len() < TOTAL {
+            body.extend_from_slice(filler.as_bytes());
+        }
+        body.truncate(TOTAL);
+        for piece in body.chunks(16 << 10) {
+            if producer.write_all(piece).is_err() {
+                return;
+            }
+            counter.fetch_add(piece.len(), Ordering::SeqCst);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while model.calls() == calls {
+        assert!(
+            Instant::now() < deadline,
+            "the held run never reached the model"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Wait until the producer has made no progress for a second.
+    let mut last = written.load(Ordering::SeqCst);
+    let mut still_since = Instant::now();
+    while still_since.elapsed() < Duration::from_secs(1) {
+        assert!(Instant::now() < deadline, "the producer never stalled");
+        std::thread::sleep(Duration::from_millis(50));
+        let now = written.load(Ordering::SeqCst);
+        if now != last {
+            last = now;
+            still_since = Instant::now();
+        }
+    }
+    assert!(
+        last < TOTAL / 2,
+        "the gateway read on while its stream was paused: {last} of {TOTAL} bytes taken"
+    );
+    assert_eq!(
+        model.calls(),
+        calls + 1,
+        "one run at a time consumes the stream"
+    );
+    model.release();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut response = Vec::new();
+    let _ = socket.read_to_end(&mut response);
+    let response = String::from_utf8_lossy(&response);
+    assert!(response.starts_with("HTTP/1.1 422"), "{response}");
+    let document: Value = response
+        .split_once("\r\n\r\n")
+        .and_then(|(_, b)| serde_json::from_str(b).ok())
+        .unwrap_or(Value::Null);
+    assert_eq!(document["error"]["field"], "seq", "{response}");
+    assert_eq!(document["runs"][0]["status"], "succeeded", "{response}");
+    assert!(
+        document["stream"]["paused"].as_u64().unwrap_or(0) >= 1,
+        "{response}"
+    );
+    drop(socket);
+    let _ = writer.join();
+    eprintln!("pause: the producer stalled after {last} of {TOTAL} bytes");
+    assert_eq!(open_runs(store), 0, "a reservation was left behind");
+    let balances = ledger(store, &["demo"]);
+    assert_eq!(balances[0].1, Amount::ZERO);
+    gw.kill();
+}
+
+#[test]
+fn live_runs_on_sqlite() {
+    live_suite("sqlite", &sqlite_url("live"));
+}
+
+#[test]
+fn live_runs_on_postgres() {
+    let Some(server) = pg::server() else { return };
+    let url = runtime().block_on(server.fresh_database("live"));
+    live_suite("postgres", &url);
 }

@@ -5,8 +5,13 @@
 #[path = "../stdlib/runtime/tests/provider_server/mod.rs"]
 mod provider_server;
 
+#[path = "support/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use scratch::Scratch;
 
 use aelc::codegen::emit::find_node;
 use aelc::driver::{self, DiskWorld};
@@ -25,12 +30,9 @@ fn review_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/review")
 }
 
-/// A scratch folder unique to one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aelc-run-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch folder unique to one test, removed when it ends.
+fn scratch(name: &str) -> Scratch {
+    Scratch::new("aelc-run", name)
 }
 
 fn aelc(args: &[&str], dir: &Path) -> Output {
@@ -238,7 +240,7 @@ fn usage_errors_exit_2() {
 }
 
 /// A copy of the review example whose bindings point at `server`.
-fn review_project(name: &str, primary: &str, backup: &str) -> PathBuf {
+fn review_project(name: &str, primary: &str, backup: &str) -> Scratch {
     let dir = scratch(name);
     copy_dir(&review_root(), &dir);
     let toml = format!(
@@ -1704,7 +1706,7 @@ fn a_stream_node_runs_from_a_session_file() {
                 "{{\"seq\": 1, \"at\": \"2026-12-02T14:00:00Z\", \"value\": {{\"sensor\": \"{}\", \"tenths\": 1}}}}\n",
                 "s".repeat(300)
             ),
-            "line 1: `value`",
+            "line 1: `chunk`",
         ),
         ("{\"end\": \"done\"}\n", "line 1: `end`"),
     ];
@@ -1767,6 +1769,63 @@ fn files_put_prints_a_reference() {
     assert_eq!(
         std::fs::read(dir.join(".ael/files").join(sha)).unwrap(),
         tiny_png()
+    );
+
+    // A prepared file records the step and the file it came from, by reference and SHA-256;
+    // the source is checked as for any use (another tenant's file is refused).
+    std::fs::write(dir.join("caption.txt"), "a tiny picture").unwrap();
+    let from = reference["ref"].as_str().unwrap();
+    let prepared = aelc(
+        &[
+            "files",
+            "put",
+            "caption.txt",
+            "--tenant",
+            "acme",
+            "--prepared-from",
+            from,
+            "--step",
+            "caption",
+        ],
+        &dir,
+    );
+    assert_eq!(
+        prepared.status.code(),
+        Some(0),
+        "{}",
+        text(&prepared.stderr)
+    );
+    let prepared: Value = serde_json::from_slice(&prepared.stdout).unwrap();
+    assert_eq!(
+        prepared["source"],
+        format!(
+            "prepared:caption:{from}@sha256:{sha}",
+            sha = reference["sha256"].as_str().unwrap()
+        )
+    );
+    let id = prepared["ref"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("holon://files/");
+    let record = std::fs::read_to_string(dir.join(format!(".ael/files/refs/{id}.json"))).unwrap();
+    assert!(record.contains(r#""step": "caption""#), "{record}");
+    let foreign = aelc(
+        &[
+            "files",
+            "put",
+            "caption.txt",
+            "--prepared-from",
+            from,
+            "--step",
+            "caption",
+        ],
+        &dir,
+    );
+    assert_eq!(foreign.status.code(), Some(2));
+    assert!(
+        text(&foreign.stderr).contains("not a file of tenant `local`"),
+        "{}",
+        text(&foreign.stderr)
     );
 
     let bad = aelc(&["files", "put", "shot.png", "--expires", "soon"], &dir);
@@ -1868,5 +1927,114 @@ fn a_paused_stream_runs_the_node_each_time_the_buffer_fills() {
     let err = text(&out.stderr);
     assert!(err.contains("0 dropped oldest, 0 dropped newest"), "{err}");
     assert!(err.contains("1 pauses"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stream beside another input (`above(readings: Readings, limit: Limit)`): every line names
+/// its input, the stream's envelopes go to its buffer, the other input's observations are
+/// kept, and the node runs on the chunks with the latest limit; a run without a limit, or
+/// with one older than its `fresh` bound, is refused; a line naming no input is an error
+/// naming `input`.
+#[test]
+fn a_stream_beside_another_input_names_each_line() {
+    let dir = scratch("stream-mixed");
+    let root = sensors();
+    let mut source = std::fs::read_to_string(root.join("nodes/sensors.node.ael")).unwrap();
+    source.push_str(
+        r#"
+/// A threshold.
+struct Limit {
+    /// Tenths of a degree.
+    tenths: i32<-500..=1500>,
+}
+
+/// Counts the readings above a limit given beside the stream.
+node above(readings: Readings, limit: Limit) -> Alert {
+    inputs {
+        combine: latest;
+        fresh: limit 1s;
+    }
+    return Alert {
+        readings: readings.len(),
+        hot: readings.count(|r| r.tenths > limit.tenths),
+        level: normal,
+    };
+}
+"#,
+    );
+    std::fs::create_dir_all(dir.join("nodes")).unwrap();
+    std::fs::write(dir.join("nodes/sensors.node.ael"), source).unwrap();
+    for file in ["ael.toml", "prompts/fuse.md"] {
+        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+        std::fs::copy(root.join(file), dir.join(file)).unwrap();
+    }
+    let reading = |seq: u32, ms: u32, tenths: i32| {
+        format!(
+            r#"{{"input": "readings", "seq": {seq}, "at": "2026-12-02T14:00:00.{ms:03}Z", "value": {{"sensor": "s", "tenths": {tenths}}}}}"#
+        )
+    };
+    let limit = |ms: u32, tenths: i32| {
+        format!(
+            r#"{{"input": "limit", "at": "2026-12-02T14:00:00.{ms:03}Z", "value": {{"tenths": {tenths}}}}}"#
+        )
+    };
+    let end = r#"{"input": "readings", "end": "complete"}"#;
+    let cases: [(&str, Vec<String>, i32, &str); 3] = [
+        (
+            "ok",
+            vec![
+                limit(0, 500),
+                reading(1, 100, 400),
+                reading(2, 200, 600),
+                reading(3, 300, 700),
+                end.to_owned(),
+            ],
+            0,
+            r#"{"readings":3,"hot":2,"level":"normal"}"#,
+        ),
+        (
+            "missing",
+            vec![reading(1, 100, 400), end.to_owned()],
+            1,
+            r#""code":"missing_input""#,
+        ),
+        (
+            "nameless",
+            vec![
+                limit(0, 500),
+                r#"{"seq": 1, "at": "2026-12-02T14:00:00.100Z", "value": {"sensor": "s", "tenths": 1}}"#.to_owned(),
+            ],
+            1,
+            "line 2: `input`",
+        ),
+    ];
+    for (name, lines, code, want) in cases {
+        let file = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        let out = aelc(&["run", "above", "--session", file.to_str().unwrap()], &dir);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(all.contains(want), "{name}: {all}");
+    }
+    // A limit older than its 1 s bound when the stream ends: `stale_input`, never combined.
+    let file = dir.join("stale.jsonl");
+    let stale = [
+        limit(0, 500),
+        r#"{"input": "readings", "seq": 1, "at": "2026-12-02T14:00:02.000Z", "value": {"sensor": "s", "tenths": 900}}"#.to_owned(),
+        end.to_owned(),
+    ];
+    std::fs::write(&file, stale.join("\n") + "\n").unwrap();
+    let out = aelc(&["run", "above", "--session", file.to_str().unwrap()], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains(r#""code":"stale_input""#),
+        "{}",
+        text(&out.stdout)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

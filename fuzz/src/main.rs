@@ -11,6 +11,7 @@
 //! See `book/src/reference/fuzzing.md`.
 
 mod alloc;
+mod clock;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -93,9 +94,9 @@ struct Measured {
 
 fn run_one(check: &targets::Check, input: &[u8]) -> Result<Measured, String> {
     let base = alloc::start();
-    let started = Instant::now();
+    let started = clock::now();
     let outcome = catch_unwind(AssertUnwindSafe(|| check(input)));
-    let elapsed = started.elapsed();
+    let elapsed = clock::since(started);
     let peak = alloc::peak_since(base);
     // A panic caught inside the code under test (the language server catches its handlers')
     // is a finding too: the hook saw it.
@@ -163,6 +164,7 @@ fn fuzz(
     let (mut seeds, check) = (target.prepare)();
     let regressions = corpus::regressions(target.name);
     let prepared = Instant::now();
+    let cpu = clock::now();
     let mut rng = Rng(options.seed ^ hash(target.name.as_bytes()));
     let mut executions = 0u64;
     let (mut slowest, mut slowest_len, mut worst_ratio) = (Duration::ZERO, 0, 0.0f64);
@@ -243,19 +245,28 @@ fn fuzz(
             let _ = std::fs::write(&current, &input);
         }
         finish(&input, &mut executions)?;
-        if executions % 100_000 == 0 {
+        // Often enough that a run stopped from outside (it has no other end) leaves its count.
+        if executions % 10_000 == 0 {
             eprintln!(
-                "  {}: {executions} executions, {:.0}/s",
+                "  {}: {executions} executions, {:.0}/s, {:.0}/s of CPU",
                 target.name,
-                executions as f64 / prepared.elapsed().as_secs_f64()
+                executions as f64 / prepared.elapsed().as_secs_f64(),
+                executions as f64 / clock::since(cpu).as_secs_f64()
             );
         }
     }
     let elapsed = prepared.elapsed().as_secs_f64();
+    let busy = clock::since(cpu).as_secs_f64();
+    let timed_by = if clock::counts_cpu() {
+        "CPU"
+    } else {
+        "wall clock"
+    };
     println!(
-        "{:<9} {executions:>9} executions in {elapsed:>7.1} s ({:>8.0}/s); seeds {}, regressions {}; slowest {slowest:.1?} ({slowest_len} bytes); worst heap {worst_ratio:.0} bytes per input byte (inputs of 1 KB or more); no finding; {known} inputs of an open finding over the bound",
+        "{:<9} {executions:>9} executions in {elapsed:>7.1} s ({:>8.0}/s; {busy:.1} s of CPU, {:.0}/s); seeds {}, regressions {}; slowest {slowest:.1?} of {timed_by} ({slowest_len} bytes); worst heap {worst_ratio:.0} bytes per input byte (inputs of 1 KB or more); no finding; {known} inputs of an open finding over the bound",
         target.name,
         executions as f64 / elapsed,
+        executions as f64 / busy.max(1e-9),
         seeds.len(),
         regressions.len(),
     );

@@ -247,6 +247,13 @@ pub struct FilesPutArgs {
     /// from now (`30s`, `10m`, `2h`, `7d`).
     #[arg(long)]
     pub expires: Option<String>,
+    /// The file was prepared from this stored file (`holon://files/ID`): the text of a PDF, a
+    /// frame of a video. Its reference records where it came from (with `--step`).
+    #[arg(long, requires = "step")]
+    pub prepared_from: Option<String>,
+    /// The preparation step (`pdf_text`, `video_frame:12`), with `--prepared-from`.
+    #[arg(long, requires = "prepared_from")]
+    pub step: Option<String>,
     /// The project folder (default: found from the current folder upwards).
     #[arg(long)]
     pub project: Option<PathBuf>,

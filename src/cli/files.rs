@@ -1,15 +1,21 @@
-//! `aelc files put FILE [--tenant T] [--expires WHEN] [--project DIR]`: stores a file in the
+//! `aelc files put FILE [--tenant T] [--expires WHEN] [--prepared-from REF --step STEP]
+//! [--project DIR]`: stores a file in the
 //! project's local file store (`.ael/files/`, `aelc_runtime::files::LocalFiles`) and prints its
 //! media reference as one line of JSON (spec §7, §12.1): content type, size, SHA-256, expiry,
 //! source, and the dimensions, duration and sample rate read from its header. `aelc run` uses
 //! that store, for the tenant `local`.
+//!
+//! With `--prepared-from`, the file is the result of preparation step `--step` applied to a
+//! stored file (a PDF's text made by a tool): the source is checked and its bytes verified as
+//! for any use, and the new reference records the step, the source and its SHA-256
+//! (`LocalFiles::put_prepared`, spec §7).
 //!
 //! Exit 0 when stored, 2 for usage and I/O errors (no project, an unreadable file, an
 //! unreadable `--expires`).
 
 use std::path::PathBuf;
 
-use aelc_runtime::files::{expires_at, LocalFiles, LOCAL_TENANT};
+use aelc_runtime::files::{expires_at, LocalFiles, MediaStore, LOCAL_TENANT};
 
 use super::args::{FilesCommand, FilesPutArgs};
 use super::{Output, Status};
@@ -67,7 +73,32 @@ fn put(out: &Output, args: &FilesPutArgs) -> Status {
         .unwrap_or_default();
     let source = Some(format!("file:{name}"));
     let store = LocalFiles::in_project(&root);
-    match store.put(&bytes, tenant, expires_at, source) {
+    let stored = match (&args.prepared_from, &args.step) {
+        (Some(from), Some(step)) => {
+            let Some(id) = from.strip_prefix(aelc_runtime::media::REF_PREFIX) else {
+                return out.fatal(&format!(
+                    "--prepared-from `{from}`: a reference starts with {}",
+                    aelc_runtime::media::REF_PREFIX
+                ));
+            };
+            let original = match store.record(id) {
+                Ok(Some(original)) => original,
+                Ok(None) => {
+                    return out.fatal(&format!(
+                        "--prepared-from `{from}`: no such file in the store"
+                    ))
+                }
+                Err(e) => return out.fatal(&format!("--prepared-from `{from}`: {e}")),
+            };
+            store
+                .put_prepared(&original.media, tenant, now_ms, step, expires_at, |_| {
+                    Ok(bytes)
+                })
+                .map_err(|e| format!("--prepared-from `{from}`: {e}"))
+        }
+        _ => store.put(&bytes, tenant, expires_at, source),
+    };
+    match stored {
         Ok(stored) => match serde_json::to_string(&stored.media) {
             Ok(json) => {
                 super::print_line(&json);

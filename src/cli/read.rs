@@ -96,15 +96,7 @@ pub fn read_replay(path: &Path, max_answer: u64) -> Result<String, String> {
     })
 }
 
-/// Room on one session line (`aelc run --session`) for everything but the value: the input's
-/// name and the timestamp.
-pub const SESSION_LINE_ENVELOPE: u64 = 1024;
-
-/// The most bytes one session line may have: the input document bound, for its value, plus
-/// [`SESSION_LINE_ENVELOPE`]. A session has no bound on its length: it is read line by line.
-pub fn session_line_bound(max_input_bytes: u64) -> u64 {
-    max_input_bytes.saturating_add(SESSION_LINE_ENVELOPE)
-}
+pub use aelc_runtime::exec::session_line_bound;
 
 /// A file read one line at a time, each line within a bound: memory stays within one line
 /// whatever the file holds.

@@ -97,11 +97,23 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
         media,
     };
     if let Some(session) = &args.session {
-        if let Some((ir, stream)) = program
-            .node(node)
-            .and_then(|ir| Some((ir, aelc_runtime::stream::node_stream(ir)?)))
-        {
-            return super::stream::run_stream(out, &exec, node, ir, stream, session, &mut env);
+        if let Some(ir) = program.node(node) {
+            let streams: Vec<u32> = ir.params.iter().filter_map(|p| p.stream).collect();
+            match streams.as_slice() {
+                [] => {}
+                [stream] => {
+                    return super::stream::run_stream(
+                        out, &exec, node, ir, *stream, session, &mut env,
+                    )
+                }
+                _ => {
+                    return out.fatal(&format!(
+                        "node `{}` takes {} streams; `aelc run --session` feeds one stream (beside any other inputs)",
+                        ir.name,
+                        streams.len()
+                    ))
+                }
+            }
         }
         return run_session(out, &exec, node, session, &mut env);
     }

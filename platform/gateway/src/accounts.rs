@@ -4,11 +4,16 @@
 //! A key is `ael_` and 64 random hex digits (two UUIDv4s' 244 random bits); only its SHA-256
 //! is stored, so a leaked database holds no usable key.
 
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
+
 use aelc_runtime::money::Amount;
 use aelc_store::{Account, Store, StoreError, UnixMs};
 use axum::http::HeaderMap;
 
 use crate::error::ApiError;
+use crate::AppState;
 
 /// The currency of an account created without one.
 pub const DEFAULT_CURRENCY: &str = "EUR";
@@ -126,8 +131,9 @@ fn valid_currency(code: &str) -> bool {
     code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())
 }
 
-/// The caller of a request (`Authorization: Bearer KEY`).
-pub async fn caller(store: &dyn Store, headers: &HeaderMap) -> Result<Account, ApiError> {
+/// The caller of a request (`Authorization: Bearer KEY`), from the cache of known keys or the
+/// store.
+pub async fn caller(app: &AppState, headers: &HeaderMap) -> Result<Account, ApiError> {
     let key = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -135,10 +141,46 @@ pub async fn caller(store: &dyn Store, headers: &HeaderMap) -> Result<Account, A
         .map(str::trim)
         .filter(|k| !k.is_empty())
         .ok_or(ApiError::Unauthorized)?;
-    store
-        .account_by_key(&key_sha256(key))
+    let hash = key_sha256(key);
+    if let Some(account) = app.keys.get(&hash, Instant::now()) {
+        return Ok(account);
+    }
+    let account = app
+        .store
+        .account_by_key(&hash)
         .await?
-        .ok_or(ApiError::Unauthorized)
+        .ok_or(ApiError::Unauthorized)?;
+    app.keys.put(hash, account.clone(), Instant::now());
+    Ok(account)
+}
+
+/// The accounts of keys seen lately, so a request does not read the store to learn who sent
+/// it. Only keys the store knows are kept (an unknown key is looked up each time, so a key
+/// created by `aelc account add` in another process works at once), each for [`KeyCache::TTL`]
+/// (an account and its currency never change; the bound is for keys a future revocation
+/// removes), and at most [`KeyCache::CAPACITY`] (then the cache starts again, empty).
+#[derive(Default)]
+pub struct KeyCache {
+    known: RwLock<HashMap<String, (Account, Instant)>>,
+}
+
+impl KeyCache {
+    pub const TTL: Duration = Duration::from_secs(60);
+    pub const CAPACITY: usize = 100_000;
+
+    fn get(&self, key_sha256: &str, now: Instant) -> Option<Account> {
+        let known = self.known.read().unwrap_or_else(|e| e.into_inner());
+        let (account, seen) = known.get(key_sha256)?;
+        (now.duration_since(*seen) < Self::TTL).then(|| account.clone())
+    }
+
+    fn put(&self, key_sha256: String, account: Account, now: Instant) {
+        let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
+        if known.len() >= Self::CAPACITY {
+            known.clear();
+        }
+        known.insert(key_sha256, (account, now));
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +209,31 @@ mod tests {
         assert!(a.starts_with("ael_") && a.len() == 68);
         assert_eq!(key_sha256(&a).len(), 64);
         assert_ne!(key_sha256(&a), key_sha256(&b));
+    }
+
+    #[test]
+    fn cached_keys_expire_and_the_cache_is_bounded() {
+        let cache = KeyCache::default();
+        let t0 = Instant::now();
+        let demo = Account {
+            name: "demo".into(),
+            currency: "EUR".into(),
+            created_ms: 0,
+        };
+        assert_eq!(cache.get("h", t0), None);
+        cache.put("h".into(), demo.clone(), t0);
+        assert_eq!(
+            cache.get("h", t0 + Duration::from_secs(1)),
+            Some(demo.clone())
+        );
+        assert_eq!(cache.get("h", t0 + KeyCache::TTL), None);
+        for i in 0..KeyCache::CAPACITY {
+            cache.put(format!("k{i}"), demo.clone(), t0);
+        }
+        // The cache filled up and started again: never over its capacity, the oldest gone.
+        assert!(cache.known.read().unwrap().len() <= KeyCache::CAPACITY);
+        assert_eq!(cache.get("h", t0), None);
+        assert_eq!(cache.get("k99999", t0), Some(demo));
     }
 
     #[test]

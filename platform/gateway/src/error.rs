@@ -49,8 +49,6 @@ pub enum ApiError {
     Overloaded,
     /// The agent needs what this gateway cannot run (a Rust `extern fn`).
     AgentUnavailable(String),
-    /// Sessions and streams over HTTP (a later issue).
-    NotImplemented(String),
     /// The store failed; nothing was billed that the caller was not told about.
     Store(String),
     Internal(String),
@@ -67,7 +65,7 @@ pub struct ErrorDetail {
     /// Stable: `unauthorized`, `not_found`, `unsupported_media_type`, `input_too_large`,
     /// `body_timeout`, `bad_body`, `insufficient_funds`, `over_budget`, `currency_mismatch`,
     /// `idempotency_conflict`, `idempotency_in_progress`, `bad_idempotency_key`, `overloaded`,
-    /// `agent_unavailable`, `not_implemented`, `store_unavailable`, `internal_error`.
+    /// `agent_unavailable`, `store_unavailable`, `internal_error`.
     pub code: &'static str,
     pub message: String,
 }
@@ -88,7 +86,6 @@ impl ApiError {
             ApiError::Overloaded | ApiError::AgentUnavailable(_) | ApiError::Store(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -109,7 +106,6 @@ impl ApiError {
             ApiError::BadIdempotencyKey => "bad_idempotency_key",
             ApiError::Overloaded => "overloaded",
             ApiError::AgentUnavailable(_) => "agent_unavailable",
-            ApiError::NotImplemented(_) => "not_implemented",
             ApiError::Store(_) => "store_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
@@ -151,10 +147,9 @@ impl ApiError {
                 "an Idempotency-Key is 1 to 255 visible ASCII characters".to_owned()
             }
             ApiError::Overloaded => "the gateway is at capacity; retry later".to_owned(),
-            ApiError::AgentUnavailable(why)
-            | ApiError::NotImplemented(why)
-            | ApiError::Store(why)
-            | ApiError::Internal(why) => why.clone(),
+            ApiError::AgentUnavailable(why) | ApiError::Store(why) | ApiError::Internal(why) => {
+                why.clone()
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! - [`project`]: the build output (`target/ael/`) loaded without the compiler;
 //! - [`runs`]: `POST /v1/agents/{owner}/{name}/runs` — gate, reservation, run, receipt;
+//! - [`live`]: the same route with an `application/x-ndjson` body: sessions and streams;
 //! - [`routes`]: agents, manifests, receipts, uploads, health, metrics;
 //! - [`accounts`]: tenants, API keys, funding;
 //! - [`openapi`]: `/openapi.json`, derived from the handlers' types and the agents' schemas;
@@ -18,6 +19,7 @@
 pub mod accounts;
 pub mod error;
 pub mod listener;
+pub mod live;
 pub mod metrics;
 pub mod openapi;
 pub mod project;
@@ -28,6 +30,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use aelc_store::group_commit::GroupCommit;
 use aelc_store::{Account, Store};
 use axum::routing::{get, post};
 use axum::Router;
@@ -70,8 +73,16 @@ pub struct AppState {
     /// Uploaded files: bytes by SHA-256 and one record per reference (the runtime's layout, the
     /// same as `aelc files put`); the metadata is also in the store.
     pub files: aelc_runtime::files::LocalFiles,
+    /// The accounts of the API keys seen lately.
+    pub keys: accounts::KeyCache,
+    /// Receipts of refused calls, committed in groups ([`GroupCommit`]).
+    pub refusals: GroupCommit,
     openapi: serde_json::Value,
 }
+
+/// At most this many refused calls' receipts in one transaction, and this many waiting.
+const REFUSALS_PER_COMMIT: usize = 256;
+const REFUSALS_WAITING: usize = 4096;
 
 impl AppState {
     /// Prepares `project` for serving: voids the runs a killed gateway left open, and creates
@@ -107,7 +118,11 @@ impl AppState {
                 .map_err(|e| format!("the account of {}: {e}", agent.name))?;
         }
         let openapi = openapi::document(&project);
+        let refusals =
+            GroupCommit::start(Arc::clone(&store), REFUSALS_PER_COMMIT, REFUSALS_WAITING);
         Ok(AppState {
+            keys: accounts::KeyCache::default(),
+            refusals,
             project,
             store,
             metrics: Arc::new(metrics::Metrics::default()),

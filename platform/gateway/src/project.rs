@@ -31,6 +31,10 @@ pub struct Agent {
     pub output_schema: Json,
     /// What the agent needs and this gateway lacks (Rust externs): empty when it can run.
     pub missing: Vec<String>,
+    /// Whether its input can hold media references, whose checks read the file store: the
+    /// gate of an agent whose input cannot runs on the request's own task (it is CPU work
+    /// only), the others on the blocking pool.
+    pub takes_media: bool,
 }
 
 /// A built project ready to serve.
@@ -101,6 +105,7 @@ impl Project {
                 output_schema: read_json(&out.join("schemas").join(format!("{file}.output.json")))?,
                 manifest,
                 missing: executor.missing(id, &externs),
+                takes_media: program.node_takes_media(node),
                 name,
             });
         }
@@ -111,6 +116,11 @@ impl Project {
             agents,
             out: out.to_owned(),
         })
+    }
+
+    /// The index of the agent named `name` in [`Project::agents`] (what a run's `Call` takes).
+    pub fn agent_index(&self, name: &str) -> Option<usize> {
+        self.agents.iter().position(|a| a.name == name)
     }
 
     pub fn agent(&self, name: &str) -> Option<&Agent> {

@@ -114,7 +114,7 @@ pub async fn get_receipt(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    let account = crate::accounts::caller(&app, &headers).await?;
     let not_found = || ApiError::NotFound(format!("the receipt {id}"));
     let stored = app
         .store
@@ -139,7 +139,7 @@ pub async fn put_file(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    let account = crate::accounts::caller(&app, &headers).await?;
     let bytes = crate::runs::read_body(body, app.max_file_bytes, app.body_timeout).await?;
     let files = app.files.clone();
     let tenant = account.name.clone();
@@ -173,7 +173,7 @@ pub async fn get_file(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    let account = crate::accounts::caller(&app, &headers).await?;
     let meta = app
         .store
         .file(&account.name, &id)

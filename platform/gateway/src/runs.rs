@@ -97,6 +97,10 @@ where
     .await
 }
 
+/// Inputs up to this size are admitted on the request's task (see [`execute`]); a decode runs
+/// at hundreds of MB/s, so this is tens of microseconds of a worker thread at most.
+const INLINE_GATE_BYTES: usize = 64 * 1024;
+
 /// What one run needs besides the program: a model over the shared providers, the clock,
 /// fresh ids, and no Rust externs (a gateway runs only what its build describes).
 struct RunHost {
@@ -119,6 +123,16 @@ impl RunHost {
             files: app.files.clone(),
             tenant: tenant.to_owned(),
         }
+    }
+
+    /// [`Executor::admit`](aelc_runtime::exec::Executor::admit) on this thread.
+    fn admit(
+        mut self,
+        app: &AppState,
+        node: aelc_runtime::program::NodeId,
+        input: &[u8],
+    ) -> Result<Admission, aelc_runtime::exec::Unrunnable> {
+        app.project.executor.admit(node, input, &mut self.env())
     }
 
     fn env(&mut self) -> Env<'_> {
@@ -164,13 +178,14 @@ pub async fn create_run(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let account = crate::accounts::caller(&*app.store, &headers).await?;
+    if crate::live::is_ndjson(&headers) {
+        return crate::live::create_live_run(app, format!("{owner}/{name}"), headers, body).await;
+    }
+    let account = crate::accounts::caller(&app, &headers).await?;
     let agent_name = format!("{owner}/{name}");
     let agent_index = app
         .project
-        .agents
-        .iter()
-        .position(|a| a.name == agent_name)
+        .agent_index(&agent_name)
         .ok_or_else(|| ApiError::NotFound(format!("the agent {agent_name}")))?;
     content_type(&headers)?;
     let key = idempotency_key(&headers)?;
@@ -198,7 +213,7 @@ pub async fn create_run(
     .await?;
     Ok(respond(
         done.status,
-        &done.document,
+        done.text,
         done.replayed.then_some("true"),
     ))
 }
@@ -239,16 +254,10 @@ async fn too_large(
         "refusal": error.message(),
         "error": {"code": error.code(), "message": error.message()},
     });
-    app.store
-        .record_receipt(&receipt_row(
-            &id,
-            &account.name,
-            agent,
-            mandate.clone(),
-            &document,
-        ))
-        .await?;
-    Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, &document, None))
+    let row = receipt_row(&id, &account.name, agent, mandate.clone(), &document);
+    let text = row.json.clone();
+    app.refusals.record(row).await?;
+    Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, text, None))
 }
 
 /// One call of an agent, from the gate to the stored receipt: what the HTTP route and the MCP
@@ -271,6 +280,8 @@ pub struct Done {
     pub status: StatusCode,
     /// The response document (`status`, `code`, `output`, `receipt`, …).
     pub document: Json,
+    /// `document` as JSON text, serialized once for the store and the response.
+    pub text: String,
     /// A replay of an earlier call with the same idempotency key.
     pub replayed: bool,
 }
@@ -297,14 +308,20 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         .try_acquire_owned()
         .map_err(|_| ApiError::Overloaded)?;
 
-    // 3. The gate.
-    let gate_bytes = bytes.clone();
+    // 3. The gate: decoding and input checks are CPU work, bounded by `max_input_bytes`, so
+    // they run on the request's own task unless the input can hold media references (whose
+    // checks read the file store) or is large enough to hold a worker thread up.
     let node = agent.node;
-    let admission = blocking(app, &account.name, move |executor, env| {
-        executor.admit(node, &gate_bytes, env)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("the gate failed: {e}")))?
+    let admission = if !agent.takes_media && bytes.len() <= INLINE_GATE_BYTES {
+        RunHost::new(app, &account.name).admit(app, node, &bytes)
+    } else {
+        let gate_bytes = bytes.clone();
+        blocking(app, &account.name, move |executor, env| {
+            executor.admit(node, &gate_bytes, env)
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("the gate failed: {e}")))?
+    }
     .map_err(|e| ApiError::AgentUnavailable(e.to_string()))?;
     let admitted = match admission {
         Admission::Refused(run) => {
@@ -313,10 +330,12 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             let run_id = run.receipt.receipt.clone();
             let document = response_document(&run, None);
             let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
-            app.store.record_receipt(&row).await?;
+            let text = row.json.clone();
+            app.refusals.record(row).await?;
             return Ok(Done {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 document,
+                text,
                 replayed: false,
             });
         }
@@ -352,6 +371,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             return Ok(Done {
                 status,
                 document,
+                text: receipt,
                 replayed: true,
             });
         }
@@ -424,12 +444,13 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     Ok(Done {
         status,
         document,
+        text: row.json,
         replayed: false,
     })
 }
 
 /// The HTTP status of a run that ended with `status` (see the module doc).
-fn http_status(status: &str) -> StatusCode {
+pub(crate) fn http_status(status: &str) -> StatusCode {
     match status {
         "succeeded" | "failed" => StatusCode::OK,
         "rejected_input" => StatusCode::UNPROCESSABLE_ENTITY,
@@ -437,8 +458,14 @@ fn http_status(status: &str) -> StatusCode {
     }
 }
 
-fn respond(status: StatusCode, document: &Json, replayed: Option<&'static str>) -> Response {
-    let mut response = (status, axum::Json(document)).into_response();
+/// A JSON response of `text` (a document serialized once, also what the store keeps).
+pub(crate) fn respond(
+    status: StatusCode,
+    text: String,
+    replayed: Option<&'static str>,
+) -> Response {
+    let json = HeaderValue::from_static("application/json");
+    let mut response = (status, [(header::CONTENT_TYPE, json)], text).into_response();
     if let Some(v) = replayed {
         response
             .headers_mut()
@@ -485,7 +512,7 @@ fn response_document(run: &Run, billed: Option<(Amount, &str)>) -> Json {
 
 /// The store's row of a receipt: its indexed fields (status, code) read off the response
 /// document it stores, so the two never disagree.
-fn receipt_row(
+pub(crate) fn receipt_row(
     id: &str,
     tenant: &str,
     agent: &crate::project::Agent,
@@ -516,27 +543,15 @@ fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
     })
 }
 
-/// `application/json` (with any parameters); `application/x-ndjson` is the sessions and
-/// streams of spec §12.1, not served yet.
+/// `application/json` (with any parameters); `application/x-ndjson` (sessions and streams,
+/// spec §12.1) went to [`crate::live`] before this.
 fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
     let value = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    match essence.as_str() {
+    match content_essence(headers).as_str() {
         "application/json" => Ok(()),
-        "application/x-ndjson" => Err(ApiError::NotImplemented(
-            "sessions and streams over HTTP (`application/x-ndjson`) arrive with issue 17 \
-             (several inputs, streams and media at run time); send one document as \
-             `application/json`"
-                .to_owned(),
-        )),
         _ => Err(ApiError::UnsupportedMediaType(if value.is_empty() {
             "nothing".to_owned()
         } else {
@@ -545,10 +560,21 @@ fn content_type(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
+/// The request's media type without its parameters, lowercased (`application/json`).
+pub(crate) fn content_essence(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
 /// `Ael-Mandate: ACCOUNT/NAME`: the call is made under one of the caller's mandates (the MCP
 /// server hiring through this gateway), so its budget is checked in the reservation's
 /// transaction and the receipt is the mandate's. Another account's mandate is not found.
-async fn mandate_header(
+pub(crate) async fn mandate_header(
     app: &AppState,
     account: &aelc_store::Account,
     headers: &HeaderMap,
@@ -565,7 +591,7 @@ async fn mandate_header(
     }
 }
 
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get("idempotency-key") else {
         return Ok(None);
     };

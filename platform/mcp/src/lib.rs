@@ -692,9 +692,7 @@ pub async fn run_under_mandate(
         .ok_or_else(|| format!("the mandate's account {} does not exist", mandate.account))?;
     let index = app
         .project
-        .agents
-        .iter()
-        .position(|a| a.name == agent.name)
+        .agent_index(&agent.name)
         .ok_or_else(|| format!("no agent {}", agent.name))?;
     let call = aelc_gateway::runs::Call {
         tenant: &tenant,

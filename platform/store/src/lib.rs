@@ -257,7 +257,7 @@ pub struct FileMeta {
 }
 
 /// A store failure, for the caller to map to its own status.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum StoreError {
     /// The named thing does not exist (an account, a run, a mandate, an approval).
     NotFound(String),
@@ -350,9 +350,10 @@ pub trait Store: Send + Sync {
     /// idempotency key bound to the receipt, the mandate's spending updated. `receipt.id` is
     /// the run's id.
     async fn finish_run(&self, receipt: &StoredReceipt, settlement: &Settlement) -> Result<()>;
-    /// Stores the receipt of a call that never began a run (refused at the gate): nothing
-    /// reserved, nothing billed.
-    async fn record_receipt(&self, receipt: &StoredReceipt) -> Result<()>;
+    /// Stores the receipts of calls that never began a run (refused at the gate): nothing
+    /// reserved, nothing billed. All of them or none, in one transaction, so a caller can
+    /// commit many at once ([`group_commit::GroupCommit`]).
+    async fn record_receipts(&self, receipts: &[StoredReceipt]) -> Result<()>;
     /// A receipt of `tenant` (`None` for another tenant's: not found, never forbidden).
     async fn receipt(&self, tenant: &str, id: &str) -> Result<Option<StoredReceipt>>;
     /// Receipts made under a mandate (its `get_receipt` sees only these).
@@ -406,5 +407,6 @@ pub fn from_nano(nano: i64) -> Amount {
 // The implementation: [`open`] a URL (`sqlite:PATH`, a path, `postgres://…`). In its ledger a
 // tenant `NAME` is two ledger accounts, `NAME` (available) and `NAME@held` ([`held_account`]);
 // [`Store::entries`] returns both, and each one's entries sum to its part of the [`Balance`].
+pub mod group_commit;
 mod sql;
 pub use sql::{held_account, open, Dialect, SqlStore, FUNDING};

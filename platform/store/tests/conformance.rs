@@ -54,6 +54,9 @@ const RULES: &[(&str, Rule)] = &[
     ("two_instances_never_lose_an_approval", |u| {
         Box::pin(two_instances_never_lose_an_approval(u))
     }),
+    ("receipts_commit_in_groups_all_or_nothing", |u| {
+        Box::pin(receipts_commit_in_groups_all_or_nothing(u))
+    }),
 ];
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -541,12 +544,12 @@ async fn a_run_finishes_once(url: String) {
     // A receipt recorded at the gate moves nothing and counts in the stats.
     let gate = begin("demo", "0");
     store
-        .record_receipt(&receipt_of(&gate, "rejected_input"))
+        .record_receipts(&[receipt_of(&gate, "rejected_input")])
         .await
         .unwrap();
     assert!(matches!(
         store
-            .record_receipt(&receipt_of(&gate, "rejected_input"))
+            .record_receipts(&[receipt_of(&gate, "rejected_input")])
             .await,
         Err(StoreError::Exists(_))
     ));
@@ -898,4 +901,70 @@ async fn two_instances_never_lose_an_approval(url: String) {
     let used = runner.mandate_use("demo/sandbox").await.unwrap();
     assert_eq!((used.spent, used.reserved), (amt("30"), Amount::ZERO));
     assert_ledger(&*approver, &["demo", "acme"]).await;
+}
+
+/// `record_receipts` stores a batch (more rows than one `INSERT` holds) all or nothing, and
+/// [`GroupCommit`] answers each of many concurrent callers for its own receipt only after it
+/// is stored: a duplicate among them fails alone, every other one is readable.
+async fn receipts_commit_in_groups_all_or_nothing(url: String) {
+    use aelc_store::group_commit::GroupCommit;
+    let store = open(&url).await;
+    let gates: Vec<StoredReceipt> = (0..150)
+        .map(|_| receipt_of(&begin("demo", "0"), "rejected_input"))
+        .collect();
+    store.record_receipts(&gates).await.unwrap();
+    for r in [&gates[0], &gates[70], &gates[149]] {
+        assert_eq!(
+            store.receipt("demo", &r.id).await.unwrap().as_ref(),
+            Some(r)
+        );
+    }
+    // One row already stored makes the whole batch fail: none of the new ones is kept.
+    let fresh: Vec<StoredReceipt> = (0..10)
+        .map(|_| receipt_of(&begin("demo", "0"), "rejected_input"))
+        .collect();
+    let mut with_duplicate = fresh.clone();
+    with_duplicate.push(gates[3].clone());
+    assert!(matches!(
+        store.record_receipts(&with_duplicate).await,
+        Err(StoreError::Exists(_))
+    ));
+    for r in &fresh {
+        assert_eq!(store.receipt("demo", &r.id).await.unwrap(), None);
+    }
+
+    let group = GroupCommit::start(Arc::clone(&store), 32, 64);
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..200 {
+        let group = group.clone();
+        let store = Arc::clone(&store);
+        // Every 50th call repeats a stored receipt: its group is retried one by one.
+        let row = if i % 50 == 0 {
+            gates[i / 50].clone()
+        } else {
+            receipt_of(&begin("demo", "0"), "rejected_input")
+        };
+        calls.spawn(async move {
+            let answer = group.record(row.clone()).await;
+            let stored = store.receipt("demo", &row.id).await.unwrap();
+            (i, answer, stored, row)
+        });
+    }
+    let mut refused = 0;
+    while let Some(done) = calls.join_next().await {
+        let (i, answer, stored, row) = done.unwrap();
+        if i % 50 == 0 {
+            assert!(
+                matches!(answer, Err(StoreError::Exists(_))),
+                "{i}: {answer:?}"
+            );
+            refused += 1;
+        } else {
+            answer.unwrap();
+            assert_eq!(stored.as_ref(), Some(&row), "{i}: answered before stored");
+        }
+    }
+    assert_eq!(refused, 4);
+    let stats = store.agent_stats("acme/review").await.unwrap();
+    assert_eq!(stats.rejected_input, 150 + 196);
 }

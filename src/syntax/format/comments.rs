@@ -49,13 +49,18 @@ impl<'a> Comments<'a> {
 
     /// Takes the comments that belong after an element ending at `end`: those still inside it,
     /// then those on the same source line after it that start before `limit` (the next
-    /// element, or the end of the enclosing construct).
+    /// element, or the end of the enclosing construct). A comment that follows a trailing block
+    /// comment on the line where that one ends trails too: the formatter prints them on one
+    /// line, and the next run must read them so (`let x = p + /* a\n b */ q; // c` moved its
+    /// `// c` to a line of its own on the second run; found by `aelc-fuzz fmt`).
     pub fn take_trailing(&mut self, end: u32, limit: u32) -> Vec<Comment> {
         let mut taken = self.take_before(end);
+        let mut line_end = end;
         while let Some(comment) = self.list.get(self.next) {
-            if comment.span.start >= limit || !self.same_line(end, comment.span.start) {
+            if comment.span.start >= limit || !self.same_line(line_end, comment.span.start) {
                 break;
             }
+            line_end = comment.span.end;
             taken.push(comment.clone());
             self.next += 1;
         }

@@ -42,7 +42,10 @@ mod session;
 pub use externs::{CallContext, CheckVerdict, ExternCheck, ExternFn, ExternHost, Externs};
 pub use parts::{wire, ProgramChecks, ProgramFns};
 pub use schemas::{constrains_with_grammar, NodeSchemas, Schemas};
-pub use session::{parse_observation, parse_session, Arrival, Observation, Session, SessionError};
+pub use session::{
+    parse_observation, parse_session, session_line_bound, Arrival, Combined, Observation, Session,
+    SessionError, SESSION_LINE_ENVELOPE, STALE_INPUT,
+};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -11,6 +11,10 @@
 //!   reference's; [`data_url`] makes what a provider receives inline.
 //! - [`sniff`]: a file's content type and header facts (dimensions, duration, sample rate)
 //!   from its first bytes, by maintained header readers, without decoding it.
+//! - [`Provenance`]: a prepared file (the text of a PDF, a frame of a video) records the step
+//!   and the file it came from, by reference and SHA-256 ([`LocalFiles::put_prepared`]); the
+//!   reference's `source` says it, and [`check_use`] refuses a reference whose `source` is
+//!   not the stored one (provenance cannot be claimed, only recorded).
 //!
 //! The local layout, under a project: `.ael/files/<sha256>` holds each distinct content once,
 //! `.ael/files/refs/<id>.json` one record per stored reference ([`StoredFile`]). Ids are
@@ -33,6 +37,42 @@ pub const LOCAL_TENANT: &str = "local";
 pub struct StoredFile {
     pub tenant: String,
     pub media: MediaRef,
+    /// Where a prepared file came from (spec §7); `None` for a file stored as it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepared: Option<Provenance>,
+}
+
+/// Where a prepared file came from: the step that made it and the file it was made from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// What was done: `pdf_text`, `video_frame:12`, … (letters, digits, `_`, `-`, `:`, `.`).
+    pub step: String,
+    /// The reference it was prepared from (`holon://files/…`).
+    pub from: String,
+    /// The SHA-256 of the bytes it was prepared from, as verified when they were read.
+    pub from_sha256: String,
+}
+
+/// The longest step name: the whole `source` stays within its bound (256 characters).
+pub const MAX_STEP_LEN: usize = 64;
+
+impl Provenance {
+    /// The reference's `source`: `prepared:STEP:REF@sha256:HEX`.
+    pub fn source(&self) -> String {
+        format!(
+            "prepared:{}:{}@sha256:{}",
+            self.step, self.from, self.from_sha256
+        )
+    }
+
+    /// Whether `step` is a step name ([`Provenance::step`]).
+    pub fn valid_step(step: &str) -> bool {
+        !step.is_empty()
+            && step.len() <= MAX_STEP_LEN
+            && step
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-:.".contains(&b))
+    }
 }
 
 impl StoredFile {
@@ -128,6 +168,9 @@ pub fn check_use(
         // another tenant's files beyond "not yours".
         return Err(refuse(m, "ref", format!("not a file of tenant `{tenant}`")));
     }
+    if let Err(why) = provenance(&stored) {
+        return Err(refuse(m, "source", why));
+    }
     if let Some(at) = stored
         .media
         .expires_at
@@ -146,6 +189,7 @@ pub fn check_use(
         ("duration_ms", agrees(m.duration_ms, s.duration_ms)),
         ("sample_rate", agrees(m.sample_rate, s.sample_rate)),
         ("pages", agrees(m.pages, s.pages)),
+        ("source", m.source.is_none() || m.source == s.source),
     ];
     if let Some((field, _)) = same.iter().find(|(_, same)| !same) {
         return Err(refuse(
@@ -251,7 +295,7 @@ pub struct Sniffed {
 }
 
 /// The content type and header facts of `bytes`, read from headers only (`imagesize` for
-/// images, `hound` for WAV); `application/octet-stream` for what is not recognised.
+/// images, `hound` for WAV, `claxon` for FLAC's STREAMINFO); `application/octet-stream` for what is not recognised.
 pub fn sniff(bytes: &[u8]) -> Sniffed {
     let mut out = Sniffed {
         content_type: "application/octet-stream".to_owned(),
@@ -292,6 +336,18 @@ pub fn sniff(bytes: &[u8]) -> Sniffed {
     }
     if bytes.starts_with(b"fLaC") {
         out.content_type = "audio/flac".to_owned();
+        let options = claxon::FlacReaderOptions {
+            metadata_only: true,
+            read_vorbis_comment: false,
+        };
+        if let Ok(reader) = claxon::FlacReader::new_ext(std::io::Cursor::new(bytes), options) {
+            let info = reader.streaminfo();
+            out.sample_rate = Some(u64::from(info.sample_rate));
+            // `samples` counts inter-channel samples (per channel), when the encoder knew it.
+            if let (Some(samples), true) = (info.samples, info.sample_rate > 0) {
+                out.duration_ms = Some(samples.saturating_mul(1000) / u64::from(info.sample_rate));
+            }
+        }
     } else if bytes.starts_with(b"%PDF-") {
         out.content_type = "application/pdf".to_owned();
     } else if bytes.starts_with(b"ID3") || bytes.starts_with(&[0xFF, 0xFB]) {
@@ -352,6 +408,7 @@ impl LocalFiles {
         }
         let id = uuid::Uuid::now_v7().simple().to_string();
         let stored = StoredFile {
+            prepared: None,
             tenant: tenant.to_owned(),
             media: MediaRef {
                 reference: format!("{REF_PREFIX}{id}"),
@@ -367,10 +424,61 @@ impl LocalFiles {
                 pages: None,
             },
         };
-        let path = refs.join(format!("{id}.json"));
-        let json = serde_json::to_string_pretty(&stored).map_err(|e| e.to_string())?;
-        std::fs::write(&path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        self.write_record(&stored)?;
         Ok(stored)
+    }
+
+    fn write_record(&self, stored: &StoredFile) -> Result<(), String> {
+        let path = self
+            .record_path(stored.id())
+            .ok_or_else(|| format!("`{}` is not a reference id", stored.id()))?;
+        let json = serde_json::to_string_pretty(stored).map_err(|e| e.to_string())?;
+        std::fs::write(&path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// Stores `bytes`, the result of preparation `step` applied to the file `from` refers to,
+    /// for `tenant`, recording where it came from (spec §7). `from` is checked and its bytes
+    /// verified as for any use ([`fetch`]: tenant, expiry, size, SHA-256) before anything is
+    /// stored, so the provenance names bytes that were really there. `prepare` makes the
+    /// result from the source's bytes (a host's PDF text extractor, a frame grabber).
+    pub fn put_prepared(
+        &self,
+        from: &MediaRef,
+        tenant: &str,
+        now_ms: i64,
+        step: &str,
+        expires_at: Option<String>,
+        prepare: impl FnOnce(&[u8]) -> Result<Vec<u8>, String>,
+    ) -> Result<StoredFile, String> {
+        if !Provenance::valid_step(step) {
+            return Err(format!(
+                "`{step}` is not a step name: 1 to {MAX_STEP_LEN} letters, digits, `_`, `-`, `:` or `.`"
+            ));
+        }
+        let source = fetch(self, from, tenant, now_ms).map_err(|e| e.to_string())?;
+        let bytes = prepare(&source)?;
+        let provenance = Provenance {
+            step: step.to_owned(),
+            from: from.reference.clone(),
+            from_sha256: sha256_hex(&source),
+        };
+        let mut stored = self.put(&bytes, tenant, expires_at, Some(provenance.source()))?;
+        stored.prepared = Some(provenance);
+        self.write_record(&stored)?;
+        Ok(stored)
+    }
+}
+
+/// The provenance of a stored file, checked: a record whose `source` does not say its
+/// provenance is damaged (it was edited), and refused.
+pub fn provenance(stored: &StoredFile) -> Result<Option<&Provenance>, String> {
+    match &stored.prepared {
+        None => Ok(None),
+        Some(p) if stored.media.source.as_deref() == Some(p.source().as_str()) => Ok(Some(p)),
+        Some(_) => Err(format!(
+            "{}: the record's `source` is not its provenance; the record is damaged",
+            stored.media.reference
+        )),
     }
 }
 
@@ -441,6 +549,104 @@ mod tests {
         // A truncated header is a type without facts, never a panic.
         let cut = &wav(16_000, 10)[..20];
         assert_eq!(sniff(cut).sample_rate, None);
+    }
+
+    /// A FLAC file of `samples` silent samples at `sample_rate`: its `fLaC` marker and its
+    /// STREAMINFO block (the last metadata block), no frames; a header reader needs no more.
+    pub(crate) fn flac(sample_rate: u32, samples: u64) -> Vec<u8> {
+        let mut out = b"fLaC".to_vec();
+        // Last block, type 0 (STREAMINFO), 34 bytes.
+        out.extend_from_slice(&[0x80, 0, 0, 34]);
+        out.extend_from_slice(&4096u16.to_be_bytes()); // min block size
+        out.extend_from_slice(&4096u16.to_be_bytes()); // max block size
+        out.extend_from_slice(&[0; 6]); // frame sizes unknown
+                                        // 20 bits rate, 3 bits channels - 1 (mono), 5 bits bits-per-sample - 1 (16), 36 bits
+                                        // of samples.
+        let packed: u64 = (u64::from(sample_rate) << 44) | (15 << 36) | (samples & 0xF_FFFF_FFFF);
+        out.extend_from_slice(&packed.to_be_bytes());
+        out.extend_from_slice(&[0; 16]); // MD5 unknown
+        out
+    }
+
+    #[test]
+    fn flac_headers_give_sample_rate_and_duration() {
+        let sniffed = sniff(&flac(44_100, 88_200));
+        assert_eq!(sniffed.content_type, "audio/flac");
+        assert_eq!(sniffed.sample_rate, Some(44_100));
+        assert_eq!(sniffed.duration_ms, Some(2_000));
+        // A cut header is a type without facts, never a panic.
+        let cut = &flac(44_100, 88_200)[..20];
+        assert_eq!(sniff(cut).content_type, "audio/flac");
+        assert_eq!(sniff(cut).sample_rate, None);
+    }
+
+    #[test]
+    fn a_prepared_file_records_where_it_came_from() {
+        let dir = std::env::temp_dir().join(format!("aelc-prepared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = LocalFiles::in_project(&dir);
+        let now = 1_796_220_000_000;
+        let pdf = store
+            .put(
+                b"%PDF-1.7 hello",
+                "acme",
+                None,
+                Some("file:a.pdf".to_owned()),
+            )
+            .unwrap();
+        let text = store
+            .put_prepared(&pdf.media, "acme", now, "pdf_text", None, |bytes| {
+                Ok(bytes[9..].to_vec())
+            })
+            .unwrap();
+        let provenance = text.prepared.clone().unwrap();
+        assert_eq!(provenance.step, "pdf_text");
+        assert_eq!(provenance.from, pdf.media.reference);
+        assert_eq!(provenance.from_sha256, pdf.media.sha256);
+        let source = text.media.source.clone().unwrap();
+        assert_eq!(
+            source,
+            format!(
+                "prepared:pdf_text:{}@sha256:{}",
+                pdf.media.reference, pdf.media.sha256
+            )
+        );
+        // Stored: the record read back says the same, and its uses pass.
+        let id = text.id().to_owned();
+        assert_eq!(store.record(&id).unwrap().unwrap(), text);
+        assert_eq!(fetch(&store, &text.media, "acme", now).unwrap(), b"hello");
+        // Checked: a reference claiming another source is refused naming `source`.
+        let mut forged = text.media.clone();
+        forged.source = Some("file:original.txt".to_owned());
+        assert_eq!(
+            check_use(&store, &forged, "acme", now).unwrap_err().field,
+            "source"
+        );
+        // A record whose provenance was edited is refused as damaged.
+        let mut edited = text.clone();
+        edited.prepared.as_mut().unwrap().from_sha256 = "0".repeat(64);
+        store.write_record(&edited).unwrap();
+        let e = check_use(&store, &text.media, "acme", now).unwrap_err();
+        assert_eq!(e.field, "source", "{e}");
+        // Preparation reads the source as any use does: another tenant's file is refused, and
+        // so is a bad step name; nothing is stored.
+        assert!(store
+            .put_prepared(&pdf.media, "other", now, "pdf_text", None, |b| Ok(
+                b.to_vec()
+            ))
+            .unwrap_err()
+            .contains("not a file of tenant"));
+        assert!(store
+            .put_prepared(
+                &pdf.media,
+                "acme",
+                now,
+                "pdf text",
+                None,
+                |b| Ok(b.to_vec())
+            )
+            .is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

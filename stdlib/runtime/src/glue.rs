@@ -17,9 +17,10 @@
 
 use crate::decode::Decoder;
 use crate::eval::{EvalError, EvalErrorKind};
-use crate::exec::{CallContext, Env, ExternHost};
+use crate::exec::{CallContext, Env, ExternHost, MediaAccess};
 pub use crate::exec::{CheckVerdict, Executor, Run as ExecRun, Schemas, Unrunnable};
 pub use crate::expr::FnId;
+pub use crate::files::{LocalFiles, MediaStore};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest};
 pub use crate::program::{NodeId, Program};
 use crate::receipt::sha256_hex;
@@ -473,6 +474,9 @@ pub struct Context<'r> {
     /// default; off for recorded answers, which answer whatever they are asked).
     pub check_accepts: bool,
     ids: Ids<'r>,
+    /// The file store and tenant media references are checked and resolved in
+    /// ([`Context::with_files`]); `None` takes references as they are, as a replay does.
+    files: Option<MediaAccess<'r>>,
 }
 
 impl<'r> Context<'r> {
@@ -487,7 +491,17 @@ impl<'r> Context<'r> {
             media,
             check_accepts: true,
             ids: Ids::Uuid(UuidIds),
+            files: None,
         }
+    }
+
+    /// Checks every media reference of a run in `store` for `tenant` (spec §12.1: access,
+    /// expiry, what the reference says, before anything is called), resolves the media parts
+    /// of a model call into inline data there, and makes [`Context::download`] read and
+    /// verify through it. The same rules as `aelc run` and the gateway.
+    pub fn with_files(mut self, store: &'r dyn MediaStore, tenant: &'r str) -> Context<'r> {
+        self.files = Some(MediaAccess { store, tenant });
+        self
     }
 
     /// Takes receipt ids from `ids` (tests make them predictable with [`CountingIds`]).
@@ -507,8 +521,15 @@ impl<'r> Context<'r> {
         self.clock.now_ms()
     }
 
-    /// Downloads a media reference and verifies its size and SHA-256 (spec §7).
+    /// Downloads a media reference and verifies its size and SHA-256 (spec §7); through the
+    /// file store when one is given ([`Context::with_files`]), with its tenant and expiry
+    /// checks.
     pub fn download(&mut self, media: &MediaRef) -> Result<Vec<u8>, EvalError> {
+        if let Some(files) = self.files {
+            let now = self.clock.unix_ms();
+            return crate::files::fetch(files.store, media, files.tenant, now)
+                .map_err(|e| EvalError::new(EvalErrorKind::Extern, e.to_string()));
+        }
         let bytes = self
             .media
             .fetch(media)
@@ -624,7 +645,7 @@ pub fn run<T: Glue>(
         ids,
         externs: &mut host,
         check_accepts: ctx.check_accepts,
-        media: None,
+        media: ctx.files,
     };
     let id = NodeId(u32::try_from(node).unwrap_or(u32::MAX));
     exec.run(id, bytes, &mut env).map(Run::new)

@@ -333,6 +333,12 @@ impl Program {
         serde_json::from_str(text)
     }
 
+    /// Whether an input of `node` can hold a media reference, whose checks read the file
+    /// store (a host runs the gate of a node that cannot off its I/O threads).
+    pub fn node_takes_media(&self, node: &NodeIr) -> bool {
+        node.params.iter().any(|p| self.types.can_hold_media(&p.ty))
+    }
+
     pub fn node(&self, id: NodeId) -> Option<&NodeIr> {
         self.nodes.get(id.0 as usize)
     }

@@ -395,7 +395,7 @@ impl StreamWriter {
         self.pending = Vec::new();
         let e = StreamError::new(
             self.line + 1,
-            "value",
+            "chunk",
             format!("the line is longer than a chunk of this stream can be ({max} bytes with its envelope; see the stream's `chunk` limit)"),
         );
         self.refused(e.clone());

@@ -32,6 +32,42 @@ impl TypeTable {
         self.defs.get(id.0 as usize)
     }
 
+    /// Whether a value of `ty` can hold a media reference anywhere inside it (so checking it
+    /// may read the file store). A dangling id counts as yes: the answer errs on the side of
+    /// caution.
+    pub fn can_hold_media(&self, ty: &Ty) -> bool {
+        let mut seen = vec![false; self.defs.len()];
+        let mut stack = vec![ty];
+        while let Some(ty) = stack.pop() {
+            match ty {
+                Ty::Media(_) => return true,
+                Ty::Bool | Ty::Int(_) | Ty::Float(_) | Ty::Str(_) => {}
+                Ty::List(list) => stack.push(&list.item),
+                Ty::Map(map) => stack.extend([&*map.key, &*map.value]),
+                Ty::Option { some } => stack.push(some),
+                Ty::Ref { def } => {
+                    let Some(def_ty) = self.get(*def) else {
+                        return true;
+                    };
+                    if std::mem::replace(&mut seen[def.0 as usize], true) {
+                        continue;
+                    }
+                    match &def_ty.kind {
+                        DefKind::Struct { fields } => stack.extend(fields.iter().map(|f| &f.ty)),
+                        DefKind::Enum { variants, .. } => stack.extend(
+                            variants
+                                .iter()
+                                .flat_map(|v| v.fields.iter().flatten())
+                                .map(|f| &f.ty),
+                        ),
+                        DefKind::Alias { ty } => stack.push(ty),
+                    }
+                }
+            }
+        }
+        false
+    }
+
     /// Follows aliases until a non-alias type; `None` if an id is dangling or aliases loop.
     pub fn resolve<'a>(&'a self, mut ty: &'a Ty) -> Option<&'a Ty> {
         for _ in 0..=self.defs.len() {
@@ -369,4 +405,94 @@ pub mod limits {
     pub const MAX_UNIQUE_ITEMS: u32 = 1_000;
     /// Largest `Str<N>`.
     pub const MAX_STR_LEN: u32 = 16_777_216;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(name: &str, kind: DefKind) -> TypeDef {
+        TypeDef {
+            name: name.to_owned(),
+            module: "m".to_owned(),
+            docs: None,
+            kind,
+        }
+    }
+
+    fn field(name: &str, ty: Ty) -> FieldTy {
+        FieldTy {
+            name: name.to_owned(),
+            docs: None,
+            ty,
+            default: None,
+        }
+    }
+
+    #[test]
+    fn media_is_found_behind_recursion_and_recursion_without_it_ends() {
+        let text = Ty::Str(StrTy {
+            min: 0,
+            max: 10,
+            pattern: None,
+            format: None,
+        });
+        let image = Ty::Media(MediaTy {
+            kind: MediaKind::Image,
+            max_bytes: 1,
+            content_types: Vec::new(),
+            max_pixels: None,
+            max_duration_ms: None,
+            sample_rate: None,
+        });
+        let children = |def: u32| {
+            Ty::List(ListTy {
+                item: Box::new(Ty::Ref { def: DefId(def) }),
+                min: 0,
+                max: 4,
+                unique: false,
+            })
+        };
+        let table = TypeTable {
+            defs: vec![
+                // 0: struct Tree { name: Str, kids: List<Tree> } — no media, recursive.
+                def(
+                    "Tree",
+                    DefKind::Struct {
+                        fields: vec![field("name", text.clone()), field("kids", children(0))],
+                    },
+                ),
+                // 1: enum Node { leaf { photo: Option<Image> }, branch { kids: List<Node> } }.
+                def(
+                    "Node",
+                    DefKind::Enum {
+                        tag: "type".to_owned(),
+                        variants: vec![
+                            VariantTy {
+                                name: "branch".to_owned(),
+                                docs: None,
+                                fields: Some(vec![field("kids", children(1))]),
+                            },
+                            VariantTy {
+                                name: "leaf".to_owned(),
+                                docs: None,
+                                fields: Some(vec![field(
+                                    "photo",
+                                    Ty::Option {
+                                        some: Box::new(image),
+                                    },
+                                )]),
+                            },
+                        ],
+                    },
+                ),
+            ],
+        };
+        assert!(!table.can_hold_media(&Ty::Ref { def: DefId(0) }));
+        assert!(!table.can_hold_media(&text));
+        assert!(table.can_hold_media(&Ty::Ref { def: DefId(1) }));
+        assert!(table.can_hold_media(&children(1)));
+        // A dangling id may hide anything.
+        assert!(table.can_hold_media(&Ty::Ref { def: DefId(9) }));
+    }
 }

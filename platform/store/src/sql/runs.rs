@@ -2,7 +2,7 @@
 //! transaction that stores its receipt; `recover` voids the runs of a process that died.
 
 use super::ledger::{apply, currency_of, same_currency, Transfer};
-use super::{held_account, is_unique_violation, mandate_key, retry, Fail, SqlStore};
+use super::{held_account, is_unique_violation, mandate_key, retry, Dialect, Fail, SqlStore};
 use crate::{
     to_nano, AgentStats, BeginRun, Begun, Recovered, Settlement, StoreError, StoredReceipt, UnixMs,
 };
@@ -164,9 +164,17 @@ impl SqlStore {
         Ok(())
     }
 
-    pub(super) async fn record_receipt_once(&self, receipt: &StoredReceipt) -> Result<(), Fail> {
+    pub(super) async fn record_receipts_once(
+        &self,
+        receipts: &[StoredReceipt],
+    ) -> Result<(), Fail> {
+        if receipts.is_empty() {
+            return Ok(());
+        }
         let mut tx = self.write().await?;
-        insert_receipt(&mut tx, receipt).await?;
+        for rows in receipts.chunks(RECEIPTS_PER_INSERT) {
+            insert_receipts(&mut tx, self.dialect, rows).await?;
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -404,24 +412,70 @@ async fn close_run(
 }
 
 async fn insert_receipt(conn: &mut AnyConnection, r: &StoredReceipt) -> Result<(), Fail> {
-    let result = sqlx::query(
+    // One row: nine numbered parameters cost nothing to look up on either database.
+    insert_receipts(conn, Dialect::Postgres, std::slice::from_ref(r)).await
+}
+
+/// Rows per `INSERT` of [`insert_receipts`]: 9 parameters each, far below both databases'
+/// limits (SQLite 32,766, PostgreSQL 65,535), and one statement instead of 64 round trips to
+/// the driver.
+const RECEIPTS_PER_INSERT: usize = 64;
+
+/// The columns of `receipts`, in the order [`insert_receipts`] binds them.
+const RECEIPT_COLUMNS: usize = 9;
+
+/// Inserts `rows` in one statement (`INSERT … VALUES (…), (…)`). SQLite gets positional `?`
+/// parameters: it finds a numbered `$N` by a linear search of the statement's parameter names,
+/// which made binding 576 of them quadratic (6% of a gateway's time under load, measured with
+/// `perf`); PostgreSQL has only numbered ones.
+async fn insert_receipts(
+    conn: &mut AnyConnection,
+    dialect: Dialect,
+    rows: &[StoredReceipt],
+) -> Result<(), Fail> {
+    let mut sql = String::from(
         "INSERT INTO receipts (id, tenant, agent, version, status, code, mandate, json, at_ms) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-    .bind(&r.id)
-    .bind(&r.tenant)
-    .bind(&r.agent)
-    .bind(&r.version)
-    .bind(&r.status)
-    .bind(r.code.as_deref())
-    .bind(r.mandate.as_deref())
-    .bind(&r.json)
-    .bind(r.at_ms)
-    .execute(&mut *conn)
-    .await;
-    match result {
+         VALUES ",
+    );
+    for i in 0..rows.len() {
+        let first = i * RECEIPT_COLUMNS + 1;
+        sql.push_str(if i == 0 { "(" } else { ", (" });
+        for p in first..first + RECEIPT_COLUMNS {
+            if p > first {
+                sql.push_str(", ");
+            }
+            match dialect {
+                Dialect::Sqlite => sql.push('?'),
+                Dialect::Postgres => {
+                    sql.push('$');
+                    sql.push_str(&p.to_string());
+                }
+            }
+        }
+        sql.push(')');
+    }
+    let mut query = sqlx::query(&sql);
+    for r in rows {
+        query = query
+            .bind(&r.id)
+            .bind(&r.tenant)
+            .bind(&r.agent)
+            .bind(&r.version)
+            .bind(&r.status)
+            .bind(r.code.as_deref())
+            .bind(r.mandate.as_deref())
+            .bind(&r.json)
+            .bind(r.at_ms);
+    }
+    match query.execute(&mut *conn).await {
         Err(e) if is_unique_violation(&e) => {
-            Err(StoreError::Exists(format!("receipt `{}`", r.id)).into())
+            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+            Err(StoreError::Exists(if ids.len() == 1 {
+                format!("receipt `{}`", ids[0])
+            } else {
+                format!("one of the receipts {}", ids.join(", "))
+            })
+            .into())
         }
         Err(e) => Err(e.into()),
         Ok(_) => Ok(()),

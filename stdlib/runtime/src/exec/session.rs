@@ -31,6 +31,18 @@ use crate::error::DecodeError;
 use crate::program::{Combine, NodeId, NodeIr};
 use crate::value::Value;
 
+/// The receipt code of a run refused because an input was older than its `fresh` bound.
+pub const STALE_INPUT: &str = "stale_input";
+
+/// Room on one session line for everything but the value: the input's name and the timestamp.
+pub const SESSION_LINE_ENVELOPE: u64 = 1024;
+
+/// The most bytes one session line may have: the input document bound, for its value, plus
+/// [`SESSION_LINE_ENVELOPE`]. A session has no bound on its length: it is read line by line.
+pub fn session_line_bound(max_input_bytes: u64) -> u64 {
+    max_input_bytes.saturating_add(SESSION_LINE_ENVELOPE)
+}
+
 /// One line of a session.
 #[derive(Clone, Debug)]
 pub struct Observation {
@@ -48,6 +60,9 @@ pub struct Observation {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionError {
     pub line: usize,
+    /// The field at fault: `input`, `at`, `value`, or `line` when the line is not an
+    /// observation at all.
+    pub field: String,
     pub message: String,
 }
 
@@ -84,12 +99,14 @@ pub fn parse_observation(line: usize, text: &str) -> Result<Option<Observation>,
     }
     let parsed: Line = serde_json::from_str(text).map_err(|e| SessionError {
         line,
+        field: named_field(&e.to_string()),
         message: format!(
             "{e}; each line is {{\"input\": \"name\", \"at\": \"2026-12-02T14:00:00.120Z\", \"value\": …}}"
         ),
     })?;
     let at: jiff::Timestamp = parsed.at.parse().map_err(|e| SessionError {
         line,
+        field: "at".to_owned(),
         message: format!("`at` is not an RFC 3339 date-time ({e})"),
     })?;
     Ok(Some(Observation {
@@ -98,6 +115,17 @@ pub fn parse_observation(line: usize, text: &str) -> Result<Option<Observation>,
         at_ms: at.as_millisecond(),
         value: parsed.value,
     }))
+}
+
+/// The field serde's message names (`missing field `at``, `unknown field `x``), else `line`.
+fn named_field(message: &str) -> String {
+    let named = ["missing field `", "unknown field `"]
+        .iter()
+        .any(|p| message.starts_with(p));
+    match message.split('`').nth(1) {
+        Some(name) if named => name.to_owned(),
+        _ => "line".to_owned(),
+    }
 }
 
 /// What became of one observation.
@@ -112,6 +140,25 @@ pub enum Arrival {
     },
     /// The node ran (or was refused as stale): its run.
     Ran(Box<Run>),
+}
+
+/// What one observation combines into ([`Session::combine`]).
+#[derive(Clone, Debug)]
+pub enum Combined {
+    /// Kept; the node is waiting for other inputs.
+    Waiting,
+    /// Refused on its own (names no input, goes back in time, does not decode); `field` is the
+    /// line's field at fault: `input`, `at` or `value`.
+    Refused {
+        errors: Vec<DecodeError>,
+        why: String,
+        field: &'static str,
+    },
+    /// The node would run, but an input is older than its `fresh` bound: a `stale_input`
+    /// refusal (why, naming the inputs); the stale values were dropped.
+    Stale(String),
+    /// The node runs on these inputs, in parameter order.
+    Ready(Vec<Value>),
 }
 
 /// A session in progress for one node: the latest (and, for `zip`, new) value of each input.
@@ -172,9 +219,30 @@ impl<'x, 'p> Session<'x, 'p> {
 
     /// Takes one observation; runs the node when the inputs combine.
     pub fn observe(&mut self, observation: &Observation, env: &mut Env<'_>) -> Arrival {
-        let refused = |why: String| Arrival::Refused {
+        match self.combine(observation, None) {
+            Combined::Waiting => Arrival::Waiting,
+            Combined::Refused { errors, why, .. } => Arrival::Refused { errors, why },
+            Combined::Stale(why) => Arrival::Ran(Box::new(self.stale_run(env, &why))),
+            Combined::Ready(inputs) => match self.exec.run_inputs(self.node, inputs, env) {
+                Ok(run) => Arrival::Ran(Box::new(run)),
+                Err(unrunnable) => Arrival::Refused {
+                    errors: Vec::new(),
+                    why: unrunnable.to_string(),
+                },
+            },
+        }
+    }
+
+    /// Takes one observation and says what it combines into, without running anything: for a
+    /// host that runs the node its own way (a gateway reserving money for each run). `now_ms`:
+    /// the host's clock, when it is later than the observation's `at` (a live session's
+    /// freshness is measured at the time the node would run); `None` replays in the
+    /// session's own time.
+    pub fn combine(&mut self, observation: &Observation, now_ms: Option<i64>) -> Combined {
+        let refused = |field: &'static str, why: String| Combined::Refused {
             errors: Vec::new(),
             why,
+            field,
         };
         let Some(index) = self
             .ir
@@ -183,16 +251,19 @@ impl<'x, 'p> Session<'x, 'p> {
             .position(|p| p.name == observation.input)
         else {
             let names: Vec<&str> = self.ir.params.iter().map(|p| p.name.as_str()).collect();
-            return refused(format!(
-                "line {}: `{}` is not an input of `{}` (its inputs: {})",
-                observation.line,
-                observation.input,
-                self.ir.name,
-                names.join(", ")
-            ));
+            return refused(
+                "input",
+                format!(
+                    "line {}: `{}` is not an input of `{}` (its inputs: {})",
+                    observation.line,
+                    observation.input,
+                    self.ir.name,
+                    names.join(", ")
+                ),
+            );
         };
         if self.last_at.is_some_and(|last| observation.at_ms < last) {
-            return refused(format!(
+            return refused("at", format!(
                 "line {}: observations must arrive in time order, and this one is older than the one before",
                 observation.line
             ));
@@ -207,12 +278,13 @@ impl<'x, 'p> Session<'x, 'p> {
         {
             Ok(v) => v,
             Err(errors) => {
-                return Arrival::Refused {
+                return Combined::Refused {
                     why: format!(
                         "line {}: the value of `{}` does not decode",
                         observation.line, param.name
                     ),
                     errors,
+                    field: "value",
                 }
             }
         };
@@ -223,9 +295,9 @@ impl<'x, 'p> Session<'x, 'p> {
             Combine::Together => false,
         };
         if !ready {
-            return Arrival::Waiting;
+            return Combined::Waiting;
         }
-        let now = observation.at_ms;
+        let now = now_ms.map_or(observation.at_ms, |n| n.max(observation.at_ms));
         let stale: Vec<(usize, i64, u64)> = self
             .held
             .iter()
@@ -251,26 +323,28 @@ impl<'x, 'p> Session<'x, 'p> {
                 // A stale value is never combined: the node waits for a fresh one.
                 self.held[*i] = None;
             }
-            return Arrival::Ran(Box::new(self.stale_run(env, &named.join("; "))));
+            return Combined::Stale(named.join("; "));
         }
-        let inputs: Vec<Value> = self
-            .held
-            .iter_mut()
-            .filter_map(|h| {
-                let held = h.as_mut()?;
-                held.2 = false;
-                Some(held.0.clone())
-            })
-            .collect();
-        match self.exec.run_inputs(self.node, inputs, env) {
-            Ok(run) => Arrival::Ran(Box::new(run)),
-            Err(unrunnable) => refused(unrunnable.to_string()),
-        }
+        Combined::Ready(
+            self.held
+                .iter_mut()
+                .filter_map(|h| {
+                    let held = h.as_mut()?;
+                    held.2 = false;
+                    Some(held.0.clone())
+                })
+                .collect(),
+        )
+    }
+
+    /// The node this session feeds.
+    pub fn node(&self) -> &'p NodeIr {
+        self.ir
     }
 
     /// The receipt of a run refused as stale: nothing ran, nothing billed.
     fn stale_run(&self, env: &mut Env<'_>, why: &str) -> Run {
         self.exec
-            .refused_run(self.ir, "stale_input", format!("stale input: {why}"), env)
+            .refused_run(self.ir, STALE_INPUT, format!("stale input: {why}"), env)
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! The order of the rules for a chunk, each refusing before anything changes:
 //! 1. after the end record, nothing is taken (`end`);
-//! 2. the value's encoded size within `chunk` (`value`);
+//! 2. the value's encoded size within `chunk` (`chunk`);
 //! 3. the stream's age within `duration`, from its first chunk (`duration`);
 //! 4. the sequence number: equal to the highest seen is a duplicate (`duplicates` rule), lower is
 //!    stale (`stale` rule);
@@ -168,7 +168,7 @@ impl State {
         if bytes > limits.chunk_bytes {
             let e = StreamError::new(
                 line,
-                "value",
+                "chunk",
                 format!(
                     "chunk {} has {bytes} bytes, more than the stream's `chunk` limit of {} bytes",
                     chunk.seq, limits.chunk_bytes

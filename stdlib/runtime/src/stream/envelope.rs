@@ -73,7 +73,7 @@ pub fn parse_envelope(
     if text.len() as u64 > max_bytes {
         return Err(StreamError::new(
             line,
-            "value",
+            "chunk",
             format!(
                 "the line has {} bytes, more than a chunk of this stream can take ({max_bytes} bytes with its envelope); see the stream's `chunk` limit",
                 text.len()

@@ -224,7 +224,7 @@ fn bad_lines_are_refused_naming_the_field() {
         // Over the chunk limit of 16 bytes.
         (
             r#"{"seq": 1, "at": "2026-12-02T14:00:00Z", "value": 100000000000000000}"#,
-            "value",
+            "chunk",
         ),
         // Not a chunk of the type (a u32).
         (
@@ -247,7 +247,7 @@ fn bad_lines_are_refused_naming_the_field() {
         r#"{{"seq": 1, "at": "x", "value": "{}"}}"#,
         "a".repeat(1000)
     );
-    assert_eq!(send(&mut w, &long).unwrap_err().field, "value");
+    assert_eq!(send(&mut w, &long).unwrap_err().field, "chunk");
 }
 
 #[test]
@@ -428,7 +428,7 @@ fn an_http_body_feeds_the_stream_in_frames_of_any_size() {
                 break;
             }
         }
-        assert_eq!(refused.map(|e| e.field), Some("value".to_owned()));
+        assert_eq!(refused.map(|e| e.field), Some("chunk".to_owned()));
         assert!(matches!(r.end(), Some(StreamEnd::Refused(_))));
     });
 }
