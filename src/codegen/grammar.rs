@@ -24,6 +24,8 @@
 mod expr;
 mod float;
 mod format;
+#[cfg(test)]
+mod matcher;
 mod pattern;
 mod range;
 mod render;
@@ -32,7 +34,8 @@ use std::collections::BTreeMap;
 
 use aelc_runtime::media::{content_type_prefix, MediaFieldKind, MEDIA_FIELDS, REF_PREFIX};
 use aelc_runtime::ty::{
-    limits, DefId, DefKind, FieldTy, FloatTy, IntTy, ListTy, MapTy, MediaTy, StrTy, Ty, TypeTable,
+    limits, DefId, DefKind, FieldTy, FloatBound, FloatKind, FloatTy, IntTy, ListTy, MapTy, MediaTy,
+    StrTy, Ty, TypeTable,
 };
 
 use self::expr::{Class, Grammar, G};
@@ -109,6 +112,7 @@ fn answer_grammar(types: &TypeTable, ty: &Ty, cap: Option<u32>) -> Grammar {
         pending: Vec::new(),
         anonymous: 0,
         int_rules: BTreeMap::new(),
+        float_rules: BTreeMap::new(),
     };
     b.grammar
         .rules
@@ -169,7 +173,13 @@ struct Builder<'t> {
     /// The rule of each integer range met so far (a `u64` spelled out is 1 KB; a type with
     /// many counts would repeat it).
     int_rules: BTreeMap<(i128, i128), String>,
+    /// The rule of each expressed float range met so far (several KB each: a struct of many
+    /// scores in the same range names it once).
+    float_rules: BTreeMap<FloatKey, String>,
 }
+
+/// A float range as a map key: whether it is an `f32`, then each end's bits and exclusiveness.
+type FloatKey = (bool, Option<(u64, bool)>, Option<(u64, bool)>);
 
 impl Builder<'_> {
     fn ws() -> G {
@@ -287,12 +297,21 @@ impl Builder<'_> {
 
     fn float(&mut self, ft: &FloatTy) -> G {
         if ft.min.is_some() || ft.max.is_some() {
-            // A range with both ends within 2^53 is spelled exactly.
+            // A range with both ends within 2^53 is spelled exactly, as one rule per range.
+            let end = |b: Option<FloatBound>| b.map(|b| (b.value.to_bits(), b.exclusive));
+            let key = (ft.kind == FloatKind::F32, end(ft.min), end(ft.max));
+            if let Some(name) = self.float_rules.get(&key) {
+                return G::Rule(name.clone());
+            }
             if let Some(range) = float::range(ft) {
                 self.grammar
                     .stricter
                     .insert(FLOAT_RANGE_SPELLING.to_owned());
-                return G::token(range);
+                let rule = self.share(G::token(range), "float");
+                if let G::Rule(name) = &rule {
+                    self.float_rules.insert(key, name.clone());
+                }
+                return rule;
             }
             self.grammar
                 .not_expressed

@@ -295,7 +295,7 @@ fn uuid() -> G {
 
 #[cfg(test)]
 mod tests {
-    use super::super::range::tests::matches;
+    use super::super::matcher::matches;
     use super::*;
     use aelc_runtime::format::is_valid;
 
