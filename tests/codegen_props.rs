@@ -331,12 +331,14 @@ fn push_def(table: &mut TypeTable, kind: DefKind) -> Ty {
     Ty::Ref { def: DefId(id) }
 }
 
-/// A valid value, for defaults (the first valid candidate of the value generator).
+/// A valid value, for defaults (the first valid candidate of the value generator). Valid for
+/// the decoder too: the reference ignores `@format` (the schema only annotates it), and the
+/// checker refuses a default its type does not accept.
 fn widest_or_some_valid(ty: &Ty, table: &TypeTable) -> Option<Value> {
     let mut rng = Rng(7);
     (0..200)
         .map(|_| gen_value(ty, table, &mut rng, 0))
-        .find(|v| reference_valid(ty, table, v))
+        .find(|v| reference_valid(ty, table, v) && decoder_valid(ty, table, v))
 }
 
 // ---------------------------------------------------------------- random values
@@ -1740,7 +1742,9 @@ fn loosened(ty: &Ty) -> Ty {
             format: None,
             ..st.clone()
         }),
-        Ty::Float(ft) => Ty::Float(FloatTy {
+        // A range with both ends within 2^53 is expressed (exactly, in the spellings the
+        // header names); any other is listed as not expressed.
+        Ty::Float(ft) if !(within_2_53(ft.min) && within_2_53(ft.max)) => Ty::Float(FloatTy {
             min: None,
             max: None,
             ..*ft
@@ -1760,6 +1764,11 @@ fn loosened(ty: &Ty) -> Ty {
         },
         other => other.clone(),
     }
+}
+
+/// Whether a float range's end is one the grammar expresses (present, at most 2^53).
+fn within_2_53(end: Option<FloatBound>) -> bool {
+    end.is_some_and(|b| b.value.abs() <= 9_007_199_254_740_992.0)
 }
 
 fn loosened_table(table: &TypeTable) -> TypeTable {
