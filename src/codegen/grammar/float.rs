@@ -418,6 +418,10 @@ fn frac_at_most(bound: &[u8], i: usize) -> Frac {
         return any_frac(bound.len() - i);
     }
     let rest = bound.len() - i - 1;
+    if rest == 0 {
+        // The last digit: one class (`[0-4]`, not `[0-3] | "4"`).
+        return Frac::of(vec![G::digits(b'0', d)], true);
+    }
     let mut alts = Vec::new();
     if d > b'0' {
         alts.push(G::seq(vec![G::digits(b'0', d - 1), any_digits(rest)]));
@@ -436,6 +440,9 @@ fn frac_at_least(bound: &[u8], i: usize) -> Frac {
         return any_frac(bound.len() - i);
     }
     let rest = bound.len() - i - 1;
+    if rest == 0 {
+        return Frac::of(vec![G::digits(d, b'9')], false);
+    }
     let mut alts = Vec::new();
     alts.push(G::seq(vec![digit(d), frac_at_least(bound, i + 1).inner()]));
     if d < b'9' {
@@ -459,6 +466,9 @@ fn frac_between(lo: &[u8], hi: &[u8], i: usize) -> Frac {
         );
     }
     let rest = lo.len() - i - 1;
+    if rest == 0 {
+        return Frac::of(vec![G::digits(a, b)], a == b'0');
+    }
     let mut alts = vec![G::seq(vec![digit(a), frac_at_least(lo, i + 1).inner()])];
     if a + 1 < b {
         alts.push(G::seq(vec![G::digits(a + 1, b - 1), any_digits(rest)]));
