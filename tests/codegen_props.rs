@@ -363,6 +363,23 @@ impl Rng {
     }
 }
 
+/// The next `f64` up from `v` (`f64::next_up`, stable only since Rust 1.86; the MSRV is 1.85).
+fn next_up(v: f64) -> f64 {
+    if v.is_nan() || v == f64::INFINITY {
+        return v;
+    }
+    if v == 0.0 {
+        return f64::from_bits(1);
+    }
+    let bits = v.to_bits();
+    f64::from_bits(if v > 0.0 { bits + 1 } else { bits - 1 })
+}
+
+/// The next `f64` down from `v` (`f64::next_down`).
+fn next_down(v: f64) -> f64 {
+    -next_up(-v)
+}
+
 /// A value near the bounds of `ty`: usually valid, sometimes one step outside.
 fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
     if rng.chance(25) {
@@ -418,8 +435,8 @@ fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
                 2 => lo - 0.25,
                 3 => hi + 0.25,
                 // The next float each way of an end.
-                6 => [lo.next_down(), lo.next_up()][rng.below(2) as usize],
-                7 => [hi.next_down(), hi.next_up()][rng.below(2) as usize],
+                6 => [next_down(lo), next_up(lo)][rng.below(2) as usize],
+                7 => [next_down(hi), next_up(hi)][rng.below(2) as usize],
                 8 => return json!(-0.0),
                 4 if f.kind == FloatKind::F32 => 1e39,
                 // Small numbers: `serde_json` writes 4 zeros after the point, then 17 digits.
@@ -2002,7 +2019,7 @@ fn edge_cases() -> Vec<(Ty, Vec<String>)> {
             .map(str::to_owned)
             .to_vec();
         for &v in ends {
-            for w in [v, v.next_up(), v.next_down(), v + 0.25, v - 0.25] {
+            for w in [v, next_up(v), next_down(v), v + 0.25, v - 0.25] {
                 texts.push(serde_json::to_string(&w).unwrap());
                 // Scientific notation is covered with a negative exponent only.
                 let sci = format!("{w:e}");

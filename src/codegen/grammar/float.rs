@@ -632,14 +632,31 @@ mod tests {
         }
     }
 
+    /// The next `f64` up from `v` (`f64::next_up`, stable only since Rust 1.86; the MSRV is 1.85).
+    fn next_up(v: f64) -> f64 {
+        if v.is_nan() || v == f64::INFINITY {
+            return v;
+        }
+        if v == 0.0 {
+            return f64::from_bits(1);
+        }
+        let bits = v.to_bits();
+        f64::from_bits(if v > 0.0 { bits + 1 } else { bits - 1 })
+    }
+
+    /// The next `f64` down from `v` (`f64::next_down`).
+    fn next_down(v: f64) -> f64 {
+        -next_up(-v)
+    }
+
     /// The values a range test tries: each end, the next float each way, zero both ways, and
     /// a few inside and out.
     fn near(ft: &FloatTy) -> Vec<f64> {
         let mut out = vec![0.0, -0.0, 1e-7, -1e-7, 5e-324];
         for b in [ft.min, ft.max].into_iter().flatten() {
             let v = b.value;
-            out.extend([v, v.next_up(), v.next_down(), v + 0.25, v - 0.25, v / 3.0]);
-            out.extend([v.next_up().next_up(), v.next_down().next_down()]);
+            out.extend([v, next_up(v), next_down(v), v + 0.25, v - 0.25, v / 3.0]);
+            out.extend([next_up(next_up(v)), next_down(next_down(v))]);
         }
         out
     }
