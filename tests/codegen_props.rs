@@ -29,6 +29,9 @@ enum Shape {
     Int(IntKind, i128, i128, bool),
     Float(bool, Option<(f64, bool)>, Option<(f64, bool)>),
     Str(u32, u32, Option<&'static str>),
+    /// A text with a `@format`, within `min..=max` characters (grammar tests only: the schema
+    /// only annotates formats).
+    Formatted(Format, u32, u32),
     List(Box<Shape>, u32, u32, bool),
     Map(MapKey, Box<Shape>, u32, u32),
     Option(Box<Shape>),
@@ -85,6 +88,23 @@ fn int_shape() -> impl Strategy<Value = Shape> {
         })
 }
 
+/// Divisors of the generated float range ends.
+const FLOAT_SCALES: &[f64] = &[1.0, 2.0, 10.0, 1000.0];
+
+/// Formatted texts and their length bounds: the std types (`Str<254>` email, `Str<2048>` uri,
+/// `Str<64>` date-time), bounds that cut through the fraction of a date-time, and ones that
+/// leave no room for a date or UUID.
+const FORMATTED: &[(Format, u32, u32)] = &[
+    (Format::Email, 0, 254),
+    (Format::Uri, 0, 2048),
+    (Format::DateTime, 0, 64),
+    (Format::DateTime, 21, 24),
+    (Format::DateTime, 0, 20),
+    (Format::Date, 0, 10),
+    (Format::Date, 0, 9),
+    (Format::Uuid, 0, 36),
+];
+
 fn leaf() -> impl Strategy<Value = Shape> {
     prop_oneof![
         Just(Shape::Bool),
@@ -92,13 +112,18 @@ fn leaf() -> impl Strategy<Value = Shape> {
         (
             any::<bool>(),
             proptest::option::of((-10i32..10, any::<bool>())),
-            proptest::option::of((10i32..20, any::<bool>()))
+            proptest::option::of((10i32..20, any::<bool>())),
+            0..FLOAT_SCALES.len(),
         )
-            .prop_map(|(f32, lo, hi)| Shape::Float(
-                f32,
-                lo.map(|(v, e)| (v as f64 / 2.0, e)),
-                hi.map(|(v, e)| (v as f64 / 2.0, e))
-            )),
+            .prop_map(|(f32, lo, hi, scale)| {
+                // Whole ends, halves, and ends no binary fraction spells (`0.1`, `-0.003`).
+                let d = FLOAT_SCALES[scale];
+                Shape::Float(
+                    f32,
+                    lo.map(|(v, e)| (v as f64 / d, e)),
+                    hi.map(|(v, e)| (v as f64 / d, e)),
+                )
+            }),
         (0u32..3, 1u32..6, proptest::option::of(0..PATTERNS.len()))
             .prop_map(|(min, max, p)| { Shape::Str(min.min(max), max, p.map(|i| PATTERNS[i])) }),
         (1usize..4).prop_map(Shape::UnitEnum),
@@ -106,7 +131,20 @@ fn leaf() -> impl Strategy<Value = Shape> {
 }
 
 fn shape() -> impl Strategy<Value = Shape> {
-    leaf().prop_recursive(3, 24, 4, |inner| {
+    shape_from(leaf().boxed())
+}
+
+/// Shapes for the grammar tests: with formatted texts among the leaves.
+fn grammar_shape() -> impl Strategy<Value = Shape> {
+    let formatted = (0..FORMATTED.len()).prop_map(|i| {
+        let (f, min, max) = FORMATTED[i];
+        Shape::Formatted(f, min, max)
+    });
+    shape_from(prop_oneof![5 => leaf(), 1 => formatted].boxed())
+}
+
+fn shape_from(leaf: BoxedStrategy<Shape>) -> impl Strategy<Value = Shape> {
+    leaf.clone().prop_recursive(3, 24, 4, move |inner| {
         prop_oneof![
             (inner.clone(), 0u32..2, 0u32..4).prop_map(|(s, min, extra)| Shape::List(
                 Box::new(s),
@@ -115,7 +153,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                 false
             )),
             // Sets only of scalars: see the module doc.
-            (leaf(), 0u32..4).prop_map(|(s, max)| Shape::List(Box::new(s), 0, max, true)),
+            (leaf.clone(), 0u32..4).prop_map(|(s, max)| Shape::List(Box::new(s), 0, max, true)),
             (
                 prop_oneof![
                     (1u32..4).prop_map(MapKey::Str),
@@ -160,6 +198,12 @@ fn lower(shape: &Shape, table: &mut TypeTable) -> Ty {
             max: *max,
             pattern: p.map(str::to_owned),
             format: None,
+        }),
+        Shape::Formatted(format, min, max) => Ty::Str(StrTy {
+            min: *min,
+            max: *max,
+            pattern: None,
+            format: Some(*format),
         }),
         Shape::List(item, min, max, unique) => Ty::List(ListTy {
             item: Box::new(lower(item, table)),
@@ -287,12 +331,14 @@ fn push_def(table: &mut TypeTable, kind: DefKind) -> Ty {
     Ty::Ref { def: DefId(id) }
 }
 
-/// A valid value, for defaults (the first valid candidate of the value generator).
+/// A valid value, for defaults (the first valid candidate of the value generator). Valid for
+/// the decoder too: the reference ignores `@format` (the schema only annotates it), and the
+/// checker refuses a default its type does not accept.
 fn widest_or_some_valid(ty: &Ty, table: &TypeTable) -> Option<Value> {
     let mut rng = Rng(7);
     (0..200)
         .map(|_| gen_value(ty, table, &mut rng, 0))
-        .find(|v| reference_valid(ty, table, v))
+        .find(|v| reference_valid(ty, table, v) && decoder_valid(ty, table, v))
 }
 
 // ---------------------------------------------------------------- random values
@@ -315,6 +361,23 @@ impl Rng {
     fn chance(&mut self, one_in: u64) -> bool {
         self.below(one_in) == 0
     }
+}
+
+/// The next `f64` up from `v` (`f64::next_up`, stable only since Rust 1.86; the MSRV is 1.85).
+fn next_up(v: f64) -> f64 {
+    if v.is_nan() || v == f64::INFINITY {
+        return v;
+    }
+    if v == 0.0 {
+        return f64::from_bits(1);
+    }
+    let bits = v.to_bits();
+    f64::from_bits(if v > 0.0 { bits + 1 } else { bits - 1 })
+}
+
+/// The next `f64` down from `v` (`f64::next_down`).
+fn next_down(v: f64) -> f64 {
+    -next_up(-v)
 }
 
 /// A value near the bounds of `ty`: usually valid, sometimes one step outside.
@@ -366,11 +429,15 @@ fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
         Ty::Float(f) => {
             let lo = f.min.map_or(-1e3, |b| b.value);
             let hi = f.max.map_or(1e3, |b| b.value);
-            let v = match rng.below(6) {
+            let v = match rng.below(9) {
                 0 => lo,
                 1 => hi,
                 2 => lo - 0.25,
                 3 => hi + 0.25,
+                // The next float each way of an end.
+                6 => [next_down(lo), next_up(lo)][rng.below(2) as usize],
+                7 => [next_down(hi), next_up(hi)][rng.below(2) as usize],
+                8 => return json!(-0.0),
                 4 if f.kind == FloatKind::F32 => 1e39,
                 // Small numbers: `serde_json` writes 4 zeros after the point, then 17 digits.
                 4 => 1.234_567_890_123_456_7e-5 * (rng.below(3) as f64 - 1.0),
@@ -382,6 +449,9 @@ fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
                 json!(v)
             }
         }
+        Ty::Str(StrTy {
+            format: Some(f), ..
+        }) => json!(format_text(*f, rng)),
         Ty::Str(s) => {
             let len = match rng.below(4) {
                 0 => s.min.saturating_sub(1),
@@ -451,6 +521,90 @@ fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
             }
             None => json!(null),
         },
+    }
+}
+
+/// A text for `format`, valid or broken near its edges: field values at and past their
+/// limits, fractions of every length, labels and schemes at their edges, escapes cut short.
+/// Every valid one is in the subsets the grammar covers for the std `Email` and `Uri`.
+fn format_text(format: Format, rng: &mut Rng) -> String {
+    let pick =
+        |rng: &mut Rng, items: &[&str]| items[rng.below(items.len() as u64) as usize].to_owned();
+    match format {
+        Format::Date => {
+            let y = ["2024", "2023", "1900", "2000", "0000", "9999", "202"][rng.below(7) as usize];
+            let m = rng.below(14);
+            let d = rng.below(33);
+            format!("{y}-{m:02}-{d:02}")
+        }
+        Format::Uuid => pick(
+            rng,
+            &[
+                "123e4567-e89b-12d3-A456-426614174000",
+                "123e4567e89b12d3a456426614174000",
+                "123e4567-e89b-12d3-a456-42661417400g",
+                "123e4567-e89b-12d3-a456-4266141740000",
+            ],
+        ),
+        Format::DateTime => {
+            let date = pick(rng, &["2024-02-29", "2023-02-29", "2026-12-02"]);
+            let t = pick(rng, &["T", "t", " "]);
+            let h = rng.below(26);
+            let m = [0, 59, 60][rng.below(3) as usize];
+            let s = [0, 59, 60, 61][rng.below(4) as usize];
+            let frac = match rng.below(4) {
+                0 => String::new(),
+                1 => ".".to_owned(),
+                _ => format!(".{}", "7".repeat(rng.below(45) as usize + 1)),
+            };
+            let end = pick(
+                rng,
+                &[
+                    "Z", "z", "+23:59", "-00:00", "+24:00", "-05:60", "", "+0530",
+                ],
+            );
+            format!("{date}{t}{h:02}:{m:02}:{s:02}{frac}{end}")
+        }
+        Format::Email => pick(
+            rng,
+            &[
+                "a.b+c@example.com",
+                "a@b",
+                "first.last@mail.sub.example.co",
+                "xn--bcher-kva@xn--bcher-kva.example",
+                "{|}~!#$%&'*/=?^_`-@x-y.z",
+                "abcdefghijklmnopqrstuvwxyz.abcdef@example.com",
+                "a..b@example.com",
+                ".a@example.com",
+                "a.@example.com",
+                "@example.com",
+                "a@-x.com",
+                "a@x-.com",
+                "a@b..c",
+                "a@b.",
+                "a@b@c.d",
+                "a b@example.com",
+                "abc",
+            ],
+        ),
+        Format::Uri => pick(
+            rng,
+            &[
+                "https://example.com/a?b=c#d",
+                "urn:isbn:0451450523",
+                "a:",
+                "h+t.t-p:x",
+                "mailto:a@b.example",
+                "http://a%2F%2f",
+                "abcdefghijklmnopqrstuvwxyzabcdef:x",
+                "/relative/path",
+                "http://a b",
+                "http://a%zz",
+                "http://a%2",
+                "1http://a",
+                "http://é",
+            ],
+        ),
     }
 }
 
@@ -1605,7 +1759,9 @@ fn loosened(ty: &Ty) -> Ty {
             format: None,
             ..st.clone()
         }),
-        Ty::Float(ft) => Ty::Float(FloatTy {
+        // A range with both ends within 2^53 is expressed (exactly, in the spellings the
+        // header names); any other is listed as not expressed.
+        Ty::Float(ft) if !(within_2_53(ft.min) && within_2_53(ft.max)) => Ty::Float(FloatTy {
             min: None,
             max: None,
             ..*ft
@@ -1625,6 +1781,11 @@ fn loosened(ty: &Ty) -> Ty {
         },
         other => other.clone(),
     }
+}
+
+/// Whether a float range's end is one the grammar expresses (present, at most 2^53).
+fn within_2_53(end: Option<FloatBound>) -> bool {
+    end.is_some_and(|b| b.value.abs() <= 9_007_199_254_740_992.0)
 }
 
 fn loosened_table(table: &TypeTable) -> TypeTable {
@@ -1726,7 +1887,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(300), ..ProptestConfig::default() })]
 
     #[test]
-    fn gbnf_accepts_only_what_the_decoder_accepts(shape in shape(), seed in any::<u64>()) {
+    fn gbnf_accepts_only_what_the_decoder_accepts(shape in grammar_shape(), seed in any::<u64>()) {
         let mut table = TypeTable::default();
         let ty = lower(&shape, &mut table);
         let text = aelc::codegen::grammar::gbnf_for(&table, &ty);
@@ -1831,6 +1992,140 @@ fn gbnf_takes_every_shortest_float_spelling_and_nothing_infinite() {
                 decodes(&ty, &table, text),
                 "{kind:?} {text}"
             );
+        }
+    }
+}
+
+/// Float ranges with fractional, exclusive and negative ends (`f64` and `f32`), and the
+/// formats, with texts at and around their edges: each end, the next float each way, `-0.0`,
+/// exponents, fractions of every length. The GBNF recognizer and llguidance must both agree
+/// with the decoder on every one (they are all in the spellings the grammar covers).
+fn edge_cases() -> Vec<(Ty, Vec<String>)> {
+    let range = |kind, lo: f64, lo_excl, hi: f64, hi_excl| {
+        Ty::Float(FloatTy {
+            kind,
+            min: Some(FloatBound {
+                value: lo,
+                exclusive: lo_excl,
+            }),
+            max: Some(FloatBound {
+                value: hi,
+                exclusive: hi_excl,
+            }),
+        })
+    };
+    let near = |ends: &[f64]| {
+        let mut texts: Vec<String> = ["0", "0.0", "-0.0", "-0", "1e-7", "-1e-7", "5e-324"]
+            .map(str::to_owned)
+            .to_vec();
+        for &v in ends {
+            for w in [v, next_up(v), next_down(v), v + 0.25, v - 0.25] {
+                texts.push(serde_json::to_string(&w).unwrap());
+                // Scientific notation is covered with a negative exponent only.
+                let sci = format!("{w:e}");
+                if sci.contains("e-") {
+                    texts.push(sci);
+                }
+                texts.push(format!("{w:.17}"));
+            }
+        }
+        texts
+    };
+    let text = |format, max| {
+        Ty::Str(StrTy {
+            min: 0,
+            max,
+            pattern: None,
+            format: Some(format),
+        })
+    };
+    let quoted = |items: &[&str]| items.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>();
+    vec![
+        (
+            range(FloatKind::F64, 0.5, false, 2.75, false),
+            near(&[0.5, 2.75]),
+        ),
+        (range(FloatKind::F64, 0.0, false, 1.0, true), {
+            let mut t = near(&[0.0, 1.0]);
+            t.extend(["0.99999999999999995", "9.9999999999999989e-1"].map(str::to_owned));
+            t
+        }),
+        (range(FloatKind::F64, 0.0, true, 0.001, false), {
+            let mut t = near(&[0.0, 0.001]);
+            t.extend(
+                [
+                    "2e-324",
+                    "3e-324",
+                    "1e-400",
+                    "1e-05",
+                    "1E-3",
+                    "1.0000000000000001e-3",
+                ]
+                .map(str::to_owned),
+            );
+            t
+        }),
+        (
+            range(FloatKind::F64, -2.5, true, -0.1, false),
+            near(&[-2.5, -0.1]),
+        ),
+        (
+            range(FloatKind::F32, -0.3, false, 0.7, true),
+            near(&[-0.3, 0.7]),
+        ),
+        (
+            range(FloatKind::F64, -1e9, false, 1e9, false),
+            near(&[-1e9, 1e9]),
+        ),
+        (
+            text(Format::DateTime, 64),
+            quoted(&[
+                "2026-12-02T15:00:00Z",
+                "2026-12-02t15:00:00.123+01:00",
+                "2024-02-29T23:59:60.5z",
+                "2023-02-29T00:00:00Z",
+                "2026-12-02T24:00:00Z",
+                "2026-12-02T15:00:00",
+                "2026-12-02T15:00:00.Z",
+                "2026-12-02T15:00:00+24:00",
+                "2026-12-02T15:00:00.1234567890123456789012345678901234567890123Z",
+                "2026-12-02T15:00:00.12345678901234567890123456789012345678901234Z",
+            ]),
+        ),
+        (
+            text(Format::Email, 254),
+            quoted(&[
+                "a.b+c@example.com",
+                "a..b@example.com",
+                "@example.com",
+                "a@-x.com",
+                "xn--bcher-kva@xn--bcher-kva.example",
+                "a@b",
+            ]),
+        ),
+        (
+            text(Format::Uri, 2048),
+            quoted(&[
+                "https://example.com/a?b=c#d",
+                "urn:isbn:0451450523",
+                "/relative/path",
+                "http://a b",
+                "http://a%zz",
+                "http://a%2F",
+            ]),
+        ),
+    ]
+}
+
+#[test]
+fn gbnf_is_exact_on_float_ranges_and_formats() {
+    let table = TypeTable::default();
+    for (ty, texts) in edge_cases() {
+        let text = aelc::codegen::grammar::gbnf_for(&table, &ty);
+        let g = gbnf::Grammar::parse(&text);
+        assert!(grammar_claims_everything(&text, "#"), "{text}");
+        for t in texts {
+            assert_eq!(g.accepts(&t), decodes(&ty, &table, &t), "{ty:?} {t}");
         }
     }
 }
@@ -2074,7 +2369,7 @@ fn lark_grammars_load_in_llguidance_and_agree_with_the_decoder() {
     let mut cases = Vec::new();
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     for seed in 0..150u64 {
-        let shape = shape().new_tree(&mut runner).unwrap().current();
+        let shape = grammar_shape().new_tree(&mut runner).unwrap().current();
         let mut table = TypeTable::default();
         let ty = lower(&shape, &mut table);
         let lark = aelc::codegen::grammar::lark_for(&table, &ty);
@@ -2094,6 +2389,24 @@ fn lark_grammars_load_in_llguidance_and_agree_with_the_decoder() {
                 text,
                 canonical,
                 exact,
+            });
+        }
+    }
+    // Float ranges and formats at their edges, all in the spellings the grammar covers.
+    for (ty, texts) in edge_cases() {
+        let table = TypeTable::default();
+        let gbnf = gbnf::Grammar::parse(&aelc::codegen::grammar::gbnf_for(&table, &ty));
+        names.push(format!("edge case {ty:?}"));
+        grammars.push(aelc::codegen::grammar::lark_for(&table, &ty));
+        for text in texts {
+            cases.push(Case {
+                grammar: grammars.len() - 1,
+                by_decoder: decodes(&ty, &table, &text),
+                by_loose_decoder: decodes(&loosened(&ty), &table, &text),
+                by_gbnf: gbnf.accepts(&text),
+                text,
+                canonical: true,
+                exact: true,
             });
         }
     }

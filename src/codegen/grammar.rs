@@ -15,14 +15,17 @@
 //! edges ([`range`]); unit enums; data enums with their tag first; list and map minimums and
 //! caps; optional and defaulted fields (absent, or `null` for an `Option`); map keys with
 //! their bounds; media references ([`aelc_runtime::media`]); anchored `@pattern`s
-//! ([`pattern`]); finite floats in their printers' spellings, and float ranges with inclusive
-//! integer ends ([`float`]); the `date` and `uuid` formats ([`format`]); the ```` ```json ````
-//! fence. Sizes are linear in the type: every named type
+//! ([`pattern`]); finite floats in their printers' spellings, and float ranges with both ends
+//! within 2^53, exact in fixed notation and with a negative exponent ([`float`]); the `date`,
+//! `uuid` and `date-time` formats exactly, `email` and `uri` as a sound subset ([`format`]); the
+//! ```` ```json ```` fence. Sizes are linear in the type: every named type
 //! is one rule, and a list item, map entry or optional-field chain used twice is named once.
 
 mod expr;
 mod float;
 mod format;
+#[cfg(test)]
+mod matcher;
 mod pattern;
 mod range;
 mod render;
@@ -31,8 +34,8 @@ use std::collections::BTreeMap;
 
 use aelc_runtime::media::{content_type_prefix, MediaFieldKind, MEDIA_FIELDS, REF_PREFIX};
 use aelc_runtime::ty::{
-    limits, DefId, DefKind, FieldTy, FloatBound, FloatTy, IntTy, ListTy, MapTy, MediaTy, StrTy, Ty,
-    TypeTable,
+    limits, DefId, DefKind, FieldTy, FloatBound, FloatKind, FloatTy, IntTy, ListTy, MapTy, MediaTy,
+    StrTy, Ty, TypeTable,
 };
 
 use self::expr::{Class, Grammar, G};
@@ -46,6 +49,9 @@ pub const MAX_WHITESPACE: u32 = 24;
 /// a `Str<16777216>` would not load. Longer strings repeat without an upper bound there, and
 /// the header says so. Lark (llguidance) takes the exact count.
 pub const GBNF_MAX_REPEAT: u32 = 10_000;
+
+/// The header's sentence on how a float in an expressed range is spelled.
+const FLOAT_RANGE_SPELLING: &str = "a float in a range is written in fixed notation with at most 22 digits after the point, or as `d.ddd…e-N` (a digit 1 to 9, at most 16 after the point, an exponent of at most 3 digits); in these spellings the grammar accepts exactly the numbers the decoder accepts";
 
 /// The two grammar files of a node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,6 +112,7 @@ fn answer_grammar(types: &TypeTable, ty: &Ty, cap: Option<u32>) -> Grammar {
         pending: Vec::new(),
         anonymous: 0,
         int_rules: BTreeMap::new(),
+        float_rules: BTreeMap::new(),
     };
     b.grammar
         .rules
@@ -166,7 +173,13 @@ struct Builder<'t> {
     /// The rule of each integer range met so far (a `u64` spelled out is 1 KB; a type with
     /// many counts would repeat it).
     int_rules: BTreeMap<(i128, i128), String>,
+    /// The rule of each expressed float range met so far (several KB each: a struct of many
+    /// scores in the same range names it once).
+    float_rules: BTreeMap<FloatKey, String>,
 }
+
+/// A float range as a map key: whether it is an `f32`, then each end's bits and exclusiveness.
+type FloatKey = (bool, Option<(u64, bool)>, Option<(u64, bool)>);
 
 impl Builder<'_> {
     fn ws() -> G {
@@ -284,38 +297,48 @@ impl Builder<'_> {
 
     fn float(&mut self, ft: &FloatTy) -> G {
         if ft.min.is_some() || ft.max.is_some() {
-            // A range with inclusive integer ends on both sides is spelled exactly.
-            let inclusive = |b: Option<FloatBound>| b.filter(|b| !b.exclusive).map(|b| b.value);
-            let range = inclusive(ft.min)
-                .zip(inclusive(ft.max))
-                .and_then(|(lo, hi)| float::in_range(lo, hi));
-            if let Some(range) = range {
-                self.grammar.stricter.insert(
-                    "a float in a range is written in fixed notation, or below 1 with a negative exponent".to_owned(),
-                );
-                return G::token(range);
+            // A range with both ends within 2^53 is spelled exactly, as one rule per range.
+            let end = |b: Option<FloatBound>| b.map(|b| (b.value.to_bits(), b.exclusive));
+            let key = (ft.kind == FloatKind::F32, end(ft.min), end(ft.max));
+            if let Some(name) = self.float_rules.get(&key) {
+                return G::Rule(name.clone());
+            }
+            if let Some(range) = float::range(ft) {
+                self.grammar
+                    .stricter
+                    .insert(FLOAT_RANGE_SPELLING.to_owned());
+                let rule = self.share(G::token(range), "float");
+                if let G::Rule(name) = &rule {
+                    self.float_rules.insert(key, name.clone());
+                }
+                return rule;
             }
             self.grammar
                 .not_expressed
-                .insert("float ranges whose ends are not inclusive integers of at most 2^53 (the grammar takes any number of the spelling)".to_owned());
+                .insert("float ranges with only one end, or an end beyond 2^53 in magnitude (the grammar takes any number of the spelling)".to_owned());
         }
-        // A minimum of zero or more rules out every negative number; `-0` is left out too.
+        // A minimum of zero or more rules out every negative number but `-0`, which the
+        // bounds compare as 0: it stays when the minimum is an inclusive 0.
         let nonnegative = ft.min.is_some_and(|m| m.value >= 0.0);
-        G::token(float::float(ft.kind, nonnegative))
+        let spelled = float::float(ft.kind, nonnegative);
+        if ft.min.is_some_and(|m| m.value == 0.0 && !m.exclusive) {
+            return G::token(G::alt(vec![spelled, float::negative_zero()]));
+        }
+        G::token(spelled)
     }
 
     fn string(&mut self, st: &StrTy) -> G {
         if let Some(f) = st.format {
-            match (format::content(f), format::length(f)) {
-                (Some(content), Some(len)) if st.pattern.is_none() => {
+            match format::spelled(f, st.min, st.max) {
+                Some(spelled) if st.pattern.is_none() => {
                     self.grammar.stricter.insert(format!(
                         "text of the format `{}` is spelled without escapes",
                         f.as_str()
                     ));
-                    if !(st.min..=st.max).contains(&len) {
-                        return never();
+                    if let Some(covers) = spelled.covers {
+                        self.grammar.stricter.insert(covers);
                     }
-                    return string_token(content);
+                    return string_token(spelled.content);
                 }
                 _ => {
                     self.grammar.not_expressed.insert(format!(

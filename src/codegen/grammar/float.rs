@@ -16,7 +16,7 @@
 //! to 38, with a mantissa of at most `3.4028235677973364` at 38 (the decoder rounds the `f64`
 //! to `f32`, and the largest value that does not round to infinity is there).
 
-use aelc_runtime::ty::FloatKind;
+use aelc_runtime::ty::{FloatBound, FloatKind, FloatTy};
 
 use super::expr::G;
 
@@ -104,125 +104,390 @@ pub fn float(kind: FloatKind, nonnegative: bool) -> G {
     G::seq(vec![sign, G::Alt(vec![fixed, scientific, at_edge])])
 }
 
+/// `-0` with up to 22 zeros after the point: the spellings of -0.0 among [`float`]'s.
+pub fn negative_zero() -> G {
+    G::seq(vec![
+        G::lit("-0"),
+        G::opt(G::seq(vec![
+            G::lit("."),
+            G::rep(G::lit("0"), 1, Some(FRACTION_DIGITS)),
+        ])),
+    ])
+}
+
 /// Mantissas `d` or `d.ddd…` (up to 16 digits after the point) whose digits, read as a
 /// decimal fraction, are at most `bound`'s (17 digits).
 fn mantissa_at_most(bound: &str) -> G {
-    let b: Vec<u8> = bound.bytes().collect();
-    let digit = || G::digits(b'0', b'9');
-    // `rest[i]`: the nonempty digit strings from position `i` on that stay at most `b[i..]`.
-    let mut rest: Option<G> = None;
-    for i in (1..b.len()).rev() {
-        let mut alts = Vec::new();
-        if b[i] > b'0' {
-            let tail = b.len() - 1 - i;
-            alts.push(G::seq(vec![
-                G::digits(b'0', b[i] - 1),
-                G::rep(digit(), 0, Some(tail as u32)),
-            ]));
-        }
-        alts.push(G::seq(vec![
-            G::Lit(char::from(b[i]).to_string()),
-            rest.map_or(G::Seq(Vec::new()), G::opt),
-        ]));
-        rest = Some(G::alt(alts));
-    }
-    let mut alts = Vec::new();
-    if b[0] > b'0' {
-        alts.push(G::seq(vec![
-            G::digits(b'0', b[0] - 1),
-            G::opt(G::seq(vec![
-                G::lit("."),
-                G::rep(digit(), 1, Some(MANTISSA_FRACTION)),
-            ])),
-        ]));
-    }
-    alts.push(G::seq(vec![
-        G::Lit(char::from(b[0]).to_string()),
-        rest.map_or(G::Seq(Vec::new()), |r| G::opt(G::seq(vec![G::lit("."), r]))),
-    ]));
-    G::alt(alts)
+    digit_interval(0, bound.parse().unwrap_or(0), MANTISSA_FRACTION)
 }
 
-/// Largest bound magnitude [`in_range`] takes: up to 2^53 every integer is an `f64`, so the
-/// decoder compares against exactly the bound the grammar spells.
+/// Largest bound magnitude [`range`] takes: the accepted decimals are computed in units of
+/// 10^-22, and 2^53 × 10^22 still fits an `i128`. Printers write every value below 2^53 in
+/// fixed notation or, below 10^-4, with a negative exponent, which is all [`range`] spells.
 const RANGE_LIMIT: f64 = 9_007_199_254_740_992.0;
 
-/// The spellings of the floats in `lo..=hi` when both ends are integers of at most 2^53 in
-/// magnitude (inclusive; finite for `f32` as for `f64`), else `None` (the range stays with the pipeline). Every decimal in
-/// the range decodes into it, since rounding to `f64` is monotonic and the ends are exact.
-/// Spellings: fixed notation (the printers' choice below 10^16), and when 0 is in the range
-/// and so is 1, the small numbers in scientific notation with a negative exponent.
-pub fn in_range(lo: f64, hi: f64) -> Option<G> {
-    let integral = |v: f64| v.fract() == 0.0 && v.abs() <= RANGE_LIMIT;
-    if !integral(lo) || !integral(hi) || lo > hi {
+/// Largest exponent magnitude a scientific spelling in a range takes (three digits).
+const MAX_NEGATIVE_EXPONENT: u32 = 999;
+
+/// The spellings of the floats of `ft` when both ends are finite and at most 2^53 in
+/// magnitude (inclusive or exclusive, whole or fractional), else `None` (the range stays with
+/// the pipeline). Exact in the spellings it covers: a decimal in fixed notation with at most
+/// 22 digits after the point, or `d.ddd…e-N` (a digit 1–9, at most 16 after the point, `N` of
+/// at most three digits) is accepted exactly when the decoder accepts it. The accepted
+/// decimals of each spelling are found with the decoder's own comparison
+/// ([`aelc_runtime::bounds::check_float`]) on the parsed value: parsing rounds monotonically,
+/// so they form one interval per sign and exponent, which [`digit_interval`] spells.
+pub fn range(ft: &FloatTy) -> Option<G> {
+    let (Some(min), Some(max)) = (ft.min, ft.max) else {
+        return None;
+    };
+    let within = |v: f64| v.is_finite() && v.abs() <= RANGE_LIMIT;
+    if !within(min.value) || !within(max.value) {
         return None;
     }
-    // Exact: both are integers within 2^53.
-    let (lo, hi) = (lo as i128, hi as i128);
+    let bounds = Bounds::new(ft);
     let mut alts = Vec::new();
-    if hi >= 0 {
-        alts.push(magnitudes(lo.max(0), hi));
+    // Fixed notation: signed units of 10^-22 (2^53 + 1 in magnitude is the widest needed).
+    let limit = (RANGE_LIMIT as i128 + 1) * pow10(FRACTION_DIGITS);
+    let fixed = |k: i128| spell_units(k, FRACTION_DIGITS);
+    if let Some((a, b)) = accepted_interval(-limit, limit, fixed, &bounds) {
+        if b >= 0 {
+            alts.push(digit_interval(a.max(0), b, FRACTION_DIGITS));
+        }
+        if a <= 0 {
+            // `-0` and `-0.0` decode to -0.0, which the bounds compare as 0.
+            let (top, bottom) = (-a, (-b).max(0));
+            alts.push(G::seq(vec![
+                G::lit("-"),
+                digit_interval(bottom, top, FRACTION_DIGITS),
+            ]));
+        }
     }
-    if lo < 0 {
-        let top = lo.unsigned_abs() as i128;
-        let bottom = if hi >= 0 {
-            0
-        } else {
-            hi.unsigned_abs() as i128
-        };
-        alts.push(G::seq(vec![G::lit("-"), magnitudes(bottom, top)]));
+    if let Some(small) = scientific(&bounds) {
+        alts.push(small);
+    }
+    // `-x` is in the range when `x` is in the mirrored one.
+    let mirrored = FloatTy {
+        min: ft.max.map(|b| FloatBound {
+            value: -b.value,
+            ..b
+        }),
+        max: ft.min.map(|b| FloatBound {
+            value: -b.value,
+            ..b
+        }),
+        ..*ft
+    };
+    if let Some(small) = scientific(&Bounds::new(&mirrored)) {
+        alts.push(G::seq(vec![G::lit("-"), small]));
+    }
+    Some(if alts.is_empty() {
+        super::never()
+    } else {
+        G::alt(alts)
+    })
+}
+
+/// The spellings `d.ddd…e-N` the decoder accepts: for each exponent `N` the accepted
+/// mantissas form an interval (units of 10^-16 from 1 to 10); the exponents whose whole decade
+/// is accepted are spelled as one integer range, the others (at most the two holding an end)
+/// each with their mantissa interval.
+fn scientific(bounds: &Bounds) -> Option<G> {
+    let (first, last) = (pow10(MANTISSA_FRACTION), 10 * pow10(MANTISSA_FRACTION) - 1);
+    let spell = |k: i128, n: u32| format!("{}e-{n}", spell_units(k, MANTISSA_FRACTION));
+    let mut whole: Vec<u32> = Vec::new();
+    let mut alts = Vec::new();
+    let e = || G::class(&[('e', 'e'), ('E', 'E')]);
+    let zeros = || G::rep(G::lit("0"), 0, Some(2));
+    for n in 1..=MAX_NEGATIVE_EXPONENT {
+        let (lo_in, hi_in) = (
+            bounds.accepts(&spell(first, n)),
+            bounds.accepts(&spell(last, n)),
+        );
+        if lo_in && hi_in {
+            whole.push(n);
+            continue;
+        }
+        // A decade partly in the range holds an end: search it.
+        if let Some((a, b)) = accepted_interval(first, last, |k| spell(k, n), bounds) {
+            alts.push(G::seq(vec![
+                digit_interval(a, b, MANTISSA_FRACTION),
+                e(),
+                G::lit("-"),
+                zeros(),
+                G::lit(&n.to_string()),
+            ]));
+        }
+    }
+    // The whole decades are consecutive (the range is an interval).
+    if let (Some(&lo), Some(&hi)) = (whole.first(), whole.last()) {
+        if let Some(exponents) = super::range::int_range(i128::from(lo), i128::from(hi)) {
+            alts.push(G::seq(vec![
+                digit_interval(first, last, MANTISSA_FRACTION),
+                e(),
+                G::lit("-"),
+                zeros(),
+                exponents,
+            ]));
+        }
+    }
+    if alts.is_empty() {
+        return None;
     }
     Some(G::alt(alts))
 }
 
-/// Unsigned decimals `a..=b` (`0 <= a <= b`, integers): an integer part strictly between with
-/// any fraction, `a` with any fraction, `b` with a zero fraction, and below 1 (when `a` is 0
-/// and `b` at least 1) the scientific `d.ddd…e-N`.
-fn magnitudes(a: i128, b: i128) -> G {
-    let digit = || G::digits(b'0', b'9');
-    let any_fraction = || {
-        G::opt(G::seq(vec![
-            G::lit("."),
-            G::rep(digit(), 1, Some(FRACTION_DIGITS)),
-        ]))
-    };
-    let zero_fraction = G::opt(G::seq(vec![
-        G::lit("."),
-        G::rep(G::lit("0"), 1, Some(FRACTION_DIGITS)),
-    ]));
-    if a == b {
-        return G::seq(vec![G::lit(&a.to_string()), zero_fraction]);
+fn pow10(n: u32) -> i128 {
+    10i128.pow(n)
+}
+
+/// `k` units of 10^-`digits` in fixed notation with all `digits` after the point.
+fn spell_units(k: i128, digits: u32) -> String {
+    let sign = if k < 0 { "-" } else { "" };
+    let m = k.unsigned_abs();
+    let unit = pow10(digits).unsigned_abs();
+    format!(
+        "{sign}{}.{:0width$}",
+        m / unit,
+        m % unit,
+        width = digits as usize
+    )
+}
+
+/// The `k` in `lo..=hi` whose spelling the decoder accepts: from the first one that is not
+/// below the minimum to the last one not above the maximum, each found by bisection (parsing
+/// rounds monotonically, so each verdict changes once); `None` when there is none.
+fn accepted_interval(
+    lo: i128,
+    hi: i128,
+    spell: impl Fn(i128) -> String,
+    b: &Bounds,
+) -> Option<(i128, i128)> {
+    let (mut x, mut y) = (lo, hi + 1);
+    while x < y {
+        let mid = floor_mid(x, y);
+        if b.above_min(&spell(mid)) {
+            y = mid;
+        } else {
+            x = mid + 1;
+        }
     }
+    let first = x;
+    let (mut x, mut y) = (lo - 1, hi);
+    while x < y {
+        let mid = floor_mid(x, y) + ((x ^ y) & 1);
+        if b.below_max(&spell(mid)) {
+            x = mid;
+        } else {
+            y = mid - 1;
+        }
+    }
+    (first <= x).then_some((first, x))
+}
+
+/// `⌊(x + y) / 2⌋` without overflow (the units span more than half of `i128`).
+fn floor_mid(x: i128, y: i128) -> i128 {
+    (x >> 1) + (y >> 1) + (x & y & 1)
+}
+
+/// The two ends of a range, each as the decoder judges it.
+struct Bounds {
+    min: FloatTy,
+    max: FloatTy,
+}
+
+impl Bounds {
+    fn new(ft: &FloatTy) -> Bounds {
+        Bounds {
+            min: FloatTy { max: None, ..*ft },
+            max: FloatTy { min: None, ..*ft },
+        }
+    }
+
+    fn judge(ty: &FloatTy, text: &str) -> bool {
+        text.parse::<f64>()
+            .is_ok_and(|v| aelc_runtime::bounds::check_float(v, text, ty).is_none())
+    }
+
+    fn above_min(&self, text: &str) -> bool {
+        Bounds::judge(&self.min, text)
+    }
+
+    fn below_max(&self, text: &str) -> bool {
+        Bounds::judge(&self.max, text)
+    }
+
+    fn accepts(&self, text: &str) -> bool {
+        self.above_min(text) && self.below_max(text)
+    }
+}
+
+/// Digit strings `int[.frac]` (a canonical integer part, then up to `digits` digits after the
+/// point) whose value, in units of 10^-`digits`, is in `a..=b` (`0 <= a <= b`). The integer
+/// parts strictly between the ends take any fraction ([`super::range::int_range`]); an end's
+/// integer part takes the fractions on its side of the end's, compared digit by digit
+/// ([`frac_at_least`], [`frac_at_most`], [`frac_between`]).
+fn digit_interval(a: i128, b: i128, digits: u32) -> G {
+    let unit = pow10(digits);
+    let (ia, ib) = (a / unit, b / unit);
+    let frac = |k: i128| format!("{:0width$}", k % unit, width = digits as usize).into_bytes();
+    let (fa, fb) = (frac(a), frac(b));
+    let int = |i: i128| G::lit(&i.to_string());
+    if ia == ib {
+        return G::seq(vec![int(ia), frac_between(&fa, &fb, 0).spelled()]);
+    }
+    // An end whose fraction takes every digit string (`.000…` below, `.999…` above) joins the
+    // integer parts in between, so a whole decade of mantissas is one `[1-9]` and not three.
+    let (lo_whole, hi_whole) = (zeros_from(&fa, 0), fb.iter().all(|d| *d == b'9'));
     let mut alts = Vec::new();
-    // Integer parts `a..b`, any fraction (the range module spells them exactly).
-    if let Some(ints) = super::range::int_range(a, b - 1) {
-        alts.push(G::seq(vec![ints, any_fraction()]));
+    if !lo_whole {
+        alts.push(G::seq(vec![int(ia), frac_at_least(&fa, 0).spelled()]));
     }
-    alts.push(G::seq(vec![G::lit(&b.to_string()), zero_fraction]));
-    if a == 0 {
-        // Below 1: a mantissa under 10 times a negative power of ten.
-        let exponent = G::alt(vec![
-            G::seq(vec![G::rep(G::lit("0"), 0, Some(2)), G::digits(b'1', b'9')]),
-            G::seq(vec![G::opt(G::lit("0")), G::digits(b'1', b'9'), digit()]),
-            G::seq(vec![G::digits(b'1', b'9'), digit(), digit()]),
-        ]);
-        alts.push(G::seq(vec![
-            digit(),
-            G::opt(G::seq(vec![
-                G::lit("."),
-                G::rep(digit(), 1, Some(MANTISSA_FRACTION)),
-            ])),
-            G::class(&[('e', 'e'), ('E', 'E')]),
-            G::lit("-"),
-            exponent,
-        ]));
+    let middle = (ia + i128::from(!lo_whole), ib - i128::from(!hi_whole));
+    if let Some(middle) = super::range::int_range(middle.0, middle.1) {
+        alts.push(G::seq(vec![middle, any_frac(digits as usize).spelled()]));
+    }
+    if !hi_whole {
+        alts.push(G::seq(vec![int(ib), frac_at_most(&fb, 0).spelled()]));
     }
     G::alt(alts)
 }
 
+/// A set of digit strings after the point: the nonempty ones, and whether no fraction at all
+/// (no point) belongs too.
+struct Frac {
+    nonempty: Option<G>,
+    empty: bool,
+}
+
+impl Frac {
+    /// `.ddd` or nothing, as the set says.
+    fn spelled(self) -> G {
+        let dotted = self.nonempty.map(|g| G::seq(vec![G::lit("."), g]));
+        match (dotted, self.empty) {
+            (Some(d), true) => G::opt(d),
+            (Some(d), false) => d,
+            (None, _) => G::Seq(Vec::new()),
+        }
+    }
+
+    /// The set as one expression (empty string included when it belongs).
+    fn inner(self) -> G {
+        match (self.nonempty, self.empty) {
+            (Some(g), true) => G::opt(g),
+            (Some(g), false) => g,
+            (None, _) => G::Seq(Vec::new()),
+        }
+    }
+
+    fn of(alts: Vec<G>, empty: bool) -> Frac {
+        Frac {
+            nonempty: (!alts.is_empty()).then(|| G::alt(alts)),
+            empty,
+        }
+    }
+}
+
+fn any_digits(max: usize) -> G {
+    G::rep(G::digits(b'0', b'9'), 0, Some(max as u32))
+}
+
+fn any_frac(len: usize) -> Frac {
+    Frac::of(
+        vec![G::rep(G::digits(b'0', b'9'), 1, Some(len as u32))],
+        true,
+    )
+}
+
+fn digit(d: u8) -> G {
+    G::Lit(char::from(d).to_string())
+}
+
+/// Fractions from position `i` on, read with trailing zeros, at most `bound[i..]`: a shorter
+/// string is compared with the bound's prefix (the zeros it stands for are never larger).
+fn frac_at_most(bound: &[u8], i: usize) -> Frac {
+    let Some(&d) = bound.get(i) else {
+        return Frac::of(Vec::new(), true);
+    };
+    if bound
+        .get(i..)
+        .unwrap_or_default()
+        .iter()
+        .all(|d| *d == b'9')
+    {
+        return any_frac(bound.len() - i);
+    }
+    let rest = bound.len() - i - 1;
+    if rest == 0 {
+        // The last digit: one class (`[0-4]`, not `[0-3] | "4"`).
+        return Frac::of(vec![G::digits(b'0', d)], true);
+    }
+    let mut alts = Vec::new();
+    if d > b'0' {
+        alts.push(G::seq(vec![G::digits(b'0', d - 1), any_digits(rest)]));
+    }
+    alts.push(G::seq(vec![digit(d), frac_at_most(bound, i + 1).inner()]));
+    Frac::of(alts, true)
+}
+
+/// Fractions from position `i` on, read with trailing zeros, at least `bound[i..]`: stopping
+/// early is only allowed when the bound's remaining digits are all zero.
+fn frac_at_least(bound: &[u8], i: usize) -> Frac {
+    let Some(&d) = bound.get(i) else {
+        return Frac::of(Vec::new(), true);
+    };
+    if zeros_from(bound, i) {
+        return any_frac(bound.len() - i);
+    }
+    let rest = bound.len() - i - 1;
+    if rest == 0 {
+        return Frac::of(vec![G::digits(d, b'9')], false);
+    }
+    let mut alts = Vec::new();
+    alts.push(G::seq(vec![digit(d), frac_at_least(bound, i + 1).inner()]));
+    if d < b'9' {
+        alts.push(G::seq(vec![G::digits(d + 1, b'9'), any_digits(rest)]));
+    }
+    Frac::of(alts, zeros_from(bound, i))
+}
+
+/// Fractions between `lo[i..]` and `hi[i..]` (equal lengths, `lo <= hi`).
+fn frac_between(lo: &[u8], hi: &[u8], i: usize) -> Frac {
+    let (Some(&a), Some(&b)) = (lo.get(i), hi.get(i)) else {
+        return Frac::of(Vec::new(), true);
+    };
+    if zeros_from(lo, i) && hi.get(i..).unwrap_or_default().iter().all(|d| *d == b'9') {
+        return any_frac(lo.len() - i);
+    }
+    if a == b {
+        return Frac::of(
+            vec![G::seq(vec![digit(a), frac_between(lo, hi, i + 1).inner()])],
+            zeros_from(lo, i),
+        );
+    }
+    let rest = lo.len() - i - 1;
+    if rest == 0 {
+        return Frac::of(vec![G::digits(a, b)], a == b'0');
+    }
+    let mut alts = vec![G::seq(vec![digit(a), frac_at_least(lo, i + 1).inner()])];
+    if a + 1 < b {
+        alts.push(G::seq(vec![G::digits(a + 1, b - 1), any_digits(rest)]));
+    }
+    alts.push(G::seq(vec![digit(b), frac_at_most(hi, i + 1).inner()]));
+    Frac::of(alts, zeros_from(lo, i))
+}
+
+fn zeros_from(digits: &[u8], i: usize) -> bool {
+    digits
+        .get(i..)
+        .unwrap_or_default()
+        .iter()
+        .all(|d| *d == b'0')
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::range::tests::matches;
+    use super::super::matcher::matches;
     use super::*;
     use proptest::prelude::*;
 
@@ -300,12 +565,119 @@ mod tests {
         assert!(matches(&unsigned, "0.5"));
     }
 
+    /// `kind<lo..hi>` with each end inclusive unless marked exclusive.
+    fn ty(kind: FloatKind, lo: f64, lo_excl: bool, hi: f64, hi_excl: bool) -> FloatTy {
+        let bound = |value, exclusive| Some(FloatBound { value, exclusive });
+        FloatTy {
+            kind,
+            min: bound(lo, lo_excl),
+            max: bound(hi, hi_excl),
+        }
+    }
+
+    /// The decoder's verdict on `text` for `ft`.
+    fn in_ty(ft: &FloatTy, text: &str) -> bool {
+        Bounds::judge(ft, text)
+    }
+
+    /// Whether `text` is in a spelling a range's grammar covers: fixed notation with at most
+    /// 22 digits after the point, or `d.ddd…e-N` (a digit 1 to 9, at most 16 after the point,
+    /// `N` of at most 3 digits).
+    fn covered(text: &str) -> bool {
+        let t = text.strip_prefix('-').unwrap_or(text);
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if let Some((m, e)) = t.split_once(['e', 'E']) {
+            let (int, frac) = m.split_once('.').unwrap_or((m, "1"));
+            let Some(n) = e.strip_prefix('-') else {
+                return false;
+            };
+            return int.len() == 1
+                && int != "0"
+                && digits(int)
+                && digits(frac)
+                && frac.len() <= 16
+                && digits(n)
+                && n.len() <= 3
+                && n.bytes().any(|b| b != b'0');
+        }
+        let (int, frac) = t.split_once('.').unwrap_or((t, "0"));
+        digits(int) && (int == "0" || !int.starts_with('0')) && digits(frac) && frac.len() <= 22
+    }
+
+    /// The spellings of `v` a test tries: Rust's shortest round trip (fixed and scientific),
+    /// `serde_json`'s, fixed with 17 and 22 digits after the point, and 16 after a scientific
+    /// mantissa.
+    fn spellings(v: f64) -> Vec<String> {
+        vec![
+            format!("{v}"),
+            format!("{v:e}"),
+            serde_json::to_string(&v).unwrap_or_default(),
+            format!("{v:.17}"),
+            format!("{v:.22}"),
+            format!("{v:.16e}"),
+            format!("{v:.3e}"),
+        ]
+    }
+
+    /// Grammar and decoder on `text` for `ft`: never accepted by the grammar alone, and in a
+    /// covered spelling the same verdict.
+    fn agree_in(ft: &FloatTy, g: &G, text: &str) {
+        let (by_grammar, by_decoder) = (matches(g, text), in_ty(ft, text));
+        assert!(
+            !by_grammar || by_decoder,
+            "grammar accepts {text} for {ft:?}"
+        );
+        if covered(text) {
+            assert_eq!(by_grammar, by_decoder, "{text} for {ft:?}");
+        }
+    }
+
+    /// The next `f64` up from `v` (`f64::next_up`, stable only since Rust 1.86; the MSRV is 1.85).
+    fn next_up(v: f64) -> f64 {
+        if v.is_nan() || v == f64::INFINITY {
+            return v;
+        }
+        if v == 0.0 {
+            return f64::from_bits(1);
+        }
+        let bits = v.to_bits();
+        f64::from_bits(if v > 0.0 { bits + 1 } else { bits - 1 })
+    }
+
+    /// The next `f64` down from `v` (`f64::next_down`).
+    fn next_down(v: f64) -> f64 {
+        -next_up(-v)
+    }
+
+    /// The values a range test tries: each end, the next float each way, zero both ways, and
+    /// a few inside and out.
+    fn near(ft: &FloatTy) -> Vec<f64> {
+        let mut out = vec![0.0, -0.0, 1e-7, -1e-7, 5e-324];
+        for b in [ft.min, ft.max].into_iter().flatten() {
+            let v = b.value;
+            out.extend([v, next_up(v), next_down(v), v + 0.25, v - 0.25, v / 3.0]);
+            out.extend([next_up(next_up(v)), next_down(next_down(v))]);
+        }
+        out
+    }
+
+    fn check_range(ft: &FloatTy) {
+        let g = range(ft).expect("a range within 2^53");
+        for v in near(ft) {
+            for text in spellings(v) {
+                agree_in(ft, &g, &text);
+            }
+        }
+    }
+
     #[test]
-    fn ranges_with_integer_ends_are_exact() {
-        let g = in_range(0.0, 1e9).unwrap();
+    fn ranges_are_exact_at_their_ends() {
+        use FloatKind::{F32, F64};
+        let g = range(&ty(F64, 0.0, false, 1e9, false)).unwrap();
         for (t, ok) in [
             ("0", true),
             ("0.0", true),
+            ("-0.0", true),
             ("1000000000", true),
             ("1000000000.0", true),
             ("1000000000.5", false),
@@ -313,46 +685,96 @@ mod tests {
             ("1e-7", true),
             ("1.5e-05", true),
             ("-1", false),
-            ("1e9", false),
+            ("-1e-7", false),
             ("2000000000", false),
         ] {
             assert_eq!(matches(&g, t), ok, "{t}");
         }
-        let g = in_range(-1.0, 1.0).unwrap();
+        let g = range(&ty(F64, 0.5, false, 2.75, false)).unwrap();
         for (t, ok) in [
-            ("-1", true),
-            ("-1.0", true),
-            ("-1.25", false),
-            ("-0.75", true),
-            ("1.0", true),
-            ("1.25", false),
             ("0.5", true),
-            ("-1e-7", true),
+            ("0.49999999999999994", false),
+            ("0.49999999999999999", true), // rounds to 0.5
+            ("2.75", true),
+            ("2.7500000000000004", false),
+            ("2.75000000000000001", true),
+            ("1", true),
+            ("3", false),
+            ("5e-1", true), // the decade of 0.1 is partly in: its mantissas from 5 on
+            ("4.9999999999999999e-1", true),
+            ("4.9999999999999994e-1", false),
         ] {
             assert_eq!(matches(&g, t), ok, "{t}");
         }
-        let g = in_range(2.0, 5.0).unwrap();
+        let g = range(&ty(F64, 0.0, false, 1.0, true)).unwrap();
         for (t, ok) in [
-            ("1.5", false),
-            ("2", true),
-            ("4.75", true),
-            ("5.0", true),
-            ("5.5", false),
+            ("0.99999999999999989", true),
+            ("0.99999999999999995", false), // rounds to 1.0
+            ("1", false),
+            ("1.0", false),
+            ("0", true),
+            ("-0.0", true),
+            ("9.9999999999999989e-1", true),
         ] {
             assert_eq!(matches(&g, t), ok, "{t}");
         }
-        assert!(in_range(0.0, 0.5).is_none());
+        let g = range(&ty(F64, 0.0, true, 1.0, false)).unwrap();
+        for (t, ok) in [
+            ("0", false),
+            ("-0.0", false),
+            ("0.0000000000000000000001", true),
+            ("5e-324", true),
+            ("2e-324", false), // rounds to 0
+            ("3e-324", true),  // rounds to 5e-324
+            ("1e-400", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        for ft in [
+            ty(F64, 0.5, false, 2.75, false),
+            ty(F64, 0.0, false, 1.0, true),
+            ty(F64, 0.0, true, 1.0, true),
+            ty(F64, -2.5, true, -0.1, false),
+            ty(F64, -1.0, false, 1.0, false),
+            ty(F64, -1e-6, true, 3e-7, false),
+            ty(F64, 0.1, false, 0.1, false),
+            ty(F64, 1e9, false, 9_007_199_254_740_992.0, false),
+            ty(F32, -0.3, false, 0.7, true),
+            ty(F32, 0.0, false, 3.4e5, false),
+        ] {
+            check_range(&ft);
+        }
+        assert!(range(&ty(F64, 0.0, false, 1e300, false)).is_none());
     }
 
     proptest! {
-        /// In a range with integer ends, a value's `serde_json` spelling is accepted exactly
-        /// when the value is in the range.
+        /// For random ends (whole, halves, arbitrary bits, inclusive or not), the grammar and
+        /// the decoder agree on every covered spelling of values at and around the ends.
         #[test]
-        fn range_verdicts_follow_the_value(a in -50i32..50, b in 0i32..60, x in -120.0f64..120.0) {
-            let (lo, hi) = (f64::from(a), f64::from(a + b));
-            let g = in_range(lo, hi).unwrap();
-            let text = serde_json::to_string(&x).unwrap_or_default();
-            prop_assert_eq!(matches(&g, &text), lo <= x && x <= hi, "{} in {}..={}", text, lo, hi);
+        fn range_verdicts_follow_the_decoder(
+            a in -200.0f64..200.0,
+            b in 0.0f64..300.0,
+            whole in any::<bool>(),
+            excl in any::<(bool, bool)>(),
+            f32 in any::<bool>(),
+            x in -500.0f64..500.0,
+            scale in -12i32..4,
+        ) {
+            let k = 10f64.powi(scale);
+            let (lo, hi) = if whole { ((a * k).round(), (a * k + b * k).round()) } else { (a * k, a * k + b * k) };
+            prop_assume!(lo < hi || (lo == hi && !excl.0 && !excl.1));
+            let kind = if f32 { FloatKind::F32 } else { FloatKind::F64 };
+            let ft = ty(kind, lo, excl.0, hi, excl.1);
+            let g = range(&ft).unwrap();
+            for v in near(&ft).into_iter().chain([x * k, (lo + hi) / 2.0]) {
+                for text in spellings(v) {
+                    let (by_grammar, by_decoder) = (matches(&g, &text), in_ty(&ft, &text));
+                    prop_assert!(!by_grammar || by_decoder, "grammar accepts {} for {:?}", text, ft);
+                    if covered(&text) {
+                        prop_assert_eq!(by_grammar, by_decoder, "{} for {:?}", text, ft);
+                    }
+                }
+            }
         }
 
         /// Every finite value, as Rust writes it (shortest round trip, fixed notation) and in

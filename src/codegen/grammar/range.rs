@@ -108,49 +108,10 @@ fn same_length(lo: &str, hi: &str, out: &mut Vec<G>) {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::super::expr::G;
+mod tests {
+    use super::super::matcher::matches;
     use super::*;
     use proptest::prelude::*;
-
-    /// Whether `text` is one spelling of `g` (a small backtracking matcher over the
-    /// expressions `int_range` builds: literals, digit classes, sequences, alternatives and
-    /// fixed repetitions).
-    pub(in crate::codegen::grammar) fn matches(g: &G, text: &str) -> bool {
-        ends(g, text.as_bytes(), 0).contains(&text.len())
-    }
-
-    fn ends(g: &G, text: &[u8], at: usize) -> Vec<usize> {
-        match g {
-            G::Lit(s) => {
-                if text.get(at..at + s.len()) == Some(s.as_bytes()) {
-                    vec![at + s.len()]
-                } else {
-                    Vec::new()
-                }
-            }
-            G::Class(c) => match text.get(at) {
-                Some(b) if c.contains(char::from(*b)) => vec![at + 1],
-                _ => Vec::new(),
-            },
-            G::Seq(parts) => parts.iter().fold(vec![at], |starts, p| {
-                starts.iter().flat_map(|s| ends(p, text, *s)).collect()
-            }),
-            G::Alt(alts) => alts.iter().flat_map(|a| ends(a, text, at)).collect(),
-            G::Rep(inner, min, max) => {
-                let mut now = vec![at];
-                let mut out = Vec::new();
-                for i in 0..=max.unwrap_or(64) {
-                    if i >= *min {
-                        out.extend(&now);
-                    }
-                    now = now.iter().flat_map(|s| ends(inner, text, *s)).collect();
-                }
-                out
-            }
-            _ => Vec::new(),
-        }
-    }
 
     fn check(lo: i128, hi: i128, n: i128) {
         let g = int_range(lo, hi);
