@@ -43,7 +43,7 @@ pub struct Decoder<'t> {
     items: Vec<Value>,
     /// The reader's buffer for unescaping strings, lent to each document's reader and taken
     /// back, so a document pays for no buffer growth (most of a small one's escapes' cost).
-    scratch: String,
+    scratch: Vec<u8>,
 }
 
 impl<'t> Decoder<'t> {
@@ -53,7 +53,7 @@ impl<'t> Decoder<'t> {
             patterns: Patterns::default(),
             defaults: HashMap::new(),
             items: Vec::new(),
-            scratch: String::new(),
+            scratch: Vec::new(),
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
         }
     }
@@ -175,7 +175,7 @@ struct Session<'s> {
     items: &'s mut Vec<Value>,
     r: Reader<'s>,
     /// Where the reader's scratch buffer goes back to when the document is done.
-    scratch: Option<&'s mut String>,
+    scratch: Option<&'s mut Vec<u8>>,
     errors: Vec<DecodeError>,
     /// Scratch for bound checks, reused to avoid allocating per string.
     issues: Vec<Issue>,

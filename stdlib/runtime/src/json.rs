@@ -92,7 +92,7 @@ pub struct Reader<'a> {
     /// a string without escapes is then a slice of it, with no per-string validation.
     text: Option<&'a str>,
     /// Where a string with escapes is unescaped, reused from string to string.
-    scratch: String,
+    scratch: Vec<u8>,
 }
 
 /// The byte each one-letter escape stands for, by its letter (0: not one; `\u` is not).
@@ -109,13 +109,6 @@ const SIMPLE_ESCAPES: [u8; 256] = {
     t
 };
 
-/// What [`Reader::unescape`] hands on: a plain run of the content (a byte range) or the
-/// character an escape stands for.
-enum Piece {
-    Run(usize, usize),
-    Char(char),
-}
-
 /// Deepest nesting `skip_value` follows; the pre-scan already holds documents to 64.
 const SKIP_DEPTH: usize = 128;
 
@@ -125,18 +118,18 @@ impl<'a> Reader<'a> {
             bytes,
             pos: 0,
             text: std::str::from_utf8(bytes).ok(),
-            scratch: String::new(),
+            scratch: Vec::new(),
         }
     }
 
     /// Unescapes into `scratch` (its capacity kept from earlier documents).
-    pub fn with_scratch(mut self, scratch: String) -> Reader<'a> {
+    pub fn with_scratch(mut self, scratch: Vec<u8>) -> Reader<'a> {
         self.scratch = scratch;
         self
     }
 
     /// The unescaping buffer, to lend to the next document's reader.
-    pub fn take_scratch(&mut self) -> String {
+    pub fn take_scratch(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.scratch)
     }
 
@@ -147,7 +140,7 @@ impl<'a> Reader<'a> {
             bytes: text.as_bytes(),
             pos: 0,
             text: Some(text),
-            scratch: String::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -343,56 +336,44 @@ impl<'a> Reader<'a> {
                 return self.error("a control character must be escaped inside a string");
             }
         }
+        // Whole runs between escapes are copied into the scratch buffer (which keeps its
+        // capacity from string to string), a one-letter escape is one byte, and the result is
+        // checked as UTF-8 once at the end, then copied out at its exact size (as serde_json
+        // does). Checking slices of the document's text instead costs two char-boundary tests
+        // per run, which model output, escaping every few bytes, pays more for.
         let mut issue = None;
-        match self.text {
-            // Valid text: the runs between escapes start and end at ASCII bytes (a quote, a
-            // backslash, an escape's last letter or digit), so each is a slice of the text,
-            // appended whole with no second UTF-8 check. The scratch buffer keeps its capacity
-            // between strings; the result is one exact-size copy of it (as serde_json does).
-            Some(text) => {
-                let mut out = std::mem::take(&mut self.scratch);
-                out.clear();
-                let read = self.unescape_text(text, start, i, &mut out, &mut issue);
-                let s = out.as_str().to_owned();
-                self.scratch = out;
-                read.map(|()| (Cow::Owned(s), issue))
-            }
-            // A document with invalid UTF-8 somewhere: bytes first, one check at the end.
-            None => {
-                let mut out: Vec<u8> = Vec::with_capacity(i - start + 16);
-                self.unescape(start, i, &mut issue, &mut |piece| match piece {
-                    Piece::Run(a, b) => out.extend_from_slice(bytes.get(a..b).unwrap_or_default()),
-                    Piece::Char(c) => {
-                        out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
-                    }
-                })?;
-                Ok(match String::from_utf8(out) {
-                    Ok(s) => (Cow::Owned(s), issue),
-                    Err(e) => (
-                        Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned()),
-                        Some(TextIssue::InvalidUtf8),
-                    ),
-                })
-            }
-        }
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let read = self.unescape(start, i, &mut out, &mut issue);
+        let text = match read {
+            Ok(()) => Ok(match std::str::from_utf8(&out) {
+                Ok(s) => (Cow::Owned(s.to_owned()), issue),
+                Err(_) => (
+                    Cow::Owned(String::from_utf8_lossy(&out).into_owned()),
+                    Some(TextIssue::InvalidUtf8),
+                ),
+            }),
+            Err(e) => Err(e),
+        };
+        self.scratch = out;
+        text
     }
 
-    /// [`Reader::unescape`] for valid text, written out for speed (model output escapes every
-    /// few bytes: quotes, newlines, tabs in quoted code): each plain run is one `push_str` of
-    /// a slice of the text, a one-letter escape one byte from [`SIMPLE_ESCAPES`], and only
-    /// `\u` goes through [`Reader::escape`].
+    /// Unescapes a string's content into `out`, from `run` (the start of a plain run) with `i`
+    /// the byte that ends that run, up to and past the closing quote: each plain run (found
+    /// eight bytes at a time by [`scan_plain`]) is copied whole, a one-letter escape is one
+    /// byte from [`SIMPLE_ESCAPES`], and only `\u` goes through [`Reader::escape`].
     #[inline]
-    fn unescape_text(
+    fn unescape(
         &mut self,
-        text: &str,
         mut run: usize,
         mut i: usize,
-        out: &mut String,
+        out: &mut Vec<u8>,
         issue: &mut Option<TextIssue>,
     ) -> Result<(), Syntax> {
         let bytes = self.bytes;
         loop {
-            out.push_str(text.get(run..i).unwrap_or_default());
+            out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
             match bytes.get(i) {
                 Some(b'\\') => {
                     let letter = bytes.get(i + 1).copied().unwrap_or(0);
@@ -403,11 +384,12 @@ impl<'a> Reader<'a> {
                     {
                         0 => {
                             self.pos = i + 1;
-                            out.push(self.escape(issue)?);
+                            let c = self.escape(issue)?;
+                            out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
                             run = self.pos;
                         }
                         c => {
-                            out.push(char::from(c));
+                            out.push(c);
                             run = i + 2;
                         }
                     }
@@ -420,45 +402,6 @@ impl<'a> Reader<'a> {
                 None => {
                     self.pos = i;
                     return self.error("unterminated string");
-                }
-                Some(_) => {
-                    self.pos = i;
-                    return self.error("a control character must be escaped inside a string");
-                }
-            }
-        }
-    }
-
-    /// Walks a string's content from `run` (the start of a plain run) with `i` the byte that
-    /// ends that run, handing `sink` each plain run whole (found eight bytes at a time by
-    /// [`scan_plain`]) and each escape decoded, up to and past the closing quote.
-    #[inline]
-    fn unescape(
-        &mut self,
-        mut run: usize,
-        mut i: usize,
-        issue: &mut Option<TextIssue>,
-        sink: &mut impl FnMut(Piece),
-    ) -> Result<(), Syntax> {
-        let bytes = self.bytes;
-        loop {
-            if i > run {
-                sink(Piece::Run(run, i));
-            }
-            match bytes.get(i) {
-                None => {
-                    self.pos = i;
-                    return self.error("unterminated string");
-                }
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    return Ok(());
-                }
-                Some(b'\\') => {
-                    self.pos = i + 1;
-                    sink(Piece::Char(self.escape(issue)?));
-                    run = self.pos;
-                    i = scan_plain(bytes, run);
                 }
                 Some(_) => {
                     self.pos = i;
@@ -800,289 +743,4 @@ pub enum IntIssue {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn int(text: &str) -> Result<i128, IntIssue> {
-        let mut r = Reader::new(text.as_bytes());
-        r.number().map_err(|_| IntIssue::TooBig)?.to_integer()
-    }
-
-    #[test]
-    fn integers_are_exact() {
-        assert_eq!(int("3"), Ok(3));
-        assert_eq!(int("3.0"), Ok(3));
-        assert_eq!(int("3e0"), Ok(3));
-        assert_eq!(int("1.0e2"), Ok(100));
-        assert_eq!(int("1.5e1"), Ok(15));
-        assert_eq!(int("-0"), Ok(0));
-        assert_eq!(int("0.000e5"), Ok(0));
-        assert_eq!(int("18446744073709551615"), Ok(u64::MAX as i128));
-        assert_eq!(int("-9223372036854775808"), Ok(i64::MIN as i128));
-        assert_eq!(int("1844674407370955161.5e1"), Ok(u64::MAX as i128));
-        assert_eq!(int("2.5"), Err(IntIssue::NotIntegral));
-        assert_eq!(int("1e-1"), Err(IntIssue::NotIntegral));
-        assert_eq!(int("1e400"), Err(IntIssue::TooBig));
-        assert_eq!(int("1e999999999999999999999"), Err(IntIssue::TooBig));
-    }
-
-    proptest::proptest! {
-        /// The eight-bytes-at-a-time scan stops exactly where a byte-by-byte one does, from
-        /// any start, on bytes rich in quotes, backslashes, control and non-ASCII bytes.
-        #[test]
-        fn scan_plain_matches_a_byte_loop(
-            bytes in proptest::collection::vec(
-                proptest::prop_oneof![
-                    proptest::sample::select(vec![b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff]),
-                    proptest::prelude::any::<u8>(),
-                ],
-                0..80,
-            ),
-            start in 0usize..90,
-        ) {
-            let stops = |i: &usize| bytes.get(*i).is_some_and(|&b| b == b'"' || b == b'\\' || b < 0x20);
-            let naive = (start..bytes.len()).find(stops).unwrap_or(bytes.len());
-            proptest::prop_assert_eq!(scan_plain(&bytes, start), naive);
-        }
-    }
-
-    /// The plain-digits fast path reads exactly what the general path reads, and declines
-    /// (consuming nothing but whitespace) whatever it does not handle.
-    #[test]
-    fn plain_ints_agree_with_numbers() {
-        let cases = [
-            ("0", Some(0)),
-            ("-0", Some(0)),
-            (" 42,", Some(42)),
-            ("-17]", Some(-17)),
-            ("999999999999999999", Some(999_999_999_999_999_999)),
-            ("-999999999999999999", Some(-999_999_999_999_999_999)),
-            ("9999999999999999999", None),
-            ("18446744073709551615", None),
-            ("01", None),
-            ("1.0", None),
-            ("1e2", None),
-            ("1E2", None),
-            ("-", None),
-            ("x", None),
-        ];
-        for (text, want) in cases {
-            let mut r = Reader::new(text.as_bytes());
-            let got = r.plain_int();
-            assert_eq!(got, want, "{text}");
-            match got {
-                Some(v) => assert_eq!(int(text.trim()).ok(), Some(i128::from(v)), "{text}"),
-                None => assert_eq!(r.pos, text.len() - text.trim_start().len(), "{text}"),
-            }
-        }
-    }
-
-    #[test]
-    fn syntax_is_strict() {
-        for bad in ["01", "1.", ".5", "+1", "1e", "-", "--1"] {
-            let mut r = Reader::new(bad.as_bytes());
-            let ok = r.number().is_ok() && r.pos == bad.len();
-            assert!(!ok, "{bad}");
-        }
-        for bad in [
-            "[1,]",
-            "{\"a\":1,}",
-            "[1 2]",
-            "\"a\tb\"",
-            "tru",
-            "{'a':1}",
-            "\"\\x\"",
-        ] {
-            let mut r = Reader::new(bad.as_bytes());
-            assert!(r.skip_value().is_err(), "{bad}");
-        }
-    }
-
-    /// The byte-by-byte unescaper the run-copying one replaced, kept as the reference: the
-    /// text, issue and end position, or the error's offset and message.
-    fn byte_by_byte(bytes: &[u8]) -> Result<(String, Option<TextIssue>, usize), (usize, String)> {
-        let fail = |pos: usize, m: &str| Err((pos, m.to_owned()));
-        if bytes.first() != Some(&b'"') {
-            return fail(0, "expected a string");
-        }
-        let mut pos = 1;
-        let mut buf = Vec::new();
-        let mut issue = None;
-        let hex4 = |pos: &mut usize| -> Result<u32, (usize, String)> {
-            let mut v = 0;
-            for _ in 0..4 {
-                match bytes.get(*pos).and_then(|b| (*b as char).to_digit(16)) {
-                    Some(d) => v = v * 16 + d,
-                    None => return Err((*pos, "`\\u` must be followed by four hex digits".into())),
-                }
-                *pos += 1;
-            }
-            Ok(v)
-        };
-        loop {
-            match bytes.get(pos) {
-                None => return fail(pos, "unterminated string"),
-                Some(b'"') => {
-                    pos += 1;
-                    break;
-                }
-                Some(b'\\') => {
-                    pos += 1;
-                    let Some(&esc) = bytes.get(pos) else {
-                        return fail(pos, "unterminated string");
-                    };
-                    pos += 1;
-                    let c = match esc {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hi = hex4(&mut pos)?;
-                            if (0xD800..=0xDBFF).contains(&hi) {
-                                let mut low = None;
-                                if bytes.get(pos..pos + 2) == Some(b"\\u") {
-                                    let save = pos;
-                                    pos += 2;
-                                    let lo = hex4(&mut pos)?;
-                                    if (0xDC00..=0xDFFF).contains(&lo) {
-                                        low = Some(lo);
-                                    } else {
-                                        pos = save;
-                                    }
-                                }
-                                match low {
-                                    Some(lo) => char::from_u32(
-                                        0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00),
-                                    )
-                                    .unwrap_or('\u{FFFD}'),
-                                    None => {
-                                        issue = Some(TextIssue::LoneSurrogate);
-                                        '\u{FFFD}'
-                                    }
-                                }
-                            } else if (0xDC00..=0xDFFF).contains(&hi) {
-                                issue = Some(TextIssue::LoneSurrogate);
-                                '\u{FFFD}'
-                            } else {
-                                char::from_u32(hi).unwrap_or('\u{FFFD}')
-                            }
-                        }
-                        _ => return fail(pos - 1, "invalid escape in a string"),
-                    };
-                    buf.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
-                }
-                Some(&b) if b < 0x20 => {
-                    return fail(pos, "a control character must be escaped inside a string")
-                }
-                Some(&b) => {
-                    buf.push(b);
-                    pos += 1;
-                }
-            }
-        }
-        Ok(match String::from_utf8(buf) {
-            Ok(s) => (s, issue, pos),
-            Err(e) => (
-                String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                Some(TextIssue::InvalidUtf8),
-                pos,
-            ),
-        })
-    }
-
-    /// What [`Reader::string`] gives, in the reference's terms.
-    fn read(mut r: Reader<'_>) -> Result<(String, Option<TextIssue>, usize), (usize, String)> {
-        match r.string() {
-            Ok((s, issue)) => Ok((s.into_owned(), issue, r.pos)),
-            Err(e) => Err((e.offset, e.message.clone())),
-        }
-    }
-
-    /// Pieces of string content that exercise every branch: plain runs of every length, each
-    /// escape, surrogate pairs and lone halves, broken `\u`, control characters, multi-byte
-    /// and invalid UTF-8, and the closing quote.
-    fn piece() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
-        use proptest::prelude::*;
-        prop_oneof![
-            "[a-z .:;(){}]{0,20}".prop_map(String::into_bytes),
-            proptest::sample::select(vec![
-                r#"\""#,
-                r"\\",
-                r"\/",
-                r"\b",
-                r"\f",
-                r"\n",
-                r"\r",
-                r"\t",
-                r"\u00e9",
-                r"\u2014",
-                r"\ud83d\ude00",
-                r"\ud800",
-                r"\udc00",
-                r"\ud800\u0041",
-                r"\ud800\uzz",
-                r"\u12",
-                r"\x",
-                "\\",
-                "\"",
-                "é",
-                "😀",
-                "\t",
-                "\u{1}",
-            ])
-            .prop_map(|s| s.as_bytes().to_vec()),
-            proptest::sample::select(vec![vec![0xff], vec![0xc3], vec![0xe2, 0x82], vec![0x80]]),
-        ]
-    }
-
-    proptest::proptest! {
-        /// The run-copying unescaper gives exactly what the byte-by-byte one gave — the same
-        /// text, issue and end, or the same error at the same offset — from bytes and from
-        /// text; and on valid JSON strings, what serde_json reads.
-        #[test]
-        fn strings_read_as_byte_by_byte(
-            pieces in proptest::collection::vec(piece(), 0..12),
-            close in proptest::prelude::any::<bool>(),
-        ) {
-            let mut doc = b"\"".to_vec();
-            for p in &pieces {
-                doc.extend_from_slice(p);
-            }
-            if close {
-                doc.push(b'"');
-            }
-            let want = byte_by_byte(&doc);
-            proptest::prop_assert_eq!(read(Reader::new(&doc)), want.clone());
-            if let Ok(text) = std::str::from_utf8(&doc) {
-                proptest::prop_assert_eq!(read(Reader::from_text(text)), want.clone());
-            }
-            // The same string inside a document with invalid UTF-8 after it (so no text), when
-            // the verdict does not depend on what follows.
-            if want.as_ref().err().is_none_or(|(at, _)| *at < doc.len()) {
-                let mut broken = doc.clone();
-                broken.extend_from_slice(b" \xff");
-                proptest::prop_assert_eq!(read(Reader::new(&broken)), want.clone());
-            }
-            if let Ok((ours, None, end)) = &want {
-                if let Ok(theirs) = serde_json::from_slice::<String>(doc.get(..*end).unwrap_or_default()) {
-                    proptest::prop_assert_eq!(ours, &theirs);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn strings_unescape_and_flag_bad_text() {
-        let mut r = Reader::new(br#""a\u00e9\ud83d\ude00\n""#);
-        assert_eq!(r.string(), Ok((Cow::Owned("aé😀\n".to_owned()), None)));
-        let mut r = Reader::new(br#""\ud800x""#);
-        assert_eq!(r.string().map(|s| s.1), Ok(Some(TextIssue::LoneSurrogate)));
-        let mut r = Reader::new(b"\"\xff\"");
-        assert_eq!(r.string().map(|s| s.1), Ok(Some(TextIssue::InvalidUtf8)));
-    }
-}
+mod tests;
