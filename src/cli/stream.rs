@@ -260,7 +260,7 @@ impl<'p> Others<'p> {
         let max = usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX);
         let value = Decoder::new(&self.program.types)
             .with_max_input_bytes(max)
-            .decode(observation.value.get().as_bytes(), &param.ty, &param.name)
+            .decode_str(observation.value.get(), &param.ty, &param.name)
             .map_err(|errors| {
                 let why: Vec<String> = errors.iter().map(|e| e.message.clone()).collect();
                 format!("`value`: {}", why.join("; "))

@@ -321,7 +321,7 @@ impl<R: FloatRules> BoundedFloat<R> {
 
     /// Checks `v`: finite, representable, inside the bounds.
     pub fn new(v: f64) -> Result<Self, BoundError> {
-        match bounds::check_float(v, &v.to_string(), &Self::ty()) {
+        match bounds::check_float(v, || v.to_string(), &Self::ty()) {
             Some(issue) => Err(BoundError::new(issue)),
             None => Ok(BoundedFloat(v, PhantomData)),
         }

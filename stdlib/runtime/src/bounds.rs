@@ -128,15 +128,21 @@ pub fn check_int(v: i128, ty: &IntTy) -> Option<Issue> {
     }
 }
 
-/// Checks a float: finite, representable in `f32` when asked, inside its bounds.
-pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
+/// Checks a float: finite, representable in `f32` when asked, inside its bounds. `text` gives
+/// the value as written for the sentence, and is only called when there is an issue (callers
+/// holding only the `f64` would otherwise format every value in case of an error).
+pub fn check_float<S: AsRef<str>>(v: f64, text: impl FnOnce() -> S, ty: &FloatTy) -> Option<Issue> {
     if !v.is_finite() {
+        let text = text();
+        let text = text.as_ref();
         return Some((
             Code::NotFinite,
             format!("{} is not a finite number", quoted(text)),
         ));
     }
     if ty.kind == FloatKind::F32 && !(v as f32).is_finite() {
+        let text = text();
+        let text = text.as_ref();
         return Some((
             Code::NotFinite,
             format!("{} is too large for an f32", quoted(text)),
@@ -149,6 +155,8 @@ pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
             v < min.value
         };
         if below {
+            let text = text();
+            let text = text.as_ref();
             let op = if min.exclusive { ">" } else { ">=" };
             return Some((
                 Code::OutOfRange,
@@ -167,6 +175,8 @@ pub fn check_float(v: f64, text: &str, ty: &FloatTy) -> Option<Issue> {
             v > max.value
         };
         if above {
+            let text = text();
+            let text = text.as_ref();
             let op = if max.exclusive { "<" } else { "<=" };
             return Some((
                 Code::OutOfRange,

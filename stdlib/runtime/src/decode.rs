@@ -23,6 +23,10 @@ use crate::ty::{DefKind, FieldTy, ListTy, MapTy, MediaTy, Ty, TypeTable, Variant
 use crate::value::{MediaRef, Text, Value};
 use std::collections::{BTreeMap, HashMap};
 
+/// The largest unescaping buffer a decoder keeps between documents (64 KiB: longer strings
+/// are rare, and pay for their own buffer).
+const MAX_KEPT_SCRATCH: usize = 1 << 16;
+
 /// The default `max_input_bytes` when a project sets none (1 MiB, as `ael.toml`'s example).
 pub const DEFAULT_MAX_INPUT_BYTES: usize = 1 << 20;
 
@@ -37,6 +41,9 @@ pub struct Decoder<'t> {
     /// Scratch stack of list items, kept between documents (see [`Session::list`]); its
     /// capacity is the most items ever open at once, at most the platform's 200,000 values.
     items: Vec<Value>,
+    /// The reader's buffer for unescaping strings, lent to each document's reader and taken
+    /// back, so a document pays for no buffer growth (most of a small one's escapes' cost).
+    scratch: Vec<u8>,
 }
 
 impl<'t> Decoder<'t> {
@@ -46,6 +53,7 @@ impl<'t> Decoder<'t> {
             patterns: Patterns::default(),
             defaults: HashMap::new(),
             items: Vec::new(),
+            scratch: Vec::new(),
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
         }
     }
@@ -58,8 +66,28 @@ impl<'t> Decoder<'t> {
 
     /// Decodes a document holding one value of `ty`; `root` names it in paths (`request`).
     pub fn decode(&mut self, bytes: &[u8], ty: &Ty, root: &str) -> Result<Value, Vec<DecodeError>> {
-        prescan(bytes, self.max_input_bytes, root).map_err(|e| vec![e])?;
-        let mut session = self.session(bytes);
+        self.decode_with(Reader::new(bytes), ty, root)
+    }
+
+    /// [`Decoder::decode`] of a document the caller holds as text (a model's answer, a raw
+    /// JSON value): the same value and errors, without checking the UTF-8 of a `str` again.
+    pub fn decode_str(
+        &mut self,
+        text: &str,
+        ty: &Ty,
+        root: &str,
+    ) -> Result<Value, Vec<DecodeError>> {
+        self.decode_with(Reader::from_text(text), ty, root)
+    }
+
+    fn decode_with(
+        &mut self,
+        reader: Reader<'_>,
+        ty: &Ty,
+        root: &str,
+    ) -> Result<Value, Vec<DecodeError>> {
+        prescan(reader.bytes, self.max_input_bytes, root).map_err(|e| vec![e])?;
+        let mut session = self.session(reader);
         let trail = Trail::Root(root);
         let result = session.value(ty, &trail);
         session.finish(result, &trail)
@@ -96,7 +124,7 @@ impl<'t> Decoder<'t> {
                 default: None,
             })
             .collect();
-        let mut session = self.session(bytes);
+        let mut session = self.session(Reader::new(bytes));
         let trail = Trail::Root("");
         let result = match session.r.kind() {
             Ok(Kind::Object) => session.fields(&fields, None, &trail),
@@ -110,13 +138,14 @@ impl<'t> Decoder<'t> {
         }
     }
 
-    fn session<'s>(&'s mut self, bytes: &'s [u8]) -> Session<'s> {
+    fn session<'s>(&'s mut self, r: Reader<'s>) -> Session<'s> {
         Session {
             table: self.table,
             patterns: &mut self.patterns,
             defaults: &mut self.defaults,
             items: &mut self.items,
-            r: Reader::new(bytes),
+            r: r.with_scratch(std::mem::take(&mut self.scratch)),
+            scratch: Some(&mut self.scratch),
             errors: Vec::new(),
             issues: Vec::new(),
         }
@@ -145,6 +174,8 @@ struct Session<'s> {
     /// moves them out in one exact-size allocation at its end, so no list grows by doubling.
     items: &'s mut Vec<Value>,
     r: Reader<'s>,
+    /// Where the reader's scratch buffer goes back to when the document is done.
+    scratch: Option<&'s mut Vec<u8>>,
     errors: Vec<DecodeError>,
     /// Scratch for bound checks, reused to avoid allocating per string.
     issues: Vec<Issue>,
@@ -160,6 +191,13 @@ impl<'s> Session<'s> {
         result: Decoded<Value>,
         trail: &Trail<'_>,
     ) -> Result<Value, Vec<DecodeError>> {
+        if let Some(home) = self.scratch.take() {
+            let scratch = self.r.take_scratch();
+            // A buffer grown by one huge string is not kept for every later document.
+            if scratch.capacity() <= MAX_KEPT_SCRATCH {
+                *home = scratch;
+            }
+        }
         let value = match result {
             Ok(v) => {
                 self.r.skip_ws();
@@ -283,7 +321,7 @@ impl<'s> Session<'s> {
                 }
                 let n = self.r.number()?;
                 let v: f64 = n.text.parse().unwrap_or(f64::INFINITY);
-                match bounds::check_float(v, n.text, ft) {
+                match bounds::check_float(v, || n.text, ft) {
                     None => Ok(Some(Value::Float(v))),
                     Some((code, what)) => {
                         self.report(trail, code, what);
@@ -497,6 +535,7 @@ impl<'s> Session<'s> {
             defaults: &mut *self.defaults,
             items: &mut *self.items,
             r: Reader::new(&text),
+            scratch: None,
             errors: Vec::new(),
             issues: Vec::new(),
         };

@@ -447,7 +447,7 @@ impl<'a> Pipeline<'a> {
                 "the answer's code fence is not one ```json (or ```) fence closed around one JSON value",
             )]));
         };
-        let value = match decoder.decode(json.as_bytes(), self.output_ty, OUTPUT_ROOT) {
+        let value = match decoder.decode_str(json, self.output_ty, OUTPUT_ROOT) {
             Ok(v) => v,
             Err(errors) => {
                 if let Some(syntax) = errors.iter().find(|e| e.code == Code::InvalidJson) {

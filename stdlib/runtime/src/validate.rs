@@ -89,8 +89,7 @@ impl Walk<'_, '_> {
                 }
             }
             (Ty::Float(ft), Value::Float(v)) => {
-                let text = v.to_string();
-                if let Some((code, what)) = bounds::check_float(*v, &text, ft) {
+                if let Some((code, what)) = bounds::check_float(*v, || v.to_string(), ft) {
                     self.report(code, what);
                 }
             }

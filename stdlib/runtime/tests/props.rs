@@ -1,11 +1,14 @@
 //! Property tests: the decoder and the pre-scan never panic, on arbitrary bytes and on mutated
 //! valid documents; the pre-scan's depth verdict matches the real depth; a decoded value
-//! re-validates clean and its canonical JSON decodes back to it.
+//! re-validates clean and its canonical JSON decodes back to it; bytes and text decode alike, and
+//! the text of escaped strings is what serde_json reads.
 
 use aelc_runtime::decode::Decoder;
 use aelc_runtime::error::Code;
 use aelc_runtime::prescan::prescan;
-use aelc_runtime::testing::{named, review_json, review_types, REVIEW, REVIEW_REQUEST};
+use aelc_runtime::testing::{
+    model_output_json, named, review_json, review_types, REVIEW, REVIEW_REQUEST,
+};
 use aelc_runtime::validate::validate_value;
 use proptest::prelude::*;
 
@@ -60,6 +63,38 @@ proptest! {
                     let suffix = format!("({})", e.code);
                     prop_assert!(e.message.ends_with(&suffix), "{}", e.message);
                     prop_assert!(e.pointer.is_empty() || e.pointer.starts_with('/'));
+                }
+            }
+        }
+    }
+
+    /// Model output (escapes in most strings), mutated: the `&str` entry and the bytes entry
+    /// give the same value or the same errors, a decoder reused from document to document (its
+    /// unescaping buffer lent on) gives what a fresh one gives, and accepted text is the text
+    /// serde_json reads from the same bytes.
+    #[test]
+    fn text_and_bytes_decode_alike(
+        findings in 0usize..4,
+        edits in proptest::collection::vec((any::<usize>(), any::<u8>(), prop::sample::select(b"{}[]\",:0123456789.eE-+tfnul\\ \xff\xc3abnrtu/".to_vec())), 0..6),
+    ) {
+        let table = review_types();
+        let ty = named(REVIEW);
+        let bytes = mutate(&model_output_json(findings), &edits);
+        let mut reused = Decoder::new(&table);
+        let _ = reused.decode(model_output_json(3).as_bytes(), &ty, "output");
+        let from_bytes = Decoder::new(&table).decode(&bytes, &ty, "output");
+        prop_assert_eq!(&reused.decode(&bytes, &ty, "output"), &from_bytes);
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            prop_assert_eq!(&reused.decode_str(text, &ty, "output"), &from_bytes);
+        }
+        if let (Ok(v), Ok(theirs)) = (&from_bytes, serde_json::from_slice::<serde_json::Value>(&bytes)) {
+            let ours = v.to_json(&ty, &table);
+            prop_assert_eq!(&ours["summary"], &theirs["summary"]);
+            let found = theirs["findings"].as_array().map_or(0, Vec::len);
+            for i in 0..found {
+                prop_assert_eq!(&ours["findings"][i]["message"], &theirs["findings"][i]["message"]);
+                if theirs["findings"][i].get("suggestion").is_some() {
+                    prop_assert_eq!(&ours["findings"][i]["suggestion"], &theirs["findings"][i]["suggestion"]);
                 }
             }
         }

@@ -274,7 +274,7 @@ impl<'x, 'p> Session<'x, 'p> {
         let max = usize::try_from(program.limits.max_input_bytes).unwrap_or(usize::MAX);
         let value = match Decoder::new(&program.types)
             .with_max_input_bytes(max)
-            .decode(observation.value.get().as_bytes(), &param.ty, &param.name)
+            .decode_str(observation.value.get(), &param.ty, &param.name)
         {
             Ok(v) => v,
             Err(errors) => {
