@@ -1410,7 +1410,11 @@ fn live_suite(backend: &str, store: &str) {
 
     // -- a session line longer than an observation can be (`max_input_bytes` and its
     // envelope) is refused at its line before the rest of it is read: 413, a stored receipt
-    let long = observation("camera", 0, json!({"people": 1, "note": "x".repeat(20_000)}));
+    let long = observation(
+        "camera",
+        0,
+        json!({"people": 1, "note": "x".repeat(20_000)}),
+    );
     let body = observation("reading", 0, json!({"tenths": 1})) + &long;
     let r = post_ndjson(&gw, &demo, "fuse", &body);
     assert_eq!(r.status, 413, "{}", r.body);

@@ -306,7 +306,7 @@ impl Bounds {
 
     fn judge(ty: &FloatTy, text: &str) -> bool {
         text.parse::<f64>()
-            .is_ok_and(|v| aelc_runtime::bounds::check_float(v, text, ty).is_none())
+            .is_ok_and(|v| aelc_runtime::bounds::check_float(v, || text, ty).is_none())
     }
 
     fn above_min(&self, text: &str) -> bool {
