@@ -121,34 +121,52 @@ fn mantissa_at_most(bound: &str) -> G {
     digit_interval(0, bound.parse().unwrap_or(0), MANTISSA_FRACTION)
 }
 
-/// Largest bound magnitude [`range`] takes: the accepted decimals are computed in units of
-/// 10^-22, and 2^53 × 10^22 still fits an `i128`. Printers write every value below 2^53 in
-/// fixed notation or, below 10^-4, with a negative exponent, which is all [`range`] spells.
+/// Largest bound magnitude [`range`] takes. Printers write every value below 2^53 in fixed
+/// notation or, below 10^-4, with a negative exponent, which is all [`range`] spells up to
+/// [`OPEN_THRESHOLD`].
 const RANGE_LIMIT: f64 = 9_007_199_254_740_992.0;
+
+/// Where an open end's exact part stops (inclusive) and [`beyond`] takes over: 10^16, where
+/// `serde_json` switches to `1e16`. The accepted decimals are computed in units of 10^-22,
+/// and (10^16 + 1) × 10^22 still fits an `i128`.
+const OPEN_THRESHOLD: f64 = 1e16;
 
 /// Largest exponent magnitude a scientific spelling in a range takes (three digits).
 const MAX_NEGATIVE_EXPONENT: u32 = 999;
 
-/// The spellings of the floats of `ft` when both ends are finite and at most 2^53 in
-/// magnitude (inclusive or exclusive, whole or fractional), else `None` (the range stays with
-/// the pipeline). Exact in the spellings it covers: a decimal in fixed notation with at most
-/// 22 digits after the point, or `d.ddd…e-N` (a digit 1–9, at most 16 after the point, `N` of
-/// at most three digits) is accepted exactly when the decoder accepts it. The accepted
-/// decimals of each spelling are found with the decoder's own comparison
+/// The spellings of the floats of `ft` when it has an end and every end it has is finite and
+/// at most 2^53 in magnitude (inclusive or exclusive, whole or fractional), else `None` (the
+/// range stays with the pipeline). Exact in the spellings it covers: a decimal in fixed
+/// notation with at most 22 digits after the point, or `d.ddd…e-N` (a digit 1–9, at most 16
+/// after the point, `N` of at most three digits) is accepted exactly when the decoder accepts
+/// it. The accepted decimals of each spelling are found with the decoder's own comparison
 /// ([`aelc_runtime::bounds::check_float`]) on the parsed value: parsing rounds monotonically,
-/// so they form one interval per sign and exponent, which [`digit_interval`] spells.
+/// so they form one interval per sign and exponent, which [`digit_interval`] spells. An open
+/// end is closed at ±10^16 for that search (every decimal below 10^16 parses to at most
+/// 10^16, so nothing in the range is lost), and [`beyond`] adds every finite spelling past
+/// 10^16 on that side: up to 21 digits before the point, or `d.ddd…e+N` from `N` = 16.
 pub fn range(ft: &FloatTy) -> Option<G> {
-    let (Some(min), Some(max)) = (ft.min, ft.max) else {
-        return None;
-    };
-    let within = |v: f64| v.is_finite() && v.abs() <= RANGE_LIMIT;
-    if !within(min.value) || !within(max.value) {
+    if ft.min.is_none() && ft.max.is_none() {
         return None;
     }
+    let within = |b: &FloatBound| b.value.is_finite() && b.value.abs() <= RANGE_LIMIT;
+    if ![ft.min, ft.max].iter().flatten().all(within) {
+        return None;
+    }
+    let (open_below, open_above) = (ft.min.is_none(), ft.max.is_none());
+    let closed_at = |value: f64| FloatBound {
+        value,
+        exclusive: false,
+    };
+    let ft = &FloatTy {
+        min: Some(ft.min.unwrap_or(closed_at(-OPEN_THRESHOLD))),
+        max: Some(ft.max.unwrap_or(closed_at(OPEN_THRESHOLD))),
+        ..*ft
+    };
     let bounds = Bounds::new(ft);
     let mut alts = Vec::new();
-    // Fixed notation: signed units of 10^-22 (2^53 + 1 in magnitude is the widest needed).
-    let limit = (RANGE_LIMIT as i128 + 1) * pow10(FRACTION_DIGITS);
+    // Fixed notation: signed units of 10^-22 (10^16 + 1 in magnitude is the widest needed).
+    let limit = (OPEN_THRESHOLD as i128 + 1) * pow10(FRACTION_DIGITS);
     let fixed = |k: i128| spell_units(k, FRACTION_DIGITS);
     if let Some((a, b)) = accepted_interval(-limit, limit, fixed, &bounds) {
         if b >= 0 {
@@ -181,11 +199,57 @@ pub fn range(ft: &FloatTy) -> Option<G> {
     if let Some(small) = scientific(&Bounds::new(&mirrored)) {
         alts.push(G::seq(vec![G::lit("-"), small]));
     }
+    if open_above {
+        alts.push(beyond(ft.kind));
+    }
+    if open_below {
+        alts.push(G::seq(vec![G::lit("-"), beyond(ft.kind)]));
+    }
     Some(if alts.is_empty() {
         super::never()
     } else {
         G::alt(alts)
     })
+}
+
+/// The finite spellings of `kind` from 10^16 up, all in a range with no upper end: fixed
+/// notation with 17 to 21 digits before the point (JavaScript's most), and `d.ddd…e+N` (a
+/// digit 1–9, at most 16 after the point, `+` optional) with `N` from 16 to just below the
+/// largest finite value, or at it with a mantissa up to the edge (as in [`float`]).
+fn beyond(kind: FloatKind) -> G {
+    let digit = || G::digits(b'0', b'9');
+    let fixed = G::seq(vec![
+        G::digits(b'1', b'9'),
+        G::rep(digit(), 16, Some(INT_DIGITS - 1)),
+        G::opt(G::seq(vec![
+            G::lit("."),
+            G::rep(digit(), 1, Some(FRACTION_DIGITS)),
+        ])),
+    ]);
+    let (top, edge) = match kind {
+        FloatKind::F64 => (307, F64_EDGE),
+        FloatKind::F32 => (37, F32_EDGE),
+    };
+    let one = pow10(MANTISSA_FRACTION);
+    let exponent = |n: G| {
+        G::seq(vec![
+            G::class(&[('e', 'e'), ('E', 'E')]),
+            G::opt(G::lit("+")),
+            n,
+        ])
+    };
+    let mut alts = vec![fixed];
+    if let Some(below) = super::range::int_range(16, top) {
+        alts.push(G::seq(vec![
+            digit_interval(one, 10 * one - 1, MANTISSA_FRACTION),
+            exponent(below),
+        ]));
+    }
+    alts.push(G::seq(vec![
+        digit_interval(one, edge.0.parse().unwrap_or(one), MANTISSA_FRACTION),
+        exponent(G::lit(edge.1)),
+    ]));
+    G::alt(alts)
 }
 
 /// The spellings `d.ddd…e-N` the decoder accepts: for each exponent `N` the accepted
@@ -575,21 +639,40 @@ mod tests {
         }
     }
 
+    /// `kind` with only the ends given, each `(value, exclusive)`.
+    fn open(kind: FloatKind, lo: Option<(f64, bool)>, hi: Option<(f64, bool)>) -> FloatTy {
+        let bound = |(value, exclusive)| FloatBound { value, exclusive };
+        FloatTy {
+            kind,
+            min: lo.map(bound),
+            max: hi.map(bound),
+        }
+    }
+
     /// The decoder's verdict on `text` for `ft`.
     fn in_ty(ft: &FloatTy, text: &str) -> bool {
         Bounds::judge(ft, text)
     }
 
     /// Whether `text` is in a spelling a range's grammar covers: fixed notation with at most
-    /// 22 digits after the point, or `d.ddd…e-N` (a digit 1 to 9, at most 16 after the point,
-    /// `N` of at most 3 digits).
+    /// 21 digits before the point and 22 after it, or `d.ddd…e-N` (a digit 1 to 9, at most 16
+    /// after the point, `N` of at most 3 digits), or `d.ddd…e+N` with `N` from 16.
     fn covered(text: &str) -> bool {
         let t = text.strip_prefix('-').unwrap_or(text);
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         if let Some((m, e)) = t.split_once(['e', 'E']) {
             let (int, frac) = m.split_once('.').unwrap_or((m, "1"));
+            // Positive exponents from 16 (canonical, `+` optional): past every closed end.
             let Some(n) = e.strip_prefix('-') else {
-                return false;
+                let n = e.strip_prefix('+').unwrap_or(e);
+                return int.len() == 1
+                    && int != "0"
+                    && digits(int)
+                    && digits(frac)
+                    && frac.len() <= 16
+                    && digits(n)
+                    && !n.starts_with('0')
+                    && n.parse::<u32>().is_ok_and(|n| (16..1000).contains(&n));
             };
             return int.len() == 1
                 && int != "0"
@@ -601,7 +684,11 @@ mod tests {
                 && n.bytes().any(|b| b != b'0');
         }
         let (int, frac) = t.split_once('.').unwrap_or((t, "0"));
-        digits(int) && (int == "0" || !int.starts_with('0')) && digits(frac) && frac.len() <= 22
+        digits(int)
+            && (int == "0" || !int.starts_with('0'))
+            && int.len() <= 21
+            && digits(frac)
+            && frac.len() <= 22
     }
 
     /// The spellings of `v` a test tries: Rust's shortest round trip (fixed and scientific),
@@ -653,6 +740,23 @@ mod tests {
     /// a few inside and out.
     fn near(ft: &FloatTy) -> Vec<f64> {
         let mut out = vec![0.0, -0.0, 1e-7, -1e-7, 5e-324];
+        if ft.min.is_none() || ft.max.is_none() {
+            // Around the open end's threshold, and up to the largest finite values.
+            for v in [
+                OPEN_THRESHOLD,
+                next_down(OPEN_THRESHOLD),
+                next_up(OPEN_THRESHOLD),
+                9.5e15,
+                1.5e17,
+                1e21,
+                1e300,
+                f64::MAX,
+                f64::from(f32::MAX),
+                3.5e38,
+            ] {
+                out.extend([v, -v]);
+            }
+        }
         for b in [ft.min, ft.max].into_iter().flatten() {
             let v = b.value;
             out.extend([v, next_up(v), next_down(v), v + 0.25, v - 0.25, v / 3.0]);
@@ -745,6 +849,69 @@ mod tests {
             check_range(&ft);
         }
         assert!(range(&ty(F64, 0.0, false, 1e300, false)).is_none());
+        assert!(range(&open(F64, Some((1e300, false)), None)).is_none());
+        assert!(range(&open(F64, None, None)).is_none());
+    }
+
+    #[test]
+    fn one_ended_ranges_take_every_finite_spelling_past_the_threshold() {
+        use FloatKind::{F32, F64};
+        let g = range(&open(F64, Some((0.5, false)), None)).unwrap();
+        for (t, ok) in [
+            ("0.5", true),
+            ("0.49999999999999994", false),
+            ("9999999999999999.5", true), // rounds to 10^16, the exact part's end
+            ("10000000000000000", true),
+            ("123456789012345678901.5", true),
+            ("1234567890123456789012", false), // 22 digits: not a printer's spelling
+            ("1e16", true),
+            ("1.5e+17", true),
+            ("1e300", true),
+            ("1.7976931348623157e308", true),
+            ("1.7976931348623158e308", true),
+            ("1.7976931348623159e308", false), // infinite
+            ("1e309", false),
+            ("-1e300", false),
+            ("-5", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        let g = range(&open(F64, None, Some((-1.0, false)))).unwrap();
+        for (t, ok) in [
+            ("-1", true),
+            ("-0.99999999999999989", false),
+            ("-1e300", true),
+            ("-123456789012345678901", true),
+            ("1e300", false),
+            ("0", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        let g = range(&open(F32, Some((0.0, false)), None)).unwrap();
+        for (t, ok) in [
+            ("0", true),
+            ("-0.0", true),
+            ("-1e-7", false),
+            ("3.4028235e38", true),
+            ("3.4028235677973364e38", true),
+            ("3.4028235677973365e38", false),
+            ("1e39", false),
+            ("1e300", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        for ft in [
+            open(F64, Some((0.5, false)), None),
+            open(F64, Some((-2.5, true)), None),
+            open(F64, None, Some((-1.0, false))),
+            open(F64, None, Some((0.1, true))),
+            open(F64, Some((9_007_199_254_740_992.0, true)), None),
+            open(F64, None, Some((-9_007_199_254_740_992.0, false))),
+            open(F32, Some((0.0, false)), None),
+            open(F32, None, Some((1e9, true))),
+        ] {
+            check_range(&ft);
+        }
     }
 
     proptest! {
@@ -759,12 +926,14 @@ mod tests {
             f32 in any::<bool>(),
             x in -500.0f64..500.0,
             scale in -12i32..4,
+            ends in 0u8..4,
         ) {
             let k = 10f64.powi(scale);
             let (lo, hi) = if whole { ((a * k).round(), (a * k + b * k).round()) } else { (a * k, a * k + b * k) };
             prop_assume!(lo < hi || (lo == hi && !excl.0 && !excl.1));
             let kind = if f32 { FloatKind::F32 } else { FloatKind::F64 };
-            let ft = ty(kind, lo, excl.0, hi, excl.1);
+            // Both ends (half the cases), only the minimum, or only the maximum.
+            let ft = open(kind, (ends != 3).then_some((lo, excl.0)), (ends != 2).then_some((hi, excl.1)));
             let g = range(&ft).unwrap();
             for v in near(&ft).into_iter().chain([x * k, (lo + hi) / 2.0]) {
                 for text in spellings(v) {
