@@ -88,8 +88,8 @@ fn int_shape() -> impl Strategy<Value = Shape> {
         })
 }
 
-/// Divisors of the generated float range ends.
-const FLOAT_SCALES: &[f64] = &[1.0, 2.0, 10.0, 1000.0];
+/// Divisors of the generated float range ends (the last two put them past 2^53).
+const FLOAT_SCALES: &[f64] = &[1.0, 2.0, 10.0, 1000.0, 1e-16, 1e-290];
 
 /// Formatted texts and their length bounds: the std types (`Str<254>` email, `Str<2048>` uri,
 /// `Str<64>` date-time), bounds that cut through the fraction of a date-time, and ones that
@@ -1766,8 +1766,7 @@ fn loosened(ty: &Ty) -> Ty {
             format: None,
             ..st.clone()
         }),
-        // A range with an end, and every end within 2^53, is expressed (exactly, in the
-        // spellings the header names); any other is listed as not expressed.
+        // A range with an end is expressed (exactly, in the spellings the header names).
         Ty::Float(ft) if !expressed_range(ft) => Ty::Float(FloatTy {
             min: None,
             max: None,
@@ -1790,15 +1789,11 @@ fn loosened(ty: &Ty) -> Ty {
     }
 }
 
-/// Whether the grammar expresses a float range: it has an end, and every end it has is at
-/// most 2^53 in magnitude.
+/// Whether the grammar expresses a float range: it has an end, and every end it has is
+/// finite.
 fn expressed_range(ft: &FloatTy) -> bool {
     let ends = [ft.min, ft.max];
-    ends.iter().any(Option::is_some)
-        && ends
-            .iter()
-            .flatten()
-            .all(|b| b.value.abs() <= 9_007_199_254_740_992.0)
+    ends.iter().any(Option::is_some) && ends.iter().flatten().all(|b| b.value.is_finite())
 }
 
 fn loosened_table(table: &TypeTable) -> TypeTable {
@@ -2048,12 +2043,15 @@ fn edge_cases() -> Vec<(Ty, Vec<String>)> {
         for &v in ends {
             for w in [v, next_up(v), next_down(v), v + 0.25, v - 0.25] {
                 texts.push(serde_json::to_string(&w).unwrap());
-                // Scientific notation is covered with a negative exponent only.
+                // Scientific notation is covered with a negative exponent or from 10^16 on,
+                // fixed notation up to 21 digits before the point.
                 let sci = format!("{w:e}");
-                if sci.contains("e-") {
+                if sci.contains("e-") || w.abs() >= 1e16 {
                     texts.push(sci);
                 }
-                texts.push(format!("{w:.17}"));
+                if w.abs() < 1e21 {
+                    texts.push(format!("{w:.17}"));
+                }
             }
         }
         texts
@@ -2112,6 +2110,36 @@ fn edge_cases() -> Vec<(Ty, Vec<String>)> {
         }),
         (open(FloatKind::F64, None, Some((-1.0, true))), {
             let mut t = near(&[-1.0]);
+            t.extend(far(""));
+            t.extend(far("-"));
+            t
+        }),
+        (range(FloatKind::F64, 0.0, false, 1e300, false), {
+            let mut t = near(&[0.0, 1e300]);
+            t.extend(far(""));
+            t.extend(
+                ["1.0000000000000001e300", "1.000000000000001e300", "1e+301"].map(str::to_owned),
+            );
+            t
+        }),
+        (open(FloatKind::F64, Some((1e20, true)), None), {
+            let mut t = near(&[1e20]);
+            t.extend(far(""));
+            t.extend(
+                [
+                    "100000000000000000000",
+                    "100000000000000008191.5",
+                    "100000000000000008193",
+                    "100000000000000008192",
+                    "100000000000000008192.0000000000000000000001",
+                    "1.0000000000000002e20",
+                ]
+                .map(str::to_owned),
+            );
+            t
+        }),
+        (range(FloatKind::F32, -1e30, true, 2e20, false), {
+            let mut t = near(&[-1e30, 2e20]);
             t.extend(far(""));
             t.extend(far("-"));
             t

@@ -15,9 +15,9 @@
 //! edges ([`range`]); unit enums; data enums with their tag first; list and map minimums and
 //! caps; optional and defaulted fields (absent, or `null` for an `Option`); map keys with
 //! their bounds; media references ([`aelc_runtime::media`]); anchored `@pattern`s
-//! ([`pattern`]); finite floats in their printers' spellings, and float ranges whose ends are
-//! within 2^53 (both, or one with the other side open), exact in fixed notation and in
-//! scientific notation with a negative exponent, or past 10^16 a positive one ([`float`]); the `date`,
+//! ([`pattern`]); finite floats in their printers' spellings, and float ranges (one end or
+//! two, of any magnitude), exact in fixed notation and in scientific notation with a negative
+//! exponent, or past 10^16 a positive one ([`float`]); the `date`,
 //! `uuid` and `date-time` formats exactly, `email` and `uri` as a sound subset ([`format`]); the
 //! ```` ```json ```` fence. Sizes are linear in the type: every named type
 //! is one rule, and a list item, map entry or optional-field chain used twice is named once.
@@ -298,8 +298,7 @@ impl Builder<'_> {
 
     fn float(&mut self, ft: &FloatTy) -> G {
         if ft.min.is_some() || ft.max.is_some() {
-            // A range whose ends are within 2^53 (one of them may be open) is spelled exactly,
-            // as one rule per range.
+            // A range with an end is spelled exactly, as one rule per range.
             let end = |b: Option<FloatBound>| b.map(|b| (b.value.to_bits(), b.exclusive));
             let key = (ft.kind == FloatKind::F32, end(ft.min), end(ft.max));
             if let Some(name) = self.float_rules.get(&key) {
@@ -317,7 +316,7 @@ impl Builder<'_> {
             }
             self.grammar
                 .not_expressed
-                .insert("float ranges with an end beyond 2^53 in magnitude (the grammar takes any number of the spelling)".to_owned());
+                .insert("float ranges with an end that is not finite (the grammar takes any number of the spelling)".to_owned());
         }
         // A minimum of zero or more rules out every negative number but `-0`, which the
         // bounds compare as 0: it stays when the minimum is an inclusive 0.
