@@ -88,8 +88,8 @@ fn int_shape() -> impl Strategy<Value = Shape> {
         })
 }
 
-/// Divisors of the generated float range ends.
-const FLOAT_SCALES: &[f64] = &[1.0, 2.0, 10.0, 1000.0];
+/// Divisors of the generated float range ends (the last two put them past 2^53).
+const FLOAT_SCALES: &[f64] = &[1.0, 2.0, 10.0, 1000.0, 1e-16, 1e-290];
 
 /// Formatted texts and their length bounds: the std types (`Str<254>` email, `Str<2048>` uri,
 /// `Str<64>` date-time), bounds that cut through the fraction of a date-time, and ones that
@@ -427,8 +427,11 @@ fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
             }
         }
         Ty::Float(f) => {
-            let lo = f.min.map_or(-1e3, |b| b.value);
-            let hi = f.max.map_or(1e3, |b| b.value);
+            // An open end sometimes reaches far: past 10^16, up to the largest finite values
+            // (and beyond them for an `f32`).
+            let far = [1e3, 1e3, 1e3, 1.5e17, 1e300, f64::MAX];
+            let lo = f.min.map_or(-far[rng.below(6) as usize], |b| b.value);
+            let hi = f.max.map_or(far[rng.below(6) as usize], |b| b.value);
             let v = match rng.below(9) {
                 0 => lo,
                 1 => hi,
@@ -441,7 +444,11 @@ fn gen_value(ty: &Ty, table: &TypeTable, rng: &mut Rng, depth: u32) -> Value {
                 4 if f.kind == FloatKind::F32 => 1e39,
                 // Small numbers: `serde_json` writes 4 zeros after the point, then 17 digits.
                 4 => 1.234_567_890_123_456_7e-5 * (rng.below(3) as f64 - 1.0),
-                _ => lo + (hi - lo) * (rng.below(100) as f64 / 100.0),
+                _ => {
+                    // Weighted so that `hi - lo` cannot overflow.
+                    let t = rng.below(100) as f64 / 100.0;
+                    lo * (1.0 - t) + hi * t
+                }
             };
             if v == 0.0 {
                 json!(0.0f64.abs())
@@ -1759,9 +1766,8 @@ fn loosened(ty: &Ty) -> Ty {
             format: None,
             ..st.clone()
         }),
-        // A range with both ends within 2^53 is expressed (exactly, in the spellings the
-        // header names); any other is listed as not expressed.
-        Ty::Float(ft) if !(within_2_53(ft.min) && within_2_53(ft.max)) => Ty::Float(FloatTy {
+        // A range with an end is expressed (exactly, in the spellings the header names).
+        Ty::Float(ft) if !expressed_range(ft) => Ty::Float(FloatTy {
             min: None,
             max: None,
             ..*ft
@@ -1783,9 +1789,11 @@ fn loosened(ty: &Ty) -> Ty {
     }
 }
 
-/// Whether a float range's end is one the grammar expresses (present, at most 2^53).
-fn within_2_53(end: Option<FloatBound>) -> bool {
-    end.is_some_and(|b| b.value.abs() <= 9_007_199_254_740_992.0)
+/// Whether the grammar expresses a float range: it has an end, and every end it has is
+/// finite.
+fn expressed_range(ft: &FloatTy) -> bool {
+    let ends = [ft.min, ft.max];
+    ends.iter().any(Option::is_some) && ends.iter().flatten().all(|b| b.value.is_finite())
 }
 
 fn loosened_table(table: &TypeTable) -> TypeTable {
@@ -1848,9 +1856,6 @@ fn grammar_texts(ty: &Ty, table: &TypeTable, seed: u64, n: usize) -> Vec<(String
     let mut out = Vec::new();
     for _ in 0..n {
         let value = gen_value(ty, table, &mut rng, 0);
-        if has_huge_float(&value) {
-            continue;
-        }
         // `3.0` for an integer decodes but is not the canonical spelling the grammar claims.
         let canonical = !has_integral_float(&value);
         let compact = serde_json::to_string(&value).unwrap();
@@ -2001,18 +2006,35 @@ fn gbnf_takes_every_shortest_float_spelling_and_nothing_infinite() {
 /// exponents, fractions of every length. The GBNF recognizer and llguidance must both agree
 /// with the decoder on every one (they are all in the spellings the grammar covers).
 fn edge_cases() -> Vec<(Ty, Vec<String>)> {
-    let range = |kind, lo: f64, lo_excl, hi: f64, hi_excl| {
+    let open = |kind, lo: Option<(f64, bool)>, hi: Option<(f64, bool)>| {
+        let bound = |(value, exclusive)| FloatBound { value, exclusive };
         Ty::Float(FloatTy {
             kind,
-            min: Some(FloatBound {
-                value: lo,
-                exclusive: lo_excl,
-            }),
-            max: Some(FloatBound {
-                value: hi,
-                exclusive: hi_excl,
-            }),
+            min: lo.map(bound),
+            max: hi.map(bound),
         })
+    };
+    let range = |kind, lo: f64, lo_excl, hi: f64, hi_excl| {
+        open(kind, Some((lo, lo_excl)), Some((hi, hi_excl)))
+    };
+    // Past 10^16 on an open side: fixed notation up to 21 digits, exponents up to the edge.
+    let far = |sign: &str| {
+        [
+            "9999999999999999.5",
+            "10000000000000000",
+            "123456789012345678901.5",
+            "1e16",
+            "1.5e+17",
+            "1E300",
+            "1.7976931348623157e308",
+            "1.7976931348623158e308",
+            "1.7976931348623159e308",
+            "1e309",
+            "3.4028235677973364e38",
+            "3.4028235677973365e38",
+            "1e39",
+        ]
+        .map(|t| format!("{sign}{t}"))
     };
     let near = |ends: &[f64]| {
         let mut texts: Vec<String> = ["0", "0.0", "-0.0", "-0", "1e-7", "-1e-7", "5e-324"]
@@ -2021,12 +2043,15 @@ fn edge_cases() -> Vec<(Ty, Vec<String>)> {
         for &v in ends {
             for w in [v, next_up(v), next_down(v), v + 0.25, v - 0.25] {
                 texts.push(serde_json::to_string(&w).unwrap());
-                // Scientific notation is covered with a negative exponent only.
+                // Scientific notation is covered with a negative exponent or from 10^16 on,
+                // fixed notation up to 21 digits before the point.
                 let sci = format!("{w:e}");
-                if sci.contains("e-") {
+                if sci.contains("e-") || w.abs() >= 1e16 {
                     texts.push(sci);
                 }
-                texts.push(format!("{w:.17}"));
+                if w.abs() < 1e21 {
+                    texts.push(format!("{w:.17}"));
+                }
             }
         }
         texts
@@ -2077,6 +2102,54 @@ fn edge_cases() -> Vec<(Ty, Vec<String>)> {
             range(FloatKind::F64, -1e9, false, 1e9, false),
             near(&[-1e9, 1e9]),
         ),
+        (open(FloatKind::F64, Some((0.5, false)), None), {
+            let mut t = near(&[0.5]);
+            t.extend(far(""));
+            t.extend(far("-"));
+            t
+        }),
+        (open(FloatKind::F64, None, Some((-1.0, true))), {
+            let mut t = near(&[-1.0]);
+            t.extend(far(""));
+            t.extend(far("-"));
+            t
+        }),
+        (range(FloatKind::F64, 0.0, false, 1e300, false), {
+            let mut t = near(&[0.0, 1e300]);
+            t.extend(far(""));
+            t.extend(
+                ["1.0000000000000001e300", "1.000000000000001e300", "1e+301"].map(str::to_owned),
+            );
+            t
+        }),
+        (open(FloatKind::F64, Some((1e20, true)), None), {
+            let mut t = near(&[1e20]);
+            t.extend(far(""));
+            t.extend(
+                [
+                    "100000000000000000000",
+                    "100000000000000008191.5",
+                    "100000000000000008193",
+                    "100000000000000008192",
+                    "100000000000000008192.0000000000000000000001",
+                    "1.0000000000000002e20",
+                ]
+                .map(str::to_owned),
+            );
+            t
+        }),
+        (range(FloatKind::F32, -1e30, true, 2e20, false), {
+            let mut t = near(&[-1e30, 2e20]);
+            t.extend(far(""));
+            t.extend(far("-"));
+            t
+        }),
+        (open(FloatKind::F32, Some((0.0, false)), None), {
+            let mut t = near(&[0.0]);
+            t.extend(far(""));
+            t.extend(far("-"));
+            t
+        }),
         (
             text(Format::DateTime, 64),
             quoted(&[

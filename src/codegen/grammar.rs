@@ -15,8 +15,9 @@
 //! edges ([`range`]); unit enums; data enums with their tag first; list and map minimums and
 //! caps; optional and defaulted fields (absent, or `null` for an `Option`); map keys with
 //! their bounds; media references ([`aelc_runtime::media`]); anchored `@pattern`s
-//! ([`pattern`]); finite floats in their printers' spellings, and float ranges with both ends
-//! within 2^53, exact in fixed notation and with a negative exponent ([`float`]); the `date`,
+//! ([`pattern`]); finite floats in their printers' spellings, and float ranges (one end or
+//! two, of any magnitude), exact in fixed notation and in scientific notation with a negative
+//! exponent, or past 10^16 a positive one ([`float`]); the `date`,
 //! `uuid` and `date-time` formats exactly, `email` and `uri` as a sound subset ([`format`]); the
 //! ```` ```json ```` fence. Sizes are linear in the type: every named type
 //! is one rule, and a list item, map entry or optional-field chain used twice is named once.
@@ -51,7 +52,7 @@ pub const MAX_WHITESPACE: u32 = 24;
 pub const GBNF_MAX_REPEAT: u32 = 10_000;
 
 /// The header's sentence on how a float in an expressed range is spelled.
-const FLOAT_RANGE_SPELLING: &str = "a float in a range is written in fixed notation with at most 22 digits after the point, or as `d.ddd…e-N` (a digit 1 to 9, at most 16 after the point, an exponent of at most 3 digits); in these spellings the grammar accepts exactly the numbers the decoder accepts";
+const FLOAT_RANGE_SPELLING: &str = "a float in a range is written in fixed notation with at most 21 digits before the point and 22 after it, or as `d.ddd…e-N` (a digit 1 to 9, at most 16 after the point, an exponent of at most 3 digits), or from 10^16 on as `d.ddd…e+N` (the `+` optional); in these spellings the grammar accepts exactly the numbers the decoder accepts";
 
 /// The two grammar files of a node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -297,7 +298,7 @@ impl Builder<'_> {
 
     fn float(&mut self, ft: &FloatTy) -> G {
         if ft.min.is_some() || ft.max.is_some() {
-            // A range with both ends within 2^53 is spelled exactly, as one rule per range.
+            // A range with an end is spelled exactly, as one rule per range.
             let end = |b: Option<FloatBound>| b.map(|b| (b.value.to_bits(), b.exclusive));
             let key = (ft.kind == FloatKind::F32, end(ft.min), end(ft.max));
             if let Some(name) = self.float_rules.get(&key) {
@@ -315,7 +316,7 @@ impl Builder<'_> {
             }
             self.grammar
                 .not_expressed
-                .insert("float ranges with only one end, or an end beyond 2^53 in magnitude (the grammar takes any number of the spelling)".to_owned());
+                .insert("float ranges with an end that is not finite (the grammar takes any number of the spelling)".to_owned());
         }
         // A minimum of zero or more rules out every negative number but `-0`, which the
         // bounds compare as 0: it stays when the minimum is an inclusive 0.

@@ -1,5 +1,6 @@
 //! Float spellings: every finite `f64` (or `f32`) as the usual shortest-round-trip printers
-//! write it, and nothing that would decode as infinite.
+//! write it, and nothing that would decode as infinite; and the floats of a range (one end or
+//! two, any magnitude), exact against the decoder in the spellings [`range`] names.
 //!
 //! A printer writes at most 17 significant digits, but where they sit varies: `serde_json`
 //! (ryu) writes `0.0001234…` with up to 4 leading zeros and `1e100` past 10^16, Python
@@ -121,34 +122,63 @@ fn mantissa_at_most(bound: &str) -> G {
     digit_interval(0, bound.parse().unwrap_or(0), MANTISSA_FRACTION)
 }
 
-/// Largest bound magnitude [`range`] takes: the accepted decimals are computed in units of
-/// 10^-22, and 2^53 × 10^22 still fits an `i128`. Printers write every value below 2^53 in
-/// fixed notation or, below 10^-4, with a negative exponent, which is all [`range`] spells.
-const RANGE_LIMIT: f64 = 9_007_199_254_740_992.0;
+/// Where the exact fixed-notation part of a range stops (±10^16, inclusive) and
+/// [`far`] takes over: 10^16 is where `serde_json` switches to `1e16`. The accepted decimals
+/// below it are computed in units of 10^-22, and (10^16 + 1) × 10^22 still fits an `i128`.
+const FAR: f64 = 1e16;
 
 /// Largest exponent magnitude a scientific spelling in a range takes (three digits).
-const MAX_NEGATIVE_EXPONENT: u32 = 999;
+const MAX_EXPONENT: u32 = 999;
 
-/// The spellings of the floats of `ft` when both ends are finite and at most 2^53 in
-/// magnitude (inclusive or exclusive, whole or fractional), else `None` (the range stays with
-/// the pipeline). Exact in the spellings it covers: a decimal in fixed notation with at most
-/// 22 digits after the point, or `d.ddd…e-N` (a digit 1–9, at most 16 after the point, `N` of
-/// at most three digits) is accepted exactly when the decoder accepts it. The accepted
-/// decimals of each spelling are found with the decoder's own comparison
-/// ([`aelc_runtime::bounds::check_float`]) on the parsed value: parsing rounds monotonically,
-/// so they form one interval per sign and exponent, which [`digit_interval`] spells.
+/// The smallest positive exponent of `d.ddd…e+N` in a range: 10^16 and up.
+const FAR_EXPONENT: u32 = 16;
+
+/// The spellings of the floats of `ft` when it has an end and its ends are finite (inclusive
+/// or exclusive, whole or fractional, of any magnitude), else `None`. Exact in the spellings
+/// it covers: a decimal in fixed notation with at most 21 digits before the point and 22
+/// after it, `d.ddd…e-N` (a digit 1–9, at most 16 after the point, `N` of at most three
+/// digits) or `d.ddd…e+N` (`N` from 16, `+` optional) is accepted exactly when the decoder
+/// accepts it. The accepted decimals of each spelling are found with the decoder's own
+/// comparison ([`aelc_runtime::bounds::check_float`], finiteness included) on the parsed
+/// value: parsing rounds monotonically, so they form one interval per sign and exponent,
+/// which [`digit_interval`] spells. Fixed notation is searched in two parts: up to 10^16 in
+/// units of 10^-22, with the range's ends clamped to ±10^16 (every decimal below 10^16 parses
+/// to at most 10^16, so nothing in the range falls between the parts), and from 10^16 on by
+/// integer part and then fraction ([`far`]).
 pub fn range(ft: &FloatTy) -> Option<G> {
-    let (Some(min), Some(max)) = (ft.min, ft.max) else {
-        return None;
-    };
-    let within = |v: f64| v.is_finite() && v.abs() <= RANGE_LIMIT;
-    if !within(min.value) || !within(max.value) {
+    if ft.min.is_none() && ft.max.is_none() {
         return None;
     }
-    let bounds = Bounds::new(ft);
+    if ![ft.min, ft.max]
+        .iter()
+        .flatten()
+        .all(|b| b.value.is_finite())
+    {
+        return None;
+    }
+    let exact = Bounds::new(ft);
+    let mirrored = mirror(ft);
+    let exact_mirrored = Bounds::new(&mirrored);
+    // The near part's range: each end clamped to ±10^16 (inclusive) when it is beyond it or
+    // open. A clamped range holds no more than the range, and every decimal of magnitude
+    // below 10^16 in the range is in it.
+    let clamp = |b: Option<FloatBound>, far: f64| match b {
+        Some(b) if b.value.abs() <= FAR => b,
+        Some(b) if (b.value > 0.0) != (far > 0.0) => b,
+        _ => FloatBound {
+            value: far,
+            exclusive: false,
+        },
+    };
+    let near = FloatTy {
+        min: Some(clamp(ft.min, -FAR)),
+        max: Some(clamp(ft.max, FAR)),
+        ..*ft
+    };
+    let bounds = Bounds::new(&near);
     let mut alts = Vec::new();
-    // Fixed notation: signed units of 10^-22 (2^53 + 1 in magnitude is the widest needed).
-    let limit = (RANGE_LIMIT as i128 + 1) * pow10(FRACTION_DIGITS);
+    // Fixed notation: signed units of 10^-22 (10^16 + 1 in magnitude is the widest needed).
+    let limit = (FAR as i128 + 1) * pow10(FRACTION_DIGITS);
     let fixed = |k: i128| spell_units(k, FRACTION_DIGITS);
     if let Some((a, b)) = accepted_interval(-limit, limit, fixed, &bounds) {
         if b >= 0 {
@@ -163,23 +193,23 @@ pub fn range(ft: &FloatTy) -> Option<G> {
             ]));
         }
     }
-    if let Some(small) = scientific(&bounds) {
-        alts.push(small);
-    }
     // `-x` is in the range when `x` is in the mirrored one.
-    let mirrored = FloatTy {
-        min: ft.max.map(|b| FloatBound {
-            value: -b.value,
-            ..b
-        }),
-        max: ft.min.map(|b| FloatBound {
-            value: -b.value,
-            ..b
-        }),
-        ..*ft
-    };
-    if let Some(small) = scientific(&Bounds::new(&mirrored)) {
-        alts.push(G::seq(vec![G::lit("-"), small]));
+    // Past 10^16 only when the side reaches it (every such decimal parses to at least 10^16),
+    // which spares the search of every positive exponent for most ranges.
+    let reaches = |top: Option<FloatBound>| top.is_none_or(|t| t.value >= FAR);
+    for (b, sign, top) in [(&exact, "", ft.max), (&exact_mirrored, "-", mirrored.max)] {
+        let parts = if reaches(top) {
+            [scientific(b, false), scientific(b, true), far(b)]
+        } else {
+            [scientific(b, false), None, None]
+        };
+        for part in parts.into_iter().flatten() {
+            alts.push(if sign.is_empty() {
+                part
+            } else {
+                G::seq(vec![G::lit(sign), part])
+            });
+        }
     }
     Some(if alts.is_empty() {
         super::never()
@@ -188,18 +218,96 @@ pub fn range(ft: &FloatTy) -> Option<G> {
     })
 }
 
-/// The spellings `d.ddd…e-N` the decoder accepts: for each exponent `N` the accepted
-/// mantissas form an interval (units of 10^-16 from 1 to 10); the exponents whose whole decade
-/// is accepted are spelled as one integer range, the others (at most the two holding an end)
+/// `ft` mirrored at 0: `x` is in it when `-x` is in `ft`.
+fn mirror(ft: &FloatTy) -> FloatTy {
+    let neg = |b: FloatBound| FloatBound {
+        value: -b.value,
+        ..b
+    };
+    FloatTy {
+        min: ft.max.map(neg),
+        max: ft.min.map(neg),
+        ..*ft
+    }
+}
+
+/// Fixed notation from 10^16 on (17 to 21 digits before the point, up to 22 after it) that
+/// the decoder accepts: the first integer part whose largest fraction is not below the
+/// minimum and the last whose zero fraction is not above the maximum, each by bisection, then
+/// the fractions of those two integer parts, each by bisection too.
+fn far(bounds: &Bounds) -> Option<G> {
+    let (lo, hi) = (pow10(16), pow10(INT_DIGITS) - 1);
+    let nines = "9".repeat(FRACTION_DIGITS as usize);
+    let first = first_true(lo, hi, |i| bounds.above_min(&format!("{i}.{nines}")))?;
+    let last = last_true(lo, hi, |i| bounds.below_max(&i.to_string()))?;
+    if first > last {
+        return None;
+    }
+    let spell = |i: i128, f: i128| format!("{i}.{f:0width$}", width = FRACTION_DIGITS as usize);
+    let top = pow10(FRACTION_DIGITS) - 1;
+    let from = first_true(0, top, |f| bounds.above_min(&spell(first, f)))?;
+    let to = last_true(0, top, |f| bounds.below_max(&spell(last, f)))?;
+    if first == last && from > to {
+        return None;
+    }
+    let frac = |f: i128| format!("{f:0width$}", width = FRACTION_DIGITS as usize).into_bytes();
+    Some(spell_interval(first, &frac(from), last, &frac(to)))
+}
+
+/// The first `k` in `lo..=hi` where `p` holds, `p` turning true once along the way.
+fn first_true(lo: i128, hi: i128, p: impl Fn(i128) -> bool) -> Option<i128> {
+    let (mut x, mut y) = (lo, hi + 1);
+    while x < y {
+        let mid = floor_mid(x, y);
+        if p(mid) {
+            y = mid;
+        } else {
+            x = mid + 1;
+        }
+    }
+    (x <= hi).then_some(x)
+}
+
+/// The last `k` in `lo..=hi` where `p` holds, `p` turning false once along the way.
+fn last_true(lo: i128, hi: i128, p: impl Fn(i128) -> bool) -> Option<i128> {
+    let (mut x, mut y) = (lo - 1, hi);
+    while x < y {
+        let mid = floor_mid(x, y) + ((x ^ y) & 1);
+        if p(mid) {
+            x = mid;
+        } else {
+            y = mid - 1;
+        }
+    }
+    (x >= lo).then_some(x)
+}
+
+/// The spellings `d.ddd…e-N` (`positive`: `d.ddd…e+N` from `N` = 16, the `+` optional) the
+/// decoder accepts: for each exponent `N` the accepted mantissas form an interval (units of
+/// 10^-16 from 1 to 10); the exponents whose whole decade is accepted are spelled as one
+/// integer range, the others (at most the two holding an end, or the largest finite value)
 /// each with their mantissa interval.
-fn scientific(bounds: &Bounds) -> Option<G> {
+fn scientific(bounds: &Bounds, positive: bool) -> Option<G> {
     let (first, last) = (pow10(MANTISSA_FRACTION), 10 * pow10(MANTISSA_FRACTION) - 1);
-    let spell = |k: i128, n: u32| format!("{}e-{n}", spell_units(k, MANTISSA_FRACTION));
+    let sign = if positive { "" } else { "-" };
+    let spell = |k: i128, n: u32| format!("{}e{sign}{n}", spell_units(k, MANTISSA_FRACTION));
     let mut whole: Vec<u32> = Vec::new();
     let mut alts = Vec::new();
     let e = || G::class(&[('e', 'e'), ('E', 'E')]);
-    let zeros = || G::rep(G::lit("0"), 0, Some(2));
-    for n in 1..=MAX_NEGATIVE_EXPONENT {
+    // Python writes `1e-05` and `1e+16`.
+    let signed = || {
+        if positive {
+            G::opt(G::lit("+"))
+        } else {
+            G::seq(vec![G::lit("-"), G::rep(G::lit("0"), 0, Some(2))])
+        }
+    };
+    let exponents = if positive {
+        FAR_EXPONENT..=MAX_EXPONENT
+    } else {
+        1..=MAX_EXPONENT
+    };
+    for n in exponents {
         let (lo_in, hi_in) = (
             bounds.accepts(&spell(first, n)),
             bounds.accepts(&spell(last, n)),
@@ -213,8 +321,7 @@ fn scientific(bounds: &Bounds) -> Option<G> {
             alts.push(G::seq(vec![
                 digit_interval(a, b, MANTISSA_FRACTION),
                 e(),
-                G::lit("-"),
-                zeros(),
+                signed(),
                 G::lit(&n.to_string()),
             ]));
         }
@@ -225,8 +332,7 @@ fn scientific(bounds: &Bounds) -> Option<G> {
             alts.push(G::seq(vec![
                 digit_interval(first, last, MANTISSA_FRACTION),
                 e(),
-                G::lit("-"),
-                zeros(),
+                signed(),
                 exponents,
             ]));
         }
@@ -263,26 +369,9 @@ fn accepted_interval(
     spell: impl Fn(i128) -> String,
     b: &Bounds,
 ) -> Option<(i128, i128)> {
-    let (mut x, mut y) = (lo, hi + 1);
-    while x < y {
-        let mid = floor_mid(x, y);
-        if b.above_min(&spell(mid)) {
-            y = mid;
-        } else {
-            x = mid + 1;
-        }
-    }
-    let first = x;
-    let (mut x, mut y) = (lo - 1, hi);
-    while x < y {
-        let mid = floor_mid(x, y) + ((x ^ y) & 1);
-        if b.below_max(&spell(mid)) {
-            x = mid;
-        } else {
-            y = mid - 1;
-        }
-    }
-    (first <= x).then_some((first, x))
+    let first = first_true(lo, hi, |k| b.above_min(&spell(k)))?;
+    let last = last_true(lo, hi, |k| b.below_max(&spell(k)))?;
+    (first <= last).then_some((first, last))
 }
 
 /// `⌊(x + y) / 2⌋` without overflow (the units span more than half of `i128`).
@@ -304,17 +393,26 @@ impl Bounds {
         }
     }
 
-    fn judge(ty: &FloatTy, text: &str) -> bool {
-        text.parse::<f64>()
-            .is_ok_and(|v| aelc_runtime::bounds::check_float(v, || text, ty).is_none())
-    }
-
+    /// Not below the minimum: a number too large to be finite is above it (finiteness is
+    /// the maximum's side, so each verdict changes once along the numbers).
     fn above_min(&self, text: &str) -> bool {
-        Bounds::judge(&self.min, text)
+        text.parse::<f64>().is_ok_and(|v| {
+            match aelc_runtime::bounds::check_float(v, || text, &self.min) {
+                None => true,
+                Some((code, _)) => code == aelc_runtime::error::Code::NotFinite && v > 0.0,
+            }
+        })
     }
 
+    /// Not above the maximum, nor too large to be finite (a number too small to be finite is
+    /// the minimum's side).
     fn below_max(&self, text: &str) -> bool {
-        Bounds::judge(&self.max, text)
+        text.parse::<f64>().is_ok_and(|v| {
+            match aelc_runtime::bounds::check_float(v, || text, &self.max) {
+                None => true,
+                Some((code, _)) => code == aelc_runtime::error::Code::NotFinite && v < 0.0,
+            }
+        })
     }
 
     fn accepts(&self, text: &str) -> bool {
@@ -329,9 +427,15 @@ impl Bounds {
 /// ([`frac_at_least`], [`frac_at_most`], [`frac_between`]).
 fn digit_interval(a: i128, b: i128, digits: u32) -> G {
     let unit = pow10(digits);
-    let (ia, ib) = (a / unit, b / unit);
     let frac = |k: i128| format!("{:0width$}", k % unit, width = digits as usize).into_bytes();
-    let (fa, fb) = (frac(a), frac(b));
+    spell_interval(a / unit, &frac(a), b / unit, &frac(b))
+}
+
+/// Digit strings `int[.frac]` from integer part `ia` with fraction digits `fa` to `ib` with
+/// `fb` (as many digits each, the ends read with trailing zeros), as [`digit_interval`].
+fn spell_interval(ia: i128, fa: &[u8], ib: i128, fb: &[u8]) -> G {
+    let digits = fa.len();
+    let (fa, fb) = (fa.to_vec(), fb.to_vec());
     let int = |i: i128| G::lit(&i.to_string());
     if ia == ib {
         return G::seq(vec![int(ia), frac_between(&fa, &fb, 0).spelled()]);
@@ -345,7 +449,7 @@ fn digit_interval(a: i128, b: i128, digits: u32) -> G {
     }
     let middle = (ia + i128::from(!lo_whole), ib - i128::from(!hi_whole));
     if let Some(middle) = super::range::int_range(middle.0, middle.1) {
-        alts.push(G::seq(vec![middle, any_frac(digits as usize).spelled()]));
+        alts.push(G::seq(vec![middle, any_frac(digits).spelled()]));
     }
     if !hi_whole {
         alts.push(G::seq(vec![int(ib), frac_at_most(&fb, 0).spelled()]));
@@ -575,21 +679,41 @@ mod tests {
         }
     }
 
+    /// `kind` with only the ends given, each `(value, exclusive)`.
+    fn open(kind: FloatKind, lo: Option<(f64, bool)>, hi: Option<(f64, bool)>) -> FloatTy {
+        let bound = |(value, exclusive)| FloatBound { value, exclusive };
+        FloatTy {
+            kind,
+            min: lo.map(bound),
+            max: hi.map(bound),
+        }
+    }
+
     /// The decoder's verdict on `text` for `ft`.
     fn in_ty(ft: &FloatTy, text: &str) -> bool {
-        Bounds::judge(ft, text)
+        text.parse::<f64>()
+            .is_ok_and(|v| aelc_runtime::bounds::check_float(v, || text, ft).is_none())
     }
 
     /// Whether `text` is in a spelling a range's grammar covers: fixed notation with at most
-    /// 22 digits after the point, or `d.ddd…e-N` (a digit 1 to 9, at most 16 after the point,
-    /// `N` of at most 3 digits).
+    /// 21 digits before the point and 22 after it, or `d.ddd…e-N` (a digit 1 to 9, at most 16
+    /// after the point, `N` of at most 3 digits), or `d.ddd…e+N` with `N` from 16.
     fn covered(text: &str) -> bool {
         let t = text.strip_prefix('-').unwrap_or(text);
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         if let Some((m, e)) = t.split_once(['e', 'E']) {
             let (int, frac) = m.split_once('.').unwrap_or((m, "1"));
+            // Positive exponents from 16 (canonical, `+` optional): past every closed end.
             let Some(n) = e.strip_prefix('-') else {
-                return false;
+                let n = e.strip_prefix('+').unwrap_or(e);
+                return int.len() == 1
+                    && int != "0"
+                    && digits(int)
+                    && digits(frac)
+                    && frac.len() <= 16
+                    && digits(n)
+                    && !n.starts_with('0')
+                    && n.parse::<u32>().is_ok_and(|n| (16..1000).contains(&n));
             };
             return int.len() == 1
                 && int != "0"
@@ -601,7 +725,11 @@ mod tests {
                 && n.bytes().any(|b| b != b'0');
         }
         let (int, frac) = t.split_once('.').unwrap_or((t, "0"));
-        digits(int) && (int == "0" || !int.starts_with('0')) && digits(frac) && frac.len() <= 22
+        digits(int)
+            && (int == "0" || !int.starts_with('0'))
+            && int.len() <= 21
+            && digits(frac)
+            && frac.len() <= 22
     }
 
     /// The spellings of `v` a test tries: Rust's shortest round trip (fixed and scientific),
@@ -653,6 +781,23 @@ mod tests {
     /// a few inside and out.
     fn near(ft: &FloatTy) -> Vec<f64> {
         let mut out = vec![0.0, -0.0, 1e-7, -1e-7, 5e-324];
+        {
+            // Around 10^16, where the far part starts, and up to the largest finite values.
+            for v in [
+                FAR,
+                next_down(FAR),
+                next_up(FAR),
+                9.5e15,
+                1.5e17,
+                1e21,
+                1e300,
+                f64::MAX,
+                f64::from(f32::MAX),
+                3.5e38,
+            ] {
+                out.extend([v, -v]);
+            }
+        }
         for b in [ft.min, ft.max].into_iter().flatten() {
             let v = b.value;
             out.extend([v, next_up(v), next_down(v), v + 0.25, v - 0.25, v / 3.0]);
@@ -662,7 +807,7 @@ mod tests {
     }
 
     fn check_range(ft: &FloatTy) {
-        let g = range(ft).expect("a range within 2^53");
+        let g = range(ft).expect("a range with an end");
         for v in near(ft) {
             for text in spellings(v) {
                 agree_in(ft, &g, &text);
@@ -744,7 +889,115 @@ mod tests {
         ] {
             check_range(&ft);
         }
-        assert!(range(&ty(F64, 0.0, false, 1e300, false)).is_none());
+        assert!(range(&open(F64, None, None)).is_none());
+    }
+
+    #[test]
+    fn one_ended_ranges_take_every_finite_spelling_past_the_threshold() {
+        use FloatKind::{F32, F64};
+        let g = range(&open(F64, Some((0.5, false)), None)).unwrap();
+        for (t, ok) in [
+            ("0.5", true),
+            ("0.49999999999999994", false),
+            ("9999999999999999.5", true), // rounds to 10^16, the exact part's end
+            ("10000000000000000", true),
+            ("123456789012345678901.5", true),
+            ("1234567890123456789012", false), // 22 digits: not a printer's spelling
+            ("1e16", true),
+            ("1.5e+17", true),
+            ("1e300", true),
+            ("1.7976931348623157e308", true),
+            ("1.7976931348623158e308", true),
+            ("1.7976931348623159e308", false), // infinite
+            ("1e309", false),
+            ("-1e300", false),
+            ("-5", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        let g = range(&open(F64, None, Some((-1.0, false)))).unwrap();
+        for (t, ok) in [
+            ("-1", true),
+            ("-0.99999999999999989", false),
+            ("-1e300", true),
+            ("-123456789012345678901", true),
+            ("1e300", false),
+            ("0", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        let g = range(&open(F32, Some((0.0, false)), None)).unwrap();
+        for (t, ok) in [
+            ("0", true),
+            ("-0.0", true),
+            ("-1e-7", false),
+            ("3.4028235e38", true),
+            ("3.4028235677973364e38", true),
+            ("3.4028235677973365e38", false),
+            ("1e39", false),
+            ("1e300", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        for ft in [
+            open(F64, Some((0.5, false)), None),
+            open(F64, Some((-2.5, true)), None),
+            open(F64, None, Some((-1.0, false))),
+            open(F64, None, Some((0.1, true))),
+            open(F64, Some((9_007_199_254_740_992.0, true)), None),
+            open(F64, None, Some((-9_007_199_254_740_992.0, false))),
+            open(F32, Some((0.0, false)), None),
+            open(F32, None, Some((1e9, true))),
+        ] {
+            check_range(&ft);
+        }
+    }
+
+    #[test]
+    fn ends_beyond_two_to_the_53_are_exact() {
+        use FloatKind::{F32, F64};
+        let g = range(&ty(F64, 0.0, false, 1e300, false)).unwrap();
+        for (t, ok) in [
+            ("1e300", true),
+            ("1.0000000000000001e300", true), // parses to 1e300
+            ("1.000000000000001e300", false),
+            ("9.99e299", true),
+            ("123456789012345678901.5", true),
+            ("1e301", false),
+            ("-1", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        let g = range(&open(F64, Some((1e20, true)), None)).unwrap();
+        for (t, ok) in [
+            ("100000000000000000000", false),
+            ("100000000000000000000.00001", false), // parses to 1e20
+            ("100000000000000008191.5", false),     // below the midpoint to the next float
+            ("100000000000000008193", true),        // above it
+            ("100000000000000008192", false),       // the midpoint: to even, 1e20
+            ("100000000000000008192.0000000000000000000001", true),
+            ("100000000000000016384.0", true),
+            ("1.0000000000000002e20", true),
+            ("1e21", true),
+            ("1.7976931348623158e308", true),
+            ("5", false),
+        ] {
+            assert_eq!(matches(&g, t), ok, "{t}");
+        }
+        for ft in [
+            ty(F64, 0.0, false, 1e300, false),
+            ty(F64, -1e20, true, 12_345_678_901_234_567.0, false),
+            ty(F64, 2e16, false, 3e16, true),
+            ty(F64, -1e308, false, -1e17, false),
+            ty(F64, 1e16, false, 1e16, false),
+            ty(F32, -1e30, false, 1e38, false),
+            ty(F32, 1e20, false, 1e300, false),
+            open(F64, Some((1e20, true)), None),
+            open(F64, None, Some((-1.5e200, false))),
+            open(F32, Some((-3e38, false)), None),
+        ] {
+            check_range(&ft);
+        }
     }
 
     proptest! {
@@ -758,13 +1011,15 @@ mod tests {
             excl in any::<(bool, bool)>(),
             f32 in any::<bool>(),
             x in -500.0f64..500.0,
-            scale in -12i32..4,
+            scale in prop_oneof![-12i32..4, 14i32..22, 280i32..300],
+            ends in 0u8..4,
         ) {
             let k = 10f64.powi(scale);
             let (lo, hi) = if whole { ((a * k).round(), (a * k + b * k).round()) } else { (a * k, a * k + b * k) };
             prop_assume!(lo < hi || (lo == hi && !excl.0 && !excl.1));
             let kind = if f32 { FloatKind::F32 } else { FloatKind::F64 };
-            let ft = ty(kind, lo, excl.0, hi, excl.1);
+            // Both ends (half the cases), only the minimum, or only the maximum.
+            let ft = open(kind, (ends != 3).then_some((lo, excl.0)), (ends != 2).then_some((hi, excl.1)));
             let g = range(&ft).unwrap();
             for v in near(&ft).into_iter().chain([x * k, (lo + hi) / 2.0]) {
                 for text in spellings(v) {
