@@ -25,6 +25,7 @@ pub mod overlay;
 pub mod publish;
 pub mod schema;
 pub mod server;
+pub mod std_files;
 pub mod template;
 pub mod transport;
 pub mod uri;

@@ -1649,3 +1649,75 @@ fn the_binary_answers_version_and_help_and_refuses_unknown_arguments() {
     // `--stdio` serves: with no input it ends at once, as a client that left without `exit`.
     assert_eq!(run("--stdio").status.code(), Some(1));
 }
+
+#[test]
+fn std_opens_read_only_workspace_symbols_and_prompt_completion_is_filtered() {
+    let contact = "use std::text::{Email};\n\nstruct Contact {\n    email: Email,\n}\n";
+    let project = Project::with("std-symbols", &[("types/contact.ael", contact)]);
+    let cache = project.dir.join("cache");
+    let mut client =
+        Client::initialized_with(&project, &[("XDG_CACHE_HOME", cache.to_str().unwrap())]);
+
+    // Definition into std: a real, read-only file in the cache folder, at the declaration.
+    let uri = project.uri("types/contact.ael");
+    client.open(&uri, contact);
+    let (line, col) = pos(contact, "Email", 1);
+    let def = client.at("textDocument/definition", &uri, line, col + 1, json!({}));
+    let target = def["uri"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("file://")
+        .unwrap();
+    let expected = cache
+        .join("aelc/std")
+        .join(env!("CARGO_PKG_VERSION"))
+        .join("std/text.ael");
+    assert_eq!(Path::new(target), expected, "{def}");
+    let written = std::fs::read_to_string(&expected).unwrap();
+    assert!(std::fs::metadata(&expected)
+        .unwrap()
+        .permissions()
+        .readonly());
+    let line = def["range"]["start"]["line"].as_u64().unwrap() as usize;
+    assert!(
+        written.lines().nth(line).unwrap().contains("type Email"),
+        "{def}"
+    );
+
+    // workspace/symbol: the project's items, best match first, no std and no fields.
+    let found = client.request("workspace/symbol", json!({"query": "review"}));
+    let names: Vec<&str> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["review", "Review", "ReviewError", "ReviewRequest"],
+        "{found}"
+    );
+    let node = &found[0];
+    assert_eq!(
+        node["location"]["uri"],
+        project.uri("nodes/review.node.ael")
+    );
+    assert_eq!(node["containerName"], "nodes::review");
+    let fuzzy = client.request("workspace/symbol", json!({"query": "rvreq"}));
+    assert_eq!(fuzzy[0]["name"], "ReviewRequest", "{fuzzy}");
+    let std_only = client.request("workspace/symbol", json!({"query": "Email"}));
+    assert_eq!(std_only, json!([]));
+
+    // In a prompt, `request.` offers the fields of the node's request type, filtered by what
+    // is typed.
+    let prompt = project.uri("prompts/review.md");
+    let text = "Review {{ request. }} and {{ request.d }}\n";
+    client.open(&prompt, text);
+    let (line, col) = pos(text, "request.", 0);
+    let all = labels(&client.at("textDocument/completion", &prompt, line, col + 8, json!({})));
+    assert_eq!(all, ["document", "strict"]);
+    let (line, col) = pos(text, "request.d", 0);
+    let typed = labels(&client.at("textDocument/completion", &prompt, line, col + 9, json!({})));
+    assert_eq!(typed, ["document"]);
+    assert_eq!(client.stop(), 0);
+}
