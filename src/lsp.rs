@@ -19,6 +19,7 @@
 
 pub mod analysis;
 pub mod convert;
+pub mod example_edits;
 pub mod handlers;
 pub mod index;
 pub mod overlay;

@@ -1721,3 +1721,85 @@ fn std_opens_read_only_workspace_symbols_and_prompt_completion_is_filtered() {
     assert_eq!(typed, ["document"]);
     assert_eq!(client.stop(), 0);
 }
+
+/// An example of the `review` agent: the field names appear as keys at several depths, as
+/// values, and inside the model's answer, where a rename must not touch them.
+const EXAMPLE: &str = r#"{
+  "input": {"document": "document", "strict": true},
+  "answers": ["{\"summary\": \"the document\"}"],
+  "output": {"summary": "summary"}
+}
+"#;
+
+#[test]
+fn renaming_a_field_renames_the_keys_of_example_files_at_the_right_depth() {
+    let agent = NODE.replace("node review", "agent review");
+    let project = Project::with(
+        "rename-examples",
+        &[
+            ("nodes/review.node.ael", &agent),
+            ("examples/review/one.json", EXAMPLE),
+            ("examples/other/two.json", EXAMPLE),
+        ],
+    );
+    let mut client = Client::initialized(&project);
+    let common = project.uri("types/common.ael");
+    let example = project.uri("examples/review/one.json");
+    client.open(&common, COMMON);
+
+    let (line, col) = pos(COMMON, "document", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &common,
+        line,
+        col,
+        json!({"newName": "text"}),
+    );
+    assert_eq!(
+        edits_in(&edit, &example),
+        [as_pair(pos(EXAMPLE, "document", 0))],
+        "{edit}"
+    );
+    assert_eq!(edit["changes"][&example][0]["newText"], "text");
+    // A folder of no agent is not an example folder.
+    assert_eq!(edits_in(&edit, &project.uri("examples/other/two.json")), []);
+
+    let (line, col) = pos(COMMON, "summary", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &common,
+        line,
+        col,
+        json!({"newName": "abstract"}),
+    );
+    let (key_line, key_col) = pos(EXAMPLE, "\"summary\": \"summary\"", 0);
+    assert_eq!(
+        edits_in(&edit, &example),
+        [(u64::from(key_line), u64::from(key_col) + 1)],
+        "{edit}"
+    );
+
+    // Renaming the agent moves its examples folder, after the text edits.
+    let node = project.uri("nodes/review.node.ael");
+    client.open(&node, &agent);
+    let (line, col) = pos(&agent, "agent review", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &node,
+        line,
+        col + 7,
+        json!({"newName": "critique"}),
+    );
+    let operations = edit["documentChanges"].as_array().expect("documentChanges");
+    let last = operations.last().unwrap();
+    assert_eq!(last["kind"], "rename", "{edit}");
+    assert_eq!(last["oldUri"], project.uri("examples/review"));
+    assert_eq!(last["newUri"], project.uri("examples/critique"));
+    assert!(
+        operations
+            .iter()
+            .any(|op| op["textDocument"]["uri"] == node && op["edits"][0]["newText"] == "critique"),
+        "{edit}"
+    );
+    assert_eq!(client.stop(), 0);
+}

@@ -135,6 +135,9 @@ pub struct Occurrence {
     pub is_definition: bool,
 }
 
+/// Names in scope with their type names when known, innermost last.
+type Scope = Vec<(String, Option<String>)>;
+
 #[derive(Default)]
 pub struct Index {
     pub definitions: Vec<Definition>,
@@ -147,7 +150,7 @@ pub struct Index {
     items: HashSet<String>,
     /// Per prompt file, the template's variables (name, type name) in scope from a byte offset
     /// on, in offset order: the node's parameters, then `{% for %}` variables as they open.
-    prompt_scopes: HashMap<FileId, Vec<(u32, Vec<(String, Option<String>)>)>>,
+    prompt_scopes: HashMap<FileId, Vec<(u32, Scope)>>,
 }
 
 impl Index {
