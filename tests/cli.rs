@@ -1011,3 +1011,31 @@ fn the_readme_replay_line_runs_as_written() {
     );
     assert_eq!(lines[1]["status"], "succeeded", "{}", lines[1]);
 }
+
+/// A codegen diagnostic made from the IR (W0801) still names the file and line of the node it
+/// is about, so that JSON consumers (CI annotations, editors) can place it.
+#[test]
+fn codegen_warnings_in_json_name_the_file_of_the_node() {
+    let dir = Scratch::new("aelc-cli", "w0801-file");
+    write(
+        &dir,
+        "ael.toml",
+        "[package]\nname = \"acme/w\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\n",
+    );
+    write(&dir, "prompts/p.md", "Hi {{ q.text }}\n");
+    write(
+        &dir,
+        "nodes/w.node.ael",
+        "struct Q {\n    text: Str<100>,\n}\n\nstruct A {\n    tags: Map<Str<20>, Str<20>, 10>,\n}\n\nagent w(q: Q) -> A {\n    config {\n        prompt: file(\"prompts/p.md\");\n        model: binding(\"m\");\n    }\n}\n",
+    );
+    let build = aelc(&["build", "--message-format", "json"], &dir);
+    assert_eq!(code(&build), 0, "{}{}", stdout(&build), stderr(&build));
+    let w0801: Vec<serde_json::Value> = stdout(&build)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|d| d["code"] == "W0801")
+        .collect();
+    assert_eq!(w0801.len(), 1, "{}", stdout(&build));
+    assert_eq!(w0801[0]["file"], "nodes/w.node.ael", "{}", w0801[0]);
+    assert_eq!(w0801[0]["line"], 9, "{}", w0801[0]);
+}
