@@ -19,12 +19,14 @@
 
 pub mod analysis;
 pub mod convert;
+pub mod example_edits;
 pub mod handlers;
 pub mod index;
 pub mod overlay;
 pub mod publish;
 pub mod schema;
 pub mod server;
+pub mod std_files;
 pub mod template;
 pub mod transport;
 pub mod uri;

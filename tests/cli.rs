@@ -1011,3 +1011,63 @@ fn the_readme_replay_line_runs_as_written() {
     );
     assert_eq!(lines[1]["status"], "succeeded", "{}", lines[1]);
 }
+
+/// Codegen diagnostics made from the IR (W0801, the glue's E0850) still name the file and line
+/// of the declaration they are about, so that JSON consumers (CI annotations, editors) can
+/// place them.
+#[test]
+fn codegen_diagnostics_in_json_name_the_file_of_the_declaration() {
+    let dir = Scratch::new("aelc-cli", "w0801-file");
+    write(
+        &dir,
+        "ael.toml",
+        "[package]\nname = \"acme/w\"\nversion = \"0.1.0\"\n\n[bindings.m]\nprovider = \"openai\"\nmodel = \"gpt-4o-mini\"\n",
+    );
+    write(&dir, "prompts/p.md", "Hi {{ q.text }}\n");
+    write(
+        &dir,
+        "nodes/w.node.ael",
+        "struct Q {\n    text: Str<100>,\n}\n\nstruct A {\n    tags: Map<Str<20>, Str<20>, 10>,\n}\n\nagent w(q: Q) -> A {\n    config {\n        prompt: file(\"prompts/p.md\");\n        model: binding(\"m\");\n    }\n}\n",
+    );
+    let build = aelc(&["build", "--message-format", "json"], &dir);
+    assert_eq!(code(&build), 0, "{}{}", stdout(&build), stderr(&build));
+    let w0801: Vec<serde_json::Value> = stdout(&build)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|d| d["code"] == "W0801")
+        .collect();
+    assert_eq!(w0801.len(), 1, "{}", stdout(&build));
+    assert_eq!(w0801[0]["file"], "nodes/w.node.ael", "{}", w0801[0]);
+    assert_eq!(w0801[0]["line"], 9, "{}", w0801[0]);
+
+    // E0850 of the Rust glue (two fields meeting after case conversion) points at the struct.
+    write(
+        &dir,
+        "types/clash.ael",
+        "struct Clash {
+    fooBar: u8,
+    foo_bar: u8,
+}
+",
+    );
+    write(
+        &dir,
+        "nodes/c.node.ael",
+        "use types::clash::{Clash};
+
+node c(x: Clash) -> Clash {
+    return x;
+}
+",
+    );
+    let build = aelc(&["build", "--message-format", "json"], &dir);
+    assert_eq!(code(&build), 1, "{}{}", stdout(&build), stderr(&build));
+    let e0850: Vec<serde_json::Value> = stdout(&build)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|d| d["code"] == "E0850")
+        .collect();
+    assert_eq!(e0850.len(), 1, "{}", stdout(&build));
+    assert_eq!(e0850[0]["file"], "types/clash.ael", "{}", e0850[0]);
+    assert_eq!(e0850[0]["line"], 1, "{}", e0850[0]);
+}

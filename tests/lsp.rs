@@ -1649,3 +1649,157 @@ fn the_binary_answers_version_and_help_and_refuses_unknown_arguments() {
     // `--stdio` serves: with no input it ends at once, as a client that left without `exit`.
     assert_eq!(run("--stdio").status.code(), Some(1));
 }
+
+#[test]
+fn std_opens_read_only_workspace_symbols_and_prompt_completion_is_filtered() {
+    let contact = "use std::text::{Email};\n\nstruct Contact {\n    email: Email,\n}\n";
+    let project = Project::with("std-symbols", &[("types/contact.ael", contact)]);
+    let cache = project.dir.join("cache");
+    let mut client =
+        Client::initialized_with(&project, &[("XDG_CACHE_HOME", cache.to_str().unwrap())]);
+
+    // Definition into std: a real, read-only file in the cache folder, at the declaration.
+    let uri = project.uri("types/contact.ael");
+    client.open(&uri, contact);
+    let (line, col) = pos(contact, "Email", 1);
+    let def = client.at("textDocument/definition", &uri, line, col + 1, json!({}));
+    let target = def["uri"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("file://")
+        .unwrap();
+    let expected = cache
+        .join("aelc/std")
+        .join(env!("CARGO_PKG_VERSION"))
+        .join("std/text.ael");
+    assert_eq!(Path::new(target), expected, "{def}");
+    let written = std::fs::read_to_string(&expected).unwrap();
+    assert!(std::fs::metadata(&expected)
+        .unwrap()
+        .permissions()
+        .readonly());
+    let line = def["range"]["start"]["line"].as_u64().unwrap() as usize;
+    assert!(
+        written.lines().nth(line).unwrap().contains("type Email"),
+        "{def}"
+    );
+
+    // workspace/symbol: the project's items, best match first, no std and no fields.
+    let found = client.request("workspace/symbol", json!({"query": "review"}));
+    let names: Vec<&str> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["review", "Review", "ReviewError", "ReviewRequest"],
+        "{found}"
+    );
+    let node = &found[0];
+    assert_eq!(
+        node["location"]["uri"],
+        project.uri("nodes/review.node.ael")
+    );
+    assert_eq!(node["containerName"], "nodes::review");
+    let fuzzy = client.request("workspace/symbol", json!({"query": "rvreq"}));
+    assert_eq!(fuzzy[0]["name"], "ReviewRequest", "{fuzzy}");
+    let std_only = client.request("workspace/symbol", json!({"query": "Email"}));
+    assert_eq!(std_only, json!([]));
+
+    // In a prompt, `request.` offers the fields of the node's request type, filtered by what
+    // is typed.
+    let prompt = project.uri("prompts/review.md");
+    let text = "Review {{ request. }} and {{ request.d }}\n";
+    client.open(&prompt, text);
+    let (line, col) = pos(text, "request.", 0);
+    let all = labels(&client.at("textDocument/completion", &prompt, line, col + 8, json!({})));
+    assert_eq!(all, ["document", "strict"]);
+    let (line, col) = pos(text, "request.d", 0);
+    let typed = labels(&client.at("textDocument/completion", &prompt, line, col + 9, json!({})));
+    assert_eq!(typed, ["document"]);
+    assert_eq!(client.stop(), 0);
+}
+
+/// An example of the `review` agent: the field names appear as keys at several depths, as
+/// values, and inside the model's answer, where a rename must not touch them.
+const EXAMPLE: &str = r#"{
+  "input": {"document": "document", "strict": true},
+  "answers": ["{\"summary\": \"the document\"}"],
+  "output": {"summary": "summary"}
+}
+"#;
+
+#[test]
+fn renaming_a_field_renames_the_keys_of_example_files_at_the_right_depth() {
+    let agent = NODE.replace("node review", "agent review");
+    let project = Project::with(
+        "rename-examples",
+        &[
+            ("nodes/review.node.ael", &agent),
+            ("examples/review/one.json", EXAMPLE),
+            ("examples/other/two.json", EXAMPLE),
+        ],
+    );
+    let mut client = Client::initialized(&project);
+    let common = project.uri("types/common.ael");
+    let example = project.uri("examples/review/one.json");
+    client.open(&common, COMMON);
+
+    let (line, col) = pos(COMMON, "document", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &common,
+        line,
+        col,
+        json!({"newName": "text"}),
+    );
+    assert_eq!(
+        edits_in(&edit, &example),
+        [as_pair(pos(EXAMPLE, "document", 0))],
+        "{edit}"
+    );
+    assert_eq!(edit["changes"][&example][0]["newText"], "text");
+    // A folder of no agent is not an example folder.
+    assert_eq!(edits_in(&edit, &project.uri("examples/other/two.json")), []);
+
+    let (line, col) = pos(COMMON, "summary", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &common,
+        line,
+        col,
+        json!({"newName": "abstract"}),
+    );
+    let (key_line, key_col) = pos(EXAMPLE, "\"summary\": \"summary\"", 0);
+    assert_eq!(
+        edits_in(&edit, &example),
+        [(u64::from(key_line), u64::from(key_col) + 1)],
+        "{edit}"
+    );
+
+    // Renaming the agent moves its examples folder, after the text edits.
+    let node = project.uri("nodes/review.node.ael");
+    client.open(&node, &agent);
+    let (line, col) = pos(&agent, "agent review", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &node,
+        line,
+        col + 7,
+        json!({"newName": "critique"}),
+    );
+    let operations = edit["documentChanges"].as_array().expect("documentChanges");
+    let last = operations.last().unwrap();
+    assert_eq!(last["kind"], "rename", "{edit}");
+    assert_eq!(last["oldUri"], project.uri("examples/review"));
+    assert_eq!(last["newUri"], project.uri("examples/critique"));
+    assert!(
+        operations
+            .iter()
+            .any(|op| op["textDocument"]["uri"] == node && op["edits"][0]["newText"] == "critique"),
+        "{edit}"
+    );
+    assert_eq!(client.stop(), 0);
+}

@@ -43,7 +43,11 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
     };
     let emission = emit_checked(&program, &publishing.schemas, &publishing.examples);
     let mut diagnostics = compilation.diagnostics;
-    diagnostics.extend(emission.diagnostics.iter().cloned());
+    diagnostics.extend(driver::placed_emission_diagnostics(
+        &compilation.files,
+        &root,
+        &emission,
+    ));
     out.diagnostics(&sources, &diagnostics);
     if emission.has_errors() {
         return Status::Failed;

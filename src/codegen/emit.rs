@@ -24,7 +24,7 @@ use super::json_schema::{DefKeys, SchemaBuilder};
 use super::manifest;
 use super::mcp::{self, ToolSource};
 use super::model_schema::{model_schema, Provider};
-use super::publish::{self, Example};
+use super::publish::{self, Example, Place};
 use crate::diagnostics::Diagnostic;
 use crate::ir::{NodeIr, NodeKind, Program};
 
@@ -34,6 +34,9 @@ pub struct Emission {
     /// Paths relative to the output folder, with `/` separators.
     pub files: BTreeMap<PathBuf, Vec<u8>>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The declaration a diagnostic is about, by its index in `diagnostics` (the IR has no
+    /// spans: the driver finds the declaration's, so every diagnostic names a file).
+    pub places: BTreeMap<usize, Place>,
 }
 
 impl Emission {
@@ -105,9 +108,15 @@ pub fn emit(program: &Program, examples: &[Example]) -> Emission {
         return Emission {
             files: BTreeMap::new(),
             diagnostics: checked,
+            places: BTreeMap::new(),
         };
     }
     let mut emission = emit_checked(program, &schemas, examples);
+    let shift = checked.len();
+    emission.places = std::mem::take(&mut emission.places)
+        .into_iter()
+        .map(|(at, place)| (at + shift, place))
+        .collect();
     emission.diagnostics.splice(0..0, checked);
     emission
 }
@@ -157,13 +166,19 @@ pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Exam
                         text.into_bytes(),
                     );
                 }
-                Err(err) => emission.diagnostics.push(Diagnostic::new(
-                    "E0809",
-                    format!(
-                        "the manifest of `{}` could not be written as YAML: {err}",
-                        node.name
-                    ),
-                )),
+                Err(err) => {
+                    emission.places.insert(
+                        emission.diagnostics.len(),
+                        Place::item(&node.module, &node.name),
+                    );
+                    emission.diagnostics.push(Diagnostic::new(
+                        "E0809",
+                        format!(
+                            "the manifest of `{}` could not be written as YAML: {err}",
+                            node.name
+                        ),
+                    ));
+                }
             }
             tools.push(ToolSource {
                 name: &node.name,
@@ -179,14 +194,21 @@ pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Exam
     );
     files.insert(PathBuf::from("ir.json"), ir_json(program));
     files.insert(PathBuf::from("ir.schema.json"), ir_schema_json());
-    match super::rust::glue(program) {
+    match super::rust::glue_placed(program) {
         Ok(text) => {
             files.insert(
                 PathBuf::from(super::rust::glue_path(program)),
                 text.into_bytes(),
             );
         }
-        Err(diagnostics) => emission.diagnostics.extend(diagnostics),
+        Err(bad) => {
+            for (diagnostic, place) in bad {
+                if let Some(place) = place {
+                    emission.places.insert(emission.diagnostics.len(), place);
+                }
+                emission.diagnostics.push(diagnostic);
+            }
+        }
     }
     if emission.diagnostics.iter().any(Diagnostic::is_error) {
         emission.files.clear();

@@ -96,7 +96,7 @@ pub enum ExampleAt {
 }
 
 impl Place {
-    fn item(module: &str, name: &str) -> Place {
+    pub fn item(module: &str, name: &str) -> Place {
         Place::Item {
             module: module.to_owned(),
             name: name.to_owned(),

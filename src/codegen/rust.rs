@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 
 use aelc_runtime::ty::DefId;
 
+use super::publish::Place;
 use crate::diagnostics::Diagnostic;
 use crate::ir::Program;
 
@@ -67,6 +68,12 @@ pub fn file_stem(package: &str) -> String {
 
 /// The glue source of `program`, or the E0850 diagnostics that prevent it.
 pub fn glue(program: &Program) -> Result<String, Vec<Diagnostic>> {
+    glue_placed(program).map_err(|bad| bad.into_iter().map(|(d, _)| d).collect())
+}
+
+/// [`glue`], with each E0850 paired with the declaration it is about when there is one (a
+/// type, an `errors` set, a node), so the driver can point at its source.
+pub fn glue_placed(program: &Program) -> Result<String, Vec<(Diagnostic, Option<Place>)>> {
     let naming = names_of(program)?;
     let mut g = Gen {
         program,
@@ -160,17 +167,18 @@ const RESERVED_TOP: &[&str] = &[
     "SCHEMAS_JSON",
 ];
 
-fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
+fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)>> {
     let mut top = names::Namespace::with_reserved(RESERVED_TOP);
-    let mut bad = Vec::new();
-    let unspellable = |what: String, bad: &mut Vec<Diagnostic>| {
-        bad.push(
+    let mut bad: Vec<(Diagnostic, Option<Place>)> = Vec::new();
+    let unspellable = |what: String, place: Place, bad: &mut Vec<(Diagnostic, Option<Place>)>| {
+        bad.push((
             Diagnostic::new(
                 "E0850",
                 format!("{what} cannot be a Rust name, so no Rust glue can be generated"),
             )
             .help("rename it"),
-        );
+            Some(place),
+        ));
     };
     // Types: qualified by module when a name is declared in several modules.
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
@@ -194,11 +202,20 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
                 defs.push(id);
             }
             None => {
-                unspellable(format!("the type `{}`", d.name), &mut bad);
+                unspellable(
+                    format!("the type `{}`", d.name),
+                    Place::item(&d.module, &d.name),
+                    &mut bad,
+                );
                 defs.push(rust);
             }
         }
-        bad.extend(member_clashes(program, DefId(defs.len() as u32 - 1)));
+        let place = || Some(Place::item(&d.module, &d.name));
+        bad.extend(
+            member_clashes(program, DefId(defs.len() as u32 - 1))
+                .into_iter()
+                .map(|found| (found, place())),
+        );
     }
     let mut errors = Vec::new();
     for e in &program.errors {
@@ -209,7 +226,11 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
                 errors.push(id);
             }
             None => {
-                unspellable(format!("the errors `{}`", e.name), &mut bad);
+                unspellable(
+                    format!("the errors `{}`", e.name),
+                    Place::item(&e.module, &e.name),
+                    &mut bad,
+                );
                 errors.push(rust);
             }
         }
@@ -217,7 +238,11 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
         for c in &e.codes {
             ns.add(&names::type_name(&c.name), format!("code `{}`", c.name));
         }
-        bad.extend(clash_diagnostics(&ns, &format!("errors `{}`", e.name)));
+        bad.extend(
+            clash_diagnostics(&ns, &format!("errors `{}`", e.name))
+                .into_iter()
+                .map(|found| (found, Some(Place::item(&e.module, &e.name)))),
+        );
     }
     let mut nodes = Vec::new();
     for n in &program.nodes {
@@ -228,7 +253,11 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
                 nodes.push(id);
             }
             None => {
-                unspellable(format!("the node `{}`", n.name), &mut bad);
+                unspellable(
+                    format!("the node `{}`", n.name),
+                    Place::item(&n.module, &n.name),
+                    &mut bad,
+                );
                 nodes.push(rust);
             }
         }
@@ -262,11 +291,18 @@ fn names_of(program: &Program) -> Result<Naming, Vec<Diagnostic>> {
         {
             methods.add(&names::snake(&c.name), format!("extern check `{}`", c.name));
         }
-        bad.extend(clash_diagnostics(&methods, &format!("the module `{m}`")));
+        bad.extend(
+            clash_diagnostics(&methods, &format!("the module `{m}`"))
+                .into_iter()
+                .map(|found| (found, None)),
+        );
         traits.insert(m.to_owned(), rust);
     }
-    bad.extend(clash_diagnostics(&trait_ns, "`mod externs`"));
-    bad.extend(clash_diagnostics(&top, "the glue's top level"));
+    // Clashes between items of several declarations have no one place.
+    let unplaced = clash_diagnostics(&trait_ns, "`mod externs`")
+        .into_iter()
+        .chain(clash_diagnostics(&top, "the glue's top level"));
+    bad.extend(unplaced.map(|found| (found, None)));
     if bad.is_empty() {
         Ok(Naming {
             defs,

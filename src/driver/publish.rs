@@ -15,7 +15,7 @@ use std::path::Path;
 
 use aelc_runtime::json::{Kind, Reader};
 
-use super::{module_path, Compilation, World};
+use super::{module_path, Compilation, ParsedFile, World};
 use crate::codegen::emit::{node_schemas, NodeSchemas};
 use crate::codegen::publish::{self, Example, ExampleAt, Finding, Place};
 use crate::diagnostics;
@@ -50,7 +50,7 @@ pub fn check_publishing(
     let mut example_files: Vec<Option<FileId>> = vec![None; examples.len()];
     for Finding { diagnostic, place } in findings {
         let span = match place {
-            Place::Item { module, name } => item_span(compilation, root, &module, &name),
+            Place::Item { module, name } => item_span(&compilation.files, root, &module, &name),
             Place::Example { index, at } => examples.get(index).map(|example| {
                 let file = *example_files[index]
                     .get_or_insert_with(|| compilation.sources.add(&example.path, &example.text));
@@ -66,10 +66,35 @@ pub fn check_publishing(
     Ok(Publishing { examples, schemas })
 }
 
+/// The emission's diagnostics (`aelc build`'s writing step), each made from the IR without a
+/// span, pointed at the declaration it is about when the emission names one.
+pub fn placed_emission_diagnostics(
+    files: &[ParsedFile],
+    root: &Path,
+    emission: &crate::codegen::emit::Emission,
+) -> Vec<crate::diagnostics::Diagnostic> {
+    emission
+        .diagnostics
+        .iter()
+        .enumerate()
+        .map(|(at, diagnostic)| {
+            let span = match emission.places.get(&at) {
+                Some(Place::Item { module, name }) => item_span(files, root, module, name),
+                _ => None,
+            };
+            match span {
+                Some(span) if diagnostic.primary_span().is_none() => {
+                    diagnostic.clone().primary(span, "")
+                }
+                _ => diagnostic.clone(),
+            }
+        })
+        .collect()
+}
+
 /// The name of the declaration `name` in module `module`, if a parsed file declares it.
-fn item_span(compilation: &Compilation, root: &Path, module: &str, name: &str) -> Option<Span> {
-    compilation
-        .files
+fn item_span(files: &[ParsedFile], root: &Path, module: &str, name: &str) -> Option<Span> {
+    files
         .iter()
         .filter(|file| module_path(root, &file.path) == module)
         .flat_map(|file| &file.module.items)

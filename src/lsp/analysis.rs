@@ -89,6 +89,12 @@ impl Analysis {
             .sources
             .files()
             .map(|(id, file)| {
+                // A std module opens as its read-only copy in the cache folder.
+                if file.embedded {
+                    if let Some(path) = super::std_files::path_of(&file.name) {
+                        return path;
+                    }
+                }
                 compilation
                     .files
                     .iter()
@@ -122,6 +128,10 @@ impl Analysis {
 
     /// The module path (`types::common`) of a file of this project.
     pub fn module_of(&self, file: FileId) -> Option<String> {
+        let source = self.compilation.sources.get(file)?;
+        if source.embedded {
+            return Some(driver::module_path(Path::new(""), Path::new(&source.name)));
+        }
         Some(driver::module_path(&self.dir, self.path(file)?))
     }
 

@@ -12,6 +12,7 @@ pub mod references;
 pub mod rename;
 pub mod semantic_tokens;
 pub mod symbols;
+pub mod workspace_symbols;
 
 use lsp_types::{
     CompletionOptions, HoverProviderCapability, OneOf, RenameOptions, SaveOptions,
@@ -40,6 +41,7 @@ pub fn capabilities() -> ServerCapabilities {
             ..Default::default()
         }),
         document_symbol_provider: Some(OneOf::Left(true)),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
         document_formatting_provider: Some(OneOf::Left(true)),
         rename_provider: Some(OneOf::Right(RenameOptions {
             prepare_provider: Some(true),

@@ -135,6 +135,9 @@ pub struct Occurrence {
     pub is_definition: bool,
 }
 
+/// Names in scope with their type names when known, innermost last.
+type Scope = Vec<(String, Option<String>)>;
+
 #[derive(Default)]
 pub struct Index {
     pub definitions: Vec<Definition>,
@@ -145,6 +148,9 @@ pub struct Index {
     variants: HashSet<String>,
     error_codes: HashSet<String>,
     items: HashSet<String>,
+    /// Per prompt file, the template's variables (name, type name) in scope from a byte offset
+    /// on, in offset order: the node's parameters, then `{% for %}` variables as they open.
+    prompt_scopes: HashMap<FileId, Vec<(u32, Scope)>>,
 }
 
 impl Index {
@@ -225,6 +231,18 @@ impl Index {
     }
 
     /// The fields of a struct or enum with their type names.
+    /// The type name of the template variable `name` at byte `offset` of the prompt `file`:
+    /// `Some(None)` for a variable of unknown type, `None` when `file` is no known prompt or
+    /// the name is not in scope there.
+    pub fn prompt_variable(&self, file: FileId, offset: u32, name: &str) -> Option<Option<String>> {
+        let scopes = self.prompt_scopes.get(&file)?;
+        let (_, env) = scopes.iter().rev().find(|(at, _)| *at <= offset)?;
+        env.iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, ty)| ty.clone())
+    }
+
     pub fn fields_of(&self, owner: &str) -> &[(String, Option<String>)] {
         self.fields.get(owner).map_or(&[], Vec::as_slice)
     }
@@ -260,7 +278,13 @@ impl Index {
             prompts: Vec::new(),
         };
         let mut loops: Vec<usize> = Vec::new();
+        let mut scopes = vec![(0, walker.env.clone())];
         for tag in template::tags(&text) {
+            let tag_at = match tag {
+                template::Tag::Expr(_, at)
+                | template::Tag::For(_, _, at)
+                | template::Tag::End(at) => at,
+            };
             match tag {
                 template::Tag::Expr(expr, at) => {
                     let (expr, errors) = syntax::parse_expr(file, expr, at);
@@ -279,15 +303,17 @@ impl Index {
                     loops.push(walker.env.len());
                     walker.env.push((name.to_owned(), element));
                 }
-                template::Tag::End => {
+                template::Tag::End(_) => {
                     if let Some(depth) = loops.pop() {
                         walker.env.truncate(depth);
                     }
                 }
             }
+            scopes.push((tag_at, walker.env.clone()));
         }
         let found = std::mem::take(&mut walker.out);
         self.occurrences.extend(found);
+        self.prompt_scopes.insert(file, scopes);
     }
 
     fn define(&mut self, def: Definition) {

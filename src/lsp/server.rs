@@ -83,6 +83,8 @@ pub struct Server {
     initialized: bool,
     /// Whether the client lets the server register file watchers (see [`Server::watch_files`]).
     can_watch_files: bool,
+    /// The project folders of the workspace given at `initialize`, for `workspace/symbol`.
+    workspace_projects: Vec<PathBuf>,
     shutdown: bool,
 }
 
@@ -116,6 +118,7 @@ impl Server {
             published: HashMap::new(),
             initialized: false,
             can_watch_files: false,
+            workspace_projects: Vec::new(),
             shutdown: false,
         }
     }
@@ -159,6 +162,23 @@ impl Server {
             fresh.carry_program(carried);
             fresh
         })
+    }
+
+    /// What `workspace/symbol` analyses: a path inside each workspace project and each project
+    /// (or lone file) analysed so far, once each.
+    pub fn workspace_targets(&self) -> Vec<PathBuf> {
+        let mut roots: BTreeSet<PathBuf> = self.workspace_projects.iter().cloned().collect();
+        roots.extend(self.analyses.keys().cloned());
+        roots
+            .into_iter()
+            .map(|root| {
+                if root.join("ael.toml").is_file() {
+                    root.join("ael.toml")
+                } else {
+                    root
+                }
+            })
+            .collect()
     }
 
     /// Resolves a document position: the analysis, file id and byte offset.
@@ -272,6 +292,11 @@ impl Server {
             req::DocumentSymbolRequest::METHOD => {
                 run::<req::DocumentSymbolRequest>(self, params, handlers::symbols::handle)
             }
+            req::WorkspaceSymbolRequest::METHOD => run::<req::WorkspaceSymbolRequest>(
+                self,
+                params,
+                handlers::workspace_symbols::handle,
+            ),
             req::Formatting::METHOD => {
                 run::<req::Formatting>(self, params, handlers::formatting::handle)
             }
@@ -312,6 +337,19 @@ impl Server {
             .and_then(|w| w.did_change_watched_files.as_ref())
             .and_then(|w| w.dynamic_registration)
             .unwrap_or(false);
+        #[allow(deprecated)] // `rootUri` is what clients without workspace folders send.
+        let folders: Vec<Uri> = match (params.workspace_folders, params.root_uri) {
+            (Some(folders), _) if !folders.is_empty() => {
+                folders.into_iter().map(|f| f.uri).collect()
+            }
+            (_, Some(root)) => vec![root],
+            _ => Vec::new(),
+        };
+        self.workspace_projects = folders
+            .iter()
+            .filter_map(uri::to_path)
+            .flat_map(|folder| handlers::workspace_symbols::projects_below(&folder))
+            .collect();
         self.initialized = true;
         let mut capabilities = handlers::capabilities();
         capabilities.position_encoding = Some(match self.encoding {

@@ -14,8 +14,8 @@ pub enum Tag<'t> {
     Expr(&'t str, u32),
     /// `{% for name in expr %}`: the loop variable and the list expression with its offset.
     For(&'t str, &'t str, u32),
-    /// `{% end %}`: the innermost `if`/`for` closes.
-    End,
+    /// `{% end %}` and its byte offset: the innermost `if`/`for` closes.
+    End(u32),
 }
 
 /// The tags of `text`; malformed and unclosed ones are skipped (sema reports them).
@@ -39,7 +39,7 @@ pub fn tags(text: &str) -> Vec<Tag<'_>> {
             let body = inner.trim();
             let at = offset + lead as u32;
             if body == "end" {
-                out.push(Tag::End);
+                out.push(Tag::End(at));
             } else if let Some(cond) = body.strip_prefix("if ") {
                 out.push(Tag::Expr(cond, at + 3));
             } else if let Some(rest) = body.strip_prefix("for ") {
@@ -66,10 +66,10 @@ mod tests {
             [
                 Tag::Expr(" r.doc ", 4),
                 Tag::Expr("r.strict", 20),
-                Tag::End,
+                Tag::End(35),
                 Tag::For("f", "r.items", 53),
                 Tag::Expr(" f.name ", 65),
-                Tag::End,
+                Tag::End(78),
             ]
         );
         assert_eq!(&text[20..28], "r.strict");

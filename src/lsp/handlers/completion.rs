@@ -100,7 +100,12 @@ pub fn handle(
     } else if is_error_code_position(line) {
         error_codes(at.analysis, at.file, at.offset)
     } else if let Some(chain) = member_chain(line) {
-        members(at.analysis, at.file, at.offset, &chain)
+        // Only what fits the name typed so far after the dot (clients filter too, but a list
+        // of every field of the project is noise over the wire and in clients that do not).
+        let typed = &line[after_last_char(line, |c| !(c.is_ascii_alphanumeric() || c == '_'))..];
+        let mut items = members(at.analysis, at.file, at.offset, &chain);
+        items.retain(|item| starts_with_ignoring_case(&item.label, typed));
+        items
     } else if let Some(block) = enclosing_block(before).filter(|_| at_entry_start(line)) {
         BLOCK_KEYS
             .iter()
@@ -121,6 +126,12 @@ pub fn handle(
         everything(at.analysis, at.file, at.offset)
     };
     Ok(Some(CompletionResponse::Array(items)))
+}
+
+fn starts_with_ignoring_case(label: &str, typed: &str) -> bool {
+    label
+        .get(..typed.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(typed))
 }
 
 fn after_last<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
@@ -292,10 +303,27 @@ fn members(
     chain: &[String],
 ) -> Vec<CompletionItem> {
     let index = &analysis.index;
-    let mut ty = chain
-        .first()
-        .and_then(|first| local_type(index, file, offset, first));
-    for field in chain.iter().skip(1) {
+    let first = chain.first().map_or("", String::as_str);
+    // In a prompt template the first name is a variable of the node naming the prompt.
+    let (mut ty, rest) = match index.prompt_variable(file, offset, first) {
+        Some(owner) => {
+            let Some(owner) = owner else {
+                return Vec::new(); // a variable of unknown type: nothing sure to offer
+            };
+            let Some(second) = chain.get(1) else {
+                return fields_of(index, &owner);
+            };
+            let ty = index
+                .definition(&Key::Field {
+                    owner: Some(owner),
+                    name: second.clone(),
+                })
+                .and_then(|d| d.ty.clone());
+            (ty, 2)
+        }
+        None => (local_type(index, file, offset, first), 1),
+    };
+    for field in chain.iter().skip(rest) {
         ty = ty.as_ref().and_then(type_name).and_then(|owner| {
             index
                 .definition(&Key::Field {

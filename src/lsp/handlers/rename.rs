@@ -7,13 +7,17 @@
 use std::collections::HashMap;
 
 use lsp_types::{
-    PrepareRenameResponse, RenameParams, TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit,
+    DocumentChangeOperation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier,
+    PrepareRenameResponse, RenameFile, RenameParams, ResourceOp, TextDocumentEdit,
+    TextDocumentPositionParams, TextEdit, Uri, WorkspaceEdit,
 };
 
+use crate::lsp::example_edits;
 use crate::lsp::handlers::completion::KEYWORDS;
-use crate::lsp::index::Key;
+use crate::lsp::index::{Key, SymbolKind};
 use crate::lsp::publish;
 use crate::lsp::server::{HandlerError, HandlerResult, Server};
+use crate::lsp::uri;
 use crate::span::Span;
 
 pub fn prepare(
@@ -77,8 +81,59 @@ pub fn handle(server: &mut Server, params: RenameParams) -> HandlerResult<Option
             });
         }
     }
+    // A renamed field is renamed in the agents' example files too, or `aelc build` fails them.
+    let examples = example_edits::field_edits(at.analysis, at.encoding, &occurrence.key, &new_name);
+    for (path, edits) in examples {
+        if let Some(uri) = uri::from_path(&path) {
+            changes.entry(uri).or_default().extend(edits);
+        }
+    }
+    // An agent's examples live in `examples/<agent>/`: the folder moves with the name.
+    let folder = match &occurrence.key {
+        Key::Item(name) => at
+            .analysis
+            .index
+            .definition(&occurrence.key)
+            .filter(|d| d.kind == SymbolKind::Agent)
+            .map(|_| at.analysis.dir.join("examples").join(name))
+            .filter(|folder| folder.is_dir()),
+        _ => None,
+    };
+    let Some(folder) = folder else {
+        return Ok(Some(WorkspaceEdit {
+            changes: Some(changes),
+            ..Default::default()
+        }));
+    };
+    let (Some(old_uri), Some(new_uri)) = (
+        uri::from_path(&folder),
+        uri::from_path(&folder.with_file_name(&new_name)),
+    ) else {
+        return Err(HandlerError::request_failed(
+            "the examples folder has no file:// URI",
+        ));
+    };
+    // A folder move is a resource operation, which only `documentChanges` can carry; the text
+    // edits go first, on the files as they are named before the move.
+    let mut operations: Vec<DocumentChangeOperation> = changes
+        .into_iter()
+        .map(|(uri, edits)| {
+            DocumentChangeOperation::Edit(TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier { uri, version: None },
+                edits: edits.into_iter().map(OneOf::Left).collect(),
+            })
+        })
+        .collect();
+    operations.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+        RenameFile {
+            old_uri,
+            new_uri,
+            options: None,
+            annotation_id: None,
+        },
+    )));
     Ok(Some(WorkspaceEdit {
-        changes: Some(changes),
+        document_changes: Some(DocumentChanges::Operations(operations)),
         ..Default::default()
     }))
 }

@@ -1,0 +1,296 @@
+//! What a rename changes in the example files of agents (`examples/<agent>/*.json`, spec §10):
+//! the keys of `input` and `output` objects that are the renamed field, found by walking each
+//! file's JSON alongside the agent's declared types, never by replacing text.
+//!
+//! The input of a one-parameter agent is that parameter's value; of several, an object keyed by
+//! parameter name (as the emitted input schema says). Types are followed by name through the
+//! project's index (structs, enum variants' fields, `List`/`Set`/`Option` elements); a value
+//! of a type the index cannot name (a `Map`, a built-in) is not entered. `answers` are model
+//! answers in the model's format and are left alone. Only the default example folder is read:
+//! a `publish { examples: "…" }` glob elsewhere is not followed.
+
+use std::path::{Path, PathBuf};
+
+use lsp_types::TextEdit;
+
+use crate::lsp::analysis::Analysis;
+use crate::lsp::convert::{Encoding, Lines};
+use crate::lsp::index::{type_name, Index, Key};
+use crate::source::LineIndex;
+use crate::syntax::ast::{ItemKind, NodeKind};
+
+/// The edits renaming the field `key` to `new_name` in every example file of the project.
+pub fn field_edits(
+    analysis: &Analysis,
+    encoding: Encoding,
+    key: &Key,
+    new_name: &str,
+) -> Vec<(PathBuf, Vec<TextEdit>)> {
+    let Key::Field { owner, name } = key else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for parsed in &analysis.compilation.files {
+        for item in &parsed.module.items {
+            let ItemKind::Node(node) = &item.kind else {
+                continue;
+            };
+            if node.kind != NodeKind::Agent {
+                continue;
+            }
+            let input: Vec<(String, Option<String>)> = node
+                .params
+                .iter()
+                .map(|p| (p.name.name.clone(), type_name(&p.ty)))
+                .collect();
+            let output = type_name(&node.ret);
+            let folder = analysis.dir.join("examples").join(&node.name.name);
+            for path in json_files(&folder) {
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let Some(document) = json::parse(&text) else {
+                    continue; // `aelc build` names a malformed example
+                };
+                let mut spans = Vec::new();
+                let target = Target {
+                    index: &analysis.index,
+                    owner: owner.as_deref(),
+                    name,
+                };
+                for (key, _, value) in document.members() {
+                    match key {
+                        "input" => match input.as_slice() {
+                            [(_, ty)] => target.walk(value, ty.as_deref(), &mut spans),
+                            params => {
+                                for (param, _, value) in value.members() {
+                                    let ty = params.iter().find(|(p, _)| p == param);
+                                    let ty = ty.and_then(|(_, ty)| ty.as_deref());
+                                    target.walk(value, ty, &mut spans);
+                                }
+                            }
+                        },
+                        "output" => target.walk(value, output.as_deref(), &mut spans),
+                        _ => {}
+                    }
+                }
+                if spans.is_empty() {
+                    continue;
+                }
+                let index = LineIndex::new(&text);
+                let lines = Lines::new(&text, &index, encoding);
+                let edits = spans
+                    .into_iter()
+                    .map(|span| TextEdit {
+                        range: lines.range(span),
+                        new_text: new_name.to_owned(),
+                    })
+                    .collect();
+                out.push((path, edits));
+            }
+        }
+    }
+    out
+}
+
+/// The renamed field and where to look it up.
+struct Target<'a> {
+    index: &'a Index,
+    owner: Option<&'a str>,
+    name: &'a str,
+}
+
+impl Target<'_> {
+    /// Collects the spans of keys naming the field in `value`, a value of type `ty`.
+    fn walk(&self, value: &json::Value, ty: Option<&str>, out: &mut Vec<crate::span::Span>) {
+        let Some(ty) = ty else {
+            return;
+        };
+        match value {
+            json::Value::Array(items) => {
+                for item in items {
+                    self.walk(item, Some(ty), out);
+                }
+            }
+            json::Value::Object(members) => {
+                let fields = self.index.fields_of(ty);
+                for (key, span, value) in members {
+                    let Some((_, field_ty)) = fields.iter().find(|(f, _)| f == key) else {
+                        continue;
+                    };
+                    if key == self.name && self.owner.is_none_or(|o| o == ty) {
+                        out.push(*span);
+                    }
+                    self.walk(value, field_ty.as_deref(), out);
+                }
+            }
+            json::Value::Other => {}
+        }
+    }
+}
+
+/// The `.json` files of `folder`, sorted; none when it does not exist.
+fn json_files(folder: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A JSON reader that keeps the byte span of every object key (serde_json keeps none).
+mod json {
+    use crate::span::{FileId, Span};
+
+    pub enum Value {
+        /// Members in written order: key (undecoded, as written between the quotes), the span
+        /// of the key without its quotes, and the value.
+        Object(Vec<(String, Span, Value)>),
+        Array(Vec<Value>),
+        Other,
+    }
+
+    impl Value {
+        pub fn members(&self) -> impl Iterator<Item = (&str, Span, &Value)> {
+            let members = match self {
+                Value::Object(m) => m.as_slice(),
+                _ => &[],
+            };
+            members.iter().map(|(k, s, v)| (k.as_str(), *s, v))
+        }
+    }
+
+    /// The deepest nesting read; deeper documents are not walked (the compiler bounds examples).
+    const MAX_DEPTH: usize = 256;
+
+    pub fn parse(text: &str) -> Option<Value> {
+        let mut reader = Reader {
+            bytes: text.as_bytes(),
+            at: 0,
+        };
+        let value = reader.value(0)?;
+        reader.space();
+        (reader.at == reader.bytes.len()).then_some(value)
+    }
+
+    struct Reader<'a> {
+        bytes: &'a [u8],
+        at: usize,
+    }
+
+    impl Reader<'_> {
+        fn space(&mut self) {
+            while self.bytes.get(self.at).is_some_and(u8::is_ascii_whitespace) {
+                self.at += 1;
+            }
+        }
+
+        fn eat(&mut self, byte: u8) -> bool {
+            self.space();
+            let found = self.bytes.get(self.at) == Some(&byte);
+            self.at += usize::from(found);
+            found
+        }
+
+        /// A string after its opening quote: the span of its content.
+        fn string(&mut self) -> Option<(usize, usize)> {
+            let start = self.at;
+            loop {
+                match self.bytes.get(self.at)? {
+                    b'"' => {
+                        self.at += 1;
+                        return Some((start, self.at - 1));
+                    }
+                    b'\\' => self.at += 2,
+                    _ => self.at += 1,
+                }
+            }
+        }
+
+        fn value(&mut self, depth: usize) -> Option<Value> {
+            if depth > MAX_DEPTH {
+                return None;
+            }
+            self.space();
+            match *self.bytes.get(self.at)? {
+                b'{' => {
+                    self.at += 1;
+                    let mut members = Vec::new();
+                    if self.eat(b'}') {
+                        return Some(Value::Object(members));
+                    }
+                    loop {
+                        if !self.eat(b'"') {
+                            return None;
+                        }
+                        let (start, end) = self.string()?;
+                        let key = String::from_utf8_lossy(&self.bytes[start..end]).into_owned();
+                        if !self.eat(b':') {
+                            return None;
+                        }
+                        let value = self.value(depth + 1)?;
+                        let span = Span::new(FileId(0), start..end);
+                        members.push((key, span, value));
+                        if self.eat(b'}') {
+                            return Some(Value::Object(members));
+                        }
+                        if !self.eat(b',') {
+                            return None;
+                        }
+                    }
+                }
+                b'[' => {
+                    self.at += 1;
+                    let mut items = Vec::new();
+                    if self.eat(b']') {
+                        return Some(Value::Array(items));
+                    }
+                    loop {
+                        items.push(self.value(depth + 1)?);
+                        if self.eat(b']') {
+                            return Some(Value::Array(items));
+                        }
+                        if !self.eat(b',') {
+                            return None;
+                        }
+                    }
+                }
+                b'"' => {
+                    self.at += 1;
+                    self.string()?;
+                    Some(Value::Other)
+                }
+                _ => {
+                    let start = self.at;
+                    while self.bytes.get(self.at).is_some_and(|b| {
+                        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')
+                    }) {
+                        self.at += 1;
+                    }
+                    (self.at > start).then_some(Value::Other)
+                }
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn keys_keep_their_spans_and_malformed_text_is_refused() {
+            let text = r#"{"a": [{"b\"": 1}], "c": {"d": "x"}}"#;
+            let value = super::parse(text).unwrap();
+            let keys: Vec<(&str, &str)> = value
+                .members()
+                .map(|(k, s, _)| (k, &text[s.range()]))
+                .collect();
+            assert_eq!(keys, [("a", "a"), ("c", "c")]);
+            for bad in ["{", "{\"a\" 1}", "[1,]", "{\"a\": 1} x", "\"open"] {
+                assert!(super::parse(bad).is_none(), "{bad}");
+            }
+        }
+    }
+}
