@@ -108,8 +108,16 @@ fn the_vscode_extension_wires_the_grammar_and_the_server() {
         manifest["contributes"]["languages"][0]["extensions"][0],
         ".ael"
     );
+    // `main` is the esbuild bundle (made by `npm run bundle` before packaging, not kept in
+    // git) of the client's source, `extension.js`, which is what is read here.
     let main = manifest["main"].as_str().unwrap().trim_start_matches("./");
-    let client = read(&format!("editors/vscode/{main}"));
+    let bundle = manifest["scripts"]["bundle"].as_str().unwrap_or_default();
+    assert!(
+        bundle.starts_with("esbuild extension.js ")
+            && bundle.contains(&format!("--outfile={main}")),
+        "`npm run bundle` makes `{main}` from extension.js: {bundle}"
+    );
+    let client = read("editors/vscode/extension.js");
     // The setting the client reads is the one the manifest declares.
     assert!(
         client.contains(r#"getConfiguration("aelc").get("serverPath")"#),
