@@ -1070,4 +1070,37 @@ node c(x: Clash) -> Clash {
     assert_eq!(e0850.len(), 1, "{}", stdout(&build));
     assert_eq!(e0850[0]["file"], "types/clash.ael", "{}", e0850[0]);
     assert_eq!(e0850[0]["line"], 1, "{}", e0850[0]);
+
+    // A clash between two declarations (two nodes meeting at the glue's top level) points at
+    // the second of them, as rustc places a name defined twice.
+    write(
+        &dir,
+        "types/clash.ael",
+        "struct Clash {\n    foo_bar: u8,\n}\n",
+    );
+    write(
+        &dir,
+        "nodes/d.node.ael",
+        "use types::clash::{Clash};\n\nnode cC(x: Clash) -> Clash {\n    return x;\n}\n",
+    );
+    write(
+        &dir,
+        "nodes/c.node.ael",
+        "use types::clash::{Clash};\n\nnode c_c(x: Clash) -> Clash {\n    return x;\n}\n",
+    );
+    let build = aelc(&["build", "--message-format", "json"], &dir);
+    assert_eq!(code(&build), 1, "{}{}", stdout(&build), stderr(&build));
+    let e0850: Vec<serde_json::Value> = stdout(&build)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|d| d["code"] == "E0850")
+        .collect();
+    assert_eq!(e0850.len(), 1, "{}", stdout(&build));
+    let file = e0850[0]["file"].as_str().unwrap_or_default();
+    assert!(
+        file == "nodes/c.node.ael" || file == "nodes/d.node.ael",
+        "{}",
+        e0850[0]
+    );
+    assert_eq!(e0850[0]["line"], 3, "{}", e0850[0]);
 }

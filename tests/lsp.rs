@@ -1722,6 +1722,60 @@ fn std_opens_read_only_workspace_symbols_and_prompt_completion_is_filtered() {
     assert_eq!(client.stop(), 0);
 }
 
+/// Renaming a parameter of an agent with several inputs renames that key of its examples'
+/// `input` (which is keyed by parameter name); a field of the same name inside is left alone.
+#[test]
+fn renaming_a_parameter_of_a_several_input_agent_renames_its_example_input_key() {
+    const FUSE: &str = r#"struct Frame {
+    camera: u16,
+}
+
+struct Reading {
+    tenths: i32,
+}
+
+struct Estimate {
+    occupied: bool,
+}
+
+agent fuse(camera: Frame, reading: Reading) -> Estimate {
+    inputs {
+        combine: latest;
+        fresh: camera 200ms, reading 10s;
+    }
+    return Estimate { occupied: camera.camera > 0 };
+}
+"#;
+    const FUSED: &str = r#"{"input": {"camera": {"camera": 2}, "reading": {"tenths": 1}},
+ "output": {"occupied": true}}
+"#;
+    let project = Project::with(
+        "rename-parameter",
+        &[
+            ("nodes/fuse.node.ael", FUSE),
+            ("examples/fuse/one.json", FUSED),
+        ],
+    );
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/fuse.node.ael");
+    let example = project.uri("examples/fuse/one.json");
+    client.open(&node, FUSE);
+    let (line, col) = pos(FUSE, "camera: Frame", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &node,
+        line,
+        col,
+        json!({"newName": "frame"}),
+    );
+    assert_eq!(
+        edits_in(&edit, &example),
+        [as_pair(pos(FUSED, "camera", 0))],
+        "{edit}"
+    );
+    assert_eq!(client.stop(), 0);
+}
+
 /// An example of the `review` agent: the field names appear as keys at several depths, as
 /// values, and inside the model's answer, where a rename must not touch them.
 const EXAMPLE: &str = r#"{

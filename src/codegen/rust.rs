@@ -193,12 +193,18 @@ fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)
             c
         }
     };
+    // Where each name of the shared namespaces is declared, by its description: a clash is
+    // placed at the declaration named last (the second of two `foo`s), as rustc places a name
+    // defined twice.
+    let mut declared: BTreeMap<String, Place> = BTreeMap::new();
     let mut defs = Vec::new();
     for d in &program.types.defs {
         let rust = names::unshadow(qualify(&d.module, &d.name, &count));
         match names::ident(&rust) {
             Some(id) => {
-                top.add(&id, format!("type `{}` (in `{}`)", d.name, d.module));
+                let what = format!("type `{}` (in `{}`)", d.name, d.module);
+                declared.insert(what.clone(), Place::item(&d.module, &d.name));
+                top.add(&id, what);
                 defs.push(id);
             }
             None => {
@@ -222,7 +228,9 @@ fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)
         let rust = names::unshadow(qualify(&e.module, &e.name, &count));
         match names::ident(&rust) {
             Some(id) => {
-                top.add(&id, format!("errors `{}` (in `{}`)", e.name, e.module));
+                let what = format!("errors `{}` (in `{}`)", e.name, e.module);
+                declared.insert(what.clone(), Place::item(&e.module, &e.name));
+                top.add(&id, what);
                 errors.push(id);
             }
             None => {
@@ -249,7 +257,9 @@ fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)
         let rust = names::snake(&n.name);
         match names::ident(&rust) {
             Some(id) => {
-                top.add(&id, format!("node `{}` (in `{}`)", n.name, n.module));
+                let what = format!("node `{}` (in `{}`)", n.name, n.module);
+                declared.insert(what.clone(), Place::item(&n.module, &n.name));
+                top.add(&id, what);
                 nodes.push(id);
             }
             None => {
@@ -279,30 +289,37 @@ fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)
     for m in modules {
         let base = if m.is_empty() { "root" } else { m };
         let rust = names::type_name(&base.replace("::", "_"));
-        trait_ns.add(&rust, format!("the externs of module `{m}`"));
         let mut methods = names::Namespace::default();
+        let mut in_module: BTreeMap<String, Place> = BTreeMap::new();
         for f in rust_fns.iter().filter(|f| f.module == m) {
-            methods.add(&names::snake(&f.name), format!("extern fn `{}`", f.name));
+            let what = format!("extern fn `{}`", f.name);
+            in_module.insert(what.clone(), Place::item(m, &f.name));
+            methods.add(&names::snake(&f.name), what);
         }
         for c in program
             .checks
             .iter()
             .filter(|c| c.is_extern && c.module == m)
         {
-            methods.add(&names::snake(&c.name), format!("extern check `{}`", c.name));
+            let what = format!("extern check `{}`", c.name);
+            in_module.insert(what.clone(), Place::item(m, &c.name));
+            methods.add(&names::snake(&c.name), what);
         }
-        bad.extend(
-            clash_diagnostics(&methods, &format!("the module `{m}`"))
-                .into_iter()
-                .map(|found| (found, None)),
-        );
+        // A module's trait is placed at its first extern.
+        let what = format!("the externs of module `{m}`");
+        if let Some(first) = in_module.values().next() {
+            declared.insert(what.clone(), first.clone());
+        }
+        trait_ns.add(&rust, what);
+        bad.extend(placed_clashes(
+            &methods,
+            &format!("the module `{m}`"),
+            &in_module,
+        ));
         traits.insert(m.to_owned(), rust);
     }
-    // Clashes between items of several declarations have no one place.
-    let unplaced = clash_diagnostics(&trait_ns, "`mod externs`")
-        .into_iter()
-        .chain(clash_diagnostics(&top, "the glue's top level"));
-    bad.extend(unplaced.map(|found| (found, None)));
+    bad.extend(placed_clashes(&trait_ns, "`mod externs`", &declared));
+    bad.extend(placed_clashes(&top, "the glue's top level", &declared));
     if bad.is_empty() {
         Ok(Naming {
             defs,
@@ -369,20 +386,35 @@ fn member_clashes(program: &Program, id: DefId) -> Vec<Diagnostic> {
 
 fn clash_diagnostics(ns: &names::Namespace, place: &str) -> Vec<Diagnostic> {
     ns.clashes()
-        .into_iter()
-        .map(|c| {
-            Diagnostic::new(
-                "E0850",
-                format!(
-                    "{} and {} are both `{}` in Rust ({place})",
-                    c.with.join(", "),
-                    c.what,
-                    c.rust
-                ),
-            )
-            .help("rename one of them so that the Rust glue can tell them apart")
-        })
+        .iter()
+        .map(|c| clash_diagnostic(c, place))
         .collect()
+}
+
+/// [`clash_diagnostics`] of a namespace shared by several declarations, each placed at the
+/// declaration of the name that clashed (`declared`, by its description).
+fn placed_clashes(
+    ns: &names::Namespace,
+    place: &str,
+    declared: &BTreeMap<String, Place>,
+) -> Vec<(Diagnostic, Option<Place>)> {
+    ns.clashes()
+        .iter()
+        .map(|c| (clash_diagnostic(c, place), declared.get(&c.what).cloned()))
+        .collect()
+}
+
+fn clash_diagnostic(c: &names::Clash, place: &str) -> Diagnostic {
+    Diagnostic::new(
+        "E0850",
+        format!(
+            "{} and {} are both `{}` in Rust ({place})",
+            c.with.join(", "),
+            c.what,
+            c.rust
+        ),
+    )
+    .help("rename one of them so that the Rust glue can tell them apart")
 }
 
 /// The state of one glue generation.

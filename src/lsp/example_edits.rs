@@ -6,7 +6,8 @@
 //! parameter name (as the emitted input schema says). Types are followed by name through the
 //! project's index (structs, enum variants' fields, `List`/`Set`/`Option` elements); a value
 //! of a type the index cannot name (a `Map`, a built-in) is not entered. `answers` are model
-//! answers in the model's format and are left alone. Only the default example folder is read:
+//! answers in the model's format and are left alone. Renaming a parameter of an agent with
+//! several inputs renames that key of each example's `input`. Only the default example folder is read:
 //! a `publish { examples: "…" }` glob elsewhere is not followed.
 
 use std::path::{Path, PathBuf};
@@ -19,13 +20,18 @@ use crate::lsp::index::{type_name, Index, Key};
 use crate::source::LineIndex;
 use crate::syntax::ast::{ItemKind, NodeKind};
 
-/// The edits renaming the field `key` to `new_name` in every example file of the project.
+/// The edits renaming the field `key` to `new_name` in every example file of the project, or
+/// the parameter `key` of an agent with several inputs (its examples' `input` is keyed by
+/// parameter name).
 pub fn field_edits(
     analysis: &Analysis,
     encoding: Encoding,
     key: &Key,
     new_name: &str,
 ) -> Vec<(PathBuf, Vec<TextEdit>)> {
+    if let Key::Local { file, scope, name } = key {
+        return parameter_edits(analysis, encoding, (*file, *scope), name, new_name);
+    }
     let Key::Field { owner, name } = key else {
         return Vec::new();
     };
@@ -74,23 +80,86 @@ pub fn field_edits(
                         _ => {}
                     }
                 }
-                if spans.is_empty() {
-                    continue;
+                if let Some(edits) = text_edits(&text, spans, encoding, new_name) {
+                    out.push((path, edits));
                 }
-                let index = LineIndex::new(&text);
-                let lines = Lines::new(&text, &index, encoding);
-                let edits = spans
-                    .into_iter()
-                    .map(|span| TextEdit {
-                        range: lines.range(span),
-                        new_text: new_name.to_owned(),
-                    })
-                    .collect();
-                out.push((path, edits));
             }
         }
     }
     out
+}
+
+/// The edits renaming parameter `name` of the agent declared at `(file, scope)` in its
+/// examples: the keys of their `input` object, when the agent has several parameters (with
+/// one, `input` is the parameter's value and holds no name).
+fn parameter_edits(
+    analysis: &Analysis,
+    encoding: Encoding,
+    (file, scope): (crate::span::FileId, u32),
+    name: &str,
+    new_name: &str,
+) -> Vec<(PathBuf, Vec<TextEdit>)> {
+    let agent = analysis
+        .compilation
+        .files
+        .iter()
+        .filter(|parsed| parsed.file == file)
+        .flat_map(|parsed| &parsed.module.items)
+        .filter(|item| item.span.start == scope)
+        .find_map(|item| match &item.kind {
+            ItemKind::Node(node) if node.kind == NodeKind::Agent => Some(node),
+            _ => None,
+        });
+    let Some(agent) = agent.filter(|a| a.params.len() > 1) else {
+        return Vec::new();
+    };
+    if !agent.params.iter().any(|p| p.name.name == name) {
+        return Vec::new(); // a `let` or closure parameter of the agent's body
+    }
+    let folder = analysis.dir.join("examples").join(&agent.name.name);
+    let mut out = Vec::new();
+    for path in json_files(&folder) {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Some(document) = json::parse(&text) else {
+            continue;
+        };
+        let spans: Vec<crate::span::Span> = document
+            .members()
+            .filter(|(key, _, _)| *key == "input")
+            .flat_map(|(_, _, input)| input.members())
+            .filter(|(key, _, _)| *key == name)
+            .map(|(_, span, _)| span)
+            .collect();
+        if let Some(edits) = text_edits(&text, spans, encoding, new_name) {
+            out.push((path, edits));
+        }
+    }
+    out
+}
+
+/// `new_name` over each of `spans` of `text`; `None` when there are none.
+fn text_edits(
+    text: &str,
+    spans: Vec<crate::span::Span>,
+    encoding: Encoding,
+    new_name: &str,
+) -> Option<Vec<TextEdit>> {
+    if spans.is_empty() {
+        return None;
+    }
+    let index = LineIndex::new(text);
+    let lines = Lines::new(text, &index, encoding);
+    Some(
+        spans
+            .into_iter()
+            .map(|span| TextEdit {
+                range: lines.range(span),
+                new_text: new_name.to_owned(),
+            })
+            .collect(),
+    )
 }
 
 /// The renamed field and where to look it up.
