@@ -1796,6 +1796,14 @@ fn renaming_a_field_renames_the_keys_of_example_files_at_the_right_depth() {
             ("examples/other/two.json", EXAMPLE),
         ],
     );
+    // A second agent whose examples live under a glob of their own.
+    let custom = agent.replace("agent review", "agent review_too").replace(
+        "    input {",
+        "    publish {\n        capability: \"review.too\";\n        price: 0.01 EUR;\n        examples: \"cases/review-*.json\";\n    }\n    input {",
+    );
+    std::fs::write(project.dir.join("nodes/too.node.ael"), &custom).expect("node");
+    std::fs::create_dir_all(project.dir.join("cases")).expect("cases");
+    std::fs::write(project.dir.join("cases/review-three.json"), EXAMPLE).expect("example");
     let mut client = Client::initialized(&project);
     let common = project.uri("types/common.ael");
     let example = project.uri("examples/review/one.json");
@@ -1815,6 +1823,12 @@ fn renaming_a_field_renames_the_keys_of_example_files_at_the_right_depth() {
         "{edit}"
     );
     assert_eq!(edit["changes"][&example][0]["newText"], "text");
+    // Examples under a `publish { examples }` glob of their own are followed too.
+    assert_eq!(
+        edits_in(&edit, &project.uri("cases/review-three.json")),
+        [as_pair(pos(EXAMPLE, "document", 0))],
+        "{edit}"
+    );
     // A folder of no agent is not an example folder.
     assert_eq!(edits_in(&edit, &project.uri("examples/other/two.json")), []);
 

@@ -7,13 +7,16 @@
 //! project's index (structs, enum variants' fields, `List`/`Set`/`Option` elements); a value
 //! of a type the index cannot name (a `Map`, a built-in) is not entered. `answers` are model
 //! answers in the model's format and are left alone. Renaming a parameter of an agent with
-//! several inputs renames that key of each example's `input`. Only the default example folder is read:
-//! a `publish { examples: "…" }` glob elsewhere is not followed.
+//! several inputs renames that key of each example's `input`. The example files are the ones
+//! `aelc test` reads ([`load_examples`]: an agent's `publish { examples: "…" }` glob, else
+//! `examples/<agent>/*.json`), found through the last program that checked without errors.
 
 use std::path::{Path, PathBuf};
 
 use lsp_types::TextEdit;
 
+use crate::driver::publish::load_examples;
+use crate::driver::DiskWorld;
 use crate::lsp::analysis::Analysis;
 use crate::lsp::convert::{Encoding, Lines};
 use crate::lsp::index::{type_name, Index, Key};
@@ -50,8 +53,7 @@ pub fn field_edits(
                 .map(|p| (p.name.name.clone(), type_name(&p.ty)))
                 .collect();
             let output = type_name(&node.ret);
-            let folder = analysis.dir.join("examples").join(&node.name.name);
-            for path in json_files(&folder) {
+            for path in example_files(analysis, &node.name.name) {
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
                 };
@@ -116,9 +118,8 @@ fn parameter_edits(
     if !agent.params.iter().any(|p| p.name.name == name) {
         return Vec::new(); // a `let` or closure parameter of the agent's body
     }
-    let folder = analysis.dir.join("examples").join(&agent.name.name);
     let mut out = Vec::new();
-    for path in json_files(&folder) {
+    for path in example_files(analysis, &agent.name.name) {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -196,6 +197,22 @@ impl Target<'_> {
             json::Value::Other => {}
         }
     }
+}
+
+/// The example files of `agent`: those `aelc test` reads, as the last error-free program
+/// declares them (its `publish { examples }` glob); without a program, the default folder.
+fn example_files(analysis: &Analysis, agent: &str) -> Vec<PathBuf> {
+    let Some(program) = analysis.program.as_deref() else {
+        return json_files(&analysis.dir.join("examples").join(agent));
+    };
+    let mut files: Vec<PathBuf> = load_examples(&DiskWorld, &analysis.dir, program)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|example| example.agent == agent)
+        .map(|example| analysis.dir.join(example.path))
+        .collect();
+    files.sort();
+    files
 }
 
 /// The `.json` files of `folder`, sorted; none when it does not exist.
