@@ -21,12 +21,12 @@
 use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{Constrain, ProviderConfig};
 use super::error::ProviderError;
-use super::http::{quote, read_body, Transport};
+use super::http::{quote, Call, Reading, Transport};
 use super::openai::stream_error;
 use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part};
 use super::secret::{redact, ApiKey};
 use super::sse::SseReader;
-use super::{envelope_limit, stream_limits, Provider};
+use super::{stream_limits, Provider};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -158,33 +158,19 @@ impl Provider for Anthropic {
         if let Some(key) = &key {
             headers.push(("x-api-key", key.expose().to_string()));
         }
-        if self.config.stream {
-            headers.push(("accept", "text/event-stream".to_string()));
-        }
-        let bytes = serde_json::to_vec(&body).map_err(|error| ProviderError::InvalidConfig {
-            reason: format!("the request could not be encoded: {error}"),
-        })?;
-        let response = self.transport.post_json(
-            &self.url(),
-            &headers,
-            bytes,
-            request.timeout,
-            key.as_ref(),
-        )?;
         let asked = self.tool(request).is_some() || self.output_format(request).is_some();
-        let answer = if self.config.stream {
-            read_stream(response.body, request, key.as_ref())?
-        } else {
-            let limit = envelope_limit(request.max_answer_bytes);
-            let bytes = read_body(
-                response.body,
-                limit,
-                request.max_answer_bytes,
-                request.timeout,
-                key.as_ref(),
-            )?;
-            parse_message(&bytes, request.max_answer_bytes, key.as_ref())?
+        let call = Call {
+            url: &self.url(),
+            headers,
+            body: &body,
+            key: key.as_ref(),
+            stream: self.config.stream,
         };
+        let reading = Reading {
+            stream: read_stream,
+            document: parse_message,
+        };
+        let answer = self.transport.call(call, request, reading)?;
         match request.output_schema.as_ref().filter(|_| asked) {
             Some(schema) => restore(answer, schema, request.max_answer_bytes),
             None => Ok(answer),

@@ -92,6 +92,65 @@ impl Transport {
     }
 }
 
+/// One model call as every provider makes it: the request document, where it goes, and how
+/// the answer comes back.
+pub(crate) struct Call<'a> {
+    pub url: &'a str,
+    /// The provider's own headers (its key's header among them); `accept: text/event-stream`
+    /// is added for a stream.
+    pub headers: Vec<(&'static str, String)>,
+    pub body: &'a serde_json::Value,
+    pub key: Option<&'a ApiKey>,
+    pub stream: bool,
+}
+
+/// What reading a model's answer gives.
+type AnswerResult = Result<super::answer::Answer, ProviderError>;
+
+/// How a provider reads its answer: the events of a stream, or a whole response document
+/// (read here under [`super::envelope_limit`] of the answer's bound) with the answer's bound.
+pub(crate) struct Reading {
+    pub stream: fn(
+        ureq::BodyReader<'static>,
+        &super::request::ModelRequest,
+        Option<&ApiKey>,
+    ) -> AnswerResult,
+    pub document: fn(&[u8], u64, Option<&ApiKey>) -> AnswerResult,
+}
+
+impl Transport {
+    /// Sends `call` (encoded as JSON) and reads its answer with `reading`: the part of a
+    /// provider's `complete` that is the same for all of them.
+    pub(crate) fn call(
+        &self,
+        mut call: Call<'_>,
+        request: &super::request::ModelRequest,
+        reading: Reading,
+    ) -> AnswerResult {
+        if call.stream {
+            call.headers
+                .push(("accept", "text/event-stream".to_string()));
+        }
+        let headers: Vec<(&str, String)> = call.headers;
+        let bytes =
+            serde_json::to_vec(call.body).map_err(|error| ProviderError::InvalidConfig {
+                reason: format!("the request could not be encoded: {error}"),
+            })?;
+        let response = self.post_json(call.url, &headers, bytes, request.timeout, call.key)?;
+        if call.stream {
+            return (reading.stream)(response.body, request, call.key);
+        }
+        let bytes = read_body(
+            response.body,
+            super::envelope_limit(request.max_answer_bytes),
+            request.max_answer_bytes,
+            request.timeout,
+            call.key,
+        )?;
+        (reading.document)(&bytes, request.max_answer_bytes, call.key)
+    }
+}
+
 /// Maps an error of the call itself (before a status line arrived). An endpoint that cannot be
 /// reached is named with what to do about it: the commonest cause is a `base_url` pointing at a
 /// server that is not running, which the transport's own words ("Connection refused") do not say.

@@ -19,11 +19,11 @@
 use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{Constrain, ProviderConfig, TokenLimitField};
 use super::error::ProviderError;
-use super::http::{quote, read_body, read_error, Transport};
+use super::http::{quote, read_error, Call, Reading, Transport};
 use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part, PartKind};
 use super::secret::{redact, ApiKey};
 use super::sse::{SseError, SseReader};
-use super::{envelope_limit, stream_limits, Provider};
+use super::{stream_limits, Provider};
 use serde_json::{json, Map, Value};
 
 /// An OpenAI-compatible endpoint.
@@ -130,29 +130,18 @@ impl Provider for OpenAi {
         if let Some(key) = &key {
             headers.push(("authorization", format!("Bearer {}", key.expose())));
         }
-        if self.config.stream {
-            headers.push(("accept", "text/event-stream".to_string()));
-        }
-        let url = format!("{}/chat/completions", self.config.base_url());
-        let bytes = serde_json::to_vec(&body).map_err(|error| ProviderError::InvalidConfig {
-            reason: format!("the request could not be encoded: {error}"),
-        })?;
-        let response =
-            self.transport
-                .post_json(&url, &headers, bytes, request.timeout, key.as_ref())?;
-        let answer = if self.config.stream {
-            read_stream(response.body, request, key.as_ref())?
-        } else {
-            let limit = envelope_limit(request.max_answer_bytes);
-            let bytes = read_body(
-                response.body,
-                limit,
-                request.max_answer_bytes,
-                request.timeout,
-                key.as_ref(),
-            )?;
-            parse_completion(&bytes, request.max_answer_bytes, key.as_ref())?
+        let call = Call {
+            url: &format!("{}/chat/completions", self.config.base_url()),
+            headers,
+            body: &body,
+            key: key.as_ref(),
+            stream: self.config.stream,
         };
+        let reading = Reading {
+            stream: read_stream,
+            document: parse_completion,
+        };
+        let answer = self.transport.call(call, request, reading)?;
         let schema = request
             .output_schema
             .as_ref()
