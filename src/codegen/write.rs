@@ -316,7 +316,7 @@ fn temp_of(name: &str) -> Option<&str> {
 }
 
 /// Writes through `.<name>.<pid>.tmp` in the same folder, then renames over the target.
-fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let name = path

@@ -52,22 +52,13 @@ fn materialize(root: &Path) -> std::io::Result<()> {
         if std::fs::read_to_string(&path).is_ok_and(|old| old == *text) {
             continue;
         }
-        let dir = path.parent().unwrap_or(root);
-        std::fs::create_dir_all(dir)?;
-        let temporary = dir.join(format!(
-            ".{}.{}.tmp",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("std"),
-            std::process::id()
-        ));
-        std::fs::write(&temporary, text)?;
-        let mut permissions = std::fs::metadata(&temporary)?.permissions();
+        // Written as the build writes its outputs (a temporary file renamed into place), then
+        // made read-only; a rename replaces a read-only file too (it needs the folder's write
+        // access only), so a stale file is replaced the same way.
+        crate::codegen::write::write_atomic(&path, text.as_bytes())?;
+        let mut permissions = std::fs::metadata(&path)?.permissions();
         permissions.set_readonly(true);
-        std::fs::set_permissions(&temporary, permissions)?;
-        // A rename replaces a read-only file too: it needs write access to the folder only.
-        if let Err(error) = std::fs::rename(&temporary, &path) {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(error);
-        }
+        std::fs::set_permissions(&path, permissions)?;
     }
     Ok(())
 }

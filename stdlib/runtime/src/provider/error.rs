@@ -57,6 +57,14 @@ pub enum ProviderError {
     Malformed { reason: String },
 }
 
+/// A [`ProviderError::Malformed`]: the response is not the shape its provider's API documents
+/// (one constructor for every provider's reader).
+pub(crate) fn malformed(reason: impl Into<String>) -> ProviderError {
+    ProviderError::Malformed {
+        reason: reason.into(),
+    }
+}
+
 impl ProviderError {
     /// The receipt code (spec §5 reserved codes, or step 1's `too_large`).
     ///

@@ -19,7 +19,7 @@
 
 use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{Constrain, ProviderConfig};
-use super::error::ProviderError;
+use super::error::{malformed, ProviderError};
 use super::http::{quote, Call, Reading, Transport};
 use super::openai::stream_error;
 use super::request::{max_output_tokens, MediaSource, ModelRequest, Part, PartKind};
@@ -165,12 +165,6 @@ fn finish_reason(raw: Option<&str>) -> FinishReason {
         Some("MAX_TOKENS") => FinishReason::Length,
         Some(other) => FinishReason::Other(other.to_string()),
         None => FinishReason::Other("unknown".to_string()),
-    }
-}
-
-fn malformed(reason: impl Into<String>) -> ProviderError {
-    ProviderError::Malformed {
-        reason: reason.into(),
     }
 }
 

@@ -18,7 +18,7 @@
 
 use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{Constrain, ProviderConfig, TokenLimitField};
-use super::error::ProviderError;
+use super::error::{malformed, ProviderError};
 use super::http::{quote, read_error, Call, Reading, Transport};
 use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part, PartKind};
 use super::secret::{redact, ApiKey};
@@ -232,12 +232,6 @@ fn usage(value: Option<&Value>) -> Option<Usage> {
         input_tokens: count("prompt_tokens"),
         output_tokens: count("completion_tokens"),
     })
-}
-
-fn malformed(reason: impl Into<String>) -> ProviderError {
-    ProviderError::Malformed {
-        reason: reason.into(),
-    }
 }
 
 /// A server-reported error inside a 200 body or a stream event.
