@@ -727,7 +727,9 @@ fn durability_suite(backend: &str, store: &str) {
     let dir = temp_dir(&format!("durability-{backend}"));
     project(&dir, model.port);
     let key = account(&dir, store, "demo", "100");
-    let gw = Gateway::start(&dir, store, &[]);
+    // Started again under the same name, it releases its earlier life's runs at once.
+    let named = ["--instance", "durable"];
+    let gw = Gateway::start(&dir, store, &named);
     let answered = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
     let port = gw.port;
     let workers: Vec<_> = (0..6)
@@ -769,7 +771,7 @@ fn durability_suite(backend: &str, store: &str) {
     let answered = answered.lock().expect("answered").clone();
     assert!(!answered.is_empty(), "no run finished before the kill");
 
-    let gw = Gateway::start(&dir, store, &[]);
+    let gw = Gateway::start(&dir, store, &named);
     assert_eq!(open_runs(store), 0, "a reservation survived the restart");
     for (id, status) in &answered {
         let (code, text) = get(&gw, &format!("/v1/receipts/{id}"), Some(&key));
@@ -796,7 +798,73 @@ fn durability_suite(backend: &str, store: &str) {
         Amount(amount("0.01").0 * u128::from(succeeded))
     );
     gw.kill();
+    gateways_share_the_store(&dir, store, &key, &model);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Several gateways on one store: one starting never voids another's run in flight; one
+/// killed has its runs voided by a live one once its lease ends (`--lease 1`: a second).
+fn gateways_share_the_store(dir: &Path, store: &str, key: &str, model: &FakeModel) {
+    let a = Gateway::start(dir, store, &["--instance", "a", "--lease", "1"]);
+    let b = Gateway::start(dir, store, &["--instance", "b", "--lease", "1"]);
+    let calls = model.calls();
+    std::thread::scope(|s| {
+        let held = s.spawn(|| post_run(&a, key, &ask("[hold] in flight on a"), None));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while model.calls() == calls {
+            assert!(Instant::now() < deadline, "the run never reached the model");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // A third gateway starts (and recovers) while a's run waits for the model, and b
+        // sweeps for more than a's lease meanwhile.
+        let c = Gateway::start(dir, store, &["--instance", "c"]);
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(
+            open_runs(store),
+            1,
+            "another gateway voided a live one's run"
+        );
+        model.release();
+        let held = held.join().expect("the held call");
+        assert_eq!(
+            (held.status, &held.body["status"]),
+            (200, &json!("succeeded")),
+            "{}",
+            held.body
+        );
+        c.kill();
+    });
+    // a is killed with a run in flight (the model answers it after 300 ms, to no one): b
+    // voids it once a's lease has ended.
+    let before = ledger(store, &["demo"])[0];
+    std::thread::scope(|s| {
+        let port = a.port;
+        let key = key.to_owned();
+        s.spawn(move || {
+            let _ = http()
+                .post(format!("http://127.0.0.1:{port}/v1/agents/acme/echo/runs"))
+                .header("authorization", &format!("Bearer {key}"))
+                .header("content-type", "application/json")
+                .send(ask("[slow] abandoned"));
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while open_runs(store) == 0 {
+            assert!(Instant::now() < deadline, "the run never began");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        a.kill();
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while open_runs(store) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the killed gateway's run is still held"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let after = ledger(store, &["demo"])[0];
+    assert_eq!(after, before, "the voided reservation did not go back");
+    b.kill();
 }
 
 /// Ten thousand connections at once: the first ones are served, the rest refused with 503 (or

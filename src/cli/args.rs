@@ -185,6 +185,15 @@ pub struct ServeArgs {
     /// Seconds a request body may take to arrive (408 after).
     #[arg(long, default_value_t = 30)]
     pub body_timeout: u64,
+    /// This gateway's name among the processes sharing the store (default:
+    /// `gateway@HOST:PORT`). Its runs are stored with it; started again under the same name, it
+    /// releases what its earlier life left open at once.
+    #[arg(long)]
+    pub instance: Option<String>,
+    /// Seconds a gateway that stopped renewing its lease keeps its runs before another process
+    /// voids them (it renews every third of it).
+    #[arg(long, default_value_t = 30)]
+    pub lease: u64,
 }
 
 /// Where the accounts live.

@@ -177,7 +177,7 @@ pub fn approve(out: &Output, args: &ApproveArgs) -> Status {
         Err(status) => return status,
     };
     block_on(out, async {
-        let state = Arc::new(app_state(&served, &aelc_gateway::Limits::default()).await?);
+        let state = Arc::new(app_state(&served, &process_limits("approve")).await?);
         let store = Arc::clone(&state.store);
         let now = aelc_gateway::now_ms();
         let approval = store
@@ -249,7 +249,7 @@ pub fn mcp(out: &Output, args: &McpArgs) -> Status {
     let result = runtime.block_on(async {
         let (market, store) = match (&served, &args.gateway) {
             (Some(served), _) => {
-                let state = Arc::new(app_state(served, &aelc_gateway::Limits::default()).await?);
+                let state = Arc::new(app_state(served, &process_limits("mcp")).await?);
                 let store = Arc::clone(&state.store);
                 (aelc_mcp::market::Market::local(state), store)
             }
@@ -309,5 +309,14 @@ fn block_on(out: &Output, f: impl std::future::Future<Output = Result<(), String
             super::eprint_line(&format!("error: {message}"));
             Status::Failed
         }
+    }
+}
+
+/// The gateway's defaults for a short-lived or per-client process that runs agents on the
+/// store: its own instance name (`ROLE@HOST:PID`), so it never takes another's runs for its own.
+fn process_limits(role: &str) -> aelc_gateway::Limits {
+    aelc_gateway::Limits {
+        instance: aelc_gateway::lease::instance_name(role, std::process::id()),
+        ..aelc_gateway::Limits::default()
     }
 }

@@ -84,10 +84,11 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
         Ok(s) => s,
         Err(status) => return status,
     };
-    let limits = aelc_gateway::Limits {
+    let mut limits = aelc_gateway::Limits {
         max_connections: args.max_connections,
         max_runs: args.max_runs,
         body_timeout: Duration::from_secs(args.body_timeout),
+        lease: Duration::from_secs(args.lease),
         ..aelc_gateway::Limits::default()
     };
     init_logs();
@@ -99,11 +100,17 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
         Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
     };
     let result = runtime.block_on(async {
-        let state = app_state(&served, &limits).await?;
         let listener = tokio::net::TcpListener::bind(&args.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        // The bound port makes the default name unique on this host while the gateway lives,
+        // and the same after a restart in place.
+        limits.instance = args
+            .instance
+            .clone()
+            .unwrap_or_else(|| aelc_gateway::lease::instance_name("gateway", addr.port()));
+        let state = app_state(&served, &limits).await?;
         // The one line a script waits for (tests read the port from it).
         super::print_line(&format!(
             "serving {} agent(s) on http://{addr}",

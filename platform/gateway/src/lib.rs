@@ -9,6 +9,7 @@
 //! - [`accounts`]: tenants, API keys, funding;
 //! - [`openapi`]: `/openapi.json`, derived from the handlers' types and the agents' schemas;
 //! - [`metrics`]: `/metrics` (Prometheus);
+//! - [`lease`]: this process's lease on its runs, so several processes share one store;
 //! - [`listener`]: at most N connections, 503 beyond;
 //! - [`error`]: every refusal as a stable code and status.
 //!
@@ -18,6 +19,7 @@
 
 pub mod accounts;
 pub mod error;
+pub mod lease;
 pub mod listener;
 pub mod live;
 pub mod metrics;
@@ -49,6 +51,12 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// The largest upload to `/v1/files`.
     pub max_file_bytes: usize,
+    /// This process's name among those sharing the store: its runs are stored with it
+    /// ([`lease`]). Unique among live processes; the same name after a restart releases the
+    /// earlier life's runs at once.
+    pub instance: String,
+    /// How long a process that stopped renewing keeps its runs before another voids them.
+    pub lease: Duration,
 }
 
 impl Default for Limits {
@@ -58,6 +66,8 @@ impl Default for Limits {
             max_runs: 256,
             body_timeout: Duration::from_secs(30),
             max_file_bytes: 20 * 1024 * 1024,
+            instance: lease::instance_name("aelc", std::process::id()),
+            lease: Duration::from_secs(30),
         }
     }
 }
@@ -65,6 +75,8 @@ impl Default for Limits {
 /// What every handler shares.
 pub struct AppState {
     pub project: Project,
+    /// This process's lease on the runs it begins.
+    pub lease: lease::Lease,
     pub store: Arc<dyn Store>,
     pub metrics: Arc<metrics::Metrics>,
     pub run_slots: Arc<Semaphore>,
@@ -93,11 +105,11 @@ impl AppState {
         files: aelc_runtime::files::LocalFiles,
         limits: &Limits,
     ) -> Result<AppState, String> {
-        let recovered = store.recover().await.map_err(|e| e.to_string())?;
+        let (lease, recovered) = lease::Lease::take(&store, limits).await?;
         if recovered.voided_runs > 0 {
             tracing::warn!(
                 runs = recovered.voided_runs,
-                "voided the reservations of runs a previous gateway left unfinished"
+                "voided the reservations of runs that a stopped process left unfinished"
             );
         }
         for agent in &project.agents {
@@ -119,8 +131,10 @@ impl AppState {
         }
         let openapi = openapi::document(&project);
         let refusals =
-            GroupCommit::start(Arc::clone(&store), REFUSALS_PER_COMMIT, REFUSALS_WAITING);
+            GroupCommit::start(Arc::clone(&store), REFUSALS_PER_COMMIT, REFUSALS_WAITING)
+                .map_err(|e| format!("the receipt writer: {e}"))?;
         Ok(AppState {
+            lease,
             keys: accounts::KeyCache::default(),
             refusals,
             project,
@@ -170,9 +184,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let listener = listener::BoundedListener::new(listener, limits.max_connections);
-    axum::serve(listener, router(state))
+    let served = axum::serve(listener, router(Arc::clone(&state)))
         .with_graceful_shutdown(shutdown)
-        .await
+        .await;
+    // Every run in flight has finished: nothing of this instance is left to void.
+    state.lease.release(&*state.store).await;
+    served
 }
 
 /// Milliseconds since the Unix epoch (the runtime's wall clock).

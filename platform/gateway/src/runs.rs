@@ -367,6 +367,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         currency: account.currency.clone(),
         idempotency_key: key,
         mandate: call.mandate.clone(),
+        owner: app.lease.instance.clone(),
         at_ms: now_ms(),
     };
     match app.store.begin_run(&begin).await? {

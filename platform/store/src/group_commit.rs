@@ -16,6 +16,10 @@
 //!
 //! A group whose commit fails (one bad row makes the whole transaction fail) is retried one
 //! receipt at a time, so each caller gets the answer for its own receipt.
+//!
+//! Where the store offers a blocking [`ReceiptWriter`] (SQLite: see `sql/sqlite_receipts.rs`),
+//! the writer is a thread of its own that commits each group in one call; otherwise
+//! (PostgreSQL) it is a task committing through [`Store::record_receipts`].
 
 use std::sync::Arc;
 
@@ -29,6 +33,12 @@ struct Pending {
     done: oneshot::Sender<Result<()>>,
 }
 
+/// A store's own synchronous way to commit a group of receipts, all or none, on a thread
+/// given to it alone ([`Store::receipt_writer`]).
+pub trait ReceiptWriter: Send {
+    fn record(&mut self, rows: &[StoredReceipt]) -> Result<()>;
+}
+
 /// The handle callers share (cheap to clone); the writer task ends when the last one drops.
 #[derive(Clone)]
 pub struct GroupCommit {
@@ -36,12 +46,26 @@ pub struct GroupCommit {
 }
 
 impl GroupCommit {
-    /// Starts the writer on the current tokio runtime: at most `max_group` receipts per
-    /// transaction, at most `queue` waiting.
-    pub fn start(store: Arc<dyn Store>, max_group: usize, queue: usize) -> GroupCommit {
+    /// Starts the writer: at most `max_group` receipts per transaction, at most `queue`
+    /// waiting. The store's [`ReceiptWriter`] on a thread named `aelc-receipts` when it has
+    /// one, else a task on the current tokio runtime.
+    pub fn start(store: Arc<dyn Store>, max_group: usize, queue: usize) -> Result<GroupCommit> {
         let (sender, receiver) = mpsc::channel(queue.max(1));
-        tokio::spawn(write_groups(store, receiver, max_group.max(1)));
-        GroupCommit { queue: sender }
+        let max_group = max_group.max(1);
+        match store.receipt_writer()? {
+            Some(writer) => {
+                std::thread::Builder::new()
+                    .name("aelc-receipts".to_owned())
+                    .spawn(move || write_groups_on_thread(writer, receiver, max_group))
+                    .map_err(|e| {
+                        StoreError::Backend(format!("cannot start the receipt writer: {e}"))
+                    })?;
+            }
+            None => {
+                tokio::spawn(write_groups(store, receiver, max_group));
+            }
+        }
+        Ok(GroupCommit { queue: sender })
     }
 
     /// Stores `receipt` and returns once it is committed.
@@ -59,7 +83,57 @@ fn stopped() -> StoreError {
     StoreError::Backend("the receipt writer has stopped".to_owned())
 }
 
-/// The writer: takes what has queued (waiting only when nothing has), commits it as one group.
+/// The writer thread: waits for a receipt, takes whatever else has queued meanwhile, commits
+/// the group; ends when every [`GroupCommit`] handle is gone.
+fn write_groups_on_thread(
+    mut writer: Box<dyn ReceiptWriter>,
+    mut receiver: mpsc::Receiver<Pending>,
+    max_group: usize,
+) {
+    let mut group: Vec<Pending> = Vec::with_capacity(max_group);
+    while let Some(first) = receiver.blocking_recv() {
+        group.push(first);
+        while group.len() < max_group {
+            match receiver.try_recv() {
+                Ok(next) => group.push(next),
+                Err(_) => break,
+            }
+        }
+        let (rows, waiting): (Vec<StoredReceipt>, Vec<_>) =
+            group.drain(..).map(|p| (p.receipt, p.done)).unzip();
+        let outcome = writer.record(&rows);
+        let alone = (outcome.is_err() && rows.len() > 1).then(|| {
+            rows.iter()
+                .map(|row| writer.record(std::slice::from_ref(row)))
+                .collect()
+        });
+        answer(waiting, outcome, alone);
+    }
+}
+
+/// Answers each caller of a group: its own result when the rows were tried again one by one
+/// (`alone`, after the group failed), else the group's. A caller that stopped waiting (its
+/// request was cancelled) needs no answer, hence the ignored sends.
+fn answer(
+    waiting: Vec<oneshot::Sender<Result<()>>>,
+    group: Result<()>,
+    alone: Option<Vec<Result<()>>>,
+) {
+    match alone {
+        Some(results) => {
+            for (done, result) in waiting.into_iter().zip(results) {
+                let _ = done.send(result);
+            }
+        }
+        None => {
+            for done in waiting {
+                let _ = done.send(group.clone());
+            }
+        }
+    }
+}
+
+/// The writer task: takes what has queued (waiting only when nothing has), commits it as one group.
 async fn write_groups(
     store: Arc<dyn Store>,
     mut receiver: mpsc::Receiver<Pending>,
@@ -69,24 +143,16 @@ async fn write_groups(
     while receiver.recv_many(&mut group, max_group).await > 0 {
         let (rows, waiting): (Vec<StoredReceipt>, Vec<_>) =
             group.drain(..).map(|p| (p.receipt, p.done)).unzip();
-        // A caller that stopped waiting (its request was cancelled) needs no answer, hence
-        // the ignored sends.
-        match store.record_receipts(&rows).await {
-            Ok(()) => {
-                for done in waiting {
-                    let _ = done.send(Ok(()));
-                }
+        let outcome = store.record_receipts(&rows).await;
+        let alone = if outcome.is_err() && rows.len() > 1 {
+            let mut results = Vec::with_capacity(rows.len());
+            for row in &rows {
+                results.push(store.record_receipts(std::slice::from_ref(row)).await);
             }
-            Err(_) if rows.len() > 1 => {
-                for (row, done) in rows.iter().zip(waiting) {
-                    let _ = done.send(store.record_receipts(std::slice::from_ref(row)).await);
-                }
-            }
-            Err(e) => {
-                for done in waiting {
-                    let _ = done.send(Err(e.clone()));
-                }
-            }
-        }
+            Some(results)
+        } else {
+            None
+        };
+        answer(waiting, outcome, alone);
     }
 }

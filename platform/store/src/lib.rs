@@ -12,8 +12,9 @@
 //!   transaction, safe under concurrent callers in several processes.
 //! - A tenant's balance always equals the sum of its entries; `available` never goes below zero.
 //! - A receipt is stored in the same transaction that posts or voids its run's reservation, so a
-//!   process killed at any moment leaves either an open run (voided by [`Store::recover`] at the
-//!   next start) or a finished one, never a charge without a receipt.
+//!   process killed at any moment leaves either an open run (voided by [`Store::recover`] once
+//!   its owner's lease has ended, or when its owner starts again) or a finished one, never a
+//!   charge without a receipt. A process's runs are never voided while its lease lives.
 //! - Ids given out by callers (receipt ids, approval ids) are stored as given.
 //!
 //! Amounts are the runtime's exact [`Amount`]; a backend stores them as integers of
@@ -80,6 +81,9 @@ pub struct BeginRun {
     pub idempotency_key: Option<String>,
     /// `ACCOUNT/NAME` of the mandate the call is made under (the MCP server), if any.
     pub mandate: Option<String>,
+    /// The instance name of the process running it ([`Store::renew_lease`]): only that
+    /// process, or any once its lease has run out, may void the run as abandoned.
+    pub owner: String,
     pub at_ms: UnixMs,
 }
 
@@ -354,14 +358,27 @@ pub trait Store: Send + Sync {
     /// reserved, nothing billed. All of them or none, in one transaction, so a caller can
     /// commit many at once ([`group_commit::GroupCommit`]).
     async fn record_receipts(&self, receipts: &[StoredReceipt]) -> Result<()>;
+    /// A synchronous writer of receipt groups for a thread of its own, where the backend has a
+    /// faster way than [`Store::record_receipts`] from an async task (SQLite); `None` where it
+    /// has not. [`group_commit::GroupCommit`] uses it.
+    fn receipt_writer(&self) -> Result<Option<Box<dyn group_commit::ReceiptWriter>>> {
+        Ok(None)
+    }
     /// A receipt of `tenant` (`None` for another tenant's: not found, never forbidden).
     async fn receipt(&self, tenant: &str, id: &str) -> Result<Option<StoredReceipt>>;
     /// Receipts made under a mandate (its `get_receipt` sees only these).
     async fn mandate_receipt(&self, mandate: &str, id: &str) -> Result<Option<StoredReceipt>>;
     async fn agent_stats(&self, agent: &str) -> Result<AgentStats>;
-    /// At start: voids every run begun and never finished (its process died) and frees its
-    /// idempotency key.
-    async fn recover(&self) -> Result<Recovered>;
+    /// Holds (or extends) `owner`'s lease until `until_ms`: while it lasts, no other process
+    /// voids `owner`'s open runs. A process renews it well before it runs out.
+    async fn renew_lease(&self, owner: &str, until_ms: UnixMs) -> Result<()>;
+    /// Gives `owner`'s lease up (a graceful stop, after its runs finished).
+    async fn release_lease(&self, owner: &str) -> Result<()>;
+    /// Voids the runs begun and never finished by a process that died, and frees their
+    /// idempotency keys: the open runs of every owner whose lease ended before `now_ms` or who
+    /// holds none, and, when a process starts again under its old name (`restarting`), the
+    /// open runs of its earlier life. Runs of owners with a live lease are left alone.
+    async fn recover(&self, restarting: Option<&str>, now_ms: UnixMs) -> Result<Recovered>;
     /// Runs begun and not finished, for tests and metrics.
     async fn open_runs(&self) -> Result<u64>;
 

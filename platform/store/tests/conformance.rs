@@ -42,6 +42,9 @@ const RULES: &[(&str, Rule)] = &[
     ("recover_voids_open_runs", |u| {
         Box::pin(recover_voids_open_runs(u))
     }),
+    ("recover_leaves_live_leases_alone", |u| {
+        Box::pin(recover_leaves_live_leases_alone(u))
+    }),
     ("tenants_see_only_their_own", |u| {
         Box::pin(tenants_see_only_their_own(u))
     }),
@@ -145,6 +148,7 @@ fn begin(tenant: &str, reserve: &str) -> BeginRun {
         currency: "EUR".to_owned(),
         idempotency_key: None,
         mandate: None,
+        owner: "gw-a".to_owned(),
         at_ms: 10,
     }
 }
@@ -362,7 +366,7 @@ async fn balances_equal_entries_after_mixed_operations(url: String) {
         "the sequence exercised little: {started} started, {refused} refused"
     );
     assert_eq!(store.open_runs().await.unwrap(), open_runs.len() as u64);
-    store.recover().await.unwrap();
+    store.recover(None, 20).await.unwrap();
     assert_ledger(&*store, &["t0", "t1", "t2", "acme"]).await;
     let mut total = 0u128;
     for t in ["t0", "t1", "t2", "acme"] {
@@ -578,9 +582,10 @@ async fn recover_voids_open_runs(url: String) {
         assert_eq!(store.begin_run(run).await.unwrap(), Begun::Started);
     }
     assert_eq!(store.open_runs().await.unwrap(), 3);
-    // Another process starting: a second instance recovers.
+    // Another process starting: a second instance recovers. The runs' owner never held a
+    // lease, so they are abandoned.
     let restarted = open(&url).await;
-    assert_eq!(restarted.recover().await.unwrap().voided_runs, 3);
+    assert_eq!(restarted.recover(None, 20).await.unwrap().voided_runs, 3);
     assert_eq!(store.open_runs().await.unwrap(), 0);
     let b = store.balance("demo").await.unwrap();
     assert_eq!((b.available, b.reserved), (amt("10"), Amount::ZERO));
@@ -596,8 +601,66 @@ async fn recover_voids_open_runs(url: String) {
         .finish_run(&receipt_of(&keyed, "succeeded"), &Settlement::Void)
         .await
         .is_err());
-    assert_eq!(restarted.recover().await.unwrap().voided_runs, 1);
+    assert_eq!(restarted.recover(None, 20).await.unwrap().voided_runs, 1);
     assert_ledger(&*store, &["demo"]).await;
+}
+
+/// Several processes on one database: a process starting voids only its own earlier life's
+/// runs and those whose owner's lease ran out, never a live process's runs in flight.
+async fn recover_leaves_live_leases_alone(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "10").await;
+    tenant(&*store, "acme", "0").await;
+    let run_of = |owner: &str| {
+        let mut run = begin("demo", "1");
+        run.owner = owner.to_owned();
+        run
+    };
+    store.renew_lease("live", 1_000).await.unwrap();
+    store.renew_lease("ended", 500).await.unwrap();
+    store.renew_lease("me", 1_000).await.unwrap();
+    let live = run_of("live");
+    let ended = run_of("ended");
+    let mine = run_of("me");
+    for run in [&live, &ended, &mine] {
+        assert_eq!(store.begin_run(run).await.unwrap(), Begun::Started);
+    }
+    // A late renewal never shortens a lease.
+    store.renew_lease("live", 900).await.unwrap();
+    let other = open(&url).await;
+    assert_eq!(other.recover(Some("me"), 600).await.unwrap().voided_runs, 2);
+    assert_eq!(store.open_runs().await.unwrap(), 1);
+    store
+        .finish_run(&receipt_of(&live, "succeeded"), &charge("acme", "1"))
+        .await
+        .expect("the live process's run was voided under it");
+    assert!(store
+        .finish_run(&receipt_of(&ended, "succeeded"), &Settlement::Void)
+        .await
+        .is_err());
+    // Once `live` stops renewing, its next run is recoverable after its lease ends, and
+    // a released lease at once.
+    let late = run_of("live");
+    store.begin_run(&late).await.unwrap();
+    assert_eq!(
+        other.recover(Some("me"), 1_000).await.unwrap().voided_runs,
+        0
+    );
+    assert_eq!(
+        other.recover(Some("me"), 1_001).await.unwrap().voided_runs,
+        1
+    );
+    store.renew_lease("live", 5_000).await.unwrap();
+    let released = run_of("live");
+    store.begin_run(&released).await.unwrap();
+    store.release_lease("live").await.unwrap();
+    assert_eq!(
+        other.recover(Some("me"), 1_002).await.unwrap().voided_runs,
+        1
+    );
+    let b = store.balance("demo").await.unwrap();
+    assert_eq!((b.available, b.reserved), (amt("9"), Amount::ZERO));
+    assert_ledger(&*store, &["demo", "acme"]).await;
 }
 
 async fn tenants_see_only_their_own(url: String) {
@@ -933,7 +996,12 @@ async fn receipts_commit_in_groups_all_or_nothing(url: String) {
         assert_eq!(store.receipt("demo", &r.id).await.unwrap(), None);
     }
 
-    let group = GroupCommit::start(Arc::clone(&store), 32, 64);
+    // SQLite's groups go through its own writer thread, PostgreSQL's through the trait.
+    assert_eq!(
+        store.receipt_writer().unwrap().is_some(),
+        store.backend() == "sqlite"
+    );
+    let group = GroupCommit::start(Arc::clone(&store), 32, 64).unwrap();
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..200 {
         let group = group.clone();

@@ -26,6 +26,7 @@ mod accounts;
 mod ledger;
 mod mandates;
 mod runs;
+mod sqlite_receipts;
 
 use crate::{
     Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, Entry, FileMeta, Mandate,
@@ -59,6 +60,8 @@ pub enum Dialect {
 pub struct SqlStore {
     pool: AnyPool,
     dialect: Dialect,
+    /// SQLite's database file (for [`Store::receipt_writer`]'s connection).
+    sqlite_path: Option<String>,
     /// SQLite's background checkpointer ([`checkpoint_in_background`]), stopped with the store.
     checkpointer: Option<tokio::task::AbortHandle>,
 }
@@ -83,7 +86,7 @@ impl Drop for SqlStore {
 /// hundred waited for a checkpoint: the gateway's p99 latency under load was 50–200 ms. Here a
 /// background task checkpoints instead ([`checkpoint_in_background`]), and the commit-time
 /// checkpoint is kept only as a safety net for a log that grows past 10,000 pages (40 MB).
-const SQLITE_PRAGMAS: [&str; 5] = [
+pub(crate) const SQLITE_PRAGMAS: [&str; 5] = [
     "PRAGMA busy_timeout = 30000",
     "PRAGMA journal_mode = WAL",
     "PRAGMA synchronous = NORMAL",
@@ -126,6 +129,7 @@ impl SqlStore {
     pub async fn open(url: &str) -> Result<SqlStore> {
         static DRIVERS: Once = Once::new();
         DRIVERS.call_once(sqlx::any::install_default_drivers);
+        let mut sqlite_path = None;
         let (dialect, url) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             (Dialect::Postgres, url.to_owned())
         } else {
@@ -147,6 +151,7 @@ impl SqlStore {
                     })?;
                 }
             }
+            sqlite_path = Some(path.to_owned());
             (Dialect::Sqlite, format!("sqlite://{path}?mode=rwc"))
         };
         let options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(60));
@@ -178,6 +183,7 @@ impl SqlStore {
         Ok(SqlStore {
             pool,
             dialect,
+            sqlite_path,
             checkpointer,
         })
     }
@@ -358,6 +364,13 @@ impl Store for SqlStore {
         retry(|| self.record_receipts_once(receipts)).await
     }
 
+    fn receipt_writer(&self) -> Result<Option<Box<dyn crate::group_commit::ReceiptWriter>>> {
+        match &self.sqlite_path {
+            Some(path) => Ok(Some(Box::new(sqlite_receipts::SqliteReceipts::open(path)?))),
+            None => Ok(None),
+        }
+    }
+
     async fn receipt(&self, tenant: &str, id: &str) -> Result<Option<StoredReceipt>> {
         self.find_receipt("tenant", tenant, id)
             .await
@@ -374,8 +387,16 @@ impl Store for SqlStore {
         self.read_agent_stats(agent).await.map_err(Fail::into_store)
     }
 
-    async fn recover(&self) -> Result<Recovered> {
-        self.recover_all().await
+    async fn renew_lease(&self, owner: &str, until_ms: UnixMs) -> Result<()> {
+        retry(|| self.upsert_lease(owner, until_ms)).await
+    }
+
+    async fn release_lease(&self, owner: &str) -> Result<()> {
+        retry(|| self.delete_lease(owner)).await
+    }
+
+    async fn recover(&self, restarting: Option<&str>, now_ms: UnixMs) -> Result<Recovered> {
+        self.recover_abandoned(restarting, now_ms).await
     }
 
     async fn open_runs(&self) -> Result<u64> {

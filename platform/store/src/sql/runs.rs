@@ -79,8 +79,8 @@ impl SqlStore {
 
         let inserted = sqlx::query(
             "INSERT INTO runs (id, tenant, agent, version, input_sha256, idempotency_key, mandate, \
-             reserved, currency, state, created_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'open', $10)",
+             reserved, currency, state, created_ms, owner) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'open', $10, $11)",
         )
         .bind(&run.run)
         .bind(&run.tenant)
@@ -92,6 +92,7 @@ impl SqlStore {
         .bind(reserve)
         .bind(&run.currency)
         .bind(run.at_ms)
+        .bind(&run.owner)
         .execute(&mut *tx)
         .await;
         match inserted {
@@ -227,20 +228,64 @@ impl SqlStore {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
-    /// Each open run voided in its own transaction (the same lock order as `finish_run`); a run
-    /// finished meanwhile by a live process is left alone.
-    pub(super) async fn recover_all(&self) -> crate::Result<Recovered> {
-        let ids: Vec<String> = sqlx::query_scalar("SELECT id FROM runs WHERE state = 'open'")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| StoreError::Backend(e.to_string()))?;
-        let now = aelc_runtime::pipeline::unix_now_ms();
+    /// `owner`'s lease: inserted, or moved to `until_ms` (never shortened by a late renewal).
+    pub(super) async fn upsert_lease(&self, owner: &str, until_ms: UnixMs) -> Result<(), Fail> {
+        sqlx::query(
+            "INSERT INTO leases (owner, until_ms) VALUES ($1, $2) \
+             ON CONFLICT (owner) DO UPDATE SET until_ms = excluded.until_ms \
+             WHERE leases.until_ms < excluded.until_ms",
+        )
+        .bind(owner)
+        .bind(until_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub(super) async fn delete_lease(&self, owner: &str) -> Result<(), Fail> {
+        sqlx::query("DELETE FROM leases WHERE owner = $1")
+            .bind(owner)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The open runs of owners without a live lease (and of `restarting`), each voided in its
+    /// own transaction (the same lock order as `finish_run`); a run finished meanwhile by a live
+    /// process is left alone. Leases that ended are deleted once their runs are voided.
+    pub(super) async fn recover_abandoned(
+        &self,
+        restarting: Option<&str>,
+        now: UnixMs,
+    ) -> crate::Result<Recovered> {
+        let backend = |e: sqlx::Error| StoreError::Backend(e.to_string());
+        let abandoned = "SELECT runs.id FROM runs LEFT JOIN leases ON leases.owner = runs.owner \
+             WHERE runs.state = 'open' AND (leases.owner IS NULL OR leases.until_ms < $1";
+        let ids: Vec<String> = match restarting {
+            Some(owner) => sqlx::query_scalar(&format!("{abandoned} OR runs.owner = $2)"))
+                .bind(now)
+                .bind(owner)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(backend)?,
+            None => sqlx::query_scalar(&format!("{abandoned})"))
+                .bind(now)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(backend)?,
+        };
         let mut recovered = Recovered::default();
         for id in &ids {
             if retry(|| self.void_run_once(id, now)).await? {
                 recovered.voided_runs += 1;
             }
         }
+        // An ended lease whose process never came back: its runs are voided, it can go.
+        sqlx::query("DELETE FROM leases WHERE until_ms < $1")
+            .bind(now)
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
         Ok(recovered)
     }
 
@@ -468,18 +513,20 @@ async fn insert_receipts(
             .bind(r.at_ms);
     }
     match query.execute(&mut *conn).await {
-        Err(e) if is_unique_violation(&e) => {
-            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-            Err(StoreError::Exists(if ids.len() == 1 {
-                format!("receipt `{}`", ids[0])
-            } else {
-                format!("one of the receipts {}", ids.join(", "))
-            })
-            .into())
-        }
+        Err(e) if is_unique_violation(&e) => Err(receipts_exist(rows).into()),
         Err(e) => Err(e.into()),
         Ok(_) => Ok(()),
     }
+}
+
+/// The answer to an insert of `rows` that met a receipt id already stored.
+pub(super) fn receipts_exist(rows: &[StoredReceipt]) -> StoreError {
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    StoreError::Exists(if ids.len() == 1 {
+        format!("receipt `{}`", ids[0])
+    } else {
+        format!("one of the receipts {}", ids.join(", "))
+    })
 }
 
 fn receipt_row(row: &AnyRow) -> Result<StoredReceipt, Fail> {

@@ -1,0 +1,83 @@
+//! SQLite's receipt writer for [`GroupCommit`](crate::group_commit::GroupCommit): one thread
+//! with a connection of its own, committing a whole group of receipts in one call.
+//!
+//! Why a second way to write receipts: through `sqlx`, every statement on SQLite is a message to
+//! the connection's worker thread and an answer back to the async task, so a group's
+//! `BEGIN IMMEDIATE`, `INSERT` and `COMMIT` (and the pool's checkout) were four to six thread
+//! hand-offs. On a busy two-core machine each hand-off waits for a core, and those waits were
+//! the gateway's latency tail at the gate (p99 30–36 ms at 41k refusals/s). Here the writer
+//! thread receives the group in one hand-off, runs the transaction on its own connection with a
+//! statement prepared once, and answers each caller in one more.
+//!
+//! The rules are those of the `sqlx` path: the same settings ([`SQLITE_PRAGMAS`]), the write lock
+//! taken up front (`BEGIN IMMEDIATE`, waiting on another process by the busy timeout), all rows
+//! or none, a duplicate id reported as [`StoreError::Exists`].
+
+use super::SQLITE_PRAGMAS;
+use crate::group_commit::ReceiptWriter;
+use crate::{Result, StoreError, StoredReceipt};
+use rusqlite::{params, Connection, ErrorCode};
+
+/// The insert of one receipt (the columns of the `receipts` table, as `insert_receipts` binds them).
+const INSERT_RECEIPT: &str = "INSERT INTO receipts \
+     (id, tenant, agent, version, status, code, mandate, json, at_ms) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+/// A connection to the store's database file, already migrated by the `sqlx` pool that opened it.
+pub(crate) struct SqliteReceipts {
+    connection: Connection,
+}
+
+impl SqliteReceipts {
+    pub(crate) fn open(path: &str) -> Result<SqliteReceipts> {
+        let connection = Connection::open(path).map_err(|e| backend(path, &e))?;
+        for pragma in SQLITE_PRAGMAS {
+            // `journal_mode` answers with a row; the others with none.
+            connection
+                .query_row(pragma, [], |_| Ok(()))
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(()),
+                    e => Err(e),
+                })
+                .map_err(|e| backend(path, &e))?;
+        }
+        Ok(SqliteReceipts { connection })
+    }
+
+    fn insert_all(&mut self, rows: &[StoredReceipt]) -> rusqlite::Result<()> {
+        let transaction = self
+            .connection
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        {
+            let mut insert = transaction.prepare_cached(INSERT_RECEIPT)?;
+            for r in rows {
+                insert.execute(params![
+                    r.id, r.tenant, r.agent, r.version, r.status, r.code, r.mandate, r.json,
+                    r.at_ms
+                ])?;
+            }
+        }
+        transaction.commit()
+    }
+}
+
+impl ReceiptWriter for SqliteReceipts {
+    fn record(&mut self, rows: &[StoredReceipt]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.insert_all(rows).map_err(|e| match e.sqlite_error() {
+            Some(f)
+                if f.code == ErrorCode::ConstraintViolation
+                    && f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+            {
+                super::runs::receipts_exist(rows)
+            }
+            _ => StoreError::Backend(format!("storing receipts: {e}")),
+        })
+    }
+}
+
+fn backend(path: &str, e: &rusqlite::Error) -> StoreError {
+    StoreError::Backend(format!("cannot open the store at `{path}`: {e}"))
+}
