@@ -432,7 +432,7 @@ fn maps_travel_as_entries_and_come_back_as_maps() {
         openai.clone(),
         document,
     );
-    let restored = aelc_runtime::provider::answer::restore(answer, &schema, 1 << 20).unwrap();
+    let restored = aelc_runtime::provider::restore::restore(answer, &schema, 1 << 20).unwrap();
     assert_eq!(restored.text, r#"{"rust":0.9,"go":0.5}"#);
     let value: Value = serde_json::from_str(&restored.text).unwrap();
     assert!(jsonschema::validator_for(document)

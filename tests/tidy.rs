@@ -1,5 +1,6 @@
-//! Tidy checks: the layer arrows of `src/lib.rs` hold, and the run-time side (runtime, store,
-//! gateway, MCP server) never needs the compiler.
+//! Tidy checks: the layer arrows of `src/lib.rs` hold, the run-time side (runtime, store,
+//! gateway, MCP server) never needs the compiler, and no crate's modules use each other in a
+//! circle.
 //!
 //! Each top-level module of `src/` has a rank; a file may use `crate::m` only for a module of a
 //! lower or equal rank. Codegen additionally never touches the syntax layer or sema (it never
@@ -175,4 +176,267 @@ fn unsafe_code_is_allowed_only_in_the_allocator() {
         })
         .collect();
     assert_eq!(allowing, ["allocator.rs"], "files that allow unsafe code");
+}
+
+// ---------------------------------------------------------------- import circles
+
+/// Module paths of the Rust files under `src`: `a/b.rs` and `a/b/mod.rs` → `a::b`;
+/// `lib.rs`, `main.rs` → the crate root (empty).
+fn modules_of(src: &Path) -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut modules = Vec::new();
+    for file in files {
+        let Ok(rel) = file.strip_prefix(src) else {
+            continue;
+        };
+        let mut parts: Vec<String> = rel
+            .components()
+            .filter_map(|c| c.as_os_str().to_str().map(str::to_owned))
+            .collect();
+        let Some(last) = parts.pop() else { continue };
+        let stem = last.strip_suffix(".rs").unwrap_or(&last).to_owned();
+        if parts.first().is_some_and(|p| p == "bin") {
+            continue;
+        }
+        if !matches!(stem.as_str(), "mod" | "lib" | "main") || !parts.is_empty() && stem != "mod" {
+            parts.push(stem);
+        }
+        modules.push((parts.join("::"), file));
+    }
+    modules
+}
+
+/// The paths a file names from its crate: `crate::a::b`, `super::c`, `self::d` and the
+/// members of a braced group after them (`crate::{a, b::c}`), resolved against `module`.
+fn named_paths(text: &str, module: &str) -> Vec<Vec<String>> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    for start in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(found) = text[from..].find(start) {
+            let at = from + found;
+            from = at + start.len();
+            if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+                continue;
+            }
+            // `super::super::x`: climb once per `super::`.
+            let mut base: Vec<String> = match start {
+                "crate::" => Vec::new(),
+                _ => module
+                    .split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            };
+            let mut rest = &text[at..];
+            if start == "super::" {
+                while let Some(after) = rest.strip_prefix("super::") {
+                    base.pop();
+                    rest = after;
+                }
+            } else {
+                rest = &rest[start.len()..];
+            }
+            let mut groups = vec![rest];
+            if let Some(group) = rest.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                groups = group[..end].split(',').map(str::trim).collect();
+            }
+            for member in groups {
+                let mut path = base.clone();
+                let mut rest = member;
+                loop {
+                    let name = ident(rest);
+                    if name.is_empty() {
+                        break;
+                    }
+                    rest = &rest[name.len()..];
+                    path.push(name);
+                    match rest.strip_prefix("::") {
+                        Some(after) => rest = after,
+                        None => break,
+                    }
+                }
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// The text without its comments (doc links name modules without using them) and without
+/// its tests (`#[cfg(test)]` to the end of the file: a test may use what it likes).
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+    text.lines()
+        .map(|line| match line.find("//") {
+            Some(at) => &line[..at],
+            None => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The import circles among the modules of the crate rooted at `src`: each strongly connected
+/// group of two or more modules, where a module uses another that is neither its ancestor
+/// nor its descendant.
+fn import_circles(src: &Path) -> Vec<Vec<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let modules = modules_of(src);
+    let known: BTreeSet<&str> = modules.iter().map(|(m, _)| m.as_str()).collect();
+    let related = |a: &str, b: &str| {
+        a.is_empty()
+            || b.is_empty()
+            || a == b
+            || a.starts_with(&format!("{b}::"))
+            || b.starts_with(&format!("{a}::"))
+    };
+    let mut edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (module, file) in &modules {
+        let text = code_of(&fs::read_to_string(file).unwrap_or_default());
+        for path in named_paths(&text, module) {
+            // The longest prefix that is a module of the crate.
+            let target = (1..=path.len())
+                .rev()
+                .map(|n| path[..n].join("::"))
+                .find_map(|p| known.get(p.as_str()).copied());
+            if let Some(target) = target {
+                if !related(module, target) {
+                    edges.entry(module.as_str()).or_default().insert(target);
+                }
+            }
+        }
+    }
+    // Tarjan's strongly connected components.
+    struct Walk<'a> {
+        edges: &'a BTreeMap<&'a str, BTreeSet<&'a str>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        groups: Vec<Vec<String>>,
+    }
+    fn visit<'a>(w: &mut Walk<'a>, v: &'a str) {
+        let n = w.index.len();
+        w.index.insert(v, n);
+        w.low.insert(v, n);
+        w.stack.push(v);
+        w.on_stack.insert(v);
+        for &next in w.edges.get(v).into_iter().flatten() {
+            if !w.index.contains_key(next) {
+                visit(w, next);
+                let low = w.low[v].min(w.low[next]);
+                w.low.insert(v, low);
+            } else if w.on_stack.contains(next) {
+                let low = w.low[v].min(w.index[next]);
+                w.low.insert(v, low);
+            }
+        }
+        if w.low[v] == w.index[v] {
+            let mut group = Vec::new();
+            while let Some(top) = w.stack.pop() {
+                w.on_stack.remove(top);
+                group.push(top.to_owned());
+                if top == v {
+                    break;
+                }
+            }
+            if group.len() > 1 {
+                group.sort();
+                w.groups.push(group);
+            }
+        }
+    }
+    let mut walk = Walk {
+        edges: &edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        groups: Vec::new(),
+    };
+    for (module, _) in &modules {
+        if !walk.index.contains_key(module.as_str()) {
+            visit(&mut walk, module);
+        }
+    }
+    walk.groups.sort();
+    walk.groups
+}
+
+/// Circles known and still to break (issue 20); the list may only shrink: a circle not in it
+/// fails the test, and so does one in it that is gone (then delete its line).
+const KNOWN_CIRCLES: &[&str] = &[
+    "src: codegen::emit ↔ codegen::manifest ↔ codegen::publish ↔ codegen::rust",
+    "src: lsp::analysis ↔ lsp::index",
+    "src: syntax::parser::expr ↔ syntax::parser::item",
+];
+
+/// No two modules of a crate use each other, directly or around a circle (a parent and its
+/// own submodules aside): a circle means neither can be understood, tested or moved alone.
+#[test]
+fn no_import_circles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for src in [
+        "src",
+        "stdlib/runtime/src",
+        "platform/store/src",
+        "platform/gateway/src",
+        "platform/mcp/src",
+    ] {
+        for group in import_circles(&root.join(src)) {
+            found.push(format!("{src}: {}", group.join(" ↔ ")));
+        }
+    }
+    let new: Vec<&String> = found
+        .iter()
+        .filter(|c| !KNOWN_CIRCLES.contains(&c.as_str()))
+        .collect();
+    let gone: Vec<&&str> = KNOWN_CIRCLES
+        .iter()
+        .filter(|k| !found.iter().any(|c| c == *k))
+        .collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "import circles (each module uses the next, the last the first):\n{}\n\
+         broken since, delete from KNOWN_CIRCLES:\n{}",
+        new.iter()
+            .map(|c| format!("  {c}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        gone.iter()
+            .map(|c| format!("  {c}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+#[test]
+fn import_circles_are_found() {
+    let dir = std::env::temp_dir().join(format!("aelc-tidy-circles-{}", std::process::id()));
+    let write = |path: &str, text: &str| {
+        let file = dir.join(path);
+        fs::create_dir_all(file.parent().expect("a folder")).expect("mkdir");
+        fs::write(file, text).expect("write");
+    };
+    write("lib.rs", "mod a; mod b; mod c; mod d;");
+    write(
+        "a.rs",
+        "use crate::b::X;\n/// [`crate::d`] in a comment is no use.",
+    );
+    write("b.rs", "pub struct X; use super::{c::Y, d};");
+    write("c.rs", "pub struct Y; fn f() { crate::a::g() }");
+    write("d.rs", "mod inner; use self::inner::Z;");
+    write("d/inner.rs", "pub struct Z; use super::super::d::W;");
+    let circles = import_circles(&dir);
+    let _ = fs::remove_dir_all(&dir);
+    assert_eq!(circles, vec![vec!["a", "b", "c"]]);
 }

@@ -155,7 +155,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/v1/agents", get(routes::list_agents))
         .route("/v1/agents/{owner}/{name}", get(routes::get_agent))
-        .route("/v1/agents/{owner}/{name}/runs", post(runs::create_run))
+        .route("/v1/agents/{owner}/{name}/runs", post(routes::post_run))
         .route("/v1/receipts/{id}", get(routes::get_receipt))
         .route("/v1/files", post(routes::put_file))
         .route("/v1/files/{id}", get(routes::get_file))

@@ -13,7 +13,23 @@ use serde_json::Value as Json;
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorBody};
+use crate::{live, runs};
 use crate::{now_ms, AppState};
+
+/// `POST /v1/agents/{owner}/{name}/runs`: a JSON body is one run ([`runs::create_run`], whose
+/// OpenAPI description this route has); an `application/x-ndjson` body is a session or a
+/// stream ([`live`]).
+pub async fn post_run(
+    State(app): State<Arc<AppState>>,
+    Path((owner, name)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    if live::is_ndjson(&headers) {
+        return live::create_live_run(app, format!("{owner}/{name}"), headers, body).await;
+    }
+    runs::create_run(State(app), Path((owner, name)), headers, body).await
+}
 
 /// One agent in `GET /v1/agents`.
 #[derive(Debug, Serialize, ToSchema)]

@@ -152,7 +152,8 @@ impl RunHost {
     }
 }
 
-/// Run an agent on one input document.
+/// Run an agent on one input document. (An `application/x-ndjson` body is a session or a
+/// stream instead: [`crate::routes::post_run`] sends it to the live runs.)
 #[utoipa::path(
     post,
     path = "/v1/agents/{owner}/{name}/runs",
@@ -180,9 +181,6 @@ pub async fn create_run(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    if crate::live::is_ndjson(&headers) {
-        return crate::live::create_live_run(app, format!("{owner}/{name}"), headers, body).await;
-    }
     let account = crate::accounts::caller(&app, &headers).await?;
     let agent_name = format!("{owner}/{name}");
     let agent_index = app

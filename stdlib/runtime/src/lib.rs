@@ -9,7 +9,8 @@
 //! - [`expr`]: the executable expression IR (fn bodies, checks); [`eval`] runs it.
 //! - [`pipeline`]: the seven steps of §6.1 and the failure policies, reaching models through
 //!   [`model::Model`] ([`model::ReplayModel`] for replays); [`stage`] plugs checks and
-//!   transforms into steps 4–5; [`money`] is exact cost arithmetic; [`receipt`]: §10.
+//!   transforms into steps 4–5; [`rejection`] says why an answer was refused; [`money`] is
+//!   exact cost arithmetic; [`receipt`]: §10.
 //! - [`program`]: the typed IR of a checked program (`ir.json`); [`exec`]: the one executor
 //!   that runs any node of it (bodies, delegated calls, raw mode, budgets reserved before they
 //!   are spent), with [`meter`] sharing budgets down a run's tree of calls.
@@ -47,6 +48,7 @@ pub mod program;
 pub mod prompt;
 pub mod provider;
 pub mod receipt;
+pub mod rejection;
 pub mod stage;
 pub mod stream;
 pub mod testing;

@@ -2,7 +2,7 @@
 //! [`ReplayModel`] that answers from a JSON Lines file (spec §11). Real HTTP providers implement
 //! the same trait elsewhere.
 
-use crate::pipeline::Rejection;
+use crate::rejection::Rejection;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;

@@ -28,12 +28,13 @@
 //! `internal_error` when a check or transform cannot be evaluated (a program bug: no retry).
 
 use crate::decode::Decoder;
-use crate::error::{Code, DecodeError};
+use crate::error::Code;
 use crate::eval::EvalError;
 use crate::meter::{self, worst_case, Meter};
 use crate::model::{FinishReason, Model, ModelAnswer, ModelRequest, Usage};
 use crate::money::{Amount, Price};
 use crate::provider::NodeCall;
+use crate::rejection::Rejection;
 use crate::ty::{Ty, TypeTable};
 use crate::validate::Validator;
 use crate::value::Value;
@@ -206,48 +207,6 @@ impl OutputStage for NoStage {
     }
     fn has_transform(&self) -> bool {
         false
-    }
-}
-
-/// Why an answer was rejected, at which step.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Rejection {
-    /// 1–7, the step of §6.1.
-    pub step: u8,
-    pub code: String,
-    /// The path from the output (`output.findings[3].line`) for structural errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// The JSON Pointer for structural errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<String>,
-    /// The failed check's name (step 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub check: Option<String>,
-    pub message: String,
-}
-
-impl Rejection {
-    fn simple(step: u8, code: &str, message: impl Into<String>) -> Rejection {
-        Rejection {
-            step,
-            code: code.to_owned(),
-            path: None,
-            pointer: None,
-            check: None,
-            message: message.into(),
-        }
-    }
-
-    fn structural(step: u8, e: DecodeError) -> Rejection {
-        Rejection {
-            step,
-            code: e.code.as_str().to_owned(),
-            path: (!e.path.is_empty()).then_some(e.path),
-            pointer: Some(e.pointer),
-            check: None,
-            message: e.message,
-        }
     }
 }
 

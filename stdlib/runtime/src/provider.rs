@@ -11,7 +11,7 @@
 //! - [`anthropic`]: the Messages API.
 //! - [`gemini`]: the Gemini API's `generateContent` / `streamGenerateContent`.
 //! - [`entries`]: maps back from the key/value lists the model-facing schemas write them as.
-//! - [`binding`]: the binding settings and [`connect`].
+//! - [`binding`]: the binding settings; [`connect`] makes a binding's provider.
 //! - [`secret`]: API keys, read from the environment and never printed.
 //! - [`adapter`]: the pipeline's [`crate::model::Model`] over providers, one per binding.
 //! - [`router`]: the model of a run: live bindings and recorded answers.
@@ -49,6 +49,7 @@ pub mod binding;
 pub mod entries;
 pub mod error;
 pub mod request;
+pub mod restore;
 pub mod secret;
 mod sse;
 
@@ -67,14 +68,33 @@ pub mod router;
 
 pub use adapter::{NodeCall, ProviderModel};
 pub use answer::{Answer, FinishReason, Usage};
-#[cfg(feature = "http")]
-pub use binding::connect;
 pub use binding::{Constrain, ProviderConfig, ProviderKind, TokenLimitField};
 pub use error::ProviderError;
 pub use request::{
     max_output_tokens, MediaSource, ModelRequest, OutputSchema, Part, PartKind, Repair,
 };
 pub use secret::ApiKey;
+
+/// The provider for a binding.
+#[cfg(feature = "http")]
+pub fn connect(config: ProviderConfig) -> Result<Box<dyn Provider>, ProviderError> {
+    let base = config.base_url();
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(ProviderError::InvalidConfig {
+            reason: format!("base_url `{base}` must start with http:// or https://"),
+        });
+    }
+    if config.model.trim().is_empty() {
+        return Err(ProviderError::InvalidConfig {
+            reason: "the binding names no model".to_string(),
+        });
+    }
+    Ok(match config.kind {
+        ProviderKind::OpenAi => Box::new(openai::OpenAi::new(config)),
+        ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(config)),
+        ProviderKind::Gemini => Box::new(gemini::Gemini::new(config)),
+    })
+}
 
 /// One model endpoint. Implementations are blocking and hold no per-call state, so one
 /// provider serves many calls (and threads).

@@ -154,7 +154,7 @@ impl ProviderModel {
 
 /// One reason as the model reads it: where, what, and the code, each once (decoder messages
 /// already start with their path and end with their code).
-fn reason_line(rejection: &crate::pipeline::Rejection) -> String {
+fn reason_line(rejection: &crate::rejection::Rejection) -> String {
     let mut line = String::new();
     if let Some(place) = rejection.path.as_deref().or(rejection.check.as_deref()) {
         if !rejection.message.starts_with(place) {
@@ -250,7 +250,7 @@ fn to_model_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::Rejection;
+    use crate::rejection::Rejection;
 
     fn rejection(path: Option<&str>, check: Option<&str>, code: &str, message: &str) -> Rejection {
         Rejection {

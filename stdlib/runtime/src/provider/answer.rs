@@ -137,24 +137,6 @@ pub fn unwrap_value(answer: Answer, limit: u64) -> Result<Answer, ProviderError>
     Ok(Answer { text, ..answer })
 }
 
-/// An answer to a model-facing `schema` as the output type reads it: unwrapped from
-/// `{"value": …}` when the schema wraps it, and with maps restored from key/value lists.
-pub fn restore(
-    answer: Answer,
-    schema: &super::request::OutputSchema,
-    limit: u64,
-) -> Result<Answer, ProviderError> {
-    let answer = if schema.wrapped {
-        unwrap_value(answer, limit)?
-    } else {
-        answer
-    };
-    match &schema.maps {
-        Some(document) => super::entries::restore(answer, document, limit),
-        None => Ok(answer),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,12 +18,13 @@
 //! - Streaming reads `message_start`, `content_block_*`, `message_delta` and `message_stop`
 //!   events; a stream that ends without `message_stop` is truncated.
 
-use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::answer::{within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{Constrain, ProviderConfig};
 use super::error::{malformed, ProviderError};
 use super::http::{quote, Call, Reading, Transport};
 use super::openai::stream_error;
 use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part};
+use super::restore::restore;
 use super::secret::{redact, ApiKey};
 use super::sse::SseReader;
 use super::{stream_limits, Provider};

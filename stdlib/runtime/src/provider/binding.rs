@@ -4,7 +4,6 @@
 use super::error::ProviderError;
 use super::request::{Part, PartKind};
 use super::secret::ApiKey;
-use super::Provider;
 
 /// Which wire protocol a binding speaks (`provider = "…"`). `replay` bindings are served by the
 /// pipeline's replay model, not by an HTTP provider.
@@ -204,27 +203,6 @@ impl ProviderConfig {
         }
         Ok(())
     }
-}
-
-/// The provider for a binding.
-#[cfg(feature = "http")]
-pub fn connect(config: ProviderConfig) -> Result<Box<dyn Provider>, ProviderError> {
-    let base = config.base_url();
-    if !(base.starts_with("http://") || base.starts_with("https://")) {
-        return Err(ProviderError::InvalidConfig {
-            reason: format!("base_url `{base}` must start with http:// or https://"),
-        });
-    }
-    if config.model.trim().is_empty() {
-        return Err(ProviderError::InvalidConfig {
-            reason: "the binding names no model".to_string(),
-        });
-    }
-    Ok(match config.kind {
-        ProviderKind::OpenAi => Box::new(super::openai::OpenAi::new(config)),
-        ProviderKind::Anthropic => Box::new(super::anthropic::Anthropic::new(config)),
-        ProviderKind::Gemini => Box::new(super::gemini::Gemini::new(config)),
-    })
 }
 
 #[cfg(test)]

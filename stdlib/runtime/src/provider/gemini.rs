@@ -17,12 +17,13 @@
 //! - Streaming reads `data:` events, each a partial response; the stream has no end marker, so
 //!   one that ends before a candidate carried a `finishReason` is truncated.
 
-use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::answer::{within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{Constrain, ProviderConfig};
 use super::error::{malformed, ProviderError};
 use super::http::{quote, Call, Reading, Transport};
 use super::openai::stream_error;
 use super::request::{max_output_tokens, MediaSource, ModelRequest, Part, PartKind};
+use super::restore::restore;
 use super::secret::{redact, ApiKey};
 use super::sse::SseReader;
 use super::{stream_limits, Provider};

@@ -16,11 +16,12 @@
 //! - Streaming sends `stream: true` with `stream_options.include_usage` and reads `data:` events
 //!   until `data: [DONE]`; a stream that ends without it is truncated.
 
-use super::answer::{restore, within_limit, Answer, AnswerBuffer, FinishReason, Usage};
+use super::answer::{within_limit, Answer, AnswerBuffer, FinishReason, Usage};
 use super::binding::{Constrain, ProviderConfig, TokenLimitField};
 use super::error::{malformed, ProviderError};
 use super::http::{quote, read_error, Call, Reading, Transport};
 use super::request::{max_output_tokens, wire_name, MediaSource, ModelRequest, Part, PartKind};
+use super::restore::restore;
 use super::secret::{redact, ApiKey};
 use super::sse::{SseError, SseReader};
 use super::{stream_limits, Provider};
