@@ -4,7 +4,8 @@
 //! (`bench/`), compiled by this crate's build script into `$OUT_DIR/review_bench.rs`.
 //!
 //! - `glue`: the generated `reread::decode` — the runtime decoder driven by the embedded
-//!   program, then the conversion into the generated types (typed, every bound held);
+//!   program, straight into the generated types (`rt::Decode`, issue 23: no `Value` between;
+//!   typed, every bound held, the runtime's errors);
 //! - `runtime`: `aelc_runtime::decode::Decoder` alone, bytes to a checked `Value`;
 //! - `serde`: `serde_json::from_slice` into plain `#[derive(Deserialize)]` structs, no bounds,
 //!   duplicate keys not refused (the floor);
@@ -15,7 +16,9 @@
 //! Each round times every contender once per payload in an order that rotates per round, so
 //! drift of the machine hits all alike; the table reports medians of the per-round ratios
 //! (`aelc_runtime::testing::rounds`, shared with the runtime's `decode` bench).
-//! Run: `cargo bench -p review-rs --bench glue`; `GLUE_ROUNDS=5` shortens it.
+//! Every contender runs on mimalloc, the allocator the `aelc` binaries ship with.
+//! Run: `cargo bench -p review-rs --bench glue`; `GLUE_ROUNDS=5` shortens it. The target
+//! (issue 23): `glue/serde-glue` within 1.1x.
 
 use std::hint::black_box;
 
@@ -24,6 +27,9 @@ use aelc_runtime::testing::review_json;
 use aelc_runtime::testing::rounds::{interleaved, median_ratio, micros};
 use aelc_runtime::ty::{DefId, Ty};
 use serde::Deserialize;
+
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[allow(clippy::all, dead_code)]
 mod bench_glue {
@@ -95,7 +101,7 @@ fn main() {
     ];
     println!("glue benchmark: {rounds} rounds, medians; ratios are medians of per-round ratios");
     println!(
-        "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>13} {:>12} {:>16}",
+        "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>13} {:>12} {:>17} {:>16}",
         "payload",
         "bytes",
         NAMES[0],
@@ -104,6 +110,7 @@ fn main() {
         NAMES[3],
         "glue/runtime",
         "glue/serde",
+        "glue/serde-glue",
         "serde-glue/serde"
     );
     // One call of each contender, the same for the check that all accept a payload and for
@@ -128,7 +135,7 @@ fn main() {
             black_box(run(k, black_box(bytes)));
         });
         println!(
-            "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>12.2}x {:>11.2}x {:>15.2}x",
+            "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>12.2}x {:>11.2}x {:>16.2}x {:>15.2}x",
             name,
             bytes.len(),
             micros(&glue),
@@ -137,6 +144,7 @@ fn main() {
             micros(&serde_glue),
             median_ratio(&glue, &runtime),
             median_ratio(&glue, &serde),
+            median_ratio(&glue, &serde_glue),
             median_ratio(&serde_glue, &serde),
         );
     }
