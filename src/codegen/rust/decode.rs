@@ -53,7 +53,10 @@ pub(super) fn enum_decode(name: &str, variants: &[VariantTy]) -> String {
         out.push_str("        match s.variant(ty, trail)? {\n");
         for (i, v) in variants.iter().enumerate() {
             let rust = names::type_ident(&v.name).unwrap_or_default();
-            let _ = writeln!(out, "            Some(({i}, _, _)) => Ok(Some({name}::{rust})),");
+            let _ = writeln!(
+                out,
+                "            Some(({i}, _, _)) => Ok(Some({name}::{rust})),"
+            );
         }
         out.push_str("            Some((i, _, tag)) => s.unknown_variant(i, tag, trail),\n");
         out.push_str("            None => Ok(None),\n        }\n    }\n}\n");
@@ -107,9 +110,15 @@ fn fields_body(indent: &str, ctor: &str, idents: Option<&[String]>) -> String {
         let _ = writeln!(out, "{indent}    {i} => s.fill(&mut f{i}, fill),");
     }
     let _ = writeln!(out, "{indent}    _ => s.skip(fill),\n{indent}}})?;");
-    let _ = writeln!(out, "{indent}if !ok {{\n{indent}    return Ok(None);\n{indent}}}");
+    let _ = writeln!(
+        out,
+        "{indent}if !ok {{\n{indent}    return Ok(None);\n{indent}}}"
+    );
     for i in 0..fields.len() {
-        let _ = writeln!(out, "{indent}let Some(f{i}) = f{i} else {{ return Ok(None) }};");
+        let _ = writeln!(
+            out,
+            "{indent}let Some(f{i}) = f{i} else {{ return Ok(None) }};"
+        );
     }
     let inits: Vec<String> = fields
         .iter()

@@ -22,8 +22,8 @@ use crate::prescan::prescan;
 use crate::ty::{
     DefKind, FieldTy, FloatTy, IntTy, ListTy, MapTy, MediaTy, StrTy, Ty, TypeTable, VariantTy,
 };
-use std::borrow::Cow;
 use crate::value::{MediaRef, Text, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 mod into;
@@ -83,9 +83,7 @@ impl<'t> Decoder<'t> {
         ty: &Ty,
         root: &str,
     ) -> Result<Value, Vec<DecodeError>> {
-        self.decode_with(Reader::from_text(text), root, |s, trail| {
-            s.value(ty, trail)
-        })
+        self.decode_with(Reader::from_text(text), root, |s, trail| s.value(ty, trail))
     }
 
     /// [`Decoder::decode`] straight into a Rust type (generated glue's structs and enums): the
@@ -237,11 +235,7 @@ pub enum Fill<'a> {
 }
 
 impl<'s> Session<'s> {
-    fn finish<T>(
-        mut self,
-        result: Decoded<T>,
-        trail: &Trail<'_>,
-    ) -> Result<T, Vec<DecodeError>> {
+    fn finish<T>(mut self, result: Decoded<T>, trail: &Trail<'_>) -> Result<T, Vec<DecodeError>> {
         if let Some(home) = self.scratch.take() {
             let scratch = self.r.take_scratch();
             // A buffer grown by one huge string is not kept for every later document.
@@ -335,7 +329,9 @@ impl<'s> Session<'s> {
             Ty::Bool => Ok(self.boolean(kind, trail)?.map(Value::Bool)),
             Ty::Int(it) => Ok(self.int(it, kind, trail)?.map(Value::Int)),
             Ty::Float(ft) => Ok(self.float(ft, kind, trail)?.map(Value::Float)),
-            Ty::Str(st) => Ok(self.text(st, kind, trail)?.map(|s| Value::Str(Text::from(s)))),
+            Ty::Str(st) => Ok(self
+                .text(st, kind, trail)?
+                .map(|s| Value::Str(Text::from(s)))),
             Ty::List(lt) => match kind {
                 Kind::Array => self.list(lt, trail),
                 k => self.wrong(trail, "an array", k),
@@ -369,12 +365,10 @@ impl<'s> Session<'s> {
                     }
                     DefKind::Enum { tag, variants } => {
                         if variants.iter().all(|v| v.fields.is_none()) {
-                            Ok(self
-                                .unit_enum(variants, kind, trail)?
-                                .map(|i| Value::Enum {
-                                    variant: i as u32,
-                                    fields: Vec::new(),
-                                }))
+                            Ok(self.unit_enum(variants, kind, trail)?.map(|i| Value::Enum {
+                                variant: i as u32,
+                                fields: Vec::new(),
+                            }))
                         } else if kind == Kind::Object {
                             self.data_enum(tag, variants, trail)
                         } else {
@@ -761,7 +755,6 @@ impl<'s> Session<'s> {
                 fields,
             }))
     }
-
 
     /// Looks ahead through an object for its tag (the reader is put back by the caller).
     fn find_tag(&mut self, tag: &str) -> Result<TagFound<'s>, Syntax> {

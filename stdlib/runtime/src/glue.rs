@@ -16,6 +16,8 @@
 //!   delegated calls or raw mode runs exactly as under `aelc run`.
 
 use crate::decode::Decoder;
+pub use crate::decode::{Decode, DecodeFields, Decoded, Fill, Session};
+pub use crate::error::Trail;
 use crate::eval::{EvalError, EvalErrorKind};
 use crate::exec::{CallContext, Env, ExternHost, MediaAccess};
 pub use crate::exec::{CheckVerdict, Executor, Run as ExecRun, Schemas, Unrunnable};
@@ -25,8 +27,6 @@ use crate::model::{Model, ModelAnswer, ModelError, ModelRequest};
 pub use crate::program::{NodeId, Program};
 use crate::receipt::sha256_hex;
 pub use crate::receipt::{CountingIds, IdSource, Receipt, UuidIds};
-pub use crate::decode::{Decode, DecodeFields, Decoded, Fill, Session};
-pub use crate::error::Trail;
 pub use crate::ty::{FieldTy, FloatKind, Format, Ty};
 pub use crate::value::Value;
 
@@ -448,11 +448,7 @@ pub fn decode_params<T: DecodeFields>(
     bytes: &[u8],
 ) -> Result<T, Vec<DecodeError>> {
     let ir = node_ir(exec, node)?;
-    let params: Vec<(&str, &Ty)> = ir
-        .params
-        .iter()
-        .map(|p| (p.name.as_str(), &p.ty))
-        .collect();
+    let params: Vec<(&str, &Ty)> = ir.params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
     decoder(exec).decode_params_into(bytes, &params)
 }
 

@@ -15,8 +15,8 @@
 
 use super::{Decoded, Fill, Session};
 use crate::bounded::{
-    BoundedFloat, BoundedInt, BoundedMap, BoundedSet, BoundedStr, BoundedVec, FloatRules,
-    IntPrim, MapKey, RuledStr, TextRules,
+    BoundedFloat, BoundedInt, BoundedMap, BoundedSet, BoundedStr, BoundedVec, FloatRules, IntPrim,
+    MapKey, RuledStr, TextRules,
 };
 use crate::error::{Code, Trail};
 use crate::glue::Glue;
@@ -85,8 +85,7 @@ impl<'s> Session<'s> {
             Some(Ty::Ref { def }) => table.get(*def),
             _ => None,
         };
-        let Some((DefKind::Enum { tag, variants }, name)) =
-            def.map(|d| (&d.kind, d.name.as_str()))
+        let Some((DefKind::Enum { tag, variants }, name)) = def.map(|d| (&d.kind, d.name.as_str()))
         else {
             return self.mismatch(trail, kind);
         };
@@ -121,7 +120,11 @@ impl<'s> Session<'s> {
     }
 
     /// Fills one field's slot as [`Session::read_fields`] asks; whether it is valid.
-    pub fn fill<T: Decode>(&mut self, slot: &mut Option<T>, fill: Fill<'_>) -> Result<bool, Syntax> {
+    pub fn fill<T: Decode>(
+        &mut self,
+        slot: &mut Option<T>,
+        fill: Fill<'_>,
+    ) -> Result<bool, Syntax> {
         *slot = match fill {
             Fill::Read(ty, trail) => T::decode(self, ty, trail)?,
             Fill::None => T::none(),
@@ -258,9 +261,9 @@ impl<T: IntPrim, const MIN: i128, const MAX: i128, const EXCL: bool> Decode
     fn decode(s: &mut Session<'_>, ty: &Ty, trail: &Trail<'_>) -> Decoded<Self> {
         let kind = s.r.kind()?;
         match s.table.resolve(ty) {
-            Some(Ty::Int(it)) if *it == Self::ty() => {
-                Ok(s.int(it, kind, trail)?.and_then(|v| Self::from_wide(v).ok()))
-            }
+            Some(Ty::Int(it)) if *it == Self::ty() => Ok(s
+                .int(it, kind, trail)?
+                .and_then(|v| Self::from_wide(v).ok())),
             _ => s.via_value(ty, trail),
         }
     }
@@ -283,7 +286,10 @@ impl<const MAX: u32, const MIN: u32> Decode for BoundedStr<MAX, MIN> {
         let kind = s.r.kind()?;
         match s.table.resolve(ty) {
             Some(Ty::Str(st))
-                if st.max == MAX && st.min == MIN && st.pattern.is_none() && st.format.is_none() =>
+                if st.max == MAX
+                    && st.min == MIN
+                    && st.pattern.is_none()
+                    && st.format.is_none() =>
             {
                 Ok(s.text(st, kind, trail)?
                     .map(|t| Self::checked(t.into_owned())))
