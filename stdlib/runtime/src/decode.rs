@@ -13,6 +13,10 @@
 //! take their default; absent or `null` `Option`s are `none`. A data enum's tag may stand
 //! anywhere in its object. Set uniqueness compares typed values (so after defaults are filled
 //! in; JSON Schema's `uniqueItems` compares the raw JSON).
+//!
+//! The same session reads straight into Rust types ([`Decode`], `into.rs`: generated glue's
+//! structs and enums): the scalar, field, list and map steps here are shared by both targets,
+//! so both give the same verdicts and errors.
 
 use crate::bounds::{self, Issue, Patterns};
 use crate::error::{quoted, Code, DecodeError, Trail, MAX_ERRORS};
