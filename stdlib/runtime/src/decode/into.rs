@@ -21,7 +21,7 @@ use crate::bounded::{
 use crate::error::{Code, Trail};
 use crate::glue::Glue;
 use crate::json::{Kind, Syntax};
-use crate::ty::{DefKind, FieldTy, ListTy, Ty};
+use crate::ty::{DefKind, FieldTy, ListTy, StrTy, Ty};
 use crate::value::{MediaRef, Value};
 
 /// A Rust type read straight from JSON by the decoder (spec §4), driven by its type in the
@@ -283,36 +283,38 @@ impl<R: FloatRules> Decode for BoundedFloat<R> {
 
 impl<const MAX: u32, const MIN: u32> Decode for BoundedStr<MAX, MIN> {
     fn decode(s: &mut Session<'_>, ty: &Ty, trail: &Trail<'_>) -> Decoded<Self> {
-        let kind = s.r.kind()?;
-        match s.table.resolve(ty) {
-            Some(Ty::Str(st))
-                if st.max == MAX
-                    && st.min == MIN
-                    && st.pattern.is_none()
-                    && st.format.is_none() =>
-            {
-                Ok(s.text(st, kind, trail)?
-                    .map(|t| Self::checked(t.into_owned())))
-            }
-            _ => s.via_value(ty, trail),
-        }
+        s.own_text(ty, trail, Self::checked, |st| {
+            st.max == MAX && st.min == MIN && st.pattern.is_none() && st.format.is_none()
+        })
     }
 }
 
 impl<R: TextRules> Decode for RuledStr<R> {
     fn decode(s: &mut Session<'_>, ty: &Ty, trail: &Trail<'_>) -> Decoded<Self> {
-        let kind = s.r.kind()?;
-        match s.table.resolve(ty) {
-            Some(Ty::Str(st))
-                if st.max == R::MAX
-                    && st.min == R::MIN
-                    && st.pattern.as_deref() == R::PATTERN
-                    && st.format == R::FORMAT =>
-            {
-                Ok(s.text(st, kind, trail)?
-                    .map(|t| Self::checked(t.into_owned())))
+        s.own_text(ty, trail, Self::checked, |st| {
+            st.max == R::MAX
+                && st.min == R::MIN
+                && st.pattern.as_deref() == R::PATTERN
+                && st.format == R::FORMAT
+        })
+    }
+}
+
+impl Session<'_> {
+    /// A text of `ty`, made into `T` by `make` when `own` says `ty` is `T`'s own description.
+    fn own_text<T: Glue>(
+        &mut self,
+        ty: &Ty,
+        trail: &Trail<'_>,
+        make: impl FnOnce(String) -> T,
+        own: impl Fn(&StrTy) -> bool,
+    ) -> Decoded<T> {
+        let kind = self.r.kind()?;
+        match self.table.resolve(ty) {
+            Some(Ty::Str(st)) if own(st) => {
+                Ok(self.text(st, kind, trail)?.map(|t| make(t.into_owned())))
             }
-            _ => s.via_value(ty, trail),
+            _ => self.via_value(ty, trail),
         }
     }
 }
