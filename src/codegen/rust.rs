@@ -24,6 +24,7 @@
 //! spell, or two AEL names that meet after case conversion, are reported as E0850 instead of
 //! emitting code that does not compile; keywords become raw identifiers.
 
+mod decode;
 mod names;
 
 /// How the glue spells an AEL name as a Rust field or function (the random-project test draws

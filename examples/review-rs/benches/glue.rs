@@ -4,8 +4,11 @@
 //! (`bench/`), compiled by this crate's build script into `$OUT_DIR/review_bench.rs`.
 //!
 //! - `glue`: the generated `reread::decode` — the runtime decoder driven by the embedded
-//!   program, then the conversion into the generated types (typed, every bound held);
+//!   program, straight into the generated types (`rt::Decode`, issue 23: no `Value` between;
+//!   typed, every bound held, the runtime's errors);
 //! - `runtime`: `aelc_runtime::decode::Decoder` alone, bytes to a checked `Value`;
+//! - `via-value`: the glue's decode before issue 23, the baseline: the runtime decoder's
+//!   `Value`s (`rt::decode_input`), then the conversion (`from_values`);
 //! - `serde`: `serde_json::from_slice` into plain `#[derive(Deserialize)]` structs, no bounds,
 //!   duplicate keys not refused (the floor);
 //! - `serde-glue`: `serde_json::from_slice` into the generated types (their serde derives:
@@ -15,7 +18,9 @@
 //! Each round times every contender once per payload in an order that rotates per round, so
 //! drift of the machine hits all alike; the table reports medians of the per-round ratios
 //! (`aelc_runtime::testing::rounds`, shared with the runtime's `decode` bench).
-//! Run: `cargo bench -p review-rs --bench glue`; `GLUE_ROUNDS=5` shortens it.
+//! Every contender runs on mimalloc, the allocator the `aelc` binaries ship with.
+//! Run: `cargo bench -p review-rs --bench glue`; `GLUE_ROUNDS=5` shortens it. The target
+//! (issue 23): `glue/serde-glue` within 1.1x.
 
 use std::hint::black_box;
 
@@ -24,6 +29,9 @@ use aelc_runtime::testing::review_json;
 use aelc_runtime::testing::rounds::{interleaved, median_ratio, micros};
 use aelc_runtime::ty::{DefId, Ty};
 use serde::Deserialize;
+
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[allow(clippy::all, dead_code)]
 mod bench_glue {
@@ -67,7 +75,7 @@ enum Verdict {
     Comment { text: String },
 }
 
-const NAMES: [&str; 4] = ["glue", "runtime", "serde", "serde-glue"];
+const NAMES: [&str; 5] = ["glue", "runtime", "serde", "serde-glue", "via-value"];
 
 fn main() {
     let program = bench_glue::program();
@@ -95,16 +103,19 @@ fn main() {
     ];
     println!("glue benchmark: {rounds} rounds, medians; ratios are medians of per-round ratios");
     println!(
-        "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>13} {:>12} {:>16}",
+        "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>13} {:>12} {:>17} {:>16} {:>17}",
         "payload",
         "bytes",
         NAMES[0],
         NAMES[1],
         NAMES[2],
         NAMES[3],
+        NAMES[4],
         "glue/runtime",
         "glue/serde",
-        "serde-glue/serde"
+        "glue/serde-glue",
+        "serde-glue/serde",
+        "via-value/serde"
     );
     // One call of each contender, the same for the check that all accept a payload and for
     // the timed rounds.
@@ -113,31 +124,39 @@ fn main() {
             0 => bench_glue::reread::decode(bytes).is_ok(),
             1 => decoder.decode(bytes, &ty, "review").is_ok(),
             2 => serde_json::from_slice::<Review>(bytes).is_ok(),
-            _ => serde_json::from_slice::<bench_glue::Review>(bytes).is_ok(),
+            3 => serde_json::from_slice::<bench_glue::Review>(bytes).is_ok(),
+            _ => {
+                let exec = bench_glue::executor();
+                aelc_runtime::glue::decode_input(exec, bench_glue::reread::INDEX, bytes)
+                    .is_ok_and(|values| bench_glue::reread::from_values(values).is_ok())
+            }
         }
     };
     for (name, doc, iters) in &payloads {
         let bytes = doc.as_bytes();
         // Every contender must accept the payload, or the comparison means nothing.
-        let ok: [bool; 4] = std::array::from_fn(|k| run(k, bytes));
+        let ok: [bool; 5] = std::array::from_fn(|k| run(k, bytes));
         if ok.contains(&false) {
             eprintln!("{name}: a contender rejects the payload: {NAMES:?} {ok:?}");
             std::process::exit(1);
         }
-        let [glue, runtime, serde, serde_glue] = interleaved::<4>(rounds, *iters, |k| {
+        let [glue, runtime, serde, serde_glue, via_value] = interleaved::<5>(rounds, *iters, |k| {
             black_box(run(k, black_box(bytes)));
         });
         println!(
-            "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>12.2}x {:>11.2}x {:>15.2}x",
+            "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12.2}x {:>11.2}x {:>16.2}x {:>15.2}x {:>16.2}x",
             name,
             bytes.len(),
             micros(&glue),
             micros(&runtime),
             micros(&serde),
             micros(&serde_glue),
+            micros(&via_value),
             median_ratio(&glue, &runtime),
             median_ratio(&glue, &serde),
+            median_ratio(&glue, &serde_glue),
             median_ratio(&serde_glue, &serde),
+            median_ratio(&via_value, &serde),
         );
     }
 }

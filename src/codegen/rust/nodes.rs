@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::decode::decode_fields;
 use super::types::{field_ident, raw_str, str_lit};
 use super::{docs, names, submodule, Gen};
 use crate::codegen::model_schema::exec_schemas;
@@ -373,6 +374,11 @@ impl Gen<'_> {
                 let _ = writeln!(body, "    pub {}: {t},", field_ident(&p.name));
             }
             body.push_str("}\n");
+            body.push('\n');
+            body.push_str(&decode_fields(
+                "Input",
+                node.params.iter().map(|p| p.name.as_str()),
+            ));
         }
         let out_ty = self.ty(
             &node.output,
@@ -384,15 +390,17 @@ impl Gen<'_> {
             body,
             "\n/// The node's output.\npub type Output = {out_ty};\n"
         );
-        let root = node.params.first().map(|p| p.name.as_str()).unwrap_or("");
+        let decode = if single {
+            "rt::decode_one(super::executor(), INDEX, bytes)"
+        } else {
+            "rt::decode_params(super::executor(), INDEX, bytes)"
+        };
         let _ = write!(
             body,
-            "/// Decodes the input document with the runtime decoder (spec §4): the errors are the\n\
-             /// runtime's, pointer, path, code and sentence.\n\
+            "/// Decodes the input document with the runtime decoder (spec §4), straight into the\n\
+             /// generated types: the errors are the runtime's, pointer, path, code and sentence.\n\
              pub fn decode(bytes: &[u8]) -> Result<Input, Vec<rt::DecodeError>> {{\n    \
-             let values = rt::decode_input(super::executor(), INDEX, bytes)?;\n    \
-             from_values(values).map_err(|e| vec![rt::conversion_error({}, e)])\n}}\n\n",
-            str_lit(root)
+             {decode}\n}}\n\n"
         );
         body.push_str("/// The input from decoded values, in parameter order.\n");
         body.push_str("pub fn from_values(values: Vec<rt::Value>) -> Result<Input, rt::Error> {\n");

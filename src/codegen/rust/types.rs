@@ -1,11 +1,11 @@
 //! Rust types for AEL types: type expressions, the struct or enum of each definition, their
-//! `Glue` conversions, and the marker types of refined text and floats.
+//! `Glue` conversions and decoders (`decode.rs`), and the marker types of refined text and floats.
 
 use std::fmt::Write as _;
 
 use aelc_runtime::ty::{DefId, DefKind, FieldTy, FloatKind, FloatTy, IntTy, StrTy, Ty, VariantTy};
 
-use super::{docs, names, Gen};
+use super::{decode, docs, names, Gen};
 
 /// The widest line rustfmt leaves alone.
 const WIDTH: usize = 100;
@@ -198,6 +198,8 @@ impl Gen<'_> {
                     }
                     out.push('\n');
                     out.push_str(&struct_glue(&name, fields));
+                    out.push('\n');
+                    out.push_str(&decode::struct_decode(&name, fields));
                     if has_defaults(&def.kind) {
                         out.push('\n');
                         out.push_str(&try_from_json(&name, i));
@@ -235,6 +237,8 @@ impl Gen<'_> {
                     self.variants(out, variants, &name, id);
                     out.push_str("}\n\n");
                     out.push_str(&enum_glue(&name, variants));
+                    out.push('\n');
+                    out.push_str(&decode::enum_decode(&name, variants));
                     if has_defaults(&def.kind) {
                         out.push('\n');
                         out.push_str(&try_from_json(&name, i));

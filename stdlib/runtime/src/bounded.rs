@@ -84,6 +84,11 @@ impl<const MAX: u32, const MIN: u32> BoundedStr<MAX, MIN> {
         Ok(BoundedStr(s))
     }
 
+    /// A text the decoder checked against this type's description ([`Self::ty`]).
+    pub(crate) fn checked(s: String) -> Self {
+        BoundedStr(s)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -119,6 +124,11 @@ impl<R: TextRules> RuledStr<R> {
         let s = s.into();
         check_text(&s, &Self::ty())?;
         Ok(RuledStr(s, PhantomData))
+    }
+
+    /// A text the decoder checked against this type's description ([`Self::ty`]).
+    pub(crate) fn checked(s: String) -> Self {
+        RuledStr(s, PhantomData)
     }
 
     pub fn as_str(&self) -> &str {
@@ -327,6 +337,11 @@ impl<R: FloatRules> BoundedFloat<R> {
         }
     }
 
+    /// A value the decoder checked against this type's description ([`Self::ty`]).
+    pub(crate) fn checked(v: f64) -> Self {
+        BoundedFloat(v, PhantomData)
+    }
+
     pub fn get(&self) -> f64 {
         self.0
     }
@@ -385,6 +400,11 @@ impl<T, const MAX: u32, const MIN: u32> BoundedVec<T, MAX, MIN> {
         Ok(BoundedVec(items))
     }
 
+    /// Items the decoder counted against this type's bounds.
+    pub(crate) fn checked(items: Vec<T>) -> Self {
+        BoundedVec(items)
+    }
+
     pub fn as_slice(&self) -> &[T] {
         &self.0
     }
@@ -412,6 +432,11 @@ impl<T: PartialEq, const MAX: u32, const MIN: u32> BoundedSet<T, MAX, MIN> {
             }
         }
         Ok(BoundedSet(items))
+    }
+
+    /// Items the decoder counted and found distinct.
+    pub(crate) fn checked(items: Vec<T>) -> Self {
+        BoundedSet(items)
     }
 
     pub fn as_slice(&self) -> &[T] {
@@ -467,6 +492,11 @@ impl<K: MapKey, V, const MAX: u32, const MIN: u32> BoundedMap<K, V, MAX, MIN> {
             });
         }
         Ok(BoundedMap(entries))
+    }
+
+    /// Entries the decoder counted, with distinct keys, sorted by key text.
+    pub(crate) fn checked(entries: Vec<(K, V)>) -> Self {
+        BoundedMap(entries)
     }
 
     pub fn entries(&self) -> &[(K, V)] {

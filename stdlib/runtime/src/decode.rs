@@ -13,15 +13,25 @@
 //! take their default; absent or `null` `Option`s are `none`. A data enum's tag may stand
 //! anywhere in its object. Set uniqueness compares typed values (so after defaults are filled
 //! in; JSON Schema's `uniqueItems` compares the raw JSON).
+//!
+//! The same session reads straight into Rust types ([`Decode`], `into.rs`: generated glue's
+//! structs and enums): the scalar, field, list and map steps here are shared by both targets,
+//! so both give the same verdicts and errors.
 
 use crate::bounds::{self, Issue, Patterns};
 use crate::error::{quoted, Code, DecodeError, Trail, MAX_ERRORS};
 use crate::json::{IntIssue, Kind, Reader, Syntax, TextIssue};
 use crate::media::{check_media, MediaFieldKind, MEDIA_FIELDS};
 use crate::prescan::prescan;
-use crate::ty::{DefKind, FieldTy, ListTy, MapTy, MediaTy, Ty, TypeTable, VariantTy};
+use crate::ty::{
+    DefKind, FieldTy, FloatTy, IntTy, ListTy, MapTy, MediaTy, StrTy, Ty, TypeTable, VariantTy,
+};
 use crate::value::{MediaRef, Text, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+
+mod into;
+pub use into::{Decode, DecodeFields};
 
 /// The largest unescaping buffer a decoder keeps between documents (64 KiB: longer strings
 /// are rare, and pay for their own buffer).
@@ -66,7 +76,7 @@ impl<'t> Decoder<'t> {
 
     /// Decodes a document holding one value of `ty`; `root` names it in paths (`request`).
     pub fn decode(&mut self, bytes: &[u8], ty: &Ty, root: &str) -> Result<Value, Vec<DecodeError>> {
-        self.decode_with(Reader::new(bytes), ty, root)
+        self.decode_with(Reader::new(bytes), root, |s, trail| s.value(ty, trail))
     }
 
     /// [`Decoder::decode`] of a document the caller holds as text (a model's answer, a raw
@@ -77,19 +87,57 @@ impl<'t> Decoder<'t> {
         ty: &Ty,
         root: &str,
     ) -> Result<Value, Vec<DecodeError>> {
-        self.decode_with(Reader::from_text(text), ty, root)
+        self.decode_with(Reader::from_text(text), root, |s, trail| s.value(ty, trail))
     }
 
-    fn decode_with(
+    /// [`Decoder::decode`] straight into a Rust type (generated glue's structs and enums): the
+    /// same rules and the same errors, with no [`Value`] in between. `ty` is the type's
+    /// description in the decoder's table.
+    pub fn decode_into<T: Decode>(
         &mut self,
-        reader: Reader<'_>,
+        bytes: &[u8],
         ty: &Ty,
         root: &str,
-    ) -> Result<Value, Vec<DecodeError>> {
+    ) -> Result<T, Vec<DecodeError>> {
+        self.decode_with(Reader::new(bytes), root, |s, trail| T::decode(s, ty, trail))
+    }
+
+    /// [`Decoder::decode_into`] of a document the caller holds as text (no UTF-8 check).
+    pub fn decode_str_into<T: Decode>(
+        &mut self,
+        text: &str,
+        ty: &Ty,
+        root: &str,
+    ) -> Result<T, Vec<DecodeError>> {
+        self.decode_with(Reader::from_text(text), root, |s, trail| {
+            T::decode(s, ty, trail)
+        })
+    }
+
+    /// [`Decoder::decode_params`] straight into a Rust type with one field per parameter
+    /// (a generated node's `Input`).
+    pub fn decode_params_into<T: DecodeFields>(
+        &mut self,
+        bytes: &[u8],
+        params: &[(&str, &Ty)],
+    ) -> Result<T, Vec<DecodeError>> {
+        let fields = param_fields(params);
+        self.decode_with(Reader::new(bytes), "", |s, trail| {
+            s.params(trail, |s, trail| T::decode_fields(s, &fields, None, trail))
+        })
+    }
+
+    fn decode_with<T>(
+        &mut self,
+        reader: Reader<'_>,
+        root: &str,
+        read: impl FnOnce(&mut Session<'_>, &Trail<'_>) -> Decoded<T>,
+    ) -> Result<T, Vec<DecodeError>> {
+        // The pre-scan names the root of several parameters `""` (their document's root).
         prescan(reader.bytes, self.max_input_bytes, root).map_err(|e| vec![e])?;
         let mut session = self.session(reader);
         let trail = Trail::Root(root);
-        let result = session.value(ty, &trail);
+        let result = read(&mut session, &trail);
         session.finish(result, &trail)
     }
 
@@ -114,28 +162,10 @@ impl<'t> Decoder<'t> {
         bytes: &[u8],
         params: &[(&str, &Ty)],
     ) -> Result<Vec<Value>, Vec<DecodeError>> {
-        prescan(bytes, self.max_input_bytes, "").map_err(|e| vec![e])?;
-        let fields: Vec<FieldTy> = params
-            .iter()
-            .map(|(name, ty)| FieldTy {
-                name: (*name).to_owned(),
-                docs: None,
-                ty: (*ty).clone(),
-                default: None,
-            })
-            .collect();
-        let mut session = self.session(Reader::new(bytes));
-        let trail = Trail::Root("");
-        let result = match session.r.kind() {
-            Ok(Kind::Object) => session.fields(&fields, None, &trail),
-            Ok(k) => session.wrong(&trail, "an object with one field per parameter", k),
-            Err(e) => Err(e),
-        };
-        let value = session.finish(result.map(|v| v.map(Value::Struct)), &trail)?;
-        match value {
-            Value::Struct(values) => Ok(values),
-            _ => Ok(Vec::new()),
-        }
+        let fields = param_fields(params);
+        self.decode_with(Reader::new(bytes), "", |s, trail| {
+            s.params(trail, |s, trail| s.fields(&fields, None, trail))
+        })
     }
 
     fn session<'s>(&'s mut self, r: Reader<'s>) -> Session<'s> {
@@ -165,8 +195,21 @@ pub fn decode(
         .decode(bytes, ty, root)
 }
 
-/// One document being decoded.
-struct Session<'s> {
+/// The fields of a node's parameters, as those of a struct.
+fn param_fields(params: &[(&str, &Ty)]) -> Vec<FieldTy> {
+    params
+        .iter()
+        .map(|(name, ty)| FieldTy {
+            name: (*name).to_owned(),
+            docs: None,
+            ty: (*ty).clone(),
+            default: None,
+        })
+        .collect()
+}
+
+/// One document being decoded: what a [`Decode`] implementation reads from.
+pub struct Session<'s> {
     table: &'s TypeTable,
     patterns: &'s mut Patterns,
     defaults: &'s mut HashMap<usize, Value>,
@@ -183,14 +226,20 @@ struct Session<'s> {
 
 /// What decoding one value gives: a syntax error stops everything; `None` means the value had
 /// errors (already reported).
-type Decoded<T> = Result<Option<T>, Syntax>;
+pub type Decoded<T> = Result<Option<T>, Syntax>;
+
+/// How [`Session::fields_into`] fills one field in.
+pub enum Fill<'a> {
+    /// Its value is next in the document; errors are reported at the trail.
+    Read(&'a Ty, &'a Trail<'a>),
+    /// It is an absent `Option`: `none`.
+    None,
+    /// It is absent and takes this default.
+    Default(&'a FieldTy, &'a serde_json::Value),
+}
 
 impl<'s> Session<'s> {
-    fn finish(
-        mut self,
-        result: Decoded<Value>,
-        trail: &Trail<'_>,
-    ) -> Result<Value, Vec<DecodeError>> {
+    fn finish<T>(mut self, result: Decoded<T>, trail: &Trail<'_>) -> Result<T, Vec<DecodeError>> {
         if let Some(home) = self.scratch.take() {
             let scratch = self.r.take_scratch();
             // A buffer grown by one huge string is not kept for every later document.
@@ -258,6 +307,18 @@ impl<'s> Session<'s> {
         Ok(None)
     }
 
+    /// The object of a node's several parameters, its fields read by `read`.
+    fn params<T>(
+        &mut self,
+        trail: &Trail<'_>,
+        read: impl FnOnce(&mut Self, &Trail<'_>) -> Decoded<T>,
+    ) -> Decoded<T> {
+        match self.r.kind()? {
+            Kind::Object => read(self, trail),
+            k => self.wrong(trail, "an object with one field per parameter", k),
+        }
+    }
+
     fn value(&mut self, ty: &Ty, trail: &Trail<'_>) -> Decoded<Value> {
         let table = self.table;
         let kind = self.r.kind()?;
@@ -269,87 +330,12 @@ impl<'s> Session<'s> {
             );
         };
         match ty {
-            Ty::Bool => match kind {
-                Kind::Bool => Ok(Some(Value::Bool(self.r.bool()?))),
-                k => self.wrong(trail, "a boolean", k),
-            },
-            Ty::Int(it) => {
-                if kind != Kind::Number {
-                    let expected = format!("an integer ({})", bounds::describe_int(it));
-                    return self.wrong(trail, &expected, kind);
-                }
-                if let Some(v) = self.r.plain_int() {
-                    return match bounds::check_int(i128::from(v), it) {
-                        None => Ok(Some(Value::Int(i128::from(v)))),
-                        Some((code, what)) => {
-                            self.report(trail, code, what);
-                            Ok(None)
-                        }
-                    };
-                }
-                let n = self.r.number()?;
-                match n.to_integer() {
-                    Ok(v) => match bounds::check_int(v, it) {
-                        None => Ok(Some(Value::Int(v))),
-                        Some((code, what)) => {
-                            self.report(trail, code, what);
-                            Ok(None)
-                        }
-                    },
-                    Err(IntIssue::NotIntegral) => {
-                        self.report(
-                            trail,
-                            Code::NotInteger,
-                            format!("{} is not an integer", quoted(n.text)),
-                        );
-                        Ok(None)
-                    }
-                    Err(IntIssue::TooBig) => {
-                        let what = format!(
-                            "{} is out of range for {}",
-                            quoted(n.text),
-                            bounds::describe_int(it)
-                        );
-                        self.report(trail, Code::OutOfRange, what);
-                        Ok(None)
-                    }
-                }
-            }
-            Ty::Float(ft) => {
-                if kind != Kind::Number {
-                    return self.wrong(trail, "a number", kind);
-                }
-                let n = self.r.number()?;
-                let v: f64 = n.text.parse().unwrap_or(f64::INFINITY);
-                match bounds::check_float(v, || n.text, ft) {
-                    None => Ok(Some(Value::Float(v))),
-                    Some((code, what)) => {
-                        self.report(trail, code, what);
-                        Ok(None)
-                    }
-                }
-            }
-            Ty::Str(st) => {
-                if kind != Kind::String {
-                    return self.wrong(trail, "a string", kind);
-                }
-                let (s, issue) = self.r.string()?;
-                if let Some(issue) = issue {
-                    self.text_issue(trail, issue);
-                    return Ok(None);
-                }
-                if bounds::str_surely_fits(&s, st) {
-                    return Ok(Some(Value::Str(Text::from(s))));
-                }
-                let mut issues = std::mem::take(&mut self.issues);
-                bounds::check_str(&s, st, self.patterns, &mut issues);
-                let ok = issues.is_empty();
-                for (code, what) in issues.drain(..) {
-                    self.report(trail, code, what);
-                }
-                self.issues = issues;
-                Ok(ok.then(|| Value::Str(Text::from(s))))
-            }
+            Ty::Bool => Ok(self.boolean(kind, trail)?.map(Value::Bool)),
+            Ty::Int(it) => Ok(self.int(it, kind, trail)?.map(Value::Int)),
+            Ty::Float(ft) => Ok(self.float(ft, kind, trail)?.map(Value::Float)),
+            Ty::Str(st) => Ok(self
+                .text(st, kind, trail)?
+                .map(|s| Value::Str(Text::from(s)))),
             Ty::List(lt) => match kind {
                 Kind::Array => self.list(lt, trail),
                 k => self.wrong(trail, "an array", k),
@@ -383,7 +369,10 @@ impl<'s> Session<'s> {
                     }
                     DefKind::Enum { tag, variants } => {
                         if variants.iter().all(|v| v.fields.is_none()) {
-                            self.unit_enum(variants, kind, trail)
+                            Ok(self.unit_enum(variants, kind, trail)?.map(|i| Value::Enum {
+                                variant: i as u32,
+                                fields: Vec::new(),
+                            }))
                         } else if kind == Kind::Object {
                             self.data_enum(tag, variants, trail)
                         } else {
@@ -401,6 +390,103 @@ impl<'s> Session<'s> {
         }
     }
 
+    /// A boolean (`kind` is the next value's).
+    #[inline]
+    fn boolean(&mut self, kind: Kind, trail: &Trail<'_>) -> Decoded<bool> {
+        match kind {
+            Kind::Bool => Ok(Some(self.r.bool()?)),
+            k => self.wrong(trail, "a boolean", k),
+        }
+    }
+
+    /// An integer of `it`, compared exactly from its digits (`3.0` is 3, `3.5` is not an
+    /// integer).
+    #[inline]
+    fn int(&mut self, it: &IntTy, kind: Kind, trail: &Trail<'_>) -> Decoded<i128> {
+        if kind != Kind::Number {
+            let expected = format!("an integer ({})", bounds::describe_int(it));
+            return self.wrong(trail, &expected, kind);
+        }
+        if let Some(v) = self.r.plain_int() {
+            return match bounds::check_int(i128::from(v), it) {
+                None => Ok(Some(i128::from(v))),
+                Some((code, what)) => {
+                    self.report(trail, code, what);
+                    Ok(None)
+                }
+            };
+        }
+        let n = self.r.number()?;
+        match n.to_integer() {
+            Ok(v) => match bounds::check_int(v, it) {
+                None => Ok(Some(v)),
+                Some((code, what)) => {
+                    self.report(trail, code, what);
+                    Ok(None)
+                }
+            },
+            Err(IntIssue::NotIntegral) => {
+                self.report(
+                    trail,
+                    Code::NotInteger,
+                    format!("{} is not an integer", quoted(n.text)),
+                );
+                Ok(None)
+            }
+            Err(IntIssue::TooBig) => {
+                let what = format!(
+                    "{} is out of range for {}",
+                    quoted(n.text),
+                    bounds::describe_int(it)
+                );
+                self.report(trail, Code::OutOfRange, what);
+                Ok(None)
+            }
+        }
+    }
+
+    /// A finite float inside the bounds of `ft` (an `f32` stored widened).
+    #[inline]
+    fn float(&mut self, ft: &FloatTy, kind: Kind, trail: &Trail<'_>) -> Decoded<f64> {
+        if kind != Kind::Number {
+            return self.wrong(trail, "a number", kind);
+        }
+        let n = self.r.number()?;
+        let v: f64 = n.text.parse().unwrap_or(f64::INFINITY);
+        match bounds::check_float(v, || n.text, ft) {
+            None => Ok(Some(v)),
+            Some((code, what)) => {
+                self.report(trail, code, what);
+                Ok(None)
+            }
+        }
+    }
+
+    /// A text inside the bounds, pattern and format of `st`, borrowed from the document when
+    /// it has no escapes.
+    #[inline]
+    fn text(&mut self, st: &StrTy, kind: Kind, trail: &Trail<'_>) -> Decoded<Cow<'s, str>> {
+        if kind != Kind::String {
+            return self.wrong(trail, "a string", kind);
+        }
+        let (s, issue) = self.r.string()?;
+        if let Some(issue) = issue {
+            self.text_issue(trail, issue);
+            return Ok(None);
+        }
+        if bounds::str_surely_fits(&s, st) {
+            return Ok(Some(s));
+        }
+        let mut issues = std::mem::take(&mut self.issues);
+        bounds::check_str(&s, st, self.patterns, &mut issues);
+        let ok = issues.is_empty();
+        for (code, what) in issues.drain(..) {
+            self.report(trail, code, what);
+        }
+        self.issues = issues;
+        Ok(ok.then_some(s))
+    }
+
     fn text_issue(&mut self, trail: &Trail<'_>, issue: TextIssue) {
         let what = match issue {
             TextIssue::InvalidUtf8 => "text is not valid UTF-8",
@@ -411,7 +497,8 @@ impl<'s> Session<'s> {
         self.report(trail, Code::InvalidText, what);
     }
 
-    /// The fields of a struct or data variant; `tag` is the data enum's tag key (already read).
+    /// The fields of a struct or data variant as values, in declaration order; `tag` is the
+    /// data enum's tag key (already read).
     fn fields(
         &mut self,
         fields: &[FieldTy],
@@ -421,6 +508,36 @@ impl<'s> Session<'s> {
         // One allocation per object: the field values, `none` until read or defaulted.
         let mut slots: Vec<Value> = Vec::with_capacity(fields.len());
         slots.resize_with(fields.len(), || Value::None);
+        let ok = self.fields_into(fields, tag, trail, |s, i, fill| {
+            let v = match fill {
+                Fill::Read(ty, trail) => s.value(ty, trail)?,
+                // An absent `Option` is already `none` in its slot.
+                Fill::None => return Ok(true),
+                Fill::Default(field, default) => s.default_value(field, default),
+            };
+            match (v, slots.get_mut(i)) {
+                (Some(v), Some(slot)) => {
+                    *slot = v;
+                    Ok(true)
+                }
+                _ => Ok(false),
+            }
+        })?;
+        Ok(ok.then_some(slots))
+    }
+
+    /// Reads the fields of a struct or data variant, each through `fill` with its index
+    /// (which answers whether the field is valid): the value of a field present once, then
+    /// `none` or the default of an absent one. Unknown and duplicate keys, invalid key text
+    /// and missing fields are reported here, the same for every target. Whether every field
+    /// was valid.
+    fn fields_into(
+        &mut self,
+        fields: &[FieldTy],
+        tag: Option<&str>,
+        trail: &Trail<'_>,
+        mut fill: impl FnMut(&mut Self, usize, Fill<'_>) -> Result<bool, Syntax>,
+    ) -> Result<bool, Syntax> {
         let mut seen = Seen::new(fields.len());
         let mut tag_seen = false;
         let mut ok = true;
@@ -446,16 +563,8 @@ impl<'s> Session<'s> {
                         ok = false;
                     } else {
                         seen.set(i);
-                        let ty = fields.get(i).map(|f| &f.ty);
-                        match ty {
-                            Some(ty) => match self.value(ty, &child)? {
-                                Some(v) => {
-                                    if let Some(slot) = slots.get_mut(i) {
-                                        *slot = v;
-                                    }
-                                }
-                                None => ok = false,
-                            },
+                        match fields.get(i) {
+                            Some(field) => ok &= fill(self, i, Fill::Read(&field.ty, &child))?,
                             None => self.r.skip_value()?,
                         }
                     }
@@ -494,31 +603,23 @@ impl<'s> Session<'s> {
             if seen.get(i) {
                 continue;
             }
-            // An absent `Option` is already `none` in its slot.
             let filled = if let Some(default) = &field.default {
-                self.default_value(field, default)
+                fill(self, i, Fill::Default(field, default))?
             } else if matches!(field.ty, Ty::Option { .. }) {
-                continue;
+                fill(self, i, Fill::None)?
             } else {
-                None
+                false
             };
-            match filled {
-                Some(v) => {
-                    if let Some(slot) = slots.get_mut(i) {
-                        *slot = v;
-                    }
-                }
-                None => {
-                    self.report(
-                        &trail.key(&field.name),
-                        Code::MissingField,
-                        "required field is missing",
-                    );
-                    ok = false;
-                }
+            if !filled {
+                self.report(
+                    &trail.key(&field.name),
+                    Code::MissingField,
+                    "required field is missing",
+                );
+                ok = false;
             }
         }
-        Ok(ok.then_some(slots))
+        Ok(ok)
     }
 
     /// A field's default as a value, decoded once per decoder (`None` if it does not fit its
@@ -546,12 +647,13 @@ impl<'s> Session<'s> {
         Some(v)
     }
 
+    /// The index of a unit enum's variant, named by a string.
     fn unit_enum(
         &mut self,
         variants: &[VariantTy],
         kind: Kind,
         trail: &Trail<'_>,
-    ) -> Decoded<Value> {
+    ) -> Decoded<usize> {
         let names = || {
             variants
                 .iter()
@@ -569,10 +671,7 @@ impl<'s> Session<'s> {
             return Ok(None);
         }
         match variants.iter().position(|v| same_text(&v.name, &s)) {
-            Some(i) => Ok(Some(Value::Enum {
-                variant: i as u32,
-                fields: Vec::new(),
-            })),
+            Some(i) => Ok(Some(i)),
             None => {
                 self.report(
                     trail,
@@ -584,12 +683,14 @@ impl<'s> Session<'s> {
         }
     }
 
-    fn data_enum(
+    /// The index of a data enum's variant, named by its tag anywhere in the object; the
+    /// reader is left at the object's start, for its fields.
+    fn variant_head(
         &mut self,
         tag: &str,
         variants: &[VariantTy],
         trail: &Trail<'_>,
-    ) -> Decoded<Value> {
+    ) -> Decoded<usize> {
         let names = || {
             variants
                 .iter()
@@ -635,6 +736,18 @@ impl<'s> Session<'s> {
             self.r.skip_value()?;
             return Ok(None);
         };
+        Ok(Some(index))
+    }
+
+    fn data_enum(
+        &mut self,
+        tag: &str,
+        variants: &[VariantTy],
+        trail: &Trail<'_>,
+    ) -> Decoded<Value> {
+        let Some(index) = self.variant_head(tag, variants, trail)? else {
+            return Ok(None);
+        };
         let fields = variants
             .get(index)
             .and_then(|v| v.fields.as_deref())
@@ -673,7 +786,23 @@ impl<'s> Session<'s> {
         // On every way out (a syntax error included) the stack is cut back to where it was;
         // the items move out in one copy.
         let items: Vec<Value> = self.items.split_off(base);
-        let (mut ok, count) = read?;
+        let (ok, count) = read?;
+        let ok = self.list_end_by(ok, &items, count, lt, trail, |a, b| a == b);
+        Ok(ok.then_some(Value::List(items)))
+    }
+
+    /// A list's checks once its items are read: their number, and for a set that no item
+    /// is the `same` as an earlier one (typed values, so after defaults are filled in). Whether the
+    /// list is valid (`ok`: its items were).
+    fn list_end_by<T>(
+        &mut self,
+        mut ok: bool,
+        items: &[T],
+        count: usize,
+        lt: &ListTy,
+        trail: &Trail<'_>,
+        same: impl Fn(&T, &T) -> bool,
+    ) -> bool {
         if count > lt.max as usize {
             let (code, what) = bounds::too_many("items", count, lt.max);
             self.report(trail, code, format!("the list {what}"));
@@ -687,7 +816,7 @@ impl<'s> Session<'s> {
             for (j, item) in items.iter().enumerate() {
                 if let Some(i) = items
                     .get(..j)
-                    .and_then(|before| before.iter().position(|b| b == item))
+                    .and_then(|before| before.iter().position(|b| same(b, item)))
                 {
                     self.report(
                         &trail.index(j),
@@ -698,7 +827,7 @@ impl<'s> Session<'s> {
                 }
             }
         }
-        Ok(ok.then_some(Value::List(items)))
+        ok
     }
 
     /// Reads an array's items onto the item stack; whether all were valid, and how many.
@@ -722,8 +851,21 @@ impl<'s> Session<'s> {
     }
 
     fn map(&mut self, mt: &MapTy, trail: &Trail<'_>) -> Decoded<Value> {
+        Ok(self
+            .map_entries(mt, trail, |s, ty, trail| s.value(ty, trail))?
+            .map(Value::Map))
+    }
+
+    /// A map's entries sorted by key, each value read by `read`: keys checked against the
+    /// key type, duplicate keys refused, the number of entries held to the bounds.
+    fn map_entries<V>(
+        &mut self,
+        mt: &MapTy,
+        trail: &Trail<'_>,
+        mut read: impl FnMut(&mut Self, &Ty, &Trail<'_>) -> Decoded<V>,
+    ) -> Decoded<Vec<(String, V)>> {
         let table = self.table;
-        let mut entries: BTreeMap<String, Option<Value>> = BTreeMap::new();
+        let mut entries: BTreeMap<String, Option<V>> = BTreeMap::new();
         let mut ok = true;
         if !self.r.begin_object()? {
             loop {
@@ -744,7 +886,7 @@ impl<'s> Session<'s> {
                     self.r.skip_value()?;
                     ok = false;
                 } else {
-                    let v = self.value(&mt.value, &child)?;
+                    let v = read(self, &mt.value, &child)?;
                     ok &= v.is_some();
                     entries.insert(key.into_owned(), v);
                 }
@@ -766,11 +908,10 @@ impl<'s> Session<'s> {
         if !ok {
             return Ok(None);
         }
-        let entries: Option<Vec<(String, Value)>> = entries
+        Ok(entries
             .into_iter()
             .map(|(k, v)| v.map(|v| (k, v)))
-            .collect();
-        Ok(entries.map(Value::Map))
+            .collect())
     }
 
     /// Checks a map key against the key type (`propertyNames`): a `Str` or a unit enum.

@@ -3,10 +3,10 @@
 //!
 //! Generated code is typed façades over the one executor ([`crate::exec`]); the rules are the
 //! runtime's:
-//! - [`Glue`] converts between generated types and [`Value`]s, the currency of the decoder,
-//!   the evaluator and the executor. Decoding is the runtime [`Decoder`] driven by the
-//!   project's embedded [`Program`], then [`Glue::from_value`]: the errors are the decoder's by
-//!   construction.
+//! - [`Glue`] converts between generated types and [`Value`]s, the currency of the evaluator
+//!   and the executor. Decoding is the runtime [`Decoder`] driven by the project's embedded
+//!   [`Program`], straight into the generated types ([`Decode`], [`decode_one`],
+//!   [`decode_params`]): the errors are the decoder's by construction.
 //! - The glue embeds the whole program (`ir.json`, [`read_program`]) and the nodes' output
 //!   schemas ([`read_schemas`]), read once into an [`Executor`].
 //! - [`Context`] is what a run and an `extern fn` receive: the model, the clock, media
@@ -16,6 +16,8 @@
 //!   delegated calls or raw mode runs exactly as under `aelc run`.
 
 use crate::decode::Decoder;
+pub use crate::decode::{Decode, DecodeFields, Decoded, Fill, Session};
+pub use crate::error::Trail;
 use crate::eval::{EvalError, EvalErrorKind};
 use crate::exec::{CallContext, Env, ExternHost, MediaAccess};
 pub use crate::exec::{CheckVerdict, Executor, Run as ExecRun, Schemas, Unrunnable};
@@ -25,8 +27,7 @@ use crate::model::{Model, ModelAnswer, ModelError, ModelRequest};
 pub use crate::program::{NodeId, Program};
 use crate::receipt::sha256_hex;
 pub use crate::receipt::{CountingIds, IdSource, Receipt, UuidIds};
-use crate::ty::Ty;
-pub use crate::ty::{FloatKind, Format};
+pub use crate::ty::{FieldTy, FloatKind, Format, Ty};
 pub use crate::value::Value;
 
 // Generated code names everything through this module (`use ::aelc_runtime::glue as rt;`), so
@@ -93,12 +94,12 @@ impl std::fmt::Display for DecodeErrors {
 impl std::error::Error for DecodeErrors {}
 
 /// Reads a value of the program's type definition `def` from JSON with the runtime decoder
-/// (spec §4: defaults filled in, every bound checked), then converts it.
+/// (spec §4: defaults filled in, every bound checked), straight into `T`.
 ///
 /// Generated types whose fields have defaults deserialize through this
 /// (`#[serde(try_from = "rt::serde_json::Value")]`), so a default is the one the decoder
 /// fills in from the compiled program, and no code path constructs one that could fail.
-pub fn from_json<T: Glue>(
+pub fn from_json<T: Decode>(
     program: &Program,
     def: u32,
     json: &serde_json::Value,
@@ -114,11 +115,10 @@ pub fn from_json<T: Glue>(
     let ty = Ty::Ref {
         def: crate::ty::DefId(def),
     };
-    let value = Decoder::new(&program.types)
+    Decoder::new(&program.types)
         .with_max_input_bytes(usize::MAX)
-        .decode(&bytes, &ty, ROOT)
-        .map_err(DecodeErrors)?;
-    T::from_value(value).map_err(|e| DecodeErrors(vec![conversion_error(ROOT, e)]))
+        .decode_into(&bytes, &ty, ROOT)
+        .map_err(DecodeErrors)
 }
 
 /// A failure code of a generated `errors` set.
@@ -418,14 +418,59 @@ pub fn decode_input(
     node: usize,
     bytes: &[u8],
 ) -> Result<Vec<Value>, Vec<DecodeError>> {
-    match exec.program().nodes.get(node) {
-        Some(ir) => exec.decode_input(ir, bytes),
-        None => Err(vec![DecodeError::new(
+    let ir = node_ir(exec, node)?;
+    exec.decode_input(ir, bytes)
+}
+
+/// Decodes the input document of node `node`, of one parameter, straight into its generated
+/// type (the generated `decode`): the same rules and errors as [`decode_input`].
+pub fn decode_one<T: Decode>(
+    exec: &Executor<'_>,
+    node: usize,
+    bytes: &[u8],
+) -> Result<T, Vec<DecodeError>> {
+    let ir = node_ir(exec, node)?;
+    let Some(param) = ir.params.first() else {
+        return Err(vec![DecodeError::new(
+            Code::WrongType,
+            &crate::error::PathBuf::new("input"),
+            format!("node #{node} of the embedded program has no parameter"),
+        )]);
+    };
+    decoder(exec).decode_into(bytes, &param.ty, &param.name)
+}
+
+/// Decodes the input document of node `node`, an object with one field per parameter,
+/// straight into its generated `Input`: the same rules and errors as [`decode_input`].
+pub fn decode_params<T: DecodeFields>(
+    exec: &Executor<'_>,
+    node: usize,
+    bytes: &[u8],
+) -> Result<T, Vec<DecodeError>> {
+    let ir = node_ir(exec, node)?;
+    let params: Vec<(&str, &Ty)> = ir.params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
+    decoder(exec).decode_params_into(bytes, &params)
+}
+
+/// The decoder of the executor's program under its `max_input_bytes`, as
+/// [`Executor::decode_input`] makes it.
+fn decoder<'e>(exec: &'e Executor<'_>) -> Decoder<'e> {
+    let program = exec.program();
+    let max = usize::try_from(program.limits.max_input_bytes).unwrap_or(usize::MAX);
+    Decoder::new(&program.types).with_max_input_bytes(max)
+}
+
+fn node_ir<'e>(
+    exec: &'e Executor<'_>,
+    node: usize,
+) -> Result<&'e crate::program::NodeIr, Vec<DecodeError>> {
+    exec.program().nodes.get(node).ok_or_else(|| {
+        vec![DecodeError::new(
             Code::WrongType,
             &crate::error::PathBuf::new("input"),
             format!("the embedded program has no node #{node}"),
-        )]),
-    }
+        )]
+    })
 }
 
 /// Where media bytes come from (the platform's file store, or a test double).
