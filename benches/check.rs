@@ -41,6 +41,10 @@ fn main() {
         profile(lines);
         return;
     }
+    if let Some((lines, dir)) = write_request() {
+        write_project(lines, &dir);
+        return;
+    }
     for lines in SIZES {
         preflight(lines);
     }
@@ -132,6 +136,28 @@ fn profile((lines, runs): (usize, usize)) {
             Err(err) => eprintln!("cannot read the generated project: {err}"),
         }
     }
+}
+
+/// `CHECK_WRITE=LINES:DIR`: writes the generated project of that size to DIR (for timing the
+/// `aelc check` binary on it from outside) and exits.
+fn write_request() -> Option<(usize, std::path::PathBuf)> {
+    let request = std::env::var("CHECK_WRITE").ok()?;
+    let (lines, dir) = request.split_once(':')?;
+    Some((lines.replace('_', "").parse().ok()?, dir.into()))
+}
+
+fn write_project(lines: usize, dir: &Path) {
+    let project = common::project(lines);
+    if let Err(err) = project.write(dir) {
+        eprintln!("cannot write the project to {}: {err}", dir.display());
+        std::process::exit(1);
+    }
+    eprintln!(
+        "wrote {} lines of AEL in {} modules to {}",
+        project.ael_lines,
+        project.domains * 2,
+        dir.display()
+    );
 }
 
 fn root() -> &'static Path {

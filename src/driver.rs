@@ -18,7 +18,9 @@ pub mod publish;
 pub mod replay;
 pub mod run;
 
-pub use publish::{check_publishing, placed_emission_diagnostics, Publishing};
+pub use publish::{
+    check_publishing, check_publishing_rules, placed_emission_diagnostics, Publishing,
+};
 
 /// The largest `.ael` module the compiler reads, in bytes (2 MiB): a module over it is refused
 /// with `E0011` before anything is parsed, by `aelc check` and the language server alike. A

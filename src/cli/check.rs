@@ -1,5 +1,5 @@
 //! `aelc check [DIR|FILE]`: diagnostics only, a project's publishing rules included (the ones
-//! `aelc build` refuses to emit with, [`driver::check_publishing`]).
+//! `aelc build` refuses to emit with, [`driver::check_publishing_rules`]).
 
 use std::path::{Path, PathBuf};
 
@@ -49,7 +49,7 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
     };
     if let Some(root) = &project {
         // What `aelc build` refuses, `aelc check` reports: the same rules, at the same places.
-        if let Err(message) = driver::check_publishing(&world, root, &mut compilation) {
+        if let Err(message) = driver::check_publishing_rules(&world, root, &mut compilation) {
             return out.fatal(&message);
         }
     }

@@ -47,6 +47,36 @@ pub fn check_publishing(
     let examples = load_examples(world, root, program)?;
     let schemas = node_schemas(program);
     let findings = publish::check(program, &schemas, &examples);
+    place_findings(root, compilation, &examples, findings);
+    Ok(Publishing { examples, schemas })
+}
+
+/// [`check_publishing`] for a caller that emits nothing (`aelc check`): the same diagnostics,
+/// but no node's schemas are kept beyond its own rules
+/// ([`publish::check_one_node_at_a_time`]), so a large project's peak memory holds one
+/// node's documents rather than all of them.
+pub fn check_publishing_rules(
+    world: &dyn World,
+    root: &Path,
+    compilation: &mut Compilation,
+) -> Result<(), String> {
+    let Some(program) = compilation.program.as_ref() else {
+        return Ok(());
+    };
+    let examples = load_examples(world, root, program)?;
+    let findings = publish::check_one_node_at_a_time(program, &examples);
+    place_findings(root, compilation, &examples, findings);
+    Ok(())
+}
+
+/// Adds the publishing rules' findings to `compilation.diagnostics` (sorted), each at its
+/// place; the example files with a finding join its sources.
+fn place_findings(
+    root: &Path,
+    compilation: &mut Compilation,
+    examples: &[Example],
+    findings: Vec<Finding>,
+) {
     let mut example_files: Vec<Option<FileId>> = vec![None; examples.len()];
     for Finding { diagnostic, place } in findings {
         let span = match place {
@@ -63,7 +93,6 @@ pub fn check_publishing(
         });
     }
     diagnostics::sort(&mut compilation.diagnostics);
-    Ok(Publishing { examples, schemas })
 }
 
 /// The emission's diagnostics (`aelc build`'s writing step), each made from the IR without a
