@@ -261,13 +261,19 @@ pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
     };
     let mut compilation = Compilation::default();
     parse_sources(world, path, &root, &mut compilation)?;
-    run_sema(world, &root, None, &mut compilation);
+    run_sema(world, &root, None, false, &mut compilation);
     Ok(compilation)
 }
 
 /// Checks the project whose `ael.toml` is at `root`: every `.ael` file below it is a module.
 pub fn check_project(world: &dyn World, root: &Path) -> io::Result<Compilation> {
     Ok(parse_project(world, root)?.check(world))
+}
+
+/// [`check_project`] for its diagnostics alone (`aelc check`): see
+/// [`ParsedProject::check_lean`].
+pub fn check_project_lean(world: &dyn World, root: &Path) -> io::Result<Compilation> {
+    Ok(parse_project(world, root)?.check_lean(world))
 }
 
 /// Parses the project at `root` (its `ael.toml` and every module) without checking it: the
@@ -311,7 +317,29 @@ impl ParsedProject {
     /// The second half of [`check_project`]: semantic analysis of the parsed modules.
     pub fn check(self, world: &dyn World) -> Compilation {
         let mut compilation = self.compilation;
-        run_sema(world, &self.root, Some(&self.project), &mut compilation);
+        run_sema(
+            world,
+            &self.root,
+            Some(&self.project),
+            false,
+            &mut compilation,
+        );
+        compilation
+    }
+
+    /// [`ParsedProject::check`] for the diagnostics alone: the same diagnostics, and a program
+    /// (when there is no error) without fn bodies, requirements or prompt templates
+    /// ([`sema::CheckInput::lean`]), enough for the publishing rules
+    /// ([`check_publishing_rules`]) and nothing else.
+    pub fn check_lean(self, world: &dyn World) -> Compilation {
+        let mut compilation = self.compilation;
+        run_sema(
+            world,
+            &self.root,
+            Some(&self.project),
+            true,
+            &mut compilation,
+        );
         compilation
     }
 }
@@ -472,6 +500,7 @@ fn run_sema(
     world: &dyn World,
     root: &Path,
     project: Option<&sema::ProjectInfo>,
+    lean: bool,
     compilation: &mut Compilation,
 ) {
     let paths: Vec<String> = compilation
@@ -494,6 +523,7 @@ fn run_sema(
         modules,
         project,
         files: &files,
+        lean,
     };
     let checked = sema::check(&input, &mut compilation.sources);
     compilation.diagnostics.extend(checked.diagnostics);

@@ -40,7 +40,7 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
         (None, Some(path.clone()))
     };
     let checked = match &project {
-        Some(root) => driver::check_project(&world, root),
+        Some(root) => driver::check_project_lean(&world, root),
         None => driver::check_path(&world, &path),
     };
     let mut compilation = match checked {
