@@ -208,7 +208,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
             docs: None,
             name,
             ty,
-            default,
+            default: default.map(Box::new),
             span: cx.span(e.span()),
         })
         .labelled("a field")
