@@ -2,7 +2,8 @@
 //! to disk, one row per size (10k, 100k and 1M lines by default): wall time, lines per second
 //! and peak resident memory per source line, beside a baseline binary run in the same rounds
 //! (`CHECK_BASELINE=path/to/aelc`, e.g. a build of main), the two taking turns so that a drift
-//! of the machine's speed reaches both.
+//! of the machine's speed reaches both. `CHECK_BINARY=path/to/aelc` times that binary instead
+//! of the one cargo built beside the bench.
 //!
 //! The peak is the kernel's maximum resident set size of the process as `/usr/bin/time -f %M`
 //! reports it (the crate forbids the `unsafe` a `wait4` would need); without that program the
@@ -93,7 +94,9 @@ fn number_list(name: &str, default: &[usize]) -> Vec<usize> {
 
 /// Runs the rows and prints them.
 pub fn run() {
-    let ours = PathBuf::from(env!("CARGO_BIN_EXE_aelc"));
+    // `CHECK_BINARY` times another build of this tree (a release build from a debug bench).
+    let ours = std::env::var_os("CHECK_BINARY")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_aelc")), PathBuf::from);
     let baseline = std::env::var_os("CHECK_BASELINE").map(PathBuf::from);
     let rounds = number_list("CHECK_ROUNDS", &[5])
         .first()
