@@ -17,13 +17,17 @@
 //! path is never what gets measured.
 //!
 //! With `CHECK_PROFILE=LINES[:RUNS]` set, the binary only parses and checks a project of that size,
-//! for a profiler to watch.
+//! for a profiler to watch. With `CHECK_ROWS=1` it times the `aelc check` binary instead, a
+//! row per size from 10k to 1M lines with lines per second and peak memory per line, beside a
+//! baseline binary (`check/rows.rs`). `CHECK_WRITE=LINES:DIR` writes a generated project.
 //!
 //! Run: `cargo bench --bench check -- --sample-count 10`. Targets: 100k lines checked in under
 //! 250 ms on one core (parse ≈ 100 ms of it once the parser meets its own target), and a
 //! 100k/10k ratio under 12 (linear growth).
 
 mod common;
+#[path = "check/rows.rs"]
+mod rows;
 
 use std::path::Path;
 
@@ -39,6 +43,14 @@ fn main() {
     aelc::allocator::configure();
     if let Some(lines) = profile_request() {
         profile(lines);
+        return;
+    }
+    if std::env::var_os("CHECK_ROWS").is_some() {
+        rows::run();
+        return;
+    }
+    if let Some((lines, dir)) = write_request() {
+        write_project(lines, &dir);
         return;
     }
     for lines in SIZES {
@@ -132,6 +144,28 @@ fn profile((lines, runs): (usize, usize)) {
             Err(err) => eprintln!("cannot read the generated project: {err}"),
         }
     }
+}
+
+/// `CHECK_WRITE=LINES:DIR`: writes the generated project of that size to DIR (for timing the
+/// `aelc check` binary on it from outside) and exits.
+fn write_request() -> Option<(usize, std::path::PathBuf)> {
+    let request = std::env::var("CHECK_WRITE").ok()?;
+    let (lines, dir) = request.split_once(':')?;
+    Some((lines.replace('_', "").parse().ok()?, dir.into()))
+}
+
+fn write_project(lines: usize, dir: &Path) {
+    let project = common::project(lines);
+    if let Err(err) = project.write(dir) {
+        eprintln!("cannot write the project to {}: {err}", dir.display());
+        std::process::exit(1);
+    }
+    eprintln!(
+        "wrote {} lines of AEL in {} modules to {}",
+        project.ael_lines,
+        project.domains * 2,
+        dir.display()
+    );
 }
 
 fn root() -> &'static Path {

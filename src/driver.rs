@@ -18,13 +18,16 @@ pub mod publish;
 pub mod replay;
 pub mod run;
 
-pub use publish::{check_publishing, placed_emission_diagnostics, Publishing};
+pub use publish::{
+    check_publishing, check_publishing_rules, placed_emission_diagnostics, Publishing,
+};
 
 /// The largest `.ael` module the compiler reads, in bytes (2 MiB): a module over it is refused
-/// with `E0011` before anything is parsed, by `aelc check` and the language server alike. A
-/// check needs about 60 bytes of memory per source byte and the language server 120
-/// (`book/src/reference/limits.md`), so this bounds one module at a few hundred megabytes;
-/// hand-written modules are a thousand times smaller.
+/// with `E0011` before anything is parsed, by `aelc check` and the language server alike.
+/// `aelc check` needs about 20 bytes of memory per source byte (a generated 1M-line project:
+/// 586 MiB for 31 MB of source) and the language server, which keeps every schema, at most
+/// 120, so this bounds one module at a few hundred megabytes; hand-written modules are a
+/// thousand times smaller.
 pub const MAX_SOURCE_BYTES: usize = 2 << 20;
 
 /// All IO the compiler does goes through this trait.
@@ -259,13 +262,19 @@ pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
     };
     let mut compilation = Compilation::default();
     parse_sources(world, path, &root, &mut compilation)?;
-    run_sema(world, &root, None, &mut compilation);
+    run_sema(world, &root, None, false, &mut compilation);
     Ok(compilation)
 }
 
 /// Checks the project whose `ael.toml` is at `root`: every `.ael` file below it is a module.
 pub fn check_project(world: &dyn World, root: &Path) -> io::Result<Compilation> {
     Ok(parse_project(world, root)?.check(world))
+}
+
+/// [`check_project`] for its diagnostics alone (`aelc check`): see
+/// [`ParsedProject::check_lean`].
+pub fn check_project_lean(world: &dyn World, root: &Path) -> io::Result<Compilation> {
+    Ok(parse_project(world, root)?.check_lean(world))
 }
 
 /// Parses the project at `root` (its `ael.toml` and every module) without checking it: the
@@ -309,7 +318,29 @@ impl ParsedProject {
     /// The second half of [`check_project`]: semantic analysis of the parsed modules.
     pub fn check(self, world: &dyn World) -> Compilation {
         let mut compilation = self.compilation;
-        run_sema(world, &self.root, Some(&self.project), &mut compilation);
+        run_sema(
+            world,
+            &self.root,
+            Some(&self.project),
+            false,
+            &mut compilation,
+        );
+        compilation
+    }
+
+    /// [`ParsedProject::check`] for the diagnostics alone: the same diagnostics, and a program
+    /// (when there is no error) without fn bodies, requirements or prompt templates
+    /// ([`sema::CheckInput::lean`]), enough for the publishing rules
+    /// ([`check_publishing_rules`]) and nothing else.
+    pub fn check_lean(self, world: &dyn World) -> Compilation {
+        let mut compilation = self.compilation;
+        run_sema(
+            world,
+            &self.root,
+            Some(&self.project),
+            true,
+            &mut compilation,
+        );
         compilation
     }
 }
@@ -470,6 +501,7 @@ fn run_sema(
     world: &dyn World,
     root: &Path,
     project: Option<&sema::ProjectInfo>,
+    lean: bool,
     compilation: &mut Compilation,
 ) {
     let paths: Vec<String> = compilation
@@ -492,6 +524,7 @@ fn run_sema(
         modules,
         project,
         files: &files,
+        lean,
     };
     let checked = sema::check(&input, &mut compilation.sources);
     compilation.diagnostics.extend(checked.diagnostics);

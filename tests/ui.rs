@@ -184,3 +184,59 @@ fn check_file(path: &Path, failures: &mut Vec<String>) -> Option<String> {
     expect(&shown_text, errors, &diagnostics, failures);
     Some(snapshot)
 }
+
+/// `aelc check` runs sema lean and the publishing rules one node at a time
+/// (`driver::check_project_lean`, `driver::check_publishing_rules`); `aelc build` and the
+/// language server run the full check and keep every schema. Both must report the very same
+/// diagnostics on every project the repository holds: the UI cases, the examples and the
+/// fixtures (agents with and without examples, shared output types, raw-mode nodes).
+#[test]
+fn a_lean_check_reports_what_a_full_check_reports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut projects = Vec::new();
+    for parent in [
+        "tests/ui/projects",
+        "examples",
+        "tests/cli_fixtures",
+        "tests/codegen_fixtures",
+    ] {
+        for entry in std::fs::read_dir(root.join(parent))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if entry.path().join("ael.toml").is_file() {
+                projects.push(entry.path());
+            }
+        }
+    }
+    projects.sort();
+    assert!(
+        projects.len() > 10,
+        "only {} projects found",
+        projects.len()
+    );
+    let mut compared = 0;
+    for project in projects {
+        let world = DiskWorld;
+        let rendered = |lean: bool| {
+            let checked = if lean {
+                driver::check_project_lean(&world, &project)
+            } else {
+                driver::check_project(&world, &project)
+            };
+            let mut compilation = checked.unwrap_or_else(|e| panic!("{}: {e}", project.display()));
+            let published = if lean {
+                driver::check_publishing_rules(&world, &project, &mut compilation)
+            } else {
+                driver::check_publishing(&world, &project, &mut compilation).map(|_| ())
+            };
+            let text = render::human(&compilation.sources, &compilation.diagnostics, Color::Never);
+            (published, text, compilation.program.is_some())
+        };
+        let (full, lean) = (rendered(false), rendered(true));
+        assert_eq!(full, lean, "{}: the lean check differs", project.display());
+        compared += usize::from(full.2);
+    }
+    assert!(compared > 5, "only {compared} projects made a program");
+}

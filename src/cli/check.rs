@@ -1,5 +1,5 @@
 //! `aelc check [DIR|FILE]`: diagnostics only, a project's publishing rules included (the ones
-//! `aelc build` refuses to emit with, [`driver::check_publishing`]).
+//! `aelc build` refuses to emit with, [`driver::check_publishing_rules`]).
 
 use std::path::{Path, PathBuf};
 
@@ -40,7 +40,7 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
         (None, Some(path.clone()))
     };
     let checked = match &project {
-        Some(root) => driver::check_project(&world, root),
+        Some(root) => driver::check_project_lean(&world, root),
         None => driver::check_path(&world, &path),
     };
     let mut compilation = match checked {
@@ -49,7 +49,7 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
     };
     if let Some(root) = &project {
         // What `aelc build` refuses, `aelc check` reports: the same rules, at the same places.
-        if let Err(message) = driver::check_publishing(&world, root, &mut compilation) {
+        if let Err(message) = driver::check_publishing_rules(&world, root, &mut compilation) {
             return out.fatal(&message);
         }
     }

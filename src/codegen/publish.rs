@@ -26,12 +26,13 @@
 //! `schemas/`, because those are what the gateway checks a call with; patterns run on the
 //! linear-time `regex` engine (`PatternOptions::regex()`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use aelc_runtime::ty::{limits, DefKind, Ty, TypeTable};
 use serde_json::Value;
 
 use super::emit::NodeSchemas;
+use super::model_schema::Limitation;
 use crate::diagnostics::Diagnostic;
 use crate::ir::size::fits_depth_limit;
 use crate::ir::{NodeIr, NodeKind, Program};
@@ -121,14 +122,68 @@ pub fn check(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -
     out
 }
 
+/// [`check`] for a caller that keeps no schema (`aelc check`): each node's documents are made
+/// when its rules run and dropped after them, its input schema only when examples of it must
+/// be validated. The same findings in the same order as [`check`] over
+/// [`super::emit::node_schemas`]; holding every node's documents at once was the largest part
+/// of `aelc check`'s peak memory (620 bytes per source line of a generated project, more than
+/// its syntax trees).
+pub fn check_one_node_at_a_time(program: &Program, examples: &[Example]) -> Vec<Finding> {
+    use super::json_schema::{DefKeys, SchemaBuilder};
+    let keys = DefKeys::new(&program.types);
+    let output_document =
+        |node: &NodeIr| SchemaBuilder::new(&program.types, &keys).output_document(node);
+    let mut out = check_program(program);
+    // Kept aside, as [`check`] adds them only when no error was found.
+    let mut model = Vec::new();
+    // The limitations of the model-facing variants by output type: a node's output document
+    // differs from another's of the same type by its title alone, which no limitation reads
+    // (nor names: the finding adds the node's name). Nodes that answer with the same type are
+    // common (four per output in the generated benchmark project), and making the three
+    // variants was most of the rules' time.
+    let mut limitations: HashMap<String, Vec<Limitation>> = HashMap::new();
+    for node in &program.nodes {
+        let mut output = None;
+        if has_examples(node, examples) {
+            let input = SchemaBuilder::new(&program.types, &keys).input_document(node);
+            let output = output.insert(output_document(node));
+            out.extend(check_examples(program, node, &input, output, examples));
+        }
+        if node.output_stage.raw_parse.is_some() {
+            continue;
+        }
+        let limits = limitations
+            .entry(format!("{:?}", node.output))
+            .or_insert_with(|| {
+                let output = output.get_or_insert_with(|| output_document(node));
+                super::model_schema::limitations(&node.name, output)
+            });
+        model.extend(limitation_findings(node, limits));
+    }
+    if !out.iter().any(|f| f.diagnostic.is_error()) {
+        out.extend(model);
+    }
+    out
+}
+
+/// Whether any of `examples` is one of `node`'s, which only an agent has.
+fn has_examples(node: &NodeIr, examples: &[Example]) -> bool {
+    node.kind == NodeKind::Agent && examples.iter().any(|e| e.agent == node.name)
+}
+
 /// `W0802`–`W0804`: what the model-facing variants of a node's output could not express as
 /// the type says (raw-mode nodes have none: their answer is text).
 fn model_schema_findings(node: &NodeIr, output: &Value) -> Vec<Finding> {
     if node.output_stage.raw_parse.is_some() {
         return Vec::new();
     }
-    super::model_schema::limitations(&node.name, output)
-        .into_iter()
+    limitation_findings(node, &super::model_schema::limitations(&node.name, output))
+}
+
+/// The findings of `node` for the `limitations` of its output's model-facing variants.
+fn limitation_findings(node: &NodeIr, limitations: &[Limitation]) -> Vec<Finding> {
+    limitations
+        .iter()
         .map(|l| {
             let (note, help) = match l.code {
                 "W0802" => (
@@ -350,7 +405,8 @@ pub fn check_examples(
     examples: &[Example],
 ) -> Vec<Finding> {
     let mut out = Vec::new();
-    if node.kind != NodeKind::Agent {
+    // Compiling the two validators costs more than anything else here: not for nothing.
+    if !has_examples(node, examples) {
         return out;
     }
     let input_validator = validator(input_schema);

@@ -235,7 +235,8 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
                 .unwrap_or_default(),
             ret: sig.as_ref().and_then(|s| s.ret.clone()),
             is_extern: def.is_extern,
-            body: body_ir,
+            // Checked above either way; kept only for emission (`CheckInput::lean`).
+            body: body_ir.filter(|_| !cx.input.lean),
             locals,
         });
     }
@@ -461,7 +462,7 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
                 .collect(),
             fails: fails.map(ir::ErrorSetId),
             is_extern: def.is_extern,
-            requires,
+            requires: if cx.input.lean { Vec::new() } else { requires },
             locals,
         });
     }

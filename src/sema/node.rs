@@ -383,7 +383,9 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         {
             return done.clone();
         }
-        let done = super::template::check_prompt(cx, module, &prompt, &n.params);
+        let done = super::template::check_prompt(cx, module, &prompt, &n.params)
+            // Checked either way; kept only for emission and running (`CheckInput::lean`).
+            .filter(|_| !cx.input.lean);
         cx.checked_prompts
             .entry(key)
             .or_default()

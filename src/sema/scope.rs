@@ -11,7 +11,7 @@ use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast;
 
-pub(crate) fn collect(cx: &mut Cx<'_, '_>) {
+pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
     let input = cx.input;
     for (index, module) in input.modules.iter().enumerate() {
         cx.module_index.insert(module.path.to_owned(), index);
@@ -54,8 +54,8 @@ pub(crate) fn collect(cx: &mut Cx<'_, '_>) {
             }
             first_span.insert(name.name.clone(), name.span);
             if let Some(scope) = cx.modules.get_mut(index) {
-                scope.own.insert(name.name.clone(), reference);
-                scope.names.insert(name.name.clone(), (reference, None));
+                scope.own.insert(&name.name, reference);
+                scope.names.insert(&name.name, (reference, None));
             }
         }
     }
@@ -95,7 +95,7 @@ fn duplicate(name: &str, span: Span, first: Span, verb: &str) -> Diagnostic {
         .help("rename one of them or remove the duplicate")
 }
 
-fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
+fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem) {
     let module_path = use_item.module.to_text();
     let Some(&target) = cx.module_index.get(&module_path) else {
         let mut d = Diagnostic::new("E0201", format!("there is no module `{module_path}`"))
@@ -120,7 +120,7 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
         let found = cx
             .modules
             .get(target)
-            .and_then(|m| m.own.get(&name.name.name).copied());
+            .and_then(|m| m.own.get(name.name.name.as_str()).copied());
         let Some(reference) = found else {
             let mut d = Diagnostic::new(
                 "E0202",
@@ -128,7 +128,7 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
             )
             .primary(name.name.span, "not declared there");
             if let Some(m) = cx.modules.get(target) {
-                let mut known: Vec<&str> = m.own.keys().map(String::as_str).collect();
+                let mut known: Vec<&str> = m.own.keys().copied().collect();
                 known.sort_unstable();
                 if let Some(s) = did_you_mean(&name.name.name, known.iter().copied()) {
                     d = d.help(format!("did you mean `{s}`?"));
@@ -145,7 +145,7 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
         let Some(scope) = cx.modules.get_mut(here) else {
             continue;
         };
-        if let Some((existing, _)) = scope.names.get(&local.name) {
+        if let Some((existing, _)) = scope.names.get(local.name.as_str()) {
             if *existing != reference {
                 let d = Diagnostic::new(
                     "E0210",
@@ -173,9 +173,7 @@ fn resolve_use(cx: &mut Cx<'_, '_>, here: usize, use_item: &ast::UseItem) {
             used: false,
         });
         let import = scope.imports.len() - 1;
-        scope
-            .names
-            .insert(local.name.clone(), (reference, Some(import)));
+        scope.names.insert(&local.name, (reference, Some(import)));
     }
 }
 
@@ -206,7 +204,7 @@ impl Cx<'_, '_> {
         let (last, prefix) = path.segments.split_last()?;
         if prefix.is_empty() {
             let scope = self.modules.get_mut(module)?;
-            let (reference, import) = *scope.names.get(&last.name)?;
+            let (reference, import) = *scope.names.get(last.name.as_str())?;
             if let Some(import) = import.and_then(|i| scope.imports.get_mut(i)) {
                 import.used = true;
             }
@@ -214,7 +212,11 @@ impl Cx<'_, '_> {
         }
         let names: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
         let target = *self.module_index.get(&names.join("::"))?;
-        self.modules.get(target)?.own.get(&last.name).copied()
+        self.modules
+            .get(target)?
+            .own
+            .get(last.name.as_str())
+            .copied()
     }
 
     /// Names in scope of `module` that `accept` keeps, sorted, for "did you mean".
@@ -230,7 +232,7 @@ impl Cx<'_, '_> {
                 m.names
                     .iter()
                     .filter(|(_, (r, _))| accept(*r))
-                    .map(|(n, _)| n.clone())
+                    .map(|(n, _)| (*n).to_owned())
                     .collect()
             })
             .unwrap_or_default();

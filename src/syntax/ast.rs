@@ -162,7 +162,9 @@ pub struct Field {
     pub name: Ident,
     /// The field's type, with the field's attributes in [`TypeExpr::attrs`].
     pub ty: TypeExpr,
-    pub default: Option<Expr>,
+    /// Boxed: most fields have none, and inline the room for one made a field 296 bytes
+    /// rather than 208 (the trees of every module live through the whole check).
+    pub default: Option<Box<Expr>>,
     pub span: Span,
 }
 

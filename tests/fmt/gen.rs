@@ -605,7 +605,7 @@ fn field() -> impl Strategy<Value = Field> {
         docs,
         name,
         ty,
-        default,
+        default: default.map(Box::new),
         span: span(),
     })
 }

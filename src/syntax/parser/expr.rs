@@ -6,7 +6,7 @@
 
 use chumsky::prelude::*;
 
-use super::{Ctx, Extra, Fail, In};
+use super::{tight, Ctx, Extra, Fail, In};
 use crate::syntax::ast::*;
 use crate::syntax::error::SyntaxError;
 use crate::syntax::lexer::TokenSpan;
@@ -44,6 +44,7 @@ pub fn path<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'sr
         .separated_by(just(Token::ColonColon))
         .at_least(1)
         .collect::<Vec<_>>()
+        .map(tight)
         .map_with(move |segments, e| Path {
             segments,
             span: cx.span(e.span()),
@@ -117,6 +118,7 @@ pub fn attribute<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             expr.separated_by(just(Token::Comma))
                 .allow_trailing()
                 .collect::<Vec<_>>()
+                .map(tight)
                 .delimited_by(just(Token::LParen), just(Token::RParen))
                 .or_not(),
         )
@@ -134,7 +136,11 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     cx: Ctx<'src>,
     expr: P<'tok, 'src, Expr, E>,
 ) -> P<'tok, 'src, TypeExpr, E> {
-    let attrs = attribute(cx, expr).repeated().collect::<Vec<_>>().boxed();
+    let attrs = attribute(cx, expr)
+        .repeated()
+        .collect::<Vec<_>>()
+        .map(tight)
+        .boxed();
     recursive(move |ty| {
         let number = select! {
             Token::Int(value) => LitKind::Int(value),
@@ -189,6 +195,7 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .separated_by(just(Token::Comma))
             .allow_trailing()
             .collect::<Vec<_>>()
+            .map(tight)
             .delimited_by(just(Token::Lt), just(Token::Gt))
             .or_not()
             .map(Option::unwrap_or_default);
@@ -241,6 +248,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .separated_by(just(Token::Comma))
             .allow_trailing()
             .collect::<Vec<_>>()
+            .map(tight)
             .delimited_by(just(Token::LParen), just(Token::RParen))
             .recover_with(via_parser(super::closed_group(
                 Token::LParen,
@@ -287,7 +295,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 .to(false),
         ));
         let block = just(Token::LBrace)
-            .ignore_then(let_stmt.clone().repeated().collect::<Vec<_>>())
+            .ignore_then(let_stmt.clone().repeated().collect::<Vec<_>>().map(tight))
             .then(expr_p.clone())
             .then(close)
             .map_with(move |((stmts, value), closed), e| {
@@ -366,6 +374,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 arm.separated_by(just(Token::Comma))
                     .allow_trailing()
                     .collect::<Vec<_>>()
+                    .map(tight)
                     .delimited_by(just(Token::LBrace), just(Token::RBrace))
                     .map(Some)
                     .recover_with(via_parser(super::closed_group(
@@ -394,6 +403,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .clone()
             .separated_by(just(Token::Comma))
             .collect::<Vec<_>>()
+            .map(tight)
             .delimited_by(just(Token::Pipe), just(Token::Pipe))
             .then(expr_p.clone())
             .map(|(params, body)| ExprKind::Closure {
@@ -414,6 +424,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .separated_by(just(Token::Comma))
             .allow_trailing()
             .collect::<Vec<_>>()
+            .map(tight)
             .then(
                 just(Token::DotDot)
                     .ignore_then(expr_p.clone())
@@ -453,6 +464,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .separated_by(just(Token::Comma))
             .allow_trailing()
             .collect::<Vec<_>>()
+            .map(tight)
             .delimited_by(just(Token::LBracket), just(Token::RBracket))
             .map(ExprKind::List)
             .recover_with(via_parser(super::closed_group(
@@ -683,6 +695,7 @@ fn pattern<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .separated_by(just(Token::Comma))
             .allow_trailing()
             .collect::<Vec<_>>()
+            .map(tight)
             .then(
                 just(Token::DotDot)
                     .then_ignore(just(Token::Comma).or_not())
@@ -718,6 +731,7 @@ fn pattern<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .separated_by(just(Token::Pipe))
             .at_least(1)
             .collect::<Vec<_>>()
+            .map(tight)
             .map_with(move |mut alternatives, e| {
                 if alternatives.len() == 1 {
                     if let Some(only) = alternatives.pop() {

@@ -10,7 +10,7 @@
 use chumsky::prelude::*;
 
 use super::expr::{attribute, expr_parsers, ident, key, path, P};
-use super::{Ctx, Fail};
+use super::{tight, Ctx, Fail};
 use crate::syntax::ast::*;
 use crate::syntax::token::Token;
 
@@ -97,7 +97,7 @@ fn recovering_list<'tok, 'src: 'tok, O: 'tok, E: Fail<'tok, 'src>>(
         .recover_with(via_parser(skip_to(sep).map(|_| None)))
         .repeated()
         .collect::<Vec<Option<O>>>()
-        .map(|items| items.into_iter().flatten().collect())
+        .map(|items| tight(items.into_iter().flatten().collect()))
         .boxed()
 }
 
@@ -131,6 +131,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .separated_by(just(Token::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(tight)
         .delimited_by(just(Token::LParen), just(Token::RParen))
         .labelled("parameters `(name: Type, …)`")
         .boxed();
@@ -160,7 +161,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 .then_ignore(just(Token::ColonColon))
                 .repeated()
                 .at_least(1)
-                .collect::<Vec<_>>(),
+                .collect::<Vec<_>>()
+                .map(tight),
         )
         .then(choice((
             use_name
@@ -168,6 +170,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 .separated_by(just(Token::Comma))
                 .allow_trailing()
                 .collect::<Vec<_>>()
+                .map(tight)
                 .delimited_by(just(Token::LBrace), just(Token::RBrace))
                 .map(|names| (names, true)),
             use_name.map(|name| (vec![name], false)),
@@ -205,7 +208,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
             docs: None,
             name,
             ty,
-            default,
+            default: default.map(Box::new),
             span: cx.span(e.span()),
         })
         .labelled("a field")
@@ -223,6 +226,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
     let item_attrs = attribute(cx, expr.clone())
         .repeated()
         .collect::<Vec<_>>()
+        .map(tight)
         .boxed();
     let variant = item_attrs
         .clone()
@@ -352,6 +356,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then_ignore(one_of([Token::Comma, Token::Semi]).or_not())
         .repeated()
         .collect::<Vec<_>>()
+        .map(tight)
         .delimited_by(just(Token::LBrace), just(Token::RBrace))
         .recover_with(via_parser(super::closed_group(
             Token::LBrace,
@@ -396,6 +401,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .separated_by(just(Token::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
+        .map(tight)
         .boxed();
     let entry = key(cx)
         .then(just(Token::Colon).or_not())
@@ -464,7 +470,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                     BodyPart::Stmt(stmt) => body.push(stmt),
                 }
             }
-            (blocks, body)
+            (tight(blocks), tight(body))
         });
     let node_kind = choice((
         just(Token::Node).to(NodeKind::Node),
@@ -552,6 +558,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
 
     item.repeated()
         .collect::<Vec<_>>()
+        .map(tight)
         .then_ignore(end())
         .boxed()
 }
