@@ -30,12 +30,15 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
         .unwrap_or_else(|| root.join("target").join("ael"));
     if !args.check {
         if let Some(files) = stamp::up_to_date(&root, &out_dir) {
-            report(&out_dir, files, &write::WriteReport::default(), files);
+            super::eprint_line(&format!(
+                "up to date: {files} file(s) in {}, nothing changed since the last build",
+                out_dir.display()
+            ));
             return Status::Ok;
         }
     }
     // Every question asked of the disk is recorded for the stamp of a clean build.
-    let recorder = stamp::Recorder::new(&world);
+    let recorder = stamp::Recorder::new(&world, &out_dir);
     let mut compilation = match driver::check_project(&recorder, &root) {
         Ok(c) => c,
         Err(err) => return out.fatal(&format!("cannot read {}: {err}", root.display())),
@@ -95,21 +98,18 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
                 // Warnings are shown by every build: no shortcut that would hide them.
                 stamp::forget(&out_dir);
             }
-            report(&out_dir, emission.files.len(), &written, written.unchanged);
+            super::eprint_line(&format!(
+                "built {} file(s) in {}: {} written, {} unchanged, {} removed",
+                emission.files.len(),
+                out_dir.display(),
+                written.written.len(),
+                written.unchanged,
+                written.removed.len()
+            ));
             Status::Ok
         }
         Err(err) => out.fatal(&format!("cannot write {}: {err}", out_dir.display())),
     }
-}
-
-/// The one line a build ends with.
-fn report(out_dir: &Path, files: usize, written: &write::WriteReport, unchanged: usize) {
-    super::eprint_line(&format!(
-        "built {files} file(s) in {}: {} written, {unchanged} unchanged, {} removed",
-        out_dir.display(),
-        written.written.len(),
-        written.removed.len()
-    ));
 }
 
 /// A project that checked clean but has no typed program.

@@ -54,15 +54,19 @@ enum Question {
 /// A [`World`] over another that records every question and its answer.
 pub struct Recorder<'w> {
     world: &'w dyn World,
+    /// The output folder, absolute: not an input (see [`dir_answer`]).
+    out: PathBuf,
     answers: RefCell<BTreeMap<Question, String>>,
     /// A question got two answers, or a path was not UTF-8: no stamp can be trusted.
     unreliable: RefCell<bool>,
 }
 
 impl<'w> Recorder<'w> {
-    pub fn new(world: &'w dyn World) -> Recorder<'w> {
+    /// A recorder of the build of a project into `out`.
+    pub fn new(world: &'w dyn World, out: &Path) -> Recorder<'w> {
         Recorder {
             world,
+            out: absolute(out),
             answers: RefCell::new(BTreeMap::new()),
             unreliable: RefCell::new(false),
         }
@@ -96,11 +100,19 @@ fn read_answer(result: &io::Result<Vec<u8>>) -> String {
     }
 }
 
-fn dir_answer(result: &io::Result<Vec<PathBuf>>) -> String {
+/// `path` made absolute, to be compared with the paths the driver asks about.
+fn absolute(path: &Path) -> PathBuf {
+    super::lexically_absolute(path).unwrap_or_else(|| path.to_path_buf())
+}
+
+/// The names in a folder, less the output folder or the folder holding it (`target` of
+/// `target/ael`): the build itself creates it, which is no change of the project (else the
+/// build after the first would always build again).
+fn dir_answer(result: &io::Result<Vec<PathBuf>>, out: &Path) -> String {
     match result {
         Ok(entries) => {
             let mut names = String::new();
-            for entry in entries {
+            for entry in entries.iter().filter(|e| !out.starts_with(e)) {
                 names.push_str(&entry.to_string_lossy());
                 names.push('\n');
             }
@@ -128,7 +140,10 @@ impl World for Recorder<'_> {
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
         let result = self.world.read_dir(path);
-        self.note(text(path).map(Question::ReadDir), dir_answer(&result));
+        self.note(
+            text(path).map(Question::ReadDir),
+            dir_answer(&result, &self.out),
+        );
         result
     }
 
@@ -205,13 +220,14 @@ pub fn up_to_date(root: &Path, out: &Path) -> Option<usize> {
         }
     }
     let disk = DiskWorld;
+    let out_abs = absolute(out);
     for (question, answer) in &stamp.inputs {
         let now = match question {
             Question::Read(p) => read_answer(&disk.read(Path::new(p))),
             Question::ReadAtMost(p, limit) => {
                 read_answer(&disk.read_at_most(Path::new(p), *limit))
             }
-            Question::ReadDir(p) => dir_answer(&disk.read_dir(Path::new(p))),
+            Question::ReadDir(p) => dir_answer(&disk.read_dir(Path::new(p)), &out_abs),
             Question::IsDir(p) => disk.is_dir(Path::new(p)).to_string(),
             Question::IsFile(p) => disk.is_file(Path::new(p)).to_string(),
         };
