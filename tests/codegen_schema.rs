@@ -168,6 +168,30 @@ fn node_schemas_share_definitions_and_inline_back_exactly() {
     }
 }
 
+/// A deployed host reads the build's files (`Schemas::load`, the gateway's): the output
+/// documents it gets are the self-contained ones `aelc run` computes from the IR.
+#[test]
+fn a_host_loading_the_build_gets_self_contained_documents() {
+    use aelc::codegen::emit::node_schemas;
+    use aelc_runtime::exec::Schemas;
+    let program = kitchen_program();
+    let emission = ok_emission(&program, &[]);
+    let dir = std::env::temp_dir().join(format!("aelc-codegen-host-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    write::write_all(&dir, &emission.files).unwrap();
+    let ir = std::fs::read_to_string(dir.join("ir.json")).unwrap();
+    let runtime = aelc_runtime::program::Program::from_json(&ir).unwrap();
+    let loaded = Schemas::load(&dir, &runtime, &runtime.node_file_names()).unwrap();
+    for (i, own) in node_schemas(&program).into_iter().enumerate() {
+        assert_eq!(loaded.get(i).map(|s| &s.document), Some(&own.output), "node {i}");
+    }
+    // Without `defs.json`, loading names the file it misses.
+    std::fs::remove_file(dir.join("schemas/defs.json")).unwrap();
+    let err = Schemas::load(&dir, &runtime, &runtime.node_file_names()).unwrap_err();
+    assert!(err.contains("defs.json is missing"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn metaschema_check_can_fail() {
     assert!(jsonschema::draft202012::meta::validate(&json!({"maxLength": -1})).is_err());

@@ -3,7 +3,7 @@
 //! | path | content |
 //! |---|---|
 //! | `schemas/<node>.input.json`, `schemas/<node>.output.json` | draft 2020-12 ([`super::json_schema`]), referring to `schemas/defs.json` for named types |
-//! | `schemas/defs.json` | every named type's schema, once ([`super::shared_defs`]) |
+//! | `schemas/defs.json` | the named types the node schemas refer to, each once ([`super::shared_defs`]) |
 //! | `model/<node>.<provider>.json` | the model-facing output schema ([`super::model_schema`]); not for raw-mode nodes, whose answer is text |
 //! | `grammar/<node>.gbnf`, `grammar/<node>.lark` | the answer's grammar for constrained decoding ([`super::grammar`]); not for raw-mode nodes |
 //! | `mcp/tools.json` | one MCP tool per agent ([`super::mcp`]) |

@@ -1,5 +1,6 @@
-//! `schemas/defs.json`: every named type's schema written once, which the node schemas of
-//! `schemas/` refer to instead of each carrying its own copy of everything it reaches (spec §9).
+//! `schemas/defs.json`: the schema of every named type a node schema refers to, written once,
+//! instead of each node schema carrying its own copy of everything it reaches (spec §9). (A
+//! node's own input or output type is written in its document, as before.)
 //!
 //! A self-contained node document (what [`super::json_schema`] builds, and what the model-facing
 //! variants, MCP tools, manifests and `aelc schema` keep) carries in `$defs` the transitive
@@ -51,8 +52,8 @@ pub fn defs_document(defs: BTreeMap<String, Value>) -> Value {
     m.insert(
         "description".into(),
         json!(
-            "Every named type of the project, once; the node schemas beside this file refer \
-             to them as defs.json#/$defs/<name>."
+            "The named types the node schemas beside this file refer to, each once, as \
+             defs.json#/$defs/<name>."
         ),
     );
     m.insert("$defs".into(), Value::Object(defs.into_iter().collect()));

@@ -1,8 +1,9 @@
 //! The shared definitions of a build (`schemas/defs.json`, spec §9), and turning a node schema
 //! that refers to them back into a self-contained document.
 //!
-//! `aelc build` writes every named type's schema once, into `schemas/defs.json` under `$defs`,
-//! and the node schemas beside it refer to them as `defs.json#/$defs/<key>` (a reference
+//! `aelc build` writes the schema of every named type a node schema reaches once, into
+//! `schemas/defs.json` under `$defs`, and the node schemas beside it refer to them as
+//! `defs.json#/$defs/<key>` (a reference
 //! relative to the file, which a validator loading files by path resolves). A consumer that wants
 //! one document per node (a prompt's `{{ output_schema }}`, an API listing, an OpenAPI document)
 //! calls [`inline_shared`]: the definitions the document needs, and those they need, are copied
