@@ -217,7 +217,10 @@ accepts = ["text"]
         s.push_str(&shared_types(m));
         for k in m * MODULE..nodes.min((m + 1) * MODULE) {
             let prev = if k % CHAIN > 0 {
-                format!("    /// The item it replaces.\n    previous: Option<S{}>,\n", k - 1)
+                format!(
+                    "    /// The item it replaces.\n    previous: Option<S{}>,\n",
+                    k - 1
+                )
             } else {
                 String::new()
             };

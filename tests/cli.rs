@@ -872,7 +872,12 @@ fn an_unchanged_rebuild_is_skipped_and_every_change_builds() {
         std::fs::write(&path, old).unwrap_or_else(|e| panic!("{rel}: {e}"));
     };
     let changes: [(&str, &dyn Fn()); 7] = [
-        ("a module", &|| append("nodes/pick.node.ael", "\n/// More.\nstruct Extra { x: bool }\n")),
+        ("a module", &|| {
+            append(
+                "nodes/pick.node.ael",
+                "\n/// More.\nstruct Extra { x: bool }\n",
+            )
+        }),
         ("a prompt", &|| append("prompts/pick.md", "\nBe brief.\n")),
         ("ael.toml", &|| append("ael.toml", "\n")),
         ("an example", &|| append("examples/pick/clean.json", " ")),
@@ -881,14 +886,26 @@ fn an_unchanged_rebuild_is_skipped_and_every_change_builds() {
             write(&dir, "examples/pick/clean2.json", &clean);
         }),
         ("a new module", &|| {
-            write(&dir, "nodes/more.ael", "/// More.\nstruct More { y: bool }\n");
+            write(
+                &dir,
+                "nodes/more.ael",
+                "/// More.\nstruct More { y: bool }\n",
+            );
         }),
-        ("a deleted output", &|| std::fs::remove_file(&input).unwrap()),
+        ("a deleted output", &|| {
+            std::fs::remove_file(&input).unwrap()
+        }),
     ];
     for (what, change) in changes {
         change();
-        assert!(!skipped(&dir), "{what} changed: the build must not be skipped");
-        assert!(skipped(&dir), "after {what}, a second build has nothing to do");
+        assert!(
+            !skipped(&dir),
+            "{what} changed: the build must not be skipped"
+        );
+        assert!(
+            skipped(&dir),
+            "after {what}, a second build has nothing to do"
+        );
     }
     assert_eq!(std::fs::read(&input).unwrap_or_default(), before, "rebuilt");
     // An output edited by hand is written again.

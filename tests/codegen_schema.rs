@@ -183,7 +183,11 @@ fn a_host_loading_the_build_gets_self_contained_documents() {
     let runtime = aelc_runtime::program::Program::from_json(&ir).unwrap();
     let loaded = Schemas::load(&dir, &runtime, &runtime.node_file_names()).unwrap();
     for (i, own) in node_schemas(&program).into_iter().enumerate() {
-        assert_eq!(loaded.get(i).map(|s| &s.document), Some(&own.output), "node {i}");
+        assert_eq!(
+            loaded.get(i).map(|s| &s.document),
+            Some(&own.output),
+            "node {i}"
+        );
     }
     // Without `defs.json`, loading names the file it misses.
     std::fs::remove_file(dir.join("schemas/defs.json")).unwrap();
@@ -226,12 +230,12 @@ fn review_input_accepts_the_seed_request_and_rejects_typos() {
     let schema: Value =
         serde_json::from_slice(&emission.files[Path::new("schemas/review.output.json")]).unwrap();
     let v = file_schema::file_validator(&schema, &shared_defs(&emission)).unwrap();
-    let finding = |severity: &str| {
-        json!({"summary": "s", "findings": [{"line": 1, "severity": severity, "message": "m"}]})
-    };
+    let finding = |severity: &str| json!({"summary": "s", "findings": [{"line": 1, "severity": severity, "message": "m"}]});
     assert!(v.is_valid(&finding("low")));
     assert!(!v.is_valid(&finding("dire")));
-    assert!(!v.is_valid(&json!({"summary": "s", "findings": [{"line": 0, "severity": "low", "message": "m"}]})));
+    assert!(!v.is_valid(
+        &json!({"summary": "s", "findings": [{"line": 0, "severity": "low", "message": "m"}]})
+    ));
 }
 
 fn codes(emission: &Emission) -> Vec<&'static str> {

@@ -23,10 +23,10 @@ use serde_json::Value;
 
 use super::json_schema::{DefKeys, SchemaBuilder};
 use super::manifest;
-use super::shared_defs;
 use super::mcp::{self, ToolSource};
 use super::model_schema::{model_schema, Provider};
 use super::publish::{self, Example, Place};
+use super::shared_defs;
 use crate::diagnostics::Diagnostic;
 use crate::ir::{NodeIr, NodeKind, Program};
 

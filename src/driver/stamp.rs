@@ -23,7 +23,7 @@
 //! warnings is built every time and its warnings are never hidden. A build that cannot record
 //! reliably (a file that changed while it was read) deletes the stamp instead.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::fs;
 use std::io;
@@ -58,7 +58,7 @@ pub struct Recorder<'w> {
     out: PathBuf,
     answers: RefCell<BTreeMap<Question, String>>,
     /// A question got two answers, or a path was not UTF-8: no stamp can be trusted.
-    unreliable: RefCell<bool>,
+    unreliable: Cell<bool>,
 }
 
 impl<'w> Recorder<'w> {
@@ -68,18 +68,18 @@ impl<'w> Recorder<'w> {
             world,
             out: absolute(out),
             answers: RefCell::new(BTreeMap::new()),
-            unreliable: RefCell::new(false),
+            unreliable: Cell::new(false),
         }
     }
 
     fn note(&self, question: Option<Question>, answer: String) {
         let Some(question) = question else {
-            *self.unreliable.borrow_mut() = true;
+            self.unreliable.set(true);
             return;
         };
         let mut answers = self.answers.borrow_mut();
         match answers.get(&question) {
-            Some(old) if *old != answer => *self.unreliable.borrow_mut() = true,
+            Some(old) if *old != answer => self.unreliable.set(true),
             Some(_) => {}
             None => {
                 answers.insert(question, answer);
@@ -209,6 +209,8 @@ fn written(out: &Path, rel: &str) -> Option<Written> {
 /// The file count of the last build when the stamp in `out` says that building `root` now
 /// would change nothing; `None` when it must build.
 pub fn up_to_date(root: &Path, out: &Path) -> Option<usize> {
+    // Never through a link (see `codegen::write`): a stamp that is one is no stamp.
+    written(out, STAMP)?;
     let bytes = fs::read(out.join(STAMP)).ok()?;
     let stamp: Stamp = serde_json::from_slice(&bytes).ok()?;
     if stamp.format != FORMAT || stamp.compiler != compiler() || Some(stamp.root) != text(root) {
@@ -224,9 +226,7 @@ pub fn up_to_date(root: &Path, out: &Path) -> Option<usize> {
     for (question, answer) in &stamp.inputs {
         let now = match question {
             Question::Read(p) => read_answer(&disk.read(Path::new(p))),
-            Question::ReadAtMost(p, limit) => {
-                read_answer(&disk.read_at_most(Path::new(p), *limit))
-            }
+            Question::ReadAtMost(p, limit) => read_answer(&disk.read_at_most(Path::new(p), *limit)),
             Question::ReadDir(p) => dir_answer(&disk.read_dir(Path::new(p)), &out_abs),
             Question::IsDir(p) => disk.is_dir(Path::new(p)).to_string(),
             Question::IsFile(p) => disk.is_file(Path::new(p)).to_string(),
@@ -250,7 +250,7 @@ pub fn record<'p>(
 ) {
     let path = out.join(STAMP);
     let stamp = (|| {
-        if *recorder.unreliable.borrow() {
+        if recorder.unreliable.get() {
             return None;
         }
         let mut outputs = Vec::new();

@@ -80,7 +80,11 @@ impl Schemas {
                     None => {
                         let at = out.join("schemas").join(shared_defs::DEFS_FILE);
                         let d = read(&at)?.ok_or_else(|| {
-                            format!("{} is missing (and {} refers to it)", at.display(), path.display())
+                            format!(
+                                "{} is missing (and {} refers to it)",
+                                at.display(),
+                                path.display()
+                            )
                         })?;
                         defs.insert(d)
                     }

@@ -82,7 +82,12 @@ pub fn inline_shared(document: &mut Json, defs: &Json) -> Result<(), String> {
 
 /// Keywords whose value maps names (a property's, a definition's) to schemas: a property
 /// named `default` is a schema like any other.
-const NAME_MAPS: [&str; 4] = ["properties", "$defs", "patternProperties", "dependentSchemas"];
+const NAME_MAPS: [&str; 4] = [
+    "properties",
+    "$defs",
+    "patternProperties",
+    "dependentSchemas",
+];
 
 /// Calls `f` with every `$ref` of the schema `value` (not those inside data keywords).
 pub fn visit_refs(value: &Json, f: &mut dyn FnMut(&str)) {
