@@ -9,6 +9,7 @@
 //! that uses them (one build's `$defs` keys are unique, and a key names one schema), and the
 //! references follow.
 
+use aelc_runtime::exec::shared_defs;
 use serde_json::{json, Map, Value as Json};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -195,22 +196,13 @@ fn hoist(schema: &Json, prefix: &str, role: &str, doc: &mut Json) -> Json {
     json!({"$ref": format!("#/components/schemas/{own}")})
 }
 
+/// Points every local `#/$defs/<name>` reference of `value` at its component (the
+/// runtime's walker: a `$ref` inside a `default` or an `enum` is data, left alone).
 fn rewrite_refs(value: &mut Json, rename: &dyn Fn(&str) -> String) {
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Json::Object(map) => {
-                if let Some(Json::String(r)) = map.get_mut("$ref") {
-                    if let Some(name) = r.strip_prefix("#/$defs/") {
-                        *r = format!("#/components/schemas/{}", rename(name));
-                    }
-                }
-                stack.extend(map.values_mut());
-            }
-            Json::Array(items) => stack.extend(items.iter_mut()),
-            _ => {}
-        }
-    }
+    shared_defs::rewrite_refs(value, &|r| {
+        r.strip_prefix("#/$defs/")
+            .map(|name| format!("#/components/schemas/{}", rename(name)))
+    });
 }
 
 #[cfg(test)]
@@ -245,7 +237,10 @@ mod tests {
         assert!(c["acme_review.output"].get("$defs").is_none());
         // A second agent using the same types shares their components.
         let r = hoist(&schema, "acme_triage", "output", &mut doc);
-        assert_eq!(r, json!({"$ref": "#/components/schemas/acme_triage.output"}));
+        assert_eq!(
+            r,
+            json!({"$ref": "#/components/schemas/acme_triage.output"})
+        );
         let c = &doc["components"]["schemas"];
         assert_eq!(
             c["acme_triage.output"]["properties"]["f"]["items"]["$ref"],
