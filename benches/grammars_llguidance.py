@@ -45,6 +45,43 @@ class Bytes:
 tok = llg.LLTokenizer(llg.TokenizerWrapper(Bytes()))
 
 
+
+def inline_shared(schema, defs_path):
+    """The node schema made self-contained, as `aelc schema` prints it: the shared definitions
+    of `schemas/defs.json` it reaches (`defs.json#/$defs/K`) go into its own `$defs`."""
+    prefix = "defs.json#/$defs/"
+    if prefix not in json.dumps(schema):
+        return schema
+    shared = json.load(open(defs_path)).get("$defs", {})
+
+    def refs(value, found):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k == "$ref" and isinstance(v, str):
+                    found.append(v)
+                elif k not in ("default", "const", "enum", "examples"):
+                    refs(v, found)
+        elif isinstance(value, list):
+            for v in value:
+                refs(v, found)
+        return found
+
+    def unescape(key):
+        return key.replace("~1", "/").replace("~0", "~")
+
+    wanted = [unescape(r[len(prefix):]) for r in refs(schema, []) if r.startswith(prefix)]
+    copied = {}
+    while wanted:
+        key = wanted.pop()
+        if key in copied:
+            continue
+        copied[key] = shared[key]
+        wanted += [unescape(r[len("#/$defs/"):]) for r in refs(shared[key], []) if r.startswith("#/$defs/")]
+    text = json.dumps(schema).replace('"' + prefix, '"#/$defs/')
+    schema = json.loads(text)
+    schema["$defs"] = dict(sorted(copied.items()))
+    return schema
+
 def compile_ms(grammar, runs=20):
     best = None
     for _ in range(runs):
@@ -383,7 +420,7 @@ def main():
             node = os.path.basename(lark_path)[:-5]
             lark = open(lark_path).read()
             schema_text = open(os.path.join(out, "schemas", node + ".output.json")).read()
-            schema = json.loads(schema_text)
+            schema = inline_shared(json.loads(schema_text), os.path.join(out, "schemas", "defs.json"))
             lg = llg.grammar_from("lark", lark)
             lms, lerr = compile_ms(lg)
             sg, sms, stripped, serr = schema_grammar(schema)

@@ -2,6 +2,7 @@
 //! `Program`, never from syntax.
 //!
 //! - [`json_schema`]: draft 2020-12 input and output schemas of each node;
+//! - [`shared_defs`]: `schemas/defs.json`, the named types the node schemas refer to;
 //! - [`model_schema`]: the model-facing output schema per provider (`openai`, `gemini`,
 //!   `anthropic`);
 //! - [`grammar`]: `grammar/<node>.gbnf` and `.lark`, the answer's grammar for constrained
@@ -21,4 +22,5 @@ pub mod mcp;
 pub mod model_schema;
 pub mod publish;
 pub mod rust;
+pub mod shared_defs;
 pub mod write;

@@ -17,6 +17,7 @@ mod manifest;
 pub mod publish;
 pub mod replay;
 pub mod run;
+pub mod stamp;
 
 pub use publish::{
     check_publishing, check_publishing_rules, placed_emission_diagnostics, Publishing,

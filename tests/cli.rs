@@ -849,6 +849,87 @@ fn build_deletes_only_files_it_wrote() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A build with nothing changed since the last clean one skips everything (issue 23), and
+/// each kind of change builds again: a module, a prompt, an example, `ael.toml`, a new module,
+/// a deleted or edited output file, another output folder.
+#[test]
+fn an_unchanged_rebuild_is_skipped_and_every_change_builds() {
+    let dir = built_fixture("build-stamp");
+    let out = dir.join("target/ael");
+    let skipped = |dir: &Path| {
+        let o = aelc(&["build"], dir);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        stderr(&o).starts_with("up to date: ")
+    };
+    // The first build created `target/`, which is no change of the project.
+    assert!(skipped(&dir), "nothing changed");
+    let input = out.join("schemas/pick.input.json");
+    let before = std::fs::read(&input).unwrap_or_default();
+    let append = |rel: &str, text: &str| {
+        let path = dir.join(rel);
+        let mut old = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        old.push_str(text);
+        std::fs::write(&path, old).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    };
+    let changes: [(&str, &dyn Fn()); 7] = [
+        ("a module", &|| {
+            append(
+                "nodes/pick.node.ael",
+                "\n/// More.\nstruct Extra { x: bool }\n",
+            )
+        }),
+        ("a prompt", &|| append("prompts/pick.md", "\nBe brief.\n")),
+        ("ael.toml", &|| append("ael.toml", "\n")),
+        ("an example", &|| append("examples/pick/clean.json", " ")),
+        ("a new example", &|| {
+            let clean = std::fs::read_to_string(dir.join("examples/pick/clean.json")).unwrap();
+            write(&dir, "examples/pick/clean2.json", &clean);
+        }),
+        ("a new module", &|| {
+            write(
+                &dir,
+                "nodes/more.ael",
+                "/// More.\nstruct More { y: bool }\n",
+            );
+        }),
+        ("a deleted output", &|| {
+            std::fs::remove_file(&input).unwrap()
+        }),
+    ];
+    for (what, change) in changes {
+        change();
+        assert!(
+            !skipped(&dir),
+            "{what} changed: the build must not be skipped"
+        );
+        assert!(
+            skipped(&dir),
+            "after {what}, a second build has nothing to do"
+        );
+    }
+    assert_eq!(std::fs::read(&input).unwrap_or_default(), before, "rebuilt");
+    // An output edited by hand is written again.
+    write(&out, "schemas/pick.input.json", "{}");
+    assert!(!skipped(&dir));
+    assert_eq!(std::fs::read(&input).unwrap_or_default(), before);
+    // Another output folder has no stamp yet.
+    let o = aelc(&["build", "--out", "elsewhere"], &dir);
+    assert!(stderr(&o).starts_with("built "), "{}", stderr(&o));
+}
+
+/// A project with warnings is built every time, so its warnings are shown every time.
+#[test]
+fn a_build_with_warnings_is_never_skipped() {
+    let dir = built_fixture("build-stamp-warnings");
+    write(&dir, "nodes/unused.ael", "use nodes::pick::{Level};\n");
+    for _ in 0..3 {
+        let o = aelc(&["build"], &dir);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(stderr(&o).contains("warning[W0201]"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("built "), "{}", stderr(&o));
+    }
+}
+
 /// Finding C: an endless input is read only up to its bound, then refused as the decoder
 /// refuses a document over `max_input_bytes` (`too_large`), for every way in.
 #[cfg(unix)]

@@ -2,6 +2,8 @@
 //! against the draft 2020-12 metaschema, determinism, the publishing rules, `--check`.
 
 mod codegen_fixtures;
+#[path = "support/file_schema.rs"]
+mod file_schema;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -116,17 +118,82 @@ fn every_schema_validates_against_the_2020_12_metaschema() {
         let emission = ok_emission(&program, &[]);
         let schemas = schemas_in(&emission);
         assert!(schemas.len() >= 4);
+        let defs = shared_defs(&emission);
         for (path, schema) in schemas {
             if let Err(e) = jsonschema::draft202012::meta::validate(&schema) {
                 panic!("{path} is not a valid 2020-12 schema: {e}");
             }
-            // And it compiles (every `$ref` resolves, every pattern compiles).
-            jsonschema::draft202012::options()
-                .with_pattern_options(jsonschema::PatternOptions::regex())
-                .build(&schema)
+            // And it compiles (every `$ref` resolves, every pattern compiles); a `schemas/`
+            // file with its shared definitions beside it, as a validator loading files does.
+            file_schema::file_validator(&schema, &defs)
                 .unwrap_or_else(|e| panic!("{path} does not compile: {e}"));
         }
     }
+}
+
+/// `schemas/defs.json` of an emission.
+fn shared_defs(emission: &Emission) -> Value {
+    serde_json::from_slice(&emission.files[Path::new("schemas/defs.json")]).unwrap()
+}
+
+/// The `schemas/` files refer to `schemas/defs.json` instead of carrying definitions, and
+/// made self-contained again (the runtime's and the gateway's way) they are exactly the
+/// documents the model-facing variants, the MCP tools and `aelc schema` are built from.
+#[test]
+fn node_schemas_share_definitions_and_inline_back_exactly() {
+    use aelc::codegen::emit::node_schemas;
+    use aelc_runtime::exec::shared_defs::{inline_shared, refers_to_shared};
+    for program in [review_program(), kitchen_program()] {
+        let emission = ok_emission(&program, &[]);
+        let defs = shared_defs(&emission);
+        assert!(!defs["$defs"].as_object().unwrap().is_empty());
+        let stems = program.node_file_names();
+        let mut shared = 0;
+        for (stem, own) in stems.iter().zip(node_schemas(&program)) {
+            for (role, own) in [("input", own.input), ("output", own.output)] {
+                let path = format!("schemas/{stem}.{role}.json");
+                let mut doc: Value =
+                    serde_json::from_slice(&emission.files[Path::new(&path)]).unwrap();
+                assert!(doc.get("$defs").is_none(), "{path} carries definitions");
+                shared += usize::from(refers_to_shared(&doc));
+                inline_shared(&mut doc, &defs).unwrap();
+                assert_eq!(
+                    serde_json::to_string_pretty(&doc).unwrap(),
+                    serde_json::to_string_pretty(&own).unwrap(),
+                    "{path}"
+                );
+            }
+        }
+        assert!(shared > 0, "no node schema refers to defs.json");
+    }
+}
+
+/// A deployed host reads the build's files (`Schemas::load`, the gateway's): the output
+/// documents it gets are the self-contained ones `aelc run` computes from the IR.
+#[test]
+fn a_host_loading_the_build_gets_self_contained_documents() {
+    use aelc::codegen::emit::node_schemas;
+    use aelc_runtime::exec::Schemas;
+    let program = kitchen_program();
+    let emission = ok_emission(&program, &[]);
+    let dir = std::env::temp_dir().join(format!("aelc-codegen-host-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    write::write_all(&dir, &emission.files).unwrap();
+    let ir = std::fs::read_to_string(dir.join("ir.json")).unwrap();
+    let runtime = aelc_runtime::program::Program::from_json(&ir).unwrap();
+    let loaded = Schemas::load(&dir, &runtime, &runtime.node_file_names()).unwrap();
+    for (i, own) in node_schemas(&program).into_iter().enumerate() {
+        assert_eq!(
+            loaded.get(i).map(|s| &s.document),
+            Some(&own.output),
+            "node {i}"
+        );
+    }
+    // Without `defs.json`, loading names the file it misses.
+    std::fs::remove_file(dir.join("schemas/defs.json")).unwrap();
+    let err = Schemas::load(&dir, &runtime, &runtime.node_file_names()).unwrap_err();
+    assert!(err.contains("defs.json is missing"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -152,13 +219,23 @@ fn review_input_accepts_the_seed_request_and_rejects_typos() {
     let emission = ok_emission(&review_program(), &[]);
     let schema: Value =
         serde_json::from_slice(&emission.files[Path::new("schemas/review.input.json")]).unwrap();
-    let v = jsonschema::draft202012::new(&schema).unwrap();
+    let v = file_schema::file_validator(&schema, &shared_defs(&emission)).unwrap();
     assert!(v.is_valid(&json!({"document": "x"})));
     assert!(v.is_valid(&json!({"document": "x", "locale": null, "max_findings": 3.0})));
     assert!(!v.is_valid(&json!({"document": "x", "locle": "en"})));
     assert!(!v.is_valid(&json!({"document": "x", "locale": "english"})));
     assert!(!v.is_valid(&json!({"document": "x", "max_findings": 51})));
     assert!(!v.is_valid(&json!({"document": "x", "strict": "true"})));
+    // The output's findings are checked through `defs.json`, severity and all.
+    let schema: Value =
+        serde_json::from_slice(&emission.files[Path::new("schemas/review.output.json")]).unwrap();
+    let v = file_schema::file_validator(&schema, &shared_defs(&emission)).unwrap();
+    let finding = |severity: &str| json!({"summary": "s", "findings": [{"line": 1, "severity": severity, "message": "m"}]});
+    assert!(v.is_valid(&finding("low")));
+    assert!(!v.is_valid(&finding("dire")));
+    assert!(!v.is_valid(
+        &json!({"summary": "s", "findings": [{"line": 0, "severity": "low", "message": "m"}]})
+    ));
 }
 
 fn codes(emission: &Emission) -> Vec<&'static str> {

@@ -73,7 +73,8 @@ fn collect(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         let path = entry.path();
         if path.is_dir() {
             collect(base, &path, out);
-        } else {
+        } else if entry.file_name() != ".aelc-stamp" {
+            // The build stamp records this build's file times: bookkeeping, not output.
             let name = path
                 .strip_prefix(base)
                 .unwrap()

@@ -3,6 +3,9 @@
 //! schemas, model-facing variants, MCP tools and manifests are snapshotted, one snapshot per
 //! example (`ir.json` and `ir.schema.json` are left out: `codegen_schema.rs` tests them).
 
+#[path = "support/file_schema.rs"]
+mod file_schema;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -98,7 +101,13 @@ fn schemas_in(path: &str, value: &Value) -> Vec<(String, Value)> {
 fn every_example_schema_validates_against_the_metaschema() {
     let mut checked = 0;
     for root in example_roots() {
-        for (path, bytes) in build(&root, "metaschema") {
+        let files = build(&root, "metaschema");
+        let defs: Value = files
+            .iter()
+            .find(|(path, _)| path == "schemas/defs.json")
+            .and_then(|(_, bytes)| serde_json::from_slice(bytes).ok())
+            .unwrap_or_else(|| panic!("{}: no schemas/defs.json", root.display()));
+        for (path, bytes) in files {
             if !path.ends_with(".json") || path == "ir.json" {
                 continue;
             }
@@ -111,9 +120,9 @@ fn every_example_schema_validates_against_the_metaschema() {
                         root.display()
                     );
                 }
-                jsonschema::draft202012::options()
-                    .with_pattern_options(jsonschema::PatternOptions::regex())
-                    .build(&schema)
+                // `schemas/` files with their shared definitions beside them, as a validator
+                // that loads files by path resolves them; the rest are self-contained.
+                file_schema::file_validator(&schema, &defs)
                     .unwrap_or_else(|e| panic!("{}: {what} does not compile: {e}", root.display()));
                 checked += 1;
             }
@@ -134,7 +143,12 @@ fn example_outputs_snapshot() {
         let mut text = String::new();
         for (path, bytes) in build(&root, "snapshot") {
             // The build's list of what it wrote is the `=====` lines already.
-            if path == "ir.json" || path == "ir.schema.json" || path == ".aelc-manifest" {
+            // The stamp records this build's times and paths: not an emitted file.
+            if path == "ir.json"
+                || path == "ir.schema.json"
+                || path == ".aelc-manifest"
+                || path == ".aelc-stamp"
+            {
                 continue;
             }
             text.push_str(&format!(

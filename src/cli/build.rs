@@ -3,6 +3,9 @@
 //!
 //! `--check` writes nothing and exits 1 naming every file that is out of date, missing or no
 //! longer produced. Publishing rules are checked before anything is written.
+//!
+//! A build whose inputs, compiler and outputs are those of the last clean build (the stamp,
+//! [`driver::stamp`]) does nothing else; `--check` always checks.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +14,7 @@ use super::{Output, Status};
 use crate::codegen::emit::emit_checked;
 use crate::codegen::write;
 use crate::diagnostics::Diagnostic;
-use crate::driver::{self, DiskWorld, World};
+use crate::driver::{self, stamp, DiskWorld, World};
 use crate::ir::Program;
 use crate::source::SourceMap;
 
@@ -21,12 +24,27 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
     let Some(root) = driver::find_project_root(&world, &start) else {
         return out.fatal(&format!("no ael.toml at or above {}", start.display()));
     };
-    let mut compilation = match driver::check_project(&world, &root) {
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| root.join("target").join("ael"));
+    if !args.check {
+        if let Some(files) = stamp::up_to_date(&root, &out_dir) {
+            super::eprint_line(&format!(
+                "up to date: {files} file(s) in {}, nothing changed since the last build",
+                out_dir.display()
+            ));
+            return Status::Ok;
+        }
+    }
+    // Every question asked of the disk is recorded for the stamp of a clean build.
+    let recorder = stamp::Recorder::new(&world, &out_dir);
+    let mut compilation = match driver::check_project(&recorder, &root) {
         Ok(c) => c,
         Err(err) => return out.fatal(&format!("cannot read {}: {err}", root.display())),
     };
     // The same rules, and the same places, as `aelc check` and the language server.
-    let publishing = match driver::check_publishing(&world, &root, &mut compilation) {
+    let publishing = match driver::check_publishing(&recorder, &root, &mut compilation) {
         Ok(p) => p,
         Err(message) => return out.fatal(&message),
     };
@@ -52,10 +70,6 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
     if emission.has_errors() {
         return Status::Failed;
     }
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| root.join("target").join("ael"));
     if args.check {
         return match write::check(&out_dir, &emission.files) {
             Ok(stale) if stale.is_empty() => Status::Ok,
@@ -77,14 +91,20 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
         };
     }
     match write::write_all(&out_dir, &emission.files) {
-        Ok(report) => {
+        Ok(written) => {
+            if diagnostics.is_empty() {
+                stamp::record(&root, &out_dir, &recorder, emission.files.keys());
+            } else {
+                // Warnings are shown by every build: no shortcut that would hide them.
+                stamp::forget(&out_dir);
+            }
             super::eprint_line(&format!(
                 "built {} file(s) in {}: {} written, {} unchanged, {} removed",
                 emission.files.len(),
                 out_dir.display(),
-                report.written.len(),
-                report.unchanged,
-                report.removed.len()
+                written.written.len(),
+                written.unchanged,
+                written.removed.len()
             ));
             Status::Ok
         }

@@ -1,5 +1,7 @@
 //! `aelc schema NODE --input|--output [--variant openai|gemini|anthropic] [--project DIR]`:
-//! prints one schema, exactly as `aelc build` writes it.
+//! prints one schema as one document: a model-facing variant exactly as `aelc build` writes
+//! it; an input or output schema self-contained, with its named types in its own `$defs`
+//! (the file under `schemas/` refers to `schemas/defs.json` for them instead).
 
 use std::io::Write;
 use std::path::PathBuf;

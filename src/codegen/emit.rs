@@ -2,7 +2,8 @@
 //!
 //! | path | content |
 //! |---|---|
-//! | `schemas/<node>.input.json`, `schemas/<node>.output.json` | draft 2020-12 ([`super::json_schema`]) |
+//! | `schemas/<node>.input.json`, `schemas/<node>.output.json` | draft 2020-12 ([`super::json_schema`]), referring to `schemas/defs.json` for named types |
+//! | `schemas/defs.json` | the named types the node schemas refer to, each once ([`super::shared_defs`]) |
 //! | `model/<node>.<provider>.json` | the model-facing output schema ([`super::model_schema`]); not for raw-mode nodes, whose answer is text |
 //! | `grammar/<node>.gbnf`, `grammar/<node>.lark` | the answer's grammar for constrained decoding ([`super::grammar`]); not for raw-mode nodes |
 //! | `mcp/tools.json` | one MCP tool per agent ([`super::mcp`]) |
@@ -25,6 +26,7 @@ use super::manifest;
 use super::mcp::{self, ToolSource};
 use super::model_schema::{model_schema, Provider};
 use super::publish::{self, Example, Place};
+use super::shared_defs;
 use crate::diagnostics::Diagnostic;
 use crate::ir::{NodeIr, NodeKind, Program};
 
@@ -130,14 +132,15 @@ pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Exam
     let stems = program.node_file_names();
     let files = &mut emission.files;
     let mut tools = Vec::new();
+    let mut defs = BTreeMap::new();
     for ((node, s), stem) in program.nodes.iter().zip(schemas).zip(&stems) {
         files.insert(
             PathBuf::from(format!("schemas/{stem}.input.json")),
-            json_bytes(&s.input),
+            json_bytes(&shared_defs::share(&s.input, &mut defs)),
         );
         files.insert(
             PathBuf::from(format!("schemas/{stem}.output.json")),
-            json_bytes(&s.output),
+            json_bytes(&shared_defs::share(&s.output, &mut defs)),
         );
         if node.output_stage.raw_parse.is_none() {
             for provider in Provider::ALL {
@@ -188,6 +191,10 @@ pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Exam
             });
         }
     }
+    files.insert(
+        PathBuf::from(shared_defs::DEFS_PATH),
+        json_bytes(&shared_defs::defs_document(defs)),
+    );
     files.insert(
         PathBuf::from("mcp/tools.json"),
         json_bytes(&mcp::tools(&tools)),

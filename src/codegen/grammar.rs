@@ -304,7 +304,7 @@ impl Builder<'_> {
             if let Some(name) = self.float_rules.get(&key) {
                 return G::Rule(name.clone());
             }
-            if let Some(range) = float::range(ft) {
+            if let Some(range) = float_range(ft) {
                 self.grammar
                     .stricter
                     .insert(FLOAT_RANGE_SPELLING.to_owned());
@@ -596,6 +596,36 @@ impl Builder<'_> {
 }
 
 /// `"…"` around `content` as one lexeme.
+/// Most float ranges [`float_range`] remembers (a language server sees ranges come and go).
+const FLOAT_RANGES_KEPT: usize = 1024;
+
+/// [`float::range`], remembered per thread: deriving a range's spelling is most of a
+/// grammar's cost, and a build derives two grammars per node for every float range its
+/// output reaches, mostly the same few ranges (a 100-node project spent 80% of its build
+/// here). The function is pure, so the grammars are the same bytes.
+fn float_range(ft: &FloatTy) -> Option<G> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    type Key = (FloatKind, Option<(u64, bool)>, Option<(u64, bool)>);
+    thread_local! {
+        static KEPT: RefCell<HashMap<Key, Option<G>>> = RefCell::new(HashMap::new());
+    }
+    let end = |b: Option<FloatBound>| b.map(|b| (b.value.to_bits(), b.exclusive));
+    let key = (ft.kind, end(ft.min), end(ft.max));
+    if let Some(kept) = KEPT.with(|k| k.borrow().get(&key).cloned()) {
+        return kept;
+    }
+    let range = float::range(ft);
+    KEPT.with(|k| {
+        let mut kept = k.borrow_mut();
+        if kept.len() >= FLOAT_RANGES_KEPT {
+            kept.clear();
+        }
+        kept.insert(key, range.clone());
+    });
+    range
+}
+
 fn string_token(content: G) -> G {
     G::token(G::seq(vec![G::lit("\""), content, G::lit("\"")]))
 }

@@ -167,7 +167,9 @@ fn write_changed(
     let mut report = WriteReport::default();
     for (rel, bytes) in files {
         let path = out.join(rel);
-        if fs::read(&path).is_ok_and(|old| &old == bytes) {
+        // A file of another size differs: no need to read it to know.
+        let same_len = fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64);
+        if same_len && fs::read(&path).is_ok_and(|old| &old == bytes) {
             report.unchanged += 1;
             continue;
         }

@@ -3,10 +3,13 @@
 //! the agent's emitted input schema and whose `output` is its emitted output schema — the
 //! same documents the gate and the pipeline enforce.
 //!
-//! The emitted schemas keep their definitions under `$defs` with local `#/$defs/…` references;
-//! in an OpenAPI document those move to `components/schemas` (prefixed with the agent, so two
-//! agents' `Finding`s never clash) and the references follow.
+//! The gateway holds each schema self-contained (`schemas/defs.json` written back in,
+//! [`crate::project`]), its definitions under `$defs` with local `#/$defs/…` references; in an
+//! OpenAPI document those move to `components/schemas` as `defs.<name>`, once for every agent
+//! that uses them (one build's `$defs` keys are unique, and a key names one schema), and the
+//! references follow.
 
+use aelc_runtime::exec::shared_defs;
 use serde_json::{json, Map, Value as Json};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -157,8 +160,11 @@ fn component_prefix(agent: &str) -> String {
         .collect()
 }
 
-/// Moves `schema` into `components/schemas/<prefix>.<role>` with its `$defs` beside it, and
-/// returns a reference to it.
+/// Moves `schema` into `components/schemas/<prefix>.<role>` and its `$defs` into
+/// `components/schemas/defs.<name>`, and returns a reference to it. The definitions are
+/// shared: every agent of the served project has its named types from the same build
+/// (`schemas/defs.json`), so a type two agents use is one component (`defs.` cannot be an
+/// agent's prefix, which always holds the `_` of `owner/name`).
 fn hoist(schema: &Json, prefix: &str, role: &str, doc: &mut Json) -> Json {
     let mut schema = schema.clone();
     let defs = schema
@@ -172,7 +178,7 @@ fn hoist(schema: &Json, prefix: &str, role: &str, doc: &mut Json) -> Json {
             _ => None,
         })
         .unwrap_or_default();
-    let rename = |name: &str| format!("{prefix}.{name}");
+    let rename = |name: &str| format!("defs.{name}");
     let mut components: Map<String, Json> = Map::new();
     for (name, mut def) in defs {
         rewrite_refs(&mut def, &rename);
@@ -190,22 +196,13 @@ fn hoist(schema: &Json, prefix: &str, role: &str, doc: &mut Json) -> Json {
     json!({"$ref": format!("#/components/schemas/{own}")})
 }
 
+/// Points every local `#/$defs/<name>` reference of `value` at its component (the
+/// runtime's walker: a `$ref` inside a `default` or an `enum` is data, left alone).
 fn rewrite_refs(value: &mut Json, rename: &dyn Fn(&str) -> String) {
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Json::Object(map) => {
-                if let Some(Json::String(r)) = map.get_mut("$ref") {
-                    if let Some(name) = r.strip_prefix("#/$defs/") {
-                        *r = format!("#/components/schemas/{}", rename(name));
-                    }
-                }
-                stack.extend(map.values_mut());
-            }
-            Json::Array(items) => stack.extend(items.iter_mut()),
-            _ => {}
-        }
-    }
+    shared_defs::rewrite_refs(value, &|r| {
+        r.strip_prefix("#/$defs/")
+            .map(|name| format!("#/components/schemas/{}", rename(name)))
+    });
 }
 
 #[cfg(test)]
@@ -231,13 +228,31 @@ mod tests {
         let c = &doc["components"]["schemas"];
         assert_eq!(
             c["acme_review.output"]["properties"]["f"]["items"]["$ref"],
-            "#/components/schemas/acme_review.Finding"
+            "#/components/schemas/defs.Finding"
         );
         assert_eq!(
-            c["acme_review.Finding"]["properties"]["s"]["$ref"],
-            "#/components/schemas/acme_review.Severity"
+            c["defs.Finding"]["properties"]["s"]["$ref"],
+            "#/components/schemas/defs.Severity"
         );
         assert!(c["acme_review.output"].get("$defs").is_none());
+        // A second agent using the same types shares their components.
+        let r = hoist(&schema, "acme_triage", "output", &mut doc);
+        assert_eq!(
+            r,
+            json!({"$ref": "#/components/schemas/acme_triage.output"})
+        );
+        let c = &doc["components"]["schemas"];
+        assert_eq!(
+            c["acme_triage.output"]["properties"]["f"]["items"]["$ref"],
+            "#/components/schemas/defs.Finding"
+        );
+        let defs: Vec<&String> = c
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| k.starts_with("defs."))
+            .collect();
+        assert_eq!(defs, ["defs.Finding", "defs.Severity"]);
         assert!(c["acme_review.output"].get("$schema").is_none());
     }
 }

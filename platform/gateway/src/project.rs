@@ -1,10 +1,10 @@
 //! The served project, loaded from a build's output (`target/ael/`), never from source: the
-//! program (`ir.json`), the nodes' schemas, each agent's manifest (`agents/<agent>/holon.yaml`),
-//! and the bindings' providers, connected once.
+//! program (`ir.json`), the nodes' schemas (made self-contained from `schemas/defs.json`), each
+//! agent's manifest (`agents/<agent>/holon.yaml`), and the bindings' providers, connected once.
 
 use std::path::{Path, PathBuf};
 
-use aelc_runtime::exec::{Executor, Externs, Schemas};
+use aelc_runtime::exec::{shared_defs, Executor, Externs, Schemas};
 use aelc_runtime::money::Amount;
 use aelc_runtime::program::{NodeId, NodeKind, Program};
 use aelc_runtime::provider::router::Connected;
@@ -67,6 +67,8 @@ impl Project {
         let connected = Connected::connect(&program.bindings).map_err(|e| e.to_string())?;
         let externs = Externs::new();
         let mut agents = Vec::new();
+        // `schemas/defs.json`, read when the first schema refers to it.
+        let mut defs: Option<Json> = None;
         for (i, node) in program.nodes.iter().enumerate() {
             if node.kind != NodeKind::Agent {
                 continue;
@@ -101,8 +103,8 @@ impl Project {
                     .or_else(|| program.package.description.clone()),
                 price,
                 currency,
-                input_schema: read_json(&out.join("schemas").join(format!("{file}.input.json")))?,
-                output_schema: read_json(&out.join("schemas").join(format!("{file}.output.json")))?,
+                input_schema: read_schema(out, &format!("{file}.input.json"), &mut defs)?,
+                output_schema: read_schema(out, &format!("{file}.output.json"), &mut defs)?,
                 manifest,
                 missing: executor.missing(id, &externs),
                 takes_media: program.node_takes_media(node),
@@ -131,6 +133,25 @@ impl Project {
     pub fn max_input_bytes(&self) -> usize {
         usize::try_from(self.program.limits.max_input_bytes).unwrap_or(usize::MAX)
     }
+}
+
+/// `schemas/<file>` as one self-contained document: the shared definitions it refers to
+/// (`schemas/defs.json`, read once into `defs`) are written into its `$defs`, so that the API's
+/// listings and the OpenAPI document show every type without another file.
+fn read_schema(out: &Path, file: &str, defs: &mut Option<Json>) -> Result<Json, String> {
+    let path = out.join("schemas").join(file);
+    let mut document = read_json(&path)?;
+    if shared_defs::refers_to_shared(&document) {
+        let defs = match defs {
+            Some(d) => d,
+            None => defs.insert(read_json(
+                &out.join("schemas").join(shared_defs::DEFS_FILE),
+            )?),
+        };
+        shared_defs::inline_shared(&mut document, defs)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(document)
 }
 
 fn read_json(path: &Path) -> Result<Json, String> {

@@ -38,6 +38,7 @@ mod externs;
 mod parts;
 mod schemas;
 mod session;
+pub mod shared_defs;
 
 pub use externs::{CallContext, CheckVerdict, ExternCheck, ExternFn, ExternHost, Externs};
 pub use parts::{wire, ProgramChecks, ProgramFns};

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use super::shared_defs;
 use crate::program::{Program, Provider};
 use crate::provider::OutputSchema;
 
@@ -50,6 +51,7 @@ impl Schemas {
     }
 
     /// Reads what `aelc build` wrote under `out` (its `target/ael/`): `schemas/<file>.output.json`
+    /// (made self-contained from `schemas/defs.json`, [`shared_defs::inline_shared`])
     /// and `model/<file>.<provider>.json`, where `<file>` is each node's file name as the build
     /// names it (`file_names`, by node index). A missing variant file means no structured
     /// output for that provider; a missing or malformed output schema is an error naming the
@@ -65,10 +67,31 @@ impl Schemas {
             }
         };
         let mut all = Vec::with_capacity(program.nodes.len());
+        // `schemas/defs.json`, read when the first document refers to it.
+        let mut defs: Option<Json> = None;
         for (i, node) in program.nodes.iter().enumerate() {
             let file = file_names.get(i).map_or(node.name.as_str(), String::as_str);
             let path = out.join("schemas").join(format!("{file}.output.json"));
-            let document = read(&path)?.ok_or_else(|| format!("{} is missing", path.display()))?;
+            let mut document =
+                read(&path)?.ok_or_else(|| format!("{} is missing", path.display()))?;
+            if shared_defs::refers_to_shared(&document) {
+                let defs = match &mut defs {
+                    Some(d) => d,
+                    None => {
+                        let at = out.join("schemas").join(shared_defs::DEFS_FILE);
+                        let d = read(&at)?.ok_or_else(|| {
+                            format!(
+                                "{} is missing (and {} refers to it)",
+                                at.display(),
+                                path.display()
+                            )
+                        })?;
+                        defs.insert(d)
+                    }
+                };
+                shared_defs::inline_shared(&mut document, defs)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            }
             let mut variants = BTreeMap::new();
             for provider in Provider::ALL.into_iter().filter(|p| p.http().is_some()) {
                 let path = out
