@@ -10,8 +10,7 @@ use std::fmt::Write as _;
 
 use aelc_runtime::ty::{FieldTy, VariantTy};
 
-use super::names;
-use super::types::field_ident;
+use super::names::{self, field_ident};
 
 /// rustfmt's widest line.
 const WIDTH: usize = 100;

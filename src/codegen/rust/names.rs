@@ -149,6 +149,11 @@ fn strip_raw(s: &str) -> &str {
     s.strip_prefix("r#").unwrap_or(s)
 }
 
+/// The field's Rust identifier (snake case; raw for a keyword).
+pub(super) fn field_ident(name: &str) -> String {
+    ident(&snake(name)).unwrap_or_else(|| snake(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

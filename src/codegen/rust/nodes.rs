@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 
 use super::decode::decode_fields;
-use super::types::{field_ident, raw_str, str_lit};
+use super::names::field_ident;
+use super::types::{raw_str, str_lit};
 use super::{docs, names, submodule, Gen};
 use crate::codegen::model_schema::exec_schemas;
 use crate::ir::{CheckIr, FnIr, NodeIr, Program};

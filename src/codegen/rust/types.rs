@@ -324,7 +324,7 @@ impl Gen<'_> {
         let mut out = String::new();
         for f in fields {
             docs(&mut out, indent, f.docs.as_deref());
-            let rust = field_ident(&f.name);
+            let rust = names::field_ident(&f.name);
             let field_owner = format!("{owner}_{}", f.name);
             let t = self.ty(&f.ty, &names::camel(&field_owner), "", Some(id));
             let mut attrs = Vec::new();
@@ -432,11 +432,6 @@ fn refs_of(ty: &Ty, out: &mut Vec<DefId>) {
     }
 }
 
-/// The field's Rust identifier (snake case; raw for a keyword).
-pub(super) fn field_ident(name: &str) -> String {
-    names::ident(&names::snake(name)).unwrap_or_else(|| names::snake(name))
-}
-
 fn is_plain_int(it: &IntTy) -> bool {
     let (lo, hi) = it.kind.range();
     it.min == lo && it.max == hi && !it.max_exclusive
@@ -529,7 +524,7 @@ fn struct_glue(name: &str, fields: &[FieldTy]) -> String {
             let _ = writeln!(
                 out,
                 "                    {}: rt::field(&mut fields, {})?,",
-                field_ident(&f.name),
+                names::field_ident(&f.name),
                 str_lit(&f.name)
             );
         }
@@ -544,7 +539,7 @@ fn struct_glue(name: &str, fields: &[FieldTy]) -> String {
     out.push_str("    fn to_value(&self) -> rt::Value {\n");
     let items: Vec<String> = fields
         .iter()
-        .map(|f| format!("rt::Glue::to_value(&self.{})", field_ident(&f.name)))
+        .map(|f| format!("rt::Glue::to_value(&self.{})", names::field_ident(&f.name)))
         .collect();
     out.push_str(&values_expr("        ", "rt::Value::Struct(", &items, ")"));
     out.push_str("    }\n}\n");
@@ -588,7 +583,7 @@ fn enum_glue(name: &str, variants: &[VariantTy]) -> String {
                     let _ = writeln!(
                         out,
                         "                    {}: rt::field(&mut fields, {})?,",
-                        field_ident(&f.name),
+                        names::field_ident(&f.name),
                         str_lit(&f.name)
                     );
                 }
@@ -624,7 +619,8 @@ fn enum_glue(name: &str, variants: &[VariantTy]) -> String {
         let rust = names::type_ident(&v.name).unwrap_or_default();
         match &v.fields {
             Some(fields) if !fields.is_empty() => {
-                let binds: Vec<String> = fields.iter().map(|f| field_ident(&f.name)).collect();
+                let binds: Vec<String> =
+                    fields.iter().map(|f| names::field_ident(&f.name)).collect();
                 let items: Vec<String> = binds
                     .iter()
                     .map(|b| format!("rt::Glue::to_value({b})"))
