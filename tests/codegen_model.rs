@@ -357,7 +357,7 @@ fn stress_nodes_warn_what_a_provider_cannot_express() {
     let program = load(&stress_root());
     let emission = emit(&program, &[]);
     assert!(!emission.has_errors(), "{:?}", emission.diagnostics);
-    let schemas = aelc::codegen::emit::node_schemas(&program);
+    let schemas = aelc::codegen::json_schema::node_schemas(&program);
     let codes_of = |name: &str| -> Vec<&'static str> {
         let i = program.nodes.iter().position(|n| n.name == name).unwrap();
         let mut codes: Vec<_> = limitations(name, &schemas[i].output)
@@ -401,7 +401,7 @@ fn stress_nodes_warn_what_a_provider_cannot_express() {
 #[test]
 fn maps_travel_as_entries_and_come_back_as_maps() {
     let program = load(&stress_root());
-    let schemas = aelc::codegen::emit::node_schemas(&program);
+    let schemas = aelc::codegen::json_schema::node_schemas(&program);
     let i = program
         .nodes
         .iter()
@@ -445,7 +445,7 @@ fn maps_travel_as_entries_and_come_back_as_maps() {
 #[test]
 fn gemini_cuts_recursion_soundly() {
     let program = load(&stress_root());
-    let schemas = aelc::codegen::emit::node_schemas(&program);
+    let schemas = aelc::codegen::json_schema::node_schemas(&program);
     let i = program.nodes.iter().position(|n| n.name == "tree").unwrap();
     let v = aelc::codegen::model_schema::model_schema(
         aelc::codegen::model_schema::Provider::Gemini,

@@ -141,7 +141,7 @@ fn shared_defs(emission: &Emission) -> Value {
 /// documents the model-facing variants, the MCP tools and `aelc schema` are built from.
 #[test]
 fn node_schemas_share_definitions_and_inline_back_exactly() {
-    use aelc::codegen::emit::node_schemas;
+    use aelc::codegen::json_schema::node_schemas;
     use aelc_runtime::exec::shared_defs::{inline_shared, refers_to_shared};
     for program in [review_program(), kitchen_program()] {
         let emission = ok_emission(&program, &[]);
@@ -172,7 +172,7 @@ fn node_schemas_share_definitions_and_inline_back_exactly() {
 /// documents it gets are the self-contained ones `aelc run` computes from the IR.
 #[test]
 fn a_host_loading_the_build_gets_self_contained_documents() {
-    use aelc::codegen::emit::node_schemas;
+    use aelc::codegen::json_schema::node_schemas;
     use aelc_runtime::exec::Schemas;
     let program = kitchen_program();
     let emission = ok_emission(&program, &[]);

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::json_schema::{DefKeys, SchemaBuilder};
+use super::json_schema::{node_schemas, NodeSchemas};
 use super::manifest;
 use super::mcp::{self, ToolSource};
 use super::model_schema::{model_schema, Provider};
@@ -45,26 +45,6 @@ impl Emission {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
-}
-
-/// The two JSON Schema documents of a node.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NodeSchemas {
-    pub input: Value,
-    pub output: Value,
-}
-
-/// The input and output schemas of every node, in program order.
-pub fn node_schemas(program: &Program) -> Vec<NodeSchemas> {
-    let keys = DefKeys::new(&program.types);
-    program
-        .nodes
-        .iter()
-        .map(|node| NodeSchemas {
-            input: SchemaBuilder::new(&program.types, &keys).input_document(node),
-            output: SchemaBuilder::new(&program.types, &keys).output_document(node),
-        })
-        .collect()
 }
 
 /// Finds a node by `name` or `module::name` (spec §11: `NODE`).

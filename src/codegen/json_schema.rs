@@ -25,7 +25,7 @@ use aelc_runtime::ty::{
 use serde_json::{json, Map, Value};
 
 use crate::ir::size::media_bounds;
-use crate::ir::{NodeIr, Param};
+use crate::ir::{NodeIr, Param, Program};
 
 /// The `$schema` of every emitted document.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -472,4 +472,24 @@ fn media_field_schema(media: &MediaTy, key: &str) -> Value {
 /// Escapes a `$defs` key for a JSON Pointer fragment (RFC 6901: `~` → `~0`, `/` → `~1`).
 fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The two JSON Schema documents of a node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeSchemas {
+    pub input: Value,
+    pub output: Value,
+}
+
+/// The input and output schemas of every node, in program order.
+pub fn node_schemas(program: &Program) -> Vec<NodeSchemas> {
+    let keys = DefKeys::new(&program.types);
+    program
+        .nodes
+        .iter()
+        .map(|node| NodeSchemas {
+            input: SchemaBuilder::new(&program.types, &keys).input_document(node),
+            output: SchemaBuilder::new(&program.types, &keys).output_document(node),
+        })
+        .collect()
 }

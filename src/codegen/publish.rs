@@ -31,7 +31,7 @@ use std::collections::{BTreeSet, HashMap};
 use aelc_runtime::ty::{limits, DefKind, Ty, TypeTable};
 use serde_json::Value;
 
-use super::emit::NodeSchemas;
+use super::json_schema::NodeSchemas;
 use super::model_schema::Limitation;
 use crate::diagnostics::Diagnostic;
 use crate::ir::size::fits_depth_limit;
@@ -106,7 +106,7 @@ impl Place {
 }
 
 /// Every publishing rule (spec §9.2) over a program, its emitted schemas (`schemas[i]` is
-/// `program.nodes[i]`'s, as [`super::emit::node_schemas`] makes them) and its agents' examples.
+/// `program.nodes[i]`'s, as [`super::json_schema::node_schemas`] makes them) and its agents' examples.
 /// The one rule set behind `aelc build`, `aelc check` and the language server.
 pub fn check(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -> Vec<Finding> {
     let mut out = check_program(program);
@@ -125,7 +125,7 @@ pub fn check(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -
 /// [`check`] for a caller that keeps no schema (`aelc check`): each node's documents are made
 /// when its rules run and dropped after them, its input schema only when examples of it must
 /// be validated. The same findings in the same order as [`check`] over
-/// [`super::emit::node_schemas`]; holding every node's documents at once was the largest part
+/// [`super::json_schema::node_schemas`]; holding every node's documents at once was the largest part
 /// of `aelc check`'s peak memory (620 bytes per source line of a generated project, more than
 /// its syntax trees).
 pub fn check_one_node_at_a_time(program: &Program, examples: &[Example]) -> Vec<Finding> {

@@ -17,7 +17,7 @@ use std::path::Path;
 use aelc_runtime::json::{Kind, Reader};
 
 use super::{module_path, Compilation, ParsedFile, World};
-use crate::codegen::emit::{node_schemas, NodeSchemas};
+use crate::codegen::json_schema::{node_schemas, NodeSchemas};
 use crate::codegen::publish::{self, Example, ExampleAt, Finding, Place};
 use crate::diagnostics;
 use crate::ir::{NodeKind, Program};
