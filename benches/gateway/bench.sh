@@ -7,13 +7,18 @@
 #   python3 -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install fastapi==0.163.2 uvicorn==0.54.0
 #   AELC=target/release/aelc PYTHON=/tmp/bench-venv/bin/python benches/gateway/bench.sh
 #
-# Load: wrk (Debian's package), 2 threads, 64 connections, 10 s per round, two rounds each,
+# Load: wrk (Debian's package), 2 threads, 64 connections (CONNECTIONS), 10 s per round
+# (SECONDS_PER_ROUND), two rounds each, the SQLite store in STORE_DIR (default: on disk),
 # alternating A B A B. PostgreSQL: AELC_TEST_POSTGRES_URL, or the half is skipped.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "${AELC:-target/release/aelc}")"
 PYTHON="${PYTHON:-python3}"
 SECONDS_PER_ROUND="${SECONDS_PER_ROUND:-10}"
+CONNECTIONS="${CONNECTIONS:-64}"
+# Where the SQLite store lives (default: the run's temp dir on disk). `STORE_DIR=/dev/shm`
+# puts it in memory: the difference is what the disk's flushes cost the latency tail.
+STORE_DIR="${STORE_DIR:-}"
 work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -97,7 +102,7 @@ serve() { # $1 store URL → sets gw_port, key
 
 load() { # $1 label, $2 port, $3 body, $4 key
   local out
-  out="$(BODY="$3" KEY="$4" wrk -t2 -c64 -d"${SECONDS_PER_ROUND}s" --latency -s "$here/post.lua" \
+  out="$(BODY="$3" KEY="$4" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_ROUND}s" --latency -s "$here/post.lua" \
         "http://127.0.0.1:$2/v1/agents/acme/echo/runs")"
   local rps p50 p99
   rps="$(echo "$out" | awk '/Requests\/sec/ {print $2}')"
@@ -131,8 +136,13 @@ run_store() { # $1 label, $2 store URL
   echo "peak RSS of the gateway: see /proc (not kept after exit)"
 }
 
-echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c64"
-run_store sqlite "sqlite:$work/store.db"
+echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c$CONNECTIONS"
+sqlite_dir="$work"
+if [ -n "$STORE_DIR" ]; then
+  sqlite_dir="$(mktemp -d -p "$STORE_DIR")"
+  trap 'cleanup; rm -rf "$sqlite_dir"' EXIT
+fi
+run_store sqlite "sqlite:$sqlite_dir/store.db"
 if [ -n "${AELC_TEST_POSTGRES_URL:-}" ]; then
   run_store postgres "$AELC_TEST_POSTGRES_URL"
 else
