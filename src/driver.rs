@@ -318,15 +318,7 @@ pub struct ParsedProject {
 impl ParsedProject {
     /// The second half of [`check_project`]: semantic analysis of the parsed modules.
     pub fn check(self, world: &dyn World) -> Compilation {
-        let mut compilation = self.compilation;
-        run_sema(
-            world,
-            &self.root,
-            Some(&self.project),
-            false,
-            &mut compilation,
-        );
-        compilation
+        self.check_with(world, false)
     }
 
     /// [`ParsedProject::check`] for the diagnostics alone: the same diagnostics, and a program
@@ -334,12 +326,16 @@ impl ParsedProject {
     /// ([`sema::CheckInput::lean`]), enough for the publishing rules
     /// ([`check_publishing_rules`]) and nothing else.
     pub fn check_lean(self, world: &dyn World) -> Compilation {
+        self.check_with(world, true)
+    }
+
+    fn check_with(self, world: &dyn World, lean: bool) -> Compilation {
         let mut compilation = self.compilation;
         run_sema(
             world,
             &self.root,
             Some(&self.project),
-            true,
+            lean,
             &mut compilation,
         );
         compilation

@@ -34,6 +34,14 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The JSON documents among the lines of the command's stdout (`--message-format json`).
+fn json_lines(o: &Output) -> Vec<serde_json::Value> {
+    stdout(o)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -601,9 +609,8 @@ fn check_names_files_from_where_it_runs_and_finds_the_project_upwards() {
         .unwrap_or_default();
     write(&dir, "nodes/broken.ael", "struct Broken { a: Nope }\n");
     let file_of = |o: &Output| -> Vec<String> {
-        stdout(o)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        json_lines(o)
+            .iter()
             .filter_map(|d| d["file"].as_str().map(str::to_owned))
             .collect()
     };
@@ -666,9 +673,8 @@ fn check_reports_the_examples_build_refuses_at_their_place() {
         "{\n  \"input\": {\"text\": \"t\", \"limit\": 9},\n  \"answers\": [],\n  \"output\": {\"items\": [{\"name\": \"tea\", \"level\": \"mid\"}]}\n}\n",
     );
     let places = |o: &Output| -> Vec<String> {
-        stdout(o)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        json_lines(o)
+            .into_iter()
             .filter(|d| d["code"].as_str().is_some_and(|c| c.starts_with("E08")))
             .map(|d| format!("{} {}:{}:{}", d["code"], d["file"], d["line"], d["column"]))
             .collect()
@@ -1112,9 +1118,8 @@ fn codegen_diagnostics_in_json_name_the_file_of_the_declaration() {
     );
     let build = aelc(&["build", "--message-format", "json"], &dir);
     assert_eq!(code(&build), 0, "{}{}", stdout(&build), stderr(&build));
-    let w0801: Vec<serde_json::Value> = stdout(&build)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+    let w0801: Vec<serde_json::Value> = json_lines(&build)
+        .into_iter()
         .filter(|d| d["code"] == "W0801")
         .collect();
     assert_eq!(w0801.len(), 1, "{}", stdout(&build));
@@ -1143,9 +1148,8 @@ node c(x: Clash) -> Clash {
     );
     let build = aelc(&["build", "--message-format", "json"], &dir);
     assert_eq!(code(&build), 1, "{}{}", stdout(&build), stderr(&build));
-    let e0850: Vec<serde_json::Value> = stdout(&build)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+    let e0850: Vec<serde_json::Value> = json_lines(&build)
+        .into_iter()
         .filter(|d| d["code"] == "E0850")
         .collect();
     assert_eq!(e0850.len(), 1, "{}", stdout(&build));
@@ -1171,9 +1175,8 @@ node c(x: Clash) -> Clash {
     );
     let build = aelc(&["build", "--message-format", "json"], &dir);
     assert_eq!(code(&build), 1, "{}{}", stdout(&build), stderr(&build));
-    let e0850: Vec<serde_json::Value> = stdout(&build)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+    let e0850: Vec<serde_json::Value> = json_lines(&build)
+        .into_iter()
         .filter(|d| d["code"] == "E0850")
         .collect();
     assert_eq!(e0850.len(), 1, "{}", stdout(&build));

@@ -26,6 +26,7 @@
 //! `schemas/`, because those are what the gateway checks a call with; patterns run on the
 //! linear-time `regex` engine (`PatternOptions::regex()`).
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use aelc_runtime::ty::{limits, DefKind, Ty, TypeTable};
@@ -109,17 +110,13 @@ impl Place {
 /// `program.nodes[i]`'s, as [`super::json_schema::node_schemas`] makes them) and its agents' examples.
 /// The one rule set behind `aelc build`, `aelc check` and the language server.
 pub fn check(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -> Vec<Finding> {
-    let mut out = check_program(program);
-    for (node, s) in program.nodes.iter().zip(schemas) {
-        out.extend(check_examples(program, node, &s.input, &s.output, examples));
-    }
-    // What the model-facing schemas cannot express matters only for files that are written.
-    if !out.iter().any(|f| f.diagnostic.is_error()) {
-        for (node, s) in program.nodes.iter().zip(schemas) {
-            out.extend(model_schema_findings(node, &s.output));
+    check_nodes(program, examples, |i, _, with_input| {
+        let s = &schemas[i];
+        NodeDocuments {
+            input: with_input.then(|| Cow::Borrowed(&s.input)),
+            output: Cow::Borrowed(&s.output),
         }
-    }
-    out
+    })
 }
 
 /// [`check`] for a caller that keeps no schema (`aelc check`): each node's documents are made
@@ -131,10 +128,33 @@ pub fn check(program: &Program, schemas: &[NodeSchemas], examples: &[Example]) -
 pub fn check_one_node_at_a_time(program: &Program, examples: &[Example]) -> Vec<Finding> {
     use super::json_schema::{DefKeys, SchemaBuilder};
     let keys = DefKeys::new(&program.types);
-    let output_document =
-        |node: &NodeIr| SchemaBuilder::new(&program.types, &keys).output_document(node);
+    check_nodes(program, examples, |_, node, with_input| {
+        let builder = || SchemaBuilder::new(&program.types, &keys);
+        NodeDocuments {
+            input: with_input.then(|| Cow::Owned(builder().input_document(node))),
+            output: Cow::Owned(builder().output_document(node)),
+        }
+    })
+}
+
+/// The documents of one node that its rules read.
+struct NodeDocuments<'a> {
+    /// Only when the node's examples are validated.
+    input: Option<Cow<'a, Value>>,
+    output: Cow<'a, Value>,
+}
+
+/// The rules of [`check`], with each node's documents from `documents` (its index, the node,
+/// whether its input document is needed), asked for only when a rule needs them and dropped
+/// after its node.
+fn check_nodes<'a>(
+    program: &Program,
+    examples: &[Example],
+    mut documents: impl FnMut(usize, &NodeIr, bool) -> NodeDocuments<'a>,
+) -> Vec<Finding> {
     let mut out = check_program(program);
-    // Kept aside, as [`check`] adds them only when no error was found.
+    // Kept aside: what the model-facing schemas cannot express matters only for files that
+    // are written, so these are added only when no error was found.
     let mut model = Vec::new();
     // The limitations of the model-facing variants by output type: a node's output document
     // differs from another's of the same type by its title alone, which no limitation reads
@@ -142,12 +162,12 @@ pub fn check_one_node_at_a_time(program: &Program, examples: &[Example]) -> Vec<
     // common (four per output in the generated benchmark project), and making the three
     // variants was most of the rules' time.
     let mut limitations: HashMap<String, Vec<Limitation>> = HashMap::new();
-    for node in &program.nodes {
-        let mut output = None;
+    for (i, node) in program.nodes.iter().enumerate() {
+        let mut docs = None;
         if has_examples(node, examples) {
-            let input = SchemaBuilder::new(&program.types, &keys).input_document(node);
-            let output = output.insert(output_document(node));
-            out.extend(check_examples(program, node, &input, output, examples));
+            let d = docs.insert(documents(i, node, true));
+            let input = d.input.as_deref().unwrap_or(&Value::Null);
+            out.extend(check_examples(program, node, input, &d.output, examples));
         }
         if node.output_stage.raw_parse.is_some() {
             continue;
@@ -155,8 +175,8 @@ pub fn check_one_node_at_a_time(program: &Program, examples: &[Example]) -> Vec<
         let limits = limitations
             .entry(format!("{:?}", node.output))
             .or_insert_with(|| {
-                let output = output.get_or_insert_with(|| output_document(node));
-                super::model_schema::limitations(&node.name, output)
+                let d = docs.get_or_insert_with(|| documents(i, node, false));
+                super::model_schema::limitations(&node.name, &d.output)
             });
         model.extend(limitation_findings(node, limits));
     }
@@ -169,15 +189,6 @@ pub fn check_one_node_at_a_time(program: &Program, examples: &[Example]) -> Vec<
 /// Whether any of `examples` is one of `node`'s, which only an agent has.
 fn has_examples(node: &NodeIr, examples: &[Example]) -> bool {
     node.kind == NodeKind::Agent && examples.iter().any(|e| e.agent == node.name)
-}
-
-/// `W0802`–`W0804`: what the model-facing variants of a node's output could not express as
-/// the type says (raw-mode nodes have none: their answer is text).
-fn model_schema_findings(node: &NodeIr, output: &Value) -> Vec<Finding> {
-    if node.output_stage.raw_parse.is_some() {
-        return Vec::new();
-    }
-    limitation_findings(node, &super::model_schema::limitations(&node.name, output))
 }
 
 /// The findings of `node` for the `limitations` of its output's model-facing variants.

@@ -97,8 +97,9 @@ const REFUSALS_PER_COMMIT: usize = 256;
 const REFUSALS_WAITING: usize = 4096;
 
 impl AppState {
-    /// Prepares `project` for serving: voids the runs a killed gateway left open, and creates
-    /// the accounts of the agents' owners (who are paid) when missing.
+    /// Prepares `project` for serving: takes this instance's lease ([`lease`]), voiding the
+    /// runs abandoned by stopped processes, and creates the accounts of the agents' owners (who
+    /// are paid) when missing.
     pub async fn new(
         project: Project,
         store: Arc<dyn Store>,

@@ -261,19 +261,15 @@ impl SqlStore {
         let backend = |e: sqlx::Error| StoreError::Backend(e.to_string());
         let abandoned = "SELECT runs.id FROM runs LEFT JOIN leases ON leases.owner = runs.owner \
              WHERE runs.state = 'open' AND (leases.owner IS NULL OR leases.until_ms < $1";
-        let ids: Vec<String> = match restarting {
-            Some(owner) => sqlx::query_scalar(&format!("{abandoned} OR runs.owner = $2)"))
-                .bind(now)
-                .bind(owner)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(backend)?,
-            None => sqlx::query_scalar(&format!("{abandoned})"))
-                .bind(now)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(backend)?,
+        let sql = match restarting {
+            Some(_) => format!("{abandoned} OR runs.owner = $2)"),
+            None => format!("{abandoned})"),
         };
+        let mut query = sqlx::query_scalar(&sql).bind(now);
+        if let Some(owner) = restarting {
+            query = query.bind(owner);
+        }
+        let ids: Vec<String> = query.fetch_all(&self.pool).await.map_err(backend)?;
         let mut recovered = Recovered::default();
         for id in &ids {
             if retry(|| self.void_run_once(id, now)).await? {
@@ -466,8 +462,13 @@ async fn insert_receipt(conn: &mut AnyConnection, r: &StoredReceipt) -> Result<(
 /// the driver.
 const RECEIPTS_PER_INSERT: usize = 64;
 
-/// The columns of `receipts`, in the order [`insert_receipts`] binds them.
-const RECEIPT_COLUMNS: usize = 9;
+/// The insert of receipts up to its `VALUES`: the columns of `receipts` in the order every
+/// writer binds them (this module's [`insert_receipts`], SQLite's writer thread).
+pub(super) const INSERT_RECEIPTS: &str =
+    "INSERT INTO receipts (id, tenant, agent, version, status, code, mandate, json, at_ms) VALUES ";
+
+/// How many columns [`INSERT_RECEIPTS`] names.
+pub(super) const RECEIPT_COLUMNS: usize = 9;
 
 /// Inserts `rows` in one statement (`INSERT … VALUES (…), (…)`). SQLite gets positional `?`
 /// parameters: it finds a numbered `$N` by a linear search of the statement's parameter names,
@@ -478,10 +479,7 @@ async fn insert_receipts(
     dialect: Dialect,
     rows: &[StoredReceipt],
 ) -> Result<(), Fail> {
-    let mut sql = String::from(
-        "INSERT INTO receipts (id, tenant, agent, version, status, code, mandate, json, at_ms) \
-         VALUES ",
-    );
+    let mut sql = String::from(INSERT_RECEIPTS);
     for i in 0..rows.len() {
         let first = i * RECEIPT_COLUMNS + 1;
         sql.push_str(if i == 0 { "(" } else { ", (" });

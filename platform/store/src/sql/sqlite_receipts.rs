@@ -13,19 +13,17 @@
 //! taken up front (`BEGIN IMMEDIATE`, waiting on another process by the busy timeout), all rows
 //! or none, a duplicate id reported as [`StoreError::Exists`].
 
+use super::runs::{INSERT_RECEIPTS, RECEIPT_COLUMNS};
 use super::SQLITE_PRAGMAS;
 use crate::group_commit::ReceiptWriter;
 use crate::{Result, StoreError, StoredReceipt};
 use rusqlite::{params, Connection, ErrorCode};
 
-/// The insert of one receipt (the columns of the `receipts` table, as `insert_receipts` binds them).
-const INSERT_RECEIPT: &str = "INSERT INTO receipts \
-     (id, tenant, agent, version, status, code, mandate, json, at_ms) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-
 /// A connection to the store's database file, already migrated by the `sqlx` pool that opened it.
 pub(crate) struct SqliteReceipts {
     connection: Connection,
+    /// The insert of one receipt ([`INSERT_RECEIPTS`] with one row of parameters).
+    insert: String,
 }
 
 impl SqliteReceipts {
@@ -41,7 +39,11 @@ impl SqliteReceipts {
                 })
                 .map_err(|e| backend(path, &e))?;
         }
-        Ok(SqliteReceipts { connection })
+        let row = vec!["?"; RECEIPT_COLUMNS].join(", ");
+        Ok(SqliteReceipts {
+            connection,
+            insert: format!("{INSERT_RECEIPTS}({row})"),
+        })
     }
 
     fn insert_all(&mut self, rows: &[StoredReceipt]) -> rusqlite::Result<()> {
@@ -49,7 +51,7 @@ impl SqliteReceipts {
             .connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         {
-            let mut insert = transaction.prepare_cached(INSERT_RECEIPT)?;
+            let mut insert = transaction.prepare_cached(&self.insert)?;
             for r in rows {
                 insert.execute(params![
                     r.id, r.tenant, r.agent, r.version, r.status, r.code, r.mandate, r.json,
