@@ -39,7 +39,7 @@ impl SqliteReceipts {
                 })
                 .map_err(|e| backend(path, &e))?;
         }
-        let row = vec!["?"; RECEIPT_COLUMNS].join(", ");
+        let row = ["?"; RECEIPT_COLUMNS].join(", ");
         Ok(SqliteReceipts {
             connection,
             insert: format!("{INSERT_RECEIPTS}({row})"),
