@@ -8,18 +8,20 @@
 //! ```
 //! and in the crate: `mod glue { include!(concat!(env!("OUT_DIR"), "/review.rs")); }`.
 //!
-//! [`compile`] checks the project, emits its Rust glue into `OUT_DIR` (atomically, and only
-//! when the bytes changed, so cargo does not rebuild for nothing), and prints
-//! `cargo:rerun-if-changed` for `ael.toml`, every source file, every prompt and every example,
-//! so cargo re-runs the build script exactly when one of them changes. Errors come back as
-//! rendered diagnostics; nothing is written then.
+//! [`compile`] runs the build of `aelc build` (the same checks and publishing rules), writes
+//! its Rust glue into `OUT_DIR` (atomically, and only when the bytes changed, so cargo does not
+//! rebuild for nothing), and prints `cargo:rerun-if-changed` for every file the build read
+//! (`ael.toml`, every module, prompt and example) and every folder it listed (so a new module
+//! or example re-runs it too), so cargo re-runs the build script exactly when an input
+//! changes. Errors come back as rendered diagnostics; nothing is written then.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::codegen::{rust, write};
+use crate::codegen::write;
 use crate::diagnostics::render;
+use crate::driver::stamp::Recorder;
 use crate::driver::{self, DiskWorld, World};
 
 /// Why [`compile`] failed: the project has errors, or a file could not be read or written.
@@ -58,7 +60,9 @@ pub fn compile(ael_toml: impl AsRef<Path>) -> Result<Compiled, BuildError> {
     Ok(compiled)
 }
 
-/// Compiles the project of `ael_toml` and writes its glue into `out` (no cargo output).
+/// Compiles the project of `ael_toml` and writes its glue into `out` (no cargo output): the
+/// build of `aelc build` ([`driver::build::emit_project`]: the same checks and publishing
+/// rules), of which only the glue is written.
 pub fn compile_to(ael_toml: &Path, out: &Path) -> Result<Compiled, BuildError> {
     let root = ael_toml
         .parent()
@@ -77,41 +81,39 @@ pub fn compile_to(ael_toml: &Path, out: &Path) -> Result<Compiled, BuildError> {
             message: format!("{} is not a file", ael_toml.display()),
         });
     }
-    let compilation = driver::check_path(&world, &root).map_err(|e| BuildError {
-        message: format!("cannot read {}: {e}", root.display()),
-    })?;
-    let mut inputs = vec![ael_toml.to_path_buf()];
-    inputs.extend(driver::collect_sources(&world, &root).unwrap_or_default());
-    let program = match (&compilation.program, compilation.has_errors()) {
-        (Some(p), false) => p,
-        _ => {
-            return Err(BuildError {
-                message: render::human(
-                    &compilation.sources,
-                    &compilation.diagnostics,
-                    render::Color::Never,
-                ),
-            })
-        }
+    // Every file and folder the build reads is an input cargo watches.
+    let recorder = Recorder::new(&world, out);
+    let emitted =
+        driver::build::emit_project(&recorder, &root).map_err(|message| BuildError { message })?;
+    let Some(files) = &emitted.files else {
+        return Err(BuildError {
+            message: render::human(&emitted.sources, &emitted.diagnostics, render::Color::Never),
+        });
     };
-    for node in &program.nodes {
-        if let Some(prompt) = &node.config.prompt {
-            inputs.push(root.join(prompt));
-        }
-    }
-    inputs.sort();
-    inputs.dedup();
-    let text = rust::glue(program).map_err(|d| BuildError {
-        message: render::human(&compilation.sources, &d, render::Color::Never),
-    })?;
-    let name = format!("{}.rs", rust::file_stem(&program.package.name));
+    let Some((path, bytes)) = files.iter().find(|(path, _)| path.starts_with("rust")) else {
+        return Err(BuildError {
+            message: "the build emitted no Rust glue".to_owned(),
+        });
+    };
+    let name = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
     let mut files = BTreeMap::new();
-    files.insert(PathBuf::from(&name), text.into_bytes());
+    files.insert(name.clone(), bytes.clone());
     write::write_files(out, &files).map_err(|e| BuildError {
         message: format!("cannot write {}: {e}", out.join(&name).display()),
     })?;
     Ok(Compiled {
         glue: out.join(name),
-        inputs,
+        // Not the project folder itself: cargo scans a folder with everything under it,
+        // `target/` included. Its files and subfolders are inputs one by one, so a module
+        // added in a subfolder re-runs the script; one added at the top level waits for
+        // another change (`ael.toml` or a module).
+        inputs: recorder
+            .inputs()
+            .into_iter()
+            .filter(|input| {
+                driver::lexically_absolute(input).as_deref()
+                    != driver::lexically_absolute(&root).as_deref()
+            })
+            .collect(),
     })
 }

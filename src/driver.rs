@@ -13,7 +13,9 @@ use crate::source::{decode_source, SourceMap};
 use crate::span::FileId;
 use crate::syntax::{self, ast};
 
+pub mod build;
 mod manifest;
+pub mod project;
 pub mod publish;
 pub mod replay;
 pub mod run;

@@ -46,7 +46,6 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A fresh copy of the fixture project in a temporary folder named after `name`.
 /// A copy of the fixture project in a scratch folder, removed when the test ends.
 fn copy_fixture(name: &str) -> Scratch {
     let dest = Scratch::new("aelc-cli", name);
@@ -453,7 +452,7 @@ mod runner {
     /// Runs `name` on `input` through the one executor, with `model` answering.
     fn run(program: &Program, name: &str, input: &[u8], model: &mut ReplayModel) -> Run {
         let exec = Executor::new(program, schemas(program));
-        let node = aelc::codegen::emit::find_node(program, name).unwrap();
+        let node = aelc::driver::project::find_node(program, name).unwrap();
         let id = aelc::driver::run::node_id(program, node);
         let mut env = Env {
             model,
@@ -1187,4 +1186,72 @@ node c(x: Clash) -> Clash {
         e0850[0]
     );
     assert_eq!(e0850[0]["line"], 3, "{}", e0850[0]);
+}
+
+/// `aelc::build::compile` (a `build.rs`) runs the build of `aelc build`: it watches every file
+/// and folder the build read — the examples and prompts included, never the project folder
+/// itself (cargo would scan `target/` with it) — and refuses what `aelc build` refuses, a
+/// publishing rule included, writing nothing then.
+#[test]
+fn build_rs_compiles_what_aelc_build_builds_and_watches_every_input() {
+    let project = copy_fixture("build-rs");
+    let out = Scratch::new("aelc-cli", "build-rs-out");
+    let compiled = aelc::build::compile_to(&project.join("ael.toml"), &out).unwrap();
+    assert_eq!(compiled.glue, out.join("pick.rs"));
+    let glue = std::fs::read_to_string(&compiled.glue).unwrap();
+    let built = aelc(&["build"], &project);
+    assert_eq!(code(&built), 0, "{}", stderr(&built));
+    assert_eq!(
+        glue,
+        std::fs::read_to_string(project.join("target/ael/rust/pick.rs")).unwrap(),
+        "the same glue as `aelc build`"
+    );
+    let root = std::fs::canonicalize(&*project).unwrap();
+    let inputs: Vec<String> = compiled
+        .inputs
+        .iter()
+        .map(|p| {
+            let p = std::fs::canonicalize(p).unwrap();
+            p.strip_prefix(&root).unwrap().display().to_string()
+        })
+        .collect();
+    for wanted in [
+        "ael.toml",
+        "nodes",
+        "nodes/pick.node.ael",
+        "prompts/pick.md",
+        "examples/pick",
+        "examples/pick/clean.json",
+        "examples/pick_budget/exhausted.json",
+    ] {
+        assert!(inputs.iter().any(|i| i == wanted), "{wanted} in {inputs:?}");
+    }
+    assert!(
+        !inputs.iter().any(String::is_empty),
+        "not the project folder: {inputs:?}"
+    );
+
+    // An example that breaks a publishing rule: `aelc build` refuses it, and so does build.rs.
+    write(
+        &project,
+        "examples/pick/clean.json",
+        "{\"not\": \"an example\"}",
+    );
+    std::fs::remove_file(&compiled.glue).unwrap();
+    let refused = aelc(&["build"], &project);
+    assert_eq!(code(&refused), 1, "{}", stderr(&refused));
+    let err = aelc::build::compile_to(&project.join("ael.toml"), &out).unwrap_err();
+    let first = stderr(&refused)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let code_word = first.split(['[', ']']).nth(1).unwrap_or("?").to_owned();
+    assert!(code_word.starts_with('E'), "a diagnostic code in {first}");
+    assert!(
+        err.message.contains(&code_word),
+        "{code_word} in {}",
+        err.message
+    );
+    assert!(!compiled.glue.exists(), "nothing written");
 }

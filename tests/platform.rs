@@ -9,16 +9,19 @@
 
 #[path = "../platform/store/tests/support/pg.rs"]
 mod pg;
+#[path = "support/scratch.rs"]
+mod scratch;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aelc_runtime::money::Amount;
+use scratch::Scratch;
 use serde_json::{json, Value};
 
 const AELC: &str = env!("CARGO_BIN_EXE_aelc");
@@ -929,20 +932,30 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aelc-platform-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// A scratch folder for one test, removed when it ends.
+fn temp_dir(name: &str) -> Scratch {
+    Scratch::new("aelc-platform", name)
 }
 
-fn sqlite_url(name: &str) -> String {
-    format!(
-        "sqlite:{}",
-        temp_dir(&format!("store-{name}"))
-            .join("store.db")
-            .display()
-    )
+/// A SQLite store in a scratch folder of its own, removed with it.
+struct SqliteStore {
+    url: String,
+    _dir: Scratch,
+}
+
+impl std::ops::Deref for SqliteStore {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.url
+    }
+}
+
+fn sqlite_url(name: &str) -> SqliteStore {
+    let dir = temp_dir(&format!("store-{name}"));
+    SqliteStore {
+        url: format!("sqlite:{}", dir.join("store.db").display()),
+        _dir: dir,
+    }
 }
 
 #[test]

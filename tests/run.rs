@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 
 use scratch::Scratch;
 
-use aelc::codegen::emit::find_node;
+use aelc::driver::project::find_node;
 use aelc::driver::{self, DiskWorld};
 use aelc_runtime::exec::{prompt_text, Env, Executor, Externs, Run, Schemas};
 use aelc_runtime::model::{FinishReason, ModelAnswer, ReplayModel, Usage};

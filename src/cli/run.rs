@@ -25,16 +25,15 @@ use aelc_runtime::provider::PartKind;
 use aelc_runtime::receipt::UuidIds;
 
 use super::args::RunArgs;
-use super::build::load_project;
+use super::shown::load_project;
 use super::{read, Output, Status};
-use crate::codegen::emit::find_node;
+use crate::driver::project::find_node;
 use crate::driver::run::{node_id, schemas, ModelRouter};
-use crate::driver::DiskWorld;
 use crate::ir::{Binding, Program, Provider};
 
 pub fn run(out: &Output, args: &RunArgs) -> Status {
     let start = args.project.clone().unwrap_or_else(|| PathBuf::from("."));
-    let project = match load_project(&DiskWorld, &start) {
+    let project = match load_project(&start) {
         Ok(p) => p,
         Err(message) => return out.fatal(&message),
     };

@@ -7,16 +7,16 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::args::SchemaArgs;
-use super::build::load_project;
+use super::shown::load_project;
 use super::{Output, Status};
-use crate::codegen::emit::{find_node, json_bytes};
+use crate::codegen::emit::json_bytes;
 use crate::codegen::json_schema::{DefKeys, SchemaBuilder};
 use crate::codegen::model_schema::{model_schema, Provider};
-use crate::driver::DiskWorld;
+use crate::driver::project::find_node;
 
 pub fn run(out: &Output, args: &SchemaArgs) -> Status {
     let start = args.project.clone().unwrap_or_else(|| PathBuf::from("."));
-    let project = match load_project(&DiskWorld, &start) {
+    let project = match load_project(&start) {
         Ok(p) => p,
         Err(message) => return out.fatal(&message),
     };

@@ -3,7 +3,17 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::driver::project::{self, Project};
+use crate::driver::DiskWorld;
 use crate::source::SourceMap;
+
+/// The project at or above `start`, checked ([`project::load_project`]), its files named from
+/// the current folder.
+pub fn load_project(start: &Path) -> Result<Project, String> {
+    let mut project = project::load_project(&DiskWorld, start)?;
+    name_from_current_dir(&mut project.sources, &project.root);
+    Ok(project)
+}
 
 /// Names the files of a project (named relative to `root` by the driver) as paths from the
 /// current folder: `demo/nodes/x.node.ael` for `aelc check demo`, `x.node.ael` when run in

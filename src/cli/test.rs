@@ -11,8 +11,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::args::{MessageFormat, TestArgs};
-use super::build::{load_examples, load_project};
+use super::shown::load_project;
 use super::{Output, Status};
+use crate::driver::publish::load_examples;
 use aelc_runtime::exec::Executor;
 
 use crate::driver::replay::replay;
@@ -22,7 +23,7 @@ use crate::ir::NodeId;
 
 pub fn run(out: &Output, args: &TestArgs) -> Status {
     let start = args.path.clone().unwrap_or_else(|| PathBuf::from("."));
-    let project = match load_project(&DiskWorld, &start) {
+    let project = match load_project(&start) {
         Ok(p) => p,
         Err(message) => return out.fatal(&message),
     };

@@ -11,10 +11,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::args::{MessageFormat, ValidateArgs};
-use super::build::load_project;
+use super::shown::load_project;
 use super::{read, Output, Status};
-use crate::codegen::emit::find_node;
-use crate::driver::DiskWorld;
+use crate::driver::project::find_node;
 use aelc_runtime::exec::{Executor, Schemas};
 
 pub fn run(out: &Output, args: &ValidateArgs) -> Status {
@@ -24,7 +23,7 @@ pub fn run(out: &Output, args: &ValidateArgs) -> Status {
         _ => return out.fatal("give exactly one of --input FILE and --output FILE"),
     };
     let start = args.project.clone().unwrap_or_else(|| PathBuf::from("."));
-    let project = match load_project(&DiskWorld, &start) {
+    let project = match load_project(&start) {
         Ok(p) => p,
         Err(message) => return out.fatal(&message),
     };

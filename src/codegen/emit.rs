@@ -28,7 +28,7 @@ use super::model_schema::{model_schema, Provider};
 use super::publish::{self, Example, Place};
 use super::shared_defs;
 use crate::diagnostics::Diagnostic;
-use crate::ir::{NodeIr, NodeKind, Program};
+use crate::ir::{NodeKind, Program};
 
 /// What emitting produced: the files (empty if any error was found) and the diagnostics.
 #[derive(Clone, Debug, Default)]
@@ -44,32 +44,6 @@ pub struct Emission {
 impl Emission {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
-    }
-}
-
-/// Finds a node by `name` or `module::name` (spec §11: `NODE`).
-pub fn find_node<'p>(program: &'p Program, name: &str) -> Result<&'p NodeIr, String> {
-    let matches: Vec<&NodeIr> = program
-        .nodes
-        .iter()
-        .filter(|n| n.name == name || format!("{}::{}", n.module, n.name) == name)
-        .collect();
-    match matches.as_slice() {
-        [one] => Ok(one),
-        [] => {
-            let names: Vec<&str> = program.nodes.iter().map(|n| n.name.as_str()).collect();
-            let hint = crate::diagnostics::suggest::did_you_mean(name, names.iter().copied())
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            Err(format!("no node or agent is named `{name}`{hint}"))
-        }
-        many => Err(format!(
-            "`{name}` names several nodes; write one of {}",
-            many.iter()
-                .map(|n| format!("`{}::{}`", n.module, n.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
     }
 }
 

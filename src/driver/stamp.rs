@@ -72,6 +72,25 @@ impl<'w> Recorder<'w> {
         }
     }
 
+    /// Every file read and every folder listed so far (not the ones that were missing):
+    /// the build's inputs, for `cargo:rerun-if-changed` ([`crate::build::compile`]).
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        let answers = self.answers.borrow();
+        let mut inputs: Vec<PathBuf> = answers
+            .iter()
+            .filter(|(_, answer)| !answer.starts_with("error "))
+            .filter_map(|(question, _)| match question {
+                Question::Read(p) | Question::ReadAtMost(p, _) | Question::ReadDir(p) => {
+                    Some(PathBuf::from(p))
+                }
+                Question::IsDir(_) | Question::IsFile(_) => None,
+            })
+            .collect();
+        inputs.sort();
+        inputs.dedup();
+        inputs
+    }
+
     fn note(&self, question: Option<Question>, answer: String) {
         let Some(question) = question else {
             self.unreliable.set(true);

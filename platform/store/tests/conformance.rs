@@ -60,6 +60,9 @@ const RULES: &[(&str, Rule)] = &[
     ("receipts_commit_in_groups_all_or_nothing", |u| {
         Box::pin(receipts_commit_in_groups_all_or_nothing(u))
     }),
+    ("receipts_carry_only_the_indexes_they_use", |u| {
+        Box::pin(receipts_carry_only_the_indexes_they_use(u))
+    }),
 ];
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -1035,4 +1038,56 @@ async fn receipts_commit_in_groups_all_or_nothing(url: String) {
     assert_eq!(refused, 4);
     let stats = store.agent_stats("acme/review").await.unwrap();
     assert_eq!(stats.rejected_input, 150 + 196);
+}
+
+/// Every index of `receipts` is written by every receipt (on SQLite, a page of the log per
+/// index and commit): the table keeps its primary key, by which a receipt is found (and then
+/// checked against its tenant or mandate), and the index of an agent's success rate; no index
+/// by owner alone, which nothing reads (migration 0003). A receipt is still found by its
+/// tenant and by its mandate, and by no one else.
+async fn receipts_carry_only_the_indexes_they_use(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "acme", "0").await;
+    let mut r = receipt_of(&begin("acme", "0"), "rejected_input");
+    r.mandate = Some("acme/sandbox".to_owned());
+    store
+        .record_receipts(std::slice::from_ref(&r))
+        .await
+        .unwrap();
+    assert!(store.receipt("acme", &r.id).await.unwrap().is_some());
+    assert!(store.receipt("other", &r.id).await.unwrap().is_none());
+    assert!(store
+        .mandate_receipt("acme/sandbox", &r.id)
+        .await
+        .unwrap()
+        .is_some());
+    assert!(store
+        .mandate_receipt("acme/other", &r.id)
+        .await
+        .unwrap()
+        .is_none());
+
+    sqlx::any::install_default_drivers();
+    let (pool_url, query) = match url.strip_prefix("sqlite:") {
+        Some(path) => (
+            format!("sqlite://{path}"),
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'receipts' \
+             ORDER BY name",
+        ),
+        None => (
+            url.clone(),
+            "SELECT indexname::text FROM pg_indexes WHERE tablename = 'receipts' ORDER BY 1",
+        ),
+    };
+    let pool = sqlx::AnyPool::connect(&pool_url).await.unwrap();
+    let names: Vec<String> = sqlx::query_scalar(query).fetch_all(&pool).await.unwrap();
+    pool.close().await;
+    let primary = if url.starts_with("sqlite:") {
+        "sqlite_autoindex_receipts_1"
+    } else {
+        "receipts_pkey"
+    };
+    let mut wanted = vec!["receipts_agent_status", primary];
+    wanted.sort_unstable();
+    assert_eq!(names, wanted);
 }
