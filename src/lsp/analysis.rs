@@ -33,21 +33,11 @@ pub struct Analysis {
     pub program_is_current: bool,
 }
 
-/// The folder holding `ael.toml` above `file`, if any.
-pub fn project_root(world: &dyn World, file: &Path) -> Option<PathBuf> {
-    let mut dir = file.parent();
-    while let Some(folder) = dir {
-        if world.is_file(&folder.join("ael.toml")) {
-            return Some(folder.to_path_buf());
-        }
-        dir = folder.parent();
-    }
-    None
-}
-
 /// The key an analysis is cached under: the project folder, or the file itself.
 pub fn root_of(world: &dyn World, file: &Path) -> PathBuf {
-    project_root(world, file).unwrap_or_else(|| file.to_path_buf())
+    // The one root finder of the command line, so the editor and `aelc check` agree on
+    // which project a file belongs to.
+    driver::find_project_root(world, file).unwrap_or_else(|| file.to_path_buf())
 }
 
 impl Analysis {
