@@ -409,7 +409,7 @@ fn maps_travel_as_entries_and_come_back_as_maps() {
         .unwrap();
     let document = &schemas[i].output;
     let openai = aelc::codegen::model_schema::model_schema(
-        aelc::codegen::model_schema::Provider::OpenAi,
+        aelc::codegen::model_schema::ProviderKind::OpenAi,
         "scores",
         document,
     );
@@ -448,7 +448,7 @@ fn gemini_cuts_recursion_soundly() {
     let schemas = aelc::codegen::json_schema::node_schemas(&program);
     let i = program.nodes.iter().position(|n| n.name == "tree").unwrap();
     let v = aelc::codegen::model_schema::model_schema(
-        aelc::codegen::model_schema::Provider::Gemini,
+        aelc::codegen::model_schema::ProviderKind::Gemini,
         "tree",
         &schemas[i].output,
     );

@@ -439,3 +439,52 @@ fn import_circles_are_found() {
     let _ = fs::remove_dir_all(&dir);
     assert_eq!(circles, vec![vec!["a", "b", "c"]]);
 }
+
+/// The Rust files of every crate in the workspace that ships (the compiler, the runtime and
+/// the platform), relative to the repository.
+fn shipped_rust_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "stdlib/runtime/src", "platform"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.retain(|f| !f.components().any(|c| c.as_os_str() == "tests"));
+    files.sort();
+    files
+}
+
+/// The provider vocabulary lives once (issue 20): the `provider` words of `ael.toml` in
+/// `aelc_runtime::program::Provider` (the one table, with `replay`), and the HTTP protocols in
+/// `aelc_runtime::provider::ProviderKind`, which takes its words from that table. Codegen's
+/// model-facing variants and the executor use those two; a third enum of providers, or the
+/// words written out a second time, fails here.
+#[test]
+fn the_provider_vocabulary_lives_once() {
+    let pattern = regex::Regex::new(r"enum\s+(\w+)\s*\{[^}]*\bOpenAi\b").unwrap();
+    let words = regex::Regex::new(r#"=>\s*"(openai|anthropic|gemini|replay)""#).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut enums = Vec::new();
+    let mut spelled = Vec::new();
+    for file in shipped_rust_files() {
+        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
+        let rel = file.strip_prefix(root).unwrap().display().to_string();
+        for found in pattern.captures_iter(&text) {
+            enums.push(format!("{rel}: {}", &found[1]));
+        }
+        for found in words.captures_iter(&text) {
+            spelled.push(format!("{rel}: {}", &found[1]));
+        }
+    }
+    assert_eq!(
+        enums,
+        [
+            "stdlib/runtime/src/program.rs: Provider",
+            "stdlib/runtime/src/provider/binding.rs: ProviderKind",
+        ]
+    );
+    assert_eq!(
+        spelled,
+        ["openai", "anthropic", "gemini", "replay"]
+            .map(|w| format!("stdlib/runtime/src/program.rs: {w}"))
+    );
+}

@@ -11,7 +11,7 @@ use super::shown::load_project;
 use super::{Output, Status};
 use crate::codegen::emit::json_bytes;
 use crate::codegen::json_schema::{DefKeys, SchemaBuilder};
-use crate::codegen::model_schema::{model_schema, Provider};
+use crate::codegen::model_schema::{model_schema, ProviderKind};
 use crate::driver::project::find_node;
 
 pub fn run(out: &Output, args: &SchemaArgs) -> Status {
@@ -40,7 +40,7 @@ pub fn run(out: &Output, args: &SchemaArgs) -> Status {
         Some(_) if args.input => {
             return out.fatal("--variant applies to the output schema (the model's answer)")
         }
-        Some(name) => match Provider::parse(name) {
+        Some(name) => match ProviderKind::parse(name) {
             Some(provider) => model_schema(provider, &node.name, &document),
             None => {
                 return out.fatal(&format!(

@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::json_schema::{node_schemas, NodeSchemas};
 use super::manifest;
 use super::mcp::{self, ToolSource};
-use super::model_schema::{model_schema, Provider};
+use super::model_schema::{model_schema, ProviderKind};
 use super::publish::{self, Example, Place};
 use super::shared_defs;
 use crate::diagnostics::Diagnostic;
@@ -97,7 +97,7 @@ pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Exam
             json_bytes(&shared_defs::share(&s.output, &mut defs)),
         );
         if node.output_stage.raw_parse.is_none() {
-            for provider in Provider::ALL {
+            for provider in ProviderKind::ALL {
                 files.insert(
                     PathBuf::from(format!("model/{stem}.{}.json", provider.as_str())),
                     json_bytes(&model_schema(provider, &node.name, &s.output)),

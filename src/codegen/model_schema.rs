@@ -10,14 +10,14 @@
 //! runtime turns such a list back into the map before the pipeline decodes the answer
 //! (`aelc_runtime::provider::entries`); `W0803` says so.
 //!
-//! - [`Provider::OpenAi`] ([`openai`]): the `json_schema` object of `response_format` (`name`,
+//! - [`ProviderKind::OpenAi`] ([`openai`]): the `json_schema` object of `response_format` (`name`,
 //!   `strict`, `schema`), strict whenever the documented limits allow; past one (more than
 //!   1,000 enum values, more than 10 levels of nesting, more than 5,000 properties, …) it is
 //!   `strict: false` and `W0802` names the limit.
-//! - [`Provider::Gemini`] ([`gemini`]): the JSON Schema of `generationConfig.responseJsonSchema`,
+//! - [`ProviderKind::Gemini`] ([`gemini`]): the JSON Schema of `generationConfig.responseJsonSchema`,
 //!   with named types inlined and recursion unrolled a fixed number of levels and then cut
 //!   soundly (deeper values are not offered, never loosened); `W0804` says so.
-//! - [`Provider::Anthropic`] ([`anthropic`]): a tool `input_schema` that is also a structured
+//! - [`ProviderKind::Anthropic`] ([`anthropic`]): a tool `input_schema` that is also a structured
 //!   output `output_config.format.schema`: exactly what the SDK's `transform_schema` would send
 //!   (a fixed point of it), so nothing is stripped behind the author's back.
 //!
@@ -37,41 +37,14 @@ use aelc_runtime::provider::OutputSchema;
 use serde_json::{json, Map, Value};
 
 use super::json_schema::{DefKeys, SchemaBuilder};
-use crate::ir::{Program, Provider as IrProvider};
+use crate::ir::Program;
 
 pub use gemini::{GEMINI_KEYWORDS, GEMINI_STRING_FORMATS, GEMINI_UNROLL};
 pub use openai::{OpenAiLimits, OPENAI_FORMATS, OPENAI_KEYWORDS, OPENAI_LIMITS};
 
-/// A provider with a structured-output mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Provider {
-    OpenAi,
-    Gemini,
-    Anthropic,
-}
-
-impl Provider {
-    pub const ALL: [Provider; 3] = [Provider::OpenAi, Provider::Gemini, Provider::Anthropic];
-
-    /// The name in file names and on the command line (`--variant openai`): the binding's
-    /// `provider` word.
-    pub fn as_str(self) -> &'static str {
-        self.binding().as_str()
-    }
-
-    /// The `provider` of an `ael.toml` binding that sends this variant.
-    pub fn binding(self) -> IrProvider {
-        match self {
-            Provider::OpenAi => IrProvider::OpenAi,
-            Provider::Gemini => IrProvider::Gemini,
-            Provider::Anthropic => IrProvider::Anthropic,
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Provider> {
-        Provider::ALL.into_iter().find(|p| p.as_str() == s)
-    }
-}
+/// The providers a model-facing variant is made for: the runtime's HTTP protocols, the one
+/// list of them (its `as_str` is the binding's `provider` word).
+pub use aelc_runtime::provider::ProviderKind;
 
 /// Something a model-facing variant could not express as the output type says: the compiler
 /// reports it as a warning (`code`) on the node.
@@ -93,13 +66,13 @@ pub const WRAP_KEY: &str = aelc_runtime::provider::answer::WRAPPED;
 pub use aelc_runtime::provider::answer::wraps_root;
 
 /// The model-facing variant of an output `document` for `provider`; `name` is the node's name.
-pub fn model_schema(provider: Provider, name: &str, document: &Value) -> Value {
+pub fn model_schema(provider: ProviderKind, name: &str, document: &Value) -> Value {
     variant_with_limitations(provider, name, document).0
 }
 
 /// The model-facing variant and what it could not express.
 pub fn variant_with_limitations(
-    provider: Provider,
+    provider: ProviderKind,
     name: &str,
     document: &Value,
 ) -> (Value, Vec<Limitation>) {
@@ -117,9 +90,9 @@ pub fn variant_with_limitations(
     }
     let wrap = wraps_root(document);
     let value = match provider {
-        Provider::OpenAi => openai::variant(name, &rewritten, wrap, &mut limits),
-        Provider::Gemini => gemini::variant(&rewritten, &mut limits),
-        Provider::Anthropic => anthropic::variant(&rewritten, wrap),
+        ProviderKind::OpenAi => openai::variant(name, &rewritten, wrap, &mut limits),
+        ProviderKind::Gemini => gemini::variant(&rewritten, &mut limits),
+        ProviderKind::Anthropic => anthropic::variant(&rewritten, wrap),
     };
     (value, limits)
 }
@@ -128,7 +101,7 @@ pub fn variant_with_limitations(
 /// message (the map note is shared by all three).
 pub fn limitations(name: &str, document: &Value) -> Vec<Limitation> {
     let mut out: Vec<Limitation> = Vec::new();
-    for provider in Provider::ALL {
+    for provider in ProviderKind::ALL {
         for l in variant_with_limitations(provider, name, document).1 {
             if !out.contains(&l) {
                 out.push(l);
@@ -293,13 +266,13 @@ pub fn exec_schemas(program: &Program) -> Schemas {
 /// word, built the one way the runtime reads the emitted files
 /// ([`aelc_runtime::exec::output_schema`]).
 fn variants(name: &str, document: &Value) -> BTreeMap<String, OutputSchema> {
-    Provider::ALL
+    ProviderKind::ALL
         .into_iter()
         .map(|provider| {
             let file = model_schema(provider, name, document);
             (
                 provider.as_str().to_owned(),
-                aelc_runtime::exec::output_schema(name, provider.binding(), file, document),
+                aelc_runtime::exec::output_schema(name, provider.provider(), file, document),
             )
         })
         .collect()

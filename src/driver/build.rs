@@ -1,4 +1,4 @@
-//! The build's flow, for `aelc build` and for `build.rs` ([`crate::build::compile`]) alike:
+//! The build's flow, for `aelc build` and for `build.rs` (`aelc::build::compile`) alike:
 //! check the project, run the publishing rules, emit every file (spec §9) in memory; then the
 //! caller writes them ([`write`]: atomically, with the stamp of a clean build) or compares them
 //! with the disk. Nothing here prints: the command line renders what comes back.

@@ -73,7 +73,7 @@ impl<'w> Recorder<'w> {
     }
 
     /// Every file read and every folder listed so far (not the ones that were missing):
-    /// the build's inputs, for `cargo:rerun-if-changed` ([`crate::build::compile`]).
+    /// the build's inputs, for `cargo:rerun-if-changed` (`aelc::build::compile`).
     pub fn inputs(&self) -> Vec<PathBuf> {
         let answers = self.answers.borrow();
         let mut inputs: Vec<PathBuf> = answers

@@ -18,18 +18,33 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// Every HTTP protocol, in the order the model-facing variants are made and listed
+    /// (`model/<node>.openai.json`, `.gemini.json`, `.anthropic.json`).
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::OpenAi,
+        ProviderKind::Gemini,
+        ProviderKind::Anthropic,
+    ];
+
     /// The HTTP kind of a `provider` word; the words are [`crate::program::Provider`]'s, the
     /// one table of them.
     pub fn parse(word: &str) -> Option<ProviderKind> {
         crate::program::Provider::parse(word)?.http()
     }
 
-    pub fn as_str(self) -> &'static str {
+    /// The `provider` word of `ael.toml` that speaks this protocol.
+    pub fn provider(self) -> crate::program::Provider {
         match self {
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Gemini => "gemini",
+            ProviderKind::OpenAi => crate::program::Provider::OpenAi,
+            ProviderKind::Anthropic => crate::program::Provider::Anthropic,
+            ProviderKind::Gemini => crate::program::Provider::Gemini,
         }
+    }
+
+    /// The `provider` word (also the variant's name in file names and on the command line:
+    /// `--variant openai`).
+    pub fn as_str(self) -> &'static str {
+        self.provider().as_str()
     }
 
     pub fn default_base_url(self) -> &'static str {
