@@ -14,7 +14,6 @@ use crate::span::FileId;
 use crate::syntax::{self, ast};
 
 pub mod build;
-mod manifest;
 pub mod project;
 pub mod publish;
 pub mod replay;
@@ -344,20 +343,18 @@ impl ParsedProject {
     }
 }
 
-/// Reads `ael.toml` with the located loader of [`crate::project`], whose diagnostics are
-/// reported. When the file has errors, sema still gets what a lenient read finds (its
-/// bindings above all), so that a typo in `ael.toml` does not turn every `binding("…")` of the
-/// project into a second error.
+/// Reads `ael.toml` with [`crate::project`]'s loader, the one reader of the file, whose
+/// diagnostics are reported. Sema gets what the file says as far as it can be read
+/// ([`crate::project::Loaded::known`]: the configuration itself when it has no error), so
+/// that a typo in `ael.toml` does not turn every `binding("…")` of the project into a second
+/// error.
 fn load_manifest(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> sema::ProjectInfo {
     let loaded = crate::project::parse(id, text);
     diagnostics.extend(loaded.diagnostics);
-    match loaded.config {
-        Some(config) => sema::ProjectInfo {
-            package: config.to_ir_package(),
-            bindings: config.to_ir_bindings(),
-            limits: config.to_ir_limits(),
-        },
-        None => manifest::load(id, text).0,
+    sema::ProjectInfo {
+        package: loaded.known.to_ir_package(),
+        bindings: loaded.known.to_ir_bindings(),
+        limits: loaded.known.to_ir_limits(),
     }
 }
 

@@ -80,19 +80,28 @@ impl Default for LimitsConfig {
     }
 }
 
-/// The result of reading `ael.toml`: the configuration only if no error was found.
+/// The result of reading `ael.toml`: the configuration only if no error was found, and what
+/// could be read in any case.
 #[derive(Clone, Debug)]
 pub struct Loaded {
     pub config: Option<ProjectConfig>,
+    /// What the file says as far as it can be read, errors or not: the package as written
+    /// (empty when missing), every binding by name with what each key says (an unreadable
+    /// provider is `replay`, which calls nothing; an unreadable model empty; `accepts` the
+    /// part kinds that are known), the limits that are usable. Sema checks the modules
+    /// against it when the file has errors, so that a typo in `ael.toml` does not turn every
+    /// `binding("…")` of the project into a second error. Equal to `config` when that is some.
+    pub known: ProjectConfig,
     pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Reads `ael.toml` (`text`, registered as `file`). Never panics.
 pub fn parse(file: FileId, text: &str) -> Loaded {
-    let (config, diagnostics) = load::load(file, text);
+    let (config, known, diagnostics) = load::load(file, text);
     let has_error = diagnostics.iter().any(Diagnostic::is_error);
     Loaded {
         config: if has_error { None } else { config },
+        known,
         diagnostics,
     }
 }

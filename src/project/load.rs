@@ -48,7 +48,12 @@ struct Cx<'t> {
     diagnostics: Vec<Diagnostic>,
 }
 
-pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diagnostic>) {
+/// The configuration when every part of it is valid, what could be read of it in any case
+/// ([`super::Loaded::known`]), and every diagnostic.
+pub(super) fn load(
+    file: FileId,
+    text: &str,
+) -> (Option<ProjectConfig>, ProjectConfig, Vec<Diagnostic>) {
     let mut cx = Cx {
         file,
         text,
@@ -67,15 +72,26 @@ pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                 ),
         );
     }
+    let mut known = ProjectConfig {
+        package: PackageConfig {
+            name: String::new(),
+            version: String::new(),
+            description: None,
+        },
+        bindings: BTreeMap::new(),
+        limits: LimitsConfig::default(),
+    };
     if !errors.is_empty() {
-        return (None, cx.diagnostics);
+        return (None, known, cx.diagnostics);
     }
     let root = root.get_ref();
     cx.unknown_keys(root, TOP_KEYS, "at the top of ael.toml");
     let package = match root.get("package") {
-        Some(value) => cx
-            .table(value, "package")
-            .and_then(|t| cx.package(t, value)),
+        Some(value) => cx.table(value, "package").and_then(|t| {
+            let (package, as_written) = cx.package(t, value);
+            known.package = as_written;
+            package
+        }),
         None => {
             cx.diagnostics.push(
                 Diagnostic::new("E0603", "ael.toml has no `[package]` table")
@@ -99,12 +115,29 @@ pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diag
                             .primary(span, "not an identifier")
                             .help("a binding is named in AEL as `binding(\"name\")`: use letters, digits and `_`, not starting with a digit"),
                     );
+                    // Known all the same (read without a word more about it): its uses are
+                    // not also unknown bindings.
+                    let mut quiet = Cx {
+                        file,
+                        text,
+                        diagnostics: Vec::new(),
+                    };
+                    if let Some(body) = quiet.table(binding, "") {
+                        let (_, as_written) = quiet.binding(body, binding, span);
+                        known
+                            .bindings
+                            .insert(name.get_ref().to_string(), as_written);
+                    }
                     continue;
                 }
                 let Some(body) = cx.table(binding, &format!("bindings.{}", name.get_ref())) else {
                     continue;
                 };
-                if let Some(config) = cx.binding(body, binding, span) {
+                let (config, as_written) = cx.binding(body, binding, span);
+                known
+                    .bindings
+                    .insert(name.get_ref().to_string(), as_written);
+                if let Some(config) = config {
                     bindings.insert(name.get_ref().to_string(), config);
                 }
             }
@@ -114,6 +147,9 @@ pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         Some(value) => cx.table(value, "limits").map(|t| cx.limits(t)),
         None => Some(LimitsConfig::default()),
     };
+    if let Some(limits) = &limits {
+        known.limits = limits.clone();
+    }
     let config = match (package, limits) {
         (Some(package), Some(limits)) => Some(ProjectConfig {
             package,
@@ -122,7 +158,7 @@ pub(super) fn load(file: FileId, text: &str) -> (Option<ProjectConfig>, Vec<Diag
         }),
         _ => None,
     };
-    (config, cx.diagnostics)
+    (config, known, cx.diagnostics)
 }
 
 impl Cx<'_> {
@@ -208,7 +244,12 @@ impl Cx<'_> {
         }
     }
 
-    fn package(&mut self, table: &DeTable<'_>, value: &Value<'_>) -> Option<PackageConfig> {
+    /// `[package]` when valid, and as written in any case.
+    fn package(
+        &mut self,
+        table: &DeTable<'_>,
+        value: &Value<'_>,
+    ) -> (Option<PackageConfig>, PackageConfig) {
         self.unknown_keys(table, PACKAGE_KEYS, "in `[package]`");
         let at = self.table_span(value);
         let name = self.string(table, "name");
@@ -220,8 +261,14 @@ impl Cx<'_> {
         if version.is_none() && table.get("version").is_none() {
             self.missing(at, "package", "version", "\"0.1.0\"");
         }
-        let (name, name_span) = name?;
-        let (version, version_span) = version?;
+        let as_written = PackageConfig {
+            name: name.map(|(n, _)| n.to_owned()).unwrap_or_default(),
+            version: version.map(|(v, _)| v.to_owned()).unwrap_or_default(),
+            description: description.clone(),
+        };
+        let (Some((name, name_span)), Some((version, version_span))) = (name, version) else {
+            return (None, as_written);
+        };
         let mut ok = true;
         if let Err(why) = values::package_name(name) {
             ok = false;
@@ -242,11 +289,7 @@ impl Cx<'_> {
                 .help("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\" or \"1.0.0-beta.1\""),
             );
         }
-        ok.then(|| PackageConfig {
-            name: name.to_owned(),
-            version: version.to_owned(),
-            description,
-        })
+        (ok.then(|| as_written.clone()), as_written)
     }
 
     fn binding(
@@ -254,7 +297,7 @@ impl Cx<'_> {
         table: &DeTable<'_>,
         value: &Value<'_>,
         name_span: Span,
-    ) -> Option<BindingConfig> {
+    ) -> (Option<BindingConfig>, BindingConfig) {
         self.unknown_keys(table, BINDING_KEYS, "in a binding");
         let at = self.table_span(value);
         let at = if at.is_empty() { name_span } else { at };
@@ -338,9 +381,9 @@ impl Cx<'_> {
             }
             None => None,
         };
-        let accepts = match table.get("accepts") {
+        let (accepts, known_kinds) = match table.get("accepts") {
             Some(value) => self.accepts(value),
-            None => Some(vec![PartKind::Text]),
+            None => (Some(vec![PartKind::Text]), vec![PartKind::Text]),
         };
         let price = match table.get("price") {
             Some(value) => match self.table(value, "price") {
@@ -350,19 +393,25 @@ impl Cx<'_> {
             None => Some(None),
         };
         let constrain = self.constrain(table, provider);
-        if !ok {
-            return None;
-        }
-        Some(BindingConfig {
+        // An unreadable provider is `replay`: it calls nothing, and what is wrong with the
+        // binding is reported above.
+        let as_written = BindingConfig {
             span: name_span,
-            provider: provider?,
-            model: model?,
+            provider: provider.unwrap_or(Provider::Replay),
+            model: model.clone().unwrap_or_default(),
             base_url,
             api_key_env,
-            accepts: accepts?,
-            price: price?,
-            constrain: constrain?,
-        })
+            accepts: known_kinds,
+            price: price.clone().flatten(),
+            constrain: constrain.clone().flatten(),
+        };
+        let valid = ok
+            && provider.is_some()
+            && model.is_some()
+            && accepts.is_some()
+            && price.is_some()
+            && constrain.is_some();
+        (valid.then(|| as_written.clone()), as_written)
     }
 
     /// `constrain = "grammar" | "schema" | "output_format" | "none"`; a grammar needs an
@@ -402,10 +451,12 @@ impl Cx<'_> {
         Some(Some(word.to_owned()))
     }
 
-    fn accepts(&mut self, value: &Value<'_>) -> Option<Vec<PartKind>> {
+    /// The part kinds when every one is known, and the known ones in any case (`text` alone
+    /// when `accepts` is not an array).
+    fn accepts(&mut self, value: &Value<'_>) -> (Option<Vec<PartKind>>, Vec<PartKind>) {
         let DeValue::Array(items) = value.get_ref() else {
             self.wrong_type(value, "accepts", "an array of part kinds");
-            return None;
+            return (None, vec![PartKind::Text]);
         };
         let mut kinds = Vec::new();
         let mut ok = true;
@@ -439,7 +490,7 @@ impl Cx<'_> {
                 }
             }
         }
-        ok.then_some(kinds)
+        (ok.then(|| kinds.clone()), kinds)
     }
 
     fn price(&mut self, table: &DeTable<'_>, value: &Value<'_>) -> Option<PriceConfig> {

@@ -37,6 +37,10 @@ fn the_spec_example_loads() {
     let loaded = parse(file, GOOD_FULL);
     assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
     let config = loaded.config.unwrap();
+    assert_eq!(
+        config, loaded.known,
+        "what is known of a valid file is the file"
+    );
     assert_eq!(config.package.name, "acme/review");
     assert_eq!(config.limits.max_input_bytes, 2_097_152);
     let binding = &config.bindings["primary_model"];
@@ -266,3 +270,48 @@ bad!(
         "[bindings.m]\nprovider = \"anthropic\"\nmodel = \"m\"\nconstrain = \"grammar\"\n"
     )
 );
+
+/// A file with errors still says what it can (`Loaded::known`, which sema checks the modules
+/// against): the package as written, every binding by name — a bad name, an unknown provider
+/// (then `replay`, which calls nothing), a part kind that does not exist (the known ones
+/// kept) — and no configuration.
+#[test]
+fn a_file_with_errors_still_says_what_it_can() {
+    let text = r#"[package]
+name = "Not A Name"
+version = "0.1.0"
+
+[bindings.fast]
+provider = "openia"
+model = "m"
+accepts = ["text", "imgae", "image"]
+
+[bindings.bad-name]
+provider = "openai"
+model = "gpt"
+
+[limits]
+max_input_bytes = 4096
+"#;
+    let mut sources = SourceMap::new();
+    let file = sources.add("ael.toml", text);
+    let loaded = parse(file, text);
+    assert!(loaded.config.is_none());
+    let mut codes: Vec<&str> = loaded.diagnostics.iter().map(|d| d.code).collect();
+    codes.sort_unstable();
+    assert_eq!(codes, ["E0605", "E0607", "E0608", "E0611"]);
+    let known = &loaded.known;
+    assert_eq!(known.package.name, "Not A Name");
+    assert_eq!(known.limits.max_input_bytes, 4096);
+    let names: Vec<&str> = known.bindings.keys().map(String::as_str).collect();
+    assert_eq!(names, ["bad-name", "fast"]);
+    let fast = &known.bindings["fast"];
+    assert_eq!(fast.provider, Provider::Replay);
+    assert_eq!(fast.model, "m");
+    assert_eq!(fast.accepts, [PartKind::Text, PartKind::Image]);
+    assert_eq!(known.bindings["bad-name"].provider, Provider::OpenAi);
+
+    // Not TOML at all: nothing is known.
+    let broken = parse(file, "[package\nname = 1");
+    assert!(broken.known.bindings.is_empty() && broken.known.package.name.is_empty());
+}
