@@ -38,6 +38,15 @@ pub struct Label {
     pub primary: bool,
 }
 
+/// An edit that fixes a diagnostic: `replacement` instead of the text at `span`. The language
+/// server offers it as a quick fix (a code action); the command line shows the same fix in the
+/// diagnostic's help.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub span: Span,
+    pub replacement: String,
+}
+
 /// One finding: a stable code, what is wrong, where, and how to fix it when a fix is known.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -50,6 +59,8 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
     /// A concrete fix, rendered as `= help: …`.
     pub help: Option<String>,
+    /// The fix as an edit, when the help names one that can be applied as it is.
+    pub fixes: Vec<Fix>,
 }
 
 impl Diagnostic {
@@ -67,6 +78,7 @@ impl Diagnostic {
             labels: Vec::new(),
             notes: Vec::new(),
             help: None,
+            fixes: Vec::new(),
         }
     }
 
@@ -97,6 +109,22 @@ impl Diagnostic {
 
     pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
         self.help = Some(bounded(help.into()));
+        self
+    }
+
+    /// "did you mean `suggestion`?": the help, and the edit that writes `suggestion` at `span`
+    /// (the misspelt word, exactly).
+    pub fn did_you_mean(self, span: Span, suggestion: &str) -> Diagnostic {
+        self.help(format!("did you mean `{suggestion}`?"))
+            .fix(span, suggestion)
+    }
+
+    /// Adds an edit that fixes the diagnostic (see [`Fix`]).
+    pub fn fix(mut self, span: Span, replacement: impl Into<String>) -> Diagnostic {
+        self.fixes.push(Fix {
+            span,
+            replacement: replacement.into(),
+        });
         self
     }
 

@@ -1871,3 +1871,64 @@ fn renaming_a_field_renames_the_keys_of_example_files_at_the_right_depth() {
     );
     assert_eq!(client.stop(), 0);
 }
+
+/// `textDocument/codeAction` at a range.
+fn code_actions(
+    client: &mut Client,
+    uri: &str,
+    (line, character): (u32, u32),
+    shown: &[Value],
+) -> Value {
+    let at = json!({"line": line, "character": character});
+    client.request(
+        "textDocument/codeAction",
+        json!({
+            "textDocument": {"uri": uri},
+            "range": {"start": at, "end": at},
+            "context": {"diagnostics": shown}
+        }),
+    )
+}
+
+/// A diagnostic whose help names the fix comes with it as a quick fix: a misspelt type is
+/// replaced by the one in scope (just the name), a misspelt provider in `ael.toml` by the
+/// provider, in the quotes it was written with; nowhere else is anything offered.
+#[test]
+fn quick_fixes_replace_what_did_you_mean_names() {
+    let project = Project::new("code-actions");
+    let mut client = Client::initialized(&project);
+    let uri = project.uri("nodes/review.node.ael");
+    let typo = NODE.replacen("request: ReviewRequest", "request: ReviewRequst", 1);
+    client.open(&uri, &typo);
+    let shown = client.diagnostics(&uri, |d| codes(d).contains(&"E0204".to_owned()));
+    let at = pos(&typo, "ReviewRequst", 0);
+    let actions = code_actions(&mut client, &uri, (at.0, at.1 + 3), &shown);
+    assert_eq!(actions.as_array().map(Vec::len), Some(1), "{actions}");
+    let action = &actions[0];
+    assert_eq!(action["kind"], "quickfix");
+    assert_eq!(action["isPreferred"], true);
+    assert_eq!(action["title"], "Replace with `ReviewRequest`");
+    assert_eq!(action["diagnostics"][0]["code"], "E0204");
+    let edit = &action["edit"]["changes"][&uri][0];
+    assert_eq!(edit["newText"], "ReviewRequest");
+    assert_eq!(
+        edit["range"]["start"],
+        json!({"line": at.0, "character": at.1})
+    );
+    assert_eq!(
+        edit["range"]["end"],
+        json!({"line": at.0, "character": at.1 + "ReviewRequst".len() as u32})
+    );
+    let elsewhere = code_actions(&mut client, &uri, (0, 0), &[]);
+    assert_eq!(elsewhere, json!([]));
+
+    let manifest = project.uri("ael.toml");
+    let toml = MANIFEST.replace("provider = \"openai\"", "provider = \"openia\"");
+    client.open(&manifest, &toml);
+    client.diagnostics(&manifest, |d| codes(d).contains(&"E0607".to_owned()));
+    let at = pos(&toml, "\"openia\"", 0);
+    let actions = code_actions(&mut client, &manifest, at, &[]);
+    let edit = &actions[0]["edit"]["changes"][&manifest][0];
+    assert_eq!(edit["newText"], "\"openai\"", "{actions}");
+    assert_eq!(client.stop(), 0);
+}

@@ -4,6 +4,7 @@
 //! loop ([`super::server`]) decodes the parameters, runs it under `catch_unwind` and encodes the
 //! answer, so a handler only answers its question.
 
+pub mod code_action;
 pub mod completion;
 pub mod definition;
 pub mod formatting;
@@ -15,9 +16,10 @@ pub mod symbols;
 pub mod workspace_symbols;
 
 use lsp_types::{
-    CompletionOptions, HoverProviderCapability, OneOf, RenameOptions, SaveOptions,
-    SemanticTokensFullOptions, SemanticTokensOptions, SemanticTokensServerCapabilities,
-    ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
+    HoverProviderCapability, OneOf, RenameOptions, SaveOptions, SemanticTokensFullOptions,
+    SemanticTokensOptions, SemanticTokensServerCapabilities, ServerCapabilities,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
     TextDocumentSyncSaveOptions, WorkDoneProgressOptions,
 };
 
@@ -40,6 +42,10 @@ pub fn capabilities() -> ServerCapabilities {
             trigger_characters: Some(vec![".".into(), "\"".into(), " ".into()]),
             ..Default::default()
         }),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            ..Default::default()
+        })),
         document_symbol_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         document_formatting_provider: Some(OneOf::Left(true)),

@@ -297,6 +297,9 @@ impl Server {
                 params,
                 handlers::workspace_symbols::handle,
             ),
+            req::CodeActionRequest::METHOD => {
+                run::<req::CodeActionRequest>(self, params, handlers::code_action::handle)
+            }
             req::Formatting::METHOD => {
                 run::<req::Formatting>(self, params, handlers::formatting::handle)
             }

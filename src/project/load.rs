@@ -168,6 +168,19 @@ impl Cx<'_> {
         Span::new(self.file, start..end)
     }
 
+    /// `word` written as the key or string at `span` is: in the same quotes when it is quoted
+    /// (`"openai"` for `"openia"`, `'text'` for `'txt'`), bare otherwise (a bare key).
+    fn quoted_as_written(&self, span: Span, word: &str) -> String {
+        let written = self
+            .text
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("");
+        match written.chars().next() {
+            Some(quote @ ('"' | '\'')) => format!("{quote}{word}{quote}"),
+            _ => word.to_owned(),
+        }
+    }
+
     /// The text of a value as written (for exact decimals).
     fn written(&self, value: &Value<'_>) -> &str {
         self.text.get(value.span()).unwrap_or("").trim()
@@ -196,7 +209,10 @@ impl Cx<'_> {
             let mut d = Diagnostic::new("E0601", format!("unknown key `{}` {place}", quoted(name)))
                 .primary(span, "not a known key");
             d = match did_you_mean(name, known.iter().copied()) {
-                Some(close) => d.help(format!("did you mean `{close}`?")),
+                Some(close) => {
+                    let fixed = self.quoted_as_written(span, close);
+                    d.help(format!("did you mean `{close}`?")).fix(span, fixed)
+                }
                 None => d.help(format!("the keys here are: {}", known.join(", "))),
             };
             self.diagnostics.push(d);
@@ -310,7 +326,10 @@ impl Cx<'_> {
                         Diagnostic::new("E0607", format!("unknown provider `{}`", quoted(text)))
                             .primary(span, "not a provider");
                     d = match did_you_mean(text, Provider::ALL.iter().map(|p| p.as_str())) {
-                        Some(close) => d.help(format!("did you mean `{close}`?")),
+                        Some(close) => {
+                            let fixed = self.quoted_as_written(span, close);
+                            d.help(format!("did you mean `{close}`?")).fix(span, fixed)
+                        }
                         None => d.help(format!(
                             "the providers are {} (`openai` is any OpenAI-compatible endpoint)",
                             Provider::ALL
@@ -483,7 +502,10 @@ impl Cx<'_> {
                         Diagnostic::new("E0608", format!("unknown part kind `{}`", quoted(text)))
                             .primary(span, "not a part kind");
                     d = match did_you_mean(text, PartKind::ALL.iter().map(|k| k.as_str())) {
-                        Some(close) => d.help(format!("did you mean `{close}`?")),
+                        Some(close) => {
+                            let fixed = self.quoted_as_written(span, close);
+                            d.help(format!("did you mean `{close}`?")).fix(span, fixed)
+                        }
                         None => d.help("the part kinds are text, image, audio, video and file"),
                     };
                     self.diagnostics.push(d);

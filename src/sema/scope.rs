@@ -266,7 +266,9 @@ impl Cx<'_, '_> {
         let mut d = Diagnostic::new(code, format!("unknown {what} `{text}`"))
             .primary(path.span, format!("no {what} of this name is in scope"));
         if let Some(s) = did_you_mean(name, candidates.iter().map(String::as_str)) {
-            d = d.help(format!("did you mean `{s}`?"));
+            // The last segment is the misspelt name (`module::Nmae`).
+            let at = path.last().map_or(path.span, |l| l.span);
+            d = d.did_you_mean(at, s);
         } else if path.segments.len() == 1 {
             d = d.help(format!(
                 "declare the {what} or import it with `use module::{name};`"

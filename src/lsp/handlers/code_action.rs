@@ -1,0 +1,74 @@
+//! `textDocument/codeAction`: the quick fixes of the diagnostics at the requested range — each
+//! diagnostic's [`crate::diagnostics::Fix`] edits (a misspelt name, key or provider replaced
+//! by the one its "did you mean" names), offered as preferred `quickfix` actions.
+
+use std::collections::HashMap;
+
+use lsp_types::{
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
+    NumberOrString, TextEdit, WorkspaceEdit,
+};
+
+use crate::lsp::publish;
+use crate::lsp::server::{HandlerError, HandlerResult, Server};
+use crate::lsp::uri;
+
+pub fn handle(
+    server: &mut Server,
+    params: CodeActionParams,
+) -> HandlerResult<Option<CodeActionResponse>> {
+    let path = uri::to_path(&params.text_document.uri)
+        .ok_or_else(|| HandlerError::invalid_params("only file:// documents are analysed"))?;
+    let wanted = params.range;
+    let encoding = server.encoding;
+    let analysis = server.analysis(&path);
+    let Some(file) = analysis.file_id(&path) else {
+        return Ok(None);
+    };
+    let mut actions = Vec::new();
+    for diagnostic in &analysis.compilation.diagnostics {
+        let Some(span) = diagnostic.primary_span().filter(|s| s.file == file) else {
+            continue;
+        };
+        let Some(range) = publish::range(analysis, encoding, span) else {
+            continue;
+        };
+        // The diagnostic's range touches the requested one (a cursor inside it included).
+        if range.end < wanted.start || wanted.end < range.start {
+            continue;
+        }
+        for fix in &diagnostic.fixes {
+            let Some(location) = publish::location(analysis, encoding, fix.span) else {
+                continue;
+            };
+            let edit = TextEdit {
+                range: location.range,
+                new_text: fix.replacement.clone(),
+            };
+            // The client's own copy of the diagnostic, when it sent one, so it can tie the
+            // action to what it shows.
+            let shown = params
+                .context
+                .diagnostics
+                .iter()
+                .filter(|d| {
+                    d.range == range
+                        && d.code == Some(NumberOrString::String(diagnostic.code.to_owned()))
+                })
+                .cloned()
+                .collect::<Vec<_>>();
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!("Replace with `{}`", fix.replacement),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: (!shown.is_empty()).then_some(shown),
+                edit: Some(WorkspaceEdit {
+                    changes: Some(HashMap::from([(location.uri, vec![edit])])),
+                    ..Default::default()
+                }),
+                is_preferred: Some(true),
+                ..Default::default()
+            }));
+        }
+    }
+    Ok(Some(actions))
+}
