@@ -123,7 +123,11 @@ fn layers_point_one_way() {
 fn the_runtime_turns_on_no_preserve_order() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib/runtime/Cargo.toml");
     let text = fs::read_to_string(&manifest).unwrap_or_default();
-    assert!(text.contains("[dependencies]"), "{} is read", manifest.display());
+    assert!(
+        text.contains("[dependencies]"),
+        "{} is read",
+        manifest.display()
+    );
     let turned_on: Vec<&str> = text
         .lines()
         .filter(|l| !l.trim_start().starts_with('#') && l.contains("preserve_order"))
