@@ -1,6 +1,6 @@
 //! Tidy checks: the layer arrows of `src/lib.rs` hold, the run-time side (runtime, store,
-//! gateway, MCP server) never needs the compiler, and no crate's modules use each other in a
-//! circle.
+//! gateway, MCP server) never needs the compiler, the runtime turns on no `preserve_order`, and
+//! no crate's modules use each other in a circle.
 //!
 //! Each top-level module of `src/` has a rank; a file may use `crate::m` only for a module of a
 //! lower or equal rank. Codegen additionally never touches the syntax layer or sema (it never
@@ -112,6 +112,31 @@ fn layers_point_one_way() {
         }
     }
     assert!(wrong.is_empty(), "layer violations:\n{}", wrong.join("\n"));
+}
+
+/// Issue 23: the runtime turns on no `preserve_order` (serde_json's, or schemars' or any
+/// other crate's that turns serde_json's on): a feature a library turns on is on for every
+/// binary linking it, and this one slowed an unrelated `serde_json::Value` path by 15–30%.
+/// The runtime's ordered documents are its own `ordered::Json`. (`cargo tree -p aelc-runtime
+/// -e features | grep preserve_order` says the same of the resolved build.)
+#[test]
+fn the_runtime_turns_on_no_preserve_order() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib/runtime/Cargo.toml");
+    let text = fs::read_to_string(&manifest).unwrap_or_default();
+    assert!(
+        text.contains("[dependencies]"),
+        "{} is read",
+        manifest.display()
+    );
+    let turned_on: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && l.contains("preserve_order"))
+        .collect();
+    assert!(
+        turned_on.is_empty(),
+        "{} turns on preserve_order: {turned_on:?}",
+        manifest.display()
+    );
 }
 
 /// The run-time side (the runtime, the store, the gateway, the MCP server) loads programs from

@@ -253,7 +253,8 @@ pub fn exec_schemas(program: &Program) -> Schemas {
                     .then(|| super::grammar::node_grammars(program, node).map(|g| g.gbnf))
                     .flatten();
                 NodeSchemas {
-                    document,
+                    // In the builder's key order (the root crate's `serde_json` keeps it).
+                    document: document.into(),
                     variants,
                     grammar,
                 }

@@ -12,7 +12,11 @@
 //!   of `str`;
 //! - `schema`: `serde_json::Value` + the `jsonschema` crate on an equivalent hand-written schema
 //!   (patterns on the `regex` engine);
-//! - `pipeline`: steps 3–7 (`Pipeline::process`: decode, one output check, no transform, accept).
+//! - `pipeline`: steps 3–7 (`Pipeline::process`: decode, one output check, no transform, accept);
+//! - `pydantic`: pydantic v2's `Review.model_validate_json` on the same bytes, with models of the
+//!   same bounds (`benches/pydantic_review.py`), when `PYDANTIC_PYTHON` names a Python that has
+//!   pydantic (`PYDANTIC_PYTHON=/tmp/bench-venv/bin/python`). It runs in its own process, which
+//!   times each sample itself, in turn with the others in every round.
 //!
 //! Each round times every contender once per payload (a sample of about 40 ms, so a busy
 //! machine's scheduling hits few of them), in an order that rotates per round, so drift of the
@@ -32,12 +36,15 @@ use aelc_runtime::expr::{BinaryOp, Check, Expr, FnDef, Method, Param, Require};
 use aelc_runtime::model::FinishReason;
 use aelc_runtime::pipeline::Pipeline;
 use aelc_runtime::stage::{Arg, IrStage, StageCheck};
-use aelc_runtime::testing::rounds::{interleaved, median, median_ratio, micros, seconds};
+use aelc_runtime::testing::rounds::{interleaved_timed, median, median_ratio, micros, seconds};
 use aelc_runtime::testing::{model_output_json, named, review_json, review_types, REVIEW};
 use aelc_runtime::validate::Validator;
 use aelc_runtime::value::Value;
 use serde::Deserialize;
 use std::hint::black_box;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 #[allow(dead_code)] // fields are read by nobody: the point is building them
 #[derive(Deserialize)]
@@ -223,11 +230,21 @@ pub(crate) fn main() {
             ("large", payload(4500), 10),
         ]
     };
+    let mut pydantic = match std::env::var("PYDANTIC_PYTHON") {
+        Ok(python) => match Pydantic::start(&python, &payloads) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("the pydantic contender does not start: {e}");
+                std::process::exit(2);
+            }
+        },
+        Err(_) => None,
+    };
     println!(
         "decode benchmark: {rounds} rounds, median of per-round ratios (lower ours/serde is better)"
     );
     println!(
-        "{:<7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11} {:>14} {:>11} {:>13}",
+        "{:<7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11} {:>14} {:>11} {:>11} {:>13} {:>14}",
         "payload",
         "bytes",
         "ours",
@@ -236,10 +253,13 @@ pub(crate) fn main() {
         "serde-str",
         "schema",
         "pipe3-7",
+        "pydantic",
         "ours/serde",
         "str/serde-str",
+        "schema/ours",
         "schema/str",
-        "pipeline/str"
+        "pipeline/str",
+        "pydantic/ours"
     );
     for (name, doc, iters) in &payloads {
         // Every contender must accept the payload, or the comparison means nothing.
@@ -248,11 +268,22 @@ pub(crate) fn main() {
             eprintln!("{name}: a contender rejects the payload: {CONTENDERS:?} {accepted:?}");
             std::process::exit(1);
         }
-        let [ours, text, serde, serde_text, schema, pipe] = interleaved::<6>(rounds, *iters, |k| {
-            black_box(run(k, black_box(doc)));
-        });
+        let [ours, text, serde, serde_text, schema, pipe, py] =
+            interleaved_timed::<7>(rounds, *iters, |k, iters| match (k, &mut pydantic) {
+                // pydantic is about 5x slower: a quarter of the calls keeps its sample as long.
+                (6, Some(p)) => p.sample(name, (iters / 4).max(1)),
+                (6, None) => f64::NAN,
+                _ => seconds(iters, || {
+                    black_box(run(k, black_box(doc)));
+                }),
+            });
+        let (py_time, py_ratio) = if pydantic.is_some() {
+            (micros(&py), format!("{:.2}x", median_ratio(&py, &ours)))
+        } else {
+            ("-".to_owned(), "-".to_owned())
+        };
         println!(
-            "{:<7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10.3}x {:>13.3}x {:>10.2}x {:>12.3}x",
+            "{:<7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11} {:>10.3}x {:>13.3}x {:>10.2}x {:>10.2}x {:>12.3}x {:>14}",
             name,
             doc.len(),
             micros(&ours),
@@ -261,12 +292,16 @@ pub(crate) fn main() {
             micros(&serde_text),
             micros(&schema),
             micros(&pipe),
+            py_time,
             median_ratio(&ours, &serde),
             median_ratio(&text, &serde_text),
+            median_ratio(&schema, &ours),
             median_ratio(&schema, &text),
             median_ratio(&pipe, &text),
+            py_ratio,
         );
     }
+    drop(pydantic);
     hostile(rounds);
 }
 
@@ -286,6 +321,77 @@ fn profile(request: &str, run: &mut dyn FnMut(usize, &str) -> bool) {
     let doc = model_output_json(copies);
     for _ in 0..runs {
         black_box(run(which, black_box(&doc)));
+    }
+}
+
+/// The pydantic contender: `benches/pydantic_review.py` in a child process, reading the
+/// payloads from files it is given and timing one sample per request.
+struct Pydantic {
+    child: Child,
+    requests: ChildStdin,
+    answers: BufReader<ChildStdout>,
+    folder: PathBuf,
+}
+
+impl Pydantic {
+    fn start(python: &str, payloads: &[(&str, String, u32)]) -> Result<Pydantic, String> {
+        let folder = std::env::temp_dir().join(format!("aelc-decode-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        for (name, doc, _) in payloads {
+            let path = folder.join(format!("{name}.json"));
+            std::fs::write(&path, doc).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/pydantic_review.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .arg(&folder)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{python}: {e}"))?;
+        let (Some(requests), Some(answers)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("no pipes to the child".to_owned());
+        };
+        let mut contender = Pydantic {
+            child,
+            requests,
+            answers: BufReader::new(answers),
+            folder,
+        };
+        // The script validates every payload before it says it is ready.
+        match contender.answer() {
+            Some(line) if line.starts_with("ready") => Ok(contender),
+            _ => Err(format!(
+                "{script} did not get ready (is pydantic v2 installed for {python}?)"
+            )),
+        }
+    }
+
+    fn answer(&mut self) -> Option<String> {
+        let mut line = String::new();
+        match self.answers.read_line(&mut line) {
+            Ok(n) if n > 0 => Some(line.trim().to_owned()),
+            _ => None,
+        }
+    }
+
+    /// Mean seconds per `model_validate_json` call over `iters` calls (NaN if the child failed).
+    fn sample(&mut self, payload: &str, iters: u32) -> f64 {
+        if writeln!(self.requests, "{payload} {iters}").is_err() || self.requests.flush().is_err() {
+            return f64::NAN;
+        }
+        self.answer()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(f64::NAN)
+    }
+}
+
+impl Drop for Pydantic {
+    fn drop(&mut self) {
+        // The script waits for requests until its stdin closes: ended here instead.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.folder);
     }
 }
 

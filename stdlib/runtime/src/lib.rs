@@ -22,6 +22,8 @@
 //! - [`media`]: the JSON shape of media references; [`files`]: the file store behind them
 //!   (content-addressed, tenant and expiry checked on every use); [`format`]: `@format`
 //!   validators.
+//! - [`ordered`]: JSON whose objects keep their key order (output schemas, provider bodies),
+//!   without `serde_json`'s `preserve_order` feature.
 //! - [`stream`]: streams at run time, a bounded buffer enforcing every limit of spec §7.1.
 //!
 //! This crate never depends on `aelc`; `aelc` and generated glue depend on it.
@@ -42,6 +44,7 @@ pub mod media;
 pub mod meter;
 pub mod model;
 pub mod money;
+pub mod ordered;
 pub mod pipeline;
 pub mod prescan;
 pub mod program;

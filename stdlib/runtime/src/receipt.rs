@@ -162,7 +162,12 @@ impl Receipt {
     }
 }
 
-/// The published JSON Schema of receipts (draft 2020-12).
+/// The published JSON Schema of receipts (draft 2020-12), every object's keys sorted: schemars
+/// builds it in a `serde_json` map, whose order is the declaration order only where some crate
+/// turned on `serde_json`'s `preserve_order`, so sorting gives the same document in every build
+/// (the runtime does not turn that feature on, issue 23).
 pub fn receipt_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(Receipt)).unwrap_or_default()
+    let mut schema = serde_json::to_value(schemars::schema_for!(Receipt)).unwrap_or_default();
+    schema.sort_all_objects();
+    schema
 }

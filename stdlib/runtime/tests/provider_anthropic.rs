@@ -48,7 +48,7 @@ fn request(max_answer: u64) -> ModelRequest {
     );
     request.output_schema = Some(OutputSchema {
         name: "nodes::review".into(),
-        schema: schema(),
+        schema: schema().into(),
         strict: true,
         wrapped: false,
         maps: None,
@@ -304,7 +304,7 @@ fn a_wrapped_schema_is_sent_as_it_is_and_the_answer_unwrapped() {
     });
     asked.output_schema = Some(OutputSchema {
         name: "tags".into(),
-        schema: wrapped.clone(),
+        schema: wrapped.clone().into(),
         strict: true,
         wrapped: true,
         maps: None,
@@ -386,7 +386,7 @@ fn structured_outputs_send_output_config_and_read_the_text() {
     });
     asked.output_schema = Some(OutputSchema {
         name: "scores".into(),
-        schema: wrapped.clone(),
+        schema: wrapped.clone().into(),
         strict: true,
         wrapped: true,
         maps: Some(document),

@@ -37,17 +37,16 @@ fn provider(server: &Server, stream: bool) -> Box<dyn Provider> {
 fn schema() -> OutputSchema {
     OutputSchema {
         name: "review".into(),
-        schema: json!({
-            "type": "object",
-            "properties": {"summary": {"type": "string"}},
-            "required": ["summary"],
-            "additionalProperties": false,
-        }),
+        // Read from text, so that its key order is the one written here in every build.
+        schema: serde_json::from_str(SCHEMA).expect("a schema"),
         strict: true,
         wrapped: false,
         maps: None,
     }
 }
+
+/// The output schema of `schema()`, its keys deliberately not sorted.
+const SCHEMA: &str = r#"{"type":"object","properties":{"summary":{"type":"string"},"score":{"type":"number"}},"required":["summary","score"],"additionalProperties":false}"#;
 
 fn request(max_answer: u64) -> ModelRequest {
     let mut request = ModelRequest::new(
@@ -146,6 +145,17 @@ fn a_plain_answer_and_the_request_shape() {
             },
             "stream": false,
         })
+    );
+    // The members in the order the provider writes them, and the schema's in its own: a
+    // model generates the properties in the order its schema lists them (issue 23: the
+    // runtime keeps this order without `serde_json`'s `preserve_order`).
+    assert_eq!(
+        sent.text,
+        format!(
+            "{}{SCHEMA}{}",
+            r#"{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You review documents."},{"role":"user","content":"Review this: hello"}],"temperature":0.2,"max_tokens":590,"response_format":{"type":"json_schema","json_schema":{"name":"review","strict":true,"schema":"#,
+            r#"}},"stream":false}"#
+        )
     );
 }
 
@@ -572,7 +582,8 @@ fn a_wrapped_schema_is_unwrapped_from_the_answer() {
             "properties": {"value": {"type": "array", "items": {"type": "string"}}},
             "required": ["value"],
             "additionalProperties": false,
-        }),
+        })
+        .into(),
         strict: true,
         wrapped: true,
         maps: None,
@@ -600,7 +611,7 @@ fn a_wrapped_schema_is_unwrapped_from_the_answer() {
     let (requests, _) = server.finish();
     assert_eq!(
         requests[0].body["response_format"]["json_schema"]["schema"],
-        wrapped.schema
+        wrapped.schema.to_value()
     );
 
     let streamed_server = Server::start(vec![Reply::Stream {

@@ -37,7 +37,7 @@ fn node() -> NodeCall {
         "openai",
         OutputSchema {
             name: "review".into(),
-            schema: json!({"type": "object"}),
+            schema: json!({"type": "object"}).into(),
             strict: true,
             wrapped: false,
             maps: None,
@@ -139,7 +139,7 @@ fn fallback_moves_to_another_binding_after_a_server_error() {
         "anthropic",
         OutputSchema {
             name: "review".into(),
-            schema: json!({"type": "object"}),
+            schema: json!({"type": "object"}).into(),
             strict: true,
             wrapped: false,
             maps: None,

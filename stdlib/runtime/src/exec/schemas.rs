@@ -10,16 +10,16 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value as Json;
+use crate::ordered::Json;
 
-use super::shared_defs;
+use super::shared_defs::{self, ordered as walks};
 use crate::program::{Program, Provider};
 use crate::provider::OutputSchema;
 
 /// One node's schemas. Serde: generated Rust glue embeds them as JSON.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NodeSchemas {
-    /// The output schema (`schemas/<node>.output.json`).
+    /// The output schema (`schemas/<node>.output.json`), in its key order (a prompt prints it).
     pub document: Json,
     /// The model-facing variants by provider name (`openai`, `anthropic`).
     pub variants: BTreeMap<String, OutputSchema>,
@@ -74,7 +74,7 @@ impl Schemas {
             let path = out.join("schemas").join(format!("{file}.output.json"));
             let mut document =
                 read(&path)?.ok_or_else(|| format!("{} is missing", path.display()))?;
-            if shared_defs::refers_to_shared(&document) {
+            if walks::refers_to_shared(&document) {
                 let defs = match &mut defs {
                     Some(d) => d,
                     None => {
@@ -89,18 +89,21 @@ impl Schemas {
                         defs.insert(d)
                     }
                 };
-                shared_defs::inline_shared(&mut document, defs)
+                walks::inline_shared(&mut document, defs)
                     .map_err(|e| format!("{}: {e}", path.display()))?;
             }
             let mut variants = BTreeMap::new();
+            // The document as a `serde_json::Value`, for reading (made at the first variant).
+            let mut plain: Option<serde_json::Value> = None;
             for provider in Provider::ALL.into_iter().filter(|p| p.http().is_some()) {
                 let path = out
                     .join("model")
                     .join(format!("{file}.{}.json", provider.as_str()));
                 if let Some(json) = read(&path)? {
+                    let plain = plain.get_or_insert_with(|| document.to_value());
                     variants.insert(
                         provider.as_str().to_owned(),
-                        output_schema(&node.name, provider, json, &document),
+                        output_schema(&node.name, provider, json, plain),
                     );
                 }
             }
@@ -141,7 +144,15 @@ pub fn constrains_with_grammar(program: &Program, node: &crate::program::NodeIr)
 /// the schema itself. OpenAI and Anthropic want an object at the root (a wrapped answer is
 /// unwrapped); Gemini takes any root. An output holding a `Map` carries its `document`, from
 /// which the provider restores maps the variant writes as key/value lists.
-pub fn output_schema(node: &str, provider: Provider, json: Json, document: &Json) -> OutputSchema {
+///
+/// `json` keeps its key order (the provider receives it); `document` is only read here.
+pub fn output_schema(
+    node: &str,
+    provider: Provider,
+    json: impl Into<Json>,
+    document: &serde_json::Value,
+) -> OutputSchema {
+    let json: Json = json.into();
     let (schema, strict) = match provider {
         Provider::OpenAi => {
             let strict = json.get("strict").and_then(Json::as_bool).unwrap_or(false);
@@ -156,5 +167,30 @@ pub fn output_schema(node: &str, provider: Provider, json: Json, document: &Json
         strict,
         wrapped,
         maps: crate::provider::entries::has_maps(document).then(|| document.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Schemas;
+    use crate::program::Provider;
+
+    /// `{{ output_schema }}` prints the properties in the order the compiler wrote them, from
+    /// the schemas generated glue embeds as JSON, whatever `serde_json`'s features (issue 23:
+    /// this crate's tests build it without `preserve_order`).
+    #[test]
+    fn the_prompt_prints_the_schema_in_its_order() {
+        let embedded = r#"[{"document":{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}},"required":["zeta","alpha"]},"variants":{}}]"#;
+        let schemas: Schemas = crate::glue::read_schemas(embedded);
+        let text = schemas
+            .get(0)
+            .map(|s| s.prompt_text(Some(Provider::OpenAi)))
+            .unwrap_or_default();
+        let zeta = text.find("\"zeta\"");
+        let alpha = text.find("\"alpha\"");
+        assert!(zeta.is_some() && zeta < alpha, "{text}");
+        assert!(text.starts_with("{\n  \"type\": \"object\""), "{text}");
+        let again = serde_json::to_string(&schemas).unwrap_or_default();
+        assert_eq!(again, embedded);
     }
 }

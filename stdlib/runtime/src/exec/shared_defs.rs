@@ -27,59 +27,6 @@ const LOCAL_REF_PREFIX: &str = "#/$defs/";
 /// Keywords whose value is data, not a schema: a `$ref` key inside a `default` is a value.
 const DATA_KEYWORDS: [&str; 4] = ["default", "const", "enum", "examples"];
 
-/// Whether `document` refers to the shared definitions anywhere.
-pub fn refers_to_shared(document: &Json) -> bool {
-    let mut found = false;
-    visit_refs(document, &mut |r| found |= r.starts_with(SHARED_REF_PREFIX));
-    found
-}
-
-/// Makes `document` self-contained from `defs` (the `defs.json` document): every definition it
-/// reaches through `defs.json#/$defs/…` goes into its `$defs`, and every such reference becomes
-/// local. `Err` names a key `defs` does not define (a `defs.json` from another build).
-pub fn inline_shared(document: &mut Json, defs: &Json) -> Result<(), String> {
-    let shared = defs.get("$defs").and_then(Json::as_object);
-    let mut wanted: BTreeSet<String> = BTreeSet::new();
-    visit_refs(document, &mut |r| {
-        if let Some(key) = r.strip_prefix(SHARED_REF_PREFIX) {
-            wanted.insert(unescape(key));
-        }
-    });
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    let mut copied: BTreeMap<String, Json> = BTreeMap::new();
-    let mut pending: Vec<String> = wanted.into_iter().collect();
-    while let Some(key) = pending.pop() {
-        if copied.contains_key(&key) {
-            continue;
-        }
-        let def = shared.and_then(|s| s.get(&key)).ok_or_else(|| {
-            format!("{DEFS_FILE} has no definition `{key}` (it is from another build: rebuild)")
-        })?;
-        visit_refs(def, &mut |r| {
-            if let Some(k) = r.strip_prefix(LOCAL_REF_PREFIX) {
-                pending.push(unescape(k));
-            }
-        });
-        copied.insert(key, def.clone());
-    }
-    rewrite_refs(document, &|r| {
-        r.strip_prefix(SHARED_REF_PREFIX)
-            .map(|key| format!("{LOCAL_REF_PREFIX}{key}"))
-    });
-    if let Json::Object(m) = document {
-        let mut all: Map<String, Json> = match m.remove("$defs") {
-            Some(Json::Object(own)) => own,
-            _ => Map::new(),
-        };
-        all.extend(copied);
-        let sorted: BTreeMap<String, Json> = all.into_iter().collect();
-        m.insert("$defs".into(), Json::Object(sorted.into_iter().collect()));
-    }
-    Ok(())
-}
-
 /// Keywords whose value maps names (a property's, a definition's) to schemas: a property
 /// named `default` is a schema like any other.
 const NAME_MAPS: [&str; 4] = [
@@ -89,57 +36,132 @@ const NAME_MAPS: [&str; 4] = [
     "dependentSchemas",
 ];
 
-/// Calls `f` with every `$ref` of the schema `value` (not those inside data keywords).
-pub fn visit_refs(value: &Json, f: &mut dyn FnMut(&str)) {
-    // (value, whether its keys are names rather than keywords)
-    let mut stack = vec![(value, false)];
-    while let Some((v, names)) = stack.pop() {
-        match v {
-            Json::Object(m) => {
-                for (k, child) in m {
-                    if names {
-                        stack.push((child, false));
-                    } else if k == "$ref" {
-                        if let Json::String(r) = child {
-                            f(r);
-                        }
-                    } else if !DATA_KEYWORDS.contains(&k.as_str()) {
-                        stack.push((child, NAME_MAPS.contains(&k.as_str())));
-                    }
-                }
-            }
-            Json::Array(items) => stack.extend(items.iter().map(|i| (i, false))),
-            _ => {}
+/// The walks over a schema and the inlining, for one JSON tree type (`Json` and `Map` in scope
+/// where it is expanded): the same code for `serde_json::Value` (the compiler, the gateway) and
+/// for [`crate::ordered::Json`] (the runtime's schemas, whose key order is their meaning).
+macro_rules! schema_walks {
+    () => {
+        /// Whether `document` refers to the shared definitions anywhere.
+        pub fn refers_to_shared(document: &Json) -> bool {
+            let mut found = false;
+            visit_refs(document, &mut |r| found |= r.starts_with(SHARED_REF_PREFIX));
+            found
         }
-    }
-}
 
-/// Replaces every `$ref` of the schema `value` for which `f` gives a new one (not those inside
-/// data keywords).
-pub fn rewrite_refs(value: &mut Json, f: &dyn Fn(&str) -> Option<String>) {
-    let mut stack = vec![(value, false)];
-    while let Some((v, names)) = stack.pop() {
-        match v {
-            Json::Object(m) => {
-                for (k, child) in m.iter_mut() {
-                    if names {
-                        stack.push((child, false));
-                    } else if k == "$ref" {
-                        if let Json::String(r) = child {
-                            if let Some(new) = f(r) {
-                                *r = new;
+        /// Makes `document` self-contained from `defs` (the `defs.json` document): every definition it
+        /// reaches through `defs.json#/$defs/…` goes into its `$defs`, and every such reference becomes
+        /// local. `Err` names a key `defs` does not define (a `defs.json` from another build).
+        pub fn inline_shared(document: &mut Json, defs: &Json) -> Result<(), String> {
+            let shared = defs.get("$defs").and_then(Json::as_object);
+            let mut wanted: BTreeSet<String> = BTreeSet::new();
+            visit_refs(document, &mut |r| {
+                if let Some(key) = r.strip_prefix(SHARED_REF_PREFIX) {
+                    wanted.insert(unescape(key));
+                }
+            });
+            if wanted.is_empty() {
+                return Ok(());
+            }
+            let mut copied: BTreeMap<String, Json> = BTreeMap::new();
+            let mut pending: Vec<String> = wanted.into_iter().collect();
+            while let Some(key) = pending.pop() {
+                if copied.contains_key(&key) {
+                    continue;
+                }
+                let def = shared.and_then(|s| s.get(&key)).ok_or_else(|| {
+                    format!("{DEFS_FILE} has no definition `{key}` (it is from another build: rebuild)")
+                })?;
+                visit_refs(def, &mut |r| {
+                    if let Some(k) = r.strip_prefix(LOCAL_REF_PREFIX) {
+                        pending.push(unescape(k));
+                    }
+                });
+                copied.insert(key, def.clone());
+            }
+            rewrite_refs(document, &|r| {
+                r.strip_prefix(SHARED_REF_PREFIX)
+                    .map(|key| format!("{LOCAL_REF_PREFIX}{key}"))
+            });
+            if let Json::Object(m) = document {
+                let mut all = match m.remove("$defs") {
+                    Some(Json::Object(own)) => own,
+                    _ => Map::new(),
+                };
+                all.extend(copied);
+                let sorted: BTreeMap<String, Json> = all.into_iter().collect();
+                m.insert("$defs".into(), Json::Object(sorted.into_iter().collect()));
+            }
+            Ok(())
+        }
+
+
+        /// Calls `f` with every `$ref` of the schema `value` (not those inside data keywords).
+        pub fn visit_refs(value: &Json, f: &mut dyn FnMut(&str)) {
+            // (value, whether its keys are names rather than keywords)
+            let mut stack = vec![(value, false)];
+            while let Some((v, names)) = stack.pop() {
+                match v {
+                    Json::Object(m) => {
+                        for (k, child) in m {
+                            if names {
+                                stack.push((child, false));
+                            } else if k == "$ref" {
+                                if let Json::String(r) = child {
+                                    f(r);
+                                }
+                            } else if !DATA_KEYWORDS.contains(&k.as_str()) {
+                                stack.push((child, NAME_MAPS.contains(&k.as_str())));
                             }
                         }
-                    } else if !DATA_KEYWORDS.contains(&k.as_str()) {
-                        let is_names = NAME_MAPS.contains(&k.as_str());
-                        stack.push((child, is_names));
                     }
+                    Json::Array(items) => stack.extend(items.iter().map(|i| (i, false))),
+                    _ => {}
                 }
             }
-            Json::Array(items) => stack.extend(items.iter_mut().map(|i| (i, false))),
-            _ => {}
         }
-    }
+
+        /// Replaces every `$ref` of the schema `value` for which `f` gives a new one (not those inside
+        /// data keywords).
+        pub fn rewrite_refs(value: &mut Json, f: &dyn Fn(&str) -> Option<String>) {
+            let mut stack = vec![(value, false)];
+            while let Some((v, names)) = stack.pop() {
+                match v {
+                    Json::Object(m) => {
+                        for (k, child) in m.iter_mut() {
+                            if names {
+                                stack.push((child, false));
+                            } else if k == "$ref" {
+                                if let Json::String(r) = child {
+                                    if let Some(new) = f(r) {
+                                        *r = new;
+                                    }
+                                }
+                            } else if !DATA_KEYWORDS.contains(&k.as_str()) {
+                                let is_names = NAME_MAPS.contains(&k.as_str());
+                                stack.push((child, is_names));
+                            }
+                        }
+                    }
+                    Json::Array(items) => stack.extend(items.iter_mut().map(|i| (i, false))),
+                    _ => {}
+                }
+            }
+        }
+    };
+}
+
+schema_walks!();
+
+/// The same functions over [`crate::ordered::Json`], which keeps the document's key order
+/// whatever `serde_json`'s features ([`super::Schemas::load`]).
+pub mod ordered {
+    use super::{
+        unescape, DATA_KEYWORDS, DEFS_FILE, LOCAL_REF_PREFIX, NAME_MAPS, SHARED_REF_PREFIX,
+    };
+    use crate::ordered::{Json, Map};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    schema_walks!();
 }
 
 /// A `$defs` key from its JSON Pointer token (RFC 6901: `~1` → `/`, `~0` → `~`).
@@ -187,6 +209,28 @@ mod tests {
         let before = doc.clone();
         inline_shared(&mut doc, &defs()).unwrap();
         assert_eq!(doc, before);
+    }
+
+    /// The walks over `ordered::Json` (`Schemas::load`) give the same document as over
+    /// `serde_json::Value`, with the document's own key order kept in every build.
+    #[test]
+    fn the_ordered_walks_keep_the_key_order() {
+        let text = r#"{"type":"object","properties":{"zeta":{"$ref":"defs.json#/$defs/C"},"alpha":{"$ref":"defs.json#/$defs/A"}},"required":["zeta","alpha"]}"#;
+        let mut doc: crate::ordered::Json = serde_json::from_str(text).unwrap_or_default();
+        let shared = crate::ordered::Json::from(defs());
+        assert!(ordered::refers_to_shared(&doc));
+        ordered::inline_shared(&mut doc, &shared).unwrap();
+        assert!(!ordered::refers_to_shared(&doc));
+        let written = doc.to_string();
+        assert!(
+            written.starts_with(
+                r##"{"type":"object","properties":{"zeta":{"$ref":"#/$defs/C"},"alpha":"##
+            ),
+            "{written}"
+        );
+        let mut plain: Json = serde_json::from_str(text).unwrap_or_default();
+        inline_shared(&mut plain, &defs()).unwrap();
+        assert_eq!(doc.to_value(), plain);
     }
 
     #[test]

@@ -28,8 +28,9 @@ use super::restore::restore;
 use super::secret::{redact, ApiKey};
 use super::sse::SseReader;
 use super::{stream_limits, Provider};
+use crate::ordered::{Json, Map};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 /// The API version this provider speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -65,7 +66,7 @@ impl Anthropic {
         }
     }
 
-    fn tool(&self, request: &ModelRequest) -> Option<(String, Value)> {
+    fn tool(&self, request: &ModelRequest) -> Option<(String, Json)> {
         if self.schema_way() != Some(Constrain::Schema) {
             return None;
         }
@@ -74,23 +75,28 @@ impl Anthropic {
     }
 
     /// Structured outputs: `output_config.format`, when the binding says `output_format`.
-    fn output_format(&self, request: &ModelRequest) -> Option<Value> {
+    fn output_format(&self, request: &ModelRequest) -> Option<Json> {
         if self.schema_way() != Some(Constrain::OutputFormat) {
             return None;
         }
         let schema = request.output_schema.as_ref()?;
-        Some(json!({"format": {"type": "json_schema", "schema": schema.schema}}))
+        let format = Json::object([
+            ("type", "json_schema".into()),
+            ("schema", schema.schema.clone()),
+        ]);
+        Some(Json::object([("format", format)]))
     }
 
-    /// The JSON body for `request`.
-    pub fn request_body(&self, request: &ModelRequest) -> Result<Value, ProviderError> {
+    /// The JSON body for `request`, its members in the order written here and the schema's in
+    /// its own.
+    pub fn request_body(&self, request: &ModelRequest) -> Result<Json, ProviderError> {
         self.config.check_accepts(&request.parts)?;
         let mut system = Vec::new();
         let mut content = Vec::new();
         for part in &request.parts {
             match part {
                 Part::System(text) => system.push(text.as_str()),
-                Part::Text(text) => content.push(json!({"type": "text", "text": text})),
+                Part::Text(text) => content.push(text_block(text)),
                 Part::Image(source) => content.push(media_block("image", source)),
                 Part::File(source) => content.push(media_block("document", source)),
                 Part::Audio(_) | Part::Video(_) => {
@@ -103,7 +109,7 @@ impl Anthropic {
             }
         }
         if let Some(repair) = &request.repair {
-            content.push(json!({"type": "text", "text": repair.message()}));
+            content.push(text_block(repair.message()));
         }
         if content.is_empty() {
             return Err(ProviderError::InvalidConfig {
@@ -113,37 +119,41 @@ impl Anthropic {
             });
         }
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.config.model));
+        body.insert("model".into(), (&self.config.model).into());
         let tokens = max_output_tokens(request.max_answer_bytes, self.config.output_token_cap());
-        body.insert("max_tokens".into(), json!(tokens));
+        body.insert("max_tokens".into(), tokens.into());
         if !system.is_empty() {
-            body.insert("system".into(), json!(system.join("\n\n")));
+            body.insert("system".into(), system.join("\n\n").into());
         }
-        body.insert(
-            "messages".into(),
-            json!([{"role": "user", "content": content}]),
-        );
+        let message = Json::object([("role", "user".into()), ("content", content.into())]);
+        body.insert("messages".into(), vec![message].into());
         if let Some(temperature) = request.temperature {
-            body.insert("temperature".into(), json!(temperature));
+            body.insert("temperature".into(), temperature.into());
         }
         if let Some(output_config) = self.output_format(request) {
             body.insert("output_config".into(), output_config);
         }
         if let Some((name, input_schema)) = self.tool(request) {
+            let tool = Json::object([
+                ("name", name.as_str().into()),
+                (
+                    "description",
+                    "Return the answer. The input is the answer itself, exactly as the schema \
+                     describes it."
+                        .into(),
+                ),
+                ("input_schema", input_schema),
+            ]);
+            body.insert("tools".into(), vec![tool].into());
             body.insert(
-                "tools".into(),
-                json!([{
-                    "name": name,
-                    "description": "Return the answer. The input is the answer itself, exactly as the schema describes it.",
-                    "input_schema": input_schema,
-                }]),
+                "tool_choice".into(),
+                Json::object([("type", "tool".into()), ("name", name.into())]),
             );
-            body.insert("tool_choice".into(), json!({"type": "tool", "name": name}));
         }
         if self.config.stream {
-            body.insert("stream".into(), json!(true));
+            body.insert("stream".into(), true.into());
         }
-        Ok(Value::Object(body))
+        Ok(Json::Object(body))
     }
 }
 
@@ -179,15 +189,22 @@ impl Provider for Anthropic {
     }
 }
 
+/// A text block of the user message.
+fn text_block(text: impl Into<Json>) -> Json {
+    Json::object([("type", "text".into()), ("text", text.into())])
+}
+
 /// An image or document block: inline base64 for a `data:` URL, else a URL source.
-fn media_block(block: &str, source: &MediaSource) -> Value {
-    match source.inline_base64() {
-        Some((media_type, data)) => json!({
-            "type": block,
-            "source": {"type": "base64", "media_type": media_type, "data": data},
-        }),
-        None => json!({"type": block, "source": {"type": "url", "url": source.url}}),
-    }
+fn media_block(block: &str, source: &MediaSource) -> Json {
+    let from = match source.inline_base64() {
+        Some((media_type, data)) => Json::object([
+            ("type", "base64".into()),
+            ("media_type", media_type.into()),
+            ("data", data.into()),
+        ]),
+        None => Json::object([("type", "url".into()), ("url", (&source.url).into())]),
+    };
+    Json::object([("type", block.into()), ("source", from)])
 }
 
 fn stop_reason(raw: Option<&str>) -> FinishReason {

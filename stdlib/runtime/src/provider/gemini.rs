@@ -27,7 +27,8 @@ use super::restore::restore;
 use super::secret::{redact, ApiKey};
 use super::sse::SseReader;
 use super::{stream_limits, Provider};
-use serde_json::{json, Map, Value};
+use crate::ordered::{Json, Map};
+use serde_json::Value;
 
 /// A Gemini API endpoint.
 #[derive(Debug)]
@@ -60,15 +61,16 @@ impl Gemini {
         self.config.structured_output && self.config.constrain == Constrain::Schema
     }
 
-    /// The JSON body for `request`.
-    pub fn request_body(&self, request: &ModelRequest) -> Result<Value, ProviderError> {
+    /// The JSON body for `request`, its members in the order written here and the schema's in
+    /// its own.
+    pub fn request_body(&self, request: &ModelRequest) -> Result<Json, ProviderError> {
         self.config.check_accepts(&request.parts)?;
         let mut system = Vec::new();
         let mut parts = Vec::new();
         for part in &request.parts {
             match part {
-                Part::System(text) => system.push(json!({"text": text})),
-                Part::Text(text) => parts.push(json!({"text": text})),
+                Part::System(text) => system.push(text_part(text)),
+                Part::Text(text) => parts.push(text_part(text)),
                 Part::Image(source) | Part::Audio(source) | Part::Video(source) => {
                     parts.push(media_part(part.kind(), source)?)
                 }
@@ -76,7 +78,7 @@ impl Gemini {
             }
         }
         if let Some(repair) = &request.repair {
-            parts.push(json!({"text": repair.message()}));
+            parts.push(text_part(repair.message()));
         }
         if parts.is_empty() {
             return Err(ProviderError::InvalidConfig {
@@ -86,22 +88,26 @@ impl Gemini {
             });
         }
         let mut body = Map::new();
-        body.insert("contents".into(), json!([{"role": "user", "parts": parts}]));
+        let content = Json::object([("role", "user".into()), ("parts", parts.into())]);
+        body.insert("contents".into(), vec![content].into());
         if !system.is_empty() {
-            body.insert("systemInstruction".into(), json!({"parts": system}));
+            body.insert(
+                "systemInstruction".into(),
+                Json::object([("parts", system.into())]),
+            );
         }
         let mut generation = Map::new();
         let tokens = max_output_tokens(request.max_answer_bytes, self.config.output_token_cap());
-        generation.insert("maxOutputTokens".into(), json!(tokens));
+        generation.insert("maxOutputTokens".into(), tokens.into());
         if let Some(temperature) = request.temperature {
-            generation.insert("temperature".into(), json!(temperature));
+            generation.insert("temperature".into(), temperature.into());
         }
         if let (true, Some(schema)) = (self.sends_schema(), &request.output_schema) {
-            generation.insert("responseMimeType".into(), json!("application/json"));
+            generation.insert("responseMimeType".into(), "application/json".into());
             generation.insert("responseJsonSchema".into(), schema.schema.clone());
         }
-        body.insert("generationConfig".into(), Value::Object(generation));
-        Ok(Value::Object(body))
+        body.insert("generationConfig".into(), Json::Object(generation));
+        Ok(Json::Object(body))
     }
 }
 
@@ -143,9 +149,10 @@ impl Provider for Gemini {
 
 /// A media part: `inlineData` for a `data:` URL, else `fileData` (an uploaded file's URI, whose
 /// media type the API needs).
-fn media_part(kind: PartKind, source: &MediaSource) -> Result<Value, ProviderError> {
+fn media_part(kind: PartKind, source: &MediaSource) -> Result<Json, ProviderError> {
     if let Some((media_type, data)) = source.inline_base64() {
-        return Ok(json!({"inlineData": {"mimeType": media_type, "data": data}}));
+        let inline = Json::object([("mimeType", media_type.into()), ("data", data.into())]);
+        return Ok(Json::object([("inlineData", inline)]));
     }
     let Some(media_type) = source.content_type.as_deref() else {
         return Err(ProviderError::UnsupportedPart {
@@ -157,7 +164,16 @@ fn media_part(kind: PartKind, source: &MediaSource) -> Result<Value, ProviderErr
             ),
         });
     };
-    Ok(json!({"fileData": {"mimeType": media_type, "fileUri": source.url}}))
+    let file = Json::object([
+        ("mimeType", media_type.into()),
+        ("fileUri", (&source.url).into()),
+    ]);
+    Ok(Json::object([("fileData", file)]))
+}
+
+/// A text part (of the user's content or the system instruction).
+fn text_part(text: impl Into<Json>) -> Json {
+    Json::object([("text", text.into())])
 }
 
 fn finish_reason(raw: Option<&str>) -> FinishReason {

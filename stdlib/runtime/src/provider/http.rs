@@ -99,7 +99,7 @@ pub(crate) struct Call<'a> {
     /// The provider's own headers (its key's header among them); `accept: text/event-stream`
     /// is added for a stream.
     pub headers: Vec<(&'static str, String)>,
-    pub body: &'a serde_json::Value,
+    pub body: &'a crate::ordered::Json,
     pub key: Option<&'a ApiKey>,
     pub stream: bool,
 }

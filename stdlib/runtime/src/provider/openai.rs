@@ -25,7 +25,8 @@ use super::restore::restore;
 use super::secret::{redact, ApiKey};
 use super::sse::{SseError, SseReader};
 use super::{stream_limits, Provider};
-use serde_json::{json, Map, Value};
+use crate::ordered::{Json, Map};
+use serde_json::Value;
 
 /// An OpenAI-compatible endpoint.
 #[derive(Debug)]
@@ -62,8 +63,9 @@ impl OpenAi {
         self.config.structured_output && self.config.constrain == Constrain::Schema
     }
 
-    /// The JSON body for `request` (public so tests and `aelc run --dry-run` can show it).
-    pub fn request_body(&self, request: &ModelRequest) -> Result<Value, ProviderError> {
+    /// The JSON body for `request` (public so tests and `aelc run --dry-run` can show it), its
+    /// members in the order written here and the schema's in its own.
+    pub fn request_body(&self, request: &ModelRequest) -> Result<Json, ProviderError> {
         self.config.check_accepts(&request.parts)?;
         let mut system = Vec::new();
         let mut user = Vec::new();
@@ -74,48 +76,55 @@ impl OpenAi {
             }
         }
         if let Some(repair) = &request.repair {
-            user.push(json!({"type": "text", "text": repair.message()}));
+            user.push(text_part(repair.message()));
         }
         let mut messages = Vec::new();
         if !system.is_empty() {
-            messages.push(json!({"role": "system", "content": system.join("\n\n")}));
+            messages.push(Json::object([
+                ("role", "system".into()),
+                ("content", system.join("\n\n").into()),
+            ]));
         }
         if !user.is_empty() {
-            messages.push(json!({"role": "user", "content": user_content(user)}));
+            messages.push(Json::object([
+                ("role", "user".into()),
+                ("content", user_content(user)),
+            ]));
         }
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.config.model));
-        body.insert("messages".into(), Value::Array(messages));
+        body.insert("model".into(), (&self.config.model).into());
+        body.insert("messages".into(), Json::Array(messages));
         if let Some(temperature) = request.temperature {
-            body.insert("temperature".into(), json!(temperature));
+            body.insert("temperature".into(), temperature.into());
         }
         let tokens = max_output_tokens(request.max_answer_bytes, self.config.output_token_cap());
-        body.insert(self.token_field().as_str().into(), json!(tokens));
+        body.insert(self.token_field().as_str().into(), tokens.into());
         if self.sends_grammar(request) {
             // llama.cpp's server reads `grammar`, vLLM `guided_grammar`; each ignores the other.
             let grammar = request.grammar.clone().unwrap_or_default();
-            body.insert("grammar".into(), json!(grammar));
-            body.insert("guided_grammar".into(), json!(grammar));
+            body.insert("grammar".into(), grammar.as_str().into());
+            body.insert("guided_grammar".into(), grammar.into());
         } else if self.sends_schema() {
             if let Some(schema) = &request.output_schema {
+                let json_schema = Json::object([
+                    ("name", wire_name(&schema.name).into()),
+                    ("strict", schema.strict.into()),
+                    ("schema", schema.schema.clone()),
+                ]);
                 body.insert(
                     "response_format".into(),
-                    json!({
-                        "type": "json_schema",
-                        "json_schema": {
-                            "name": wire_name(&schema.name),
-                            "strict": schema.strict,
-                            "schema": schema.schema,
-                        }
-                    }),
+                    Json::object([("type", "json_schema".into()), ("json_schema", json_schema)]),
                 );
             }
         }
-        body.insert("stream".into(), json!(self.config.stream));
+        body.insert("stream".into(), self.config.stream.into());
         if self.config.stream {
-            body.insert("stream_options".into(), json!({"include_usage": true}));
+            body.insert(
+                "stream_options".into(),
+                Json::object([("include_usage", true.into())]),
+            );
         }
-        Ok(Value::Object(body))
+        Ok(Json::Object(body))
     }
 }
 
@@ -154,10 +163,18 @@ impl Provider for OpenAi {
     }
 }
 
-fn content_part(part: &Part) -> Result<Value, ProviderError> {
+/// A text part of a user message.
+fn text_part(text: impl Into<Json>) -> Json {
+    Json::object([("type", "text".into()), ("text", text.into())])
+}
+
+fn content_part(part: &Part) -> Result<Json, ProviderError> {
     Ok(match part {
-        Part::System(text) | Part::Text(text) => json!({"type": "text", "text": text}),
-        Part::Image(source) => json!({"type": "image_url", "image_url": {"url": source.url}}),
+        Part::System(text) | Part::Text(text) => text_part(text),
+        Part::Image(source) => Json::object([
+            ("type", "image_url".into()),
+            ("image_url", Json::object([("url", (&source.url).into())])),
+        ]),
         Part::Audio(source) => {
             let Some((media_type, data)) = source.inline_base64() else {
                 return Err(unsupported(
@@ -169,7 +186,13 @@ fn content_part(part: &Part) -> Result<Value, ProviderError> {
                 .strip_prefix("audio/")
                 .map(|sub| if sub == "mpeg" { "mp3" } else { sub })
                 .unwrap_or("wav");
-            json!({"type": "input_audio", "input_audio": {"data": data, "format": format}})
+            Json::object([
+                ("type", "input_audio".into()),
+                (
+                    "input_audio",
+                    Json::object([("data", data.into()), ("format", format.into())]),
+                ),
+            ])
         }
         Part::File(source) => file_part(source)?,
         Part::Video(_) => {
@@ -181,12 +204,16 @@ fn content_part(part: &Part) -> Result<Value, ProviderError> {
     })
 }
 
-fn file_part(source: &MediaSource) -> Result<Value, ProviderError> {
+fn file_part(source: &MediaSource) -> Result<Json, ProviderError> {
+    let file = |file: Json| Json::object([("type", "file".into()), ("file", file)]);
     if source.inline_base64().is_some() {
-        return Ok(json!({"type": "file", "file": {"filename": "file", "file_data": source.url}}));
+        return Ok(file(Json::object([
+            ("filename", "file".into()),
+            ("file_data", (&source.url).into()),
+        ])));
     }
     if source.url.starts_with("file-") {
-        return Ok(json!({"type": "file", "file": {"file_id": source.url}}));
+        return Ok(file(Json::object([("file_id", (&source.url).into())])));
     }
     Err(unsupported(
         PartKind::File,
@@ -203,17 +230,17 @@ fn unsupported(kind: PartKind, reason: &str) -> ProviderError {
 }
 
 /// A plain string when every part is text, else the content array.
-fn user_content(parts: Vec<Value>) -> Value {
+fn user_content(parts: Vec<Json>) -> Json {
     let texts: Option<Vec<&str>> = parts
         .iter()
-        .map(|part| match part.get("type").and_then(Value::as_str) {
-            Some("text") => part.get("text").and_then(Value::as_str),
+        .map(|part| match part.get("type").and_then(Json::as_str) {
+            Some("text") => part.get("text").and_then(Json::as_str),
             _ => None,
         })
         .collect();
     match texts {
-        Some(texts) => Value::String(texts.join("\n\n")),
-        None => Value::Array(parts),
+        Some(texts) => Json::String(texts.join("\n\n")),
+        None => Json::Array(parts),
     }
 }
 

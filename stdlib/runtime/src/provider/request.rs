@@ -1,7 +1,7 @@
 //! What a node asks of a model: ordered parts, sampling settings, limits and the model-facing
 //! output schema. Provider-neutral; each provider turns it into its own wire format.
 
-use serde_json::Value;
+use crate::ordered::Json;
 use std::fmt;
 use std::time::Duration;
 
@@ -119,7 +119,8 @@ pub struct OutputSchema {
     /// Names the schema (OpenAI) or the answer tool (Anthropic); sanitized to
     /// `[A-Za-z0-9_-]{1,64}` when sent.
     pub name: String,
-    pub schema: Value,
+    /// In its key order: the model generates the properties in the order it lists them.
+    pub schema: Json,
     /// OpenAI's `strict`: `false` when the schema holds what strict mode refuses (a `Map`, whose
     /// `additionalProperties` is a schema); codegen decides (spec §9.3).
     pub strict: bool,
@@ -132,7 +133,7 @@ pub struct OutputSchema {
     /// as a list of `{key, value}` objects: the provider turns such lists in the answer back
     /// into objects ([`super::entries::restore`]) after unwrapping it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub maps: Option<Value>,
+    pub maps: Option<serde_json::Value>,
 }
 
 /// A repair attempt: the previous answer and why it was rejected (spec §6 `repair(n)`). The

@@ -22,11 +22,21 @@ pub fn interleaved<const N: usize>(
     iters: u32,
     mut run: impl FnMut(usize),
 ) -> [Vec<f64>; N] {
+    interleaved_timed(rounds, iters, |k, iters| seconds(iters, || run(k)))
+}
+
+/// [`interleaved`] where each contender times itself: `sample(k, iters)` gives contender `k`'s
+/// seconds per call over `iters` calls (a contender in another process measures there).
+pub fn interleaved_timed<const N: usize>(
+    rounds: usize,
+    iters: u32,
+    mut sample: impl FnMut(usize, u32) -> f64,
+) -> [Vec<f64>; N] {
     let mut samples: [Vec<f64>; N] = std::array::from_fn(|_| Vec::with_capacity(rounds));
     for round in 0..rounds {
         for k in 0..N {
             let which = (k + round) % N;
-            let t = seconds(iters, || run(which));
+            let t = sample(which, iters);
             if let Some(s) = samples.get_mut(which) {
                 s.push(t);
             }

@@ -43,7 +43,7 @@ fn request(max_answer: u64) -> ModelRequest {
     request.temperature = Some(0.2);
     request.output_schema = Some(OutputSchema {
         name: "review".into(),
-        schema: schema(),
+        schema: schema().into(),
         strict: true,
         wrapped: false,
         maps: None,

@@ -22,6 +22,9 @@ pub struct Recorded {
     /// Lower-cased names, in order.
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// The body as sent (its key order: `body` is a `serde_json::Value`, whose order depends
+    /// on `serde_json`'s features).
+    pub text: String,
 }
 
 impl Recorded {
@@ -258,6 +261,7 @@ fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        text: String::from_utf8_lossy(&body).into_owned(),
     })
 }
 
