@@ -420,7 +420,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 let mut d = Diagnostic::new("E0205", format!("unknown name `{name}`"))
                     .primary(path.span, "not in scope");
                 if let Some(s) = did_you_mean(&name, candidates.iter().map(String::as_str)) {
-                    d = d.help(format!("did you mean `{s}`?"));
+                    d = d.did_you_mean(path.span, s);
                 }
                 self.cx.report(d);
                 err

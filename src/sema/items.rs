@@ -512,7 +512,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                         &kind,
                         PART_KINDS.iter().copied(),
                     ) {
-                        Some(s) => d.help(format!("did you mean `{s}`?")),
+                        Some(s) => d.did_you_mean(callee.span, s),
                         None => d.help("parts: system, text, image, audio, video, file"),
                     };
                     ecx.cx.report(d);
@@ -684,7 +684,7 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
                 let mut d = Diagnostic::new("E0502", format!("unknown stream limit `{key}`"))
                     .primary(entry.key.span, "not a stream limit");
                 if let Some(k) = crate::diagnostics::suggest::did_you_mean(key, keys) {
-                    d = d.help(format!("did you mean `{k}`?"));
+                    d = d.did_you_mean(entry.key.span, k);
                 }
                 cx.report(d);
             } else if !ok {

@@ -106,7 +106,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
             let mut d = Diagnostic::new("E0501", format!("unknown block `{name}`"))
                 .primary(block.name.span, "not a block of a node");
             d = match did_you_mean(name, BLOCKS.iter().copied()) {
-                Some(s) => d.help(format!("did you mean `{s}`?")),
+                Some(s) => d.did_you_mean(block.name.span, s),
                 None => d.help("blocks: config, input, output, inputs, budget, publish"),
             };
             cx.report(d);
@@ -147,7 +147,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                 let mut d = Diagnostic::new("E0502", format!("unknown key `{key}` in `{name}`"))
                     .primary(entry.key.span, "not a key of this block");
                 d = match did_you_mean(key, keys.iter().copied()) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    Some(s) => d.did_you_mean(entry.key.span, s),
                     None => d.help(format!("the keys of `{name}` are: {}", keys.join(", "))),
                 };
                 cx.report(d);
@@ -950,7 +950,7 @@ fn fresh_entries(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry) -> Vec
             )
             .primary(p.span, "unknown parameter");
             if let Some(s) = did_you_mean(&name, n.params.iter().map(|(pn, _)| pn.as_str())) {
-                d = d.help(format!("did you mean `{s}`?"));
+                d = d.did_you_mean(p.span, s);
             }
             cx.report(d);
             continue;

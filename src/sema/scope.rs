@@ -102,7 +102,7 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
             .primary(use_item.module.span, "unknown module");
         let known: Vec<&str> = cx.modules.iter().map(|m| m.path.as_str()).collect();
         d = match did_you_mean(&module_path, known.iter().copied()) {
-            Some(s) => d.help(format!("did you mean `{s}`?")),
+            Some(s) => d.did_you_mean(use_item.module.span, s),
             None => d.help(
                 "a module is a file path from the project root, without `.ael`, with `/` written `::`",
             ),
@@ -131,7 +131,7 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
                 let mut known: Vec<&str> = m.own.keys().copied().collect();
                 known.sort_unstable();
                 if let Some(s) = did_you_mean(&name.name.name, known.iter().copied()) {
-                    d = d.help(format!("did you mean `{s}`?"));
+                    d = d.did_you_mean(name.name.span, s);
                 }
             }
             cx.report(d);

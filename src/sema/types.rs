@@ -841,7 +841,8 @@ impl Cx<'_, '_> {
                 let mut d = Diagnostic::new("E0213", format!("unknown attribute `@{name}`"))
                     .primary(attr.name.span, "not a refinement");
                 d = match did_you_mean(name, ATTRIBUTES.iter().copied()) {
-                    Some(s) => d.help(format!("did you mean `@{s}`?")),
+                    // The name after `@` is what is replaced.
+                    Some(s) => d.help(format!("did you mean `@{s}`?")).fix(attr.name.span, s),
                     None => d.help("refinements: @pattern, @format on Str; @types, @max_pixels, @max_duration, @sample_rate on media"),
                 };
                 self.report(d);
