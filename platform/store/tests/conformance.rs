@@ -63,6 +63,9 @@ const RULES: &[(&str, Rule)] = &[
     ("receipts_carry_only_the_indexes_they_use", |u| {
         Box::pin(receipts_carry_only_the_indexes_they_use(u))
     }),
+    ("cancelled_calls_leave_the_store_usable", |u| {
+        Box::pin(cancelled_calls_leave_the_store_usable(u))
+    }),
 ];
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -1090,4 +1093,47 @@ async fn receipts_carry_only_the_indexes_they_use(url: String) {
     let mut wanted = vec!["receipts_agent_status", primary];
     wanted.sort_unstable();
     assert_eq!(names, wanted);
+}
+
+/// A caller that stops waiting (an HTTP client that hangs up: axum drops the handler's future)
+/// cancels a store call at whatever await it had reached. sqlx 0.8 begins a SQLite
+/// transaction in two steps, and a call cancelled between them left its connection in the pool
+/// inside a transaction nothing would end: every later write on that connection failed
+/// ("begin_with at non-zero transaction depth"), which the gateway bench found after a round's
+/// clients hung up mid-run. Calls cancelled at every point of their way, then every
+/// connection of the pool still writes, and the money balances.
+async fn cancelled_calls_leave_the_store_usable(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "1000").await;
+    tenant(&*store, "acme", "0").await;
+    for i in 0..600u64 {
+        let run = begin("demo", "1");
+        let wait = std::time::Duration::from_micros((i * 7) % 400);
+        let _ = tokio::time::timeout(wait, store.begin_run(&run)).await;
+    }
+    // Let the cancelled calls' connections come back to the pool.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // All at once, so the pool hands out every one of its connections.
+    let mut tasks = Vec::new();
+    for _ in 0..48 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let run = begin("demo", "1");
+            let begun = store.begin_run(&run).await;
+            (run, begun)
+        }));
+    }
+    let mut runs = Vec::new();
+    for task in tasks {
+        let (run, begun) = task.await.unwrap();
+        assert_eq!(begun.expect("a write after cancelled ones"), Begun::Started);
+        runs.push(run);
+    }
+    for run in &runs {
+        store
+            .finish_run(&receipt_of(run, "succeeded"), &charge("acme", "1"))
+            .await
+            .expect("a run finishes after cancelled ones");
+    }
+    assert_ledger(&*store, &["demo", "acme"]).await;
 }

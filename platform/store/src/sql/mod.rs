@@ -193,11 +193,30 @@ impl SqlStore {
     }
 
     /// A write transaction (see the module doc for why SQLite's is `IMMEDIATE`).
+    ///
+    /// Begun on a task of its own, which a cancelled caller does not stop: sqlx 0.8 begins a
+    /// transaction in two steps (the `BEGIN`, then a check of the connection), and a caller
+    /// cancelled between them (an HTTP client that hangs up drops the handler's future) left
+    /// the connection in the pool inside a transaction that no guard would end, so every
+    /// later write on it failed. Here the begin always finishes; a caller that is gone drops
+    /// a whole `Transaction`, which rolls back. (The conformance suite's
+    /// `cancelled_calls_leave_the_store_usable`.)
     async fn write(&self) -> std::result::Result<Transaction<'static, Any>, Fail> {
-        Ok(match self.dialect {
-            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Dialect::Postgres => self.pool.begin().await?,
+        let pool = self.pool.clone();
+        let dialect = self.dialect;
+        let begun = tokio::spawn(async move {
+            match dialect {
+                Dialect::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+                Dialect::Postgres => pool.begin().await,
+            }
         })
+        .await
+        .map_err(|e| {
+            Fail::from(sqlx::Error::Protocol(format!(
+                "beginning a transaction: {e}"
+            )))
+        })?;
+        Ok(begun?)
     }
 }
 
