@@ -104,11 +104,14 @@ load() { # $1 label, $2 port, $3 body, $4 key
   local out
   out="$(BODY="$3" KEY="$4" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_ROUND}s" --latency -s "$here/post.lua" \
         "http://127.0.0.1:$2/v1/agents/acme/echo/runs")"
-  local rps p50 p99
+  local rps p50 p99 refused
   rps="$(echo "$out" | awk '/Requests\/sec/ {print $2}')"
   p50="$(echo "$out" | awk '$1=="50%" {print $2}')"
   p99="$(echo "$out" | awk '$1=="99%" {print $2}')"
-  printf '%-34s %10s req/s   p50 %8s   p99 %8s\n' "$1" "$rps" "$p50" "$p99"
+  # Answers other than 2xx: every one for the gate (a refused input is 422), none for a full
+  # run — a full run's row with some is a failing gateway, not a fast one.
+  refused="$(echo "$out" | awk '/Non-2xx or 3xx responses/ {print $5}')"
+  printf '%-34s %10s req/s   p50 %8s   p99 %8s   non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${refused:-0}"
   results["$1"]+="$rps "
 }
 
