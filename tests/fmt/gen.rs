@@ -21,7 +21,7 @@ fn span() -> Span {
 }
 
 fn mk_ident(name: String) -> Ident {
-    Ident { name, span: span() }
+    Ident { name: name.into(), span: span() }
 }
 
 /// A lowercase name: fields, variables, functions, variants.
@@ -163,7 +163,7 @@ pub fn literal() -> impl Strategy<Value = Literal> {
         )
             .prop_map(|(count, per)| lit(LitKind::Rate { count, per })),
         ("[0-9]{1,3}(\\.[0-9]{1,3})?", "[A-Z]{3}")
-            .prop_map(|(amount, currency)| lit(LitKind::Money { amount, currency })),
+            .prop_map(|(amount, currency)| lit(LitKind::Money { amount: amount.into(), currency: currency.into() })),
     ]
 }
 
@@ -565,12 +565,14 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
                     )
                         .prop_filter("a range has a bound", |(s, e, _)| s.is_some()
                             || e.is_some())
-                        .prop_map(|(start, end, inclusive)| TypeArg::Range(RangeArg {
-                            start,
-                            end,
-                            inclusive,
-                            span: span(),
-                        })),
+                        .prop_map(|(start, end, inclusive)| {
+                            TypeArg::Range(Box::new(RangeArg {
+                                start,
+                                end,
+                                inclusive,
+                                span: span(),
+                            }))
+                        }),
                 ],
                 1..3,
             ),

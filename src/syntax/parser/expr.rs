@@ -20,7 +20,7 @@ pub type P<'tok, 'src, O, E> = Boxed<'tok, 'tok, In<'tok, 'src>, O, Extra<E>>;
 pub fn ident<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     cx: Ctx<'src>,
 ) -> impl Parser<'tok, In<'tok, 'src>, Ident, Extra<E>> + Clone {
-    select! { Token::Ident(name) = e => Ident { name: name.to_owned(), span: cx.span(e.span()) } }
+    select! { Token::Ident(name) = e => Ident { name: name.into(), span: cx.span(e.span()) } }
         .labelled("a name")
 }
 
@@ -30,8 +30,8 @@ pub fn key<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src
         .filter(|t: &Token<'src>| matches!(t, Token::Ident(_)) || t.keyword_text().is_some())
         .map_with(move |t: Token<'src>, e| Ident {
             name: match t {
-                Token::Ident(name) => name.to_owned(),
-                other => other.symbol().to_owned(),
+                Token::Ident(name) => name.into(),
+                other => other.symbol().into(),
             },
             span: cx.span(e.span()),
         })
@@ -99,8 +99,8 @@ pub fn literal<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 
         .then(currency)
         .map_with(move |(amount, currency), e| Literal {
             kind: LitKind::Money {
-                amount: cx.text(amount).replace('_', ""),
-                currency: currency.to_owned(),
+                amount: cx.text(amount).replace('_', "").into(),
+                currency: currency.into(),
             },
             span: cx.span(e.span()),
         });
@@ -185,7 +185,7 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             })
         });
         let arg = choice((
-            range.map(TypeArg::Range),
+            range.map(|r| TypeArg::Range(Box::new(r))),
             bound.map(TypeArg::Bound),
             ty.map(TypeArg::Type),
             error_arg,
