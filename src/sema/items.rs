@@ -101,8 +101,8 @@ pub(crate) fn lower_params(
     params: &[ast::Param],
     allow_raw: bool,
 ) -> (Vec<(String, Ty)>, Vec<Option<Special>>, bool) {
-    let mut out = Vec::new();
-    let mut specials = Vec::new();
+    let mut out = Vec::with_capacity(params.len());
+    let mut specials = Vec::with_capacity(params.len());
     let mut ok = true;
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for p in params {

@@ -201,7 +201,9 @@ fn string_arg(attr: &ast::Attribute) -> Option<String> {
 
 fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Vec<FieldTy> {
     let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
-    let mut out = Vec::new();
+    // Sized once: the fields live in the program, and a list grown by doubling kept room for
+    // up to twice as many.
+    let mut out = Vec::with_capacity(fields.len());
     for field in fields {
         if let Some(first) = seen.get(field.name.name.as_str()) {
             cx.report(

@@ -59,7 +59,7 @@ pub fn upper() -> impl Strategy<Value = Ident> {
 
 fn mk_path(segments: Vec<Ident>) -> Path {
     Path {
-        segments,
+        segments: segments.into(),
         span: span(),
     }
 }
@@ -545,7 +545,7 @@ fn bound() -> impl Strategy<Value = Bound> {
 pub fn ty() -> impl Strategy<Value = TypeExpr> {
     let leaf = type_path().prop_map(|path| TypeKind::Named {
         path,
-        args: Vec::new(),
+        args: Box::default(),
     });
     let kind = leaf.prop_recursive(3, 10, 3, |inner| {
         (
@@ -554,7 +554,7 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
                 prop_oneof![
                     inner.prop_map(|kind| TypeArg::Type(TypeExpr {
                         kind,
-                        attrs: Vec::new(),
+                        attrs: Box::default(),
                         span: span(),
                     })),
                     bound().prop_map(TypeArg::Bound),
@@ -577,11 +577,14 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
                 1..3,
             ),
         )
-            .prop_map(|(path, args)| TypeKind::Named { path, args })
+            .prop_map(|(path, args)| TypeKind::Named {
+                path,
+                args: args.into(),
+            })
     });
     (kind, prop::collection::vec(attribute(), 0..2)).prop_map(|(kind, attrs)| TypeExpr {
         kind,
-        attrs,
+        attrs: attrs.into(),
         span: span(),
     })
 }

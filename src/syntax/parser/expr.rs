@@ -44,7 +44,7 @@ pub fn path<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'sr
         .separated_by(just(Token::ColonColon))
         .at_least(1)
         .collect::<Vec<_>>()
-        .map(tight)
+        .map(Vec::into_boxed_slice)
         .map_with(move |segments, e| Path {
             segments,
             span: cx.span(e.span()),
@@ -139,7 +139,7 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     let attrs = attribute(cx, expr)
         .repeated()
         .collect::<Vec<_>>()
-        .map(tight)
+        .map(Vec::into_boxed_slice)
         .boxed();
     recursive(move |ty| {
         let number = select! {
@@ -180,7 +180,7 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         let error_arg = just(Token::Error).map_with(move |_, e| {
             TypeArg::Type(TypeExpr {
                 kind: TypeKind::Error,
-                attrs: Vec::new(),
+                attrs: Box::default(),
                 span: cx.span(e.span()),
             })
         });
@@ -195,7 +195,7 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .separated_by(just(Token::Comma))
             .allow_trailing()
             .collect::<Vec<_>>()
-            .map(tight)
+            .map(Vec::into_boxed_slice)
             .delimited_by(just(Token::Lt), just(Token::Gt))
             .or_not()
             .map(Option::unwrap_or_default);

@@ -182,7 +182,10 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 _ => Default::default(),
             };
             ItemKind::Use(UseItem {
-                module: Path { segments, span },
+                module: Path {
+                    segments: segments.into_boxed_slice(),
+                    span,
+                },
                 names,
                 braced,
             })
