@@ -277,7 +277,7 @@ fn raw_expr() -> impl Strategy<Value = Expr> {
                 ExprKind::MethodCall {
                     receiver: Box::new(receiver),
                     method,
-                    args,
+                    args: args.into(),
                 }
             }),
             (value_path(), args.clone()).prop_map(|(callee, args)| ExprKind::Call { callee, args }),
@@ -401,7 +401,7 @@ pub fn fix(expr: Expr, min: u8) -> Expr {
         } => ExprKind::MethodCall {
             receiver: Box::new(receiver(*base)),
             method,
-            args: args.into_iter().map(|a| fix(a, 0)).collect(),
+            args: args.into_vec().into_iter().map(|a| fix(a, 0)).collect(),
         },
         ExprKind::Call { callee, args } => ExprKind::Call {
             callee,
@@ -656,7 +656,7 @@ fn entry() -> impl Strategy<Value = Entry> {
     )
         .prop_map(|(value, qualifier)| Arg {
             value,
-            qualifier,
+            qualifier: qualifier.map(Box::new),
             span: span(),
         });
     (key, any::<bool>(), prop::collection::vec(arg, 0..3)).prop_map(|(key, colon, args)| Entry {
@@ -770,7 +770,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                 name,
                 params,
                 ret,
-                body: (!is_extern).then_some(body),
+                body: (!is_extern).then(|| Box::new(body)),
             })
         ),
         (
@@ -790,12 +790,14 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                 })
             ),
         (lower(), params(), ty(), prop::collection::vec(expr(), 0..3)).prop_map(
-            |(name, params, ret, parts)| ItemKind::Builder(BuilderDef {
-                name,
-                params,
-                ret,
-                parts,
-            })
+            |(name, params, ret, parts)| {
+                ItemKind::Builder(Box::new(BuilderDef {
+                    name,
+                    params,
+                    ret,
+                    parts,
+                }))
+            }
         ),
         (upper(), ty(), prop::collection::vec(entry(), 0..4))
             .prop_map(|(name, of, entries)| ItemKind::Stream(StreamDef { name, of, entries })),
@@ -818,7 +820,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
             )
         )
             .prop_map(|(agent, name, params, ret, fails, blocks, body)| {
-                ItemKind::Node(NodeDef {
+                ItemKind::Node(Box::new(NodeDef {
                     kind: if agent {
                         NodeKind::Agent
                     } else {
@@ -830,7 +832,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                     fails,
                     blocks,
                     body,
-                })
+                }))
             }),
     ]
 }

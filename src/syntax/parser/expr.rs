@@ -535,7 +535,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 Postfix::Method(method, args) => ExprKind::MethodCall {
                     receiver: Box::new(base),
                     method,
-                    args,
+                    args: args.into_boxed_slice(),
                 },
             };
             expr_at(kind, cx.span(e.span()))

@@ -289,7 +289,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 parsers
                     .block
                     .clone()
-                    .map(Some)
+                    .map(|body| Some(Box::new(body)))
                     .or(just(Token::Semi).to(None)),
             )
             .map(|(((name, params), ret), body)| FnDef {
@@ -381,12 +381,12 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then(ret.clone())
         .then(parts)
         .map(|(((name, params), ret), parts)| {
-            ItemKind::Builder(BuilderDef {
+            ItemKind::Builder(Box::new(BuilderDef {
                 name,
                 params,
                 ret,
                 parts,
-            })
+            }))
         })
         .labelled("builder")
         .as_context();
@@ -397,7 +397,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then(parsers.literal.clone().or_not())
         .map_with(move |(value, qualifier), e| Arg {
             value,
-            qualifier,
+            qualifier: qualifier.map(Box::new),
             span: cx.span(e.span()),
         });
     let args = arg
@@ -486,7 +486,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then(fails.clone())
         .then(node_body)
         .map(|(((((kind, name), params), ret), fails), (blocks, body))| {
-            ItemKind::Node(NodeDef {
+            ItemKind::Node(Box::new(NodeDef {
                 kind,
                 name,
                 params,
@@ -494,7 +494,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 fails,
                 blocks,
                 body,
-            })
+            }))
         })
         .labelled("node")
         .as_context();
