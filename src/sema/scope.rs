@@ -24,7 +24,7 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
         });
     }
     for (index, module) in input.modules.iter().enumerate() {
-        let mut first_span: HashMap<String, Span> = HashMap::new();
+        let mut first_span: HashMap<&str, Span> = HashMap::new();
         for item in &module.ast.items {
             let Some(name) = item.kind.name() else {
                 continue;
@@ -52,7 +52,7 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
                     .push(duplicate(&name.name, name.span, *first, "defined"));
                 continue;
             }
-            first_span.insert(name.name.to_string(), name.span);
+            first_span.insert(&name.name, name.span);
             if let Some(scope) = cx.modules.get_mut(index) {
                 scope.own.insert(&name.name, reference);
                 scope.names.insert(&name.name, (reference, None));
