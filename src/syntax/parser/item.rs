@@ -10,7 +10,7 @@
 use chumsky::prelude::*;
 
 use super::expr::{attribute, expr_parsers, ident, key, path, P};
-use super::{tight, Ctx, Fail};
+use super::{tight, Ctx, Exact, Fail};
 use crate::syntax::ast::*;
 use crate::syntax::token::Token;
 
@@ -130,8 +130,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
     let params = param
         .separated_by(just(Token::Comma))
         .allow_trailing()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .delimited_by(just(Token::LParen), just(Token::RParen))
         .labelled("parameters `(name: Type, …)`")
         .boxed();
@@ -161,16 +161,16 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 .then_ignore(just(Token::ColonColon))
                 .repeated()
                 .at_least(1)
-                .collect::<Vec<_>>()
-                .map(tight),
+                .collect::<Exact<_>>()
+                .map(Exact::into_vec),
         )
         .then(choice((
             use_name
                 .clone()
                 .separated_by(just(Token::Comma))
                 .allow_trailing()
-                .collect::<Vec<_>>()
-                .map(tight)
+                .collect::<Exact<_>>()
+                .map(Exact::into_vec)
                 .delimited_by(just(Token::LBrace), just(Token::RBrace))
                 .map(|names| (names, true)),
             use_name.map(|name| (vec![name], false)),
@@ -228,8 +228,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
 
     let item_attrs = attribute(cx, expr.clone())
         .repeated()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .boxed();
     let variant = item_attrs
         .clone()
@@ -358,8 +358,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .clone()
         .then_ignore(one_of([Token::Comma, Token::Semi]).or_not())
         .repeated()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .delimited_by(just(Token::LBrace), just(Token::RBrace))
         .recover_with(via_parser(super::closed_group(
             Token::LBrace,
@@ -403,8 +403,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
     let args = arg
         .separated_by(just(Token::Comma))
         .allow_trailing()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .boxed();
     let entry = key(cx)
         .then(just(Token::Colon).or_not())
@@ -560,8 +560,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .recover_with(via_parser(skip_item));
 
     item.repeated()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .then_ignore(end())
         .boxed()
 }
