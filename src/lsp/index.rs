@@ -569,7 +569,8 @@ impl Walker<'_> {
             ty: ty.cloned(),
         });
         self.push(name.span, key, true);
-        self.env.push((name.name.to_string(), ty.and_then(type_name)));
+        self.env
+            .push((name.name.to_string(), ty.and_then(type_name)));
     }
 
     fn module(&mut self, module: &Module) {

@@ -21,7 +21,10 @@ fn span() -> Span {
 }
 
 fn mk_ident(name: String) -> Ident {
-    Ident { name: name.into(), span: span() }
+    Ident {
+        name: name.into(),
+        span: span(),
+    }
 }
 
 /// A lowercase name: fields, variables, functions, variants.
@@ -162,8 +165,12 @@ pub fn literal() -> impl Strategy<Value = Literal> {
             ])
         )
             .prop_map(|(count, per)| lit(LitKind::Rate { count, per })),
-        ("[0-9]{1,3}(\\.[0-9]{1,3})?", "[A-Z]{3}")
-            .prop_map(|(amount, currency)| lit(LitKind::Money { amount: amount.into(), currency: currency.into() })),
+        ("[0-9]{1,3}(\\.[0-9]{1,3})?", "[A-Z]{3}").prop_map(|(amount, currency)| lit(
+            LitKind::Money {
+                amount: amount.into(),
+                currency: currency.into()
+            }
+        )),
     ]
 }
 

@@ -295,7 +295,13 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 .to(false),
         ));
         let block = just(Token::LBrace)
-            .ignore_then(let_stmt.clone().repeated().collect::<Exact<_>>().map(Exact::into_vec))
+            .ignore_then(
+                let_stmt
+                    .clone()
+                    .repeated()
+                    .collect::<Exact<_>>()
+                    .map(Exact::into_vec),
+            )
             .then(expr_p.clone())
             .then(close)
             .map_with(move |((stmts, value), closed), e| {
