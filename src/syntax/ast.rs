@@ -109,7 +109,7 @@ pub enum ItemKind {
     /// `check` and `extern check`.
     Check(CheckDef),
     /// Boxed, as is `Node`: the two largest kinds, which made every item (most are structs,
-    /// `fn`s and checks) 70 bytes larger.
+    /// `fn`s and checks) 80 bytes larger.
     Builder(Box<BuilderDef>),
     Stream(StreamDef),
     /// `node` and `agent`.
