@@ -50,7 +50,7 @@ pub fn field_edits(
             let input: Vec<(String, Option<String>)> = node
                 .params
                 .iter()
-                .map(|p| (p.name.name.clone(), type_name(&p.ty)))
+                .map(|p| (p.name.name.to_string(), type_name(&p.ty)))
                 .collect();
             let output = type_name(&node.ret);
             for path in example_files(analysis, &node.name.name) {

@@ -338,11 +338,11 @@ impl Index {
                 ItemKind::Node(_) => SymbolKind::Node,
                 ItemKind::Use(_) | ItemKind::Error => continue,
             };
-            self.items.insert(name.name.clone());
+            self.items.insert(name.name.to_string());
             self.define(Definition {
-                key: Key::Item(name.name.clone()),
+                key: Key::Item(name.name.to_string()),
                 kind,
-                name: name.name.clone(),
+                name: name.name.to_string(),
                 span: name.span,
                 full: item.span,
                 docs: item.docs.as_ref().map(|d| d.text.clone()),
@@ -353,11 +353,11 @@ impl Index {
                 ItemKind::Struct(s) => self.define_fields(text, &s.name.name, &s.fields),
                 ItemKind::Enum(e) => {
                     for variant in &e.variants {
-                        self.variants.insert(variant.name.name.clone());
+                        self.variants.insert(variant.name.name.to_string());
                         self.define(Definition {
-                            key: Key::Variant(variant.name.name.clone()),
+                            key: Key::Variant(variant.name.name.to_string()),
                             kind: SymbolKind::Variant,
-                            name: variant.name.name.clone(),
+                            name: variant.name.name.to_string(),
                             span: variant.name.span,
                             full: variant.span,
                             docs: variant.docs.as_ref().map(|d| d.text.clone()),
@@ -371,11 +371,11 @@ impl Index {
                 }
                 ItemKind::Errors(e) => {
                     for code in &e.codes {
-                        self.error_codes.insert(code.name.name.clone());
+                        self.error_codes.insert(code.name.name.to_string());
                         self.define(Definition {
-                            key: Key::ErrorCode(code.name.name.clone()),
+                            key: Key::ErrorCode(code.name.name.to_string()),
                             kind: SymbolKind::ErrorCode,
-                            name: code.name.name.clone(),
+                            name: code.name.name.to_string(),
                             span: code.name.span,
                             full: code.span,
                             docs: code.docs.as_ref().map(|d| d.text.clone()),
@@ -395,14 +395,14 @@ impl Index {
             self.fields
                 .entry(owner.to_owned())
                 .or_default()
-                .push((field.name.name.clone(), type_name(&field.ty)));
+                .push((field.name.name.to_string(), type_name(&field.ty)));
             self.define(Definition {
                 key: Key::Field {
                     owner: Some(owner.to_owned()),
-                    name: field.name.name.clone(),
+                    name: field.name.name.to_string(),
                 },
                 kind: SymbolKind::Field,
-                name: field.name.name.clone(),
+                name: field.name.name.to_string(),
                 span: field.name.span,
                 full: field.span,
                 docs: field.docs.as_ref().map(|d| d.text.clone()),
@@ -561,7 +561,7 @@ impl Walker<'_> {
         self.index.definitions.push(Definition {
             key: key.clone(),
             kind,
-            name: name.name.clone(),
+            name: name.name.to_string(),
             span: name.span,
             full,
             docs: None,
@@ -569,7 +569,8 @@ impl Walker<'_> {
             ty: ty.cloned(),
         });
         self.push(name.span, key, true);
-        self.env.push((name.name.clone(), ty.and_then(type_name)));
+        self.env
+            .push((name.name.to_string(), ty.and_then(type_name)));
     }
 
     fn module(&mut self, module: &Module) {
@@ -596,7 +597,7 @@ impl Walker<'_> {
         match &item.kind {
             ItemKind::Use(u) => {
                 for name in &u.names {
-                    self.push(name.name.span, Key::Item(name.name.name.clone()), false);
+                    self.push(name.name.span, Key::Item(name.name.name.to_string()), false);
                 }
             }
             ItemKind::TypeAlias(a) => self.ty(&a.ty),
@@ -619,13 +620,13 @@ impl Walker<'_> {
             ItemKind::Check(c) => {
                 self.params(&c.params);
                 if let Some(fails) = c.fails.as_ref().and_then(|p| p.last()) {
-                    self.push(fails.span, Key::Item(fails.name.clone()), false);
+                    self.push(fails.span, Key::Item(fails.name.to_string()), false);
                 }
                 for require in c.body.iter().flatten() {
                     self.expr(&require.cond);
                     self.push(
                         require.code.span,
-                        Key::ErrorCode(require.code.name.clone()),
+                        Key::ErrorCode(require.code.name.to_string()),
                         false,
                     );
                 }
@@ -647,7 +648,7 @@ impl Walker<'_> {
                 self.params(&n.params);
                 self.ty(&n.ret);
                 if let Some(fails) = n.fails.as_ref().and_then(|p| p.last()) {
-                    self.push(fails.span, Key::Item(fails.name.clone()), false);
+                    self.push(fails.span, Key::Item(fails.name.to_string()), false);
                 }
                 for block in &n.blocks {
                     self.block(block);
@@ -684,7 +685,7 @@ impl Walker<'_> {
         if let TypeKind::Named { path, args } = &ty.kind {
             if let Some(last) = path.last() {
                 if !BUILTIN_TYPES.contains(&last.name.as_str()) {
-                    self.push(last.span, Key::Item(last.name.clone()), false);
+                    self.push(last.span, Key::Item(last.name.to_string()), false);
                 }
             }
             for arg in args {
@@ -754,7 +755,7 @@ impl Walker<'_> {
             {
                 self.type_of(receiver)
             }
-            ExprKind::StructLit { path, .. } => path.last().map(|l| l.name.clone()),
+            ExprKind::StructLit { path, .. } => path.last().map(|l| l.name.to_string()),
             ExprKind::Paren(inner) => self.type_of(inner),
             ExprKind::Some(inner) => self.type_of(inner),
             _ => None,
@@ -793,7 +794,7 @@ impl Walker<'_> {
                     name.span,
                     Key::Field {
                         owner,
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                     },
                     false,
                 );
@@ -809,18 +810,18 @@ impl Walker<'_> {
                             self.index.definitions.push(Definition {
                                 key: key.clone(),
                                 kind: SymbolKind::Local,
-                                name: param.name.clone(),
+                                name: param.name.to_string(),
                                 span: param.span,
                                 full: param.span,
                                 docs: None,
                                 signature: match &element {
                                     Some(ty) => format!("{}: {ty}", param.name),
-                                    None => param.name.clone(),
+                                    None => param.name.to_string(),
                                 },
                                 ty: None,
                             });
                             self.push(param.span, key, true);
-                            self.env.push((param.name.clone(), element.clone()));
+                            self.env.push((param.name.to_string(), element.clone()));
                         }
                         self.expr(body);
                         self.env.truncate(depth);
@@ -831,16 +832,16 @@ impl Walker<'_> {
             }
             ExprKind::Call { callee, args } => self.call(callee, args),
             ExprKind::StructLit { path, fields, base } => {
-                let owner = path.last().map(|l| l.name.clone());
+                let owner = path.last().map(|l| l.name.to_string());
                 if let Some(last) = path.last() {
-                    self.push(last.span, Key::Item(last.name.clone()), false);
+                    self.push(last.span, Key::Item(last.name.to_string()), false);
                 }
                 for field in fields {
                     self.push(
                         field.name.span,
                         Key::Field {
                             owner: owner.clone(),
-                            name: field.name.name.clone(),
+                            name: field.name.name.to_string(),
                         },
                         false,
                     );
@@ -891,7 +892,7 @@ impl Walker<'_> {
             ExprKind::Closure { params, body } => {
                 let depth = self.env.len();
                 for param in params {
-                    self.env.push((param.name.clone(), None));
+                    self.env.push((param.name.to_string(), None));
                 }
                 self.expr(body);
                 self.env.truncate(depth);
@@ -932,7 +933,7 @@ impl Walker<'_> {
                 for arg in args {
                     if let ExprKind::Path(path) = &arg.kind {
                         if let Some(last) = path.last() {
-                            self.push(last.span, Key::ErrorCode(last.name.clone()), false);
+                            self.push(last.span, Key::ErrorCode(last.name.to_string()), false);
                         }
                     }
                 }
@@ -951,28 +952,28 @@ impl Walker<'_> {
             PatternKind::Wildcard | PatternKind::None | PatternKind::Lit(_) => {}
             PatternKind::Some(inner) => self.pattern(inner),
             PatternKind::Name(name) => {
-                if self.index.variants.contains(&name.name) {
-                    self.push(name.span, Key::Variant(name.name.clone()), false);
+                if self.index.variants.contains(name.name.as_str()) {
+                    self.push(name.span, Key::Variant(name.name.to_string()), false);
                 } else {
                     let key = self.local_key(&name.name);
                     self.push(name.span, key, true);
-                    self.env.push((name.name.clone(), None));
+                    self.env.push((name.name.to_string(), None));
                 }
             }
             PatternKind::Variant { name, fields, .. } => {
-                self.push(name.span, Key::Variant(name.name.clone()), false);
+                self.push(name.span, Key::Variant(name.name.to_string()), false);
                 for field in fields {
                     self.push(
                         field.name.span,
                         Key::Field {
                             owner: None,
-                            name: field.name.name.clone(),
+                            name: field.name.name.to_string(),
                         },
                         false,
                     );
                     match &field.pattern {
                         Some(p) => self.pattern(p),
-                        None => self.env.push((field.name.name.clone(), None)),
+                        None => self.env.push((field.name.name.to_string(), None)),
                     }
                 }
             }

@@ -167,7 +167,7 @@ pub(crate) fn constant(e: &ast::Expr) -> Option<serde_json::Value> {
         ExprKind::Paren(inner) => constant(inner)?,
         ExprKind::List(items) => J::Array(items.iter().map(constant).collect::<Option<_>>()?),
         // A unit variant: `low` or `Severity::low`; the decoder checks it is one.
-        ExprKind::Path(path) => J::String(path.last()?.name.clone()),
+        ExprKind::Path(path) => J::String(path.last()?.name.to_string()),
         _ => return None,
     })
 }

@@ -345,7 +345,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
 
     fn path(&mut self, path: &ast::Path, expected: Option<&STy>) -> (STy, rt::Expr) {
         let err = (STy::Error, rt::Expr::None);
-        if let [single] = path.segments.as_slice() {
+        if let [single] = &path.segments[..] {
             if let Some(l) = self.local(&single.name) {
                 return (l.ty.clone(), rt::Expr::Local { slot: Slot(l.slot) });
             }
@@ -357,8 +357,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         }
         // `Enum::variant`.
         if path.segments.len() >= 2 {
-            let mut prefix = path.clone();
-            let variant = prefix.segments.pop();
+            let mut segments = path.segments.to_vec();
+            let variant = segments.pop();
+            let prefix = ast::Path {
+                segments: segments.into_boxed_slice(),
+                span: path.span,
+            };
             if let (Some(variant), Some(ItemRef::Type(def))) =
                 (variant, self.cx.lookup(self.module, &prefix))
             {
@@ -986,7 +990,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 None => {
                     let shorthand = ast::Expr {
                         kind: ExprKind::Path(ast::Path {
-                            segments: vec![init.name.clone()],
+                            segments: Box::new([init.name.clone()]),
                             span: init.name.span,
                         }),
                         span: init.name.span,

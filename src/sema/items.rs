@@ -80,13 +80,13 @@ fn lower_errors(cx: &mut Cx<'_, '_>) {
             }
             seen.insert(&code.name.name, code.name.span);
             codes.push(ir::ErrorCode {
-                name: code.name.name.clone(),
+                name: code.name.name.to_string(),
                 docs: docs(&code.docs),
             });
         }
         let module_path = cx.module_path(module);
         cx.out.errors.push(ir::ErrorSet {
-            name: def.name.name.clone(),
+            name: def.name.name.to_string(),
             module: module_path,
             docs: docs(&item.docs),
             codes,
@@ -101,8 +101,8 @@ pub(crate) fn lower_params(
     params: &[ast::Param],
     allow_raw: bool,
 ) -> (Vec<(String, Ty)>, Vec<Option<Special>>, bool) {
-    let mut out = Vec::new();
-    let mut specials = Vec::new();
+    let mut out = Vec::with_capacity(params.len());
+    let mut specials = Vec::with_capacity(params.len());
     let mut ok = true;
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for p in params {
@@ -129,16 +129,16 @@ pub(crate) fn lower_params(
                     pattern: None,
                     format: None,
                 });
-                out.push((p.name.name.clone(), raw));
+                out.push((p.name.name.to_string(), raw));
                 continue;
             }
         }
         specials.push(None);
         match cx.lower_ty(module, &p.ty) {
-            Some(ty) => out.push((p.name.name.clone(), ty)),
+            Some(ty) => out.push((p.name.name.to_string(), ty)),
             None => {
                 ok = false;
-                out.push((p.name.name.clone(), Ty::Bool));
+                out.push((p.name.name.to_string(), Ty::Bool));
             }
         }
     }
@@ -215,7 +215,7 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
         graph.push(calls);
         let module_path = cx.module_path(module);
         cx.out.fns.push(ir::FnIr {
-            name: def.name.name.clone(),
+            name: def.name.name.to_string(),
             module: module_path,
             docs: docs(&item.docs),
             params: sig
@@ -278,7 +278,7 @@ fn report_call_cycles(cx: &mut Cx<'_, '_>, graph: &[Vec<(u32, Span)>]) {
                             .unwrap_or(&[])
                             .iter()
                             .filter_map(|(d, _)| {
-                                cx.fns.get(*d as usize).map(|f| f.def.name.name.clone())
+                                cx.fns.get(*d as usize).map(|f| f.def.name.name.to_string())
                             })
                             .collect();
                         let first = names.first().cloned().unwrap_or_default();
@@ -369,7 +369,7 @@ pub(crate) fn check_code(
         return;
     };
     let names = code_names(cx, set);
-    if !names.contains(&code.name) {
+    if !names.iter().any(|n| *n == code.name) {
         let set_name = cx
             .out
             .errors
@@ -429,7 +429,7 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
                     req.code.clone(),
                     rt::Require {
                         cond: x,
-                        code: req.code.name.clone(),
+                        code: req.code.name.to_string(),
                         message,
                     },
                 ));
@@ -448,7 +448,7 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
         }
         let module_path = cx.module_path(module);
         cx.out.checks.push(ir::CheckIr {
-            name: def.name.name.clone(),
+            name: def.name.name.to_string(),
             module: module_path,
             docs: docs(&item.docs),
             params: params
@@ -556,7 +556,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
         }
         let module_path = cx.module_path(module);
         cx.out.builders.push(ir::BuilderIr {
-            name: def.name.name.clone(),
+            name: def.name.name.to_string(),
             module: module_path,
             params: params
                 .into_iter()
@@ -599,7 +599,7 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
         let (module, def) = (decl.module, decl.def);
         let chunk = cx.lower_ty(module, &def.of).unwrap_or(Ty::Bool);
         let mut s = ir::StreamIr {
-            name: def.name.name.clone(),
+            name: def.name.name.to_string(),
             module: cx.module_path(module),
             chunk,
             chunk_bytes: 0,

@@ -399,7 +399,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         .map(|(name, _)| stream_of(cx, module, def, name))
         .collect();
     cx.out.nodes.push(ir::NodeIr {
-        name: def.name.name.clone(),
+        name: def.name.name.to_string(),
         module: module_path,
         kind: match def.kind {
             ast::NodeKind::Node => ir::NodeKind::Node,
@@ -493,8 +493,8 @@ fn duration_arg(arg: Option<&ast::Expr>) -> Option<u64> {
 fn money_arg(arg: Option<&ast::Expr>) -> Option<ir::Money> {
     match lit_of(arg)? {
         LitKind::Money { amount, currency } => Some(ir::Money {
-            amount: amount.clone(),
-            currency: currency.clone(),
+            amount: amount.to_string(),
+            currency: currency.to_string(),
         }),
         _ => None,
     }
@@ -910,7 +910,7 @@ fn policies(
                     &format!("node `{}`", n.def.name.name),
                 );
                 out.push(ir::Policy::Fail {
-                    code: code.name.clone(),
+                    code: code.name.to_string(),
                 });
             }
             other => {

@@ -24,7 +24,7 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
         });
     }
     for (index, module) in input.modules.iter().enumerate() {
-        let mut first_span: HashMap<String, Span> = HashMap::new();
+        let mut first_span: HashMap<&str, Span> = HashMap::new();
         for item in &module.ast.items {
             let Some(name) = item.kind.name() else {
                 continue;
@@ -47,12 +47,12 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
                 ast::ItemKind::Node(d) => ItemRef::Node(push_ref(&mut cx.nodes, index, item, d)),
                 ast::ItemKind::Use(_) | ast::ItemKind::Error => continue,
             };
-            if let Some(first) = first_span.get(&name.name) {
+            if let Some(first) = first_span.get(name.name.as_str()) {
                 cx.diags
                     .push(duplicate(&name.name, name.span, *first, "defined"));
                 continue;
             }
-            first_span.insert(name.name.clone(), name.span);
+            first_span.insert(&name.name, name.span);
             if let Some(scope) = cx.modules.get_mut(index) {
                 scope.own.insert(&name.name, reference);
                 scope.names.insert(&name.name, (reference, None));
@@ -111,7 +111,7 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
         if let Some(scope) = cx.modules.get_mut(here) {
             for name in &use_item.names {
                 let local = name.alias.as_ref().unwrap_or(&name.name);
-                scope.unresolved.insert(local.name.clone());
+                scope.unresolved.insert(local.name.to_string());
             }
         }
         return;
@@ -137,7 +137,7 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
             cx.report(d);
             let local = name.alias.as_ref().unwrap_or(&name.name);
             if let Some(scope) = cx.modules.get_mut(here) {
-                scope.unresolved.insert(local.name.clone());
+                scope.unresolved.insert(local.name.to_string());
             }
             continue;
         };
@@ -161,7 +161,7 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
                 // The same item twice: harmless, but the second import is unused.
                 scope.imports.push(super::Import {
                     span: name.span,
-                    name: local.name.clone(),
+                    name: local.name.to_string(),
                     used: false,
                 });
             }
@@ -169,7 +169,7 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
         }
         scope.imports.push(super::Import {
             span: name.span,
-            name: local.name.clone(),
+            name: local.name.to_string(),
             used: false,
         });
         let import = scope.imports.len() - 1;

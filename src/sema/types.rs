@@ -59,7 +59,7 @@ pub(crate) fn lower_all(cx: &mut Cx<'_, '_>) {
             TypeDecl::Alias(d) => &d.name,
         };
         cx.table.defs.push(TypeDef {
-            name: name.name.clone(),
+            name: name.name.to_string(),
             module: cx
                 .modules
                 .get(decl.module)
@@ -170,7 +170,7 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
             lower_fields(cx, module, f)
         });
         variants.push(VariantTy {
-            name: variant.name.name.clone(),
+            name: variant.name.name.to_string(),
             docs: docs(&variant.docs),
             fields,
         });
@@ -201,7 +201,9 @@ fn string_arg(attr: &ast::Attribute) -> Option<String> {
 
 fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Vec<FieldTy> {
     let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
-    let mut out = Vec::new();
+    // Sized once: the fields live in the program, and a list grown by doubling kept room for
+    // up to twice as many.
+    let mut out = Vec::with_capacity(fields.len());
     for field in fields {
         if let Some(first) = seen.get(field.name.name.as_str()) {
             cx.report(
@@ -218,7 +220,7 @@ fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Ve
         seen.insert(&field.name.name, field.name.span);
         let ty = cx.lower_ty(module, &field.ty).unwrap_or(Ty::Bool);
         out.push(FieldTy {
-            name: field.name.name.clone(),
+            name: field.name.name.to_string(),
             docs: docs(&field.docs),
             ty,
             default: None,

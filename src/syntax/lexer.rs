@@ -151,7 +151,10 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
 }
 
 fn flush_doc(pending: &mut Option<Doc>, out: &mut Lexed<'_>, next_token: Option<u32>) {
-    if let Some(doc) = pending.take() {
+    if let Some(mut doc) = pending.take() {
+        // A doc of several lines grew line by line; it lives as long as the tree, without the
+        // room its growth left.
+        doc.text.shrink_to_fit();
         out.docs.push(DocBlock { doc, next_token });
     }
 }

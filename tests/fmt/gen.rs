@@ -21,7 +21,10 @@ fn span() -> Span {
 }
 
 fn mk_ident(name: String) -> Ident {
-    Ident { name, span: span() }
+    Ident {
+        name: name.into(),
+        span: span(),
+    }
 }
 
 /// A lowercase name: fields, variables, functions, variants.
@@ -59,7 +62,7 @@ pub fn upper() -> impl Strategy<Value = Ident> {
 
 fn mk_path(segments: Vec<Ident>) -> Path {
     Path {
-        segments,
+        segments: segments.into(),
         span: span(),
     }
 }
@@ -162,8 +165,12 @@ pub fn literal() -> impl Strategy<Value = Literal> {
             ])
         )
             .prop_map(|(count, per)| lit(LitKind::Rate { count, per })),
-        ("[0-9]{1,3}(\\.[0-9]{1,3})?", "[A-Z]{3}")
-            .prop_map(|(amount, currency)| lit(LitKind::Money { amount, currency })),
+        ("[0-9]{1,3}(\\.[0-9]{1,3})?", "[A-Z]{3}").prop_map(|(amount, currency)| lit(
+            LitKind::Money {
+                amount: amount.into(),
+                currency: currency.into()
+            }
+        )),
     ]
 }
 
@@ -277,7 +284,7 @@ fn raw_expr() -> impl Strategy<Value = Expr> {
                 ExprKind::MethodCall {
                     receiver: Box::new(receiver),
                     method,
-                    args,
+                    args: args.into(),
                 }
             }),
             (value_path(), args.clone()).prop_map(|(callee, args)| ExprKind::Call { callee, args }),
@@ -401,7 +408,7 @@ pub fn fix(expr: Expr, min: u8) -> Expr {
         } => ExprKind::MethodCall {
             receiver: Box::new(receiver(*base)),
             method,
-            args: args.into_iter().map(|a| fix(a, 0)).collect(),
+            args: args.into_vec().into_iter().map(|a| fix(a, 0)).collect(),
         },
         ExprKind::Call { callee, args } => ExprKind::Call {
             callee,
@@ -545,7 +552,7 @@ fn bound() -> impl Strategy<Value = Bound> {
 pub fn ty() -> impl Strategy<Value = TypeExpr> {
     let leaf = type_path().prop_map(|path| TypeKind::Named {
         path,
-        args: Vec::new(),
+        args: Box::default(),
     });
     let kind = leaf.prop_recursive(3, 10, 3, |inner| {
         (
@@ -554,7 +561,7 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
                 prop_oneof![
                     inner.prop_map(|kind| TypeArg::Type(TypeExpr {
                         kind,
-                        attrs: Vec::new(),
+                        attrs: Box::default(),
                         span: span(),
                     })),
                     bound().prop_map(TypeArg::Bound),
@@ -565,21 +572,26 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
                     )
                         .prop_filter("a range has a bound", |(s, e, _)| s.is_some()
                             || e.is_some())
-                        .prop_map(|(start, end, inclusive)| TypeArg::Range(RangeArg {
-                            start,
-                            end,
-                            inclusive,
-                            span: span(),
-                        })),
+                        .prop_map(|(start, end, inclusive)| {
+                            TypeArg::Range(Box::new(RangeArg {
+                                start,
+                                end,
+                                inclusive,
+                                span: span(),
+                            }))
+                        }),
                 ],
                 1..3,
             ),
         )
-            .prop_map(|(path, args)| TypeKind::Named { path, args })
+            .prop_map(|(path, args)| TypeKind::Named {
+                path,
+                args: args.into(),
+            })
     });
     (kind, prop::collection::vec(attribute(), 0..2)).prop_map(|(kind, attrs)| TypeExpr {
         kind,
-        attrs,
+        attrs: attrs.into(),
         span: span(),
     })
 }
@@ -651,7 +663,7 @@ fn entry() -> impl Strategy<Value = Entry> {
     )
         .prop_map(|(value, qualifier)| Arg {
             value,
-            qualifier,
+            qualifier: qualifier.map(Box::new),
             span: span(),
         });
     (key, any::<bool>(), prop::collection::vec(arg, 0..3)).prop_map(|(key, colon, args)| Entry {
@@ -765,7 +777,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                 name,
                 params,
                 ret,
-                body: (!is_extern).then_some(body),
+                body: (!is_extern).then(|| Box::new(body)),
             })
         ),
         (
@@ -785,12 +797,14 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                 })
             ),
         (lower(), params(), ty(), prop::collection::vec(expr(), 0..3)).prop_map(
-            |(name, params, ret, parts)| ItemKind::Builder(BuilderDef {
-                name,
-                params,
-                ret,
-                parts,
-            })
+            |(name, params, ret, parts)| {
+                ItemKind::Builder(Box::new(BuilderDef {
+                    name,
+                    params,
+                    ret,
+                    parts,
+                }))
+            }
         ),
         (upper(), ty(), prop::collection::vec(entry(), 0..4))
             .prop_map(|(name, of, entries)| ItemKind::Stream(StreamDef { name, of, entries })),
@@ -813,7 +827,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
             )
         )
             .prop_map(|(agent, name, params, ret, fails, blocks, body)| {
-                ItemKind::Node(NodeDef {
+                ItemKind::Node(Box::new(NodeDef {
                     kind: if agent {
                         NodeKind::Agent
                     } else {
@@ -825,7 +839,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                     fails,
                     blocks,
                     body,
-                })
+                }))
             }),
     ]
 }

@@ -247,8 +247,8 @@ fn enclosing_fails(
             return None;
         }
         match &item.kind {
-            ItemKind::Check(c) => c.fails.as_ref()?.last().map(|l| l.name.clone()),
-            ItemKind::Node(n) => n.fails.as_ref()?.last().map(|l| l.name.clone()),
+            ItemKind::Check(c) => c.fails.as_ref()?.last().map(|l| l.name.to_string()),
+            ItemKind::Node(n) => n.fails.as_ref()?.last().map(|l| l.name.to_string()),
             _ => None,
         }
     })

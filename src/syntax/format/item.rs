@@ -332,7 +332,7 @@ impl Printer<'_> {
         let key = if entry.colon {
             format!("{}:", entry.key.name)
         } else {
-            entry.key.name.clone()
+            entry.key.name.to_string()
         };
         if entry.args.is_empty() {
             return key.into();

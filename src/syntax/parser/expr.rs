@@ -6,7 +6,7 @@
 
 use chumsky::prelude::*;
 
-use super::{tight, Ctx, Extra, Fail, In};
+use super::{Ctx, Exact, Extra, Fail, In};
 use crate::syntax::ast::*;
 use crate::syntax::error::SyntaxError;
 use crate::syntax::lexer::TokenSpan;
@@ -20,7 +20,7 @@ pub type P<'tok, 'src, O, E> = Boxed<'tok, 'tok, In<'tok, 'src>, O, Extra<E>>;
 pub fn ident<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     cx: Ctx<'src>,
 ) -> impl Parser<'tok, In<'tok, 'src>, Ident, Extra<E>> + Clone {
-    select! { Token::Ident(name) = e => Ident { name: name.to_owned(), span: cx.span(e.span()) } }
+    select! { Token::Ident(name) = e => Ident { name: name.into(), span: cx.span(e.span()) } }
         .labelled("a name")
 }
 
@@ -30,8 +30,8 @@ pub fn key<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src
         .filter(|t: &Token<'src>| matches!(t, Token::Ident(_)) || t.keyword_text().is_some())
         .map_with(move |t: Token<'src>, e| Ident {
             name: match t {
-                Token::Ident(name) => name.to_owned(),
-                other => other.symbol().to_owned(),
+                Token::Ident(name) => name.into(),
+                other => other.symbol().into(),
             },
             span: cx.span(e.span()),
         })
@@ -43,8 +43,8 @@ pub fn path<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'sr
     ident(cx)
         .separated_by(just(Token::ColonColon))
         .at_least(1)
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_boxed)
         .map_with(move |segments, e| Path {
             segments,
             span: cx.span(e.span()),
@@ -99,8 +99,8 @@ pub fn literal<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 
         .then(currency)
         .map_with(move |(amount, currency), e| Literal {
             kind: LitKind::Money {
-                amount: cx.text(amount).replace('_', ""),
-                currency: currency.to_owned(),
+                amount: cx.text(amount).replace('_', "").into(),
+                currency: currency.into(),
             },
             span: cx.span(e.span()),
         });
@@ -117,8 +117,8 @@ pub fn attribute<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         .then(
             expr.separated_by(just(Token::Comma))
                 .allow_trailing()
-                .collect::<Vec<_>>()
-                .map(tight)
+                .collect::<Exact<_>>()
+                .map(Exact::into_vec)
                 .delimited_by(just(Token::LParen), just(Token::RParen))
                 .or_not(),
         )
@@ -138,8 +138,8 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
 ) -> P<'tok, 'src, TypeExpr, E> {
     let attrs = attribute(cx, expr)
         .repeated()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_boxed)
         .boxed();
     recursive(move |ty| {
         let number = select! {
@@ -180,12 +180,12 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         let error_arg = just(Token::Error).map_with(move |_, e| {
             TypeArg::Type(TypeExpr {
                 kind: TypeKind::Error,
-                attrs: Vec::new(),
+                attrs: Box::default(),
                 span: cx.span(e.span()),
             })
         });
         let arg = choice((
-            range.map(TypeArg::Range),
+            range.map(|r| TypeArg::Range(Box::new(r))),
             bound.map(TypeArg::Bound),
             ty.map(TypeArg::Type),
             error_arg,
@@ -194,8 +194,8 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         let args = arg
             .separated_by(just(Token::Comma))
             .allow_trailing()
-            .collect::<Vec<_>>()
-            .map(tight)
+            .collect::<Exact<_>>()
+            .map(Exact::into_boxed)
             .delimited_by(just(Token::Lt), just(Token::Gt))
             .or_not()
             .map(Option::unwrap_or_default);
@@ -247,8 +247,8 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .clone()
             .separated_by(just(Token::Comma))
             .allow_trailing()
-            .collect::<Vec<_>>()
-            .map(tight)
+            .collect::<Exact<_>>()
+            .map(Exact::into_vec)
             .delimited_by(just(Token::LParen), just(Token::RParen))
             .recover_with(via_parser(super::closed_group(
                 Token::LParen,
@@ -295,7 +295,13 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 .to(false),
         ));
         let block = just(Token::LBrace)
-            .ignore_then(let_stmt.clone().repeated().collect::<Vec<_>>().map(tight))
+            .ignore_then(
+                let_stmt
+                    .clone()
+                    .repeated()
+                    .collect::<Exact<_>>()
+                    .map(Exact::into_vec),
+            )
             .then(expr_p.clone())
             .then(close)
             .map_with(move |((stmts, value), closed), e| {
@@ -373,8 +379,8 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .then(
                 arm.separated_by(just(Token::Comma))
                     .allow_trailing()
-                    .collect::<Vec<_>>()
-                    .map(tight)
+                    .collect::<Exact<_>>()
+                    .map(Exact::into_vec)
                     .delimited_by(just(Token::LBrace), just(Token::RBrace))
                     .map(Some)
                     .recover_with(via_parser(super::closed_group(
@@ -402,8 +408,8 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         let closure = ident
             .clone()
             .separated_by(just(Token::Comma))
-            .collect::<Vec<_>>()
-            .map(tight)
+            .collect::<Exact<_>>()
+            .map(Exact::into_vec)
             .delimited_by(just(Token::Pipe), just(Token::Pipe))
             .then(expr_p.clone())
             .map(|(params, body)| ExprKind::Closure {
@@ -423,8 +429,8 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         let struct_body = field_init
             .separated_by(just(Token::Comma))
             .allow_trailing()
-            .collect::<Vec<_>>()
-            .map(tight)
+            .collect::<Exact<_>>()
+            .map(Exact::into_vec)
             .then(
                 just(Token::DotDot)
                     .ignore_then(expr_p.clone())
@@ -463,8 +469,8 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .clone()
             .separated_by(just(Token::Comma))
             .allow_trailing()
-            .collect::<Vec<_>>()
-            .map(tight)
+            .collect::<Exact<_>>()
+            .map(Exact::into_vec)
             .delimited_by(just(Token::LBracket), just(Token::RBracket))
             .map(ExprKind::List)
             .recover_with(via_parser(super::closed_group(
@@ -535,7 +541,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 Postfix::Method(method, args) => ExprKind::MethodCall {
                     receiver: Box::new(base),
                     method,
-                    args,
+                    args: args.into_boxed_slice(),
                 },
             };
             expr_at(kind, cx.span(e.span()))
@@ -694,8 +700,8 @@ fn pattern<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         let fields = field
             .separated_by(just(Token::Comma))
             .allow_trailing()
-            .collect::<Vec<_>>()
-            .map(tight)
+            .collect::<Exact<_>>()
+            .map(Exact::into_vec)
             .then(
                 just(Token::DotDot)
                     .then_ignore(just(Token::Comma).or_not())
@@ -730,8 +736,8 @@ fn pattern<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         single
             .separated_by(just(Token::Pipe))
             .at_least(1)
-            .collect::<Vec<_>>()
-            .map(tight)
+            .collect::<Exact<_>>()
+            .map(Exact::into_vec)
             .map_with(move |mut alternatives, e| {
                 if alternatives.len() == 1 {
                     if let Some(only) = alternatives.pop() {

@@ -10,7 +10,7 @@
 use chumsky::prelude::*;
 
 use super::expr::{attribute, expr_parsers, ident, key, path, P};
-use super::{tight, Ctx, Fail};
+use super::{tight, Ctx, Exact, Fail};
 use crate::syntax::ast::*;
 use crate::syntax::token::Token;
 
@@ -130,8 +130,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
     let params = param
         .separated_by(just(Token::Comma))
         .allow_trailing()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .delimited_by(just(Token::LParen), just(Token::RParen))
         .labelled("parameters `(name: Type, …)`")
         .boxed();
@@ -161,16 +161,16 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 .then_ignore(just(Token::ColonColon))
                 .repeated()
                 .at_least(1)
-                .collect::<Vec<_>>()
-                .map(tight),
+                .collect::<Exact<_>>()
+                .map(Exact::into_vec),
         )
         .then(choice((
             use_name
                 .clone()
                 .separated_by(just(Token::Comma))
                 .allow_trailing()
-                .collect::<Vec<_>>()
-                .map(tight)
+                .collect::<Exact<_>>()
+                .map(Exact::into_vec)
                 .delimited_by(just(Token::LBrace), just(Token::RBrace))
                 .map(|names| (names, true)),
             use_name.map(|name| (vec![name], false)),
@@ -182,7 +182,10 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 _ => Default::default(),
             };
             ItemKind::Use(UseItem {
-                module: Path { segments, span },
+                module: Path {
+                    segments: segments.into_boxed_slice(),
+                    span,
+                },
                 names,
                 braced,
             })
@@ -225,8 +228,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
 
     let item_attrs = attribute(cx, expr.clone())
         .repeated()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .boxed();
     let variant = item_attrs
         .clone()
@@ -286,7 +289,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 parsers
                     .block
                     .clone()
-                    .map(Some)
+                    .map(|body| Some(Box::new(body)))
                     .or(just(Token::Semi).to(None)),
             )
             .map(|(((name, params), ret), body)| FnDef {
@@ -355,8 +358,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .clone()
         .then_ignore(one_of([Token::Comma, Token::Semi]).or_not())
         .repeated()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .delimited_by(just(Token::LBrace), just(Token::RBrace))
         .recover_with(via_parser(super::closed_group(
             Token::LBrace,
@@ -378,12 +381,12 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then(ret.clone())
         .then(parts)
         .map(|(((name, params), ret), parts)| {
-            ItemKind::Builder(BuilderDef {
+            ItemKind::Builder(Box::new(BuilderDef {
                 name,
                 params,
                 ret,
                 parts,
-            })
+            }))
         })
         .labelled("builder")
         .as_context();
@@ -394,14 +397,14 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then(parsers.literal.clone().or_not())
         .map_with(move |(value, qualifier), e| Arg {
             value,
-            qualifier,
+            qualifier: qualifier.map(Box::new),
             span: cx.span(e.span()),
         });
     let args = arg
         .separated_by(just(Token::Comma))
         .allow_trailing()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .boxed();
     let entry = key(cx)
         .then(just(Token::Colon).or_not())
@@ -483,7 +486,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then(fails.clone())
         .then(node_body)
         .map(|(((((kind, name), params), ret), fails), (blocks, body))| {
-            ItemKind::Node(NodeDef {
+            ItemKind::Node(Box::new(NodeDef {
                 kind,
                 name,
                 params,
@@ -491,7 +494,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                 fails,
                 blocks,
                 body,
-            })
+            }))
         })
         .labelled("node")
         .as_context();
@@ -557,8 +560,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .recover_with(via_parser(skip_item));
 
     item.repeated()
-        .collect::<Vec<_>>()
-        .map(tight)
+        .collect::<Exact<_>>()
+        .map(Exact::into_vec)
         .then_ignore(end())
         .boxed()
 }
