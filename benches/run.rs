@@ -67,7 +67,7 @@ fn main() {
     let compilation = driver::check_path(&DiskWorld, &root).expect("the review example reads");
     let program = compilation.program.expect("the review example checks");
     let exec = Executor::new(&program, aelc::driver::run::schemas(&program));
-    let node_ir = aelc::codegen::emit::find_node(&program, "review").expect("review");
+    let node_ir = aelc::driver::project::find_node(&program, "review").expect("review");
     let node = aelc::driver::run::node_id(&program, node_ir);
     let inputs = exec
         .decode_input(node_ir, INPUT)

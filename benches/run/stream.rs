@@ -71,7 +71,7 @@ pub fn main() {
     let compilation = driver::check_path(&DiskWorld, &root).expect("the sensors example reads");
     let program = compilation.program.expect("the sensors example checks");
     let exec = Executor::new(&program, aelc::driver::run::schemas(&program));
-    let node_ir = aelc::codegen::emit::find_node(&program, "monitor").expect("monitor");
+    let node_ir = aelc::driver::project::find_node(&program, "monitor").expect("monitor");
     let node = aelc::driver::run::node_id(&program, node_ir);
     let table = Arc::new(program.types.clone());
     let lines = lines(n);
