@@ -18,6 +18,7 @@ mod consts;
 mod depth;
 mod expr;
 mod items;
+pub mod methods;
 mod node;
 pub mod pattern;
 mod pattern_check;

@@ -513,3 +513,24 @@ fn the_provider_vocabulary_lives_once() {
             .map(|w| format!("stdlib/runtime/src/program.rs: {w}"))
     );
 }
+
+/// The built-in methods live once (issue 20): `aelc::sema::methods::METHODS`, which sema types
+/// calls with and the language server completes from. A list of method names kept anywhere
+/// else (a `…_METHODS` constant, as the checker and the completion handler each had) fails.
+#[test]
+fn the_method_table_lives_once() {
+    let copy = regex::Regex::new(r"const\s+\w*METHODS\w*\s*:").unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for file in shipped_rust_files() {
+        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
+        for m in copy.find_iter(&text) {
+            found.push(format!(
+                "{}: {}",
+                file.strip_prefix(root).unwrap().display(),
+                m.as_str()
+            ));
+        }
+    }
+    assert_eq!(found, ["src/sema/methods.rs: const METHODS:"]);
+}

@@ -10,30 +10,13 @@ use aelc_runtime::media::{MediaFieldKind, MEDIA_FIELDS};
 use aelc_runtime::ty::{DefId, DefKind, Ty};
 use aelc_runtime::value::Value;
 
+use super::methods::{self, Receiver};
 use super::sty::STy;
 use super::{Cx, ItemRef};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, BinaryOp, ExprKind, LitKind, PatternKind, UnaryOp};
-
-const STR_METHODS: &[&str] = &[
-    "len",
-    "is_empty",
-    "trim",
-    "to_lower",
-    "to_upper",
-    "contains",
-    "starts_with",
-    "ends_with",
-    "matches",
-];
-const LIST_METHODS: &[&str] = &[
-    "len", "is_empty", "contains", "first", "last", "all", "any", "count", "filter", "map",
-    "sort_by", "sum",
-];
-const MAP_METHODS: &[&str] = &["len", "is_empty", "contains"];
-const OPTION_METHODS: &[&str] = &["is_some", "is_none", "unwrap_or"];
 
 struct Local {
     name: String,
@@ -643,7 +626,9 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     err
                 }
             },
-            (STy::List { item, unique }, _) if LIST_METHODS.contains(&name) => {
+            (STy::List { item, unique }, _)
+                if methods::of(Receiver::List).any(|m| m.name == name) =>
+            {
                 let item = item.as_ref().clone();
                 let unique = *unique;
                 match name {
@@ -772,12 +757,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 _ => err,
             },
             _ => {
-                let known: &[&str] = match &t {
-                    STy::Str => STR_METHODS,
-                    STy::List { .. } => LIST_METHODS,
-                    STy::Map { .. } => MAP_METHODS,
-                    STy::Option(_) => OPTION_METHODS,
-                    _ => &[],
+                let known: Vec<&str> = match &t {
+                    STy::Str => methods::names(Receiver::Text),
+                    STy::List { .. } => methods::names(Receiver::List),
+                    STy::Map { .. } => methods::names(Receiver::Map),
+                    STy::Option(_) => methods::names(Receiver::Option),
+                    _ => Vec::new(),
                 };
                 if known.contains(&name) {
                     return err; // wrong arity, already reported
@@ -786,7 +771,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 let mut d = Diagnostic::new("E0208", format!("{ty} has no method `{name}`"))
                     .primary(method.span, "unknown method");
                 d = match did_you_mean(name, known.iter().copied()) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    Some(s) => d.did_you_mean(method.span, s),
                     None if known.is_empty() => d.help(format!("{ty} has no methods")),
                     None => d.help(format!("the methods of {ty} are: {}", known.join(", "))),
                 };

@@ -18,6 +18,7 @@ use lsp_types::{
 
 use crate::lsp::index::{type_name, Definition, Index, Key, SymbolKind, BUILTIN_TYPES};
 use crate::lsp::server::{HandlerResult, Server};
+use crate::sema::methods::{Receiver, METHODS};
 use crate::syntax::ast::{ItemKind, TypeKind};
 
 /// The reserved words of spec §2.
@@ -62,23 +63,6 @@ const BLOCK_KEYS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
-
-const TEXT_METHODS: &[&str] = &[
-    "len",
-    "is_empty",
-    "trim",
-    "to_lower",
-    "to_upper",
-    "contains",
-    "starts_with",
-    "ends_with",
-    "matches",
-];
-const LIST_METHODS: &[&str] = &[
-    "len", "is_empty", "contains", "first", "last", "all", "any", "count", "filter", "map",
-    "sort_by", "sum",
-];
-const OPTION_METHODS: &[&str] = &["is_some", "is_none", "unwrap_or"];
 
 pub fn handle(
     server: &mut Server,
@@ -337,30 +321,36 @@ fn members(
         TypeKind::Named { path, .. } => path.last().map(|l| l.name.clone()),
         TypeKind::Error => None,
     });
-    let methods = |names: &[&str]| -> Vec<CompletionItem> {
-        names
-            .iter()
-            .map(|m| simple(m, CompletionItemKind::METHOD, Some("built-in method")))
-            .collect()
+    // The built-in methods, from sema's one table, each with what it does.
+    let methods = |receivers: &[Receiver]| -> Vec<CompletionItem> {
+        let mut items: Vec<CompletionItem> = Vec::new();
+        for info in METHODS.iter().filter(|m| receivers.contains(&m.receiver)) {
+            if !items.iter().any(|i| i.label == info.name) {
+                items.push(simple(
+                    info.name,
+                    CompletionItemKind::METHOD,
+                    Some(info.doc),
+                ));
+            }
+        }
+        items
     };
     match (head.as_deref(), ty.as_ref().and_then(type_name)) {
-        (Some("Str"), _) => methods(TEXT_METHODS),
-        (Some("List" | "Set"), _) => methods(LIST_METHODS),
+        (Some("Str"), _) => methods(&[Receiver::Text]),
+        (Some("List" | "Set"), _) => methods(&[Receiver::List]),
+        (Some("Map"), _) => methods(&[Receiver::Map]),
         (Some("Option"), Some(owner)) => {
             let mut items = fields_of(index, &owner);
-            items.extend(methods(OPTION_METHODS));
+            items.extend(methods(&[Receiver::Option]));
             items
         }
-        (Some("Option"), None) => methods(OPTION_METHODS),
+        (Some("Option"), None) => methods(&[Receiver::Option]),
         (_, Some(owner)) => fields_of(index, &owner),
         _ => {
             let mut items = of_kind(index, SymbolKind::Field, CompletionItemKind::FIELD);
-            let mut all: Vec<&str> = TEXT_METHODS.to_vec();
-            all.extend(LIST_METHODS);
-            all.extend(OPTION_METHODS);
-            all.sort_unstable();
-            all.dedup();
-            items.extend(methods(&all));
+            let mut all = methods(&[Receiver::Text, Receiver::List, Receiver::Option]);
+            all.sort_by(|a, b| a.label.cmp(&b.label));
+            items.extend(all);
             items
         }
     }
