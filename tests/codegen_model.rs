@@ -367,6 +367,23 @@ fn stress_nodes_warn_what_a_provider_cannot_express() {
         codes.sort();
         codes
     };
+    // `limitations` finds, in order, exactly what building every provider's variant reports
+    // (it skips the Anthropic variant and shares the map rewrite), on every node.
+    for (node, s) in program.nodes.iter().zip(&schemas) {
+        let mut every: Vec<aelc::codegen::model_schema::Limitation> = Vec::new();
+        for provider in aelc::codegen::model_schema::ProviderKind::ALL {
+            for l in aelc::codegen::model_schema::variant_with_limitations(
+                provider, &node.name, &s.output,
+            )
+            .1
+            {
+                if !every.contains(&l) {
+                    every.push(l);
+                }
+            }
+        }
+        assert_eq!(limitations(&node.name, &s.output), every, "{}", node.name);
+    }
     assert_eq!(codes_of("forms"), ["W0803", "W0804"]);
     assert_eq!(codes_of("code"), ["W0802"]);
     assert_eq!(codes_of("deep"), ["W0802"]);
