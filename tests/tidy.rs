@@ -534,3 +534,24 @@ fn the_method_table_lives_once() {
     }
     assert_eq!(found, ["src/sema/methods.rs: const METHODS:"]);
 }
+
+/// The built-in type names live once (issue 20): `aelc::sema::builtin_types`, which sema
+/// suggests from and the language server colours and completes with (its own list had `Raw`
+/// and `Parts` that sema's lacked). Another list of them (a constant holding `"u16"`) fails.
+#[test]
+fn the_builtin_types_live_once() {
+    let copy = regex::Regex::new(r#"const\s+(\w+)\s*:\s*&\[&str\]\s*=\s*&\[[^\]]*"u16""#).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for file in shipped_rust_files() {
+        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
+        for m in copy.captures_iter(&text) {
+            found.push(format!(
+                "{}: {}",
+                file.strip_prefix(root).unwrap().display(),
+                &m[1]
+            ));
+        }
+    }
+    assert_eq!(found, ["src/sema/builtin_types.rs: DATA_TYPES"]);
+}

@@ -23,13 +23,8 @@ use crate::syntax::ast::{
 
 use super::analysis::Analysis;
 use super::template;
+use crate::sema::builtin_types;
 use crate::syntax;
-
-/// The built-in type names (spec §3), never resolved to a project item.
-pub const BUILTIN_TYPES: &[&str] = &[
-    "bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64", "Str", "List",
-    "Set", "Map", "Option", "Image", "Audio", "Video", "File", "Raw", "Parts",
-];
 
 /// What a name denotes; two occurrences with matching keys are the same symbol.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -500,7 +495,7 @@ pub fn type_name(ty: &TypeExpr) -> Option<String> {
             TypeArg::Type(t) => type_name(t),
             _ => None,
         }),
-        name if BUILTIN_TYPES.contains(&name) => None,
+        name if builtin_types::is_builtin(name) => None,
         name => Some(name.to_owned()),
     }
 }
@@ -684,7 +679,7 @@ impl Walker<'_> {
     fn ty(&mut self, ty: &TypeExpr) {
         if let TypeKind::Named { path, args } = &ty.kind {
             if let Some(last) = path.last() {
-                if !BUILTIN_TYPES.contains(&last.name.as_str()) {
+                if !builtin_types::is_builtin(&last.name) {
                     self.push(last.span, Key::Item(last.name.to_string()), false);
                 }
             }

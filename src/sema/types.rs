@@ -15,12 +15,6 @@ use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, LitKind, TypeArg, TypeKind};
 
-/// Built-in type names, for "did you mean".
-pub(crate) const BUILTIN_TYPES: &[&str] = &[
-    "bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64", "Str", "List",
-    "Set", "Map", "Option", "Image", "Audio", "Video", "File",
-];
-
 const ATTRIBUTES: &[&str] = &[
     "pattern",
     "format",
@@ -363,7 +357,7 @@ impl Cx<'_, '_> {
                     path,
                     "type",
                     |r| matches!(r, ItemRef::Type(_)),
-                    BUILTIN_TYPES,
+                    super::builtin_types::DATA_TYPES,
                 );
                 None
             }

@@ -16,8 +16,9 @@ use lsp_types::{
     MarkupContent, MarkupKind,
 };
 
-use crate::lsp::index::{type_name, Definition, Index, Key, SymbolKind, BUILTIN_TYPES};
+use crate::lsp::index::{type_name, Definition, Index, Key, SymbolKind};
 use crate::lsp::server::{HandlerResult, Server};
+use crate::sema::builtin_types;
 use crate::sema::methods::{Receiver, METHODS};
 use crate::syntax::ast::{ItemKind, TypeKind};
 
@@ -376,9 +377,7 @@ fn everything(
         .map(|k| simple(k, CompletionItemKind::KEYWORD, None))
         .collect();
     items.extend(
-        BUILTIN_TYPES
-            .iter()
-            .map(|t| simple(t, CompletionItemKind::STRUCT, Some("built-in type"))),
+        builtin_types::all().map(|t| simple(t, CompletionItemKind::STRUCT, Some("built-in type"))),
     );
     let mut seen = std::collections::BTreeSet::new();
     for def in &index.definitions {

@@ -15,9 +15,10 @@ use lsp_types::{
 };
 
 use crate::lsp::convert::{Cursor, Encoding, Lines};
-use crate::lsp::index::{Key, SymbolKind, BUILTIN_TYPES};
+use crate::lsp::index::{Key, SymbolKind};
 use crate::lsp::server::{HandlerError, HandlerResult, Server};
 use crate::lsp::uri;
+use crate::sema::builtin_types;
 use crate::source::LineIndex;
 use crate::span::Span;
 use crate::syntax::{self, token::Token};
@@ -117,7 +118,7 @@ fn tokens(
                 Kind::Decorator
             } else if let Some(kind) = known.get(&span.start) {
                 *kind
-            } else if BUILTIN_TYPES.contains(name)
+            } else if builtin_types::is_builtin(name)
                 || name.starts_with(|c: char| c.is_ascii_uppercase())
             {
                 Kind::Type
