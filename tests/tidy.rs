@@ -555,3 +555,24 @@ fn the_builtin_types_live_once() {
     }
     assert_eq!(found, ["src/sema/builtin_types.rs: DATA_TYPES"]);
 }
+
+/// The keywords live once (issue 20): `Token::KEYWORDS` in the lexer's token type, which the
+/// language server completes and refuses as new names from. A list of keyword words kept
+/// elsewhere (a constant holding `"agent"`, as the completion handler had) fails.
+#[test]
+fn the_keywords_live_once() {
+    let copy =
+        regex::Regex::new(r#"const\s+(\w+)\s*:\s*&\[&str\]\s*=\s*&\[[^\]]*"agent""#).unwrap();
+    let found: Vec<String> = shipped_rust_files()
+        .into_iter()
+        .filter(|file| {
+            let text = code_of(&fs::read_to_string(file).unwrap_or_default());
+            copy.is_match(&text)
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(
+        found.is_empty(),
+        "keyword lists outside Token::KEYWORDS: {found:?}"
+    );
+}

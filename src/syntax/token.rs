@@ -534,35 +534,39 @@ impl Token<'_> {
         }
     }
 
+    /// Every keyword (spec §2), the one list: the lexer's `#[token]` attributes spell them for
+    /// logos (a test checks each lexes back to its token), and the language server completes
+    /// them from here.
+    pub const KEYWORDS: [Token<'static>; 24] = [
+        Token::Use,
+        Token::Type,
+        Token::Struct,
+        Token::Enum,
+        Token::Errors,
+        Token::Fn,
+        Token::Extern,
+        Token::Check,
+        Token::Node,
+        Token::Agent,
+        Token::Stream,
+        Token::Builder,
+        Token::Require,
+        Token::Example,
+        Token::Let,
+        Token::Return,
+        Token::If,
+        Token::Else,
+        Token::Match,
+        Token::True,
+        Token::False,
+        Token::None,
+        Token::Some,
+        Token::Fails,
+    ];
+
     /// Keywords may stand where a block entry's key or a field name is expected.
     pub fn keyword_text(&self) -> Option<&'static str> {
-        match self {
-            Token::Use
-            | Token::Type
-            | Token::Struct
-            | Token::Enum
-            | Token::Errors
-            | Token::Fn
-            | Token::Extern
-            | Token::Check
-            | Token::Node
-            | Token::Agent
-            | Token::Stream
-            | Token::Builder
-            | Token::Require
-            | Token::Example
-            | Token::Let
-            | Token::Return
-            | Token::If
-            | Token::Else
-            | Token::Match
-            | Token::True
-            | Token::False
-            | Token::None
-            | Token::Some
-            | Token::Fails => Some(self.symbol()),
-            _ => None,
-        }
+        Token::KEYWORDS.contains(self).then(|| self.symbol())
     }
 }
 
@@ -575,6 +579,27 @@ mod tests {
     #[test]
     fn a_token_is_24_bytes() {
         assert_eq!(std::mem::size_of::<Token<'static>>(), 24);
+    }
+
+    /// Each keyword of [`Token::KEYWORDS`] is what the lexer makes of its text, and no other
+    /// word the lexer reserves is missing from the list.
+    #[test]
+    fn the_keyword_list_is_the_lexers() {
+        for keyword in Token::KEYWORDS {
+            let mut lexer = Token::lexer(keyword.symbol());
+            assert_eq!(lexer.next(), Some(Ok(keyword)), "{}", keyword.symbol());
+        }
+        let words = include_str!("token.rs")
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("#[token(\""))
+            .filter_map(|l| l.split('"').next())
+            .filter(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '_') && !w.is_empty());
+        for word in words {
+            assert!(
+                Token::KEYWORDS.iter().any(|k| k.symbol() == word),
+                "`{word}` is lexed as a keyword but not listed"
+            );
+        }
     }
 
     #[test]

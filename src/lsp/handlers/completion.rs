@@ -21,13 +21,7 @@ use crate::lsp::server::{HandlerResult, Server};
 use crate::sema::builtin_types;
 use crate::sema::methods::{Receiver, METHODS};
 use crate::syntax::ast::{ItemKind, TypeKind};
-
-/// The reserved words of spec §2.
-pub const KEYWORDS: &[&str] = &[
-    "use", "type", "struct", "enum", "errors", "fn", "extern", "check", "node", "agent", "stream",
-    "builder", "require", "example", "let", "return", "if", "else", "match", "true", "false",
-    "none", "some", "fails",
-];
+use crate::syntax::token::Token;
 
 /// The keys each block of a node (and a stream) takes (spec §6, §7.1).
 const BLOCK_KEYS: &[(&str, &[&str])] = &[
@@ -372,9 +366,9 @@ fn everything(
     offset: u32,
 ) -> Vec<CompletionItem> {
     let index = &analysis.index;
-    let mut items: Vec<CompletionItem> = KEYWORDS
+    let mut items: Vec<CompletionItem> = Token::KEYWORDS
         .iter()
-        .map(|k| simple(k, CompletionItemKind::KEYWORD, None))
+        .map(|k| simple(k.symbol(), CompletionItemKind::KEYWORD, None))
         .collect();
     items.extend(
         builtin_types::all().map(|t| simple(t, CompletionItemKind::STRUCT, Some("built-in type"))),

@@ -13,12 +13,12 @@ use lsp_types::{
 };
 
 use crate::lsp::example_edits;
-use crate::lsp::handlers::completion::KEYWORDS;
 use crate::lsp::index::{Key, SymbolKind};
 use crate::lsp::publish;
 use crate::lsp::server::{HandlerError, HandlerResult, Server};
 use crate::lsp::uri;
 use crate::span::Span;
+use crate::syntax::token::Token;
 
 pub fn prepare(
     server: &mut Server,
@@ -54,7 +54,7 @@ pub fn handle(server: &mut Server, params: RenameParams) -> HandlerResult<Option
             "a file name cannot be renamed here",
         ));
     }
-    if !is_binding && (!is_identifier || KEYWORDS.contains(&new_name.as_str())) {
+    if !is_binding && (!is_identifier || Token::KEYWORDS.iter().any(|k| k.symbol() == new_name)) {
         return Err(HandlerError::request_failed(format!(
             "`{new_name}` is not a valid name: use letters, digits and `_`, not starting with a digit, and no keyword"
         )));
