@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use aelc::lsp::handlers::completion::KEYWORDS;
 use aelc::span::FileId;
 use aelc::syntax;
+use aelc::syntax::token::Token;
 use serde_json::Value;
 
 fn read(path: &str) -> String {
@@ -91,7 +91,10 @@ fn the_textmate_grammar_highlights_exactly_the_lexers_keywords() {
 
 #[test]
 fn completion_offers_exactly_the_lexers_keywords() {
-    let completed: BTreeSet<String> = KEYWORDS.iter().map(|k| (*k).to_owned()).collect();
+    let completed: BTreeSet<String> = Token::KEYWORDS
+        .iter()
+        .map(|k| k.symbol().to_owned())
+        .collect();
     assert_eq!(completed, lexer_keywords());
 }
 
