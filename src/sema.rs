@@ -14,6 +14,7 @@
 //!    expressions; the `fn` call graph must be acyclic;
 //! 4. [`node`]: nodes and agents, their blocks, and [`template`]: their prompt templates.
 
+pub mod blocks;
 pub mod builtin_types;
 mod consts;
 mod depth;

@@ -576,3 +576,32 @@ fn the_keywords_live_once() {
         "keyword lists outside Token::KEYWORDS: {found:?}"
     );
 }
+
+/// The blocks of a node and their keys live once (issue 20): `aelc::sema::blocks`, which sema
+/// checks with and the language server completes from. Another list of keys (a constant
+/// holding `"max_answer"` or `"on_full"`, as the checker and the completion handler each had)
+/// fails.
+#[test]
+fn the_block_keys_live_once() {
+    let copy =
+        regex::Regex::new(r#"const\s+(\w+)\s*:[^=]*=\s*&\[[^;]*"(max_answer|on_full)""#).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for file in shipped_rust_files() {
+        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
+        for m in copy.captures_iter(&text) {
+            found.push(format!(
+                "{}: {}",
+                file.strip_prefix(root).unwrap().display(),
+                &m[1]
+            ));
+        }
+    }
+    assert_eq!(
+        found,
+        [
+            "src/sema/blocks.rs: NODE_BLOCKS",
+            "src/sema/blocks.rs: STREAM_LIMITS"
+        ]
+    );
+}

@@ -611,16 +611,7 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
             duplicates: String::new(),
             stale: String::new(),
         };
-        let keys = [
-            "chunk",
-            "buffer",
-            "rate",
-            "duration",
-            "fresh",
-            "on_full",
-            "duplicates",
-            "stale",
-        ];
+        let keys = super::blocks::STREAM_LIMITS;
         let mut seen = Vec::new();
         for entry in &def.entries {
             let key = entry.key.name.as_str();
@@ -683,7 +674,9 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
             if !keys.contains(&key) {
                 let mut d = Diagnostic::new("E0502", format!("unknown stream limit `{key}`"))
                     .primary(entry.key.span, "not a stream limit");
-                if let Some(k) = crate::diagnostics::suggest::did_you_mean(key, keys) {
+                if let Some(k) =
+                    crate::diagnostics::suggest::did_you_mean(key, keys.iter().copied())
+                {
                     d = d.did_you_mean(entry.key.span, k);
                 }
                 cx.report(d);

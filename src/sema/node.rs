@@ -3,6 +3,7 @@
 
 use aelc_runtime::ty::Ty;
 
+use super::blocks;
 use super::expr::ExprCx;
 use super::items::{check_code, resolve_fails};
 use super::sty::STy;
@@ -15,20 +16,6 @@ use crate::ir::size;
 use crate::span::Span;
 use crate::syntax::ast::{self, ExprKind, LitKind};
 
-const BLOCKS: &[&str] = &["config", "input", "output", "inputs", "budget", "publish"];
-const CONFIG_KEYS: &[&str] = &[
-    "prompt",
-    "model",
-    "max_answer",
-    "max_prompt",
-    "timeout",
-    "temperature",
-];
-const INPUT_KEYS: &[&str] = &["check", "builder"];
-const OUTPUT_KEYS: &[&str] = &["check", "transform", "raw", "parse", "on_failure"];
-const INPUTS_KEYS: &[&str] = &["combine", "fresh"];
-const BUDGET_KEYS: &[&str] = &["max_calls", "max_cost", "max_time"];
-const PUBLISH_KEYS: &[&str] = &["capability", "price", "examples"];
 /// How far above the largest encoding an explicit `max_answer` may be before it is a warning.
 const FAR_ABOVE: u64 = 4;
 
@@ -102,16 +89,19 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     let mut seen_blocks: Vec<(&str, Span)> = Vec::new();
     for block in &def.blocks {
         let name = block.name.name.as_str();
-        if !BLOCKS.contains(&name) {
+        let Some(keys) = blocks::node_block_keys(name) else {
             let mut d = Diagnostic::new("E0501", format!("unknown block `{name}`"))
                 .primary(block.name.span, "not a block of a node");
-            d = match did_you_mean(name, BLOCKS.iter().copied()) {
+            d = match did_you_mean(name, blocks::node_block_names()) {
                 Some(s) => d.did_you_mean(block.name.span, s),
-                None => d.help("blocks: config, input, output, inputs, budget, publish"),
+                None => d.help(format!(
+                    "blocks: {}",
+                    blocks::node_block_names().collect::<Vec<_>>().join(", ")
+                )),
             };
             cx.report(d);
             continue;
-        }
+        };
         if let Some((_, first)) = seen_blocks.iter().find(|(b, _)| *b == name) {
             cx.report(
                 Diagnostic::new("E0505", format!("block `{name}` is written twice"))
@@ -121,14 +111,6 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
             continue;
         }
         seen_blocks.push((name, block.name.span));
-        let keys = match name {
-            "config" => CONFIG_KEYS,
-            "input" => INPUT_KEYS,
-            "output" => OUTPUT_KEYS,
-            "inputs" => INPUTS_KEYS,
-            "budget" => BUDGET_KEYS,
-            _ => PUBLISH_KEYS,
-        };
         if name == "publish" && def.kind == ast::NodeKind::Node {
             cx.report(
                 Diagnostic::new("E0512", "only an agent can be published")

@@ -18,46 +18,10 @@ use lsp_types::{
 
 use crate::lsp::index::{type_name, Definition, Index, Key, SymbolKind};
 use crate::lsp::server::{HandlerResult, Server};
-use crate::sema::builtin_types;
 use crate::sema::methods::{Receiver, METHODS};
+use crate::sema::{blocks, builtin_types};
 use crate::syntax::ast::{ItemKind, TypeKind};
 use crate::syntax::token::Token;
-
-/// The keys each block of a node (and a stream) takes (spec §6, §7.1).
-const BLOCK_KEYS: &[(&str, &[&str])] = &[
-    (
-        "config",
-        &[
-            "prompt",
-            "model",
-            "max_answer",
-            "max_prompt",
-            "timeout",
-            "temperature",
-        ],
-    ),
-    ("input", &["check", "builder"]),
-    (
-        "output",
-        &["check", "transform", "on_failure", "raw", "parse"],
-    ),
-    ("inputs", &["combine", "fresh"]),
-    ("budget", &["max_calls", "max_cost", "max_time"]),
-    ("publish", &["capability", "price", "examples"]),
-    (
-        "stream",
-        &[
-            "chunk",
-            "buffer",
-            "rate",
-            "duration",
-            "fresh",
-            "on_full",
-            "duplicates",
-            "stale",
-        ],
-    ),
-];
 
 pub fn handle(
     server: &mut Server,
@@ -86,21 +50,22 @@ pub fn handle(
         items.retain(|item| starts_with_ignoring_case(&item.label, typed));
         items
     } else if let Some(block) = enclosing_block(before).filter(|_| at_entry_start(line)) {
-        BLOCK_KEYS
-            .iter()
-            .find(|(name, _)| *name == block)
-            .map(|(_, keys)| {
-                keys.iter()
-                    .map(|k| {
-                        simple(
-                            k,
-                            CompletionItemKind::PROPERTY,
-                            Some(&format!("{block} key")),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        let keys = match block {
+            "stream" => Some(blocks::STREAM_LIMITS),
+            node_block => blocks::node_block_keys(node_block),
+        };
+        keys.map(|keys| {
+            keys.iter()
+                .map(|k| {
+                    simple(
+                        k,
+                        CompletionItemKind::PROPERTY,
+                        Some(&format!("{block} key")),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
     } else {
         everything(at.analysis, at.file, at.offset)
     };
@@ -166,7 +131,7 @@ fn enclosing_block(before: &str) -> Option<&'static str> {
                 if line.starts_with("stream ") {
                     return Some("stream");
                 }
-                return BLOCK_KEYS.iter().map(|(n, _)| *n).find(|n| *n == word);
+                return blocks::node_block_names().find(|n| *n == word);
             }
             _ => {}
         }
