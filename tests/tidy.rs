@@ -605,3 +605,25 @@ fn the_block_keys_live_once() {
         ]
     );
 }
+
+/// The reserved codes live once (issue 20): `aelc_runtime::receipt::RESERVED_CODES`, which the
+/// checker (E0408) and the publishing rules read. Another list of them (a constant holding
+/// `"truncated_output"`, as sema and codegen each had) fails.
+#[test]
+fn the_reserved_codes_live_once() {
+    let copy =
+        regex::Regex::new(r#"const\s+(\w+)\s*:[^=]*=\s*&\[[^;]*"truncated_output""#).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for file in shipped_rust_files() {
+        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
+        for m in copy.captures_iter(&text) {
+            found.push(format!(
+                "{}: {}",
+                file.strip_prefix(root).unwrap().display(),
+                &m[1]
+            ));
+        }
+    }
+    assert_eq!(found, ["stdlib/runtime/src/receipt.rs: RESERVED_CODES"]);
+}

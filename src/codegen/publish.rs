@@ -39,22 +39,10 @@ use crate::ir::size::fits_depth_limit;
 use crate::ir::{NodeIr, NodeKind, Program};
 
 /// The codes the platform reserves (spec §5); no `errors` may declare one.
-pub const RESERVED_CODES: &[&str] = &[
-    "invalid_input",
-    "invalid_output",
-    "rejected_input",
-    "truncated_output",
-    "undecodable_output",
-    "stale_input",
-    "timeout",
-    "budget_exceeded",
-    "model_unavailable",
-    "cancelled",
-    "internal_error",
-];
+pub use aelc_runtime::receipt::RESERVED_CODES;
 
-/// The statuses a failing example may expect (spec §10).
-pub const EXAMPLE_STATUSES: &[&str] = &["rejected_input", "invalid_output", "failed", "error"];
+/// The statuses a failing example may expect (spec §10): the example reader's own list.
+pub use aelc_runtime::example::FAILURE_STATUSES;
 
 /// One example file of an agent (`examples/<agent>/<name>.json`), already read.
 #[derive(Clone, Debug, PartialEq)]
@@ -486,11 +474,11 @@ pub fn check_examples(
             }
             (None, Some(status)) => {
                 let status = status.as_str().unwrap_or_default();
-                if !EXAMPLE_STATUSES.contains(&status) {
+                if !FAILURE_STATUSES.contains(&status) {
                     push(
                         malformed(
                             example,
-                            &format!("its `status` is not one of {}", EXAMPLE_STATUSES.join(", ")),
+                            &format!("its `status` is not one of {}", FAILURE_STATUSES.join(", ")),
                         ),
                         ExampleAt::Value("/status".to_owned()),
                     );

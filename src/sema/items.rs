@@ -16,19 +16,7 @@ use crate::span::Span;
 use crate::syntax::ast::{self, LitKind};
 
 /// Codes the platform itself uses (spec §5); no `errors` may declare them.
-pub(crate) const RESERVED_CODES: &[&str] = &[
-    "invalid_input",
-    "invalid_output",
-    "rejected_input",
-    "truncated_output",
-    "undecodable_output",
-    "stale_input",
-    "timeout",
-    "budget_exceeded",
-    "model_unavailable",
-    "cancelled",
-    "internal_error",
-];
+pub(crate) use aelc_runtime::receipt::RESERVED_CODES;
 
 /// The signature of a fn or node, once its types are lowered.
 #[derive(Clone, Debug)]
