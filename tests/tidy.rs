@@ -478,6 +478,23 @@ fn shipped_rust_files() -> Vec<PathBuf> {
     files
 }
 
+/// Every match of `pattern` in the shipped code (comments and tests aside), as
+/// `path: first group` (the whole match when the pattern has no group), in file order.
+fn found_in_shipped_code(pattern: &str) -> Vec<String> {
+    let pattern = regex::Regex::new(pattern).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for file in shipped_rust_files() {
+        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
+        let rel = file.strip_prefix(root).unwrap().display().to_string();
+        for m in pattern.captures_iter(&text) {
+            let named = m.get(1).or_else(|| m.get(0)).map_or("", |g| g.as_str());
+            found.push(format!("{rel}: {named}"));
+        }
+    }
+    found
+}
+
 /// The provider vocabulary lives once (issue 20): the `provider` words of `ael.toml` in
 /// `aelc_runtime::program::Provider` (the one table, with `replay`), and the HTTP protocols in
 /// `aelc_runtime::provider::ProviderKind`, which takes its words from that table. Codegen's
@@ -485,30 +502,15 @@ fn shipped_rust_files() -> Vec<PathBuf> {
 /// words written out a second time, fails here.
 #[test]
 fn the_provider_vocabulary_lives_once() {
-    let pattern = regex::Regex::new(r"enum\s+(\w+)\s*\{[^}]*\bOpenAi\b").unwrap();
-    let words = regex::Regex::new(r#"=>\s*"(openai|anthropic|gemini|replay)""#).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut enums = Vec::new();
-    let mut spelled = Vec::new();
-    for file in shipped_rust_files() {
-        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
-        let rel = file.strip_prefix(root).unwrap().display().to_string();
-        for found in pattern.captures_iter(&text) {
-            enums.push(format!("{rel}: {}", &found[1]));
-        }
-        for found in words.captures_iter(&text) {
-            spelled.push(format!("{rel}: {}", &found[1]));
-        }
-    }
     assert_eq!(
-        enums,
+        found_in_shipped_code(r"enum\s+(\w+)\s*\{[^}]*\bOpenAi\b"),
         [
             "stdlib/runtime/src/program.rs: Provider",
             "stdlib/runtime/src/provider/binding.rs: ProviderKind",
         ]
     );
     assert_eq!(
-        spelled,
+        found_in_shipped_code(r#"=>\s*"(openai|anthropic|gemini|replay)""#),
         ["openai", "anthropic", "gemini", "replay"]
             .map(|w| format!("stdlib/runtime/src/program.rs: {w}"))
     );
@@ -519,20 +521,10 @@ fn the_provider_vocabulary_lives_once() {
 /// else (a `…_METHODS` constant, as the checker and the completion handler each had) fails.
 #[test]
 fn the_method_table_lives_once() {
-    let copy = regex::Regex::new(r"const\s+\w*METHODS\w*\s*:").unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut found = Vec::new();
-    for file in shipped_rust_files() {
-        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
-        for m in copy.find_iter(&text) {
-            found.push(format!(
-                "{}: {}",
-                file.strip_prefix(root).unwrap().display(),
-                m.as_str()
-            ));
-        }
-    }
-    assert_eq!(found, ["src/sema/methods.rs: const METHODS:"]);
+    assert_eq!(
+        found_in_shipped_code(r"const\s+\w*METHODS\w*\s*:"),
+        ["src/sema/methods.rs: const METHODS:"]
+    );
 }
 
 /// The built-in type names live once (issue 20): `aelc::sema::builtin_types`, which sema
@@ -540,20 +532,10 @@ fn the_method_table_lives_once() {
 /// and `Parts` that sema's lacked). Another list of them (a constant holding `"u16"`) fails.
 #[test]
 fn the_builtin_types_live_once() {
-    let copy = regex::Regex::new(r#"const\s+(\w+)\s*:\s*&\[&str\]\s*=\s*&\[[^\]]*"u16""#).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut found = Vec::new();
-    for file in shipped_rust_files() {
-        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
-        for m in copy.captures_iter(&text) {
-            found.push(format!(
-                "{}: {}",
-                file.strip_prefix(root).unwrap().display(),
-                &m[1]
-            ));
-        }
-    }
-    assert_eq!(found, ["src/sema/builtin_types.rs: DATA_TYPES"]);
+    assert_eq!(
+        found_in_shipped_code(r#"const\s+(\w+)\s*:\s*&\[&str\]\s*=\s*&\[[^\]]*"u16""#),
+        ["src/sema/builtin_types.rs: DATA_TYPES"]
+    );
 }
 
 /// The keywords live once (issue 20): `Token::KEYWORDS` in the lexer's token type, which the
@@ -561,16 +543,7 @@ fn the_builtin_types_live_once() {
 /// elsewhere (a constant holding `"agent"`, as the completion handler had) fails.
 #[test]
 fn the_keywords_live_once() {
-    let copy =
-        regex::Regex::new(r#"const\s+(\w+)\s*:\s*&\[&str\]\s*=\s*&\[[^\]]*"agent""#).unwrap();
-    let found: Vec<String> = shipped_rust_files()
-        .into_iter()
-        .filter(|file| {
-            let text = code_of(&fs::read_to_string(file).unwrap_or_default());
-            copy.is_match(&text)
-        })
-        .map(|file| file.display().to_string())
-        .collect();
+    let found = found_in_shipped_code(r#"const\s+(\w+)\s*:\s*&\[&str\]\s*=\s*&\[[^\]]*"agent""#);
     assert!(
         found.is_empty(),
         "keyword lists outside Token::KEYWORDS: {found:?}"
@@ -583,22 +556,8 @@ fn the_keywords_live_once() {
 /// fails.
 #[test]
 fn the_block_keys_live_once() {
-    let copy =
-        regex::Regex::new(r#"const\s+(\w+)\s*:[^=]*=\s*&\[[^;]*"(max_answer|on_full)""#).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut found = Vec::new();
-    for file in shipped_rust_files() {
-        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
-        for m in copy.captures_iter(&text) {
-            found.push(format!(
-                "{}: {}",
-                file.strip_prefix(root).unwrap().display(),
-                &m[1]
-            ));
-        }
-    }
     assert_eq!(
-        found,
+        found_in_shipped_code(r#"const\s+(\w+)\s*:[^=]*=\s*&\[[^;]*"(?:max_answer|on_full)""#),
         [
             "src/sema/blocks.rs: NODE_BLOCKS",
             "src/sema/blocks.rs: STREAM_LIMITS"
@@ -611,19 +570,8 @@ fn the_block_keys_live_once() {
 /// `"truncated_output"`, as sema and codegen each had) fails.
 #[test]
 fn the_reserved_codes_live_once() {
-    let copy =
-        regex::Regex::new(r#"const\s+(\w+)\s*:[^=]*=\s*&\[[^;]*"truncated_output""#).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut found = Vec::new();
-    for file in shipped_rust_files() {
-        let text = code_of(&fs::read_to_string(&file).unwrap_or_default());
-        for m in copy.captures_iter(&text) {
-            found.push(format!(
-                "{}: {}",
-                file.strip_prefix(root).unwrap().display(),
-                &m[1]
-            ));
-        }
-    }
-    assert_eq!(found, ["stdlib/runtime/src/receipt.rs: RESERVED_CODES"]);
+    assert_eq!(
+        found_in_shipped_code(r#"const\s+(\w+)\s*:[^=]*=\s*&\[[^;]*"truncated_output""#),
+        ["stdlib/runtime/src/receipt.rs: RESERVED_CODES"]
+    );
 }
