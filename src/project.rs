@@ -97,10 +97,10 @@ pub struct Loaded {
 
 /// Reads `ael.toml` (`text`, registered as `file`). Never panics.
 pub fn parse(file: FileId, text: &str) -> Loaded {
-    let (config, known, diagnostics) = load::load(file, text);
+    let (known, diagnostics) = load::load(file, text);
     let has_error = diagnostics.iter().any(Diagnostic::is_error);
     Loaded {
-        config: if has_error { None } else { config },
+        config: (!has_error).then(|| known.clone()),
         known,
         diagnostics,
     }

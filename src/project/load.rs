@@ -48,12 +48,9 @@ struct Cx<'t> {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// The configuration when every part of it is valid, what could be read of it in any case
-/// ([`super::Loaded::known`]), and every diagnostic.
-pub(super) fn load(
-    file: FileId,
-    text: &str,
-) -> (Option<ProjectConfig>, ProjectConfig, Vec<Diagnostic>) {
+/// What the file says as far as it can be read ([`super::Loaded::known`]; the configuration
+/// itself when no diagnostic is an error), and every diagnostic.
+pub(super) fn load(file: FileId, text: &str) -> (ProjectConfig, Vec<Diagnostic>) {
     let mut cx = Cx {
         file,
         text,
@@ -82,16 +79,16 @@ pub(super) fn load(
         limits: LimitsConfig::default(),
     };
     if !errors.is_empty() {
-        return (None, known, cx.diagnostics);
+        return (known, cx.diagnostics);
     }
     let root = root.get_ref();
     cx.unknown_keys(root, TOP_KEYS, "at the top of ael.toml");
-    let package = match root.get("package") {
-        Some(value) => cx.table(value, "package").and_then(|t| {
-            let (package, as_written) = cx.package(t, value);
-            known.package = as_written;
-            package
-        }),
+    match root.get("package") {
+        Some(value) => {
+            if let Some(t) = cx.table(value, "package") {
+                known.package = cx.package(t, value);
+            }
+        }
         None => {
             cx.diagnostics.push(
                 Diagnostic::new("E0603", "ael.toml has no `[package]` table")
@@ -101,10 +98,8 @@ pub(super) fn load(
                     )
                     .help("add:\n[package]\nname = \"owner/name\"\nversion = \"0.1.0\""),
             );
-            None
         }
-    };
-    let mut bindings = BTreeMap::new();
+    }
     if let Some(value) = root.get("bindings") {
         if let Some(table) = cx.table(value, "bindings") {
             for (name, binding) in table.iter() {
@@ -123,7 +118,7 @@ pub(super) fn load(
                         diagnostics: Vec::new(),
                     };
                     if let Some(body) = quiet.table(binding, "") {
-                        let (_, as_written) = quiet.binding(body, binding, span);
+                        let as_written = quiet.binding(body, binding, span);
                         known
                             .bindings
                             .insert(name.get_ref().to_string(), as_written);
@@ -133,32 +128,20 @@ pub(super) fn load(
                 let Some(body) = cx.table(binding, &format!("bindings.{}", name.get_ref())) else {
                     continue;
                 };
-                let (config, as_written) = cx.binding(body, binding, span);
+                let as_written = cx.binding(body, binding, span);
                 known
                     .bindings
                     .insert(name.get_ref().to_string(), as_written);
-                if let Some(config) = config {
-                    bindings.insert(name.get_ref().to_string(), config);
-                }
             }
         }
     }
-    let limits = match root.get("limits") {
-        Some(value) => cx.table(value, "limits").map(|t| cx.limits(t)),
-        None => Some(LimitsConfig::default()),
-    };
-    if let Some(limits) = &limits {
-        known.limits = limits.clone();
+    if let Some(t) = root
+        .get("limits")
+        .and_then(|value| cx.table(value, "limits"))
+    {
+        known.limits = cx.limits(t);
     }
-    let config = match (package, limits) {
-        (Some(package), Some(limits)) => Some(ProjectConfig {
-            package,
-            bindings,
-            limits,
-        }),
-        _ => None,
-    };
-    (config, known, cx.diagnostics)
+    (known, cx.diagnostics)
 }
 
 impl Cx<'_> {
@@ -260,12 +243,8 @@ impl Cx<'_> {
         }
     }
 
-    /// `[package]` when valid, and as written in any case.
-    fn package(
-        &mut self,
-        table: &DeTable<'_>,
-        value: &Value<'_>,
-    ) -> (Option<PackageConfig>, PackageConfig) {
+    /// `[package]` as written (what is missing empty), each problem reported.
+    fn package(&mut self, table: &DeTable<'_>, value: &Value<'_>) -> PackageConfig {
         self.unknown_keys(table, PACKAGE_KEYS, "in `[package]`");
         let at = self.table_span(value);
         let name = self.string(table, "name");
@@ -283,11 +262,9 @@ impl Cx<'_> {
             description: description.clone(),
         };
         let (Some((name, name_span)), Some((version, version_span))) = (name, version) else {
-            return (None, as_written);
+            return as_written;
         };
-        let mut ok = true;
         if let Err(why) = values::package_name(name) {
-            ok = false;
             self.diagnostics.push(
                 Diagnostic::new("E0605", format!("`{}` is not a valid package name", quoted(name)))
                     .primary(name_span, why)
@@ -295,7 +272,6 @@ impl Cx<'_> {
             );
         }
         if let Err(why) = values::version(version) {
-            ok = false;
             self.diagnostics.push(
                 Diagnostic::new(
                     "E0606",
@@ -305,19 +281,20 @@ impl Cx<'_> {
                 .help("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\" or \"1.0.0-beta.1\""),
             );
         }
-        (ok.then(|| as_written.clone()), as_written)
+        as_written
     }
 
+    /// A binding as written, each problem reported (see [`super::Loaded::known`] for what
+    /// stands in for an unreadable key).
     fn binding(
         &mut self,
         table: &DeTable<'_>,
         value: &Value<'_>,
         name_span: Span,
-    ) -> (Option<BindingConfig>, BindingConfig) {
+    ) -> BindingConfig {
         self.unknown_keys(table, BINDING_KEYS, "in a binding");
         let at = self.table_span(value);
         let at = if at.is_empty() { name_span } else { at };
-        let mut ok = true;
         let provider = match self.string(table, "provider") {
             Some((text, span)) => match Provider::ALL.iter().find(|p| p.as_str() == text) {
                 Some(p) => Some(*p),
@@ -359,7 +336,6 @@ impl Cx<'_> {
                 if !(url.starts_with("http://") || url.starts_with("https://"))
                     || url.len() <= "https://".len()
                 {
-                    ok = false;
                     self.diagnostics.push(
                         Diagnostic::new(
                             "E0609",
@@ -376,14 +352,12 @@ impl Cx<'_> {
         let api_key_env = match self.string(table, "api_key_env") {
             Some((name, span)) => {
                 if values::looks_like_a_key(name) {
-                    ok = false;
                     self.diagnostics.push(
                         Diagnostic::new("E0604", "`api_key_env` holds what looks like a key itself")
                             .primary(span, "this should be the name of an environment variable")
                             .help("write the variable's name, e.g. api_key_env = \"OPENAI_API_KEY\", and never the key"),
                     );
                 } else if !values::is_env_name(name) {
-                    ok = false;
                     self.diagnostics.push(
                         Diagnostic::new(
                             "E0609",
@@ -400,9 +374,9 @@ impl Cx<'_> {
             }
             None => None,
         };
-        let (accepts, known_kinds) = match table.get("accepts") {
+        let accepts = match table.get("accepts") {
             Some(value) => self.accepts(value),
-            None => (Some(vec![PartKind::Text]), vec![PartKind::Text]),
+            None => vec![PartKind::Text],
         };
         let price = match table.get("price") {
             Some(value) => match self.table(value, "price") {
@@ -414,23 +388,16 @@ impl Cx<'_> {
         let constrain = self.constrain(table, provider);
         // An unreadable provider is `replay`: it calls nothing, and what is wrong with the
         // binding is reported above.
-        let as_written = BindingConfig {
+        BindingConfig {
             span: name_span,
             provider: provider.unwrap_or(Provider::Replay),
-            model: model.clone().unwrap_or_default(),
+            model: model.unwrap_or_default(),
             base_url,
             api_key_env,
-            accepts: known_kinds,
-            price: price.clone().flatten(),
-            constrain: constrain.clone().flatten(),
-        };
-        let valid = ok
-            && provider.is_some()
-            && model.is_some()
-            && accepts.is_some()
-            && price.is_some()
-            && constrain.is_some();
-        (valid.then(|| as_written.clone()), as_written)
+            accepts,
+            price: price.flatten(),
+            constrain: constrain.flatten(),
+        }
     }
 
     /// `constrain = "grammar" | "schema" | "output_format" | "none"`; a grammar needs an
@@ -470,20 +437,18 @@ impl Cx<'_> {
         Some(Some(word.to_owned()))
     }
 
-    /// The part kinds when every one is known, and the known ones in any case (`text` alone
-    /// when `accepts` is not an array).
-    fn accepts(&mut self, value: &Value<'_>) -> (Option<Vec<PartKind>>, Vec<PartKind>) {
+    /// The known part kinds of `accepts`, each unknown one reported (`text` alone when
+    /// `accepts` is not an array).
+    fn accepts(&mut self, value: &Value<'_>) -> Vec<PartKind> {
         let DeValue::Array(items) = value.get_ref() else {
             self.wrong_type(value, "accepts", "an array of part kinds");
-            return (None, vec![PartKind::Text]);
+            return vec![PartKind::Text];
         };
         let mut kinds = Vec::new();
-        let mut ok = true;
         for item in items.iter() {
             let span = self.span(item.span());
             let DeValue::String(text) = item.get_ref() else {
                 self.wrong_type(item, "accepts", "an array of strings");
-                ok = false;
                 continue;
             };
             let text: &str = text.as_ref();
@@ -497,7 +462,6 @@ impl Cx<'_> {
                 }
                 Some(kind) => kinds.push(kind),
                 None => {
-                    ok = false;
                     let mut d =
                         Diagnostic::new("E0608", format!("unknown part kind `{}`", quoted(text)))
                             .primary(span, "not a part kind");
@@ -512,7 +476,7 @@ impl Cx<'_> {
                 }
             }
         }
-        (ok.then(|| kinds.clone()), kinds)
+        kinds
     }
 
     fn price(&mut self, table: &DeTable<'_>, value: &Value<'_>) -> Option<PriceConfig> {
