@@ -24,13 +24,6 @@ pub struct Emitted {
     pub files: Option<BTreeMap<PathBuf, Vec<u8>>>,
 }
 
-impl Emitted {
-    /// The emitted file at `path` (relative to the output folder).
-    pub fn file(&self, path: &Path) -> Option<&[u8]> {
-        self.files.as_ref()?.get(path).map(Vec::as_slice)
-    }
-}
-
 /// Checks the project at `root` (read through `world`), runs the publishing rules over it and
 /// emits its files. `Err` when a file cannot be read.
 pub fn emit_project(world: &dyn World, root: &Path) -> Result<Emitted, String> {

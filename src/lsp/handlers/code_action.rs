@@ -26,7 +26,13 @@ pub fn handle(
         return Ok(None);
     };
     let mut actions = Vec::new();
-    for diagnostic in &analysis.compilation.diagnostics {
+    // Only the diagnostics that carry a fix are placed at all.
+    for diagnostic in analysis
+        .compilation
+        .diagnostics
+        .iter()
+        .filter(|d| !d.fixes.is_empty())
+    {
         let Some(span) = diagnostic.primary_span().filter(|s| s.file == file) else {
             continue;
         };
@@ -37,6 +43,18 @@ pub fn handle(
         if range.end < wanted.start || wanted.end < range.start {
             continue;
         }
+        // The client's own copy of the diagnostic, when it sent one, so it can tie the
+        // actions to what it shows.
+        let shown = params
+            .context
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.range == range
+                    && d.code == Some(NumberOrString::String(diagnostic.code.to_owned()))
+            })
+            .cloned()
+            .collect::<Vec<_>>();
         for fix in &diagnostic.fixes {
             let Some(location) = publish::location(analysis, encoding, fix.span) else {
                 continue;
@@ -45,22 +63,10 @@ pub fn handle(
                 range: location.range,
                 new_text: fix.replacement.clone(),
             };
-            // The client's own copy of the diagnostic, when it sent one, so it can tie the
-            // action to what it shows.
-            let shown = params
-                .context
-                .diagnostics
-                .iter()
-                .filter(|d| {
-                    d.range == range
-                        && d.code == Some(NumberOrString::String(diagnostic.code.to_owned()))
-                })
-                .cloned()
-                .collect::<Vec<_>>();
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: format!("Replace with `{}`", fix.replacement),
                 kind: Some(CodeActionKind::QUICKFIX),
-                diagnostics: (!shown.is_empty()).then_some(shown),
+                diagnostics: (!shown.is_empty()).then(|| shown.clone()),
                 edit: Some(WorkspaceEdit {
                     changes: Some(HashMap::from([(location.uri, vec![edit])])),
                     ..Default::default()
