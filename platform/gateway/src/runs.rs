@@ -25,6 +25,7 @@
 //! [`Store::begin_run`]: aelc_store::Store::begin_run
 //! [`Store::finish_run`]: aelc_store::Store::finish_run
 
+use aelc_runtime::reserved::ReservedCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -564,10 +565,10 @@ pub(crate) fn receipt_row(
 fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
     json!({
         "status": "error",
-        "code": "internal_error",
+        "code": ReservedCode::InternalError.as_str(),
         "output": null,
         "receipt": {"receipt": id, "agent": agent.name, "version": agent.version,
-                    "status": "error", "code": "internal_error", "refusal": why},
+                    "status": "error", "code": ReservedCode::InternalError.as_str(), "refusal": why},
         "refusal": why,
     })
 }
