@@ -292,7 +292,7 @@ impl Live<'_> {
             self.mandate.clone(),
             &document,
         );
-        app.refusals.record(row).await?;
+        app.refusals.record_refusal(row).await?;
         Ok(document)
     }
 

@@ -257,7 +257,7 @@ async fn too_large(
     });
     let row = receipt_row(&id, &account.name, agent, mandate.clone(), &document);
     let text = row.json.clone();
-    app.refusals.record(row).await?;
+    app.refusals.record_refusal(row).await?;
     Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, text, None))
 }
 
@@ -338,7 +338,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             let run_id = run.receipt.receipt.clone();
             let row = run_row(&run_id, &account.name, agent, call.mandate, &mut run, None);
             let text = row.json.clone();
-            app.refusals.record(row).await?;
+            app.refusals.record_refusal(row).await?;
             return Ok(Done {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 text,
