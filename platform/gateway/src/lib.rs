@@ -191,6 +191,11 @@ pub async fn serve(
         .await;
     // Every run in flight has finished: nothing of this instance is left to void.
     state.lease.release(&*state.store).await;
+    // Every refusal answered is in the database before the process ends (a journal left
+    // behind would be moved by the next start; this spares it the wait).
+    if let Err(e) = state.refusals.settle().await {
+        tracing::error!(error = %e, "the refusal journal could not be moved into the store");
+    }
     served
 }
 
