@@ -40,9 +40,12 @@ const PER_WRITE: usize = 256;
 const WAITING: usize = 4096;
 /// At most this many receipts moved into the store in one transaction.
 const PER_MOVE: usize = 8192;
-/// Written batches waiting to be moved: past this, appending waits (the store is slower than
-/// the gate, or down), so memory stays bounded.
-const BATCHES_WAITING: usize = 256;
+/// Written batches waiting to be moved. While they are full (the mover is inside a commit or a
+/// checkpoint's flush) the writer merges what it writes into one carried batch of at most
+/// [`CARRIED`] receipts; past that, appending waits (the store is slower than the gate, or
+/// down), so memory stays bounded while a flush of a second or two is absorbed.
+const BATCHES_WAITING: usize = 64;
+const CARRIED: usize = 65_536;
 /// The journal file starts over once everything in it is stored and it holds this much.
 const TRUNCATE_AT: u64 = 1 << 20;
 /// A failed move is tried again after this long (the store is down or busy).
@@ -248,7 +251,20 @@ struct Writer {
 impl Writer {
     fn run(mut self, mut messages: mpsc::Receiver<Message>) {
         let mut batch = Vec::with_capacity(PER_WRITE);
-        while messages.blocking_recv_many(&mut batch, PER_WRITE) > 0 {
+        let mut carried: Option<Written> = None;
+        loop {
+            // Nobody else is waiting to be written: the carried batch goes to the mover now,
+            // waiting for room if need be (its callers were answered; its settles wait).
+            if messages.is_empty() {
+                if let Some(written) = carried.take() {
+                    if self.to_mover.send(written).is_err() {
+                        return;
+                    }
+                }
+            }
+            if messages.blocking_recv_many(&mut batch, PER_WRITE) == 0 {
+                break;
+            }
             self.start_over_when_stored();
             let mut bytes = Vec::new();
             let mut rows = Vec::new();
@@ -284,17 +300,37 @@ impl Writer {
             for done in waiting {
                 let _ = done.send(outcome.clone());
             }
-            let written = Written {
-                rows,
-                settles,
-                end: self.written,
+            let written = match carried.take() {
+                Some(mut before) => {
+                    before.rows.extend(rows);
+                    before.settles.extend(settles);
+                    before.end = self.written;
+                    before
+                }
+                None => Written {
+                    rows,
+                    settles,
+                    end: self.written,
+                },
             };
-            if self.to_mover.send(written).is_err() {
-                return;
+            match self.to_mover.try_send(written) {
+                Ok(()) => {}
+                Err(sync_mpsc::TrySendError::Full(written)) if written.rows.len() < CARRIED => {
+                    carried = Some(written);
+                }
+                Err(sync_mpsc::TrySendError::Full(written)) => {
+                    if self.to_mover.send(written).is_err() {
+                        return;
+                    }
+                }
+                Err(sync_mpsc::TrySendError::Disconnected(_)) => return,
             }
         }
-        // Every handle is gone: dropping `to_mover` lets the mover store what is left and
-        // remove the file.
+        // Every handle is gone: what is carried goes to the mover, and dropping `to_mover`
+        // lets it store what is left and remove the file.
+        if let Some(written) = carried {
+            let _ = self.to_mover.send(written);
+        }
     }
 
     fn append(&mut self, bytes: &[u8]) -> Result<()> {
