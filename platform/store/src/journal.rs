@@ -148,14 +148,15 @@ impl Journal {
         .map_err(|e| StoreError::Backend(format!("replaying refusal journals: {e}")))??;
 
         let path = dir.join(format!("{PREFIX}{}{SUFFIX}", uuid::Uuid::now_v7().simple()));
-        // The folder must take a file now, not at the first refusal.
-        let probe = OpenOptions::new()
+        // The folder must take a file now, not at the first refusal (under a name that no
+        // starting process takes for a journal).
+        let probe = path.with_extension("probe");
+        OpenOptions::new()
             .create_new(true)
             .append(true)
-            .open(&path)
-            .map_err(|e| io(&path, "create", &e))?;
-        drop(probe);
-        fs::remove_file(&path).map_err(|e| io(&path, "remove", &e))?;
+            .open(&probe)
+            .map_err(|e| io(&probe, "create", &e))?;
+        fs::remove_file(&probe).map_err(|e| io(&probe, "remove", &e))?;
 
         let pending = Arc::new(PendingMap::default());
         let moved = Arc::new(AtomicU64::new(0));
@@ -337,15 +338,20 @@ impl Writer {
         let file = match &mut self.file {
             Some(file) => file,
             None => {
+                // Made under a name no other process looks at, locked, then renamed: under its
+                // own name it is never unlocked, so a process starting meanwhile cannot take
+                // it for an orphan and remove it under this one's feet.
+                let making = self.path.with_extension("making");
                 let file = OpenOptions::new()
                     .create_new(true)
                     .append(true)
-                    .open(&self.path)
-                    .map_err(|e| io(&self.path, "create", &e))?;
+                    .open(&making)
+                    .map_err(|e| io(&making, "create", &e))?;
                 // Held for the process's life: a journal that can be locked belongs to nobody.
                 file.try_lock().map_err(|e| {
-                    StoreError::Backend(format!("cannot lock {}: {e}", self.path.display()))
+                    StoreError::Backend(format!("cannot lock {}: {e}", making.display()))
                 })?;
+                fs::rename(&making, &self.path).map_err(|e| io(&making, "rename", &e))?;
                 self.file.insert(file)
             }
         };
