@@ -376,7 +376,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             }
             if let Some(STy::Def(def)) = expected {
                 if let Some(v) = self.unit_variant(*def, &single.name) {
-                    self.cx.refer(single.span, || variant_symbol(*def, &single.name));
+                    self.cx
+                        .refer(single.span, || variant_symbol(*def, &single.name));
                     return (STy::Def(*def), v);
                 }
             }
@@ -394,7 +395,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             {
                 let def = self.resolve_alias(DefId(def));
                 if let Some(v) = self.unit_variant(def, &variant.name) {
-                    self.cx.refer(variant.span, || variant_symbol(def, &variant.name));
+                    self.cx
+                        .refer(variant.span, || variant_symbol(def, &variant.name));
                     return (STy::Def(def), v);
                 }
                 let variants = self.variant_names(def);
@@ -994,7 +996,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         for init in inits {
             let i = fields.iter().position(|f| f.name == init.name.name);
             if i.is_some() {
-                self.cx.refer(init.name.span, || field_symbol(def, &init.name.name));
+                self.cx
+                    .refer(init.name.span, || field_symbol(def, &init.name.name));
             }
             let Some(i) = i else {
                 let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
@@ -1458,7 +1461,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         continue;
                     };
                     named += 1;
-                    self.cx.refer(fp.name.span, || field_symbol(def, &fp.name.name));
+                    self.cx
+                        .refer(fp.name.span, || field_symbol(def, &fp.name.name));
                     let fty = declared
                         .get(fi)
                         .map_or(STy::Error, |f| STy::of(&f.ty, self.table()));

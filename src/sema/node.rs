@@ -4,9 +4,9 @@
 use aelc_runtime::ty::Ty;
 
 use super::blocks;
-use super::resolution::{Symbol, SymbolKind};
 use super::expr::ExprCx;
 use super::items::{check_code, resolve_fails};
+use super::resolution::{Symbol, SymbolKind};
 use super::sty::STy;
 use super::types::Special;
 use super::{docs, Cx, ItemRef};
