@@ -8,6 +8,11 @@
 //!
 //! Run: `cargo bench --bench lsp` (`AELC_LSP_BENCH_ROUNDS=N` for more or fewer rounds).
 //! Target: under 30 ms.
+//!
+//! Paired against another build: `AELC_LSP_BINARY=new/aelc-lsp AELC_LSP_BASELINE=old/aelc-lsp
+//! cargo bench --bench lsp` starts both servers as processes on the same project and times
+//! their rounds alternately (A B A B), so both see the same machine load; it prints each
+//! one's median and the median of the per-pair ratios.
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -159,6 +164,14 @@ fn main() {
         .unwrap_or(30);
     let dir = std::env::temp_dir().join(format!("aelc-lsp-bench-{}", std::process::id()));
     let (path, text, lines) = write_project(&dir);
+    if let (Ok(binary), Ok(baseline)) = (
+        std::env::var("AELC_LSP_BINARY"),
+        std::env::var("AELC_LSP_BASELINE"),
+    ) {
+        paired(&binary, &baseline, &path, &text, lines, rounds);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let uri = format!("file://{}", path.display());
 
     let (to_server, server_input) = mpsc::channel();
@@ -260,5 +273,135 @@ fn main() {
          (check + index) median {:.2} ms",
         ms(check[check.len() / 2]),
         ms(analysis[analysis.len() / 2]),
+    );
+}
+
+/// One language server running as a process, its answers read on a thread of their own.
+struct Server {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    frames: Frames,
+    uri: String,
+    version: i64,
+}
+
+impl Server {
+    fn start(binary: &str, path: &Path, text: &str) -> Server {
+        let mut child = std::process::Command::new(binary)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{binary} starts: {e}"));
+        let input = child.stdin.take().expect("a piped stdin");
+        let mut output = child.stdout.take().expect("a piped stdout");
+        let (sender, chunks) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buffer = vec![0; 64 * 1024];
+            while let Ok(n @ 1..) = output.read(&mut buffer) {
+                if sender.send(buffer[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Server {
+            child,
+            input,
+            frames: Frames {
+                chunks,
+                buffer: Vec::new(),
+            },
+            uri: format!("file://{}", path.display()),
+            version: 1,
+        };
+        server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"capabilities": {}}}));
+        while server.frames.next().get("id") != Some(&json!(1)) {}
+        server.send(&json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+        let uri = server.uri.clone();
+        server.send(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": uri, "languageId": "ael", "version": 1, "text": text}}}),
+        );
+        server.wait_for(1);
+        server
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.input
+            .write_all(&frame(message))
+            .expect("the server reads");
+        self.input.flush().expect("the server reads");
+    }
+
+    fn wait_for(&mut self, version: i64) -> usize {
+        loop {
+            let m = self.frames.next();
+            if m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == self.uri.as_str()
+                && m["params"]["version"] == version
+            {
+                return m["params"]["diagnostics"].as_array().map_or(0, Vec::len);
+            }
+        }
+    }
+
+    /// One didChange to `text`, timed until its diagnostics arrive.
+    fn change(&mut self, text: &str) -> (Duration, usize) {
+        self.version += 1;
+        let version = self.version;
+        let uri = self.uri.clone();
+        let started = Instant::now();
+        self.send(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"text": text}]}}),
+        );
+        let count = self.wait_for(version);
+        (started.elapsed(), count)
+    }
+
+    fn stop(mut self) {
+        self.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+        self.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+        let _ = self.child.wait();
+    }
+}
+
+/// `binary` against `baseline`, alternating rounds on the same project.
+fn paired(binary: &str, baseline: &str, path: &Path, text: &str, lines: usize, rounds: usize) {
+    let mut new = Server::start(binary, path, text);
+    let mut old = Server::start(baseline, path, text);
+    let broken = text.replacen("field_0: Str<100>,", "field_0: Str<100>,,", 1);
+    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let body = if round % 2 == 0 { &broken } else { text };
+        let (t_new, n_new) = new.change(body);
+        let (t_old, n_old) = old.change(body);
+        assert_eq!(
+            n_new, n_old,
+            "both servers report the same number of diagnostics"
+        );
+        ratios.push(t_new.as_secs_f64() / t_old.as_secs_f64());
+        a.push(t_new);
+        b.push(t_old);
+    }
+    new.stop();
+    old.stop();
+    a.sort();
+    b.sort();
+    ratios.sort_by(f64::total_cmp);
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "lsp didChange → publishDiagnostics, {lines} lines in 10 modules, {rounds} paired rounds: \
+         new median {:.2} ms (p95 {:.2}), baseline median {:.2} ms (p95 {:.2}); \
+         new/baseline median of paired ratios {:.3} (min {:.3}, max {:.3})",
+        ms(a[a.len() / 2]),
+        ms(a[(a.len() * 95 / 100).min(a.len() - 1)]),
+        ms(b[b.len() / 2]),
+        ms(b[(b.len() * 95 / 100).min(b.len() - 1)]),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1],
     );
 }

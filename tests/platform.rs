@@ -723,8 +723,9 @@ fn gateway_suite(backend: &str, store: &str) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// SIGKILL during a load of runs: every receipt a client got back survives, no reservation is
-/// left after the restart, nothing is billed twice.
+/// SIGKILL during a load of runs and of refused calls: every receipt a client got back survives
+/// (a refusal's from the journal the killed process left), no reservation is left after the
+/// restart, nothing is billed twice.
 fn durability_suite(backend: &str, store: &str) {
     let model = FakeModel::start();
     let dir = temp_dir(&format!("durability-{backend}"));
@@ -735,13 +736,19 @@ fn durability_suite(backend: &str, store: &str) {
     let gw = Gateway::start(&dir, store, &named);
     let answered = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
     let port = gw.port;
-    let workers: Vec<_> = (0..6)
+    let workers: Vec<_> = (0..8)
         .map(|t| {
             let (key, answered) = (key.clone(), Arc::clone(&answered));
             std::thread::spawn(move || {
                 let agent = http();
                 for i in 0.. {
-                    let body = ask(&format!("[slow] {t}-{i}"));
+                    // Two workers send input the gate refuses (an unknown field), as fast as
+                    // they are answered.
+                    let body = if t < 6 {
+                        ask(&format!("[slow] {t}-{i}"))
+                    } else {
+                        json!({"text": "hi", "extra": i}).to_string()
+                    };
                     let sent = agent
                         .post(format!("http://127.0.0.1:{port}/v1/agents/acme/echo/runs"))
                         .header("authorization", &format!("Bearer {key}"))
@@ -772,7 +779,12 @@ fn durability_suite(backend: &str, store: &str) {
         let _ = w.join();
     }
     let answered = answered.lock().expect("answered").clone();
-    assert!(!answered.is_empty(), "no run finished before the kill");
+    let succeeded_answers = answered.iter().filter(|(_, s)| s == "succeeded").count();
+    assert!(succeeded_answers > 0, "no run finished before the kill");
+    assert!(
+        answered.iter().any(|(_, s)| s == "rejected_input"),
+        "no call was refused before the kill"
+    );
 
     let gw = Gateway::start(&dir, store, &named);
     assert_eq!(open_runs(store), 0, "a reservation survived the restart");
@@ -795,7 +807,7 @@ fn durability_suite(backend: &str, store: &str) {
     let succeeded = agents["agents"][0]["runs"]["succeeded"]
         .as_u64()
         .expect("count");
-    assert!(succeeded >= answered.len() as u64);
+    assert!(succeeded >= succeeded_answers as u64);
     assert_eq!(
         balances[1].0,
         Amount(amount("0.01").0 * u128::from(succeeded))

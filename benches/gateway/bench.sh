@@ -10,6 +10,8 @@
 # Load: wrk (Debian's package), 2 threads, 64 connections (CONNECTIONS), 10 s per round
 # (SECONDS_PER_ROUND), two rounds each, the SQLite store in STORE_DIR (default: on disk),
 # alternating A B A B. PostgreSQL: AELC_TEST_POSTGRES_URL, or the half is skipped.
+# BASELINE=<another build's aelc> serves that build beside it (its own SQLite file, the same
+# PostgreSQL database) and puts its rows in the same alternation, for paired figures.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "${AELC:-target/release/aelc}")"
@@ -19,6 +21,7 @@ CONNECTIONS="${CONNECTIONS:-64}"
 # Where the SQLite store lives (default: the run's temp dir on disk). `STORE_DIR=/dev/shm`
 # puts it in memory: the difference is what the disk's flushes cost the latency tail.
 STORE_DIR="${STORE_DIR:-}"
+BASELINE="${BASELINE:+$(realpath "$BASELINE")}"
 work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -89,14 +92,21 @@ echo 'Echo this: {{ ask.text }}' > "$project/prompts/echo.md"
 export AELC_FAKE_KEY=bench AELC_LOG=error
 declare -A results
 
-serve() { # $1 store URL → sets gw_port, key
-  local store="$1"
-  key="$("$AELC" account add "bench$RANDOM$RANDOM" --store "$store" | sed -n 's/API key (shown once): //p')"
+serve() { # $1 store URL, $2 aelc → sets gw_port, gw_pid, key
+  local store="$1" aelc="$2"
+  key="$("$aelc" account add "bench$RANDOM$RANDOM" --store "$store" | sed -n 's/API key (shown once): //p')"
   gw_port="$(free_port)"
-  (cd "$project" && exec "$AELC" serve --built "$project/target/ael" --addr "127.0.0.1:$gw_port" \
+  (cd "$project" && exec "$aelc" serve --built "$project/target/ael" --addr "127.0.0.1:$gw_port" \
       --store "$store" --max-runs 1024 >/dev/null) & pids+=($!)
   gw_pid=$!
   wait_port "$gw_port"
+}
+
+payer() { # $1 store URL, $2 aelc → prints the API key of a funded account
+  local account; account="$("$2" account add "payer$RANDOM$RANDOM" --store "$1")"
+  local payer; payer="$(echo "$account" | sed -n 's/created account \([^ ]*\).*/\1/p')"
+  "$2" fund "$payer" "1000000 EUR" --store "$1" >/dev/null
+  echo "$account" | sed -n 's/API key (shown once): //p'
 }
 
 
@@ -118,25 +128,30 @@ load() { # $1 label, $2 port, $3 body, $4 key
 bad='{"text": "hello", "unknown": 1}'
 good='{"text": "hello"}'
 
-run_store() { # $1 label, $2 store URL
-  serve "$2"
-  local account; account="$("$AELC" account add "payer$RANDOM$RANDOM" --store "$2")"
-  local payer_key; payer_key="$(echo "$account" | sed -n 's/API key (shown once): //p')"
-  local payer; payer="$(echo "$account" | sed -n 's/created account \([^ ]*\).*/\1/p')"
-  "$AELC" fund "$payer" "1000000 EUR" --store "$2" >/dev/null
+run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
+  serve "$2" "$AELC"
+  local port="$gw_port" pid="$gw_pid" gate_key="$key"
+  local payer_key; payer_key="$(payer "$2" "$AELC")"
+  local base_port="" base_pid="" base_key="" base_payer=""
+  if [ -n "$BASELINE" ]; then
+    serve "$3" "$BASELINE"
+    base_port="$gw_port" base_pid="$gw_pid" base_key="$key"
+    base_payer="$(payer "$3" "$BASELINE")"
+  fi
   peer_port="$(free_port)"
-  "$PYTHON" "$here/peer_fastapi.py" "$peer_port" "$key" & pids+=($!)
+  "$PYTHON" "$here/peer_fastapi.py" "$peer_port" "$gate_key" & pids+=($!)
   peer_pid=$!
   wait_port "$peer_port"
   for round in 1 2; do
-    load "gate, aelc ($1)" "$gw_port" "$bad" "$key"
-    load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$key"
+    load "gate, aelc ($1)" "$port" "$bad" "$gate_key"
+    [ -z "$BASELINE" ] || load "gate, baseline ($1)" "$base_port" "$bad" "$base_key"
+    load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$gate_key"
   done
   for round in 1 2; do
-    load "full run, aelc ($1)" "$gw_port" "$good" "$payer_key"
+    load "full run, aelc ($1)" "$port" "$good" "$payer_key"
+    [ -z "$BASELINE" ] || load "full run, baseline ($1)" "$base_port" "$good" "$base_payer"
   done
-  kill "$gw_pid" "$peer_pid" 2>/dev/null || true
-  echo "peak RSS of the gateway: see /proc (not kept after exit)"
+  kill "$pid" "$peer_pid" $base_pid 2>/dev/null || true
 }
 
 echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c$CONNECTIONS"
@@ -145,9 +160,9 @@ if [ -n "$STORE_DIR" ]; then
   sqlite_dir="$(mktemp -d -p "$STORE_DIR")"
   trap 'cleanup; rm -rf "$sqlite_dir"' EXIT
 fi
-run_store sqlite "sqlite:$sqlite_dir/store.db"
+run_store sqlite "sqlite:$sqlite_dir/store.db" "sqlite:$sqlite_dir/baseline.db"
 if [ -n "${AELC_TEST_POSTGRES_URL:-}" ]; then
-  run_store postgres "$AELC_TEST_POSTGRES_URL"
+  run_store postgres "$AELC_TEST_POSTGRES_URL" "$AELC_TEST_POSTGRES_URL"
 else
   echo "(PostgreSQL skipped: set AELC_TEST_POSTGRES_URL)"
 fi

@@ -3,7 +3,7 @@
 //! first. `--built DIR` serves a build output as it is, without the compiler (a deployment).
 //!
 //! The store defaults to `.ael/store.db` (SQLite) in the project; uploaded bytes live in
-//! `.ael/files/`.
+//! `.ael/files/`, the journal of refused calls' receipts in `.ael/refusals/`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,7 +71,8 @@ pub async fn app_state(
         .parent()
         .unwrap_or(std::path::Path::new("."));
     let files = aelc_runtime::files::LocalFiles::in_project(root);
-    aelc_gateway::AppState::new(project, store, files, limits).await
+    let journal = served.state_dir.join("refusals");
+    aelc_gateway::AppState::new(project, store, files, &journal, limits).await
 }
 
 pub fn run(out: &Output, args: &ServeArgs) -> Status {

@@ -39,7 +39,7 @@ use crate::ir::size::fits_depth_limit;
 use crate::ir::{NodeIr, NodeKind, Program};
 
 /// The codes the platform reserves (spec §5); no `errors` may declare one.
-pub use aelc_runtime::receipt::RESERVED_CODES;
+pub use aelc_runtime::reserved::RESERVED_CODES;
 
 /// The statuses a failing example may expect (spec §10): the example reader's own list.
 pub use aelc_runtime::example::FAILURE_STATUSES;

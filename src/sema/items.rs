@@ -17,7 +17,7 @@ use crate::span::Span;
 use crate::syntax::ast::{self, LitKind};
 
 /// Codes the platform itself uses (spec §5); no `errors` may declare them.
-pub(crate) use aelc_runtime::receipt::RESERVED_CODES;
+pub(crate) use aelc_runtime::reserved::RESERVED_CODES;
 
 /// The signature of a fn or node, once its types are lowered.
 #[derive(Clone, Debug)]

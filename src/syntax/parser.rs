@@ -267,6 +267,40 @@ where
         .ignore_then(nested_delimiters(start, end, others, fallback))
 }
 
+/// Skips one balanced `{…}`, `(…)` or `[…]` group.
+fn balanced<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> expr::P<'tok, 'src, (), E> {
+    choice((
+        closed_group(
+            Token::LBrace,
+            Token::RBrace,
+            [
+                (Token::LParen, Token::RParen),
+                (Token::LBracket, Token::RBracket),
+            ],
+            |_| (),
+        ),
+        closed_group(
+            Token::LParen,
+            Token::RParen,
+            [
+                (Token::LBrace, Token::RBrace),
+                (Token::LBracket, Token::RBracket),
+            ],
+            |_| (),
+        ),
+        closed_group(
+            Token::LBracket,
+            Token::RBracket,
+            [
+                (Token::LBrace, Token::RBrace),
+                (Token::LParen, Token::RParen),
+            ],
+            |_| (),
+        ),
+    ))
+    .boxed()
+}
+
 /// `list` with no room to spare. A list collected item by item has room for at least four
 /// (`Vec`'s first allocation) and then twice what it held: a path of one segment held the
 /// room of four, an argument list of one the room of four 176-byte type arguments. The tree

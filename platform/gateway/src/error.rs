@@ -2,6 +2,7 @@
 //! caller can act on, as one JSON shape (`{"error": {"code", "message"}}`), in one
 //! `IntoResponse`.
 
+use aelc_runtime::reserved::ReservedCode;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -107,7 +108,7 @@ impl ApiError {
             ApiError::Overloaded => "overloaded",
             ApiError::AgentUnavailable(_) => "agent_unavailable",
             ApiError::Store(_) => "store_unavailable",
-            ApiError::Internal(_) => "internal_error",
+            ApiError::Internal(_) => ReservedCode::InternalError.as_str(),
         }
     }
 

@@ -32,7 +32,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aelc_store::group_commit::GroupCommit;
+use aelc_store::journaled::Journaled;
 use aelc_store::{Account, Store};
 use axum::routing::{get, post};
 use axum::Router;
@@ -87,23 +87,21 @@ pub struct AppState {
     pub files: aelc_runtime::files::LocalFiles,
     /// The accounts of the API keys seen lately.
     pub keys: accounts::KeyCache,
-    /// Receipts of refused calls, committed in groups ([`GroupCommit`]).
-    pub refusals: GroupCommit,
+    /// `store` itself, through which refused calls' receipts are journaled ([`Journaled`]).
+    pub refusals: Arc<Journaled>,
     openapi: serde_json::Value,
 }
-
-/// At most this many refused calls' receipts in one transaction, and this many waiting.
-const REFUSALS_PER_COMMIT: usize = 256;
-const REFUSALS_WAITING: usize = 4096;
 
 impl AppState {
     /// Prepares `project` for serving: takes this instance's lease ([`lease`]), voiding the
     /// runs abandoned by stopped processes, and creates the accounts of the agents' owners (who
-    /// are paid) when missing.
+    /// are paid) when missing. Receipts of refused calls are journaled in the folder `journal`
+    /// (of this machine; `crate::journal` of the store says why and how they stay durable).
     pub async fn new(
         project: Project,
         store: Arc<dyn Store>,
         files: aelc_runtime::files::LocalFiles,
+        journal: &std::path::Path,
         limits: &Limits,
     ) -> Result<AppState, String> {
         let (lease, recovered) = lease::Lease::take(&store, limits).await?;
@@ -131,9 +129,12 @@ impl AppState {
                 .map_err(|e| format!("the account of {}: {e}", agent.name))?;
         }
         let openapi = openapi::document(&project);
-        let refusals =
-            GroupCommit::start(Arc::clone(&store), REFUSALS_PER_COMMIT, REFUSALS_WAITING)
-                .map_err(|e| format!("the receipt writer: {e}"))?;
+        let refusals = Arc::new(
+            Journaled::open(store, journal)
+                .await
+                .map_err(|e| format!("the refusal journal in {}: {e}", journal.display()))?,
+        );
+        let store: Arc<dyn Store> = refusals.clone();
         Ok(AppState {
             lease,
             keys: accounts::KeyCache::default(),
@@ -190,6 +191,11 @@ pub async fn serve(
         .await;
     // Every run in flight has finished: nothing of this instance is left to void.
     state.lease.release(&*state.store).await;
+    // Every refusal answered is in the database before the process ends (a journal left
+    // behind would be moved by the next start; this spares it the wait).
+    if let Err(e) = state.refusals.settle().await {
+        tracing::error!(error = %e, "the refusal journal could not be moved into the store");
+    }
     served
 }
 

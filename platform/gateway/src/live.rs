@@ -35,6 +35,7 @@
 
 mod lines;
 
+use aelc_runtime::reserved::ReservedCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -291,7 +292,7 @@ impl Live<'_> {
             self.mandate.clone(),
             &document,
         );
-        app.refusals.record(row).await?;
+        app.refusals.record_refusal(row).await?;
         Ok(document)
     }
 
@@ -346,7 +347,7 @@ impl Live<'_> {
             let Ok(text) = std::str::from_utf8(&line) else {
                 let stop = Stop::line(
                     StatusCode::UNPROCESSABLE_ENTITY,
-                    "invalid_input",
+                    ReservedCode::InvalidInput.as_str(),
                     n,
                     "line",
                     "the line is not UTF-8".to_owned(),
@@ -359,7 +360,7 @@ impl Live<'_> {
                 Err(e) => {
                     let stop = Stop::line(
                         StatusCode::UNPROCESSABLE_ENTITY,
-                        "invalid_input",
+                        ReservedCode::InvalidInput.as_str(),
                         n,
                         &e.field,
                         e.message,
@@ -372,7 +373,7 @@ impl Live<'_> {
                 Combined::Refused { errors, why, field } => {
                     let mut stop = Stop::line(
                         StatusCode::UNPROCESSABLE_ENTITY,
-                        "invalid_input",
+                        ReservedCode::InvalidInput.as_str(),
                         n,
                         field,
                         why,
@@ -529,7 +530,7 @@ impl Live<'_> {
             ),
             Next::Line(_) | Next::End => Stop::line(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "internal_error",
+                ReservedCode::InternalError.as_str(),
                 line,
                 "line",
                 "a line was refused without a reason".to_owned(),

@@ -25,6 +25,7 @@
 //! [`Store::begin_run`]: aelc_store::Store::begin_run
 //! [`Store::finish_run`]: aelc_store::Store::finish_run
 
+use aelc_runtime::reserved::ReservedCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -256,7 +257,7 @@ async fn too_large(
     });
     let row = receipt_row(&id, &account.name, agent, mandate.clone(), &document);
     let text = row.json.clone();
-    app.refusals.record(row).await?;
+    app.refusals.record_refusal(row).await?;
     Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, text, None))
 }
 
@@ -337,7 +338,7 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             let run_id = run.receipt.receipt.clone();
             let row = run_row(&run_id, &account.name, agent, call.mandate, &mut run, None);
             let text = row.json.clone();
-            app.refusals.record(row).await?;
+            app.refusals.record_refusal(row).await?;
             return Ok(Done {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 text,
@@ -564,10 +565,10 @@ pub(crate) fn receipt_row(
 fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
     json!({
         "status": "error",
-        "code": "internal_error",
+        "code": ReservedCode::InternalError.as_str(),
         "output": null,
         "receipt": {"receipt": id, "agent": agent.name, "version": agent.version,
-                    "status": "error", "code": "internal_error", "refusal": why},
+                    "status": "error", "code": ReservedCode::InternalError.as_str(), "refusal": why},
         "refusal": why,
     })
 }

@@ -356,12 +356,12 @@ pub trait Store: Send + Sync {
     async fn finish_run(&self, receipt: &StoredReceipt, settlement: &Settlement) -> Result<()>;
     /// Stores the receipts of calls that never began a run (refused at the gate): nothing
     /// reserved, nothing billed. All of them or none, in one transaction, so a caller can
-    /// commit many at once ([`group_commit::GroupCommit`]).
+    /// commit many at once (the refusal journal's mover, [`journal`]).
     async fn record_receipts(&self, receipts: &[StoredReceipt]) -> Result<()>;
     /// A synchronous writer of receipt groups for a thread of its own, where the backend has a
     /// faster way than [`Store::record_receipts`] from an async task (SQLite); `None` where it
-    /// has not. [`group_commit::GroupCommit`] uses it.
-    fn receipt_writer(&self) -> Result<Option<Box<dyn group_commit::ReceiptWriter>>> {
+    /// has not. The refusal journal's mover ([`journal`]) uses it.
+    fn receipt_writer(&self) -> Result<Option<Box<dyn journal::ReceiptWriter>>> {
         Ok(None)
     }
     /// A receipt of `tenant` (`None` for another tenant's: not found, never forbidden).
@@ -410,7 +410,7 @@ pub trait Store: Send + Sync {
 /// Converts an amount to the ledger's integer nano-units, refusing finer amounts.
 pub fn to_nano(amount: Amount, what: &str) -> Result<i64> {
     let unit = 10u128.pow(18 - LEDGER_SCALE);
-    if amount.0 % unit != 0 {
+    if !amount.0.is_multiple_of(unit) {
         return Err(StoreError::Precision(what.to_owned()));
     }
     i64::try_from(amount.0 / unit).map_err(|_| StoreError::Precision(format!("{what} (too large)")))
@@ -424,6 +424,7 @@ pub fn from_nano(nano: i64) -> Amount {
 // The implementation: [`open`] a URL (`sqlite:PATH`, a path, `postgres://…`). In its ledger a
 // tenant `NAME` is two ledger accounts, `NAME` (available) and `NAME@held` ([`held_account`]);
 // [`Store::entries`] returns both, and each one's entries sum to its part of the [`Balance`].
-pub mod group_commit;
+pub mod journal;
+pub mod journaled;
 mod sql;
 pub use sql::{held_account, open, Dialect, SqlStore, FUNDING};

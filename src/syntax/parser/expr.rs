@@ -286,7 +286,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 .ignore_then(none_of([Token::RBrace]))
                 .rewind()
                 .ignore_then(
-                    super::item::balanced()
+                    super::balanced()
                         .or(none_of([Token::RBrace]).ignored())
                         .repeated()
                         .at_least(1),

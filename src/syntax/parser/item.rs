@@ -10,43 +10,9 @@
 use chumsky::prelude::*;
 
 use super::expr::{attribute, expr_parsers, ident, key, path, P};
-use super::{tight, Ctx, Exact, Fail};
+use super::{balanced, tight, Ctx, Exact, Fail};
 use crate::syntax::ast::*;
 use crate::syntax::token::Token;
-
-/// Skips one balanced `{…}`, `(…)` or `[…]` group.
-pub(super) fn balanced<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> P<'tok, 'src, (), E> {
-    choice((
-        super::closed_group(
-            Token::LBrace,
-            Token::RBrace,
-            [
-                (Token::LParen, Token::RParen),
-                (Token::LBracket, Token::RBracket),
-            ],
-            |_| (),
-        ),
-        super::closed_group(
-            Token::LParen,
-            Token::RParen,
-            [
-                (Token::LBrace, Token::RBrace),
-                (Token::LBracket, Token::RBracket),
-            ],
-            |_| (),
-        ),
-        super::closed_group(
-            Token::LBracket,
-            Token::RBracket,
-            [
-                (Token::LBrace, Token::RBrace),
-                (Token::LParen, Token::RParen),
-            ],
-            |_| (),
-        ),
-    ))
-    .boxed()
-}
 
 /// Skips at least one token up to `sep` (consumed) or the closing `}` (not consumed).
 fn skip_to<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(sep: Token<'src>) -> P<'tok, 'src, (), E> {

@@ -48,6 +48,7 @@ pub use session::{
     SessionError, SESSION_LINE_ENVELOPE, STALE_INPUT,
 };
 
+use crate::reserved::ReservedCode;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -489,7 +490,7 @@ impl<'p> Executor<'p> {
                 Some(ended)
             }
             Err(e) => Some(Answered::ended(
-                Outcome::no_call(Status::Error, "internal_error"),
+                Outcome::no_call(Status::Error, ReservedCode::InternalError.as_str()),
                 format!("an input check could not be evaluated: {e}"),
             )),
         }
@@ -568,7 +569,7 @@ impl<'p> Executor<'p> {
     ) -> Answered {
         let Some(def) = node.body_fn() else {
             return Answered::ended(
-                Outcome::no_call(Status::Error, "internal_error"),
+                Outcome::no_call(Status::Error, ReservedCode::InternalError.as_str()),
                 format!("the body of `{}` is missing from the program", node.name),
             );
         };
@@ -602,7 +603,7 @@ impl<'p> Executor<'p> {
             Err(e) => match failure {
                 Some((status, code, why)) => Answered::ended(Outcome::no_call(status, &code), why),
                 None => Answered::ended(
-                    Outcome::no_call(Status::Error, "internal_error"),
+                    Outcome::no_call(Status::Error, ReservedCode::InternalError.as_str()),
                     format!("the body of `{}` could not be evaluated: {e}", node.name),
                 ),
             },
@@ -649,7 +650,7 @@ impl<'p> Executor<'p> {
                     .join("; ")),
                 Err(Refusal::Internal(r)) => {
                     return Answered::ended(
-                        Outcome::no_call(Status::Error, "internal_error"),
+                        Outcome::no_call(Status::Error, ReservedCode::InternalError.as_str()),
                         r.message,
                     )
                 }
@@ -675,7 +676,7 @@ impl<'p> Executor<'p> {
             Err(why) => {
                 let (status, code) = match fail_code(node) {
                     Some(code) => (Status::Failed, code),
-                    None => (Status::InvalidOutput, "invalid_output".to_owned()),
+                    None => (Status::InvalidOutput, ReservedCode::InvalidOutput.to_code()),
                 };
                 Answered::ended(
                     Outcome::no_call(status, &code),
@@ -701,7 +702,7 @@ impl<'p> Executor<'p> {
         let Some(binding_name) = node.config.model.as_deref() else {
             return ended(
                 Status::Error,
-                "model_unavailable",
+                ReservedCode::ModelUnavailable.as_str(),
                 format!(
                     "node `{}` has no `model: binding(\"…\")` to call",
                     node.name
@@ -712,7 +713,7 @@ impl<'p> Executor<'p> {
         let Some(prepared) = self.node_index(node).and_then(|i| self.calls.get(i)) else {
             return ended(
                 Status::Error,
-                "internal_error",
+                ReservedCode::InternalError.as_str(),
                 format!("`{}` is not a node of this program", node.name),
             );
         };
@@ -727,7 +728,13 @@ impl<'p> Executor<'p> {
                     parts: Vec::new(),
                 }
             }
-            Err(e) => return ended(Status::Error, "internal_error", e.to_string()),
+            Err(e) => {
+                return ended(
+                    Status::Error,
+                    ReservedCode::InternalError.as_str(),
+                    e.to_string(),
+                )
+            }
         };
         let mut resolved: Vec<Option<String>> = vec![None; parts.len()];
         if env.check_accepts {
@@ -735,7 +742,7 @@ impl<'p> Executor<'p> {
                 if let Some(part) = parts.iter().find(|p| !b.accepts.contains(&p.kind())) {
                     return ended(
                         Status::Error,
-                        "model_unavailable",
+                        ReservedCode::ModelUnavailable.as_str(),
                         format!(
                             "binding `{}` does not accept `{}` parts, which the input builder produced; nothing was sent",
                             b.name,
@@ -753,7 +760,7 @@ impl<'p> Executor<'p> {
                 let Some(access) = env.media else {
                     return ended(
                         Status::Error,
-                        "model_unavailable",
+                        ReservedCode::ModelUnavailable.as_str(),
                         format!(
                             "the prompt holds the media reference {}, which no file store here resolves into data a provider can read; nothing was sent",
                             m.reference
@@ -1202,7 +1209,11 @@ impl Host for BodyHost<'_, '_, '_> {
                 "delegated calls nest deeper than {MAX_DELEGATION_DEPTH}: {}",
                 trail.join(" → ")
             );
-            self.failure = Some((Status::Error, "internal_error".to_owned(), why.clone()));
+            self.failure = Some((
+                Status::Error,
+                ReservedCode::InternalError.to_code(),
+                why.clone(),
+            ));
             return Err(EvalError::new(EvalErrorKind::TooDeep, why));
         }
         let input = exec.input_json(callee, &args);
@@ -1238,7 +1249,7 @@ impl Host for BodyHost<'_, '_, '_> {
             _ if declares(exec.program, self.node, &child_code) => (Status::Failed, child_code),
             _ => match fail_code(self.node) {
                 Some(code) => (Status::Failed, code),
-                None => (Status::InvalidOutput, "invalid_output".to_owned()),
+                None => (Status::InvalidOutput, ReservedCode::InvalidOutput.to_code()),
             },
         };
         self.failure = Some((status, code, why.clone()));

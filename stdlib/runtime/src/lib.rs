@@ -52,6 +52,7 @@ pub mod prompt;
 pub mod provider;
 pub mod receipt;
 pub mod rejection;
+pub mod reserved;
 pub mod stage;
 pub mod stream;
 pub mod testing;

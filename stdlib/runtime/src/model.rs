@@ -3,6 +3,7 @@
 //! the same trait elsewhere.
 
 use crate::rejection::Rejection;
+use crate::reserved::ReservedCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -93,8 +94,8 @@ impl ModelError {
     /// The reserved failure code.
     pub fn code(&self) -> &'static str {
         match self {
-            ModelError::Unavailable(_) => "model_unavailable",
-            ModelError::Timeout => "timeout",
+            ModelError::Unavailable(_) => ReservedCode::ModelUnavailable.as_str(),
+            ModelError::Timeout => ReservedCode::Timeout.as_str(),
         }
     }
 }

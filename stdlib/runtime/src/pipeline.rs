@@ -35,6 +35,7 @@ use crate::model::{FinishReason, Model, ModelAnswer, ModelRequest, Usage};
 use crate::money::{Amount, Price};
 use crate::provider::NodeCall;
 use crate::rejection::Rejection;
+use crate::reserved::ReservedCode;
 use crate::ty::{Ty, TypeTable};
 use crate::validate::Validator;
 use crate::value::Value;
@@ -268,7 +269,7 @@ impl Outcome {
     pub fn rejected_input() -> Outcome {
         Outcome {
             status: Status::RejectedInput,
-            code: Some("invalid_input".to_owned()),
+            code: Some(ReservedCode::InvalidInput.to_code()),
             output: None,
             output_json: None,
             attempts: Vec::new(),
@@ -366,14 +367,14 @@ impl<'a> Pipeline<'a> {
             FinishReason::Length => {
                 return Err(Refusal::Rejected(vec![Rejection::simple(
                     1,
-                    "truncated_output",
+                    ReservedCode::TruncatedOutput.as_str(),
                     "the answer was cut off at the length limit, so it is never complete",
                 )]))
             }
             FinishReason::Incomplete => {
                 return Err(Refusal::Rejected(vec![Rejection::simple(
                     1,
-                    "truncated_output",
+                    ReservedCode::TruncatedOutput.as_str(),
                     "the answer's stream ended without its end, so it is never complete",
                 )]))
             }
@@ -383,7 +384,7 @@ impl<'a> Pipeline<'a> {
             let value = parsed.map_err(|e| {
                 Refusal::Rejected(vec![Rejection::simple(
                     2,
-                    "undecodable_output",
+                    ReservedCode::UndecodableOutput.as_str(),
                     format!("the raw parser refused the answer: {}", e.message),
                 )])
             })?;
@@ -402,7 +403,7 @@ impl<'a> Pipeline<'a> {
         let Some(json) = strip_fence(answer) else {
             return Err(Refusal::Rejected(vec![Rejection::simple(
                 2,
-                "undecodable_output",
+                ReservedCode::UndecodableOutput.as_str(),
                 "the answer's code fence is not one ```json (or ```) fence closed around one JSON value",
             )]));
         };
@@ -412,7 +413,7 @@ impl<'a> Pipeline<'a> {
                 if let Some(syntax) = errors.iter().find(|e| e.code == Code::InvalidJson) {
                     return Err(Refusal::Rejected(vec![Rejection::simple(
                         2,
-                        "undecodable_output",
+                        ReservedCode::UndecodableOutput.as_str(),
                         format!(
                             "the answer is not exactly one JSON value (optionally in one code fence): {}",
                             syntax.message
@@ -546,7 +547,7 @@ impl<'a> Pipeline<'a> {
                 Err(_) => {
                     return end(
                         Status::Error,
-                        Some("budget_exceeded"),
+                        Some(ReservedCode::BudgetExceeded.as_str()),
                         attempts,
                         total,
                         reserved,
@@ -608,13 +609,13 @@ impl<'a> Pipeline<'a> {
             if meter.late(clock.now_ms()) {
                 attempt.rejected = Some(Rejection::simple(
                     1,
-                    "budget_exceeded",
+                    ReservedCode::BudgetExceeded.as_str(),
                     "the answer arrived after the budget's max_time",
                 ));
                 attempts.push(attempt);
                 return end(
                     Status::Error,
-                    Some("budget_exceeded"),
+                    Some(ReservedCode::BudgetExceeded.as_str()),
                     attempts,
                     total,
                     reserved,
@@ -640,7 +641,7 @@ impl<'a> Pipeline<'a> {
                     attempts.push(attempt);
                     return end(
                         Status::Error,
-                        Some("internal_error"),
+                        Some(ReservedCode::InternalError.as_str()),
                         attempts,
                         total,
                         reserved,
@@ -661,7 +662,7 @@ impl<'a> Pipeline<'a> {
             Some(code) => end(Status::Failed, Some(&code), attempts, total, reserved),
             None => end(
                 Status::InvalidOutput,
-                Some("invalid_output"),
+                Some(ReservedCode::InvalidOutput.as_str()),
                 attempts,
                 total,
                 reserved,
@@ -726,7 +727,7 @@ impl<'a> Pipeline<'a> {
 fn internal(step: u8, e: &EvalError) -> Rejection {
     Rejection::simple(
         step,
-        "internal_error",
+        ReservedCode::InternalError.as_str(),
         format!(
             "the {} could not be evaluated: {}",
             if step == 4 { "check" } else { "transform" },

@@ -19,23 +19,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The codes the platform itself puts on receipts (spec §5), the one list: no `errors` set may
-/// declare one (E0408 in the checker, the publishing rules on the IR), and an example may
-/// expect one without declaring it.
-pub const RESERVED_CODES: &[&str] = &[
-    "invalid_input",
-    "invalid_output",
-    "rejected_input",
-    "truncated_output",
-    "undecodable_output",
-    "stale_input",
-    "timeout",
-    "budget_exceeded",
-    "model_unavailable",
-    "cancelled",
-    "internal_error",
-];
-
 /// An amount of money as exact decimal text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Cost {

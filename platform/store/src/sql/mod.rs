@@ -383,7 +383,7 @@ impl Store for SqlStore {
         retry(|| self.record_receipts_once(receipts)).await
     }
 
-    fn receipt_writer(&self) -> Result<Option<Box<dyn crate::group_commit::ReceiptWriter>>> {
+    fn receipt_writer(&self) -> Result<Option<Box<dyn crate::journal::ReceiptWriter>>> {
         match &self.sqlite_path {
             Some(path) => Ok(Some(Box::new(sqlite_receipts::SqliteReceipts::open(path)?))),
             None => Ok(None),

@@ -1,13 +1,12 @@
-//! SQLite's receipt writer for [`GroupCommit`](crate::group_commit::GroupCommit): one thread
+//! SQLite's receipt writer for the refusal journal's mover ([`crate::journal`]): one thread
 //! with a connection of its own, committing a whole group of receipts in one call.
 //!
 //! Why a second way to write receipts: through `sqlx`, every statement on SQLite is a message to
 //! the connection's worker thread and an answer back to the async task, so a group's
 //! `BEGIN IMMEDIATE`, `INSERT` and `COMMIT` (and the pool's checkout) were four to six thread
-//! hand-offs. On a busy two-core machine each hand-off waits for a core, and those waits were
-//! the gateway's latency tail at the gate (p99 30–36 ms at 41k refusals/s). Here the writer
-//! thread receives the group in one hand-off, runs the transaction on its own connection with a
-//! statement prepared once, and answers each caller in one more.
+//! hand-offs. On a busy two-core machine each hand-off waits for a core (they were the gate's
+//! latency tail while refusals were committed in the request's path). Here the mover's thread
+//! runs the whole transaction on its own connection with a statement prepared once.
 //!
 //! The rules are those of the `sqlx` path: the same settings ([`SQLITE_PRAGMAS`]), the write lock
 //! taken up front (`BEGIN IMMEDIATE`, waiting on another process by the busy timeout), all rows
@@ -15,7 +14,7 @@
 
 use super::runs::{INSERT_RECEIPTS, RECEIPT_COLUMNS};
 use super::SQLITE_PRAGMAS;
-use crate::group_commit::ReceiptWriter;
+use crate::journal::ReceiptWriter;
 use crate::{Result, StoreError, StoredReceipt};
 use rusqlite::{params, Connection, ErrorCode};
 

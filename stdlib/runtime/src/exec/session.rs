@@ -20,6 +20,7 @@
 //! combined: the node waits for a fresh one. An input without a `fresh` bound never goes stale.
 //! Observations must arrive in time order; one that goes back in time is refused.
 
+use crate::reserved::ReservedCode;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -32,7 +33,7 @@ use crate::program::{Combine, NodeId, NodeIr};
 use crate::value::Value;
 
 /// The receipt code of a run refused because an input was older than its `fresh` bound.
-pub const STALE_INPUT: &str = "stale_input";
+pub const STALE_INPUT: &str = ReservedCode::StaleInput.as_str();
 
 /// Room on one session line for everything but the value: the input's name and the timestamp.
 pub const SESSION_LINE_ENVELOPE: u64 = 1024;

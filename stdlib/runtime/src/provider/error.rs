@@ -5,6 +5,7 @@
 //! spec §5 that receipts use.
 
 use super::request::PartKind;
+use crate::reserved::ReservedCode;
 use std::fmt;
 use std::time::Duration;
 
@@ -72,9 +73,9 @@ impl ProviderError {
     /// `model_unavailable`, so a `fallback(binding(…))` policy can move to another binding.
     pub fn code(&self) -> &'static str {
         match self {
-            ProviderError::Timeout { .. } => "timeout",
+            ProviderError::Timeout { .. } => ReservedCode::Timeout.as_str(),
             ProviderError::TooLarge { .. } => "too_large",
-            ProviderError::Truncated { .. } => "truncated_output",
+            ProviderError::Truncated { .. } => ReservedCode::TruncatedOutput.as_str(),
             ProviderError::MissingApiKey { .. }
             | ProviderError::UnusableApiKey { .. }
             | ProviderError::UnsupportedPart { .. }
@@ -82,7 +83,7 @@ impl ProviderError {
             | ProviderError::ModelUnavailable { .. }
             | ProviderError::RateLimited { .. }
             | ProviderError::Refused { .. }
-            | ProviderError::Malformed { .. } => "model_unavailable",
+            | ProviderError::Malformed { .. } => ReservedCode::ModelUnavailable.as_str(),
         }
     }
 
