@@ -183,34 +183,22 @@ fn declarations(cx: &Cx<'_, '_>, out: &mut Resolution) {
             });
         }
     }
-    let lists: [(SymbolKind, fn(u32) -> ItemRef, Vec<&ast::Item>); 4] = [
-        (
-            SymbolKind::Fn,
-            ItemRef::Fn,
-            cx.fns.iter().map(|d| d.item).collect(),
-        ),
-        (
-            SymbolKind::Check,
-            ItemRef::Check,
-            cx.checks.iter().map(|d| d.item).collect(),
-        ),
-        (
-            SymbolKind::Builder,
-            ItemRef::Builder,
-            cx.builders.iter().map(|d| d.item).collect(),
-        ),
-        (
-            SymbolKind::Stream,
-            ItemRef::Stream,
-            cx.streams.iter().map(|d| d.item).collect(),
-        ),
-    ];
-    for (kind, symbol, items) in lists {
-        for (i, it) in items.into_iter().enumerate() {
-            if let Some(def) = item(kind, symbol(i as u32), it) {
-                out.define(def);
-            }
+    let mut add = |kind, symbol, it| {
+        if let Some(def) = item(kind, symbol, it) {
+            out.define(def);
         }
+    };
+    for (i, decl) in cx.fns.iter().enumerate() {
+        add(SymbolKind::Fn, ItemRef::Fn(i as u32), decl.item);
+    }
+    for (i, decl) in cx.checks.iter().enumerate() {
+        add(SymbolKind::Check, ItemRef::Check(i as u32), decl.item);
+    }
+    for (i, decl) in cx.builders.iter().enumerate() {
+        add(SymbolKind::Builder, ItemRef::Builder(i as u32), decl.item);
+    }
+    for (i, decl) in cx.streams.iter().enumerate() {
+        add(SymbolKind::Stream, ItemRef::Stream(i as u32), decl.item);
     }
     for (i, decl) in cx.nodes.iter().enumerate() {
         let kind = if decl.def.kind == ast::NodeKind::Agent {
@@ -218,9 +206,7 @@ fn declarations(cx: &Cx<'_, '_>, out: &mut Resolution) {
         } else {
             SymbolKind::Node
         };
-        if let Some(def) = item(kind, ItemRef::Node(i as u32), decl.item) {
-            out.define(def);
-        }
+        add(kind, ItemRef::Node(i as u32), decl.item);
     }
 }
 

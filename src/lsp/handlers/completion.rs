@@ -242,11 +242,7 @@ fn error_codes(analysis: &Analysis, file: FileId, offset: u32) -> Vec<Completion
 /// The locals visible at `offset` of `file`, latest declaration of each name last: the
 /// parameters of the node a prompt is checked for and its loop variables, or the parameters
 /// and locals of the enclosing item declared before `offset`.
-fn locals_at<'a>(
-    analysis: &'a Analysis,
-    file: FileId,
-    offset: u32,
-) -> impl Iterator<Item = &'a Definition> {
+fn locals_at(analysis: &Analysis, file: FileId, offset: u32) -> impl Iterator<Item = &Definition> {
     let resolution = &analysis.resolution;
     let item = enclosing_item(analysis, file, offset).map(|i| i.span);
     let is_prompt = analysis.parsed(file).is_none();
