@@ -217,3 +217,91 @@ impl Resolution {
             .flat_map(|(_, defs)| defs.iter().filter_map(|&i| self.definitions.get(i)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sema::{check, CheckInput, NoFiles, SourceModule};
+    use crate::source::SourceMap;
+    use crate::syntax;
+
+    /// Two structs declare `name`; `a` is typed only through `lead`'s result.
+    const TEXT: &str = "struct A { name: Str<10> }\n\
+        struct B { name: Str<10>, size: u8 }\n\
+        fn lead(b: B) -> A { A { name: b.name } }\n\
+        fn f(b: B) -> Str<10> {\n    let a = lead(b);\n    a.name\n}\n";
+
+    fn resolve(text: &str, record: bool) -> (SourceMap, Option<Resolution>) {
+        let mut sources = SourceMap::default();
+        let file = sources.add("m.ael", text);
+        let parsed = syntax::parse(file, text);
+        let input = CheckInput {
+            modules: vec![SourceModule {
+                path: "m",
+                file,
+                ast: &parsed.module,
+            }],
+            project: None,
+            files: &NoFiles,
+            lean: false,
+            record,
+        };
+        let checked = check(&input, &mut sources);
+        (sources, checked.resolution)
+    }
+
+    /// The symbol at the `nth` `needle` of `TEXT`.
+    fn symbol_at(resolution: &Resolution, needle: &str, nth: usize) -> Symbol {
+        let at = TEXT.match_indices(needle).nth(nth).map_or(0, |(i, _)| i);
+        resolution
+            .at(FileId(0), at as u32)
+            .map(|o| o.symbol.clone())
+            .unwrap_or_else(|| panic!("nothing at `{needle}` #{nth}"))
+    }
+
+    #[test]
+    fn fields_are_those_of_the_typed_struct_and_locals_their_declarations() {
+        let (_, resolution) = resolve(TEXT, true);
+        let resolution = resolution.expect("recorded");
+        let a_name = symbol_at(&resolution, "name", 0);
+        let b_name = symbol_at(&resolution, "name", 1);
+        assert_ne!(a_name, b_name);
+        assert_eq!(symbol_at(&resolution, "name: b.name", 0), a_name);
+        assert_eq!(symbol_at(&resolution, "name }", 0), b_name);
+        assert_eq!(symbol_at(&resolution, "name\n}", 0), a_name);
+        assert_eq!(resolution.references(&b_name).count(), 2);
+        // `a` in `a.name` is the `let`, which sema typed `A`.
+        let a = symbol_at(&resolution, "a.name", 0);
+        let declared = resolution.definition(&a).expect("the let");
+        assert_eq!(declared.kind, SymbolKind::Local);
+        assert_eq!(declared.ty.as_ref().map(|t| t.text.as_str()), Some("A"));
+        let at = TEXT.find("a.name").unwrap_or(0) as u32 + 1;
+        assert_eq!(
+            resolution.type_ending_at(FileId(0), at).and_then(|t| t.def),
+            Some(0)
+        );
+        // The two `b` parameters are two locals.
+        assert_ne!(
+            symbol_at(&resolution, "b.name", 0),
+            symbol_at(&resolution, "b);", 0)
+        );
+    }
+
+    #[test]
+    fn nothing_is_recorded_unless_asked_and_spans_stay_in_their_file() {
+        assert!(resolve(TEXT, false).1.is_none());
+        let broken = "struct A { nàme: Str<10> }\nfn f(x: A) -> u8 { x.nàme. + y }\nfn g(";
+        for text in [TEXT, broken] {
+            let (sources, resolution) = resolve(text, true);
+            let resolution = resolution.expect("recorded even with errors");
+            for o in &resolution.occurrences {
+                let file = sources.get(o.span.file).map_or("", |f| f.text.as_str());
+                assert!(file.get(o.span.range()).is_some(), "{o:?} in {text:?}");
+            }
+            assert!(resolution
+                .occurrences
+                .windows(2)
+                .all(|w| (w[0].span.file, w[0].span.start) <= (w[1].span.file, w[1].span.start)));
+        }
+    }
+}
