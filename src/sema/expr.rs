@@ -994,12 +994,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let mut given: Vec<Option<rt::Expr>> = vec![None; fields.len()];
         let mut seen: Vec<Option<Span>> = vec![None; fields.len()];
         for init in inits {
-            let i = fields.iter().position(|f| f.name == init.name.name);
-            if i.is_some() {
-                self.cx
-                    .refer(init.name.span, || field_symbol(def, &init.name.name));
-            }
-            let Some(i) = i else {
+            let Some(i) = fields.iter().position(|f| f.name == init.name.name) else {
                 let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
                 let mut d = Diagnostic::new(
                     "E0206",
@@ -1031,6 +1026,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 *s = Some(init.name.span);
             }
             let Some(field) = fields.get(i) else { continue };
+            self.cx
+                .refer(init.name.span, || field_symbol(def, &init.name.name));
             let x = match &init.value {
                 Some(v) => self.expr_against(v, &field.ty),
                 None => {
