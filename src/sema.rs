@@ -13,6 +13,10 @@
 //! 3. [`items`]: `errors`, `fn`s, `check`s, builders and streams; [`expr`] types and lowers
 //!    expressions; the `fn` call graph must be acyclic;
 //! 4. [`node`]: nodes and agents, their blocks, and [`template`]: their prompt templates.
+//!
+//! Asked to ([`CheckInput::record`], the language server does), the phases also write down what
+//! each name they resolve denotes: the [`resolution::Resolution`] beside the program, produced
+//! with errors too ([`record`] holds the recording helpers).
 
 pub mod blocks;
 pub mod builtin_types;
