@@ -163,6 +163,8 @@ pub struct Compilation {
     pub diagnostics: Vec<Diagnostic>,
     /// The typed program, when checking found no error.
     pub program: Option<crate::ir::Program>,
+    /// What each name denotes, when the check recorded it ([`analyze_path`]).
+    pub resolution: Option<sema::resolution::Resolution>,
 }
 
 impl Compilation {
@@ -254,8 +256,19 @@ pub fn lexically_absolute(path: &Path) -> Option<PathBuf> {
 /// ([`check_project`]); a single file, or a folder without `ael.toml`, is checked as standalone
 /// modules with no bindings. Only IO errors are `Err`.
 pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
+    check_path_with(world, path, false)
+}
+
+/// [`check_path`] recording what every name denotes ([`Compilation::resolution`]), for the
+/// language server.
+pub fn analyze_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
+    check_path_with(world, path, true)
+}
+
+fn check_path_with(world: &dyn World, path: &Path, record: bool) -> io::Result<Compilation> {
     if world.is_dir(path) && has_manifest(world, path) {
-        return check_project(world, path);
+        let parsed = parse_project(world, path)?;
+        return Ok(parsed.check_with(world, false, record));
     }
     let root = if world.is_file(path) {
         path.parent().map_or_else(PathBuf::new, Path::to_path_buf)
@@ -264,7 +277,7 @@ pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
     };
     let mut compilation = Compilation::default();
     parse_sources(world, path, &root, &mut compilation)?;
-    run_sema(world, &root, None, false, &mut compilation);
+    run_sema(world, &root, None, (false, record), &mut compilation);
     Ok(compilation)
 }
 
@@ -319,7 +332,7 @@ pub struct ParsedProject {
 impl ParsedProject {
     /// The second half of [`check_project`]: semantic analysis of the parsed modules.
     pub fn check(self, world: &dyn World) -> Compilation {
-        self.check_with(world, false)
+        self.check_with(world, false, false)
     }
 
     /// [`ParsedProject::check`] for the diagnostics alone: the same diagnostics, and a program
@@ -327,16 +340,16 @@ impl ParsedProject {
     /// ([`sema::CheckInput::lean`]), enough for the publishing rules
     /// ([`check_publishing_rules`]) and nothing else.
     pub fn check_lean(self, world: &dyn World) -> Compilation {
-        self.check_with(world, true)
+        self.check_with(world, true, false)
     }
 
-    fn check_with(self, world: &dyn World, lean: bool) -> Compilation {
+    fn check_with(self, world: &dyn World, lean: bool, record: bool) -> Compilation {
         let mut compilation = self.compilation;
         run_sema(
             world,
             &self.root,
             Some(&self.project),
-            lean,
+            (lean, record),
             &mut compilation,
         );
         compilation
@@ -355,6 +368,12 @@ fn load_manifest(id: FileId, text: &str, diagnostics: &mut Vec<Diagnostic>) -> s
         package: loaded.known.to_ir_package(),
         bindings: loaded.known.to_ir_bindings(),
         limits: loaded.known.to_ir_limits(),
+        binding_spans: loaded
+            .known
+            .bindings
+            .iter()
+            .map(|(name, binding)| (name.clone(), binding.span))
+            .collect(),
     }
 }
 
@@ -497,7 +516,7 @@ fn run_sema(
     world: &dyn World,
     root: &Path,
     project: Option<&sema::ProjectInfo>,
-    lean: bool,
+    (lean, record): (bool, bool),
     compilation: &mut Compilation,
 ) {
     let paths: Vec<String> = compilation
@@ -521,9 +540,11 @@ fn run_sema(
         project,
         files: &files,
         lean,
+        record,
     };
     let checked = sema::check(&input, &mut compilation.sources);
     compilation.diagnostics.extend(checked.diagnostics);
+    compilation.resolution = checked.resolution;
     let syntax_errors = compilation.has_errors();
     compilation.program = checked.program.filter(|_| !syntax_errors);
     diagnostics::sort(&mut compilation.diagnostics);

@@ -7,9 +7,8 @@
 //! | [`transport`] | JSON-RPC framing on stdin/stdout, tolerant of garbage |
 //! | [`server`] | the synchronous event loop: coalescing, cancellation, panics → errors |
 //! | [`overlay`] | open buffers, and the [`crate::driver::World`] that reads them over the disk |
-//! | [`analysis`] | one project's compilation (the driver's, unchanged) and its index |
-//! | [`index`] | definitions and references by name (a syntax-level fallback until sema has one) |
-//! | [`template`] | the `{{ … }}` and `{% … %}` expressions of prompt templates, for the index |
+//! | [`analysis`] | one project's compilation (the driver's, with sema's resolution of every name) |
+//! | [`declaration`] | how a resolved definition reads in hovers and completion details |
 //! | [`convert`] | byte offsets ↔ LSP positions (UTF-16 or UTF-8 columns) |
 //! | [`publish`] | diagnostics → `publishDiagnostics`, spans → locations |
 //! | [`schema`] | the JSON Schema fragment of a type or field, for hover |
@@ -19,15 +18,14 @@
 
 pub mod analysis;
 pub mod convert;
+pub mod declaration;
 pub mod example_edits;
 pub mod handlers;
-pub mod index;
 pub mod overlay;
 pub mod publish;
 pub mod schema;
 pub mod server;
 pub mod std_files;
-pub mod template;
 pub mod transport;
 pub mod uri;
 

@@ -13,6 +13,10 @@
 //! 3. [`items`]: `errors`, `fn`s, `check`s, builders and streams; [`expr`] types and lowers
 //!    expressions; the `fn` call graph must be acyclic;
 //! 4. [`node`]: nodes and agents, their blocks, and [`template`]: their prompt templates.
+//!
+//! Asked to ([`CheckInput::record`], the language server does), the phases also write down what
+//! each name they resolve denotes: the [`resolution::Resolution`] beside the program, produced
+//! with errors too ([`record`] holds the recording helpers).
 
 pub mod blocks;
 pub mod builtin_types;
@@ -24,6 +28,8 @@ pub mod methods;
 mod node;
 pub mod pattern;
 mod pattern_check;
+mod record;
+pub mod resolution;
 mod scope;
 mod sty;
 mod template;
@@ -55,6 +61,8 @@ pub struct ProjectInfo {
     pub package: ir::Package,
     pub bindings: Vec<ir::Binding>,
     pub limits: ir::Limits,
+    /// Where each binding's name is written in `ael.toml`, for the resolution.
+    pub binding_spans: Vec<(String, crate::span::Span)>,
 }
 
 /// Read-only access to the files of the project, by path relative to its root.
@@ -86,6 +94,9 @@ pub struct CheckInput<'a> {
     /// emission and execution read (the publishing rules read types, error sets and node
     /// signatures). They were a fifth of `aelc check`'s peak memory.
     pub lean: bool,
+    /// Records what every name denotes ([`resolution::Resolution`]) for the language server;
+    /// off for `aelc check` and `aelc build`, which need only the verdict.
+    pub record: bool,
 }
 
 /// What checking produced: the program when there was no error, and every diagnostic.
@@ -93,6 +104,8 @@ pub struct CheckInput<'a> {
 pub struct Checked {
     pub program: Option<ir::Program>,
     pub diagnostics: Vec<Diagnostic>,
+    /// What each name denotes, when [`CheckInput::record`] asked for it (even with errors).
+    pub resolution: Option<resolution::Resolution>,
 }
 
 /// Checks a whole project. Prompt templates it reads are added to `sources`, so that their
@@ -105,6 +118,7 @@ pub fn check(input: &CheckInput<'_>, sources: &mut SourceMap) -> Checked {
     items::check_all(&mut cx);
     node::check_all(&mut cx);
     scope::report_unused_imports(&mut cx);
+    let resolution = record::finish(&mut cx);
     let mut diagnostics = std::mem::take(&mut cx.diags);
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let program = (!has_errors).then(|| cx.into_program());
@@ -114,6 +128,7 @@ pub fn check(input: &CheckInput<'_>, sources: &mut SourceMap) -> Checked {
     Checked {
         program,
         diagnostics,
+        resolution,
     }
 }
 
@@ -122,7 +137,7 @@ pub(crate) type Params = Vec<(String, aelc_runtime::ty::Ty)>;
 
 /// What a name in scope refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum ItemRef {
+pub enum ItemRef {
     Type(u32),
     Errors(u32),
     Fn(u32),
@@ -213,6 +228,8 @@ pub(crate) struct Cx<'a, 's> {
     pub checked_prompts: HashMap<(usize, String), Vec<CheckedPrompt>>,
     pub diags: Vec<Diagnostic>,
     pub out: ir::Program,
+    /// What names denote, when the input asks to record it ([`record`]).
+    pub resolution: Option<resolution::Resolution>,
 }
 
 impl<'a, 's> Cx<'a, 's> {
@@ -239,6 +256,7 @@ impl<'a, 's> Cx<'a, 's> {
             checked_prompts: HashMap::new(),
             diags: Vec::new(),
             out: ir::Program::default(),
+            resolution: input.record.then(resolution::Resolution::default),
         }
     }
 

@@ -1932,3 +1932,115 @@ fn quick_fixes_replace_what_did_you_mean_names() {
     assert_eq!(edit["newText"], "\"openai\"", "{actions}");
     assert_eq!(client.stop(), 0);
 }
+
+/// Failing before sema's resolution (`sema::resolution`) replaced the LSP's syntax-level index:
+/// two structs declare `name`, and the value `a` gets its type from a fn's result, which the
+/// syntax alone cannot tell, so `a.name` was taken for either struct's field; a `let` without
+/// a type showed no type on hover; inside `config { … }` written on one line completion
+/// offered the top-level keywords instead of the block's keys.
+#[test]
+fn names_resolve_by_what_sema_infers_and_config_keys_complete_inline() {
+    const TEAMS: &str = r#"use types::common::{ReviewRequest, Review};
+
+struct Author {
+    name: Str<100>,
+}
+
+struct Team {
+    name: Str<100>,
+    size: u8,
+}
+
+fn lead(t: Team) -> Author {
+    Author { name: t.name }
+}
+
+fn lead_name(t: Team) -> Str<100> {
+    let a = lead(t);
+    a.name
+}
+
+node inline(request: ReviewRequest) -> Review {
+    config { model: binding("primary_model"); }
+}
+"#;
+    let project = Project::with("resolution", &[("nodes/teams.node.ael", TEAMS)]);
+    let mut client = Client::initialized(&project);
+    let uri = project.uri("nodes/teams.node.ael");
+    client.open(&uri, TEAMS);
+
+    // Team's `name`: read in `lead` only; `a.name` is Author's.
+    let (line, col) = pos(TEAMS, "name", 1);
+    let refs = client.at(
+        "textDocument/references",
+        &uri,
+        line,
+        col,
+        json!({"context": {"includeDeclaration": false}}),
+    );
+    let found: Vec<(u64, u64)> = refs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let start = &r["range"]["start"];
+            (
+                start["line"].as_u64().unwrap(),
+                start["character"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(found, [as_pair(pos(TEAMS, "t.name", 0)).add(2)], "{refs}");
+
+    // Author's `name`: the struct literal's field and `a.name`, not `t.name`.
+    let (line, col) = pos(TEAMS, "name", 0);
+    let edit = client.at(
+        "textDocument/rename",
+        &uri,
+        line,
+        col,
+        json!({"newName": "full_name"}),
+    );
+    let mut edits = edits_in(&edit, &uri);
+    edits.sort();
+    assert_eq!(
+        edits,
+        [
+            as_pair(pos(TEAMS, "name", 0)),
+            as_pair(pos(TEAMS, "name: t.name", 0)),
+            as_pair(pos(TEAMS, "a.name", 0)).add(2),
+        ],
+        "{edit}"
+    );
+
+    // Hover on a `let` without a type shows the type sema inferred.
+    let (line, col) = pos(TEAMS, "a.name", 0);
+    let hover = client.at("textDocument/hover", &uri, line, col, json!({}));
+    let shown = hover["contents"]["value"].as_str().unwrap_or("");
+    assert!(shown.contains("Author"), "{hover}");
+
+    // After `a.`: Author's fields only (Team's `size` is not one of them).
+    let members = labels(&client.at("textDocument/completion", &uri, line, col + 2, json!({})));
+    assert_eq!(members, ["name"], "{members:?}");
+
+    // Inside `config { … }` on one line: the keys of `config`, no keywords.
+    let (line, col) = pos(TEAMS, "config { ", 0);
+    let keys = labels(&client.at("textDocument/completion", &uri, line, col + 9, json!({})));
+    assert!(
+        keys.contains(&"prompt".to_owned()) && keys.contains(&"timeout".to_owned()),
+        "{keys:?}"
+    );
+    assert!(!keys.contains(&"struct".to_owned()), "{keys:?}");
+    assert_eq!(client.stop(), 0);
+}
+
+/// A position moved right by `n` columns.
+trait Add {
+    fn add(self, n: u64) -> Self;
+}
+
+impl Add for (u64, u64) {
+    fn add(self, n: u64) -> Self {
+        (self.0, self.1 + n)
+    }
+}

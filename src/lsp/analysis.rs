@@ -3,17 +3,17 @@
 //! A document belongs to the project whose `ael.toml` is found from its folder upwards (the rule
 //! of spec §11 for the command line). A document outside any project is checked alone. The
 //! analysis keeps what the compiler produced (sources, trees, diagnostics, the publishing rules'
-//! findings in example files included) plus the path of each file id, so that every span can be
-//! turned into a location in the editor.
+//! findings in example files included, and sema's resolution of every name, which the
+//! navigation requests query) plus the path of each file id, so that every span can be turned
+//! into a location in the editor.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::driver::{self, Compilation, World};
 use crate::ir::Program;
+use crate::sema::resolution::Resolution;
 use crate::span::FileId;
-
-use super::index::Index;
 
 /// What the server knows about one project after the last change.
 pub struct Analysis {
@@ -24,8 +24,8 @@ pub struct Analysis {
     pub compilation: Compilation,
     /// The absolute path of every file id of `compilation.sources`.
     pub paths: Vec<PathBuf>,
-    /// Definitions and references, for navigation.
-    pub index: Index,
+    /// What every name denotes, as sema resolved it (taken out of `compilation`).
+    pub resolution: Resolution,
     /// The typed program (taken out of `compilation`), for JSON Schemas in hovers. When this
     /// check found errors it is the last error-free check's program, if any
     /// ([`Analysis::carry_program`]), and `program_is_current` is false.
@@ -50,7 +50,7 @@ impl Analysis {
         let mut compilation = if world.is_dir(root) && !is_project {
             Compilation::default()
         } else {
-            driver::check_path(world, root).unwrap_or_default()
+            driver::analyze_path(world, root).unwrap_or_default()
         };
         if is_project {
             // The editor shows what `aelc build` refuses. An example that cannot be read is
@@ -62,19 +62,6 @@ impl Analysis {
         } else {
             root.parent().unwrap_or(root).to_path_buf()
         };
-        // `ael.toml` is read for its bindings when the compiler has not loaded it itself.
-        let manifest = dir.join("ael.toml");
-        let has_manifest = compilation
-            .sources
-            .files()
-            .any(|(_, f)| f.name == "ael.toml");
-        if !has_manifest {
-            if let Ok(bytes) = world.read(&manifest) {
-                compilation
-                    .sources
-                    .add("ael.toml", String::from_utf8_lossy(&bytes).into_owned());
-            }
-        }
         let paths = compilation
             .sources
             .files()
@@ -94,17 +81,16 @@ impl Analysis {
             })
             .collect();
         let program = compilation.program.take().map(Arc::new);
-        let mut analysis = Analysis {
+        let resolution = compilation.resolution.take().unwrap_or_default();
+        Analysis {
             root: root.to_path_buf(),
             dir,
             compilation,
             paths,
-            index: Index::default(),
+            resolution,
             program_is_current: program.is_some(),
             program,
-        };
-        analysis.index = Index::build(&analysis);
-        analysis
+        }
     }
 
     /// Keeps the previous analysis's program when this check produced none (the project has errors now),

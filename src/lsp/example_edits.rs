@@ -3,9 +3,9 @@
 //! file's JSON alongside the agent's declared types, never by replacing text.
 //!
 //! The input of a one-parameter agent is that parameter's value; of several, an object keyed by
-//! parameter name (as the emitted input schema says). Types are followed by name through the
-//! project's index (structs, enum variants' fields, `List`/`Set`/`Option` elements); a value
-//! of a type the index cannot name (a `Map`, a built-in) is not entered. `answers` are model
+//! parameter name (as the emitted input schema says). Types are followed through sema's
+//! resolution (structs, enum variants' fields, `List`/`Set`/`Option` elements); a value of a
+//! type with no fields (a `Map`, a built-in) is not entered. `answers` are model
 //! answers in the model's format and are left alone. Renaming a parameter of an agent with
 //! several inputs renames that key of each example's `input`. The example files are the ones
 //! `aelc test` reads ([`load_examples`]: an agent's `publish { examples: "…" }` glob, else
@@ -19,25 +19,28 @@ use crate::driver::publish::load_examples;
 use crate::driver::DiskWorld;
 use crate::lsp::analysis::Analysis;
 use crate::lsp::convert::{Encoding, Lines};
-use crate::lsp::index::{type_name, Index, Key};
+use crate::sema::resolution::{Resolution, Symbol};
+use crate::sema::ItemRef;
 use crate::source::LineIndex;
-use crate::syntax::ast::{ItemKind, NodeKind};
+use crate::span::Span;
+use crate::syntax::ast::{ItemKind, NodeKind, TypeArg, TypeExpr, TypeKind};
 
-/// The edits renaming the field `key` to `new_name` in every example file of the project, or
-/// the parameter `key` of an agent with several inputs (its examples' `input` is keyed by
+/// The edits renaming the field `symbol` to `new_name` in every example file of the project,
+/// or the parameter `symbol` of an agent with several inputs (its examples' `input` is keyed by
 /// parameter name).
 pub fn field_edits(
     analysis: &Analysis,
     encoding: Encoding,
-    key: &Key,
+    symbol: &Symbol,
     new_name: &str,
 ) -> Vec<(PathBuf, Vec<TextEdit>)> {
-    if let Key::Local { file, scope, name } = key {
-        return parameter_edits(analysis, encoding, (*file, *scope), name, new_name);
+    if let Symbol::Local(declared) = symbol {
+        return parameter_edits(analysis, encoding, *declared, new_name);
     }
-    let Key::Field { owner, name } = key else {
+    let Symbol::Field { owner, name } = symbol else {
         return Vec::new();
     };
+    let resolution = &analysis.resolution;
     let mut out = Vec::new();
     for parsed in &analysis.compilation.files {
         for item in &parsed.module.items {
@@ -47,12 +50,12 @@ pub fn field_edits(
             if node.kind != NodeKind::Agent {
                 continue;
             }
-            let input: Vec<(String, Option<String>)> = node
+            let input: Vec<(String, Option<u32>)> = node
                 .params
                 .iter()
-                .map(|p| (p.name.name.to_string(), type_name(&p.ty)))
+                .map(|p| (p.name.name.to_string(), def_of(resolution, &p.ty)))
                 .collect();
-            let output = type_name(&node.ret);
+            let output = def_of(resolution, &node.ret);
             for path in example_files(analysis, &node.name.name) {
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
@@ -62,23 +65,22 @@ pub fn field_edits(
                 };
                 let mut spans = Vec::new();
                 let target = Target {
-                    index: &analysis.index,
-                    owner: owner.as_deref(),
-                    name,
+                    resolution,
+                    owner: *owner,
+                    name: name.as_ref(),
                 };
                 for (key, _, value) in document.members() {
                     match key {
                         "input" => match input.as_slice() {
-                            [(_, ty)] => target.walk(value, ty.as_deref(), &mut spans),
+                            [(_, ty)] => target.walk(value, *ty, &mut spans),
                             params => {
                                 for (param, _, value) in value.members() {
                                     let ty = params.iter().find(|(p, _)| p == param);
-                                    let ty = ty.and_then(|(_, ty)| ty.as_deref());
-                                    target.walk(value, ty, &mut spans);
+                                    target.walk(value, ty.and_then(|(_, ty)| *ty), &mut spans);
                                 }
                             }
                         },
-                        "output" => target.walk(value, output.as_deref(), &mut spans),
+                        "output" => target.walk(value, output, &mut spans),
                         _ => {}
                     }
                 }
@@ -91,33 +93,41 @@ pub fn field_edits(
     out
 }
 
-/// The edits renaming parameter `name` of the agent declared at `(file, scope)` in its
-/// examples: the keys of their `input` object, when the agent has several parameters (with
-/// one, `input` is the parameter's value and holds no name).
+/// The edits renaming the parameter declared at `declared` in its agent's examples: the keys
+/// of their `input` object, when the agent has several parameters (with one, `input` is the
+/// parameter's value and holds no name). A `let` or closure parameter has none.
 fn parameter_edits(
     analysis: &Analysis,
     encoding: Encoding,
-    (file, scope): (crate::span::FileId, u32),
-    name: &str,
+    declared: Span,
     new_name: &str,
 ) -> Vec<(PathBuf, Vec<TextEdit>)> {
     let agent = analysis
         .compilation
         .files
         .iter()
-        .filter(|parsed| parsed.file == file)
+        .filter(|parsed| parsed.file == declared.file)
         .flat_map(|parsed| &parsed.module.items)
-        .filter(|item| item.span.start == scope)
         .find_map(|item| match &item.kind {
-            ItemKind::Node(node) if node.kind == NodeKind::Agent => Some(node),
+            ItemKind::Node(node)
+                if node.kind == NodeKind::Agent
+                    && node.params.iter().any(|p| p.name.span == declared) =>
+            {
+                Some(node)
+            }
             _ => None,
         });
     let Some(agent) = agent.filter(|a| a.params.len() > 1) else {
         return Vec::new();
     };
-    if !agent.params.iter().any(|p| p.name.name == name) {
-        return Vec::new(); // a `let` or closure parameter of the agent's body
-    }
+    let Some(name) = analysis
+        .compilation
+        .sources
+        .get(declared.file)
+        .and_then(|f| f.text.get(declared.range()))
+    else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for path in example_files(analysis, &agent.name.name) {
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -126,7 +136,7 @@ fn parameter_edits(
         let Some(document) = json::parse(&text) else {
             continue;
         };
-        let spans: Vec<crate::span::Span> = document
+        let spans: Vec<Span> = document
             .members()
             .filter(|(key, _, _)| *key == "input")
             .flat_map(|(_, _, input)| input.members())
@@ -143,7 +153,7 @@ fn parameter_edits(
 /// `new_name` over each of `spans` of `text`; `None` when there are none.
 fn text_edits(
     text: &str,
-    spans: Vec<crate::span::Span>,
+    spans: Vec<Span>,
     encoding: Encoding,
     new_name: &str,
 ) -> Option<Vec<TextEdit>> {
@@ -163,16 +173,36 @@ fn text_edits(
     )
 }
 
+/// The struct or enum (a `DefId`) a value of the declared type `ty` holds fields of, seen
+/// through `Option`, `List` and `Set`: what sema resolved the type's name to.
+fn def_of(resolution: &Resolution, ty: &TypeExpr) -> Option<u32> {
+    let TypeKind::Named { path, args } = &ty.kind else {
+        return None;
+    };
+    let last = path.last()?;
+    if matches!(last.name.as_str(), "Option" | "List" | "Set") {
+        return args.iter().find_map(|a| match a {
+            TypeArg::Type(t) => def_of(resolution, t),
+            _ => None,
+        });
+    }
+    match resolution.at(last.span.file, last.span.start)?.symbol {
+        Symbol::Item(ItemRef::Type(def)) => Some(def),
+        _ => None,
+    }
+}
+
 /// The renamed field and where to look it up.
 struct Target<'a> {
-    index: &'a Index,
-    owner: Option<&'a str>,
+    resolution: &'a Resolution,
+    owner: u32,
     name: &'a str,
 }
 
 impl Target<'_> {
-    /// Collects the spans of keys naming the field in `value`, a value of type `ty`.
-    fn walk(&self, value: &json::Value, ty: Option<&str>, out: &mut Vec<crate::span::Span>) {
+    /// Collects the spans of keys naming the field in `value`, a value of the struct or enum
+    /// `ty`.
+    fn walk(&self, value: &json::Value, ty: Option<u32>, out: &mut Vec<Span>) {
         let Some(ty) = ty else {
             return;
         };
@@ -183,15 +213,14 @@ impl Target<'_> {
                 }
             }
             json::Value::Object(members) => {
-                let fields = self.index.fields_of(ty);
                 for (key, span, value) in members {
-                    let Some((_, field_ty)) = fields.iter().find(|(f, _)| f == key) else {
+                    let Some(field) = self.resolution.fields_of(ty).find(|f| f.name == *key) else {
                         continue;
                     };
-                    if key == self.name && self.owner.is_none_or(|o| o == ty) {
+                    if key == self.name && self.owner == ty {
                         out.push(*span);
                     }
-                    self.walk(value, field_ty.as_deref(), out);
+                    self.walk(value, field.ty.as_ref().and_then(|t| t.def), out);
                 }
             }
             json::Value::Other => {}

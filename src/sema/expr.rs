@@ -11,6 +11,7 @@ use aelc_runtime::ty::{DefId, DefKind, Ty};
 use aelc_runtime::value::Value;
 
 use super::methods::{self, Receiver};
+use super::resolution::{Symbol, SymbolKind};
 use super::sty::STy;
 use super::{Cx, ItemRef};
 use crate::diagnostics::suggest::did_you_mean;
@@ -22,6 +23,8 @@ struct Local {
     name: String,
     ty: STy,
     slot: u32,
+    /// The name that declares it, when the resolution is recorded ([`Symbol::Local`]).
+    def: Option<Span>,
 }
 
 /// Checks expressions of one fn, check, node body or template.
@@ -70,8 +73,42 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             name: name.to_owned(),
             ty,
             slot,
+            def: None,
         });
         slot
+    }
+
+    /// [`Self::bind`] for a local declared by `name` in the source (`full` is the whole
+    /// declaration), recorded in the resolution.
+    pub(crate) fn bind_declared(
+        &mut self,
+        name: &ast::Ident,
+        full: Span,
+        kind: SymbolKind,
+        declared: Option<&ast::TypeExpr>,
+        ty: STy,
+    ) -> u32 {
+        let def = self.cx.define_local(name, full, kind, declared, &ty);
+        let slot = self.bind(&name.name, ty);
+        if let Some(local) = self.locals.last_mut() {
+            local.def = def;
+        }
+        slot
+    }
+
+    /// Binds the parameters `params` of a signature, declared as `written`.
+    pub(crate) fn bind_params(&mut self, params: &[(String, Ty)], written: &[ast::Param]) {
+        for (name, ty) in params {
+            let sty = STy::of(ty, &self.cx.table);
+            match written.iter().find(|p| p.name.name == *name) {
+                Some(p) => {
+                    self.bind_declared(&p.name, p.span, SymbolKind::Param, Some(&p.ty), sty);
+                }
+                None => {
+                    self.bind(name, sty);
+                }
+            }
+        }
     }
 
     fn table(&self) -> &aelc_runtime::ty::TypeTable {
@@ -330,10 +367,17 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let err = (STy::Error, rt::Expr::None);
         if let [single] = &path.segments[..] {
             if let Some(l) = self.local(&single.name) {
-                return (l.ty.clone(), rt::Expr::Local { slot: Slot(l.slot) });
+                let (ty, slot, def) = (l.ty.clone(), l.slot, l.def);
+                if let Some(def) = def {
+                    self.cx.refer(single.span, || Symbol::Local(def));
+                    self.cx.typed(single.span, &ty);
+                }
+                return (ty, rt::Expr::Local { slot: Slot(slot) });
             }
             if let Some(STy::Def(def)) = expected {
                 if let Some(v) = self.unit_variant(*def, &single.name) {
+                    self.cx
+                        .refer(single.span, || variant_symbol(*def, &single.name));
                     return (STy::Def(*def), v);
                 }
             }
@@ -351,6 +395,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             {
                 let def = self.resolve_alias(DefId(def));
                 if let Some(v) = self.unit_variant(def, &variant.name) {
+                    self.cx
+                        .refer(variant.span, || variant_symbol(def, &variant.name));
                     return (STy::Def(def), v);
                 }
                 let variants = self.variant_names(def);
@@ -475,7 +521,17 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             _ => None,
         };
         match found {
-            Some((index, ty)) => (ty, rt::Expr::field(x, index as u32)),
+            Some((index, ty)) => {
+                if let STy::Def(def) = t {
+                    self.cx.refer(name.span, || field_symbol(def, &name.name));
+                    let whole = Span {
+                        start: base.span.start,
+                        ..name.span
+                    };
+                    self.cx.typed(whole, &ty);
+                }
+                (ty, rt::Expr::field(x, index as u32))
+            }
             None => {
                 let candidates: Vec<String> = match &t {
                     STy::Def(def) => match self.table().get(*def).map(|d| &d.kind) {
@@ -530,7 +586,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             return None;
         };
         let depth = self.locals.len();
-        let slot = self.bind(&param.name, item.clone());
+        let slot = self.bind_declared(param, param.span, SymbolKind::Local, None, item.clone());
         let (t, x) = self.expr(body, None);
         self.locals.truncate(depth);
         Some((
@@ -970,6 +1026,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 *s = Some(init.name.span);
             }
             let Some(field) = fields.get(i) else { continue };
+            self.cx
+                .refer(init.name.span, || field_symbol(def, &init.name.name));
             let x = match &init.value {
                 Some(v) => self.expr_against(v, &field.ty),
                 None => {
@@ -1061,10 +1119,13 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         for stmt in stmts {
             match stmt {
                 ast::Stmt::Let {
-                    name, ty, value, ..
+                    name,
+                    ty,
+                    value,
+                    span,
                 } => {
                     let (t, x) = self.let_value(ty.as_ref(), value);
-                    let slot = self.bind(&name.name, t);
+                    let slot = self.bind_declared(name, *span, SymbolKind::Local, ty.as_ref(), t);
                     lets.push((slot, x));
                 }
                 ast::Stmt::Return { span, .. } => {
@@ -1311,6 +1372,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 if let STy::Def(def) = &ty {
                     let variants = self.variant_names(*def);
                     if let Some(i) = variants.iter().position(|v| *v == name.name) {
+                        let def = *def;
+                        self.cx.refer(name.span, || variant_symbol(def, &name.name));
                         if top {
                             cover.variants.push(i as u32);
                         }
@@ -1344,7 +1407,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 if top {
                     cover.all = true;
                 }
-                let slot = self.bind(&name.name, ty.clone());
+                let slot = self.bind_declared(name, name.span, SymbolKind::Local, None, ty.clone());
                 out.push(rt::Pattern::Bind { slot: Slot(slot) });
             }
             PatternKind::Variant { name, fields, rest } => {
@@ -1375,6 +1438,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     self.cx.report(d);
                     return;
                 };
+                let def = *def;
+                self.cx.refer(name.span, || variant_symbol(def, &name.name));
                 let declared = variants
                     .get(index)
                     .and_then(|v| v.fields.clone())
@@ -1393,6 +1458,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         continue;
                     };
                     named += 1;
+                    self.cx
+                        .refer(fp.name.span, || field_symbol(def, &fp.name.name));
                     let fty = declared
                         .get(fi)
                         .map_or(STy::Error, |f| STy::of(&f.ty, self.table()));
@@ -1404,7 +1471,13 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                             alts.into_iter().next().unwrap_or(rt::Pattern::Wildcard)
                         }
                         None => rt::Pattern::Bind {
-                            slot: Slot(self.bind(&fp.name.name, fty)),
+                            slot: Slot(self.bind_declared(
+                                &fp.name,
+                                fp.name.span,
+                                SymbolKind::Local,
+                                None,
+                                fty,
+                            )),
                         },
                     };
                     field_patterns.push(rt::FieldPattern {
@@ -1515,4 +1588,18 @@ fn chained_comparison(op: BinaryOp, lhs: &ast::Expr, rhs: &ast::Expr) -> bool {
     let is_comparison =
         |e: &ast::Expr| matches!(&e.kind, ExprKind::Binary { op, .. } if comparison(*op));
     comparison(op) && (is_comparison(lhs) || is_comparison(rhs))
+}
+
+fn field_symbol(owner: DefId, name: &str) -> Symbol {
+    Symbol::Field {
+        owner: owner.0,
+        name: name.into(),
+    }
+}
+
+fn variant_symbol(owner: DefId, name: &str) -> Symbol {
+    Symbol::Variant {
+        owner: owner.0,
+        name: name.into(),
+    }
 }

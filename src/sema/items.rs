@@ -7,6 +7,7 @@ use aelc_runtime::expr as rt;
 use aelc_runtime::ty::Ty;
 
 use super::expr::ExprCx;
+use super::resolution::Symbol;
 use super::sty::STy;
 use super::types::{special, Special};
 use super::{docs, Cx, ItemRef};
@@ -177,10 +178,7 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
         match (&def.body, &sig) {
             (Some(body), Some(sig)) => {
                 let mut ecx = ExprCx::new(cx, module);
-                for (name, ty) in &sig.params {
-                    let sty = STy::of(ty, &ecx.cx.table);
-                    ecx.bind(name, sty);
-                }
+                ecx.bind_params(&sig.params, &def.params);
                 if let Some(ret) = &sig.ret {
                     body_ir = Some(ecx.expr_against(body, ret));
                 }
@@ -357,7 +355,12 @@ pub(crate) fn check_code(
         return;
     };
     let names = code_names(cx, set);
-    if !names.iter().any(|n| *n == code.name) {
+    if names.iter().any(|n| *n == code.name) {
+        cx.refer(code.span, || Symbol::ErrorCode {
+            set,
+            name: Box::from(&*code.name),
+        });
+    } else {
         let set_name = cx
             .out
             .errors
@@ -391,10 +394,7 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
         let mut locals = 0;
         if let (Some(body), true) = (&def.body, ok) {
             let mut ecx = ExprCx::new(cx, module);
-            for (name, ty) in &params {
-                let sty = STy::of(ty, &ecx.cx.table);
-                ecx.bind(name, sty);
-            }
+            ecx.bind_params(&params, &def.params);
             let mut lowered = Vec::new();
             for req in body {
                 let (t, x) = ecx.expr(&req.cond, Some(&STy::Bool));
@@ -477,10 +477,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
         let mut locals = 0;
         if ok {
             let mut ecx = ExprCx::new(cx, module);
-            for (name, ty) in &params {
-                let sty = STy::of(ty, &ecx.cx.table);
-                ecx.bind(name, sty);
-            }
+            ecx.bind_params(&params, &def.params);
             for part in &def.parts {
                 let ast::ExprKind::Call { callee, args } = &part.kind else {
                     ecx.cx.report(

@@ -6,6 +6,7 @@ use aelc_runtime::ty::Ty;
 use super::blocks;
 use super::expr::ExprCx;
 use super::items::{check_code, resolve_fails};
+use super::resolution::{Symbol, SymbolKind};
 use super::sty::STy;
 use super::types::Special;
 use super::{docs, Cx, ItemRef};
@@ -365,7 +366,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         {
             return done.clone();
         }
-        let done = super::template::check_prompt(cx, module, &prompt, &n.params)
+        let done = super::template::check_prompt(cx, module, &prompt, &n.params, &n.def.params)
             // Checked either way; kept only for emission and running (`CheckInput::lean`).
             .filter(|_| !cx.input.lean);
         cx.checked_prompts
@@ -522,6 +523,7 @@ fn file_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<
         wrong_value(cx, span, "prompt", "`file(\"prompts/….md\")`");
         return None;
     };
+    cx.refer(pspan, || Symbol::File(path.into()));
     if !cx.input.files.exists(path) {
         cx.report(
             Diagnostic::new("E0503", format!("there is no file `{path}`"))
@@ -555,6 +557,7 @@ fn check_binding(cx: &mut Cx<'_, '_>, name: &str, span: Span) -> bool {
         return false;
     };
     if project.bindings.iter().any(|b| b.name == name) {
+        cx.refer(span, || Symbol::Binding(name.into()));
         return true;
     }
     let mut d = Diagnostic::new(
@@ -1081,19 +1084,19 @@ fn check_accepts(
 fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> (Vec<u32>, Option<ir::NodeBody>) {
     let mut ecx = ExprCx::new(cx, n.module);
     ecx.allow_node_calls = true;
-    for (name, ty) in &n.params {
-        let sty = STy::of(ty, &ecx.cx.table);
-        ecx.bind(name, sty);
-    }
+    ecx.bind_params(&n.params, &n.def.params);
     let mut returned = None;
     let mut lets = Vec::new();
     for stmt in &n.def.body {
         match stmt {
             ast::Stmt::Let {
-                name, ty, value, ..
+                name,
+                ty,
+                value,
+                span,
             } => {
                 let (t, x) = ecx.let_value(ty.as_ref(), value);
-                let slot = ecx.bind(&name.name, t);
+                let slot = ecx.bind_declared(name, *span, SymbolKind::Local, ty.as_ref(), t);
                 if returned.is_none() {
                     lets.push((slot, x));
                 }

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::resolution::Symbol;
 use super::{Cx, Decl, ItemRef, ModuleScope, TypeDecl};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::Diagnostic;
@@ -142,6 +143,8 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
             continue;
         };
         let local = name.alias.as_ref().unwrap_or(&name.name);
+        cx.refer(name.name.span, || Symbol::Item(reference));
+        cx.refer(local.span, || Symbol::Item(reference));
         let Some(scope) = cx.modules.get_mut(here) else {
             continue;
         };
@@ -199,8 +202,17 @@ pub(crate) fn report_unused_imports(cx: &mut Cx<'_, '_>) {
 
 impl Cx<'_, '_> {
     /// Looks `path` up from `module`: a bare name in the module's scope, or `a::b::name` among
-    /// the own items of module `a::b`. Marks the import used.
+    /// the own items of module `a::b`. Marks the import used, and records what the name
+    /// denotes.
     pub(crate) fn lookup(&mut self, module: usize, path: &ast::Path) -> Option<ItemRef> {
+        let found = self.find(module, path)?;
+        if let Some(last) = path.segments.last() {
+            self.refer(last.span, || Symbol::Item(found));
+        }
+        Some(found)
+    }
+
+    fn find(&mut self, module: usize, path: &ast::Path) -> Option<ItemRef> {
         let (last, prefix) = path.segments.split_last()?;
         if prefix.is_empty() {
             let scope = self.modules.get_mut(module)?;

@@ -18,12 +18,14 @@ use aelc_runtime::prompt::{Segment, Template};
 use aelc_runtime::ty::Ty;
 
 use super::expr::ExprCx;
+use super::resolution::SymbolKind;
 use super::sty::STy;
 use super::Cx;
 use crate::diagnostics::Diagnostic;
 use crate::source::decode_source;
 use crate::span::{FileId, Span};
 use crate::syntax;
+use crate::syntax::ast;
 use crate::syntax::template::{self, RawTag, Scanned, TagKind};
 use crate::syntax::MAX_NESTING;
 
@@ -73,6 +75,7 @@ pub(crate) fn check_prompt(
     module: usize,
     path: &str,
     params: &[(String, Ty)],
+    written: &[ast::Param],
 ) -> Option<Template> {
     let bytes = cx.input.files.read(path)?;
     let errors_before = cx.diags.iter().filter(|d| d.is_error()).count();
@@ -84,10 +87,9 @@ pub(crate) fn check_prompt(
         cx.report(d.note("in a prompt template"));
     }
     let mut ecx = ExprCx::new(cx, module);
-    for (name, ty) in params {
-        let sty = STy::of(ty, &ecx.cx.table);
-        ecx.bind(name, sty);
-    }
+    ecx.bind_params(params, written);
+    let declared: Vec<Span> = written.iter().map(|p| p.name.span).collect();
+    ecx.cx.prompt_scope(file, &declared);
     ecx.bind("output_schema", STy::Str);
     // `body` collects the segments of the innermost open block (the whole template at the
     // bottom); opening a block saves it in `open`, closing restores it.
@@ -197,7 +199,12 @@ pub(crate) fn check_prompt(
                         STy::Error
                     }
                 };
-                let slot = ecx.bind(name.trim(), item);
+                let slot = match loop_variable(&text, name.trim(), file) {
+                    Some(ident) if ecx.cx.resolution.is_some() => {
+                        ecx.bind_declared(&ident, tag_span, SymbolKind::Local, None, item)
+                    }
+                    _ => ecx.bind(name.trim(), item),
+                };
                 open.push(Open {
                     block: Block::For { slot, list },
                     depth,
@@ -483,6 +490,16 @@ fn parse_tag(inner: &str, offset: u32) -> Tag<'_> {
             !rest.is_empty() && !other.starts_with("el") && !other.starts_with("end"),
         ),
     }
+}
+
+/// The loop variable `name` of a `{% for %}` as a name of the prompt `file`: `name` is a slice
+/// of `text`, so its place is where it starts in `text`.
+fn loop_variable(text: &str, name: &str, file: FileId) -> Option<ast::Ident> {
+    let at = (name.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    (text.get(at..at + name.len()) == Some(name)).then(|| ast::Ident {
+        name: name.into(),
+        span: Span::new(file, at..at + name.len()),
+    })
 }
 
 fn is_identifier(name: &str) -> bool {

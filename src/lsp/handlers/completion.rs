@@ -4,10 +4,11 @@
 //! - inside `binding("…`: the bindings of `ael.toml`;
 //! - after `else ` (in a `require`) or inside `fail(`: error codes, those of the check's
 //!   `fails` set first;
-//! - after `base.`: the fields of `base`'s type when it is known (a parameter, a field of a
-//!   known struct), with the built-in methods of text, lists and options;
-//! - at the start of an entry inside `config {`, `input {`, `output {`, … of a node, or inside a
-//!   `stream`: the keys that block takes;
+//! - after `base.`: the fields of `base`'s type as sema typed it (or, in text too broken to
+//!   check, the type of the local or parameter named `base`), with the built-in methods of text,
+//!   lists and options;
+//! - at the start of an entry inside `config {`, `input {`, `output {`, … of a node (after the
+//!   `{` or a `;` on the same line too), or inside a `stream`: the keys that block takes;
 //! - otherwise: keywords, built-in and project types, fns, checks, nodes, and the locals of the
 //!   enclosing item.
 
@@ -16,11 +17,14 @@ use lsp_types::{
     MarkupContent, MarkupKind,
 };
 
-use crate::lsp::index::{type_name, Definition, Index, Key, SymbolKind};
+use crate::lsp::analysis::Analysis;
+use crate::lsp::declaration::signature;
 use crate::lsp::server::{HandlerResult, Server};
 use crate::sema::methods::{Receiver, METHODS};
-use crate::sema::{blocks, builtin_types};
-use crate::syntax::ast::{ItemKind, TypeKind};
+use crate::sema::resolution::{Definition, Resolution, SymbolKind, TypeInfo};
+use crate::sema::{blocks, builtin_types, ItemRef};
+use crate::span::FileId;
+use crate::syntax::ast::{ItemKind, TypeArg, TypeExpr, TypeKind};
 use crate::syntax::token::Token;
 
 pub fn handle(
@@ -32,13 +36,13 @@ pub fn handle(
     let offset = (at.offset as usize).min(text.len());
     let before = text.get(..offset).unwrap_or("");
     let line = before.rsplit('\n').next().unwrap_or("");
-    let index = &at.analysis.index;
+    let analysis = at.analysis;
 
     let items = if let Some(rest) = after_last(line, "binding(\"") {
         if rest.contains('"') {
             Vec::new()
         } else {
-            of_kind(index, SymbolKind::Binding, CompletionItemKind::VALUE)
+            of_kind(analysis, SymbolKind::Binding, CompletionItemKind::VALUE)
         }
     } else if is_error_code_position(line) {
         error_codes(at.analysis, at.file, at.offset)
@@ -46,7 +50,8 @@ pub fn handle(
         // Only what fits the name typed so far after the dot (clients filter too, but a list
         // of every field of the project is noise over the wire and in clients that do not).
         let typed = &line[after_last_char(line, |c| !(c.is_ascii_alphanumeric() || c == '_'))..];
-        let mut items = members(at.analysis, at.file, at.offset, &chain);
+        let dot = at.offset.saturating_sub(typed.len() as u32 + 1);
+        let mut items = members(at.analysis, at.file, dot, &chain);
         items.retain(|item| starts_with_ignoring_case(&item.label, typed));
         items
     } else if let Some(block) = enclosing_block(before).filter(|_| at_entry_start(line)) {
@@ -139,8 +144,12 @@ fn enclosing_block(before: &str) -> Option<&'static str> {
     None
 }
 
+/// Whether the cursor starts an entry: only a partial name since the line's start, its last `{`
+/// or its last `;`.
 fn at_entry_start(line: &str) -> bool {
-    line.trim_start()
+    let entry = &line[after_last_char(line, |c| c == '{' || c == ';')..];
+    entry
+        .trim_start()
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
@@ -154,11 +163,16 @@ fn simple(label: &str, kind: CompletionItemKind, detail: Option<&str>) -> Comple
     }
 }
 
-fn from_definition(def: &Definition, kind: CompletionItemKind) -> CompletionItem {
+fn from_definition(
+    analysis: &Analysis,
+    def: &Definition,
+    kind: CompletionItemKind,
+) -> CompletionItem {
+    let declared = signature(&analysis.compilation.sources, def);
     CompletionItem {
         label: def.name.clone(),
         kind: Some(kind),
-        detail: Some(def.signature.lines().next().unwrap_or("").to_owned()),
+        detail: Some(declared.lines().next().unwrap_or("").to_owned()),
         documentation: def.docs.as_ref().map(|d| {
             Documentation::MarkupContent(MarkupContent {
                 kind: MarkupKind::Markdown,
@@ -169,118 +183,159 @@ fn from_definition(def: &Definition, kind: CompletionItemKind) -> CompletionItem
     }
 }
 
-fn of_kind(index: &Index, kind: SymbolKind, item_kind: CompletionItemKind) -> Vec<CompletionItem> {
+fn of_kind(
+    analysis: &Analysis,
+    kind: SymbolKind,
+    item_kind: CompletionItemKind,
+) -> Vec<CompletionItem> {
     let mut seen = std::collections::BTreeSet::new();
-    index
+    analysis
+        .resolution
         .definitions
         .iter()
         .filter(|d| d.kind == kind && seen.insert(d.name.clone()))
-        .map(|d| from_definition(d, item_kind))
+        .map(|d| from_definition(analysis, d, item_kind))
         .collect()
 }
 
-/// The `fails` set of the check enclosing `offset`, if any.
-fn enclosing_fails(
-    analysis: &crate::lsp::analysis::Analysis,
-    file: crate::span::FileId,
+/// The item of `file` enclosing `offset`.
+fn enclosing_item(
+    analysis: &Analysis,
+    file: FileId,
     offset: u32,
-) -> Option<String> {
+) -> Option<&crate::syntax::ast::Item> {
     let parsed = analysis.parsed(file)?;
-    parsed.module.items.iter().find_map(|item| {
-        if item.span.start > offset || offset > item.span.end {
-            return None;
-        }
-        match &item.kind {
-            ItemKind::Check(c) => c.fails.as_ref()?.last().map(|l| l.name.to_string()),
-            ItemKind::Node(n) => n.fails.as_ref()?.last().map(|l| l.name.to_string()),
-            _ => None,
-        }
-    })
+    parsed
+        .module
+        .items
+        .iter()
+        .find(|i| i.span.start <= offset && offset <= i.span.end)
 }
 
-fn error_codes(
-    analysis: &crate::lsp::analysis::Analysis,
-    file: crate::span::FileId,
-    offset: u32,
-) -> Vec<CompletionItem> {
-    let index = &analysis.index;
+/// The `fails` set of the check or node enclosing `offset`, if any.
+fn enclosing_fails(analysis: &Analysis, file: FileId, offset: u32) -> Option<String> {
+    match &enclosing_item(analysis, file, offset)?.kind {
+        ItemKind::Check(c) => c.fails.as_ref()?.last().map(|l| l.name.to_string()),
+        ItemKind::Node(n) => n.fails.as_ref()?.last().map(|l| l.name.to_string()),
+        _ => None,
+    }
+}
+
+fn error_codes(analysis: &Analysis, file: FileId, offset: u32) -> Vec<CompletionItem> {
     let preferred = enclosing_fails(analysis, file, offset);
-    let mut items = of_kind(
-        index,
-        SymbolKind::ErrorCode,
-        CompletionItemKind::ENUM_MEMBER,
-    );
-    if let Some(set) = preferred {
-        let prefix = format!("errors {set} ");
-        for item in &mut items {
-            let first = item
-                .detail
-                .as_deref()
-                .is_some_and(|d| d.starts_with(&prefix));
+    let mut seen = std::collections::BTreeSet::new();
+    let mut items = Vec::new();
+    for def in &analysis.resolution.definitions {
+        if def.kind != SymbolKind::ErrorCode || !seen.insert(def.name.clone()) {
+            continue;
+        }
+        let mut item = from_definition(analysis, def, CompletionItemKind::ENUM_MEMBER);
+        if let Some(set) = &preferred {
+            let first = def.owner.as_ref() == Some(set);
             item.sort_text = Some(format!("{}{}", if first { 0 } else { 1 }, item.label));
         }
+        items.push(item);
     }
     items
 }
 
-/// The type name and the type's head (`Str`, `List`, …) of a local in scope at `offset`.
-fn local_type(
-    index: &Index,
-    file: crate::span::FileId,
-    offset: u32,
-    name: &str,
-) -> Option<crate::syntax::ast::TypeExpr> {
-    index
-        .definitions
-        .iter()
-        .filter(|d| {
-            matches!(&d.key, Key::Local { file: f, scope, name: n } if *f == file && *scope <= offset && n == name)
-        })
-        .max_by_key(|d| d.span.start)
-        .and_then(|d| d.ty.clone())
+/// The locals visible at `offset` of `file`, latest declaration of each name last: the
+/// parameters of the node a prompt is checked for and its loop variables, or the parameters
+/// and locals of the enclosing item declared before `offset`.
+fn locals_at(analysis: &Analysis, file: FileId, offset: u32) -> impl Iterator<Item = &Definition> {
+    let resolution = &analysis.resolution;
+    let item = enclosing_item(analysis, file, offset).map(|i| i.span);
+    let is_prompt = analysis.parsed(file).is_none();
+    let declared = resolution.definitions.iter().filter(move |d| {
+        matches!(d.kind, SymbolKind::Param | SymbolKind::Local)
+            && d.span.file == file
+            && d.span.start <= offset
+            && (is_prompt || item.is_some_and(|i| i.start <= d.span.start && d.span.end <= i.end))
+    });
+    resolution.prompt_params(file).chain(declared)
 }
 
-fn members(
-    analysis: &crate::lsp::analysis::Analysis,
-    file: crate::span::FileId,
-    offset: u32,
+/// The type of `base.` where the `.` is at byte `dot`, for the chain of names `base` is: as
+/// sema typed the expression, else (text too broken to check) through the local or
+/// parameter named first and the fields named after it.
+fn type_before_dot(
+    analysis: &Analysis,
+    file: FileId,
+    dot: u32,
     chain: &[String],
-) -> Vec<CompletionItem> {
-    let index = &analysis.index;
-    let first = chain.first().map_or("", String::as_str);
-    // In a prompt template the first name is a variable of the node naming the prompt.
-    let (mut ty, rest) = match index.prompt_variable(file, offset, first) {
-        Some(owner) => {
-            let Some(owner) = owner else {
-                return Vec::new(); // a variable of unknown type: nothing sure to offer
-            };
-            let Some(second) = chain.get(1) else {
-                return fields_of(index, &owner);
-            };
-            let ty = index
-                .definition(&Key::Field {
-                    owner: Some(owner),
-                    name: second.clone(),
-                })
-                .and_then(|d| d.ty.clone());
-            (ty, 2)
-        }
-        None => (local_type(index, file, offset, first), 1),
-    };
-    for field in chain.iter().skip(rest) {
-        ty = ty.as_ref().and_then(type_name).and_then(|owner| {
-            index
-                .definition(&Key::Field {
-                    owner: Some(owner),
-                    name: field.clone(),
-                })
-                .and_then(|d| d.ty.clone())
-        });
+) -> Option<TypeInfo> {
+    let resolution = &analysis.resolution;
+    if let Some(ty) = resolution.type_ending_at(file, dot) {
+        return Some(ty.clone());
     }
-    let head = ty.as_ref().and_then(|t| match &t.kind {
-        TypeKind::Named { path, .. } => path.last().map(|l| l.name.clone()),
-        TypeKind::Error => None,
-    });
+    let first = chain.first()?;
+    let local = locals_at(analysis, file, dot)
+        .filter(|d| d.name == *first)
+        .last()
+        .and_then(|d| d.ty.clone());
+    let mut ty = match local {
+        Some(ty) => ty,
+        None => parameter_type(analysis, file, dot, first)?,
+    };
+    for name in chain.iter().skip(1) {
+        let owner = ty.def?;
+        ty = resolution
+            .fields_of(owner)
+            .find(|f| f.name == *name)?
+            .ty
+            .clone()?;
+    }
+    Some(ty)
+}
+
+/// The type of parameter `name` of the item enclosing `offset`, read from its declaration
+/// (sema types a parameter only when it checks the body, which may not parse yet).
+fn parameter_type(analysis: &Analysis, file: FileId, offset: u32, name: &str) -> Option<TypeInfo> {
+    let params = match &enclosing_item(analysis, file, offset)?.kind {
+        ItemKind::Fn(f) => &f.params,
+        ItemKind::Check(c) => &c.params,
+        ItemKind::Builder(b) => &b.params,
+        ItemKind::Node(n) => &n.params,
+        _ => return None,
+    };
+    let param = params.iter().find(|p| p.name.name == name)?;
+    declared_type(&analysis.resolution, &param.ty)
+}
+
+/// What a declared type is, as far as completion needs: the methods of its head, the fields of
+/// the project type it holds (the name's meaning is sema's).
+fn declared_type(resolution: &Resolution, ty: &TypeExpr) -> Option<TypeInfo> {
+    let TypeKind::Named { path, args } = &ty.kind else {
+        return None;
+    };
+    let last = path.last()?;
+    let receiver = match last.name.as_str() {
+        "Str" => Some(Receiver::Text),
+        "List" | "Set" => Some(Receiver::List),
+        "Map" => Some(Receiver::Map),
+        "Option" => Some(Receiver::Option),
+        _ => None,
+    };
+    let def = match receiver {
+        Some(Receiver::List | Receiver::Option) => args.iter().find_map(|a| match a {
+            TypeArg::Type(t) => declared_type(resolution, t)?.def,
+            _ => None,
+        }),
+        Some(_) => None,
+        None => match resolution.at(last.span.file, last.span.start)?.symbol {
+            crate::sema::resolution::Symbol::Item(ItemRef::Type(def)) => Some(def),
+            _ => None,
+        },
+    };
+    Some(TypeInfo {
+        text: path.to_text(),
+        def,
+        receiver,
+    })
+}
+
+fn members(analysis: &Analysis, file: FileId, dot: u32, chain: &[String]) -> Vec<CompletionItem> {
+    let ty = type_before_dot(analysis, file, dot, chain);
     // The built-in methods, from sema's one table, each with what it does.
     let methods = |receivers: &[Receiver]| -> Vec<CompletionItem> {
         let mut items: Vec<CompletionItem> = Vec::new();
@@ -295,19 +350,24 @@ fn members(
         }
         items
     };
-    match (head.as_deref(), ty.as_ref().and_then(type_name)) {
-        (Some("Str"), _) => methods(&[Receiver::Text]),
-        (Some("List" | "Set"), _) => methods(&[Receiver::List]),
-        (Some("Map"), _) => methods(&[Receiver::Map]),
-        (Some("Option"), Some(owner)) => {
-            let mut items = fields_of(index, &owner);
+    let fields_of = |owner: u32| -> Vec<CompletionItem> {
+        analysis
+            .resolution
+            .fields_of(owner)
+            .map(|d| from_definition(analysis, d, CompletionItemKind::FIELD))
+            .collect()
+    };
+    match ty.map(|t| (t.receiver, t.def)) {
+        Some((Some(Receiver::Option), Some(owner))) => {
+            let mut items = fields_of(owner);
             items.extend(methods(&[Receiver::Option]));
             items
         }
-        (Some("Option"), None) => methods(&[Receiver::Option]),
-        (_, Some(owner)) => fields_of(index, &owner),
-        _ => {
-            let mut items = of_kind(index, SymbolKind::Field, CompletionItemKind::FIELD);
+        Some((Some(receiver), _)) => methods(&[receiver]),
+        Some((None, Some(owner))) => fields_of(owner),
+        Some((None, None)) => Vec::new(),
+        None => {
+            let mut items = of_kind(analysis, SymbolKind::Field, CompletionItemKind::FIELD);
             let mut all = methods(&[Receiver::Text, Receiver::List, Receiver::Option]);
             all.sort_by(|a, b| a.label.cmp(&b.label));
             items.extend(all);
@@ -316,21 +376,7 @@ fn members(
     }
 }
 
-fn fields_of(index: &Index, owner: &str) -> Vec<CompletionItem> {
-    index
-        .definitions
-        .iter()
-        .filter(|d| matches!(&d.key, Key::Field { owner: Some(o), .. } if o == owner))
-        .map(|d| from_definition(d, CompletionItemKind::FIELD))
-        .collect()
-}
-
-fn everything(
-    analysis: &crate::lsp::analysis::Analysis,
-    file: crate::span::FileId,
-    offset: u32,
-) -> Vec<CompletionItem> {
-    let index = &analysis.index;
+fn everything(analysis: &Analysis, file: FileId, offset: u32) -> Vec<CompletionItem> {
     let mut items: Vec<CompletionItem> = Token::KEYWORDS
         .iter()
         .map(|k| simple(k.symbol(), CompletionItemKind::KEYWORD, None))
@@ -339,7 +385,7 @@ fn everything(
         builtin_types::all().map(|t| simple(t, CompletionItemKind::STRUCT, Some("built-in type"))),
     );
     let mut seen = std::collections::BTreeSet::new();
-    for def in &index.definitions {
+    for def in &analysis.resolution.definitions {
         let kind = match def.kind {
             SymbolKind::Struct | SymbolKind::Alias | SymbolKind::Stream => {
                 CompletionItemKind::STRUCT
@@ -349,42 +395,18 @@ fn everything(
                 CompletionItemKind::FUNCTION
             }
             SymbolKind::Node | SymbolKind::Agent => CompletionItemKind::CLASS,
-            SymbolKind::Param | SymbolKind::Local => {
-                let in_scope = matches!(&def.key, Key::Local { file: f, scope, .. } if *f == file && *scope <= offset)
-                    && enclosing_item_start(analysis, file, offset) == Some(def_scope(def));
-                if !in_scope {
-                    continue;
-                }
-                CompletionItemKind::VARIABLE
-            }
             _ => continue,
         };
         if seen.insert(def.name.clone()) {
-            items.push(from_definition(def, kind));
+            items.push(from_definition(analysis, def, kind));
+        }
+    }
+    for def in locals_at(analysis, file, offset) {
+        if seen.insert(def.name.clone()) {
+            items.push(from_definition(analysis, def, CompletionItemKind::VARIABLE));
         }
     }
     items
-}
-
-fn def_scope(def: &Definition) -> u32 {
-    match &def.key {
-        Key::Local { scope, .. } => *scope,
-        _ => u32::MAX,
-    }
-}
-
-fn enclosing_item_start(
-    analysis: &crate::lsp::analysis::Analysis,
-    file: crate::span::FileId,
-    offset: u32,
-) -> Option<u32> {
-    let parsed = analysis.parsed(file)?;
-    parsed
-        .module
-        .items
-        .iter()
-        .find(|i| i.span.start <= offset && offset <= i.span.end)
-        .map(|i| i.span.start)
 }
 
 #[cfg(test)]

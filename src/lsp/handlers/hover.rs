@@ -6,41 +6,48 @@
 use lsp_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 use crate::lsp::analysis::Analysis;
-use crate::lsp::index::{type_name, Definition, Key, SymbolKind};
+use crate::lsp::declaration::signature;
 use crate::lsp::server::{HandlerResult, Server};
 use crate::lsp::{publish, schema};
+use crate::sema::resolution::{Definition, Symbol, SymbolKind};
+use crate::sema::ItemRef;
 use crate::syntax::ast::{LitKind, TypeArg, TypeExpr, TypeKind};
 
 pub fn handle(server: &mut Server, params: HoverParams) -> HandlerResult<Option<Hover>> {
     let at = server.locate(&params.text_document_position_params)?;
-    let index = &at.analysis.index;
-    let Some(occurrence) = index.at(at.file, at.offset) else {
+    let resolution = &at.analysis.resolution;
+    let Some(occurrence) = resolution.at(at.file, at.offset) else {
         return Ok(None);
     };
-    let text = match &occurrence.key {
-        Key::File(path) => {
-            let exists = path.is_file() || server_has_document(at.analysis, path);
+    let text = match &occurrence.symbol {
+        Symbol::File(path) => {
+            let path = at.analysis.dir.join(&**path);
+            let exists = path.is_file() || server_has_document(at.analysis, &path);
             format!(
                 "prompt file `{}`{}",
                 path.display(),
                 if exists { "" } else { " (not found)" }
             )
         }
-        key => {
-            let Some(definition) = index.definition(key) else {
+        symbol => {
+            let Some(definition) = resolution.definition(symbol) else {
                 return Ok(None);
             };
-            let mut text = describe(definition);
+            let mut text = describe(at.analysis, definition);
             if let Some(schema) = schema_of(at.analysis, definition) {
                 text.push_str(&schema);
             }
-            if let Some(ty) = definition.ty.as_ref().and_then(type_name) {
-                if let Some(named) = index.definition(&Key::Item(ty.clone())) {
-                    if named.key != definition.key {
-                        text.push_str(&format!("\n\n---\n\n`{ty}`"));
-                        if let Some(docs) = &named.docs {
-                            text.push_str(&format!(": {docs}"));
-                        }
+            // The project type of a parameter, field or local: its docs follow.
+            let named = definition
+                .ty
+                .as_ref()
+                .and_then(|ty| ty.def)
+                .map(|def| Symbol::Item(ItemRef::Type(def)));
+            if let Some(named) = named.filter(|n| n != symbol) {
+                if let Some(named) = resolution.definition(&named) {
+                    text.push_str(&format!("\n\n---\n\n`{}`", named.name));
+                    if let Some(docs) = &named.docs {
+                        text.push_str(&format!(": {docs}"));
                     }
                 }
             }
@@ -60,17 +67,14 @@ pub fn handle(server: &mut Server, params: HoverParams) -> HandlerResult<Option<
 fn schema_of(analysis: &Analysis, definition: &Definition) -> Option<String> {
     let program = analysis.program.as_deref()?;
     let module = analysis.module_of(definition.span.file);
-    let schema = match (&definition.key, definition.kind) {
-        (Key::Item(name), SymbolKind::Struct | SymbolKind::Enum | SymbolKind::Alias) => {
-            schema::of_type(program, name, module.as_deref())?
+    let schema = match definition.kind {
+        SymbolKind::Struct | SymbolKind::Enum | SymbolKind::Alias => {
+            schema::of_type(program, &definition.name, module.as_deref())?
         }
-        (
-            Key::Field {
-                owner: Some(owner),
-                name,
-            },
-            _,
-        ) => schema::of_field(program, owner, module.as_deref(), name)?,
+        SymbolKind::Field => {
+            let owner = definition.owner.as_deref()?;
+            schema::of_field(program, owner, module.as_deref(), &definition.name)?
+        }
         _ => return None,
     };
     let note = if analysis.program_is_current {
@@ -88,14 +92,15 @@ fn server_has_document(analysis: &Analysis, path: &std::path::Path) -> bool {
 }
 
 /// Markdown for a definition: the declaration, its bounds in words, its docs.
-pub fn describe(definition: &Definition) -> String {
+pub fn describe(analysis: &Analysis, definition: &Definition) -> String {
     let language = if definition.kind == SymbolKind::Binding {
         "toml"
     } else {
         "ael"
     };
-    let mut text = format!("```{language}\n{}\n```", definition.signature);
-    if let Some(bounds) = definition.ty.as_ref().and_then(bounds_in_words) {
+    let declared = signature(&analysis.compilation.sources, definition);
+    let mut text = format!("```{language}\n{declared}\n```");
+    if let Some(bounds) = definition.declared.as_ref().and_then(bounds_in_words) {
         text.push_str(&format!("\n\n{bounds}"));
     }
     if let Some(docs) = &definition.docs {
@@ -145,9 +150,7 @@ pub fn bounds_in_words(ty: &TypeExpr) -> Option<String> {
         }
     };
     let inner = |i: usize| match args.get(i) {
-        Some(TypeArg::Type(t)) => {
-            Some(crate::lsp::index::type_name(t).unwrap_or_else(|| head_of(t)))
-        }
+        Some(TypeArg::Type(t)) => Some(type_name(t).unwrap_or_else(|| head_of(t))),
         _ => None,
     };
     let count = |arg: Option<&TypeArg>| -> Option<String> {
@@ -196,6 +199,22 @@ pub fn bounds_in_words(ty: &TypeExpr) -> Option<String> {
         Some(words)
     } else {
         Some(format!("{words}, refined by {}", attrs.join(", ")))
+    }
+}
+
+/// The project type a value of `ty` has, seen through `Option`, `List` and `Set`.
+fn type_name(ty: &TypeExpr) -> Option<String> {
+    let TypeKind::Named { path, args } = &ty.kind else {
+        return None;
+    };
+    let last = path.last()?;
+    match last.name.as_str() {
+        "Option" | "List" | "Set" => args.iter().find_map(|a| match a {
+            TypeArg::Type(t) => type_name(t),
+            _ => None,
+        }),
+        name if crate::sema::builtin_types::is_builtin(name) => None,
+        name => Some(name.to_owned()),
     }
 }
 

@@ -1,8 +1,7 @@
 //! `textDocument/rename` and `prepareRename`: renames a type, field, check, fn, node, error
-//! code, variant, binding or local everywhere in the project (and in `ael.toml` for bindings).
-//!
-//! Caveat of the syntax-level index ([`crate::lsp::index`]): an access `x.f` whose base type is
-//! not known is renamed with every field `f`.
+//! code, variant, binding or local everywhere in the project (and in `ael.toml` for bindings),
+//! as sema resolved each name: a field is renamed where a value of its struct is read, never
+//! where another struct's field of the same name is.
 
 use std::collections::HashMap;
 
@@ -13,10 +12,10 @@ use lsp_types::{
 };
 
 use crate::lsp::example_edits;
-use crate::lsp::index::{Key, SymbolKind};
 use crate::lsp::publish;
 use crate::lsp::server::{HandlerError, HandlerResult, Server};
 use crate::lsp::uri;
+use crate::sema::resolution::{Symbol, SymbolKind};
 use crate::span::Span;
 use crate::syntax::token::Token;
 
@@ -25,10 +24,10 @@ pub fn prepare(
     params: TextDocumentPositionParams,
 ) -> HandlerResult<Option<PrepareRenameResponse>> {
     let at = server.locate(&params)?;
-    let Some(occurrence) = at.analysis.index.at(at.file, at.offset) else {
+    let Some(occurrence) = at.analysis.resolution.at(at.file, at.offset) else {
         return Ok(None);
     };
-    if matches!(occurrence.key, Key::File(_)) {
+    if matches!(occurrence.symbol, Symbol::File(_)) {
         return Ok(None);
     }
     let span = name_span(at.text(), occurrence.span);
@@ -45,11 +44,12 @@ pub fn handle(server: &mut Server, params: RenameParams) -> HandlerResult<Option
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_');
     let at = server.locate(&params.text_document_position)?;
-    let Some(occurrence) = at.analysis.index.at(at.file, at.offset) else {
+    let resolution = &at.analysis.resolution;
+    let Some(occurrence) = resolution.at(at.file, at.offset) else {
         return Ok(None);
     };
-    let is_binding = matches!(occurrence.key, Key::Binding(_));
-    if matches!(occurrence.key, Key::File(_)) {
+    let is_binding = matches!(occurrence.symbol, Symbol::Binding(_));
+    if matches!(occurrence.symbol, Symbol::File(_)) {
         return Err(HandlerError::request_failed(
             "a file name cannot be renamed here",
         ));
@@ -62,7 +62,7 @@ pub fn handle(server: &mut Server, params: RenameParams) -> HandlerResult<Option
     // `Uri` caches its parse internally; it is never mutated while a key here.
     #[allow(clippy::mutable_key_type)]
     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
-    for found in at.analysis.index.references_of(&occurrence.key) {
+    for found in resolution.references(&occurrence.symbol) {
         let text = at
             .analysis
             .compilation
@@ -82,23 +82,19 @@ pub fn handle(server: &mut Server, params: RenameParams) -> HandlerResult<Option
         }
     }
     // A renamed field is renamed in the agents' example files too, or `aelc build` fails them.
-    let examples = example_edits::field_edits(at.analysis, at.encoding, &occurrence.key, &new_name);
+    let examples =
+        example_edits::field_edits(at.analysis, at.encoding, &occurrence.symbol, &new_name);
     for (path, edits) in examples {
         if let Some(uri) = uri::from_path(&path) {
             changes.entry(uri).or_default().extend(edits);
         }
     }
     // An agent's examples live in `examples/<agent>/`: the folder moves with the name.
-    let folder = match &occurrence.key {
-        Key::Item(name) => at
-            .analysis
-            .index
-            .definition(&occurrence.key)
-            .filter(|d| d.kind == SymbolKind::Agent)
-            .map(|_| at.analysis.dir.join("examples").join(name))
-            .filter(|folder| folder.is_dir()),
-        _ => None,
-    };
+    let folder = resolution
+        .definition(&occurrence.symbol)
+        .filter(|d| d.kind == SymbolKind::Agent)
+        .map(|d| at.analysis.dir.join("examples").join(&d.name))
+        .filter(|folder| folder.is_dir());
     let Some(folder) = folder else {
         return Ok(Some(WorkspaceEdit {
             changes: Some(changes),

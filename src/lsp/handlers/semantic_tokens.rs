@@ -1,7 +1,7 @@
-//! `textDocument/semanticTokens/full`: colours from the lexer's tokens, refined by the index.
+//! `textDocument/semanticTokens/full`: colours from the lexer's tokens, refined by sema's resolution.
 //!
 //! Keywords, literals, comments and operators come straight from the lexer
-//! ([`crate::syntax::lex`]); an identifier is coloured by what the index says it denotes (a
+//! ([`crate::syntax::lex`]); an identifier is coloured by what sema resolved it to (a
 //! type, a function, a field, a variant, a parameter), else by its spelling (built-in type
 //! names, capitalised names as types, a name before `(` as a function). Tokens that span lines
 //! (block comments, multi-line strings) are cut at line ends, since not every client accepts
@@ -15,10 +15,11 @@ use lsp_types::{
 };
 
 use crate::lsp::convert::{Cursor, Encoding, Lines};
-use crate::lsp::index::{Key, SymbolKind};
 use crate::lsp::server::{HandlerError, HandlerResult, Server};
 use crate::lsp::uri;
 use crate::sema::builtin_types;
+use crate::sema::resolution::{Symbol, SymbolKind};
+use crate::sema::ItemRef;
 use crate::source::LineIndex;
 use crate::span::Span;
 use crate::syntax::{self, token::Token};
@@ -76,22 +77,23 @@ pub fn handle(
     let Some(source) = analysis.compilation.sources.get(file) else {
         return Ok(None);
     };
-    let index = &analysis.index;
+    let resolution = &analysis.resolution;
     let mut known: HashMap<u32, Kind> = HashMap::new();
-    for occurrence in index.occurrences.iter().filter(|o| o.span.file == file) {
-        let kind = match &occurrence.key {
-            Key::Item(_) => match index.definition(&occurrence.key).map(|d| d.kind) {
-                Some(kind) if kind.is_type() => Kind::Type,
-                Some(_) => Kind::Function,
-                None => continue,
-            },
-            Key::Field { .. } => Kind::Property,
-            Key::Variant(_) | Key::ErrorCode(_) => Kind::EnumMember,
-            Key::Local { .. } => match index.definition(&occurrence.key).map(|d| d.kind) {
+    let first = resolution
+        .occurrences
+        .partition_point(|o| o.span.file < file);
+    let in_file = resolution.occurrences.get(first..).unwrap_or(&[]);
+    for occurrence in in_file.iter().take_while(|o| o.span.file == file) {
+        let kind = match &occurrence.symbol {
+            Symbol::Item(ItemRef::Type(_) | ItemRef::Errors(_) | ItemRef::Stream(_)) => Kind::Type,
+            Symbol::Item(_) => Kind::Function,
+            Symbol::Field { .. } => Kind::Property,
+            Symbol::Variant { .. } | Symbol::ErrorCode { .. } => Kind::EnumMember,
+            Symbol::Local(_) => match resolution.definition(&occurrence.symbol).map(|d| d.kind) {
                 Some(SymbolKind::Param) => Kind::Parameter,
                 _ => Kind::Variable,
             },
-            Key::Binding(_) | Key::File(_) => continue,
+            Symbol::Binding(_) | Symbol::File(_) => continue,
         };
         known.insert(occurrence.span.start, kind);
     }

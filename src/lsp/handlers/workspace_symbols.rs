@@ -13,9 +13,9 @@ use lsp_types::{
     SymbolInformation, SymbolKind as LspKind, WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
 
-use crate::lsp::index::SymbolKind;
 use crate::lsp::publish;
 use crate::lsp::server::{HandlerResult, Server};
+use crate::sema::resolution::SymbolKind;
 
 /// The most symbols one answer holds.
 pub const LIMIT: usize = 128;
@@ -29,7 +29,7 @@ pub fn handle(
     let mut found: Vec<(u8, SymbolInformation)> = Vec::new();
     for target in server.workspace_targets() {
         let analysis = server.analysis(&target);
-        for definition in &analysis.index.definitions {
+        for definition in &analysis.resolution.definitions {
             let Some(kind) = lsp_kind(definition.kind) else {
                 continue;
             };
