@@ -18,6 +18,7 @@ pub mod blocks;
 pub mod builtin_types;
 mod consts;
 mod depth;
+mod error;
 mod expr;
 mod items;
 pub mod methods;
@@ -242,8 +243,9 @@ impl<'a, 's> Cx<'a, 's> {
         }
     }
 
-    pub(crate) fn report(&mut self, diagnostic: Diagnostic) {
-        self.diags.push(diagnostic);
+    /// Reports a finding: an error of [`error`] (or a diagnostic made by another phase).
+    pub(crate) fn report(&mut self, error: impl Into<Diagnostic>) {
+        self.diags.push(error.into());
     }
 
     pub(crate) fn module_path(&self, module: usize) -> String {
