@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::error::TypeError;
 use super::pattern::{check_pattern, PatternError, PatternErrorKind};
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
@@ -50,19 +51,13 @@ fn to_diagnostic(e: &PatternError, text: &str, literal: Span, raw: Option<u8>) -
         }
         None => literal,
     };
-    let (code, label) = match e.kind {
-        PatternErrorKind::Unsupported => (
-            "E0350",
-            "not in the syntax common to RE2, ECMA-262 and Rust `regex`",
-        ),
-        PatternErrorKind::ReadDifferently => (
-            "E0307",
-            "RE2, ECMA-262 and Rust `regex` match different texts here",
-        ),
-    };
-    Diagnostic::new(code, format!("this pattern is not portable: {}", e.message))
-        .primary(at, label)
-        .help(e.help.clone())
+    TypeError::Pattern {
+        span: at,
+        read_differently: e.kind == PatternErrorKind::ReadDifferently,
+        message: e.message.clone(),
+        help: e.help.clone(),
+    }
+    .into()
 }
 
 /// The bytes `offset..offset + len` of `text`, widened to whole characters and to at least

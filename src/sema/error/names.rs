@@ -27,12 +27,15 @@ pub(crate) enum NameError {
         name: String,
         verb: &'static str,
     },
-    /// `E0203`: a parameter `name` is declared twice.
-    DuplicateParam {
+    /// `E0203`: the `what` ("parameter", "field", "variant") `name` is declared twice.
+    DeclaredTwice {
         span: Span,
         first: Span,
+        what: &'static str,
         name: String,
     },
+    /// `E0203`: a variant's field has the name of its enum's `tag` field.
+    TagClash { span: Span, tag: String },
     /// `E0204`/`E0205` (`code`): `path` (written `text`; its last segment `name`, at `last`)
     /// names no `what` ("type", "fn", …) in scope.
     Unknown {
@@ -175,13 +178,25 @@ impl NameError {
                 .primary(*span, "second definition")
                 .secondary(*first, "first defined here")
                 .help("rename one of them or remove the duplicate"),
-            NameError::DuplicateParam { span, first, name } => Diagnostic::new(
+            NameError::DeclaredTwice {
+                span,
+                first,
+                what,
+                name,
+            } => Diagnostic::new("E0203", format!("{what} `{name}` is declared twice"))
+                .primary(*span, "second declaration")
+                .secondary(*first, "first declared here")
+                .help("rename one of them or remove the duplicate"),
+            NameError::TagClash { span, tag } => Diagnostic::new(
                 "E0203",
-                format!("parameter `{name}` is declared twice"),
+                format!("field `{tag}` clashes with the enum's tag"),
             )
-            .primary(*span, "second declaration")
-            .secondary(*first, "first declared here")
-            .help("rename one of them or remove the duplicate"),
+            .primary(*span, "the tag field has this name")
+            .help(if tag == "type" {
+                "rename the field, or tag the enum by another field with `@tag(\"kind\")`".to_owned()
+            } else {
+                format!("rename the field, or give `@tag(…)` another name than `{tag}`")
+            }),
             NameError::Unknown {
                 code,
                 span,
