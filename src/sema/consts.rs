@@ -5,8 +5,8 @@
 use aelc_runtime::decode;
 use aelc_runtime::ty::{DefKind, FieldTy, Ty};
 
-use super::{Cx, TypeDecl};
 use super::error::TypeError;
+use super::{Cx, TypeDecl};
 use crate::syntax::ast::{self, ExprKind, LitKind, UnaryOp};
 
 pub(crate) fn check_defaults(cx: &mut Cx<'_, '_>) {

@@ -4,8 +4,8 @@
 
 use aelc_runtime::ty::{limits, DefId, DefKind, FieldTy, Ty};
 
-use super::{Cx, TypeDecl};
 use super::error::TypeError;
+use super::{Cx, TypeDecl};
 
 pub(crate) fn check_all(cx: &mut Cx<'_, '_>) {
     if report_cycles(cx) {

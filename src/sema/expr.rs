@@ -323,8 +323,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     return (STy::Def(def), v);
                 }
                 let variants = self.variant_names(def);
-                let suggestion =
-                    did_you_mean(&variant.name, variants.iter().map(String::as_str)).map(str::to_owned);
+                let suggestion = did_you_mean(&variant.name, variants.iter().map(String::as_str))
+                    .map(str::to_owned);
                 self.cx.report(NameError::NoUnitVariant {
                     span: variant.span,
                     prefix: prefix.to_text(),
@@ -451,8 +451,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     _ => Vec::new(),
                 };
                 let ty = self.describe(&t);
-                let suggestion =
-                    did_you_mean(&name.name, candidates.iter().map(String::as_str)).map(str::to_owned);
+                let suggestion = did_you_mean(&name.name, candidates.iter().map(String::as_str))
+                    .map(str::to_owned);
                 self.cx.report(NameError::NoField {
                     span: name.span,
                     ty,
@@ -477,7 +477,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             return None;
         };
         let ExprKind::Closure { params, body } = &arg.kind else {
-            self.cx.report(ExprError::ExpectedClosure { span: arg.span });
+            self.cx
+                .report(ExprError::ExpectedClosure { span: arg.span });
             return None;
         };
         let [param] = params.as_slice() else {

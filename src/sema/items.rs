@@ -11,7 +11,6 @@ use super::expr::ExprCx;
 use super::sty::STy;
 use super::types::{special, Special};
 use super::{docs, Cx, ItemRef};
-use crate::diagnostics::Diagnostic;
 use crate::ir;
 use crate::span::Span;
 use crate::syntax::ast::{self, LitKind};
@@ -451,9 +450,11 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                 };
                 let kind = callee.to_text();
                 if !PART_KINDS.contains(&kind.as_str()) {
-                    let suggestion =
-                        crate::diagnostics::suggest::did_you_mean(&kind, PART_KINDS.iter().copied())
-                            .map(str::to_owned);
+                    let suggestion = crate::diagnostics::suggest::did_you_mean(
+                        &kind,
+                        PART_KINDS.iter().copied(),
+                    )
+                    .map(str::to_owned);
                     ecx.cx.report(NodeError::UnknownPartKind {
                         span: callee.span,
                         kind,
@@ -613,8 +614,9 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
                 _ => false,
             };
             if !keys.contains(&key) {
-                let suggestion = crate::diagnostics::suggest::did_you_mean(key, keys.iter().copied())
-                    .map(str::to_owned);
+                let suggestion =
+                    crate::diagnostics::suggest::did_you_mean(key, keys.iter().copied())
+                        .map(str::to_owned);
                 cx.report(NodeError::UnknownStreamLimit {
                     span: entry.key.span,
                     key: key.to_owned(),

@@ -127,7 +127,8 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
             if let Some(m) = cx.modules.get(target) {
                 let mut known: Vec<&str> = m.own.keys().copied().collect();
                 known.sort_unstable();
-                suggestion = did_you_mean(&name.name.name, known.iter().copied()).map(str::to_owned);
+                suggestion =
+                    did_you_mean(&name.name.name, known.iter().copied()).map(str::to_owned);
             }
             cx.report(NameError::NotInModule {
                 span: name.name.span,

@@ -21,7 +21,6 @@ use super::error::{MalformedTag, TemplateError};
 use super::expr::ExprCx;
 use super::sty::STy;
 use super::Cx;
-use crate::diagnostics::Diagnostic;
 use crate::source::decode_source;
 use crate::span::{FileId, Span};
 use crate::syntax;
@@ -133,10 +132,8 @@ pub(crate) fn check_prompt(
         } else {
             parse_tag(inner, offset)
         };
-        let opens = matches!(
-            tag,
-            Tag::If(..) | Tag::For(..) | Tag::Unknown(_, true)
-        ) || matches!(tag, Tag::Malformed(t) if t.opens());
+        let opens = matches!(tag, Tag::If(..) | Tag::For(..) | Tag::Unknown(_, true))
+            || matches!(tag, Tag::Malformed(t) if t.opens());
         if opens && open.len() >= MAX_NESTING {
             let outer = open.first().map(|block| block.span);
             ecx.cx.report(TemplateError::TooDeep {
@@ -217,7 +214,9 @@ pub(crate) fn check_prompt(
                         for_span: span,
                     });
                 }
-                None => ecx.cx.report(TemplateError::ElseOutsideIf { span: tag_span }),
+                None => ecx
+                    .cx
+                    .report(TemplateError::ElseOutsideIf { span: tag_span }),
             },
             Tag::End => match open.pop() {
                 Some(block) => {
@@ -247,7 +246,9 @@ pub(crate) fn check_prompt(
                         },
                     });
                 }
-                None => ecx.cx.report(TemplateError::EndOfNothing { span: tag_span }),
+                None => ecx
+                    .cx
+                    .report(TemplateError::EndOfNothing { span: tag_span }),
             },
             Tag::Unknown(word, opens) => {
                 ecx.cx.report(TemplateError::UnknownTag {

@@ -36,6 +36,12 @@ pub(crate) enum NameError {
     },
     /// `E0203`: a variant's field has the name of its enum's `tag` field.
     TagClash { span: Span, tag: String },
+    /// `E0204`: `path` is `noun` ("a fn"), where a type is wanted.
+    NotAType {
+        span: Span,
+        path: String,
+        noun: &'static str,
+    },
     /// `E0204`/`E0205` (`code`): `path` (written `text`; its last segment `name`, at `last`)
     /// names no `what` ("type", "fn", …) in scope.
     Unknown {
@@ -193,7 +199,8 @@ impl NameError {
             )
             .primary(*span, "the tag field has this name")
             .help(if tag == "type" {
-                "rename the field, or tag the enum by another field with `@tag(\"kind\")`".to_owned()
+                "rename the field, or tag the enum by another field with `@tag(\"kind\")`"
+                    .to_owned()
             } else {
                 format!("rename the field, or give `@tag(…)` another name than `{tag}`")
             }),
@@ -217,6 +224,10 @@ impl NameError {
                     )),
                     None => d,
                 }
+            }
+            NameError::NotAType { span, path, noun } => {
+                Diagnostic::new("E0204", format!("`{path}` is {noun}, not a type"))
+                    .primary(*span, "expected a type")
             }
             NameError::UnknownName {
                 span,
@@ -317,12 +328,11 @@ impl NameError {
                     None => d.help(format!("the methods of {ty} are: {}", known.join(", "))),
                 }
             }
-            NameError::NotAnErrorsSet { span, path, noun } => Diagnostic::new(
-                "E0209",
-                format!("`{path}` is {noun}, not an `errors` set"),
-            )
-            .primary(*span, "expected an `errors` set")
-            .help("declare the codes with `errors Name { code, … }` and write `fails Name`"),
+            NameError::NotAnErrorsSet { span, path, noun } => {
+                Diagnostic::new("E0209", format!("`{path}` is {noun}, not an `errors` set"))
+                    .primary(*span, "expected an `errors` set")
+                    .help("declare the codes with `errors Name { code, … }` and write `fails Name`")
+            }
             NameError::WrongItem {
                 span,
                 path,
@@ -373,12 +383,11 @@ impl NameError {
                     None => d.help("refinements: @pattern, @format on Str; @types, @max_pixels, @max_duration, @sample_rate on media"),
                 }
             }
-            NameError::UnusedImport { span, name } => Diagnostic::new(
-                "W0201",
-                format!("`{name}` is imported but never used"),
-            )
-            .primary(*span, "unused import")
-            .help("remove it from the `use`"),
+            NameError::UnusedImport { span, name } => {
+                Diagnostic::new("W0201", format!("`{name}` is imported but never used"))
+                    .primary(*span, "unused import")
+                    .help("remove it from the `use`")
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ pub(crate) enum TypeError {
         wider: &'static str,
     },
     /// `E0301`: a bound of the float type `kind` is not a finite number of it.
-    FloatBound { span: Span, kind: String },
+    FloatBound { span: Span, kind: &'static str },
     /// `E0302`: `what` ("the length of `Str`") must be a whole number.
     NotACount { span: Span, what: String },
     /// `E0302`: a bound of the range `what` is not a whole number.
