@@ -243,9 +243,9 @@ impl<'a, 's> Cx<'a, 's> {
         }
     }
 
-    /// Reports a finding: an error of [`error`] (or a diagnostic made by another phase).
-    pub(crate) fn report(&mut self, error: impl Into<Diagnostic>) {
-        self.diags.push(error.into());
+    /// Reports a finding: one of [`error::SemaError`], made a diagnostic there.
+    pub(crate) fn report(&mut self, error: impl Into<error::SemaError>) {
+        self.diags.push(error.into().to_diagnostic());
     }
 
     pub(crate) fn module_path(&self, module: usize) -> String {

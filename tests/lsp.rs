@@ -1932,3 +1932,85 @@ fn quick_fixes_replace_what_did_you_mean_names() {
     assert_eq!(edit["newText"], "\"openai\"", "{actions}");
     assert_eq!(client.stop(), 0);
 }
+
+/// The edit of the one quick fix offered at `at` for a diagnostic of `code`: its new text and
+/// where it starts and ends.
+fn one_fix(
+    client: &mut Client,
+    uri: &str,
+    at: (u32, u32),
+    code: &str,
+) -> (String, (u32, u32), (u32, u32)) {
+    let point = |p: &Value| {
+        (
+            p["line"].as_u64().unwrap_or(0) as u32,
+            p["character"].as_u64().unwrap_or(0) as u32,
+        )
+    };
+    // The diagnostics of this text: one of `code` over `at`.
+    let shown = client.diagnostics(uri, |ds| {
+        ds.iter().any(|d| {
+            d["code"] == code
+                && point(&d["range"]["start"]) <= at
+                && at <= point(&d["range"]["end"])
+        })
+    });
+    let actions = code_actions(client, uri, at, &shown);
+    assert_eq!(actions.as_array().map(Vec::len), Some(1), "{actions}");
+    assert_eq!(actions[0]["diagnostics"][0]["code"], code, "{actions}");
+    let edit = &actions[0]["edit"]["changes"][uri][0];
+    (
+        edit["newText"].as_str().unwrap_or_default().to_owned(),
+        point(&edit["range"]["start"]),
+        point(&edit["range"]["end"]),
+    )
+}
+
+/// Two more helps that name their fix come with it (issue 20): a misspelt binding in
+/// `binding("…")` is replaced between the string's quotes (E0212), and a regex construct whose
+/// portable spelling the help names is rewritten (E0307): in a raw string just the construct,
+/// `\d` by `[0-9]`; in an ordinary string, whose escapes shift the bytes, the whole literal.
+#[test]
+fn quick_fixes_keep_binding_quotes_and_rewrite_patterns() {
+    let project = Project::new("code-actions-more");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    let typo = NODE.replacen(
+        "binding(\"primary_model\")",
+        "binding(\"primary_modle\")",
+        1,
+    );
+    client.open(&node, &typo);
+    let at = pos(&typo, "primary_modle", 0);
+    let (text, start, end) = one_fix(&mut client, &node, at, "E0212");
+    assert_eq!(text, "primary_model");
+    assert_eq!(
+        (start, end),
+        (at, (at.0, at.1 + "primary_modle".len() as u32))
+    );
+
+    let common = project.uri("types/common.ael");
+    let raw = COMMON.replacen(
+        "summary: Str<500>,",
+        "summary: Str<500> @pattern(r\"^\\d+$\"),",
+        1,
+    );
+    client.open(&common, &raw);
+    let at = pos(&raw, "\\d", 0);
+    let (text, start, end) = one_fix(&mut client, &common, at, "E0307");
+    assert_eq!(text, "[0-9]");
+    assert_eq!((start, end), (at, (at.0, at.1 + 2)));
+
+    let plain = COMMON.replacen(
+        "summary: Str<500>,",
+        "summary: Str<500> @pattern(\"^\\\\w+\\\"$\"),",
+        1,
+    );
+    client.change_full(&common, 2, &plain);
+    let at = pos(&plain, "\"^", 0);
+    let (text, start, end) = one_fix(&mut client, &common, at, "E0307");
+    assert_eq!(text, "\"^[A-Za-z0-9_]+\\\"$\"");
+    let literal = "\"^\\\\w+\\\"$\"";
+    assert_eq!((start, end), (at, (at.0, at.1 + literal.len() as u32)));
+    assert_eq!(client.stop(), 0);
+}

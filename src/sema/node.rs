@@ -533,6 +533,7 @@ fn check_binding(cx: &mut Cx<'_, '_>, name: &str, span: Span) -> bool {
         span,
         name: name.to_owned(),
         suggestion: suggestion.map(str::to_owned),
+        plain: span.end as usize - span.start as usize == name.len() + 2,
     });
     false
 }

@@ -54,6 +54,10 @@ pub struct PatternError {
     pub message: String,
     /// How to write it instead.
     pub help: String,
+    /// What to write instead of the construct (its `len` bytes at `offset`), when the help
+    /// names one replacement that can be applied as it is (`[0-9]` for `\d`): the language
+    /// server offers it as a quick fix.
+    pub replacement: Option<String>,
 }
 
 /// Checks that `pattern` uses only the regex syntax common to RE2, ECMA-262 and Rust `regex`.
@@ -107,6 +111,7 @@ fn possessive_repetition(pattern: &str) -> Option<PatternError> {
                     help:
                         "RE2, ECMA-262 and Rust `regex` read `*+` differently: drop the second `+`"
                             .to_owned(),
+                    replacement: Some(String::new()),
                 });
             }
             _ => {}
@@ -157,6 +162,7 @@ fn from_syntax_error(error: &ast::Error) -> PatternError {
         len: span.end.offset.saturating_sub(span.start.offset),
         message,
         help,
+        replacement: None,
     }
 }
 
@@ -194,7 +200,16 @@ impl Walk<'_> {
             len: span.end.offset.saturating_sub(span.start.offset),
             message: message.into(),
             help: help.into(),
+            replacement: None,
         });
+    }
+
+    /// Sets what replaces the construct of the last error pushed (see
+    /// [`PatternError::replacement`]).
+    fn replace_last(&mut self, with: impl Into<String>) {
+        if let Some(last) = self.errors.last_mut() {
+            last.replacement = Some(with.into());
+        }
     }
 
     fn text(&self, span: &ast::Span) -> &str {
@@ -214,7 +229,9 @@ impl Walk<'_> {
             Ast::Literal(literal) => self.literal(literal, false),
             Ast::Assertion(assertion) => self.assertion(assertion),
             Ast::ClassUnicode(class) => self.unicode_class(&class.span),
-            Ast::ClassPerl(class) => self.perl_class(&class.span, &class.kind, class.negated),
+            Ast::ClassPerl(class) => {
+                self.perl_class(&class.span, &class.kind, class.negated, false)
+            }
             Ast::ClassBracketed(class) => self.bracketed(class, true),
             Ast::Repetition(repetition) => self.repetition(repetition),
             Ast::Group(group) => {
@@ -254,6 +271,7 @@ impl Walk<'_> {
                         format!("a bare `{c}` is an error in ECMA-262 `u` mode"),
                         format!("escape it: `\\{c}`"),
                     );
+                    self.replace_last(format!("\\{c}"));
                 }
                 if in_class && c == '[' {
                     self.refuse_differs(
@@ -261,6 +279,7 @@ impl Walk<'_> {
                         "a bare `[` inside a class is read differently across engines",
                         "escape it: `\\[`",
                     );
+                    self.replace_last("\\[");
                 }
             }
             LiteralKind::Meta => {
@@ -272,18 +291,22 @@ impl Walk<'_> {
                         format!("the escape `\\{c}` is an error in ECMA-262 `u` mode"),
                         format!("write the character itself: `{c}`"),
                     );
+                    self.replace_last(c);
                 }
             }
             // `\/` is an identity escape in every engine (ECMA-262 lists `/` as syntax).
             LiteralKind::Superfluous if literal.c == '/' => {}
-            LiteralKind::Superfluous => self.refuse(
-                &literal.span,
-                format!(
-                    "the escape `{}` is not common syntax",
-                    self.text(&literal.span)
-                ),
-                format!("write the character itself: `{}`", literal.c),
-            ),
+            LiteralKind::Superfluous => {
+                self.refuse(
+                    &literal.span,
+                    format!(
+                        "the escape `{}` is not common syntax",
+                        self.text(&literal.span)
+                    ),
+                    format!("write the character itself: `{}`", literal.c),
+                );
+                self.replace_last(literal.c);
+            }
             LiteralKind::Octal => self.refuse(
                 &literal.span,
                 "octal escapes are not supported",
@@ -304,16 +327,22 @@ impl Walk<'_> {
                 | SpecialLiteralKind::CarriageReturn
                 | SpecialLiteralKind::FormFeed
                 | SpecialLiteralKind::VerticalTab => {}
-                SpecialLiteralKind::Bell => self.refuse(
-                    &literal.span,
-                    "`\\a` is not supported by ECMA-262",
-                    "write `\\x07`",
-                ),
-                SpecialLiteralKind::Space => self.refuse(
-                    &literal.span,
-                    "`\\ ` is not common syntax",
-                    "write a plain space",
-                ),
+                SpecialLiteralKind::Bell => {
+                    self.refuse(
+                        &literal.span,
+                        "`\\a` is not supported by ECMA-262",
+                        "write `\\x07`",
+                    );
+                    self.replace_last("\\x07");
+                }
+                SpecialLiteralKind::Space => {
+                    self.refuse(
+                        &literal.span,
+                        "`\\ ` is not common syntax",
+                        "write a plain space",
+                    );
+                    self.replace_last(" ");
+                }
             },
         }
     }
@@ -343,6 +372,11 @@ impl Walk<'_> {
             ),
         };
         self.push(kind, &assertion.span, message, help);
+        match assertion.kind {
+            AssertionKind::StartText => self.replace_last("^"),
+            AssertionKind::EndText => self.replace_last("$"),
+            _ => {}
+        }
     }
 
     fn unicode_class(&mut self, span: &ast::Span) {
@@ -354,7 +388,14 @@ impl Walk<'_> {
         );
     }
 
-    fn perl_class(&mut self, span: &ast::Span, kind: &ClassPerlKind, negated: bool) {
+    /// `\d`, `\w`, `\s` and their negations; `in_class`: inside `[…]`.
+    fn perl_class(
+        &mut self,
+        span: &ast::Span,
+        kind: &ClassPerlKind,
+        negated: bool,
+        in_class: bool,
+    ) {
         let (name, class) = match kind {
             ClassPerlKind::Digit => ("d", "0-9"),
             ClassPerlKind::Word => ("w", "A-Za-z0-9_"),
@@ -370,6 +411,12 @@ impl Walk<'_> {
             format!("`\\{name}` means different characters in different engines"),
             format!("write `{fix}` (inside a class, write just the ranges)"),
         );
+        // Inside a class the ranges stand for `\d`; `\D` there has no such spelling.
+        match (in_class, negated) {
+            (false, _) => self.replace_last(fix),
+            (true, false) => self.replace_last(class),
+            (true, true) => {}
+        }
     }
 
     fn bracketed(&mut self, class: &ast::ClassBracketed, outermost: bool) {
@@ -390,6 +437,7 @@ impl Walk<'_> {
                 len: 1,
                 message: "a `]` first in a class is read differently across engines".to_owned(),
                 help: "escape it: `\\]`".to_owned(),
+                replacement: Some("\\]".to_owned()),
             });
         }
         self.class_set(&class.kind);
@@ -422,7 +470,9 @@ impl Walk<'_> {
                 "write the ranges, e.g. `A-Za-z`",
             ),
             ClassSetItem::Unicode(class) => self.unicode_class(&class.span),
-            ClassSetItem::Perl(class) => self.perl_class(&class.span, &class.kind, class.negated),
+            ClassSetItem::Perl(class) => {
+                self.perl_class(&class.span, &class.kind, class.negated, true)
+            }
             ClassSetItem::Bracketed(inner) => self.bracketed(inner, false),
             ClassSetItem::Union(union) => union.items.iter().for_each(|i| self.class_item(i)),
         }
@@ -432,17 +482,21 @@ impl Walk<'_> {
         let op_text = self.text(&repetition.op.span);
         if let RepetitionKind::Range(range) = &repetition.op.kind {
             if op_text.starts_with("{,") {
+                let fixed = op_text.replacen("{,", "{0,", 1);
                 self.refuse(
                     &repetition.op.span,
                     "`{,n}` is literal text in ECMA-262",
                     "write `{0,n}`",
                 );
+                self.replace_last(fixed);
             } else if op_text.chars().any(char::is_whitespace) {
+                let fixed: String = op_text.chars().filter(|c| !c.is_whitespace()).collect();
                 self.refuse(
                     &repetition.op.span,
                     "spaces inside a repetition count are not common syntax",
                     "write the count without spaces, e.g. `{1,5}`",
                 );
+                self.replace_last(fixed);
             }
             let largest = match *range {
                 RepetitionRange::Exactly(n) | RepetitionRange::AtLeast(n) => n,

@@ -80,7 +80,7 @@ pub(crate) fn check_prompt(
     let (text, not_utf8) = decode_source(FileId(cx.sources.len() as u32), &bytes);
     let file = cx.sources.add(path, text.clone());
     if let Some(d) = not_utf8 {
-        cx.report(d.note("in a prompt template"));
+        cx.report(TemplateError::NotUtf8 { decoded: d });
     }
     let mut ecx = ExprCx::new(cx, module);
     for (name, ty) in params {
@@ -454,25 +454,8 @@ fn check_expr(
 ) -> (STy, rt::Expr) {
     let (expr, diagnostics) = syntax::parse_expr(file, text, offset);
     if !diagnostics.is_empty() {
-        // The parser's message and labels, under the template code: the parser's own codes
-        // explain AEL source files, not tags in a prompt, and its input ends with the tag.
-        for mut d in diagnostics {
-            d.code = "E0702";
-            d.message = d
-                .message
-                .replace("the end of the file", "the end of the tag");
-            for label in &mut d.labels {
-                label.message = label.message.replace("the file ends", "the tag ends");
-            }
-            d.notes.push("in a prompt template".to_owned());
-            if d.help.is_none() {
-                d.help = Some(
-                    "a tag holds one AEL expression, e.g. `{{ request.document }}` or \
-                     `{% if request.notes.is_some() %}`"
-                        .to_owned(),
-                );
-            }
-            ecx.cx.report(d);
+        for parsed in diagnostics {
+            ecx.cx.report(TemplateError::InExpression { parsed });
         }
         return (STy::Error, rt::Expr::None);
     }

@@ -129,11 +129,15 @@ pub(crate) enum NameError {
     },
     /// `E0211`: `binding("name")` in a file that is not in a project.
     BindingWithoutProject { span: Span, name: String },
-    /// `E0212`: `binding("name")` names no binding of `ael.toml`.
+    /// `E0212`: `binding("name")` names no binding of `ael.toml` (`span`: the string
+    /// literal, quotes included).
     UnknownBinding {
         span: Span,
         name: String,
         suggestion: Option<String>,
+        /// The literal is written `"name"`, quotes around the name as it is: the fix replaces
+        /// the name between them. Otherwise (`r"…"`, escapes) it rewrites the literal whole.
+        plain: bool,
     },
     /// `E0213`: `@name` is no attribute.
     UnknownAttribute {
@@ -359,6 +363,7 @@ impl NameError {
                 span,
                 name,
                 suggestion,
+                plain,
             } => {
                 let d = Diagnostic::new(
                     "E0212",
@@ -366,7 +371,14 @@ impl NameError {
                 )
                 .primary(*span, "unknown binding");
                 match suggestion {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    // The string stays a string: the name between its quotes is replaced.
+                    Some(s) if *plain => d.did_you_mean(
+                        Span::new(span.file, span.start as usize + 1..span.end as usize - 1),
+                        s,
+                    ),
+                    Some(s) => d
+                        .help(format!("did you mean `{s}`?"))
+                        .fix(*span, format!("\"{s}\"")),
                     None => d.help(format!("declare it as `[bindings.{name}]` in ael.toml")),
                 }
             }

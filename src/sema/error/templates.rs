@@ -32,6 +32,10 @@ impl MalformedTag {
 /// them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum TemplateError {
+    /// `E0001`: the prompt file is not UTF-8; `decoded` is the source reader's diagnostic.
+    NotUtf8 { decoded: Diagnostic },
+    /// `E0702`: the expression of a tag does not parse; `parsed` is the parser's diagnostic.
+    InExpression { parsed: Diagnostic },
     /// `E0701`: `{% for %}` over a `found`, not a list.
     ForNotAList { span: Span, found: String },
     /// `E0701`: an `{% if %}` condition of type `found`.
@@ -67,6 +71,29 @@ pub(crate) enum TemplateError {
 impl TemplateError {
     pub(crate) fn to_diagnostic(&self) -> Diagnostic {
         match self {
+            TemplateError::NotUtf8 { decoded } => decoded.clone().note("in a prompt template"),
+            TemplateError::InExpression { parsed } => {
+                // The parser's message and labels, under the template code: the parser's own
+                // codes explain AEL source files, not tags in a prompt, and its input ends
+                // with the tag.
+                let mut d = parsed.clone();
+                d.code = "E0702";
+                d.message = d
+                    .message
+                    .replace("the end of the file", "the end of the tag");
+                for label in &mut d.labels {
+                    label.message = label.message.replace("the file ends", "the tag ends");
+                }
+                d.notes.push("in a prompt template".to_owned());
+                if d.help.is_none() {
+                    d.help = Some(
+                        "a tag holds one AEL expression, e.g. `{{ request.document }}` or \
+                         `{% if request.notes.is_some() %}`"
+                            .to_owned(),
+                    );
+                }
+                d
+            }
             TemplateError::ForNotAList { span, found } => {
                 Diagnostic::new("E0701", format!("`for` needs a list, found {found}"))
                     .primary(*span, "not a list")

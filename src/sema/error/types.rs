@@ -75,12 +75,14 @@ pub(crate) enum TypeError {
         suggestion: Option<String>,
     },
     /// `E0307` (`read_differently`) or `E0350`: a construct of a `@pattern` that is not
-    /// portable; `message` and `help` are the pattern validator's ([`super::super::pattern`]).
+    /// portable; `message` and `help` are the pattern validator's ([`super::super::pattern`]),
+    /// `fix` the edit of the source that applies the help, when it names one replacement.
     Pattern {
         span: Span,
         read_differently: bool,
         message: String,
         help: String,
+        fix: Option<(Span, String)>,
     },
     /// `E0308`: a map key that is neither text nor a unit enum.
     MapKey { span: Span },
@@ -258,6 +260,7 @@ impl TypeError {
                 read_differently,
                 message,
                 help,
+                fix,
             } => {
                 let (code, label) = if *read_differently {
                     (
@@ -270,9 +273,13 @@ impl TypeError {
                         "not in the syntax common to RE2, ECMA-262 and Rust `regex`",
                     )
                 };
-                Diagnostic::new(code, format!("this pattern is not portable: {message}"))
+                let d = Diagnostic::new(code, format!("this pattern is not portable: {message}"))
                     .primary(*span, label)
-                    .help(help.as_str())
+                    .help(help.as_str());
+                match fix {
+                    Some((at, replacement)) => d.fix(*at, replacement.as_str()),
+                    None => d,
+                }
             }
             TypeError::MapKey { span } => {
                 Diagnostic::new("E0308", "a map key must be a `Str<…>` or a unit enum")
