@@ -5,7 +5,8 @@
 //! only in each enum's `to_diagnostic`, one file per family of codes (the registry's grouping in
 //! `diagnostics/codes/sema.rs`):
 //! - [`NameError`] (`names.rs`): names, modules, fields, variants and methods (`E02xx`);
-//! - [`TypeError`] (`types.rs`): types, bounds, attributes and defaults (`E03xx`);
+//! - [`TypeError`] (`types.rs`): types, bounds, attributes and defaults (`E03xx`), with
+//!   [`PatternProblem`] (`patterns.rs`): the regex constructs a `@pattern` may not use;
 //! - [`ExprError`] (`exprs.rs`): expressions, calls, `match`, fns and failure codes (`E04xx`);
 //! - [`NodeError`] (`nodes.rs`): nodes, their blocks and wiring, streams (`E05xx`, `W05xx`);
 //! - [`TemplateError`] (`templates.rs`): prompt templates (`E07xx`).
@@ -13,12 +14,14 @@
 mod exprs;
 mod names;
 mod nodes;
+mod patterns;
 mod templates;
 mod types;
 
 pub(crate) use exprs::{ExprError, NestedOption, PatternShape};
 pub(crate) use names::NameError;
 pub(crate) use nodes::NodeError;
+pub use patterns::PatternProblem;
 pub(crate) use templates::{MalformedTag, TemplateError};
 pub(crate) use types::TypeError;
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::error::TypeError;
-use super::pattern::{check_pattern, PatternError, PatternErrorKind};
+use super::pattern::{check_pattern, PatternError};
 use crate::span::Span;
 
 /// The verdict on each pattern text seen so far. A project repeats its patterns (a code
@@ -52,9 +52,7 @@ fn to_error(e: &PatternError, text: &str, literal: Span, raw: Option<u8>) -> Typ
     };
     TypeError::Pattern {
         span: at,
-        read_differently: e.kind == PatternErrorKind::ReadDifferently,
-        message: e.message.clone(),
-        help: e.help.clone(),
+        problem: e.problem.clone(),
         fix: fix(e, text, literal, raw, at),
     }
 }

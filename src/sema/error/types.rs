@@ -1,6 +1,8 @@
 //! [`TypeError`]: types, their bounds and refinements, attributes and defaults (`E03xx`).
 
+use super::PatternProblem;
 use crate::diagnostics::Diagnostic;
+use crate::sema::pattern::PatternErrorKind;
 use crate::span::Span;
 
 /// A type that cannot be lowered as written, or a default that does not fit it. Types are
@@ -74,14 +76,12 @@ pub(crate) enum TypeError {
         text: String,
         suggestion: Option<String>,
     },
-    /// `E0307` (`read_differently`) or `E0350`: a construct of a `@pattern` that is not
-    /// portable; `message` and `help` are the pattern validator's ([`super::super::pattern`]),
-    /// `fix` the edit of the source that applies the help, when it names one replacement.
+    /// `E0307` or `E0350` (see [`PatternProblem::kind`]): a construct of a `@pattern` that
+    /// is not portable; `fix` is the edit of the source that applies the help, when it names
+    /// one replacement.
     Pattern {
         span: Span,
-        read_differently: bool,
-        message: String,
-        help: String,
+        problem: PatternProblem,
         fix: Option<(Span, String)>,
     },
     /// `E0308`: a map key that is neither text nor a unit enum.
@@ -255,14 +255,9 @@ impl TypeError {
                     None => d.help("formats: email, uri, date, date-time, uuid"),
                 }
             }
-            TypeError::Pattern {
-                span,
-                read_differently,
-                message,
-                help,
-                fix,
-            } => {
-                let (code, label) = if *read_differently {
+            TypeError::Pattern { span, problem, fix } => {
+                let read_differently = problem.kind() == PatternErrorKind::ReadDifferently;
+                let (code, label) = if read_differently {
                     (
                         "E0307",
                         "RE2, ECMA-262 and Rust `regex` match different texts here",
@@ -273,9 +268,12 @@ impl TypeError {
                         "not in the syntax common to RE2, ECMA-262 and Rust `regex`",
                     )
                 };
-                let d = Diagnostic::new(code, format!("this pattern is not portable: {message}"))
-                    .primary(*span, label)
-                    .help(help.as_str());
+                let d = Diagnostic::new(
+                    code,
+                    format!("this pattern is not portable: {}", problem.message()),
+                )
+                .primary(*span, label)
+                .help(problem.help());
                 match fix {
                     Some((at, replacement)) => d.fix(*at, replacement.as_str()),
                     None => d,
