@@ -526,6 +526,56 @@ mod tests {
         assert!(errors[0].help().contains("[^A-Za-z0-9_]"), "{errors:?}");
     }
 
+    /// A replacement applies what the help says, and leaves a portable pattern: the
+    /// quick fix the language server offers fixes the construct (and breaks nothing).
+    #[test]
+    fn replacements_fix_what_they_replace() {
+        let cases = [
+            (r"^\d+$", "[0-9]", "^[0-9]+$"),
+            (r"[\d-]", "0-9", "[0-9-]"),
+            (r"\W", "[^A-Za-z0-9_]", "[^A-Za-z0-9_]"),
+            (r"\Aab", "^", "^ab"),
+            (r"ab\z", "$", "ab$"),
+            ("a}", "\\}", "a\\}"),
+            ("[]a]", "\\]", "[\\]a]"),
+            (r"\#", "#", "#"),
+            (r"a\ b", " ", "a b"),
+            (r"\a", "\\x07", "\\x07"),
+            ("a{1, 3}", "{1,3}", "a{1,3}"),
+            ("a*+", "", "a*"),
+        ];
+        for (pattern, replacement, fixed) in cases {
+            let errors = check_pattern(pattern).err().unwrap_or_default();
+            let [error] = errors.as_slice() else {
+                panic!("{pattern:?}: {errors:?}");
+            };
+            assert_eq!(
+                error.replacement.as_deref(),
+                Some(replacement),
+                "{pattern:?}"
+            );
+            let applied = format!(
+                "{}{replacement}{}",
+                &pattern[..error.offset],
+                &pattern[error.offset + error.len..]
+            );
+            assert_eq!(applied, fixed);
+            assert_eq!(
+                check_pattern(&applied),
+                Ok(()),
+                "{pattern:?} fixed as {applied:?}"
+            );
+        }
+        // No single spelling: no replacement.
+        for pattern in [r"[\D]", r"\bx", r"(?i)a", r"\pL"] {
+            let errors = check_pattern(pattern).err().unwrap_or_default();
+            assert!(
+                errors.iter().all(|e| e.replacement.is_none()),
+                "{pattern:?}"
+            );
+        }
+    }
+
     /// Every accepted pattern compiles with the `regex` crate itself (the runtime's engine).
     #[test]
     fn accepted_patterns_compile_in_rust() {
