@@ -362,7 +362,7 @@ fn stress_nodes_warn_what_a_provider_cannot_express() {
         let i = program.nodes.iter().position(|n| n.name == name).unwrap();
         let mut codes: Vec<_> = limitations(name, &schemas[i].output)
             .into_iter()
-            .map(|l| l.code)
+            .map(|l| l.code())
             .collect();
         codes.sort();
         codes

@@ -5,6 +5,7 @@
 //! pairs it with a [`super::publish::Place`]. The text for people is made only in
 //! [`CodegenError::to_diagnostic`]; the codes are registered in `diagnostics/codes/codegen.rs`.
 
+use super::model_schema::Limitation;
 use crate::diagnostics::Diagnostic;
 
 /// Why an example file is not an example (`E0807`).
@@ -27,6 +28,16 @@ pub enum NotAnExample {
     },
     BothOutputAndStatus,
     NeitherOutputNorStatus,
+}
+
+/// An output field whose shape a caller cannot predict (`W0801`); `path` is where it is in
+/// the output (`output.findings[].extra`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BareField {
+    /// A map with free text keys and no doc comment.
+    FreeKeys { path: String },
+    /// A struct `ty` with no fields.
+    NoFields { path: String, ty: String },
 }
 
 /// Which value of an example breaks its schema.
@@ -73,15 +84,13 @@ pub enum CodegenError {
         node: String,
         max_depth: usize,
     },
-    /// `W0801`: the output of `node` has `what` (a struct with no fields, a free-keyed map
-    /// without doc), whose shape a caller cannot predict.
-    BareOutput { node: String, what: String },
+    /// `W0801`: the output of `node` has `field`, whose shape a caller cannot predict.
+    BareOutput { node: String, field: BareField },
     /// `W0802`–`W0804`: what a provider's model-facing schema of `node`'s output cannot
-    /// express (`code`, and `message`: what and where, see [`super::model_schema`]).
+    /// express (see [`super::model_schema`]).
     Limitation {
         node: String,
-        code: &'static str,
-        message: String,
+        limitation: Limitation,
     },
     /// `E0805`/`E0806`: the `which` value of the example at `path` breaks its schema at the
     /// JSON Pointer `pointer`; `error` is the validator's message.
@@ -145,31 +154,60 @@ impl CodegenError {
                 ),
                 "E0313",
             ),
-            CodegenError::BareOutput { node, what } => {
+            CodegenError::BareOutput { node, field } => {
+                let what = match field {
+                    BareField::FreeKeys { path } => format!(
+                        "a field `{path}` that is a map with free text keys and no doc comment"
+                    ),
+                    BareField::NoFields { path, ty } => {
+                        format!("a field `{path}` of type `{ty}`, an object with no fields")
+                    }
+                };
                 Diagnostic::new("W0801", format!("the output of `{node}` has {what}"))
                     .note("a caller that cannot predict the shape of an answer cannot use it")
                     .help("declare the fields as a struct, key the map by a unit enum, or document the keys with `///`")
             }
-            CodegenError::Limitation {
-                node,
-                code,
-                message,
-            } => {
-                let (note, help) = match *code {
-                    "W0802" => (
+            CodegenError::Limitation { node, limitation } => {
+                let message = match limitation {
+                    Limitation::NotStrict { broken } => format!(
+                        "a model-facing schema past OpenAI's strict-mode limits ({}), sent with \
+                         `strict: false`",
+                        broken.join("; ")
+                    ),
+                    Limitation::MapsAsEntries { maps } => format!(
+                        "a `Map` (at {}), which the model-facing schemas write as a list of \
+                         {{key, value}} objects",
+                        maps.join(", ")
+                    ),
+                    Limitation::RecursionCut { types, levels } => format!(
+                        "the recursive {} {}, which the Gemini schema unrolls {levels} levels \
+                         deep: deeper values cannot be written by a Gemini model",
+                        if types.len() == 1 { "type" } else { "types" },
+                        types
+                            .iter()
+                            .map(|t| format!("`{t}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                let (note, help) = match limitation {
+                    Limitation::NotStrict { .. } => (
                         "OpenAI then constrains the answer less; the pipeline still checks it",
                         "split the output, or shorten the enum, so the schema fits strict mode",
                     ),
-                    "W0803" => (
+                    Limitation::MapsAsEntries { .. } => (
                         "the runtime turns the list back into the map before the pipeline checks it",
                         "key the data by a struct's fields if they are known in advance",
                     ),
-                    _ => (
+                    Limitation::RecursionCut { .. } => (
                         "the pipeline accepts deeper values, but a Gemini model cannot write them",
                         "bound the depth in the type (a fixed number of levels) if deeper values matter",
                     ),
                 };
-                Diagnostic::new(code, format!("the output of `{node}` holds {message}"))
+                Diagnostic::new(
+                    limitation.code(),
+                    format!("the output of `{node}` holds {message}"),
+                )
                     .note(note)
                     .help(help)
             }

@@ -32,7 +32,7 @@ use std::collections::{BTreeSet, HashMap};
 use aelc_runtime::ty::{limits, DefKind, Ty, TypeTable};
 use serde_json::Value;
 
-use super::error::{CodegenError, ExampleValue, NotAnExample};
+use super::error::{BareField, CodegenError, ExampleValue, NotAnExample};
 use super::json_schema::NodeSchemas;
 use super::model_schema::Limitation;
 use crate::diagnostics::Diagnostic;
@@ -187,8 +187,7 @@ fn limitation_findings(node: &NodeIr, limitations: &[Limitation]) -> Vec<Finding
         .map(|l| Finding {
             diagnostic: CodegenError::Limitation {
                 node: node.name.clone(),
-                code: l.code,
-                message: l.message.clone(),
+                limitation: l.clone(),
             }
             .into(),
             place: Place::item(&node.module, &node.name),
@@ -263,7 +262,7 @@ fn check_node_types(program: &Program, node: &NodeIr, out: &mut Vec<Diagnostic>)
         out.push(
             CodegenError::BareOutput {
                 node: node.name.clone(),
-                what: warning,
+                field: warning,
             }
             .into(),
         );
@@ -317,7 +316,7 @@ fn collect_bound_breaks(
 }
 
 /// Descriptions of output fields that say nothing of their shape.
-fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<String> {
+fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<BareField> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     let mut stack: Vec<(String, &Ty, bool)> = vec![("output".to_owned(), output, false)];
@@ -331,9 +330,7 @@ fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<String> {
                     Some(Ty::Str(s)) if s.pattern.is_none() && s.format.is_none()
                 );
                 if free_keys && !documented {
-                    out.push(format!(
-                        "a field `{path}` that is a map with free text keys and no doc comment"
-                    ));
+                    out.push(BareField::FreeKeys { path: path.clone() });
                 }
                 stack.push((format!("{path}{{}}"), &map.value, false));
             }
@@ -345,10 +342,10 @@ fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<String> {
                 match &d.kind {
                     DefKind::Struct { fields } => {
                         if fields.is_empty() {
-                            out.push(format!(
-                                "a field `{path}` of type `{}`, an object with no fields",
-                                d.name
-                            ));
+                            out.push(BareField::NoFields {
+                                path: path.clone(),
+                                ty: d.name.clone(),
+                            });
                         }
                         for f in fields.iter().rev() {
                             stack.push((format!("{path}.{}", f.name), &f.ty, f.docs.is_some()));

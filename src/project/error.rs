@@ -20,6 +20,28 @@ pub struct Suggestion {
     pub quote: Option<char>,
 }
 
+/// Which rule of `owner/name` a package name breaks (`E0605`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameProblem {
+    NoSlash,
+    /// A part is empty or longer than 64 characters.
+    PartLength,
+    /// A part starts with something other than a lowercase letter or a digit.
+    PartStart,
+    /// A part holds something other than lowercase letters, digits, `-` and `_`.
+    PartCharacters,
+}
+
+/// Which rule of `MAJOR.MINOR.PATCH[-pre][+build]` a version breaks (`E0606`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VersionProblem {
+    NotThreeNumbers,
+    NotNumbers,
+    LeadingZero,
+    /// A pre-release or build label that is not dot-separated letters, digits and `-`.
+    Labels,
+}
+
 /// One problem in `ael.toml`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProjectError {
@@ -56,17 +78,17 @@ pub enum ProjectError {
         expected: &'static str,
         found: &'static str,
     },
-    /// `E0605`: `name` is not `owner/name`; `why` says which part is wrong.
+    /// `E0605`: `name` is not `owner/name`; `why` says which rule it breaks.
     PackageName {
         span: Span,
         name: String,
-        why: String,
+        why: NameProblem,
     },
-    /// `E0606`: `version` is not a semantic version; `why` says what is wrong.
+    /// `E0606`: `version` is not a semantic version; `why` says which rule it breaks.
     Version {
         span: Span,
         version: String,
-        why: String,
+        why: VersionProblem,
     },
     /// `E0607`: `provider` is not one of [`Provider::ALL`].
     UnknownProvider {
@@ -164,13 +186,31 @@ impl ProjectError {
                 "E0605",
                 format!("`{}` is not a valid package name", quoted(name)),
             )
-            .primary(*span, why.as_str())
+            .primary(
+                *span,
+                match why {
+                    NameProblem::NoSlash => "expected `owner/name`",
+                    NameProblem::PartLength => "each part must have 1 to 64 characters",
+                    NameProblem::PartStart => "each part starts with a lowercase letter or a digit",
+                    NameProblem::PartCharacters => "only lowercase letters, digits, `-` and `_`",
+                },
+            )
             .help("write `owner/name`, e.g. \"acme/review\": lowercase letters, digits, `-` and `_`"),
             ProjectError::Version { span, version, why } => Diagnostic::new(
                 "E0606",
                 format!("`{}` is not a valid version", quoted(version)),
             )
-            .primary(*span, why.as_str())
+            .primary(
+                *span,
+                match why {
+                    VersionProblem::NotThreeNumbers => "expected three numbers: MAJOR.MINOR.PATCH",
+                    VersionProblem::NotNumbers => "MAJOR, MINOR and PATCH are numbers",
+                    VersionProblem::LeadingZero => "numbers have no leading zeros",
+                    VersionProblem::Labels => {
+                        "pre-release and build labels are dot-separated letters, digits and `-`"
+                    }
+                },
+            )
             .help("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\" or \"1.0.0-beta.1\""),
             ProjectError::UnknownProvider {
                 span,

@@ -279,7 +279,7 @@ impl Cx<'_> {
                 ProjectError::PackageName {
                     span: name_span,
                     name: name.to_owned(),
-                    why: why.to_string(),
+                    why,
                 }
                 .into(),
             );
@@ -289,7 +289,7 @@ impl Cx<'_> {
                 ProjectError::Version {
                     span: version_span,
                     version: version.to_owned(),
-                    why: why.to_string(),
+                    why,
                 }
                 .into(),
             );
