@@ -4,7 +4,7 @@
 use aelc_runtime::ty::Ty;
 
 use super::blocks;
-use super::error::{ExprError, NameError, NodeError};
+use super::error::{Expected, ExprError, NameError, NodeError};
 use super::expr::ExprCx;
 use super::items::{check_code, resolve_fails};
 use super::sty::STy;
@@ -170,11 +170,11 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                             config.max_prompt = Some(bytes);
                         }
                     }
-                    _ => wrong_value(cx, entry.span, key, "a size such as `32KiB`"),
+                    _ => wrong_value(cx, entry.span, key, Expected::Size),
                 },
                 ("config", "timeout") => match duration_arg(arg) {
                     Some(ms) if ms > 0 => config.timeout_ms = Some(ms),
-                    _ => wrong_value(cx, entry.span, key, "a duration such as `60s`"),
+                    _ => wrong_value(cx, entry.span, key, Expected::Timeout),
                 },
                 ("config", "temperature") => match arg.map(|a| &a.kind) {
                     Some(ExprKind::Lit(ast::Literal {
@@ -189,7 +189,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     })) if *v <= 2 => {
                         config.temperature = Some(*v as f64);
                     }
-                    _ => wrong_value(cx, entry.span, key, "a number from 0.0 to 2.0"),
+                    _ => wrong_value(cx, entry.span, key, Expected::Temperature),
                 },
                 ("input", "check") | ("output", "check") => {
                     if let Some(id) = wire_check(cx, &n, arg, entry.span, name == "output") {
@@ -207,7 +207,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     output_stage.transform = wire_transform(cx, &n, arg, entry.span).map(ir::FnId);
                 }
                 ("output", "raw") if !entry.args.is_empty() => {
-                    wrong_value(cx, entry.span, key, "nothing: write `raw;`");
+                    wrong_value(cx, entry.span, key, Expected::Nothing);
                 }
                 ("output", "raw") => {}
                 ("output", "parse") => {
@@ -261,7 +261,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     })) if *v >= 1 && *v <= u32::MAX as u64 => {
                         budget.max_calls = Some(*v as u32);
                     }
-                    _ => wrong_value(cx, entry.span, key, "a count of at least 1"),
+                    _ => wrong_value(cx, entry.span, key, Expected::PositiveCount),
                 },
                 ("budget", "max_cost") | ("publish", "price") => match money_arg(arg) {
                     Some(m) => {
@@ -272,30 +272,23 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                             max_cost_span = Some(entry.span);
                         }
                     }
-                    None => {
-                        wrong_value(cx, entry.span, key, "an amount of money such as `0.05 EUR`")
-                    }
+                    None => wrong_value(cx, entry.span, key, Expected::Money),
                 },
                 ("budget", "max_time") => match duration_arg(arg) {
                     Some(ms) if ms > 0 => budget.max_time_ms = Some(ms),
-                    _ => wrong_value(cx, entry.span, key, "a duration such as `2m`"),
+                    _ => wrong_value(cx, entry.span, key, Expected::MaxTime),
                 },
                 ("publish", "capability") => match str_arg(arg) {
                     Some(s) if !s.is_empty() => {
                         publish.get_or_insert_with(empty_publish).capability = Some(s)
                     }
-                    _ => wrong_value(cx, entry.span, key, "a string such as \"review.document\""),
+                    _ => wrong_value(cx, entry.span, key, Expected::Capability),
                 },
                 ("publish", "examples") => match str_arg(arg) {
                     Some(s) if !s.is_empty() => {
                         publish.get_or_insert_with(empty_publish).examples = Some(s)
                     }
-                    _ => wrong_value(
-                        cx,
-                        entry.span,
-                        key,
-                        "a glob such as \"examples/review/*.json\"",
-                    ),
+                    _ => wrong_value(cx, entry.span, key, Expected::ExamplesGlob),
                 },
                 _ => {}
             }
@@ -419,11 +412,11 @@ fn empty_publish() -> ir::Publish {
     }
 }
 
-fn wrong_value(cx: &mut Cx<'_, '_>, span: Span, key: &str, want: &str) {
+fn wrong_value(cx: &mut Cx<'_, '_>, span: Span, key: &str, expected: Expected) {
     cx.report(NodeError::WrongValue {
         span,
         key: key.to_owned(),
-        want: want.to_owned(),
+        expected,
     });
 }
 
@@ -495,7 +488,7 @@ fn call_str<'e>(arg: Option<&'e ast::Expr>, name: &str) -> Option<(&'e str, Span
 
 fn file_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<String> {
     let Some((path, pspan)) = call_str(arg, "file") else {
-        wrong_value(cx, span, "prompt", "`file(\"prompts/….md\")`");
+        wrong_value(cx, span, "prompt", Expected::PromptFile);
         return None;
     };
     if !cx.input.files.exists(path) {
@@ -511,7 +504,7 @@ fn file_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<
 /// `binding("name")`, which must be declared in `ael.toml`.
 fn binding_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<String> {
     let Some((name, bspan)) = call_str(arg, "binding") else {
-        wrong_value(cx, span, "model", "`binding(\"name\")`");
+        wrong_value(cx, span, "model", Expected::Binding);
         return None;
     };
     check_binding(cx, name, bspan).then(|| name.to_owned())
@@ -547,7 +540,10 @@ fn item_arg(
     accept: fn(ItemRef) -> bool,
 ) -> Option<ItemRef> {
     let Some(ExprKind::Path(path)) = arg.map(|a| &a.kind) else {
-        wrong_value(cx, span, want, &format!("the name of {want}"));
+        let expected = Expected::NameOf {
+            want: want.to_owned(),
+        };
+        wrong_value(cx, span, want, expected);
         return None;
     };
     match cx.lookup(module, path) {
@@ -757,12 +753,7 @@ fn policies(
     let count = entry.args.len();
     for (i, arg) in entry.args.iter().enumerate() {
         let ExprKind::Call { callee, args } = &arg.value.kind else {
-            wrong_value(
-                cx,
-                arg.span,
-                "on_failure",
-                "`retry(n)`, `repair(n)`, `fallback(binding(\"…\"))` or `fail(code)`",
-            );
+            wrong_value(cx, arg.span, "on_failure", Expected::Policy);
             continue;
         };
         let name = callee.to_text();
@@ -781,7 +772,7 @@ fn policies(
             "retry" | "repair" => match times(args) {
                 Some(t) if name == "retry" => out.push(ir::Policy::Retry { times: t }),
                 Some(t) => out.push(ir::Policy::Repair { times: t }),
-                None => wrong_value(cx, arg.span, &name, "a count from 1 to 100"),
+                None => wrong_value(cx, arg.span, &name, Expected::Times),
             },
             "fallback" => match call_str(args.first(), "binding") {
                 Some((b, span)) if args.len() == 1 => {
@@ -792,7 +783,7 @@ fn policies(
                         });
                     }
                 }
-                _ => wrong_value(cx, arg.span, "fallback", "`fallback(binding(\"name\"))`"),
+                _ => wrong_value(cx, arg.span, "fallback", Expected::Fallback),
             },
             "fail" => {
                 let code = match args.as_slice() {
@@ -803,7 +794,7 @@ fn policies(
                     _ => None,
                 };
                 let Some(code) = code else {
-                    wrong_value(cx, arg.span, "fail", "`fail(code)`");
+                    wrong_value(cx, arg.span, "fail", Expected::Fail);
                     continue;
                 };
                 if i + 1 != count {
@@ -837,12 +828,7 @@ fn fresh_entries(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry) -> Vec
     let mut out = Vec::new();
     for arg in &entry.args {
         let (ExprKind::Path(p), Some(q)) = (&arg.value.kind, &arg.qualifier) else {
-            wrong_value(
-                cx,
-                arg.span,
-                "fresh",
-                "`parameter duration`, e.g. `camera 200ms`",
-            );
+            wrong_value(cx, arg.span, "fresh", Expected::FreshEntry);
             continue;
         };
         let name = p.to_text();
@@ -860,7 +846,7 @@ fn fresh_entries(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry) -> Vec
             LitKind::Duration { value, unit } => {
                 out.push((name, value.saturating_mul(unit.millis())))
             }
-            _ => wrong_value(cx, q.span, "fresh", "a duration such as `200ms`"),
+            _ => wrong_value(cx, q.span, "fresh", Expected::FreshDuration),
         }
     }
     out

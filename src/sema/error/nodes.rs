@@ -5,6 +5,75 @@ use crate::diagnostics::Diagnostic;
 use crate::sema::blocks;
 use crate::span::Span;
 
+/// The form the value of a block entry must have (`E0504`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Expected {
+    /// `max_answer`, `max_prompt`: a size.
+    Size,
+    /// `timeout`: a duration.
+    Timeout,
+    /// `temperature`.
+    Temperature,
+    /// `raw`, which takes no value.
+    Nothing,
+    /// `max_calls`: a count of at least 1.
+    PositiveCount,
+    /// `max_cost`, `price`.
+    Money,
+    /// `max_time`: a duration.
+    MaxTime,
+    /// `capability`.
+    Capability,
+    /// `examples`.
+    ExamplesGlob,
+    /// `prompt`.
+    PromptFile,
+    /// `model`.
+    Binding,
+    /// An item by name: `want` is "a check", "a fn", ….
+    NameOf { want: String },
+    /// An entry of `on_failure`.
+    Policy,
+    /// The count of `retry(n)`, `repair(n)`.
+    Times,
+    /// `fallback(…)`.
+    Fallback,
+    /// `fail(…)`.
+    Fail,
+    /// An entry of `fresh`.
+    FreshEntry,
+    /// The duration of a `fresh` entry.
+    FreshDuration,
+}
+
+impl Expected {
+    /// The form, as the label says it after "expected".
+    fn form(&self) -> String {
+        match self {
+            Expected::Size => "a size such as `32KiB`".to_owned(),
+            Expected::Timeout => "a duration such as `60s`".to_owned(),
+            Expected::Temperature => "a number from 0.0 to 2.0".to_owned(),
+            Expected::Nothing => "nothing: write `raw;`".to_owned(),
+            Expected::PositiveCount => "a count of at least 1".to_owned(),
+            Expected::Money => "an amount of money such as `0.05 EUR`".to_owned(),
+            Expected::MaxTime => "a duration such as `2m`".to_owned(),
+            Expected::Capability => "a string such as \"review.document\"".to_owned(),
+            Expected::ExamplesGlob => "a glob such as \"examples/review/*.json\"".to_owned(),
+            Expected::PromptFile => "`file(\"prompts/….md\")`".to_owned(),
+            Expected::Binding => "`binding(\"name\")`".to_owned(),
+            Expected::NameOf { want } => format!("the name of {want}"),
+            Expected::Policy => {
+                "`retry(n)`, `repair(n)`, `fallback(binding(\"…\"))` or `fail(code)`".to_owned()
+            }
+            Expected::Times => "a count from 1 to 100".to_owned(),
+            Expected::Fallback => "`fallback(binding(\"name\"))`".to_owned(),
+            Expected::Fail => "`fail(code)`".to_owned(),
+            Expected::FreshEntry => "`parameter duration`, e.g. `camera 200ms`".to_owned(),
+            Expected::FreshDuration => "a duration such as `200ms`".to_owned(),
+        }
+    }
+}
+
 /// A node, builder or stream declared wrongly. Types are as the checker describes them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum NodeError {
@@ -30,12 +99,11 @@ pub(crate) enum NodeError {
     },
     /// `E0503`: the file `path` is not in the project.
     NoFile { span: Span, path: String },
-    /// `E0504`: the value of `key` is not `want` (the form expected, e.g. "a duration such as
-    /// `200ms`").
+    /// `E0504`: the value of `key` is not of the `expected` form.
     WrongValue {
         span: Span,
         key: String,
-        want: String,
+        expected: Expected,
     },
     /// `E0504`: `combine` is none of its words.
     UnknownCombine {
@@ -192,10 +260,12 @@ impl NodeError {
                     .primary(*span, "not found in the project")
                     .help("paths are relative to the project root (the folder holding `ael.toml`)")
             }
-            NodeError::WrongValue { span, key, want } => {
-                Diagnostic::new("E0504", format!("wrong value for `{key}`"))
-                    .primary(*span, format!("expected {want}"))
-            }
+            NodeError::WrongValue {
+                span,
+                key,
+                expected,
+            } => Diagnostic::new("E0504", format!("wrong value for `{key}`"))
+                .primary(*span, format!("expected {}", expected.form())),
             NodeError::UnknownCombine { span, suggestion } => {
                 let d = Diagnostic::new("E0504", "`combine` is `together`, `latest` or `zip`")
                     .primary(*span, "unknown way to combine inputs");
