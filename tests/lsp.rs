@@ -1966,12 +1966,13 @@ fn one_fix(
     )
 }
 
-/// Two more helps that name their fix come with it (issue 20): a misspelt binding in
-/// `binding("…")` is replaced between the string's quotes (E0212), and a regex construct whose
+/// More helps that name their fix come with it (issue 20): a misspelt binding in
+/// `binding("…")` (E0212) or format in `@format("…")` (E0306) is replaced between the string's
+/// quotes, a misspelt field by the one "did you mean" names (E0206), and a regex construct whose
 /// portable spelling the help names is rewritten (E0307): in a raw string just the construct,
 /// `\d` by `[0-9]`; in an ordinary string, whose escapes shift the bytes, the whole literal.
 #[test]
-fn quick_fixes_keep_binding_quotes_and_rewrite_patterns() {
+fn quick_fixes_keep_string_quotes_and_rewrite_patterns() {
     let project = Project::new("code-actions-more");
     let mut client = Client::initialized(&project);
     let node = project.uri("nodes/review.node.ael");
@@ -1988,6 +1989,13 @@ fn quick_fixes_keep_binding_quotes_and_rewrite_patterns() {
         (start, end),
         (at, (at.0, at.1 + "primary_modle".len() as u32))
     );
+
+    let typo = NODE.replacen("request.document.trim()", "request.documnet.trim()", 1);
+    client.change_full(&node, 2, &typo);
+    let at = pos(&typo, "documnet", 0);
+    let (text, start, end) = one_fix(&mut client, &node, at, "E0206");
+    assert_eq!(text, "document");
+    assert_eq!((start, end), (at, (at.0, at.1 + "documnet".len() as u32)));
 
     let common = project.uri("types/common.ael");
     let raw = COMMON.replacen(
@@ -2012,5 +2020,16 @@ fn quick_fixes_keep_binding_quotes_and_rewrite_patterns() {
     assert_eq!(text, "\"^[A-Za-z0-9_]+\\\"$\"");
     let literal = "\"^\\\\w+\\\"$\"";
     assert_eq!((start, end), (at, (at.0, at.1 + literal.len() as u32)));
+
+    let format = COMMON.replacen(
+        "summary: Str<500>,",
+        "summary: Str<500> @format(\"emial\"),",
+        1,
+    );
+    client.change_full(&common, 3, &format);
+    let at = pos(&format, "emial", 0);
+    let (text, start, end) = one_fix(&mut client, &common, at, "E0306");
+    assert_eq!(text, "email");
+    assert_eq!((start, end), (at, (at.0, at.1 + "emial".len() as u32)));
     assert_eq!(client.stop(), 0);
 }

@@ -26,6 +26,7 @@ pub(crate) use templates::{MalformedTag, TemplateError};
 pub(crate) use types::TypeError;
 
 use crate::diagnostics::Diagnostic;
+use crate::span::Span;
 
 /// One finding of semantic analysis.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,6 +70,19 @@ macro_rules! family {
             }
         }
     )*};
+}
+
+/// "did you mean `word`?" for the misspelt text of the string literal at `span`, with the fix
+/// that keeps it a string: the text between the quotes when the literal is `plain` (written
+/// `"text"`, no escapes), else the literal whole, written again as `"word"`.
+fn string_fix(d: Diagnostic, span: Span, plain: bool, word: &str) -> Diagnostic {
+    if plain {
+        let inner = Span::new(span.file, span.start as usize + 1..span.end as usize - 1);
+        d.did_you_mean(inner, word)
+    } else {
+        d.help(format!("did you mean `{word}`?"))
+            .fix(span, format!("\"{word}\""))
+    }
 }
 
 family! {

@@ -800,10 +800,12 @@ impl Cx<'_, '_> {
                         None => {
                             let known = ["email", "uri", "date", "date-time", "uuid"];
                             let suggestion = did_you_mean(&text, known).map(str::to_owned);
+                            let span = attr.args.first().map_or(attr.span, |a| a.span);
                             self.report(TypeError::UnknownFormat {
-                                span: attr.args.first().map_or(attr.span, |a| a.span),
+                                span,
                                 text: text.clone(),
                                 suggestion,
+                                plain: span.end as usize - span.start as usize == text.len() + 2,
                             });
                         }
                     }

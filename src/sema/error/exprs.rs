@@ -352,7 +352,7 @@ impl ExprError {
                 let d = Diagnostic::new("E0407", format!("`{code}` is not a code of `{set}`"))
                     .primary(*span, "not declared in the `fails` set");
                 match suggestion {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    Some(s) => d.did_you_mean(*span, s),
                     None => d.help(format!("declare it in `errors {set} {{ … }}`")),
                 }
             }

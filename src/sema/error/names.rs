@@ -1,5 +1,6 @@
 //! [`NameError`]: names that resolve to nothing or to the wrong thing (`E02xx`, `W0201`).
 
+use super::string_fix;
 use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 
@@ -256,7 +257,7 @@ impl NameError {
                 let d = Diagnostic::new("E0206", format!("{ty} has no field `{field}`"))
                     .primary(*span, "unknown field");
                 if let Some(s) = suggestion {
-                    d.help(format!("did you mean `{s}`?"))
+                    d.did_you_mean(*span, s)
                 } else if *option {
                     d.help("this is an `Option`: use `match` or `.unwrap_or(…)` first")
                 } else if !fields.is_empty() {
@@ -274,7 +275,7 @@ impl NameError {
                 let d = Diagnostic::new("E0206", format!("`{strukt}` has no field `{field}`"))
                     .primary(*span, "unknown field");
                 match suggestion {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    Some(s) => d.did_you_mean(*span, s),
                     None => d,
                 }
             }
@@ -300,7 +301,7 @@ impl NameError {
                 )
                 .primary(*span, "unknown variant");
                 match suggestion {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    Some(s) => d.did_you_mean(*span, s),
                     None => d.help(format!("the variants are: {}", variants.join(", "))),
                 }
             }
@@ -313,7 +314,7 @@ impl NameError {
                 let d = Diagnostic::new("E0207", format!("`{name}` is not a variant of `{ty}`"))
                     .primary(*span, "unknown variant");
                 match suggestion {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    Some(s) => d.did_you_mean(*span, s),
                     None => d,
                 }
             }
@@ -371,14 +372,7 @@ impl NameError {
                 )
                 .primary(*span, "unknown binding");
                 match suggestion {
-                    // The string stays a string: the name between its quotes is replaced.
-                    Some(s) if *plain => d.did_you_mean(
-                        Span::new(span.file, span.start as usize + 1..span.end as usize - 1),
-                        s,
-                    ),
-                    Some(s) => d
-                        .help(format!("did you mean `{s}`?"))
-                        .fix(*span, format!("\"{s}\"")),
+                    Some(s) => string_fix(d, *span, *plain, s),
                     None => d.help(format!("declare it as `[bindings.{name}]` in ael.toml")),
                 }
             }

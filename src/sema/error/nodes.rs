@@ -412,7 +412,7 @@ impl NodeError {
                 let d = Diagnostic::new("E0516", format!("unknown failure policy `{policy}`"))
                     .primary(*span, "not a policy");
                 match suggestion {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    Some(s) => d.did_you_mean(*span, s),
                     None => d.help(
                         "policies: retry(n), repair(n), fallback(binding(\"…\")), fail(code)",
                     ),

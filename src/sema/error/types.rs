@@ -1,6 +1,6 @@
 //! [`TypeError`]: types, their bounds and refinements, attributes and defaults (`E03xx`).
 
-use super::PatternProblem;
+use super::{string_fix, PatternProblem};
 use crate::diagnostics::Diagnostic;
 use crate::sema::pattern::PatternErrorKind;
 use crate::span::Span;
@@ -70,11 +70,14 @@ pub(crate) enum TypeError {
     AttrNotForMedia { span: Span, name: String },
     /// `E0306`: `@name` (pattern or format) without its one string.
     AttrString { span: Span, name: String },
-    /// `E0306`: `@format("text")` names no format.
+    /// `E0306`: `@format("text")` names no format (`span`: the string literal).
     UnknownFormat {
         span: Span,
         text: String,
         suggestion: Option<String>,
+        /// The literal is written `"text"`: the fix replaces the text between its quotes;
+        /// otherwise it rewrites the literal whole.
+        plain: bool,
     },
     /// `E0307` or `E0350` (see [`PatternProblem::kind`]): a construct of a `@pattern` that
     /// is not portable; `fix` is the edit of the source that applies the help, when it names
@@ -247,11 +250,12 @@ impl TypeError {
                 span,
                 text,
                 suggestion,
+                plain,
             } => {
                 let d = Diagnostic::new("E0306", format!("unknown format `{text}`"))
                     .primary(*span, "not a known format");
                 match suggestion {
-                    Some(k) => d.help(format!("did you mean `{k}`?")),
+                    Some(k) => string_fix(d, *span, *plain, k),
                     None => d.help("formats: email, uri, date, date-time, uuid"),
                 }
             }
