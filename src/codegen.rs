@@ -15,6 +15,7 @@
 //!   `--check`.
 
 pub mod emit;
+pub mod error;
 pub mod grammar;
 pub mod json_schema;
 pub mod manifest;

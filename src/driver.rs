@@ -423,18 +423,11 @@ fn parse_sources(
 
 /// `E0011`: the module is over [`MAX_SOURCE_BYTES`]; nothing of it is kept.
 fn too_large(id: FileId) -> Diagnostic {
-    Diagnostic::new(
-        "E0011",
-        format!(
-            "this module is larger than {} MiB, the most the compiler reads",
-            MAX_SOURCE_BYTES >> 20
-        ),
-    )
-    .primary(
-        crate::span::Span::new(id, 0..0),
-        "the file is refused whole: nothing in it is checked",
-    )
-    .help("split it into modules (one `.ael` file each) and `use` them")
+    crate::source::error::SourceError::TooLarge {
+        file: id,
+        limit_mib: MAX_SOURCE_BYTES >> 20,
+    }
+    .into()
 }
 
 /// Adds the embedded `std` modules (spec §1) that the parsed modules `use`, and those they use

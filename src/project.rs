@@ -4,6 +4,7 @@
 //! error, and every diagnostic found, each at the exact span of the key or value in `ael.toml`
 //! (the file is in the [`crate::source::SourceMap`] under the given [`FileId`]).
 
+pub mod error;
 mod load;
 mod values;
 

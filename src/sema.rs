@@ -22,6 +22,7 @@ pub mod blocks;
 pub mod builtin_types;
 mod consts;
 mod depth;
+mod error;
 mod expr;
 mod items;
 pub mod methods;
@@ -260,8 +261,9 @@ impl<'a, 's> Cx<'a, 's> {
         }
     }
 
-    pub(crate) fn report(&mut self, diagnostic: Diagnostic) {
-        self.diags.push(diagnostic);
+    /// Reports a finding: one of [`error::SemaError`], made a diagnostic there.
+    pub(crate) fn report(&mut self, error: impl Into<error::SemaError>) {
+        self.diags.push(error.into().to_diagnostic());
     }
 
     pub(crate) fn module_path(&self, module: usize) -> String {

@@ -1,7 +1,10 @@
 //! Source files and the line index that turns byte offsets into lines and columns.
 
+pub mod error;
+
 use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, Span};
+use error::SourceError;
 
 /// One file the compiler has read. `name` is the path as given (relative to the project root
 /// when the file belongs to a project), used verbatim in diagnostics.
@@ -98,16 +101,11 @@ pub fn decode_source(file: FileId, bytes: &[u8]) -> (String, Option<Diagnostic>)
             let text = String::from_utf8_lossy(bytes).into_owned();
             // The lossy text has the same prefix, so the offset is still a char boundary there.
             let width = text[offset..].chars().next().map_or(0, char::len_utf8);
-            let diagnostic = Diagnostic::new(
-                "E0001",
-                format!("this file is not valid UTF-8 (byte offset {offset})"),
-            )
-            .primary(
-                Span::new(file, offset..offset + width),
-                "invalid UTF-8 starts here",
-            )
-            .help("save the file as UTF-8");
-            (text, Some(diagnostic))
+            let error = SourceError::NotUtf8 {
+                span: Span::new(file, offset..offset + width),
+                offset,
+            };
+            (text, Some(error.into()))
         }
     }
 }

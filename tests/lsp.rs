@@ -2044,3 +2044,104 @@ impl Add for (u64, u64) {
         (self.0, self.1 + n)
     }
 }
+
+/// The edit of the one quick fix offered at `at` for a diagnostic of `code`: its new text and
+/// where it starts and ends.
+fn one_fix(
+    client: &mut Client,
+    uri: &str,
+    at: (u32, u32),
+    code: &str,
+) -> (String, (u32, u32), (u32, u32)) {
+    let point = |p: &Value| {
+        (
+            p["line"].as_u64().unwrap_or(0) as u32,
+            p["character"].as_u64().unwrap_or(0) as u32,
+        )
+    };
+    // The diagnostics of this text: one of `code` over `at`.
+    let shown = client.diagnostics(uri, |ds| {
+        ds.iter().any(|d| {
+            d["code"] == code
+                && point(&d["range"]["start"]) <= at
+                && at <= point(&d["range"]["end"])
+        })
+    });
+    let actions = code_actions(client, uri, at, &shown);
+    assert_eq!(actions.as_array().map(Vec::len), Some(1), "{actions}");
+    assert_eq!(actions[0]["diagnostics"][0]["code"], code, "{actions}");
+    let edit = &actions[0]["edit"]["changes"][uri][0];
+    (
+        edit["newText"].as_str().unwrap_or_default().to_owned(),
+        point(&edit["range"]["start"]),
+        point(&edit["range"]["end"]),
+    )
+}
+
+/// More helps that name their fix come with it (issue 20): a misspelt binding in
+/// `binding("…")` (E0212) or format in `@format("…")` (E0306) is replaced between the string's
+/// quotes, a misspelt field by the one "did you mean" names (E0206), and a regex construct whose
+/// portable spelling the help names is rewritten (E0307): in a raw string just the construct,
+/// `\d` by `[0-9]`; in an ordinary string, whose escapes shift the bytes, the whole literal.
+#[test]
+fn quick_fixes_keep_string_quotes_and_rewrite_patterns() {
+    let project = Project::new("code-actions-more");
+    let mut client = Client::initialized(&project);
+    let node = project.uri("nodes/review.node.ael");
+    let typo = NODE.replacen(
+        "binding(\"primary_model\")",
+        "binding(\"primary_modle\")",
+        1,
+    );
+    client.open(&node, &typo);
+    let at = pos(&typo, "primary_modle", 0);
+    let (text, start, end) = one_fix(&mut client, &node, at, "E0212");
+    assert_eq!(text, "primary_model");
+    assert_eq!(
+        (start, end),
+        (at, (at.0, at.1 + "primary_modle".len() as u32))
+    );
+
+    let typo = NODE.replacen("request.document.trim()", "request.documnet.trim()", 1);
+    client.change_full(&node, 2, &typo);
+    let at = pos(&typo, "documnet", 0);
+    let (text, start, end) = one_fix(&mut client, &node, at, "E0206");
+    assert_eq!(text, "document");
+    assert_eq!((start, end), (at, (at.0, at.1 + "documnet".len() as u32)));
+
+    let common = project.uri("types/common.ael");
+    let raw = COMMON.replacen(
+        "summary: Str<500>,",
+        "summary: Str<500> @pattern(r\"^\\d+$\"),",
+        1,
+    );
+    client.open(&common, &raw);
+    let at = pos(&raw, "\\d", 0);
+    let (text, start, end) = one_fix(&mut client, &common, at, "E0307");
+    assert_eq!(text, "[0-9]");
+    assert_eq!((start, end), (at, (at.0, at.1 + 2)));
+
+    let plain = COMMON.replacen(
+        "summary: Str<500>,",
+        "summary: Str<500> @pattern(\"^\\\\w+\\\"$\"),",
+        1,
+    );
+    client.change_full(&common, 2, &plain);
+    let at = pos(&plain, "\"^", 0);
+    let (text, start, end) = one_fix(&mut client, &common, at, "E0307");
+    assert_eq!(text, "\"^[A-Za-z0-9_]+\\\"$\"");
+    let literal = "\"^\\\\w+\\\"$\"";
+    assert_eq!((start, end), (at, (at.0, at.1 + literal.len() as u32)));
+
+    let format = COMMON.replacen(
+        "summary: Str<500>,",
+        "summary: Str<500> @format(\"emial\"),",
+        1,
+    );
+    client.change_full(&common, 3, &format);
+    let at = pos(&format, "emial", 0);
+    let (text, start, end) = one_fix(&mut client, &common, at, "E0306");
+    assert_eq!(text, "email");
+    assert_eq!((start, end), (at, (at.0, at.1 + "emial".len() as u32)));
+    assert_eq!(client.stop(), 0);
+}

@@ -595,3 +595,29 @@ fn the_reserved_codes_are_written_through_their_type() {
         .collect();
     assert!(found.is_empty(), "reserved codes spelt out: {found:#?}");
 }
+
+/// Diagnostics are data until one place per phase (issue 20): `Diagnostic::new` is called only
+/// in a phase's `error.rs` (and the files of its `error/` folder), where the text for people is
+/// written once, and in `diagnostics/` itself. Everywhere else reports a typed error
+/// (`SyntaxError`, `ProjectError`, `SemaError`, `CodegenError`, `SourceError`); a message
+/// written at a call site fails here.
+#[test]
+fn diagnostics_are_made_in_error_files() {
+    let made_elsewhere: Vec<String> = found_in_shipped_code(r"Diagnostic::new\(")
+        .into_iter()
+        .filter(|found| {
+            let path = found.split(": ").next().unwrap_or_default();
+            !(path.ends_with("/error.rs")
+                || path.contains("/error/")
+                || path.starts_with("src/diagnostics"))
+        })
+        .collect();
+    assert!(
+        made_elsewhere.is_empty(),
+        "diagnostics made outside an error file: {made_elsewhere:?}"
+    );
+    // The check sees the error files themselves (it is not vacuous).
+    assert!(found_in_shipped_code(r"Diagnostic::new\(")
+        .iter()
+        .any(|f| f.starts_with("src/sema/error/")));
+}

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use super::error::CodegenError;
 use super::json_schema::{node_schemas, NodeSchemas};
 use super::manifest;
 use super::mcp::{self, ToolSource};
@@ -128,13 +129,13 @@ pub fn emit_checked(program: &Program, schemas: &[NodeSchemas], examples: &[Exam
                         emission.diagnostics.len(),
                         Place::item(&node.module, &node.name),
                     );
-                    emission.diagnostics.push(Diagnostic::new(
-                        "E0809",
-                        format!(
-                            "the manifest of `{}` could not be written as YAML: {err}",
-                            node.name
-                        ),
-                    ));
+                    emission.diagnostics.push(
+                        CodegenError::ManifestYaml {
+                            node: node.name.clone(),
+                            error: err.to_string(),
+                        }
+                        .into(),
+                    );
                 }
             }
             tools.push(ToolSource {

@@ -47,14 +47,29 @@ pub use openai::{OpenAiLimits, OPENAI_FORMATS, OPENAI_KEYWORDS, OPENAI_LIMITS};
 pub use aelc_runtime::provider::ProviderKind;
 
 /// Something a model-facing variant could not express as the output type says: the compiler
-/// reports it as a warning (`code`) on the node.
+/// reports it as a warning ([`Limitation::code`]) on the node, in words written in
+/// `codegen/error.rs`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Limitation {
-    /// `W0802` (not strict for OpenAI), `W0803` (maps as key/value lists), `W0804` (recursion
-    /// cut for Gemini).
-    pub code: &'static str,
-    /// What and where, without the node's name (the caller adds it).
-    pub message: String,
+pub enum Limitation {
+    /// `W0802`: the schema is past OpenAI's strict-mode limits (`broken`: which ones) and is
+    /// sent with `strict: false`.
+    NotStrict { broken: Vec<String> },
+    /// `W0803`: the maps at `maps` (paths in the output) are written as lists of
+    /// `{key, value}` objects.
+    MapsAsEntries { maps: Vec<String> },
+    /// `W0804`: the recursive types `types` are unrolled `levels` deep for Gemini.
+    RecursionCut { types: Vec<String>, levels: usize },
+}
+
+impl Limitation {
+    /// `W0802`, `W0803` or `W0804`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Limitation::NotStrict { .. } => "W0802",
+            Limitation::MapsAsEntries { .. } => "W0803",
+            Limitation::RecursionCut { .. } => "W0804",
+        }
+    }
 }
 
 /// The key an answer is wrapped in when the output type is not an object: the one the
@@ -116,13 +131,8 @@ pub fn limitations(name: &str, document: &Value) -> Vec<Limitation> {
 
 /// W0803: the maps a model-facing schema writes as lists of `{key, value}` objects.
 fn map_note(maps: &[String]) -> Limitation {
-    Limitation {
-        code: "W0803",
-        message: format!(
-            "a `Map` (at {}), which the model-facing schemas write as a list of {{key, value}} \
-             objects",
-            maps.join(", ")
-        ),
+    Limitation::MapsAsEntries {
+        maps: maps.to_vec(),
     }
 }
 

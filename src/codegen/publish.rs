@@ -32,6 +32,7 @@ use std::collections::{BTreeSet, HashMap};
 use aelc_runtime::ty::{limits, DefKind, Ty, TypeTable};
 use serde_json::Value;
 
+use super::error::{BareField, CodegenError, ExampleValue, NotAnExample};
 use super::json_schema::NodeSchemas;
 use super::model_schema::Limitation;
 use crate::diagnostics::Diagnostic;
@@ -183,30 +184,13 @@ fn has_examples(node: &NodeIr, examples: &[Example]) -> bool {
 fn limitation_findings(node: &NodeIr, limitations: &[Limitation]) -> Vec<Finding> {
     limitations
         .iter()
-        .map(|l| {
-            let (note, help) = match l.code {
-                "W0802" => (
-                    "OpenAI then constrains the answer less; the pipeline still checks it",
-                    "split the output, or shorten the enum, so the schema fits strict mode",
-                ),
-                "W0803" => (
-                    "the runtime turns the list back into the map before the pipeline checks it",
-                    "key the data by a struct's fields if they are known in advance",
-                ),
-                _ => (
-                    "the pipeline accepts deeper values, but a Gemini model cannot write them",
-                    "bound the depth in the type (a fixed number of levels) if deeper values matter",
-                ),
-            };
-            Finding {
-                diagnostic: Diagnostic::new(
-                    l.code,
-                    format!("the output of `{}` holds {}", node.name, l.message),
-                )
-                .note(note)
-                .help(help),
-                place: Place::item(&node.module, &node.name),
+        .map(|l| Finding {
+            diagnostic: CodegenError::Limitation {
+                node: node.name.clone(),
+                limitation: l.clone(),
             }
+            .into(),
+            place: Place::item(&node.module, &node.name),
         })
         .collect()
 }
@@ -218,13 +202,12 @@ pub fn check_program(program: &Program) -> Vec<Finding> {
         for code in &set.codes {
             if RESERVED_CODES.contains(&code.name.as_str()) {
                 out.push(Finding {
-                    diagnostic: internal(
-                        format!(
-                            "`errors {}` in `{}` declares `{}`, a code the platform reserves",
-                            set.name, set.module, code.name
-                        ),
-                        "E0408",
-                    ),
+                    diagnostic: CodegenError::InternalReservedCode {
+                        set: set.name.clone(),
+                        module: set.module.clone(),
+                        code: code.name.clone(),
+                    }
+                    .into(),
                     place: Place::item(&set.module, &set.name),
                 });
             }
@@ -254,45 +237,36 @@ fn check_node_types(program: &Program, node: &NodeIr, out: &mut Vec<Diagnostic>)
         let mut bounds = Vec::new();
         collect_bound_breaks(ty, types, &mut seen, &mut bounds);
         for (limit, what) in bounds {
-            out.push(internal(
-                format!(
-                    "the {place} of `{}` holds {what}, over the platform bound of {limit}",
-                    node.name
-                ),
-                "E0303",
-            ));
+            out.push(
+                CodegenError::InternalBound {
+                    place: place.clone(),
+                    node: node.name.clone(),
+                    what,
+                    limit,
+                }
+                .into(),
+            );
         }
         if !fits_depth_limit(ty, types) {
-            out.push(internal(
-                format!(
-                    "the {place} of `{}` has no value that nests at most {} levels deep",
-                    node.name,
-                    limits::MAX_DEPTH
-                ),
-                "E0313",
-            ));
+            out.push(
+                CodegenError::InternalDepth {
+                    place,
+                    node: node.name.clone(),
+                    max_depth: limits::MAX_DEPTH,
+                }
+                .into(),
+            );
         }
     }
     for warning in bare_output_fields(&node.output, types) {
         out.push(
-            Diagnostic::new(
-                "W0801",
-                format!("the output of `{}` has {warning}", node.name),
-            )
-            .note("a caller that cannot predict the shape of an answer cannot use it")
-            .help("declare the fields as a struct, key the map by a unit enum, or document the keys with `///`"),
+            CodegenError::BareOutput {
+                node: node.name.clone(),
+                field: warning,
+            }
+            .into(),
         );
     }
-}
-
-/// The internal error for a rule the checker should have reported as `checker_code`.
-fn internal(message: String, checker_code: &str) -> Diagnostic {
-    Diagnostic::new("E0810", format!("internal error: {message}"))
-        .note(format!(
-            "the checker refuses this on the source as {checker_code}, so the typed IR was not \
-             made by it, or aelc has a bug"
-        ))
-        .help("please report the project that triggers this")
 }
 
 /// Every list or set inside `ty` whose bound breaks the platform's: the bound, and what.
@@ -342,7 +316,7 @@ fn collect_bound_breaks(
 }
 
 /// Descriptions of output fields that say nothing of their shape.
-fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<String> {
+fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<BareField> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     let mut stack: Vec<(String, &Ty, bool)> = vec![("output".to_owned(), output, false)];
@@ -356,9 +330,7 @@ fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<String> {
                     Some(Ty::Str(s)) if s.pattern.is_none() && s.format.is_none()
                 );
                 if free_keys && !documented {
-                    out.push(format!(
-                        "a field `{path}` that is a map with free text keys and no doc comment"
-                    ));
+                    out.push(BareField::FreeKeys { path: path.clone() });
                 }
                 stack.push((format!("{path}{{}}"), &map.value, false));
             }
@@ -370,10 +342,10 @@ fn bare_output_fields(output: &Ty, types: &TypeTable) -> Vec<String> {
                 match &d.kind {
                     DefKind::Struct { fields } => {
                         if fields.is_empty() {
-                            out.push(format!(
-                                "a field `{path}` of type `{}`, an object with no fields",
-                                d.name
-                            ));
+                            out.push(BareField::NoFields {
+                                path: path.clone(),
+                                ty: d.name.clone(),
+                            });
                         }
                         for f in fields.iter().rev() {
                             stack.push((format!("{path}.{}", f.name), &f.ty, f.docs.is_some()));
@@ -430,20 +402,25 @@ pub fn check_examples(
             Ok(v) => v,
             Err(err) => {
                 push(
-                    malformed(example, &format!("it is not JSON ({err})")),
+                    malformed(
+                        example,
+                        NotAnExample::NotJson {
+                            error: err.to_string(),
+                        },
+                    ),
                     ExampleAt::LineColumn(err.line(), err.column()),
                 );
                 continue;
             }
         };
         let Some(object) = value.as_object() else {
-            push(malformed(example, "it is not a JSON object"), whole());
+            push(malformed(example, NotAnExample::NotAnObject), whole());
             continue;
         };
         for key in object.keys() {
             if !["input", "answers", "output", "status", "code"].contains(&key.as_str()) {
                 push(
-                    malformed(example, &format!("it has an unknown key `{key}`")),
+                    malformed(example, NotAnExample::UnknownKey { key: key.clone() }),
                     ExampleAt::Key(pointer_to(&[key])),
                 );
             }
@@ -451,23 +428,23 @@ pub fn check_examples(
         match object.get("input") {
             Some(input) => {
                 if let Some(v) = &input_validator {
-                    for (d, at) in schema_errors(v, input, "E0805", "input", example) {
+                    for (d, at) in schema_errors(v, input, ExampleValue::Input, example) {
                         push(d, at);
                     }
                 }
             }
-            None => push(malformed(example, "it has no `input`"), whole()),
+            None => push(malformed(example, NotAnExample::NoInput), whole()),
         }
         if object.get("answers").is_some_and(|a| !a.is_array()) {
             push(
-                malformed(example, "`answers` is not a list of strings"),
+                malformed(example, NotAnExample::AnswersNotAList),
                 ExampleAt::Value("/answers".to_owned()),
             );
         }
         match (object.get("output"), object.get("status")) {
             (Some(output), None) => {
                 if let Some(v) = &output_validator {
-                    for (d, at) in schema_errors(v, output, "E0806", "output", example) {
+                    for (d, at) in schema_errors(v, output, ExampleValue::Output, example) {
                         push(d, at);
                     }
                 }
@@ -478,7 +455,9 @@ pub fn check_examples(
                     push(
                         malformed(
                             example,
-                            &format!("its `status` is not one of {}", FAILURE_STATUSES.join(", ")),
+                            NotAnExample::Status {
+                                statuses: &FAILURE_STATUSES,
+                            },
                         ),
                         ExampleAt::Value("/status".to_owned()),
                     );
@@ -493,11 +472,11 @@ pub fn check_examples(
                 }
             }
             (Some(_), Some(_)) => push(
-                malformed(example, "it has both `output` and `status`"),
+                malformed(example, NotAnExample::BothOutputAndStatus),
                 ExampleAt::Key("/status".to_owned()),
             ),
             (None, None) => push(
-                malformed(example, "it has neither `output` nor `status`"),
+                malformed(example, NotAnExample::NeitherOutputNorStatus),
                 whole(),
             ),
         }
@@ -507,24 +486,15 @@ pub fn check_examples(
 
 /// `E0808`: an example expects a failure code its agent does not declare.
 fn undeclared_code(example: &Example, node: &NodeIr, code: &str, declared: &[&str]) -> Diagnostic {
-    let d = Diagnostic::new(
-        "E0808",
-        format!(
-            "example `{}` expects code `{code}`, which `{}` does not declare",
-            example.path, node.name
-        ),
-    );
-    match crate::diagnostics::suggest::did_you_mean(code, declared.iter().copied()) {
-        Some(s) => d.help(format!("did you mean `{s}`?")),
-        None => d.help(format!(
-            "declared codes: {}",
-            if declared.is_empty() {
-                "none".to_owned()
-            } else {
-                declared.join(", ")
-            }
-        )),
+    CodegenError::UndeclaredCode {
+        path: example.path.clone(),
+        node: node.name.clone(),
+        code: code.to_owned(),
+        declared: declared.iter().map(|c| c.to_string()).collect(),
+        suggestion: crate::diagnostics::suggest::did_you_mean(code, declared.iter().copied())
+            .map(str::to_owned),
     }
+    .into()
 }
 
 /// A JSON Pointer (RFC 6901) of the given reference tokens: `~` as `~0`, `/` as `~1`.
@@ -548,8 +518,7 @@ fn validator(schema: &Value) -> Option<jsonschema::Validator> {
 fn schema_errors(
     validator: &jsonschema::Validator,
     instance: &Value,
-    code: &'static str,
-    which: &str,
+    which: ExampleValue,
     example: &Example,
 ) -> Vec<(Diagnostic, ExampleAt)> {
     validator
@@ -557,28 +526,22 @@ fn schema_errors(
         .take(20)
         .map(|error| {
             let pointer = error.instance_path().to_string();
-            let shown = if pointer.is_empty() {
-                "/".to_owned()
-            } else {
-                pointer.clone()
+            let at = ExampleAt::Value(format!("/{}{pointer}", which.key()));
+            let diagnostic = CodegenError::ExampleSchema {
+                path: example.path.clone(),
+                which,
+                pointer,
+                error: error.to_string(),
             };
-            let diagnostic = Diagnostic::new(
-                code,
-                format!(
-                    "example `{}`: the {which} at `{shown}` does not match the {which} schema: {error}",
-                    example.path
-                ),
-            )
-            .help(format!("fix the example, or the type, so that `{which}{pointer}` is valid"));
-            (diagnostic, ExampleAt::Value(format!("/{which}{pointer}")))
+            (diagnostic.into(), at)
         })
         .collect()
 }
 
-fn malformed(example: &Example, why: &str) -> Diagnostic {
-    Diagnostic::new(
-        "E0807",
-        format!("`{}` is not an example: {why}", example.path),
-    )
-    .help("an example is {\"input\": …, \"answers\": [\"…\"], \"output\": …}, or with \"status\" and \"code\" instead of \"output\"")
+fn malformed(example: &Example, why: NotAnExample) -> Diagnostic {
+    CodegenError::NotAnExample {
+        path: example.path.clone(),
+        why,
+    }
+    .into()
 }

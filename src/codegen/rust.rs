@@ -37,6 +37,7 @@ use std::collections::BTreeMap;
 
 use aelc_runtime::ty::DefId;
 
+use super::error::CodegenError;
 use super::publish::Place;
 use crate::diagnostics::Diagnostic;
 use crate::ir::Program;
@@ -171,15 +172,12 @@ const RESERVED_TOP: &[&str] = &[
 fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)>> {
     let mut top = names::Namespace::with_reserved(RESERVED_TOP);
     let mut bad: Vec<(Diagnostic, Option<Place>)> = Vec::new();
-    let unspellable = |what: String, place: Place, bad: &mut Vec<(Diagnostic, Option<Place>)>| {
-        bad.push((
-            Diagnostic::new(
-                "E0850",
-                format!("{what} cannot be a Rust name, so no Rust glue can be generated"),
-            )
-            .help("rename it"),
-            Some(place),
-        ));
+    let unspellable = |kind: &'static str,
+                       name: &str,
+                       place: Place,
+                       bad: &mut Vec<(Diagnostic, Option<Place>)>| {
+        let name = name.to_owned();
+        bad.push((CodegenError::Unspellable { kind, name }.into(), Some(place)));
     };
     // Types: qualified by module when a name is declared in several modules.
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
@@ -209,11 +207,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)
                 defs.push(id);
             }
             None => {
-                unspellable(
-                    format!("the type `{}`", d.name),
-                    Place::item(&d.module, &d.name),
-                    &mut bad,
-                );
+                unspellable("type", &d.name, Place::item(&d.module, &d.name), &mut bad);
                 defs.push(rust);
             }
         }
@@ -235,11 +229,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)
                 errors.push(id);
             }
             None => {
-                unspellable(
-                    format!("the errors `{}`", e.name),
-                    Place::item(&e.module, &e.name),
-                    &mut bad,
-                );
+                unspellable("errors", &e.name, Place::item(&e.module, &e.name), &mut bad);
                 errors.push(rust);
             }
         }
@@ -264,11 +254,7 @@ fn names_of(program: &Program) -> Result<Naming, Vec<(Diagnostic, Option<Place>)
                 nodes.push(id);
             }
             None => {
-                unspellable(
-                    format!("the node `{}`", n.name),
-                    Place::item(&n.module, &n.name),
-                    &mut bad,
-                );
+                unspellable("node", &n.name, Place::item(&n.module, &n.name), &mut bad);
                 nodes.push(rust);
             }
         }
@@ -346,11 +332,11 @@ fn member_clashes(program: &Program, id: DefId) -> Vec<Diagnostic> {
             match names::ident(&names::snake(&f.name)) {
                 Some(id) => ns.add(&id, format!("field `{}`", f.name)),
                 None => out.push(
-                    Diagnostic::new(
-                        "E0850",
-                        format!("the field `{}` of {of} cannot be a Rust name", f.name),
-                    )
-                    .help("rename the field"),
+                    CodegenError::UnspellableField {
+                        field: f.name.clone(),
+                        of: of.to_owned(),
+                    }
+                    .into(),
                 ),
             }
         }
@@ -364,14 +350,11 @@ fn member_clashes(program: &Program, id: DefId) -> Vec<Diagnostic> {
                 match names::type_ident(&v.name) {
                     Some(id) => ns.add(&id, format!("variant `{}`", v.name)),
                     None => out.push(
-                        Diagnostic::new(
-                            "E0850",
-                            format!(
-                                "the variant `{}` of `{}` cannot be a Rust name",
-                                v.name, def.name
-                            ),
-                        )
-                        .help("rename the variant"),
+                        CodegenError::UnspellableVariant {
+                            variant: v.name.clone(),
+                            of: def.name.clone(),
+                        }
+                        .into(),
                     ),
                 }
                 if let Some(fs) = &v.fields {
@@ -406,16 +389,13 @@ fn placed_clashes(
 }
 
 fn clash_diagnostic(c: &names::Clash, place: &str) -> Diagnostic {
-    Diagnostic::new(
-        "E0850",
-        format!(
-            "{} and {} are both `{}` in Rust ({place})",
-            c.with.join(", "),
-            c.what,
-            c.rust
-        ),
-    )
-    .help("rename one of them so that the Rust glue can tell them apart")
+    CodegenError::RustClash {
+        what: c.what.clone(),
+        with: c.with.clone(),
+        rust: c.rust.clone(),
+        place: place.to_owned(),
+    }
+    .into()
 }
 
 /// The state of one glue generation.

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use super::error::{ProjectError, Suggestion};
 use super::values;
 use super::{
     BindingConfig, LimitsConfig, PackageConfig, PartKind, PriceConfig, ProjectConfig, Provider,
@@ -13,7 +14,6 @@ use super::{
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::Diagnostic;
 use crate::span::{FileId, Span};
-use aelc_runtime::error::quoted;
 
 const TOP_KEYS: &[&str] = &["package", "bindings", "limits"];
 const PACKAGE_KEYS: &[&str] = &["name", "version", "description"];
@@ -61,13 +61,8 @@ pub(super) fn load(file: FileId, text: &str) -> (ProjectConfig, Vec<Diagnostic>)
         let range = error.span().unwrap_or(0..0);
         let span = cx.span(range);
         let message = error.message().trim().to_owned();
-        cx.diagnostics.push(
-            Diagnostic::new("E0600", format!("ael.toml is not valid TOML: {message}"))
-                .primary(span, "here")
-                .help(
-                    "see https://toml.io for the syntax; keys are `name = value`, tables `[name]`",
-                ),
-        );
+        cx.diagnostics
+            .push(ProjectError::InvalidToml { span, message }.into());
     }
     let mut known = ProjectConfig {
         package: PackageConfig {
@@ -91,12 +86,10 @@ pub(super) fn load(file: FileId, text: &str) -> (ProjectConfig, Vec<Diagnostic>)
         }
         None => {
             cx.diagnostics.push(
-                Diagnostic::new("E0603", "ael.toml has no `[package]` table")
-                    .primary(
-                        cx.span(0..0),
-                        "expected `[package]` with `name` and `version`",
-                    )
-                    .help("add:\n[package]\nname = \"owner/name\"\nversion = \"0.1.0\""),
+                ProjectError::NoPackage {
+                    span: cx.span(0..0),
+                }
+                .into(),
             );
         }
     }
@@ -106,9 +99,11 @@ pub(super) fn load(file: FileId, text: &str) -> (ProjectConfig, Vec<Diagnostic>)
                 let span = cx.span(name.span());
                 if !values::is_identifier(name.get_ref()) {
                     cx.diagnostics.push(
-                        Diagnostic::new("E0611", format!("`{}` is not a valid binding name", quoted(name.get_ref())))
-                            .primary(span, "not an identifier")
-                            .help("a binding is named in AEL as `binding(\"name\")`: use letters, digits and `_`, not starting with a digit"),
+                        ProjectError::BindingName {
+                            span,
+                            name: name.get_ref().to_string(),
+                        }
+                        .into(),
                     );
                     // Known all the same (read without a word more about it): its uses are
                     // not also unknown bindings.
@@ -151,17 +146,18 @@ impl Cx<'_> {
         Span::new(self.file, start..end)
     }
 
-    /// `word` written as the key or string at `span` is: in the same quotes when it is quoted
-    /// (`"openai"` for `"openia"`, `'text'` for `'txt'`), bare otherwise (a bare key).
-    fn quoted_as_written(&self, span: Span, word: &str) -> String {
+    /// `word` as a suggestion for the key or string at `span`, with the quotes it is written
+    /// in (`"openai"` for `"openia"`, `'text'` for `'txt'`; none for a bare key).
+    fn suggestion(&self, span: Span, word: Option<&str>) -> Option<Suggestion> {
         let written = self
             .text
             .get(span.start as usize..span.end as usize)
             .unwrap_or("");
-        match written.chars().next() {
-            Some(quote @ ('"' | '\'')) => format!("{quote}{word}{quote}"),
-            _ => word.to_owned(),
-        }
+        let quote = written.chars().next().filter(|c| matches!(c, '"' | '\''));
+        word.map(|word| Suggestion {
+            word: word.to_owned(),
+            quote,
+        })
     }
 
     /// The text of a value as written (for exact decimals).
@@ -174,7 +170,12 @@ impl Cx<'_> {
         self.span(value.span())
     }
 
-    fn unknown_keys(&mut self, table: &DeTable<'_>, known: &[&str], place: &str) {
+    fn unknown_keys(
+        &mut self,
+        table: &DeTable<'_>,
+        known: &'static [&'static str],
+        place: &'static str,
+    ) {
         for key in table.keys() {
             let name: &str = key.get_ref();
             if known.contains(&name) {
@@ -183,42 +184,51 @@ impl Cx<'_> {
             let span = self.span(key.span());
             if SECRET_KEYS.contains(&name) && known.contains(&"api_key_env") {
                 self.diagnostics.push(
-                    Diagnostic::new("E0604", format!("`{}` would put a secret in ael.toml", quoted(name)))
-                        .primary(span, "secrets are never written in project files")
-                        .help("use api_key_env = \"NAME_OF_THE_VARIABLE\" and set the key in the environment"),
+                    ProjectError::SecretKey {
+                        span,
+                        name: name.to_owned(),
+                    }
+                    .into(),
                 );
                 continue;
             }
-            let mut d = Diagnostic::new("E0601", format!("unknown key `{}` {place}", quoted(name)))
-                .primary(span, "not a known key");
-            d = match did_you_mean(name, known.iter().copied()) {
-                Some(close) => {
-                    let fixed = self.quoted_as_written(span, close);
-                    d.help(format!("did you mean `{close}`?")).fix(span, fixed)
+            let suggestion = self.suggestion(span, did_you_mean(name, known.iter().copied()));
+            self.diagnostics.push(
+                ProjectError::UnknownKey {
+                    span,
+                    name: name.to_owned(),
+                    place,
+                    known,
+                    suggestion,
                 }
-                None => d.help(format!("the keys here are: {}", known.join(", "))),
-            };
-            self.diagnostics.push(d);
+                .into(),
+            );
         }
     }
 
-    fn wrong_type(&mut self, value: &Value<'_>, key: &str, expected: &str) {
+    fn wrong_type(&mut self, value: &Value<'_>, key: &str, expected: &'static str) {
         let found = value.get_ref().type_str();
         let span = self.span(value.span());
         self.diagnostics.push(
-            Diagnostic::new(
-                "E0602",
-                format!("`{key}` must be {expected}, found {found}"),
-            )
-            .primary(span, format!("expected {expected}")),
+            ProjectError::WrongType {
+                span,
+                key: key.to_owned(),
+                expected,
+                found,
+            }
+            .into(),
         );
     }
 
-    fn missing(&mut self, at: Span, table: &str, key: &str, example: &str) {
+    fn missing(&mut self, at: Span, table: &'static str, key: &str, example: &'static str) {
         self.diagnostics.push(
-            Diagnostic::new("E0603", format!("`[{table}]` has no `{key}`"))
-                .primary(at, format!("`{key}` is required here"))
-                .help(format!("add `{key} = {example}`")),
+            ProjectError::Missing {
+                at,
+                table,
+                key: key.to_owned(),
+                example,
+            }
+            .into(),
         );
     }
 
@@ -266,19 +276,22 @@ impl Cx<'_> {
         };
         if let Err(why) = values::package_name(name) {
             self.diagnostics.push(
-                Diagnostic::new("E0605", format!("`{}` is not a valid package name", quoted(name)))
-                    .primary(name_span, why)
-                    .help("write `owner/name`, e.g. \"acme/review\": lowercase letters, digits, `-` and `_`"),
+                ProjectError::PackageName {
+                    span: name_span,
+                    name: name.to_owned(),
+                    why,
+                }
+                .into(),
             );
         }
         if let Err(why) = values::version(version) {
             self.diagnostics.push(
-                Diagnostic::new(
-                    "E0606",
-                    format!("`{}` is not a valid version", quoted(version)),
-                )
-                .primary(version_span, why)
-                .help("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\" or \"1.0.0-beta.1\""),
+                ProjectError::Version {
+                    span: version_span,
+                    version: version.to_owned(),
+                    why,
+                }
+                .into(),
             );
         }
         as_written
@@ -299,24 +312,16 @@ impl Cx<'_> {
             Some((text, span)) => match Provider::ALL.iter().find(|p| p.as_str() == text) {
                 Some(p) => Some(*p),
                 None => {
-                    let mut d =
-                        Diagnostic::new("E0607", format!("unknown provider `{}`", quoted(text)))
-                            .primary(span, "not a provider");
-                    d = match did_you_mean(text, Provider::ALL.iter().map(|p| p.as_str())) {
-                        Some(close) => {
-                            let fixed = self.quoted_as_written(span, close);
-                            d.help(format!("did you mean `{close}`?")).fix(span, fixed)
+                    let close = did_you_mean(text, Provider::ALL.iter().map(|p| p.as_str()));
+                    let suggestion = self.suggestion(span, close);
+                    self.diagnostics.push(
+                        ProjectError::UnknownProvider {
+                            span,
+                            provider: text.to_owned(),
+                            suggestion,
                         }
-                        None => d.help(format!(
-                            "the providers are {} (`openai` is any OpenAI-compatible endpoint)",
-                            Provider::ALL
-                                .iter()
-                                .map(|p| format!("`{}`", p.as_str()))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )),
-                    };
-                    self.diagnostics.push(d);
+                        .into(),
+                    );
                     None
                 }
             },
@@ -337,12 +342,11 @@ impl Cx<'_> {
                     || url.len() <= "https://".len()
                 {
                     self.diagnostics.push(
-                        Diagnostic::new(
-                            "E0609",
-                            format!("`{}` is not an http(s) URL", quoted(url)),
-                        )
-                        .primary(span, "expected `http://…` or `https://…`")
-                        .help("write the endpoint's base URL, e.g. \"http://127.0.0.1:8080/v1\""),
+                        ProjectError::NotAnUrl {
+                            span,
+                            url: url.to_owned(),
+                        }
+                        .into(),
                     );
                 }
                 Some(url.to_owned())
@@ -352,22 +356,15 @@ impl Cx<'_> {
         let api_key_env = match self.string(table, "api_key_env") {
             Some((name, span)) => {
                 if values::looks_like_a_key(name) {
-                    self.diagnostics.push(
-                        Diagnostic::new("E0604", "`api_key_env` holds what looks like a key itself")
-                            .primary(span, "this should be the name of an environment variable")
-                            .help("write the variable's name, e.g. api_key_env = \"OPENAI_API_KEY\", and never the key"),
-                    );
+                    self.diagnostics
+                        .push(ProjectError::KeyInApiKeyEnv { span }.into());
                 } else if !values::is_env_name(name) {
                     self.diagnostics.push(
-                        Diagnostic::new(
-                            "E0609",
-                            format!("`{}` is not an environment variable name", quoted(name)),
-                        )
-                        .primary(
+                        ProjectError::NotAnEnvName {
                             span,
-                            "expected letters, digits and `_`, not starting with a digit",
-                        )
-                        .help("e.g. api_key_env = \"OPENAI_API_KEY\""),
+                            name: name.to_owned(),
+                        }
+                        .into(),
                     );
                 }
                 Some(name.to_owned())
@@ -412,26 +409,22 @@ impl Cx<'_> {
         };
         if aelc_runtime::provider::Constrain::parse(word).is_none() {
             self.diagnostics.push(
-                Diagnostic::new("E0609", format!("`constrain = \"{word}\"` is not a way to constrain answers"))
-                    .primary(span, "expected `grammar`, `schema`, `output_format` or `none`")
-                    .help("`grammar` sends the node's GBNF grammar, `schema` its JSON Schema, `output_format` the schema as Anthropic's structured outputs, `none` neither"),
+                ProjectError::UnknownConstrain {
+                    span,
+                    word: word.to_owned(),
+                }
+                .into(),
             );
             return None;
         }
         if word == "output_format" && provider != Some(Provider::Anthropic) {
-            self.diagnostics.push(
-                Diagnostic::new("E0609", "`constrain = \"output_format\"` is Anthropic's structured outputs")
-                    .primary(span, "only `provider = \"anthropic\"` bindings send `output_config.format`")
-                    .help("use `schema`: every provider sends its model-facing schema in its own structured-output mode"),
-            );
+            self.diagnostics
+                .push(ProjectError::OutputFormatNotAnthropic { span }.into());
             return None;
         }
         if word == "grammar" && provider != Some(Provider::OpenAi) {
-            self.diagnostics.push(
-                Diagnostic::new("E0609", "`constrain = \"grammar\"` needs an OpenAI-compatible server")
-                    .primary(span, "only `provider = \"openai\"` bindings send a grammar")
-                    .help("llama.cpp's server and vLLM take the grammar; use `schema` or `none` with other providers"),
-            );
+            self.diagnostics
+                .push(ProjectError::GrammarNotOpenAi { span }.into());
             return None;
         }
         Some(Some(word.to_owned()))
@@ -455,24 +448,25 @@ impl Cx<'_> {
             match PartKind::parse(text) {
                 Some(kind) if kinds.contains(&kind) => {
                     self.diagnostics.push(
-                        Diagnostic::new("W0600", format!("`{}` is listed twice", quoted(text)))
-                            .primary(span, "already listed")
-                            .help("remove the repetition"),
+                        ProjectError::PartKindTwice {
+                            span,
+                            kind: text.to_owned(),
+                        }
+                        .into(),
                     );
                 }
                 Some(kind) => kinds.push(kind),
                 None => {
-                    let mut d =
-                        Diagnostic::new("E0608", format!("unknown part kind `{}`", quoted(text)))
-                            .primary(span, "not a part kind");
-                    d = match did_you_mean(text, PartKind::ALL.iter().map(|k| k.as_str())) {
-                        Some(close) => {
-                            let fixed = self.quoted_as_written(span, close);
-                            d.help(format!("did you mean `{close}`?")).fix(span, fixed)
+                    let close = did_you_mean(text, PartKind::ALL.iter().map(|k| k.as_str()));
+                    let suggestion = self.suggestion(span, close);
+                    self.diagnostics.push(
+                        ProjectError::UnknownPartKind {
+                            span,
+                            kind: text.to_owned(),
+                            suggestion,
                         }
-                        None => d.help("the part kinds are text, image, audio, video and file"),
-                    };
-                    self.diagnostics.push(d);
+                        .into(),
+                    );
                 }
             }
         }
@@ -490,12 +484,11 @@ impl Cx<'_> {
                     Some(code.to_owned())
                 } else {
                     self.diagnostics.push(
-                        Diagnostic::new(
-                            "E0609",
-                            format!("`{}` is not a currency code", quoted(code)),
-                        )
-                        .primary(span, "expected three capital letters")
-                        .help("write an ISO 4217 code, e.g. \"EUR\" or \"USD\""),
+                        ProjectError::Currency {
+                            span,
+                            code: code.to_owned(),
+                        }
+                        .into(),
                     );
                     None
                 }
@@ -532,14 +525,8 @@ impl Cx<'_> {
             Some(exact) => Some(exact),
             None => {
                 let span = self.span(value.span());
-                self.diagnostics.push(
-                    Diagnostic::new(
-                        "E0609",
-                        format!("`{}` is not a plain decimal amount", quoted(&written)),
-                    )
-                    .primary(span, "expected digits with an optional fraction, e.g. 0.15")
-                    .help("prices are exact: no sign, exponent, `inf` or `nan`"),
-                );
+                self.diagnostics
+                    .push(ProjectError::Decimal { span, written }.into());
                 None
             }
         }
@@ -556,17 +543,8 @@ impl Cx<'_> {
                         Ok(n) if n > 0 => limits.max_input_bytes = n,
                         _ => {
                             let span = self.span(value.span());
-                            self.diagnostics.push(
-                                Diagnostic::new(
-                                    "E0610",
-                                    format!(
-                                        "`max_input_bytes = {}` is not a usable limit",
-                                        quoted(&written)
-                                    ),
-                                )
-                                .primary(span, "expected a positive number of bytes")
-                                .help("the default is 1048576 (1 MiB)"),
-                            );
+                            self.diagnostics
+                                .push(ProjectError::MaxInputBytes { span, written }.into());
                         }
                     }
                 }

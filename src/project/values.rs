@@ -1,31 +1,33 @@
 //! The shapes of `ael.toml` values: package names, versions, identifiers, decimals. Pure
 //! functions over text, so each rule is tested on its own.
 
+use super::error::{NameProblem, VersionProblem};
+
 /// `owner/name`: each part 1–64 of lowercase ASCII letters, digits, `-`, `_`, starting with a
 /// letter or digit.
-pub(super) fn package_name(text: &str) -> Result<(), &'static str> {
+pub(super) fn package_name(text: &str) -> Result<(), NameProblem> {
     let Some((owner, name)) = text.split_once('/') else {
-        return Err("expected `owner/name`");
+        return Err(NameProblem::NoSlash);
     };
     for part in [owner, name] {
         if part.is_empty() || part.len() > 64 {
-            return Err("each part must have 1 to 64 characters");
+            return Err(NameProblem::PartLength);
         }
         if !part.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()) {
-            return Err("each part starts with a lowercase letter or a digit");
+            return Err(NameProblem::PartStart);
         }
         if !part
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         {
-            return Err("only lowercase letters, digits, `-` and `_`");
+            return Err(NameProblem::PartCharacters);
         }
     }
     Ok(())
 }
 
 /// `MAJOR.MINOR.PATCH[-pre][+build]`, numbers without leading zeros.
-pub(super) fn version(text: &str) -> Result<(), &'static str> {
+pub(super) fn version(text: &str) -> Result<(), VersionProblem> {
     let (rest, build) = match text.split_once('+') {
         Some((rest, build)) => (rest, Some(build)),
         None => (text, None),
@@ -36,14 +38,14 @@ pub(super) fn version(text: &str) -> Result<(), &'static str> {
     };
     let numbers: Vec<&str> = core.split('.').collect();
     if numbers.len() != 3 {
-        return Err("expected three numbers: MAJOR.MINOR.PATCH");
+        return Err(VersionProblem::NotThreeNumbers);
     }
     for n in numbers {
         if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-            return Err("MAJOR, MINOR and PATCH are numbers");
+            return Err(VersionProblem::NotNumbers);
         }
         if n.len() > 1 && n.starts_with('0') {
-            return Err("numbers have no leading zeros");
+            return Err(VersionProblem::LeadingZero);
         }
     }
     for label in [pre, build].into_iter().flatten() {
@@ -51,7 +53,7 @@ pub(super) fn version(text: &str) -> Result<(), &'static str> {
             !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
         });
         if !ok {
-            return Err("pre-release and build labels are dot-separated letters, digits and `-`");
+            return Err(VersionProblem::Labels);
         }
     }
     Ok(())

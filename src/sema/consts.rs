@@ -5,8 +5,8 @@
 use aelc_runtime::decode;
 use aelc_runtime::ty::{DefKind, FieldTy, Ty};
 
+use super::error::TypeError;
 use super::{Cx, TypeDecl};
-use crate::diagnostics::Diagnostic;
 use crate::syntax::ast::{self, ExprKind, LitKind, UnaryOp};
 
 pub(crate) fn check_defaults(cx: &mut Cx<'_, '_>) {
@@ -79,11 +79,7 @@ fn check_default(
     name: &str,
 ) -> Option<serde_json::Value> {
     if matches!(ty, Ty::Option { .. }) {
-        cx.report(
-            Diagnostic::new("E0311", "an `Option` field cannot have a default")
-                .primary(default.span, "remove this default")
-                .help("an absent `Option` field is already `none`"),
-        );
+        cx.report(TypeError::OptionDefault { span: default.span });
         return None;
     }
     // A default the parser could not read (`18446744073709551616`) was reported there.
@@ -91,16 +87,7 @@ fn check_default(
         return None;
     }
     let Some(json) = constant(default) else {
-        cx.report(
-            Diagnostic::new("E0310", "a default must be a constant")
-                .primary(
-                    default.span,
-                    "not a literal, a list of literals or an enum variant",
-                )
-                .help(
-                    "write a literal such as `10`, `\"text\"`, `false`, `[1, 2]` or a variant name",
-                ),
-        );
+        cx.report(TypeError::DefaultNotConstant { span: default.span });
         return None;
     };
     let text = serde_json::to_vec(&json).unwrap_or_default();
@@ -110,14 +97,10 @@ fn check_default(
             let first = errors
                 .first()
                 .map_or_else(String::new, |e| e.message.clone());
-            cx.report(
-                Diagnostic::new(
-                    "E0310",
-                    "this default is not a valid value of the field's type",
-                )
-                .primary(default.span, first)
-                .help("change the default so that it fits the type and its bounds"),
-            );
+            cx.report(TypeError::DefaultInvalid {
+                span: default.span,
+                why: first,
+            });
             None
         }
     }

@@ -4,8 +4,8 @@
 
 use aelc_runtime::ty::{limits, DefId, DefKind, FieldTy, Ty};
 
+use super::error::TypeError;
 use super::{Cx, TypeDecl};
-use crate::diagnostics::Diagnostic;
 
 pub(crate) fn check_all(cx: &mut Cx<'_, '_>) {
     if report_cycles(cx) {
@@ -103,19 +103,13 @@ fn report_cycle(cx: &mut Cx<'_, '_>, cycle: &[u32]) {
         path.push_str(" -> ");
         path.push_str(n);
     }
-    let mut d = Diagnostic::new(
-        "E0312",
-        format!(
-            "`{}` contains itself: {path}",
-            names.first().map_or("", String::as_str)
-        ),
-    )
-    .primary(name_span(cx, *first), "no finite value of this type exists")
-    .help("break the cycle with `Option<…>`, `List<…>`, `Set<…>` or `Map<…>`");
-    for other in cycle.iter().skip(1) {
-        d = d.secondary(name_span(cx, *other), "part of the cycle");
-    }
-    cx.report(d);
+    let error = TypeError::Cycle {
+        span: name_span(cx, *first),
+        name: names.first().cloned().unwrap_or_default(),
+        path,
+        others: cycle.iter().skip(1).map(|o| name_span(cx, *o)).collect(),
+    };
+    cx.report(error);
 }
 
 fn name_span(cx: &Cx<'_, '_>, def: u32) -> crate::span::Span {
@@ -158,11 +152,12 @@ fn report_too_deep(cx: &mut Cx<'_, '_>) {
                 .defs
                 .get(i)
                 .map_or_else(String::new, |t| t.name.clone());
-            cx.report(
-                Diagnostic::new("E0313", format!("every value of `{name}` nests deeper than {}", limits::MAX_DEPTH))
-                    .primary(name_span(cx, i as u32), "no payload can hold this type")
-                    .help("payloads nest at most 64 arrays and objects (spec §8): make a level optional or flatten it"),
-            );
+            let span = name_span(cx, i as u32);
+            cx.report(TypeError::TooDeep {
+                span,
+                name,
+                max_depth: limits::MAX_DEPTH,
+            });
         }
     }
 }

@@ -10,12 +10,12 @@ use aelc_runtime::media::{MediaFieldKind, MEDIA_FIELDS};
 use aelc_runtime::ty::{DefId, DefKind, Ty};
 use aelc_runtime::value::Value;
 
+use super::error::{ExprError, NameError, NestedOption, PatternShape};
 use super::methods::{self, Receiver};
 use super::resolution::{Symbol, SymbolKind};
 use super::sty::STy;
 use super::{Cx, ItemRef};
 use crate::diagnostics::suggest::did_you_mean;
-use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, BinaryOp, ExprKind, LitKind, PatternKind, UnaryOp};
 
@@ -120,26 +120,20 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
     }
 
     /// E0416: an expression whose type would be `Option<Option<T>>` (see `Value::None`).
-    fn option_of_option(&mut self, span: Span, label: &str, help: &str) {
-        self.cx.report(
-            Diagnostic::new(
-                "E0416",
-                "this would be an option of an option, which cannot be told apart from `none`",
-            )
-            .primary(span, label)
-            .help(help),
-        );
+    fn option_of_option(&mut self, span: Span, at: NestedOption) {
+        self.cx.report(ExprError::OptionOfOption { span, at });
     }
 
     fn mismatch(&mut self, span: Span, expected: &STy, found: &STy) {
         if expected.is_error() || found.is_error() {
             return;
         }
-        let (e, f) = (self.describe(expected), self.describe(found));
-        self.cx.report(
-            Diagnostic::new("E0401", format!("expected {e}, found {f}"))
-                .primary(span, format!("this is {f}")),
-        );
+        let (expected, found) = (self.describe(expected), self.describe(found));
+        self.cx.report(ExprError::Mismatch {
+            span,
+            expected,
+            found,
+        });
     }
 
     /// Checks `e` where a value of the declared type `ty` is wanted; a constant is checked
@@ -157,11 +151,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 let why = errors
                     .first()
                     .map_or_else(String::new, |e| e.message.clone());
-                self.cx.report(
-                    Diagnostic::new("E0413", "this constant never fits the declared type")
-                        .primary(e.span, why)
-                        .help("the bound is checked when the value becomes a field; change the constant or the type"),
-                );
+                self.cx.report(ExprError::NeverFits { span: e.span, why });
             }
         }
         lowered
@@ -187,11 +177,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 };
                 let (t, x) = self.expr(inner, want.as_ref());
                 if matches!(t, STy::Option(_)) {
-                    self.option_of_option(
-                        inner.span,
-                        "this is an option already",
-                        "use it as it is, without `some`",
-                    );
+                    self.option_of_option(inner.span, NestedOption::Some);
                     return err;
                 }
                 if let Some(w) = &want {
@@ -279,16 +265,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     ),
                 };
                 if !ok {
-                    let want = if *op == UnaryOp::Not {
-                        "`!` needs a bool"
-                    } else {
-                        "`-` needs a number"
-                    };
                     let found = self.describe(&t);
-                    self.cx.report(
-                        Diagnostic::new("E0414", format!("{want}, found {found}"))
-                            .primary(operand.span, format!("this is {found}")),
-                    );
+                    self.cx.report(ExprError::Operand {
+                        span: operand.span,
+                        not: *op == UnaryOp::Not,
+                        found,
+                    });
                     return err;
                 }
                 (
@@ -301,14 +283,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             }
             ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs),
             ExprKind::Closure { .. } => {
-                self.cx.report(
-                    Diagnostic::new(
-                        "E0415",
-                        "a closure can only be the argument of a list method",
-                    )
-                    .primary(e.span, "not allowed here")
-                    .help("closures are arguments of `all any count filter map sort_by`"),
-                );
+                self.cx.report(ExprError::ClosureHere { span: e.span });
                 err
             }
         }
@@ -347,13 +322,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             LitKind::Float { value, .. } => (STy::Float, c(Value::Float(*value))),
             LitKind::Str { value, .. } => (STy::Str, c(Value::Str(value.as_str().into()))),
             _ => {
-                self.cx.report(
-                    Diagnostic::new(
-                        "E0401",
-                        "durations, sizes, rates and money are not values of expressions",
-                    )
-                    .primary(lit.span, "only allowed in configuration blocks"),
-                );
+                self.cx.report(ExprError::UnitLiteral { span: lit.span });
                 (STy::Error, rt::Expr::None)
             }
         }
@@ -400,42 +369,35 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     return (STy::Def(def), v);
                 }
                 let variants = self.variant_names(def);
-                let mut d = Diagnostic::new(
-                    "E0207",
-                    format!(
-                        "`{}` has no unit variant `{}`",
-                        prefix.to_text(),
-                        variant.name
-                    ),
-                )
-                .primary(variant.span, "unknown variant");
-                d = match did_you_mean(&variant.name, variants.iter().map(String::as_str)) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help(format!("the variants are: {}", variants.join(", "))),
-                };
-                self.cx.report(d);
+                let suggestion = did_you_mean(&variant.name, variants.iter().map(String::as_str))
+                    .map(str::to_owned);
+                self.cx.report(NameError::NoUnitVariant {
+                    span: variant.span,
+                    prefix: prefix.to_text(),
+                    variant: variant.name.to_string(),
+                    variants,
+                    suggestion,
+                });
                 return err;
             }
         }
         match self.cx.lookup(self.module, path) {
             Some(r @ (ItemRef::Fn(_) | ItemRef::Node(_) | ItemRef::Check(_))) => {
-                self.cx.report(
-                    Diagnostic::new(
-                        "E0401",
-                        format!("`{}` is {}, not a value", path.to_text(), r.noun()),
-                    )
-                    .primary(path.span, "call it with `(…)`"),
-                );
+                self.cx.report(ExprError::NotAValue {
+                    span: path.span,
+                    path: path.to_text(),
+                    noun: r.noun(),
+                    callable: true,
+                });
                 err
             }
             Some(r) => {
-                self.cx.report(
-                    Diagnostic::new(
-                        "E0401",
-                        format!("`{}` is {}, not a value", path.to_text(), r.noun()),
-                    )
-                    .primary(path.span, "expected a value"),
-                );
+                self.cx.report(ExprError::NotAValue {
+                    span: path.span,
+                    path: path.to_text(),
+                    noun: r.noun(),
+                    callable: false,
+                });
                 err
             }
             None => {
@@ -450,12 +412,13 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 if let Some(STy::Def(def)) = expected {
                     candidates.extend(self.variant_names(*def));
                 }
-                let mut d = Diagnostic::new("E0205", format!("unknown name `{name}`"))
-                    .primary(path.span, "not in scope");
-                if let Some(s) = did_you_mean(&name, candidates.iter().map(String::as_str)) {
-                    d = d.did_you_mean(path.span, s);
-                }
-                self.cx.report(d);
+                let suggestion =
+                    did_you_mean(&name, candidates.iter().map(String::as_str)).map(str::to_owned);
+                self.cx.report(NameError::UnknownName {
+                    span: path.span,
+                    name,
+                    suggestion,
+                });
                 err
             }
         }
@@ -544,16 +507,16 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     _ => Vec::new(),
                 };
                 let ty = self.describe(&t);
-                let mut d = Diagnostic::new("E0206", format!("{ty} has no field `{}`", name.name))
-                    .primary(name.span, "unknown field");
-                if let Some(s) = did_you_mean(&name.name, candidates.iter().map(String::as_str)) {
-                    d = d.help(format!("did you mean `{s}`?"));
-                } else if matches!(t, STy::Option(_)) {
-                    d = d.help("this is an `Option`: use `match` or `.unwrap_or(…)` first");
-                } else if !candidates.is_empty() {
-                    d = d.help(format!("the fields are: {}", candidates.join(", ")));
-                }
-                self.cx.report(d);
+                let suggestion = did_you_mean(&name.name, candidates.iter().map(String::as_str))
+                    .map(str::to_owned);
+                self.cx.report(NameError::NoField {
+                    span: name.span,
+                    ty,
+                    field: name.name.to_string(),
+                    fields: candidates,
+                    option: matches!(t, STy::Option(_)),
+                    suggestion,
+                });
                 (STy::Error, rt::Expr::None)
             }
         }
@@ -566,23 +529,16 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         span: Span,
     ) -> Option<(STy, Closure)> {
         let Some(arg) = arg else {
-            self.cx.report(
-                Diagnostic::new("E0402", "this method takes a closure")
-                    .primary(span, "write `|x| …`"),
-            );
+            self.cx.report(ExprError::NeedsClosure { span });
             return None;
         };
         let ExprKind::Closure { params, body } = &arg.kind else {
-            self.cx.report(
-                Diagnostic::new("E0415", "expected a closure").primary(arg.span, "write `|x| …`"),
-            );
+            self.cx
+                .report(ExprError::ExpectedClosure { span: arg.span });
             return None;
         };
         let [param] = params.as_slice() else {
-            self.cx.report(
-                Diagnostic::new("E0415", "this closure takes exactly one parameter")
-                    .primary(arg.span, "write `|x| …`"),
-            );
+            self.cx.report(ExprError::ClosureParams { span: arg.span });
             return None;
         };
         let depth = self.locals.len();
@@ -611,17 +567,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         let arg0 = args.first();
         let expect_args = |me: &mut Self, n: usize| -> bool {
             if args.len() != n {
-                me.cx.report(
-                    Diagnostic::new(
-                        "E0402",
-                        format!(
-                            "`{name}` takes {n} argument{}, found {}",
-                            if n == 1 { "" } else { "s" },
-                            args.len()
-                        ),
-                    )
-                    .primary(span, "wrong number of arguments"),
-                );
+                me.cx.report(ExprError::MethodArity {
+                    span,
+                    method: name.to_owned(),
+                    expected: n,
+                    found: args.len(),
+                });
                 return false;
             }
             true
@@ -673,12 +624,9 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     )
                 }
                 _ => {
-                    self.cx.report(
-                        Diagnostic::new("E0401", "`matches` takes a string literal").primary(
-                            arg0.map_or(span, |a| a.span),
-                            "the pattern must be a literal (it is compiled once)",
-                        ),
-                    );
+                    self.cx.report(ExprError::MatchesLiteral {
+                        span: arg0.map_or(span, |a| a.span),
+                    });
                     err
                 }
             },
@@ -696,11 +644,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     }
                     "first" | "last" if expect_args(self, 0) => {
                         if matches!(item, STy::Option(_)) {
-                            self.option_of_option(
-                                receiver.span,
-                                "a list of options",
-                                "`none` would mean both an empty list and a `none` item; test `is_empty()` and the items apart",
-                            );
+                            self.option_of_option(receiver.span, NestedOption::FirstOrLast);
                             return err;
                         }
                         let method = if name == "first" {
@@ -716,11 +660,10 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         STy::Error | STy::Unknown => err,
                         other => {
                             let found = self.describe(&other);
-                            self.cx.report(
-                                Diagnostic::new("E0414", format!("`sum` needs a list of numbers, found a list of {found}"))
-                                    .primary(receiver.span, "not numbers")
-                                    .help("map the items to numbers first, such as `.map(|x| x.len()).sum()`"),
-                            );
+                            self.cx.report(ExprError::SumOfNonNumbers {
+                                span: receiver.span,
+                                found,
+                            });
                             err
                         }
                     },
@@ -731,16 +674,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         let needs_bool = matches!(name, "all" | "any" | "count" | "filter");
                         if needs_bool && !body_ty.fits(&STy::Bool) {
                             let found = self.describe(&body_ty);
-                            self.cx.report(
-                                Diagnostic::new(
-                                    "E0401",
-                                    format!(
-                                        "the closure of `{name}` must return a bool, found {found}"
-                                    ),
-                                )
-                                .primary(arg0.map_or(span, |a| a.span), "not a condition")
-                                .help("the closure must say yes or no for each item, such as `|x| x > 0`"),
-                            );
+                            self.cx.report(ExprError::ClosureNotBool {
+                                span: arg0.map_or(span, |a| a.span),
+                                method: name.to_owned(),
+                                found,
+                            });
                         }
                         if name == "sort_by"
                             && !matches!(
@@ -754,18 +692,10 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                             )
                         {
                             let found = self.describe(&body_ty);
-                            self.cx.report(
-                                Diagnostic::new(
-                                    "E0414",
-                                    format!(
-                                        "`sort_by` needs a key that can be ordered, found {found}"
-                                    ),
-                                )
-                                .primary(
-                                    arg0.map_or(span, |a| a.span),
-                                    "sort by a number, a text, a bool or an enum",
-                                ),
-                            );
+                            self.cx.report(ExprError::SortKey {
+                                span: arg0.map_or(span, |a| a.span),
+                                found,
+                            });
                         }
                         let list = STy::List {
                             item: Box::new(item.clone()),
@@ -824,14 +754,14 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     return err; // wrong arity, already reported
                 }
                 let ty = self.describe(&t);
-                let mut d = Diagnostic::new("E0208", format!("{ty} has no method `{name}`"))
-                    .primary(method.span, "unknown method");
-                d = match did_you_mean(name, known.iter().copied()) {
-                    Some(s) => d.did_you_mean(method.span, s),
-                    None if known.is_empty() => d.help(format!("{ty} has no methods")),
-                    None => d.help(format!("the methods of {ty} are: {}", known.join(", "))),
-                };
-                self.cx.report(d);
+                let suggestion = did_you_mean(name, known.iter().copied()).map(str::to_owned);
+                self.cx.report(NameError::NoMethod {
+                    span: method.span,
+                    ty,
+                    method: name.to_owned(),
+                    known: known.iter().map(|m| m.to_string()).collect(),
+                    suggestion,
+                });
                 err
             }
         }
@@ -882,21 +812,15 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 )
             }
             Some(ItemRef::Node(_)) => {
-                self.cx.report(
-                    Diagnostic::new("E0401", "only a node's body can call a node")
-                        .primary(callee.span, "a delegated call is not pure")
-                        .help("fns and checks are pure; call the node from a node body"),
-                );
+                self.cx.report(ExprError::NodeCall { span: callee.span });
                 err
             }
             Some(other) => {
-                self.cx.report(
-                    Diagnostic::new(
-                        "E0401",
-                        format!("`{}` is {}, not a fn", callee.to_text(), other.noun()),
-                    )
-                    .primary(callee.span, "cannot be called"),
-                );
+                self.cx.report(ExprError::NotAFn {
+                    span: callee.span,
+                    path: callee.to_text(),
+                    noun: other.noun(),
+                });
                 err
             }
             None => {
@@ -924,26 +848,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         name: &str,
     ) -> Vec<rt::Expr> {
         if params.len() != args.len() {
-            self.cx.report(
-                Diagnostic::new(
-                    "E0402",
-                    format!(
-                        "`{name}` takes {} argument{}, found {}",
-                        params.len(),
-                        if params.len() == 1 { "" } else { "s" },
-                        args.len()
-                    ),
-                )
-                .primary(span, "wrong number of arguments")
-                .help(format!(
-                    "`{name}` takes ({})",
-                    params
-                        .iter()
-                        .map(|(p, _)| p.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            );
+            self.cx.report(ExprError::CallArity {
+                span,
+                name: name.to_owned(),
+                params: params.iter().map(|(p, _)| p.clone()).collect(),
+                found: args.len(),
+            });
         }
         let mut out = Vec::new();
         for (i, a) in args.iter().enumerate() {
@@ -978,10 +888,10 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             }
         };
         let Some(DefKind::Struct { fields }) = self.table().get(def).map(|d| d.kind.clone()) else {
-            self.cx.report(
-                Diagnostic::new("E0401", format!("`{}` is not a struct", path.to_text()))
-                    .primary(path.span, "only structs have literals"),
-            );
+            self.cx.report(ExprError::NotAStruct {
+                span: path.span,
+                path: path.to_text(),
+            });
             return err;
         };
         let base_slot = base.map(|b| {
@@ -996,30 +906,25 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         for init in inits {
             let Some(i) = fields.iter().position(|f| f.name == init.name.name) else {
                 let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-                let mut d = Diagnostic::new(
-                    "E0206",
-                    format!("`{}` has no field `{}`", path.to_text(), init.name.name),
-                )
-                .primary(init.name.span, "unknown field");
-                if let Some(s) = did_you_mean(&init.name.name, names.iter().copied()) {
-                    d = d.help(format!("did you mean `{s}`?"));
-                }
-                self.cx.report(d);
+                let suggestion =
+                    did_you_mean(&init.name.name, names.iter().copied()).map(str::to_owned);
+                self.cx.report(NameError::NoStructField {
+                    span: init.name.span,
+                    strukt: path.to_text(),
+                    field: init.name.name.to_string(),
+                    suggestion,
+                });
                 if let Some(v) = &init.value {
                     self.expr(v, None);
                 }
                 continue;
             };
             if let Some(first) = seen.get(i).copied().flatten() {
-                self.cx.report(
-                    Diagnostic::new(
-                        "E0406",
-                        format!("field `{}` is given twice", init.name.name),
-                    )
-                    .primary(init.name.span, "second value")
-                    .secondary(first, "first value")
-                    .help("give each field once"),
-                );
+                self.cx.report(ExprError::FieldTwice {
+                    span: init.name.span,
+                    first,
+                    field: init.name.name.to_string(),
+                });
                 continue;
             }
             if let Some(s) = seen.get_mut(i) {
@@ -1075,23 +980,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             });
         }
         if !missing.is_empty() {
-            let list = missing
-                .iter()
-                .map(|m| format!("`{m}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            self.cx.report(
-                Diagnostic::new(
-                    "E0405",
-                    format!(
-                        "missing field{} {list} in `{}`",
-                        if missing.len() == 1 { "" } else { "s" },
-                        path.to_text()
-                    ),
-                )
-                .primary(span, "every field without a default needs a value")
-                .help("give the fields, or copy the rest from a value with `..base`"),
-            );
+            self.cx.report(ExprError::MissingFields {
+                span,
+                strukt: path.to_text(),
+                missing,
+            });
         }
         let literal = rt::Expr::Struct {
             def,
@@ -1129,10 +1022,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     lets.push((slot, x));
                 }
                 ast::Stmt::Return { span, .. } => {
-                    self.cx.report(
-                        Diagnostic::new("E0401", "`return` is only a statement of a node body")
-                            .primary(*span, "the block's value is its last expression"),
-                    );
+                    self.cx.report(ExprError::ReturnInBlock { span: *span });
                 }
             }
         }
@@ -1208,11 +1098,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     }),
                 ) = (op, &rhs.kind)
                 {
-                    self.cx.report(
-                        Diagnostic::new("E0413", "division by zero")
-                            .primary(rhs.span, "this is always zero")
-                            .help("dividing by zero is always an evaluation error"),
-                    );
+                    self.cx.report(ExprError::DivisionByZero { span: rhs.span });
                 }
                 (same && matches!(lt, STy::Int | STy::Float)).then(|| lt.clone())
             }
@@ -1220,21 +1106,17 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         match ok_ty {
             Some(t) => out(t),
             None => {
-                let (l, r) = (self.describe(&lt), self.describe(&rt_));
-                let hint = if matches!((&lt, &rt_), (STy::Int, STy::Float) | (STy::Float, STy::Int))
-                {
-                    "AEL has no implicit conversions: write the integer as a float (`1.0`)"
-                } else {
-                    "both sides must have the same type"
-                };
-                self.cx.report(
-                    Diagnostic::new(
-                        "E0414",
-                        format!("`{}` cannot be applied to {l} and {r}", op.symbol()),
-                    )
-                    .primary(lhs.span.to(rhs.span), "wrong operand types")
-                    .help(hint),
-                );
+                let (left, right) = (self.describe(&lt), self.describe(&rt_));
+                self.cx.report(ExprError::Operands {
+                    span: lhs.span.to(rhs.span),
+                    op: op.symbol(),
+                    left,
+                    right,
+                    int_and_float: matches!(
+                        (&lt, &rt_),
+                        (STy::Int, STy::Float) | (STy::Float, STy::Int)
+                    ),
+                });
                 (STy::Error, rt::Expr::None)
             }
         }
@@ -1280,14 +1162,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         if !st.is_error() {
             let missing = cover.missing(&st, self.table());
             if !missing.is_empty() {
-                self.cx.report(
-                    Diagnostic::new(
-                        "E0403",
-                        format!("this `match` does not cover {}", missing.join(", ")),
-                    )
-                    .primary(span, "not every case is covered")
-                    .help("add the missing arms, or a final `_ => …`"),
-                );
+                self.cx.report(ExprError::NotCovered { span, missing });
             }
         }
         (
@@ -1331,7 +1206,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     }
                     out.push(rt::Pattern::None);
                 }
-                _ => self.bad_pattern(p.span, &ty, "`none` matches only an `Option`"),
+                _ => self.bad_pattern(p.span, &ty, PatternShape::None),
             },
             PatternKind::Some(inner) => match &ty {
                 STy::Option(t) => {
@@ -1348,7 +1223,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     }
                 }
                 STy::Error => {}
-                _ => self.bad_pattern(p.span, &ty, "`some(…)` matches only an `Option`"),
+                _ => self.bad_pattern(p.span, &ty, PatternShape::Some),
             },
             PatternKind::Lit(lit) => {
                 let (lt, lx) = self.literal(lit);
@@ -1388,18 +1263,13 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                         if let Some(s) =
                             did_you_mean(&name.name, variants.iter().map(String::as_str))
                         {
-                            self.cx.report(
-                                Diagnostic::new(
-                                    "E0207",
-                                    format!(
-                                        "`{}` is not a variant of `{}`",
-                                        name.name,
-                                        self.describe(&ty)
-                                    ),
-                                )
-                                .primary(name.span, "unknown variant")
-                                .help(format!("did you mean `{s}`?")),
-                            );
+                            let ty = self.describe(&ty);
+                            self.cx.report(NameError::NotAVariant {
+                                span: name.span,
+                                name: name.name.to_string(),
+                                ty,
+                                suggestion: Some(s.to_owned()),
+                            });
                             return;
                         }
                     }
@@ -1412,30 +1282,26 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             }
             PatternKind::Variant { name, fields, rest } => {
                 let STy::Def(def) = &ty else {
-                    self.bad_pattern(p.span, &ty, "a variant pattern matches only a data enum");
+                    self.bad_pattern(p.span, &ty, PatternShape::Variant);
                     return;
                 };
                 let Some(DefKind::Enum { variants, .. }) =
                     self.table().get(*def).map(|d| d.kind.clone())
                 else {
-                    self.bad_pattern(p.span, &ty, "a variant pattern matches only a data enum");
+                    self.bad_pattern(p.span, &ty, PatternShape::Variant);
                     return;
                 };
                 let Some(index) = variants.iter().position(|v| v.name == name.name) else {
                     let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                    let mut d = Diagnostic::new(
-                        "E0207",
-                        format!(
-                            "`{}` is not a variant of `{}`",
-                            name.name,
-                            self.describe(&ty)
-                        ),
-                    )
-                    .primary(name.span, "unknown variant");
-                    if let Some(s) = did_you_mean(&name.name, names.iter().copied()) {
-                        d = d.help(format!("did you mean `{s}`?"));
-                    }
-                    self.cx.report(d);
+                    let suggestion =
+                        did_you_mean(&name.name, names.iter().copied()).map(str::to_owned);
+                    let ty = self.describe(&ty);
+                    self.cx.report(NameError::NotAVariant {
+                        span: name.span,
+                        name: name.name.to_string(),
+                        ty,
+                        suggestion,
+                    });
                     return;
                 };
                 let def = *def;
@@ -1448,13 +1314,11 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 let mut named = 0;
                 for fp in fields {
                     let Some(fi) = declared.iter().position(|f| f.name == fp.name.name) else {
-                        self.cx.report(
-                            Diagnostic::new(
-                                "E0206",
-                                format!("variant `{}` has no field `{}`", name.name, fp.name.name),
-                            )
-                            .primary(fp.name.span, "unknown field"),
-                        );
+                        self.cx.report(NameError::NoVariantField {
+                            span: fp.name.span,
+                            variant: name.name.to_string(),
+                            field: fp.name.name.to_string(),
+                        });
                         continue;
                     };
                     named += 1;
@@ -1486,14 +1350,10 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     });
                 }
                 if !rest && named < declared.len() {
-                    self.cx.report(
-                        Diagnostic::new(
-                            "E0403",
-                            format!("this pattern does not name every field of `{}`", name.name),
-                        )
-                        .primary(p.span, "fields missing")
-                        .help("name the other fields or end with `..`"),
-                    );
+                    self.cx.report(ExprError::FieldsNotNamed {
+                        span: p.span,
+                        variant: name.name.to_string(),
+                    });
                 }
                 if top {
                     cover.variants.push(index as u32);
@@ -1507,15 +1367,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         }
     }
 
-    fn bad_pattern(&mut self, span: Span, ty: &STy, why: &str) {
+    fn bad_pattern(&mut self, span: Span, ty: &STy, shape: PatternShape) {
         if ty.is_error() {
             return;
         }
-        let t = self.describe(ty);
-        self.cx.report(
-            Diagnostic::new("E0401", format!("this pattern cannot match {t}"))
-                .primary(span, why.to_owned()),
-        );
+        let ty = self.describe(ty);
+        self.cx.report(ExprError::BadPattern { span, ty, shape });
     }
 }
 

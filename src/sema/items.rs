@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use aelc_runtime::expr as rt;
 use aelc_runtime::ty::Ty;
 
+use super::error::{ExprError, NameError, NodeError};
 use super::expr::ExprCx;
 use super::resolution::Symbol;
 use super::sty::STy;
 use super::types::{special, Special};
 use super::{docs, Cx, ItemRef};
-use crate::diagnostics::Diagnostic;
 use crate::ir;
 use crate::span::Span;
 use crate::syntax::ast::{self, LitKind};
@@ -49,22 +49,17 @@ fn lower_errors(cx: &mut Cx<'_, '_>) {
         let mut codes = Vec::new();
         for code in &def.codes {
             if RESERVED_CODES.contains(&code.name.name.as_str()) {
-                cx.report(
-                    Diagnostic::new("E0408", format!("`{}` is a reserved code", code.name.name))
-                        .primary(code.name.span, "the platform uses this code itself")
-                        .help("choose a name that says what failed in your domain, e.g. `empty_document`"),
-                );
+                cx.report(ExprError::ReservedCode {
+                    span: code.name.span,
+                    code: code.name.name.to_string(),
+                });
             }
             if let Some(first) = seen.get(code.name.name.as_str()) {
-                cx.report(
-                    Diagnostic::new(
-                        "E0412",
-                        format!("code `{}` is declared twice", code.name.name),
-                    )
-                    .primary(code.name.span, "second declaration")
-                    .secondary(*first, "first declared here")
-                    .help("remove the second one"),
-                );
+                cx.report(ExprError::CodeTwice {
+                    span: code.name.span,
+                    first: *first,
+                    code: code.name.name.to_string(),
+                });
                 continue;
             }
             seen.insert(&code.name.name, code.name.span);
@@ -96,15 +91,12 @@ pub(crate) fn lower_params(
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for p in params {
         if let Some(first) = seen.get(p.name.name.as_str()) {
-            cx.report(
-                Diagnostic::new(
-                    "E0203",
-                    format!("parameter `{}` is declared twice", p.name.name),
-                )
-                .primary(p.name.span, "second declaration")
-                .secondary(*first, "first declared here")
-                .help("rename one of them or remove the duplicate"),
-            );
+            cx.report(NameError::DeclaredTwice {
+                span: p.name.span,
+                first: *first,
+                what: "parameter",
+                name: p.name.name.to_string(),
+            });
             ok = false;
         }
         seen.insert(&p.name.name, p.name.span);
@@ -189,12 +181,11 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
                 // The item ends at the `;` written where the body should be.
                 let end = item.span.end as usize;
                 let semi = Span::new(item.span.file, end.saturating_sub(1)..end);
-                cx.report(
-                    Diagnostic::new("E0410", format!("fn `{}` has no body", def.name.name))
-                        .primary(semi, "a `;` where the body `{ … }` should be")
-                        .secondary(def.name.span, "this fn is not `extern`")
-                        .help("write the body, or declare it `extern fn` to implement it in Rust"),
-                );
+                cx.report(ExprError::NoBody {
+                    span: semi,
+                    name_span: def.name.span,
+                    name: def.name.name.to_string(),
+                });
             }
             _ => {}
         }
@@ -267,12 +258,7 @@ fn report_call_cycles(cx: &mut Cx<'_, '_>, graph: &[Vec<(u32, Span)>]) {
                                 cx.fns.get(*d as usize).map(|f| f.def.name.name.to_string())
                             })
                             .collect();
-                        let first = names.first().cloned().unwrap_or_default();
-                        cx.report(
-                            Diagnostic::new("E0409", format!("fn calls form a cycle: {} -> {first}", names.join(" -> ")))
-                                .primary(span, "this call closes the cycle")
-                                .help("calls between fns may not form a cycle, so that every check terminates; use the list methods to iterate"),
-                        );
+                        cx.report(ExprError::FnCycle { span, names });
                     }
                     _ => {}
                 },
@@ -291,18 +277,11 @@ pub(crate) fn resolve_fails(
     match cx.lookup(module, path) {
         Some(ItemRef::Errors(e)) => Some(e),
         Some(other) => {
-            cx.report(
-                Diagnostic::new(
-                    "E0209",
-                    format!(
-                        "`{}` is {}, not an `errors` set",
-                        path.to_text(),
-                        other.noun()
-                    ),
-                )
-                .primary(path.span, "expected an `errors` set")
-                .help("declare the codes with `errors Name { code, … }` and write `fails Name`"),
-            );
+            cx.report(NameError::NotAnErrorsSet {
+                span: path.span,
+                path: path.to_text(),
+                noun: other.noun(),
+            });
             None
         }
         None => {
@@ -341,17 +320,11 @@ pub(crate) fn check_code(
         if fails_written {
             return;
         }
-        cx.report(
-            Diagnostic::new(
-                "E0411",
-                format!(
-                    "`{}` is not declared: {whose} declares no failure codes",
-                    code.name
-                ),
-            )
-            .primary(code.span, "no `fails` set")
-            .help("add `fails ErrorSet` and declare the code in that `errors` set"),
-        );
+        cx.report(ExprError::NoFailsSet {
+            span: code.span,
+            code: code.name.to_string(),
+            whose: whose.to_owned(),
+        });
         return;
     };
     let names = code_names(cx, set);
@@ -366,19 +339,15 @@ pub(crate) fn check_code(
             .errors
             .get(set as usize)
             .map_or_else(String::new, |s| s.name.clone());
-        let mut d = Diagnostic::new(
-            "E0407",
-            format!("`{}` is not a code of `{set_name}`", code.name),
-        )
-        .primary(code.span, "not declared in the `fails` set");
-        d = match crate::diagnostics::suggest::did_you_mean(
-            &code.name,
-            names.iter().map(String::as_str),
-        ) {
-            Some(s) => d.help(format!("did you mean `{s}`?")),
-            None => d.help(format!("declare it in `errors {set_name} {{ … }}`")),
-        };
-        cx.report(d);
+        let suggestion =
+            crate::diagnostics::suggest::did_you_mean(&code.name, names.iter().map(String::as_str))
+                .map(str::to_owned);
+        cx.report(ExprError::NotACode {
+            span: code.span,
+            code: code.name.to_string(),
+            set: set_name,
+            suggestion,
+        });
     }
 }
 
@@ -400,14 +369,10 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
                 let (t, x) = ecx.expr(&req.cond, Some(&STy::Bool));
                 if !t.fits(&STy::Bool) {
                     let found = t.describe(&ecx.cx.table);
-                    ecx.cx.report(
-                        Diagnostic::new(
-                            "E0401",
-                            format!("a requirement must be a bool, found {found}"),
-                        )
-                        .primary(req.cond.span, "not a condition")
-                        .help("write a comparison, such as `x.len() > 0`"),
-                    );
+                    ecx.cx.report(ExprError::RequirementNotBool {
+                        span: req.cond.span,
+                        found,
+                    });
                 }
                 let message = req.message.as_ref().and_then(|m| match &m.kind {
                     LitKind::Str { value, .. } => Some(value.clone()),
@@ -467,10 +432,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
         let (module, def) = (decl.module, decl.def);
         let (params, _, ok) = lower_params(cx, module, &def.params, false);
         if special(&def.ret) != Some(Special::Parts) {
-            cx.report(
-                Diagnostic::new("E0515", "a builder returns `Parts`")
-                    .primary(def.ret.span, "expected `Parts`"),
-            );
+            cx.report(NodeError::BuilderReturn { span: def.ret.span });
         }
         let mut kinds = Vec::new();
         let mut parts = Vec::new();
@@ -480,27 +442,21 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
             ecx.bind_params(&params, &def.params);
             for part in &def.parts {
                 let ast::ExprKind::Call { callee, args } = &part.kind else {
-                    ecx.cx.report(
-                        Diagnostic::new(
-                            "E0515",
-                            "a builder lists parts such as `text(…)` or `image(…)`",
-                        )
-                        .primary(part.span, "not a part"),
-                    );
+                    ecx.cx.report(NodeError::NotAPart { span: part.span });
                     continue;
                 };
                 let kind = callee.to_text();
                 if !PART_KINDS.contains(&kind.as_str()) {
-                    let mut d = Diagnostic::new("E0515", format!("unknown part kind `{kind}`"))
-                        .primary(callee.span, "not a part kind");
-                    d = match crate::diagnostics::suggest::did_you_mean(
+                    let suggestion = crate::diagnostics::suggest::did_you_mean(
                         &kind,
                         PART_KINDS.iter().copied(),
-                    ) {
-                        Some(s) => d.did_you_mean(callee.span, s),
-                        None => d.help("parts: system, text, image, audio, video, file"),
-                    };
-                    ecx.cx.report(d);
+                    )
+                    .map(str::to_owned);
+                    ecx.cx.report(NodeError::UnknownPartKind {
+                        span: callee.span,
+                        kind,
+                        suggestion,
+                    });
                     continue;
                 }
                 let want = match kind.as_str() {
@@ -518,20 +474,18 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                         }
                         if !t.fits(&want) {
                             let (w, f) = (want.describe(&ecx.cx.table), t.describe(&ecx.cx.table));
-                            ecx.cx.report(
-                                Diagnostic::new(
-                                    "E0401",
-                                    format!("`{kind}(…)` takes {w}, found {f}"),
-                                )
-                                .primary(arg.span, format!("this is {f}"))
-                                .help(format!("pass a value of type {w}")),
-                            );
+                            ecx.cx.report(ExprError::PartArg {
+                                span: arg.span,
+                                kind: kind.clone(),
+                                want: w,
+                                found: f,
+                            });
                         }
                     }
-                    _ => ecx.cx.report(
-                        Diagnostic::new("E0402", format!("`{kind}(…)` takes one argument"))
-                            .primary(part.span, "wrong number of arguments"),
-                    ),
+                    _ => ecx.cx.report(ExprError::PartArity {
+                        span: part.span,
+                        kind: kind.clone(),
+                    }),
                 }
                 if !kinds.contains(&kind) {
                     kinds.push(kind);
@@ -657,33 +611,30 @@ fn lower_streams(cx: &mut Cx<'_, '_>) {
                 _ => false,
             };
             if !keys.contains(&key) {
-                let mut d = Diagnostic::new("E0502", format!("unknown stream limit `{key}`"))
-                    .primary(entry.key.span, "not a stream limit");
-                if let Some(k) =
+                let suggestion =
                     crate::diagnostics::suggest::did_you_mean(key, keys.iter().copied())
-                {
-                    d = d.did_you_mean(entry.key.span, k);
-                }
-                cx.report(d);
+                        .map(str::to_owned);
+                cx.report(NodeError::UnknownStreamLimit {
+                    span: entry.key.span,
+                    key: key.to_owned(),
+                    suggestion,
+                });
             } else if !ok {
-                cx.report(
-                    Diagnostic::new("E0504", format!("wrong value for `{key}`"))
-                        .primary(entry.span, "see spec §7.1 for the form of each limit"),
-                );
+                cx.report(NodeError::StreamLimitValue {
+                    span: entry.span,
+                    key: key.to_owned(),
+                });
             } else {
                 seen.push(key);
             }
         }
         let missing: Vec<&str> = keys.iter().copied().filter(|k| !seen.contains(k)).collect();
         if !missing.is_empty() {
-            cx.report(
-                Diagnostic::new(
-                    "E0504",
-                    format!("stream `{}` lacks {}", def.name.name, missing.join(", ")),
-                )
-                .primary(def.name.span, "every stream limit is required")
-                .help("streams are bounded like every value: write every limit"),
-            );
+            cx.report(NodeError::StreamLacks {
+                span: def.name.span,
+                stream: def.name.name.to_string(),
+                missing: missing.iter().map(|k| k.to_string()).collect(),
+            });
         }
         cx.out.streams.push(s);
     }

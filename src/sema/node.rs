@@ -4,6 +4,7 @@
 use aelc_runtime::ty::Ty;
 
 use super::blocks;
+use super::error::{Expected, ExprError, NameError, NodeError};
 use super::expr::ExprCx;
 use super::items::{check_code, resolve_fails};
 use super::resolution::{Symbol, SymbolKind};
@@ -11,7 +12,7 @@ use super::sty::STy;
 use super::types::Special;
 use super::{docs, Cx, ItemRef};
 use crate::diagnostics::suggest::did_you_mean;
-use crate::diagnostics::Diagnostic;
+
 use crate::ir;
 use crate::ir::size;
 use crate::span::Span;
@@ -91,59 +92,50 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
     for block in &def.blocks {
         let name = block.name.name.as_str();
         let Some(keys) = blocks::node_block_keys(name) else {
-            let mut d = Diagnostic::new("E0501", format!("unknown block `{name}`"))
-                .primary(block.name.span, "not a block of a node");
-            d = match did_you_mean(name, blocks::node_block_names()) {
-                Some(s) => d.did_you_mean(block.name.span, s),
-                None => d.help(format!(
-                    "blocks: {}",
-                    blocks::node_block_names().collect::<Vec<_>>().join(", ")
-                )),
-            };
-            cx.report(d);
+            cx.report(NodeError::UnknownBlock {
+                span: block.name.span,
+                name: name.to_owned(),
+                suggestion: did_you_mean(name, blocks::node_block_names()).map(str::to_owned),
+            });
             continue;
         };
         if let Some((_, first)) = seen_blocks.iter().find(|(b, _)| *b == name) {
-            cx.report(
-                Diagnostic::new("E0505", format!("block `{name}` is written twice"))
-                    .primary(block.name.span, "second block")
-                    .secondary(*first, "first block"),
-            );
+            cx.report(NodeError::BlockTwice {
+                span: block.name.span,
+                first: *first,
+                name: name.to_owned(),
+            });
             continue;
         }
         seen_blocks.push((name, block.name.span));
         if name == "publish" && def.kind == ast::NodeKind::Node {
-            cx.report(
-                Diagnostic::new("E0512", "only an agent can be published")
-                    .primary(block.name.span, "`publish` in a node")
-                    .help(format!(
-                        "declare it `agent {}` to publish it",
-                        def.name.name
-                    )),
-            );
+            cx.report(NodeError::PublishNode {
+                span: block.name.span,
+                node: def.name.name.to_string(),
+            });
             continue;
         }
         let mut seen_keys: Vec<(&str, Span)> = Vec::new();
         for entry in &block.entries {
             let key = entry.key.name.as_str();
             if !keys.contains(&key) {
-                let mut d = Diagnostic::new("E0502", format!("unknown key `{key}` in `{name}`"))
-                    .primary(entry.key.span, "not a key of this block");
-                d = match did_you_mean(key, keys.iter().copied()) {
-                    Some(s) => d.did_you_mean(entry.key.span, s),
-                    None => d.help(format!("the keys of `{name}` are: {}", keys.join(", "))),
-                };
-                cx.report(d);
+                cx.report(NodeError::UnknownKey {
+                    span: entry.key.span,
+                    block: name.to_owned(),
+                    key: key.to_owned(),
+                    keys,
+                    suggestion: did_you_mean(key, keys.iter().copied()).map(str::to_owned),
+                });
                 continue;
             }
             let repeatable = key == "check";
             if let Some((_, first)) = seen_keys.iter().find(|(k, _)| *k == key) {
                 if !repeatable {
-                    cx.report(
-                        Diagnostic::new("E0505", format!("`{key}` is written twice"))
-                            .primary(entry.key.span, "second entry")
-                            .secondary(*first, "first entry"),
-                    );
+                    cx.report(NodeError::KeyTwice {
+                        span: entry.key.span,
+                        first: *first,
+                        key: key.to_owned(),
+                    });
                     continue;
                 }
             }
@@ -179,11 +171,11 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                             config.max_prompt = Some(bytes);
                         }
                     }
-                    _ => wrong_value(cx, entry.span, key, "a size such as `32KiB`"),
+                    _ => wrong_value(cx, entry.span, key, Expected::Size),
                 },
                 ("config", "timeout") => match duration_arg(arg) {
                     Some(ms) if ms > 0 => config.timeout_ms = Some(ms),
-                    _ => wrong_value(cx, entry.span, key, "a duration such as `60s`"),
+                    _ => wrong_value(cx, entry.span, key, Expected::Timeout),
                 },
                 ("config", "temperature") => match arg.map(|a| &a.kind) {
                     Some(ExprKind::Lit(ast::Literal {
@@ -198,7 +190,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     })) if *v <= 2 => {
                         config.temperature = Some(*v as f64);
                     }
-                    _ => wrong_value(cx, entry.span, key, "a number from 0.0 to 2.0"),
+                    _ => wrong_value(cx, entry.span, key, Expected::Temperature),
                 },
                 ("input", "check") | ("output", "check") => {
                     if let Some(id) = wire_check(cx, &n, arg, entry.span, name == "output") {
@@ -216,7 +208,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     output_stage.transform = wire_transform(cx, &n, arg, entry.span).map(ir::FnId);
                 }
                 ("output", "raw") if !entry.args.is_empty() => {
-                    wrong_value(cx, entry.span, key, "nothing: write `raw;`");
+                    wrong_value(cx, entry.span, key, Expected::Nothing);
                 }
                 ("output", "raw") => {}
                 ("output", "parse") => {
@@ -241,18 +233,13 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                             inputs = Some(ir::Inputs { combine: c, fresh });
                         }
                         None => {
-                            let mut d = Diagnostic::new(
-                                "E0504",
-                                "`combine` is `together`, `latest` or `zip`",
-                            )
-                            .primary(entry.span, "unknown way to combine inputs");
-                            if let Some(s) = word
+                            let suggestion = word
                                 .as_deref()
-                                .and_then(|w| did_you_mean(w, ["together", "latest", "zip"]))
-                            {
-                                d = d.help(format!("did you mean `{s}`?"));
-                            }
-                            cx.report(d);
+                                .and_then(|w| did_you_mean(w, ["together", "latest", "zip"]));
+                            cx.report(NodeError::UnknownCombine {
+                                span: entry.span,
+                                suggestion: suggestion.map(str::to_owned),
+                            });
                         }
                     }
                 }
@@ -275,7 +262,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                     })) if *v >= 1 && *v <= u32::MAX as u64 => {
                         budget.max_calls = Some(*v as u32);
                     }
-                    _ => wrong_value(cx, entry.span, key, "a count of at least 1"),
+                    _ => wrong_value(cx, entry.span, key, Expected::PositiveCount),
                 },
                 ("budget", "max_cost") | ("publish", "price") => match money_arg(arg) {
                     Some(m) => {
@@ -286,30 +273,23 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                             max_cost_span = Some(entry.span);
                         }
                     }
-                    None => {
-                        wrong_value(cx, entry.span, key, "an amount of money such as `0.05 EUR`")
-                    }
+                    None => wrong_value(cx, entry.span, key, Expected::Money),
                 },
                 ("budget", "max_time") => match duration_arg(arg) {
                     Some(ms) if ms > 0 => budget.max_time_ms = Some(ms),
-                    _ => wrong_value(cx, entry.span, key, "a duration such as `2m`"),
+                    _ => wrong_value(cx, entry.span, key, Expected::MaxTime),
                 },
                 ("publish", "capability") => match str_arg(arg) {
                     Some(s) if !s.is_empty() => {
                         publish.get_or_insert_with(empty_publish).capability = Some(s)
                     }
-                    _ => wrong_value(cx, entry.span, key, "a string such as \"review.document\""),
+                    _ => wrong_value(cx, entry.span, key, Expected::Capability),
                 },
                 ("publish", "examples") => match str_arg(arg) {
                     Some(s) if !s.is_empty() => {
                         publish.get_or_insert_with(empty_publish).examples = Some(s)
                     }
-                    _ => wrong_value(
-                        cx,
-                        entry.span,
-                        key,
-                        "a glob such as \"examples/review/*.json\"",
-                    ),
+                    _ => wrong_value(cx, entry.span, key, Expected::ExamplesGlob),
                 },
                 _ => {}
             }
@@ -319,23 +299,11 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         }
     }
     if n.params.len() >= 2 && !combine_written {
-        cx.report(
-            Diagnostic::new(
-                "E0510",
-                format!(
-                    "`{}` takes {} inputs but does not say how to combine them",
-                    def.name.name,
-                    n.params.len()
-                ),
-            )
-            .primary(
-                def.name.span,
-                "several parameters need `inputs { combine: … }`",
-            )
-            .help(
-                "add `inputs { combine: together; }` (one call with all inputs), `latest` or `zip`",
-            ),
-        );
+        cx.report(NodeError::NoCombine {
+            span: def.name.span,
+            node: def.name.name.to_string(),
+            inputs: n.params.len(),
+        });
     }
     if !output_stage.on_failure.is_empty() || output_stage.raw_parse.is_some() {
         // nothing more to check here
@@ -445,11 +413,12 @@ fn empty_publish() -> ir::Publish {
     }
 }
 
-fn wrong_value(cx: &mut Cx<'_, '_>, span: Span, key: &str, want: &str) {
-    cx.report(
-        Diagnostic::new("E0504", format!("wrong value for `{key}`"))
-            .primary(span, format!("expected {want}")),
-    );
+fn wrong_value(cx: &mut Cx<'_, '_>, span: Span, key: &str, expected: Expected) {
+    cx.report(NodeError::WrongValue {
+        span,
+        key: key.to_owned(),
+        expected,
+    });
 }
 
 fn lit_of(arg: Option<&ast::Expr>) -> Option<&LitKind> {
@@ -520,16 +489,15 @@ fn call_str<'e>(arg: Option<&'e ast::Expr>, name: &str) -> Option<(&'e str, Span
 
 fn file_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<String> {
     let Some((path, pspan)) = call_str(arg, "file") else {
-        wrong_value(cx, span, "prompt", "`file(\"prompts/….md\")`");
+        wrong_value(cx, span, "prompt", Expected::PromptFile);
         return None;
     };
     cx.refer(pspan, || Symbol::File(path.into()));
     if !cx.input.files.exists(path) {
-        cx.report(
-            Diagnostic::new("E0503", format!("there is no file `{path}`"))
-                .primary(pspan, "not found in the project")
-                .help("paths are relative to the project root (the folder holding `ael.toml`)"),
-        );
+        cx.report(NodeError::NoFile {
+            span: pspan,
+            path: path.to_owned(),
+        });
         return None;
     }
     Some(path.to_owned())
@@ -538,7 +506,7 @@ fn file_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<
 /// `binding("name")`, which must be declared in `ael.toml`.
 fn binding_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Option<String> {
     let Some((name, bspan)) = call_str(arg, "binding") else {
-        wrong_value(cx, span, "model", "`binding(\"name\")`");
+        wrong_value(cx, span, "model", Expected::Binding);
         return None;
     };
     check_binding(cx, name, bspan).then(|| name.to_owned())
@@ -546,30 +514,23 @@ fn binding_arg(cx: &mut Cx<'_, '_>, arg: Option<&ast::Expr>, span: Span) -> Opti
 
 fn check_binding(cx: &mut Cx<'_, '_>, name: &str, span: Span) -> bool {
     let Some(project) = cx.input.project else {
-        cx.report(
-            Diagnostic::new(
-                "E0211",
-                format!("binding `{name}` cannot be found: this file is not in a project"),
-            )
-            .primary(span, "no `ael.toml` declares bindings")
-            .help("add ael.toml with `[bindings.NAME]` at the project root"),
-        );
+        cx.report(NameError::BindingWithoutProject {
+            span,
+            name: name.to_owned(),
+        });
         return false;
     };
     if project.bindings.iter().any(|b| b.name == name) {
         cx.refer(span, || Symbol::Binding(name.into()));
         return true;
     }
-    let mut d = Diagnostic::new(
-        "E0212",
-        format!("binding `{name}` is not declared in ael.toml"),
-    )
-    .primary(span, "unknown binding");
-    d = match did_you_mean(name, project.bindings.iter().map(|b| b.name.as_str())) {
-        Some(s) => d.help(format!("did you mean `{s}`?")),
-        None => d.help(format!("declare it as `[bindings.{name}]` in ael.toml")),
-    };
-    cx.report(d);
+    let suggestion = did_you_mean(name, project.bindings.iter().map(|b| b.name.as_str()));
+    cx.report(NameError::UnknownBinding {
+        span,
+        name: name.to_owned(),
+        suggestion: suggestion.map(str::to_owned),
+        plain: span.end as usize - span.start as usize == name.len() + 2,
+    });
     false
 }
 
@@ -582,22 +543,21 @@ fn item_arg(
     accept: fn(ItemRef) -> bool,
 ) -> Option<ItemRef> {
     let Some(ExprKind::Path(path)) = arg.map(|a| &a.kind) else {
-        wrong_value(cx, span, want, &format!("the name of {want}"));
+        let expected = Expected::NameOf {
+            want: want.to_owned(),
+        };
+        wrong_value(cx, span, want, expected);
         return None;
     };
     match cx.lookup(module, path) {
         Some(r) if accept(r) => Some(r),
         Some(r) => {
-            cx.report(
-                Diagnostic::new(
-                    "E0209",
-                    format!("`{}` is {}, not {want}", path.to_text(), r.noun()),
-                )
-                .primary(path.span, format!("expected {want}"))
-                .help(format!(
-                    "name {want} declared in this module or imported with `use`"
-                )),
-            );
+            cx.report(NameError::WrongItem {
+                span: path.span,
+                path: path.to_text(),
+                noun: r.noun(),
+                want: want.to_owned(),
+            });
             None
         }
         None => {
@@ -644,17 +604,10 @@ fn wire_check(
             Some(first) if first.ty == n.output => rest = params.get(1..).unwrap_or(&[]),
             _ => {
                 let want = describe_ty(cx, &n.output);
-                cx.report(
-                    Diagnostic::new(
-                        "E0506",
-                        format!("an output check takes the output ({want}) first"),
-                    )
-                    .primary(
-                        arg.map_or(span, |a| a.span),
-                        "its first parameter is not the node's output type",
-                    )
-                    .help(format!("declare it `check name(output: {want}, …)`")),
-                );
+                cx.report(NodeError::OutputCheckFirst {
+                    span: arg.map_or(span, |a| a.span),
+                    output: want,
+                });
                 return None;
             }
         }
@@ -667,11 +620,12 @@ fn wire_check(
             || n.params.iter().any(|(_, ty)| *ty == p.ty);
         if !matches {
             let ty = describe_ty(cx, &p.ty);
-            cx.report(
-                Diagnostic::new("E0506", format!("check parameter `{}: {ty}` is not an input of the node", p.name))
-                    .primary(arg.map_or(span, |a| a.span), format!("cannot be wired as an {what} check here"))
-                    .help("a check wired to a node takes the node's parameters (and, on output, the output first)"),
-            );
+            cx.report(NodeError::CheckParam {
+                span: arg.map_or(span, |a| a.span),
+                param: p.name.clone(),
+                ty,
+                what,
+            });
             return None;
         }
     }
@@ -682,16 +636,10 @@ fn wire_check(
             let names = super::items::code_names(cx, cf.0);
             let node_codes = super::items::code_names(cx, nf);
             if let Some(missing) = names.iter().find(|c| !node_codes.contains(c)) {
-                cx.report(
-                    Diagnostic::new(
-                        "E0506",
-                        format!(
-                            "the check can fail with `{missing}`, which the node does not declare"
-                        ),
-                    )
-                    .primary(arg.map_or(span, |a| a.span), "failure codes differ")
-                    .help("use the same `errors` set in the check's and the node's `fails`"),
-                );
+                cx.report(NodeError::CheckCode {
+                    span: arg.map_or(span, |a| a.span),
+                    code: missing.clone(),
+                });
             }
         }
     }
@@ -718,11 +666,9 @@ fn wire_builder(
     let same = params.len() == n.params.len()
         && params.iter().zip(&n.params).all(|(p, (_, t))| p.ty == *t);
     if !same {
-        cx.report(
-            Diagnostic::new("E0515", "the builder does not take the node's parameters")
-                .primary(arg.map_or(span, |a| a.span), "parameters differ")
-                .help("a builder takes exactly the node's parameters, in order"),
-        );
+        cx.report(NodeError::BuilderParams {
+            span: arg.map_or(span, |a| a.span),
+        });
         return None;
     }
     Some(id)
@@ -744,16 +690,10 @@ fn wire_transform(
         && sig.ret.as_ref() == Some(&n.output);
     if !ok {
         let want = describe_ty(cx, &n.output);
-        cx.report(
-            Diagnostic::new(
-                "E0507",
-                format!("a transform is `fn(output: {want}) -> {want}`"),
-            )
-            .primary(arg.map_or(span, |a| a.span), "its signature differs")
-            .help(
-                "the transform receives the checked output and returns a new one of the same type",
-            ),
-        );
+        cx.report(NodeError::Transform {
+            span: arg.map_or(span, |a| a.span),
+            output: want,
+        });
         return None;
     }
     Some(id)
@@ -776,16 +716,10 @@ fn wire_parse(
         && sig.ret.as_ref() == Some(&n.output);
     if !ok {
         let want = describe_ty(cx, &n.output);
-        cx.report(
-            Diagnostic::new(
-                "E0514",
-                format!("a raw parser is `extern fn(raw: Raw) -> {want}`"),
-            )
-            .primary(arg.map_or(span, |a| a.span), "its signature differs")
-            .help(
-                "the raw answer reaches an extern fn as `Raw` text; it returns the node's output",
-            ),
-        );
+        cx.report(NodeError::RawParser {
+            span: arg.map_or(span, |a| a.span),
+            output: want,
+        });
         return None;
     }
     Some(id)
@@ -804,19 +738,10 @@ fn check_raw(cx: &mut Cx<'_, '_>, def: &ast::NodeDef, stage: &ir::OutputStage) {
         }
     }
     match (raw, parse) {
-        (Some(span), None) => cx.report(
-            Diagnostic::new("E0514", "`raw;` needs `parse: f;`")
-                .primary(span, "nothing turns the raw answer into the output")
-                .help("add `parse: parse_fn;` with `extern fn parse_fn(raw: Raw) -> Output;`"),
-        ),
-        (None, Some(span)) if stage.raw_parse.is_some() => cx.report(
-            Diagnostic::new("E0514", "`parse:` needs `raw;`")
-                .primary(
-                    span,
-                    "the answer is decoded as JSON unless the output is raw",
-                )
-                .help("add `raw;` to the output block"),
-        ),
+        (Some(span), None) => cx.report(NodeError::RawWithoutParse { span }),
+        (None, Some(span)) if stage.raw_parse.is_some() => {
+            cx.report(NodeError::ParseWithoutRaw { span })
+        }
         _ => {}
     }
 }
@@ -831,12 +756,7 @@ fn policies(
     let count = entry.args.len();
     for (i, arg) in entry.args.iter().enumerate() {
         let ExprKind::Call { callee, args } = &arg.value.kind else {
-            wrong_value(
-                cx,
-                arg.span,
-                "on_failure",
-                "`retry(n)`, `repair(n)`, `fallback(binding(\"…\"))` or `fail(code)`",
-            );
+            wrong_value(cx, arg.span, "on_failure", Expected::Policy);
             continue;
         };
         let name = callee.to_text();
@@ -855,7 +775,7 @@ fn policies(
             "retry" | "repair" => match times(args) {
                 Some(t) if name == "retry" => out.push(ir::Policy::Retry { times: t }),
                 Some(t) => out.push(ir::Policy::Repair { times: t }),
-                None => wrong_value(cx, arg.span, &name, "a count from 1 to 100"),
+                None => wrong_value(cx, arg.span, &name, Expected::Times),
             },
             "fallback" => match call_str(args.first(), "binding") {
                 Some((b, span)) if args.len() == 1 => {
@@ -866,7 +786,7 @@ fn policies(
                         });
                     }
                 }
-                _ => wrong_value(cx, arg.span, "fallback", "`fallback(binding(\"name\"))`"),
+                _ => wrong_value(cx, arg.span, "fallback", Expected::Fallback),
             },
             "fail" => {
                 let code = match args.as_slice() {
@@ -877,15 +797,11 @@ fn policies(
                     _ => None,
                 };
                 let Some(code) = code else {
-                    wrong_value(cx, arg.span, "fail", "`fail(code)`");
+                    wrong_value(cx, arg.span, "fail", Expected::Fail);
                     continue;
                 };
                 if i + 1 != count {
-                    cx.report(
-                        Diagnostic::new("E0508", "`fail(…)` must be the last policy")
-                            .primary(arg.span, "policies after it would never run")
-                            .help("move `fail(…)` to the end; at most one `fail` is allowed"),
-                    );
+                    cx.report(NodeError::FailNotLast { span: arg.span });
                 }
                 check_code(
                     cx,
@@ -900,15 +816,11 @@ fn policies(
             }
             other => {
                 let known = ["retry", "repair", "fallback", "fail"];
-                let mut d = Diagnostic::new("E0516", format!("unknown failure policy `{other}`"))
-                    .primary(callee.span, "not a policy");
-                d = match did_you_mean(other, known) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help(
-                        "policies: retry(n), repair(n), fallback(binding(\"…\")), fail(code)",
-                    ),
-                };
-                cx.report(d);
+                cx.report(NodeError::UnknownPolicy {
+                    span: callee.span,
+                    policy: other.to_owned(),
+                    suggestion: did_you_mean(other, known).map(str::to_owned),
+                });
             }
         }
     }
@@ -919,32 +831,25 @@ fn fresh_entries(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry) -> Vec
     let mut out = Vec::new();
     for arg in &entry.args {
         let (ExprKind::Path(p), Some(q)) = (&arg.value.kind, &arg.qualifier) else {
-            wrong_value(
-                cx,
-                arg.span,
-                "fresh",
-                "`parameter duration`, e.g. `camera 200ms`",
-            );
+            wrong_value(cx, arg.span, "fresh", Expected::FreshEntry);
             continue;
         };
         let name = p.to_text();
         if !n.params.iter().any(|(pn, _)| *pn == name) {
-            let mut d = Diagnostic::new(
-                "E0511",
-                format!("`{name}` is not a parameter of `{}`", n.def.name.name),
-            )
-            .primary(p.span, "unknown parameter");
-            if let Some(s) = did_you_mean(&name, n.params.iter().map(|(pn, _)| pn.as_str())) {
-                d = d.did_you_mean(p.span, s);
-            }
-            cx.report(d);
+            let suggestion = did_you_mean(&name, n.params.iter().map(|(pn, _)| pn.as_str()));
+            cx.report(NodeError::NotAParam {
+                span: p.span,
+                name: name.clone(),
+                node: n.def.name.name.to_string(),
+                suggestion: suggestion.map(str::to_owned),
+            });
             continue;
         }
         match &q.kind {
             LitKind::Duration { value, unit } => {
                 out.push((name, value.saturating_mul(unit.millis())))
             }
-            _ => wrong_value(cx, q.span, "fresh", "a duration such as `200ms`"),
+            _ => wrong_value(cx, q.span, "fresh", Expected::FreshDuration),
         }
     }
     out
@@ -961,32 +866,19 @@ fn check_max_answer(
     };
     let largest = size::default_max_answer(&n.output, &cx.table);
     if config.max_answer < largest {
-        cx.report(
-            Diagnostic::new(
-                "W0501",
-                format!(
-                    "`max_answer` is {} bytes, below the largest answer ({largest} bytes)",
-                    config.max_answer
-                ),
-            )
-            .primary(span, "a valid answer may be rejected as too large")
-            .help("remove `max_answer` to use the exact default, or raise it"),
-        );
+        cx.report(NodeError::MaxAnswer {
+            span,
+            max_answer: config.max_answer,
+            largest,
+            below: true,
+        });
     } else if config.max_answer / FAR_ABOVE > largest {
-        cx.report(
-            Diagnostic::new(
-                "W0502",
-                format!(
-                    "`max_answer` is {} bytes, far above the largest answer ({largest} bytes)",
-                    config.max_answer
-                ),
-            )
-            .primary(
-                span,
-                "the model may be asked for far more tokens than any valid answer needs",
-            )
-            .help("remove `max_answer` to use the exact default"),
-        );
+        cx.report(NodeError::MaxAnswer {
+            span,
+            max_answer: config.max_answer,
+            largest,
+            below: false,
+        });
     }
 }
 
@@ -1020,20 +912,13 @@ fn check_budget_currency(
             continue;
         }
         reported.push(name.clone());
-        cx.report(
-            Diagnostic::new(
-                "E0517",
-                format!(
-                    "binding `{name}` is priced in {}, and the budget's max_cost is in {}",
-                    price.currency, max_cost.currency
-                ),
-            )
-            .primary(span, format!("{} {}", max_cost.amount, max_cost.currency))
-            .help(format!(
-                "write max_cost in {}, or price [bindings.{name}] in {}: money is never converted",
-                price.currency, max_cost.currency
-            )),
-        );
+        cx.report(NodeError::Currency {
+            span,
+            binding: name.clone(),
+            price: price.currency.clone(),
+            amount: max_cost.amount.clone(),
+            currency: max_cost.currency.clone(),
+        });
     }
 }
 
@@ -1069,11 +954,12 @@ fn check_accepts(
                 kind.as_str()
             };
             if !b.accepts.iter().any(|a| a.as_str() == needed) {
-                cx.report(
-                    Diagnostic::new("E0513", format!("binding `{binding}` does not accept `{needed}` parts"))
-                        .primary(span, format!("the builder sends `{kind}(…)`"))
-                        .help(format!("add \"{needed}\" to `accepts` of [bindings.{binding}] if the endpoint takes it, or use another binding")),
-                );
+                cx.report(NodeError::Accepts {
+                    span,
+                    binding: binding.clone(),
+                    needed: needed.to_owned(),
+                    kind: kind.clone(),
+                });
             }
         }
     }
@@ -1103,10 +989,7 @@ fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> (Vec<u32>, Option<ir::Node
             }
             ast::Stmt::Return { value, span } => {
                 if returned.is_some() {
-                    ecx.cx.report(
-                        Diagnostic::new("E0401", "code after `return` never runs")
-                            .primary(*span, "unreachable"),
-                    );
+                    ecx.cx.report(ExprError::AfterReturn { span: *span });
                 }
                 let x = ecx.expr_against(value, &n.output);
                 returned.get_or_insert(x);
@@ -1114,10 +997,9 @@ fn check_body(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>) -> (Vec<u32>, Option<ir::Node
         }
     }
     if returned.is_none() {
-        ecx.cx.report(
-            Diagnostic::new("E0401", "a node body must end with `return …;`")
-                .primary(n.def.name.span, "the body computes no answer"),
-        );
+        ecx.cx.report(ExprError::NoReturn {
+            span: n.def.name.span,
+        });
     }
     let locals = ecx.locals_used();
     let mut calls = std::mem::take(&mut ecx.node_calls);

@@ -21,6 +21,7 @@
 //! but reads differently (`\d \w \s \b` and their negations, a `]` first or a bare `[` in a
 //! class). The second is the subtler bug: the pattern works in a test and fails elsewhere.
 
+pub use super::error::PatternProblem;
 use regex_syntax::ast::{
     self, AssertionKind, Ast, ClassPerlKind, ClassSet, ClassSetItem, ErrorKind, GroupKind,
     HexLiteralKind, LiteralKind, RepetitionKind, RepetitionRange, SpecialLiteralKind,
@@ -44,16 +45,33 @@ pub enum PatternErrorKind {
 /// Why a pattern is refused, at a byte range inside the pattern text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PatternError {
-    /// Which rule it breaks.
-    pub kind: PatternErrorKind,
     /// Byte offset of the offending construct inside the pattern.
     pub offset: usize,
     /// Its length in bytes (at least 1 unless the pattern is empty there).
     pub len: usize,
-    /// What is wrong, e.g. "`\\d` means different digits in different engines".
-    pub message: String,
+    /// What the construct is; its message and help are written in `sema/error/patterns.rs`.
+    pub problem: PatternProblem,
+    /// What to write instead of the construct (its `len` bytes at `offset`), when the help
+    /// names one replacement that can be applied as it is (`[0-9]` for `\d`): the language
+    /// server offers it as a quick fix.
+    pub replacement: Option<String>,
+}
+
+impl PatternError {
+    /// Which rule it breaks.
+    pub fn kind(&self) -> PatternErrorKind {
+        self.problem.kind()
+    }
+
+    /// What is wrong, e.g. "`\\d` means different characters in different engines".
+    pub fn message(&self) -> String {
+        self.problem.message()
+    }
+
     /// How to write it instead.
-    pub help: String,
+    pub fn help(&self) -> String {
+        self.problem.help()
+    }
 }
 
 /// Checks that `pattern` uses only the regex syntax common to RE2, ECMA-262 and Rust `regex`.
@@ -100,13 +118,10 @@ fn possessive_repetition(pattern: &str) -> Option<PatternError> {
             ']' if in_class => in_class = false,
             '+' if !in_class && previous_was_quantifier => {
                 return Some(PatternError {
-                    kind: PatternErrorKind::Unsupported,
                     offset,
                     len: 1,
-                    message: "possessive repetition is not supported".to_owned(),
-                    help:
-                        "RE2, ECMA-262 and Rust `regex` read `*+` differently: drop the second `+`"
-                            .to_owned(),
+                    problem: PatternProblem::Possessive,
+                    replacement: Some(String::new()),
                 });
             }
             _ => {}
@@ -118,45 +133,24 @@ fn possessive_repetition(pattern: &str) -> Option<PatternError> {
 
 fn from_syntax_error(error: &ast::Error) -> PatternError {
     let span = error.span();
-    let (message, help) = match error.kind() {
-        ErrorKind::UnsupportedBackreference => (
-            "backreferences are not supported".to_owned(),
-            "RE2 and Rust `regex` have no backreferences: match the text itself".to_owned(),
-        ),
-        ErrorKind::UnsupportedLookAround => (
-            "lookaround is not supported".to_owned(),
-            "RE2 and Rust `regex` have no lookahead or lookbehind: match the text itself"
-                .to_owned(),
-        ),
-        ErrorKind::FlagUnrecognized | ErrorKind::FlagUnexpectedEof => (
-            format!("this group syntax is not supported ({})", error.kind()),
-            "atomic groups `(?>…)` and inline flags are not common syntax: use `(…)` or `(?:…)`"
-                .to_owned(),
-        ),
-        ErrorKind::RepetitionMissing => (
-            format!("{}", error.kind()),
-            "possessive quantifiers (`a*+`) are not common syntax; to match `*`, `+`, `?` or `{` \
-             literally, escape it"
-                .to_owned(),
-        ),
+    let kind = error.kind().to_string();
+    let problem = match error.kind() {
+        ErrorKind::UnsupportedBackreference => PatternProblem::Backreference,
+        ErrorKind::UnsupportedLookAround => PatternProblem::LookAround,
+        ErrorKind::FlagUnrecognized | ErrorKind::FlagUnexpectedEof => {
+            PatternProblem::GroupSyntax { kind }
+        }
+        ErrorKind::RepetitionMissing => PatternProblem::RepetitionMissing { kind },
         ErrorKind::RepetitionCountInvalid
         | ErrorKind::RepetitionCountDecimalEmpty
-        | ErrorKind::RepetitionCountUnclosed => (
-            format!("{}", error.kind()),
-            "write counts as `{n}`, `{m,}` or `{m,n}` with m <= n; to match `{` escape it `\\{`"
-                .to_owned(),
-        ),
-        other => (
-            format!("{other}"),
-            "only the regex syntax common to RE2, ECMA-262 and Rust `regex` is accepted".to_owned(),
-        ),
+        | ErrorKind::RepetitionCountUnclosed => PatternProblem::RepetitionCount { kind },
+        _ => PatternProblem::Syntax { kind },
     };
     PatternError {
-        kind: PatternErrorKind::Unsupported,
         offset: span.start.offset,
         len: span.end.offset.saturating_sub(span.start.offset),
-        message,
-        help,
+        problem,
+        replacement: None,
     }
 }
 
@@ -166,35 +160,22 @@ struct Walk<'p> {
 }
 
 impl Walk<'_> {
-    /// A construct outside the common syntax.
-    fn refuse(&mut self, span: &ast::Span, message: impl Into<String>, help: impl Into<String>) {
-        self.push(PatternErrorKind::Unsupported, span, message, help);
-    }
-
-    /// A construct every engine accepts but reads differently.
-    fn refuse_differs(
-        &mut self,
-        span: &ast::Span,
-        message: impl Into<String>,
-        help: impl Into<String>,
-    ) {
-        self.push(PatternErrorKind::ReadDifferently, span, message, help);
-    }
-
-    fn push(
-        &mut self,
-        kind: PatternErrorKind,
-        span: &ast::Span,
-        message: impl Into<String>,
-        help: impl Into<String>,
-    ) {
+    /// Refuses the construct at `span`.
+    fn refuse(&mut self, span: &ast::Span, problem: PatternProblem) {
         self.errors.push(PatternError {
-            kind,
             offset: span.start.offset,
             len: span.end.offset.saturating_sub(span.start.offset),
-            message: message.into(),
-            help: help.into(),
+            problem,
+            replacement: None,
         });
+    }
+
+    /// Sets what replaces the construct of the last error pushed (see
+    /// [`PatternError::replacement`]).
+    fn replace_last(&mut self, with: impl Into<String>) {
+        if let Some(last) = self.errors.last_mut() {
+            last.replacement = Some(with.into());
+        }
     }
 
     fn text(&self, span: &ast::Span) -> &str {
@@ -206,34 +187,24 @@ impl Walk<'_> {
     fn ast(&mut self, ast: &Ast) {
         match ast {
             Ast::Empty(_) | Ast::Dot(_) => {}
-            Ast::Flags(flags) => self.refuse(
-                &flags.span,
-                "inline flags are not supported",
-                "flags such as `(?i)` differ across engines: spell the cases out, e.g. `[Aa]`",
-            ),
+            Ast::Flags(flags) => self.refuse(&flags.span, PatternProblem::Flags),
             Ast::Literal(literal) => self.literal(literal, false),
             Ast::Assertion(assertion) => self.assertion(assertion),
             Ast::ClassUnicode(class) => self.unicode_class(&class.span),
-            Ast::ClassPerl(class) => self.perl_class(&class.span, &class.kind, class.negated),
+            Ast::ClassPerl(class) => {
+                self.perl_class(&class.span, &class.kind, class.negated, false)
+            }
             Ast::ClassBracketed(class) => self.bracketed(class, true),
             Ast::Repetition(repetition) => self.repetition(repetition),
             Ast::Group(group) => {
                 match &group.kind {
                     GroupKind::CaptureIndex(_) => {}
-                    GroupKind::CaptureName { name, .. } => self.refuse(
-                        &name.span,
-                        "named groups are not supported",
-                        "engines spell names differently (`(?P<n>…)`, `(?<n>…)`) and a pattern \
-                         only matches: use a plain group `(…)` or `(?:…)`",
-                    ),
+                    GroupKind::CaptureName { name, .. } => {
+                        self.refuse(&name.span, PatternProblem::NamedGroup)
+                    }
                     GroupKind::NonCapturing(flags) => {
                         if !flags.items.is_empty() {
-                            self.refuse(
-                                &flags.span,
-                                "inline flags are not supported",
-                                "flags such as `(?i:…)` differ across engines: use `(?:…)` and \
-                                 spell the cases out, e.g. `[Aa]`",
-                            );
+                            self.refuse(&flags.span, PatternProblem::GroupFlags);
                         }
                     }
                 }
@@ -249,112 +220,82 @@ impl Walk<'_> {
             LiteralKind::Verbatim => {
                 let c = literal.c;
                 if !in_class && matches!(c, '{' | '}' | ']') {
-                    self.refuse(
-                        &literal.span,
-                        format!("a bare `{c}` is an error in ECMA-262 `u` mode"),
-                        format!("escape it: `\\{c}`"),
-                    );
+                    self.refuse(&literal.span, PatternProblem::Bare { c });
+                    self.replace_last(format!("\\{c}"));
                 }
                 if in_class && c == '[' {
-                    self.refuse_differs(
-                        &literal.span,
-                        "a bare `[` inside a class is read differently across engines",
-                        "escape it: `\\[`",
-                    );
+                    self.refuse(&literal.span, PatternProblem::BareOpenInClass);
+                    self.replace_last("\\[");
                 }
             }
             LiteralKind::Meta => {
                 let c = literal.c;
                 let common = "^$\\.*+?()[]{}|/".contains(c) || (in_class && c == '-');
                 if !common {
-                    self.refuse(
-                        &literal.span,
-                        format!("the escape `\\{c}` is an error in ECMA-262 `u` mode"),
-                        format!("write the character itself: `{c}`"),
-                    );
+                    self.refuse(&literal.span, PatternProblem::UncommonEscape { c });
+                    self.replace_last(c);
                 }
             }
             // `\/` is an identity escape in every engine (ECMA-262 lists `/` as syntax).
             LiteralKind::Superfluous if literal.c == '/' => {}
-            LiteralKind::Superfluous => self.refuse(
-                &literal.span,
-                format!(
-                    "the escape `{}` is not common syntax",
-                    self.text(&literal.span)
-                ),
-                format!("write the character itself: `{}`", literal.c),
-            ),
-            LiteralKind::Octal => self.refuse(
-                &literal.span,
-                "octal escapes are not supported",
-                "write the character as `\\xHH`",
-            ),
+            LiteralKind::Superfluous => {
+                let text = self.text(&literal.span).to_owned();
+                let c = literal.c;
+                self.refuse(&literal.span, PatternProblem::Superfluous { text, c });
+                self.replace_last(literal.c);
+            }
+            LiteralKind::Octal => self.refuse(&literal.span, PatternProblem::Octal),
             LiteralKind::HexFixed(HexLiteralKind::X) => {}
-            LiteralKind::HexFixed(_) | LiteralKind::HexBrace(_) => self.refuse(
-                &literal.span,
-                format!(
-                    "the escape `{}` is not common syntax",
-                    self.text(&literal.span)
-                ),
-                "write the character itself, or `\\xHH` for a character below U+0100",
-            ),
+            LiteralKind::HexFixed(_) | LiteralKind::HexBrace(_) => {
+                let text = self.text(&literal.span).to_owned();
+                self.refuse(&literal.span, PatternProblem::HexEscape { text })
+            }
             LiteralKind::Special(kind) => match kind {
                 SpecialLiteralKind::Tab
                 | SpecialLiteralKind::LineFeed
                 | SpecialLiteralKind::CarriageReturn
                 | SpecialLiteralKind::FormFeed
                 | SpecialLiteralKind::VerticalTab => {}
-                SpecialLiteralKind::Bell => self.refuse(
-                    &literal.span,
-                    "`\\a` is not supported by ECMA-262",
-                    "write `\\x07`",
-                ),
-                SpecialLiteralKind::Space => self.refuse(
-                    &literal.span,
-                    "`\\ ` is not common syntax",
-                    "write a plain space",
-                ),
+                SpecialLiteralKind::Bell => {
+                    self.refuse(&literal.span, PatternProblem::Bell);
+                    self.replace_last("\\x07");
+                }
+                SpecialLiteralKind::Space => {
+                    self.refuse(&literal.span, PatternProblem::EscapedSpace);
+                    self.replace_last(" ");
+                }
             },
         }
     }
 
     fn assertion(&mut self, assertion: &ast::Assertion) {
-        let (kind, message, help) = match assertion.kind {
+        let (problem, replacement) = match assertion.kind {
             AssertionKind::StartLine | AssertionKind::EndLine => return,
-            AssertionKind::StartText => (
-                PatternErrorKind::Unsupported,
-                "`\\A` is not supported by ECMA-262",
-                "write `^`",
-            ),
-            AssertionKind::EndText => (
-                PatternErrorKind::Unsupported,
-                "`\\z` is not supported by ECMA-262",
-                "write `$`",
-            ),
-            AssertionKind::WordBoundary | AssertionKind::NotWordBoundary => (
-                PatternErrorKind::ReadDifferently,
-                "word boundaries differ across engines (Unicode in Rust, ASCII elsewhere)",
-                "anchor with `^` and `$`, or match the separator, e.g. `[^A-Za-z0-9_]`",
-            ),
-            _ => (
-                PatternErrorKind::Unsupported,
-                "this word-boundary assertion is Rust-only",
-                "anchor with `^` and `$`, or match the separator, e.g. `[^A-Za-z0-9_]`",
-            ),
+            AssertionKind::StartText => (PatternProblem::StartText, Some("^")),
+            AssertionKind::EndText => (PatternProblem::EndText, Some("$")),
+            AssertionKind::WordBoundary | AssertionKind::NotWordBoundary => {
+                (PatternProblem::WordBoundary, None)
+            }
+            _ => (PatternProblem::RustBoundary, None),
         };
-        self.push(kind, &assertion.span, message, help);
+        self.refuse(&assertion.span, problem);
+        if let Some(replacement) = replacement {
+            self.replace_last(replacement);
+        }
     }
 
     fn unicode_class(&mut self, span: &ast::Span) {
-        self.refuse(
-            span,
-            "Unicode property classes are not supported",
-            "property names and versions differ across engines: list the characters or ranges, \
-             e.g. `[A-Za-z]`",
-        );
+        self.refuse(span, PatternProblem::UnicodeClass);
     }
 
-    fn perl_class(&mut self, span: &ast::Span, kind: &ClassPerlKind, negated: bool) {
+    /// `\d`, `\w`, `\s` and their negations; `in_class`: inside `[…]`.
+    fn perl_class(
+        &mut self,
+        span: &ast::Span,
+        kind: &ClassPerlKind,
+        negated: bool,
+        in_class: bool,
+    ) {
         let (name, class) = match kind {
             ClassPerlKind::Digit => ("d", "0-9"),
             ClassPerlKind::Word => ("w", "A-Za-z0-9_"),
@@ -365,31 +306,34 @@ impl Walk<'_> {
         } else {
             (name.to_owned(), format!("[{class}]"))
         };
-        self.refuse_differs(
+        self.refuse(
             span,
-            format!("`\\{name}` means different characters in different engines"),
-            format!("write `{fix}` (inside a class, write just the ranges)"),
+            PatternProblem::PerlClass {
+                name,
+                fix: fix.clone(),
+            },
         );
+        // Inside a class the ranges stand for `\d`; `\D` there has no such spelling.
+        match (in_class, negated) {
+            (false, _) => self.replace_last(fix),
+            (true, false) => self.replace_last(class),
+            (true, true) => {}
+        }
     }
 
     fn bracketed(&mut self, class: &ast::ClassBracketed, outermost: bool) {
         if !outermost {
-            self.refuse(
-                &class.span,
-                "nested classes are not common syntax",
-                "write one class listing all the members, e.g. `[a-z0-9]`",
-            );
+            self.refuse(&class.span, PatternProblem::NestedClass);
         }
         // `[]a]` is `]` or `a` in Rust but an empty class then `a]` in ECMA-262.
         let opening = if class.negated { "[^]" } else { "[]" };
         if self.text(&class.span).starts_with(opening) {
             let start = class.span.start.offset + opening.len() - 1;
             self.errors.push(PatternError {
-                kind: PatternErrorKind::ReadDifferently,
                 offset: start,
                 len: 1,
-                message: "a `]` first in a class is read differently across engines".to_owned(),
-                help: "escape it: `\\]`".to_owned(),
+                problem: PatternProblem::CloseFirstInClass,
+                replacement: Some("\\]".to_owned()),
             });
         }
         self.class_set(&class.kind);
@@ -399,11 +343,7 @@ impl Walk<'_> {
         match set {
             ClassSet::Item(item) => self.class_item(item),
             ClassSet::BinaryOp(op) => {
-                self.refuse(
-                    &op.span,
-                    "class set operations (`&&`, `--`, `~~`) are not common syntax",
-                    "list the members of the resulting class, e.g. `[a-df-z]`",
-                );
+                self.refuse(&op.span, PatternProblem::ClassSetOperation);
             }
         }
     }
@@ -416,13 +356,11 @@ impl Walk<'_> {
                 self.literal(&range.start, true);
                 self.literal(&range.end, true);
             }
-            ClassSetItem::Ascii(ascii) => self.refuse(
-                &ascii.span,
-                "POSIX classes such as `[:alpha:]` are not supported by ECMA-262",
-                "write the ranges, e.g. `A-Za-z`",
-            ),
+            ClassSetItem::Ascii(ascii) => self.refuse(&ascii.span, PatternProblem::PosixClass),
             ClassSetItem::Unicode(class) => self.unicode_class(&class.span),
-            ClassSetItem::Perl(class) => self.perl_class(&class.span, &class.kind, class.negated),
+            ClassSetItem::Perl(class) => {
+                self.perl_class(&class.span, &class.kind, class.negated, true)
+            }
             ClassSetItem::Bracketed(inner) => self.bracketed(inner, false),
             ClassSetItem::Union(union) => union.items.iter().for_each(|i| self.class_item(i)),
         }
@@ -432,37 +370,24 @@ impl Walk<'_> {
         let op_text = self.text(&repetition.op.span);
         if let RepetitionKind::Range(range) = &repetition.op.kind {
             if op_text.starts_with("{,") {
-                self.refuse(
-                    &repetition.op.span,
-                    "`{,n}` is literal text in ECMA-262",
-                    "write `{0,n}`",
-                );
+                let fixed = op_text.replacen("{,", "{0,", 1);
+                self.refuse(&repetition.op.span, PatternProblem::NoLowerCount);
+                self.replace_last(fixed);
             } else if op_text.chars().any(char::is_whitespace) {
-                self.refuse(
-                    &repetition.op.span,
-                    "spaces inside a repetition count are not common syntax",
-                    "write the count without spaces, e.g. `{1,5}`",
-                );
+                let fixed: String = op_text.chars().filter(|c| !c.is_whitespace()).collect();
+                self.refuse(&repetition.op.span, PatternProblem::SpacedCount);
+                self.replace_last(fixed);
             }
             let largest = match *range {
                 RepetitionRange::Exactly(n) | RepetitionRange::AtLeast(n) => n,
                 RepetitionRange::Bounded(m, n) => m.max(n),
             };
             if largest > MAX_REPETITION {
-                self.refuse(
-                    &repetition.op.span,
-                    format!("the repetition count {largest} is over {MAX_REPETITION}"),
-                    "RE2 refuses counts over 1000: use a smaller count or `+`/`*` with a length \
-                     bound on the type (`Str<N>`)",
-                );
+                self.refuse(&repetition.op.span, PatternProblem::CountOver { largest });
             }
         }
         if matches!(*repetition.ast, Ast::Assertion(_) | Ast::Empty(_)) {
-            self.refuse(
-                &repetition.op.span,
-                "only a character, class or group can be repeated",
-                "ECMA-262 refuses a quantifier after an anchor: remove it",
-            );
+            self.refuse(&repetition.op.span, PatternProblem::RepeatedAnchor);
         }
         self.ast(&repetition.ast);
     }
@@ -543,12 +468,12 @@ mod tests {
                 (None, Ok(())) => {}
                 (Some((offset, words)), Err(errors)) => {
                     let first = &errors[0];
-                    if first.offset != *offset || !first.message.contains(words) {
+                    if first.offset != *offset || !first.message().contains(words) {
                         failures.push(format!(
                             "{pattern:?}: expected @{offset} {words:?}, got {first:?}"
                         ));
                     }
-                    if first.help.is_empty() {
+                    if first.help().is_empty() {
                         failures.push(format!("{pattern:?}: no help"));
                     }
                 }
@@ -580,7 +505,7 @@ mod tests {
         for (pattern, kind) in cases {
             let errors = check_pattern(pattern).err().unwrap_or_default();
             assert_eq!(
-                errors.first().map(|e| e.kind),
+                errors.first().map(|e| e.kind()),
                 Some(kind),
                 "{pattern:?}: {errors:?}"
             );
@@ -596,9 +521,59 @@ mod tests {
     #[test]
     fn help_names_the_ascii_class() {
         let errors = check_pattern(r"\d").err().unwrap_or_default();
-        assert!(errors[0].help.contains("[0-9]"), "{errors:?}");
+        assert!(errors[0].help().contains("[0-9]"), "{errors:?}");
         let errors = check_pattern(r"\W").err().unwrap_or_default();
-        assert!(errors[0].help.contains("[^A-Za-z0-9_]"), "{errors:?}");
+        assert!(errors[0].help().contains("[^A-Za-z0-9_]"), "{errors:?}");
+    }
+
+    /// A replacement applies what the help says, and leaves a portable pattern: the
+    /// quick fix the language server offers fixes the construct (and breaks nothing).
+    #[test]
+    fn replacements_fix_what_they_replace() {
+        let cases = [
+            (r"^\d+$", "[0-9]", "^[0-9]+$"),
+            (r"[\d-]", "0-9", "[0-9-]"),
+            (r"\W", "[^A-Za-z0-9_]", "[^A-Za-z0-9_]"),
+            (r"\Aab", "^", "^ab"),
+            (r"ab\z", "$", "ab$"),
+            ("a}", "\\}", "a\\}"),
+            ("[]a]", "\\]", "[\\]a]"),
+            (r"\#", "#", "#"),
+            (r"a\ b", " ", "a b"),
+            (r"\a", "\\x07", "\\x07"),
+            ("a{1, 3}", "{1,3}", "a{1,3}"),
+            ("a*+", "", "a*"),
+        ];
+        for (pattern, replacement, fixed) in cases {
+            let errors = check_pattern(pattern).err().unwrap_or_default();
+            let [error] = errors.as_slice() else {
+                panic!("{pattern:?}: {errors:?}");
+            };
+            assert_eq!(
+                error.replacement.as_deref(),
+                Some(replacement),
+                "{pattern:?}"
+            );
+            let applied = format!(
+                "{}{replacement}{}",
+                &pattern[..error.offset],
+                &pattern[error.offset + error.len..]
+            );
+            assert_eq!(applied, fixed);
+            assert_eq!(
+                check_pattern(&applied),
+                Ok(()),
+                "{pattern:?} fixed as {applied:?}"
+            );
+        }
+        // No single spelling: no replacement.
+        for pattern in [r"[\D]", r"\bx", r"(?i)a", r"\pL"] {
+            let errors = check_pattern(pattern).err().unwrap_or_default();
+            assert!(
+                errors.iter().all(|e| e.replacement.is_none()),
+                "{pattern:?}"
+            );
+        }
     }
 
     /// Every accepted pattern compiles with the `regex` crate itself (the runtime's engine).

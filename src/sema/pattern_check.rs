@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use super::pattern::{check_pattern, PatternError, PatternErrorKind};
-use crate::diagnostics::Diagnostic;
+use super::error::TypeError;
+use super::pattern::{check_pattern, PatternError};
 use crate::span::Span;
 
 /// The verdict on each pattern text seen so far. A project repeats its patterns (a code
@@ -21,7 +21,7 @@ pub(crate) fn check(
     text: &str,
     literal: Span,
     raw: Option<u8>,
-) -> Vec<Diagnostic> {
+) -> Vec<TypeError> {
     let verdict = match verdicts.0.get(text) {
         Some(v) => v,
         None => verdicts
@@ -33,12 +33,12 @@ pub(crate) fn check(
         Ok(()) => Vec::new(),
         Err(errors) => errors
             .iter()
-            .map(|e| to_diagnostic(e, text, literal, raw))
+            .map(|e| to_error(e, text, literal, raw))
             .collect(),
     }
 }
 
-fn to_diagnostic(e: &PatternError, text: &str, literal: Span, raw: Option<u8>) -> Diagnostic {
+fn to_error(e: &PatternError, text: &str, literal: Span, raw: Option<u8>) -> TypeError {
     let at = match raw {
         Some(hashes) => {
             let base = literal.start as usize + 2 + hashes as usize;
@@ -50,19 +50,42 @@ fn to_diagnostic(e: &PatternError, text: &str, literal: Span, raw: Option<u8>) -
         }
         None => literal,
     };
-    let (code, label) = match e.kind {
-        PatternErrorKind::Unsupported => (
-            "E0350",
-            "not in the syntax common to RE2, ECMA-262 and Rust `regex`",
-        ),
-        PatternErrorKind::ReadDifferently => (
-            "E0307",
-            "RE2, ECMA-262 and Rust `regex` match different texts here",
-        ),
-    };
-    Diagnostic::new(code, format!("this pattern is not portable: {}", e.message))
-        .primary(at, label)
-        .help(e.help.clone())
+    TypeError::Pattern {
+        span: at,
+        problem: e.problem.clone(),
+        fix: fix(e, text, literal, raw, at),
+    }
+}
+
+/// The edit that applies `e`'s replacement, if it names one: in a raw string the construct
+/// itself (at `at`, the bytes of the pattern as written); in an ordinary string, where escapes
+/// shift the bytes, the whole literal, written again with the replacement.
+fn fix(
+    e: &PatternError,
+    text: &str,
+    literal: Span,
+    raw: Option<u8>,
+    at: Span,
+) -> Option<(Span, String)> {
+    let replacement = e.replacement.as_ref()?;
+    if e.len == 0 {
+        return None;
+    }
+    if raw.is_some() {
+        return Some((at, replacement.clone()));
+    }
+    let fixed = format!(
+        "{}{replacement}{}",
+        text.get(..e.offset)?,
+        text.get(e.offset + e.len..)?
+    );
+    // Only `\` and `"` need an escape in an ordinary string; a pattern holding another
+    // character that does (a control character) is left to the author.
+    if fixed.chars().any(char::is_control) {
+        return None;
+    }
+    let escaped = fixed.replace('\\', "\\\\").replace('"', "\\\"");
+    Some((literal, format!("\"{escaped}\"")))
 }
 
 /// The bytes `offset..offset + len` of `text`, widened to whole characters and to at least
@@ -103,7 +126,10 @@ mod tests {
             let source = format!("@pattern(r\"{pattern}\")");
             let start = "@pattern(".len();
             let literal = Span::new(FileId(0), start..source.len() - 1);
-            let diagnostics = check(&mut Verdicts::default(), pattern, literal, Some(0));
+            let diagnostics: Vec<_> = check(&mut Verdicts::default(), pattern, literal, Some(0))
+                .iter()
+                .map(|e| e.to_diagnostic())
+                .collect();
             if pattern.contains('\u{FEFF}') {
                 assert!(diagnostics.iter().any(|d| d.code == "E0350"), "{pattern:?}");
             }

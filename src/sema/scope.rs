@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::error::NameError;
 use super::resolution::Symbol;
 use super::{Cx, Decl, ItemRef, ModuleScope, TypeDecl};
 use crate::diagnostics::suggest::did_you_mean;
@@ -89,26 +90,26 @@ fn push_ref<'a, T>(
     list.len() as u32 - 1
 }
 
-fn duplicate(name: &str, span: Span, first: Span, verb: &str) -> Diagnostic {
-    Diagnostic::new("E0203", format!("`{name}` is {verb} twice"))
-        .primary(span, "second definition")
-        .secondary(first, "first defined here")
-        .help("rename one of them or remove the duplicate")
+fn duplicate(name: &str, span: Span, first: Span, verb: &'static str) -> Diagnostic {
+    NameError::Duplicate {
+        span,
+        first,
+        name: name.to_owned(),
+        verb,
+    }
+    .into()
 }
 
 fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem) {
     let module_path = use_item.module.to_text();
     let Some(&target) = cx.module_index.get(&module_path) else {
-        let mut d = Diagnostic::new("E0201", format!("there is no module `{module_path}`"))
-            .primary(use_item.module.span, "unknown module");
         let known: Vec<&str> = cx.modules.iter().map(|m| m.path.as_str()).collect();
-        d = match did_you_mean(&module_path, known.iter().copied()) {
-            Some(s) => d.did_you_mean(use_item.module.span, s),
-            None => d.help(
-                "a module is a file path from the project root, without `.ael`, with `/` written `::`",
-            ),
-        };
-        cx.report(d);
+        let suggestion = did_you_mean(&module_path, known.iter().copied()).map(str::to_owned);
+        cx.report(NameError::UnknownModule {
+            span: use_item.module.span,
+            module: module_path.clone(),
+            suggestion,
+        });
         if let Some(scope) = cx.modules.get_mut(here) {
             for name in &use_item.names {
                 let local = name.alias.as_ref().unwrap_or(&name.name);
@@ -123,19 +124,19 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
             .get(target)
             .and_then(|m| m.own.get(name.name.name.as_str()).copied());
         let Some(reference) = found else {
-            let mut d = Diagnostic::new(
-                "E0202",
-                format!("module `{module_path}` has no item `{}`", name.name.name),
-            )
-            .primary(name.name.span, "not declared there");
+            let mut suggestion = None;
             if let Some(m) = cx.modules.get(target) {
                 let mut known: Vec<&str> = m.own.keys().copied().collect();
                 known.sort_unstable();
-                if let Some(s) = did_you_mean(&name.name.name, known.iter().copied()) {
-                    d = d.did_you_mean(name.name.span, s);
-                }
+                suggestion =
+                    did_you_mean(&name.name.name, known.iter().copied()).map(str::to_owned);
             }
-            cx.report(d);
+            cx.report(NameError::NotInModule {
+                span: name.name.span,
+                module: module_path.clone(),
+                name: name.name.name.to_string(),
+                suggestion,
+            });
             let local = name.alias.as_ref().unwrap_or(&name.name);
             if let Some(scope) = cx.modules.get_mut(here) {
                 scope.unresolved.insert(local.name.to_string());
@@ -150,16 +151,14 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
         };
         if let Some((existing, _)) = scope.names.get(local.name.as_str()) {
             if *existing != reference {
-                let d = Diagnostic::new(
-                    "E0210",
-                    format!("`{}` is already a name in this module", local.name),
-                )
-                .primary(local.span, "imported here")
-                .help(format!(
-                    "import it under another name: `{} as Other`",
-                    name.name.name
-                ));
-                cx.diags.push(d);
+                cx.diags.push(
+                    NameError::NameTaken {
+                        span: local.span,
+                        local: local.name.to_string(),
+                        name: name.name.name.to_string(),
+                    }
+                    .into(),
+                );
             } else {
                 // The same item twice: harmless, but the second import is unused.
                 scope.imports.push(super::Import {
@@ -186,14 +185,10 @@ pub(crate) fn report_unused_imports(cx: &mut Cx<'_, '_>) {
     for module in &cx.modules {
         for import in &module.imports {
             if !import.used {
-                found.push(
-                    Diagnostic::new(
-                        "W0201",
-                        format!("`{}` is imported but never used", import.name),
-                    )
-                    .primary(import.span, "unused import")
-                    .help("remove it from the `use`"),
-                );
+                found.push(Diagnostic::from(NameError::UnusedImport {
+                    span: import.span,
+                    name: import.name.clone(),
+                }));
             }
         }
     }
@@ -275,17 +270,16 @@ impl Cx<'_, '_> {
         let mut candidates = self.names_in_scope(module, accept);
         candidates.extend(extra.iter().map(|s| (*s).to_owned()));
         let name = path.last().map_or(text.as_str(), |l| l.name.as_str());
-        let mut d = Diagnostic::new(code, format!("unknown {what} `{text}`"))
-            .primary(path.span, format!("no {what} of this name is in scope"));
-        if let Some(s) = did_you_mean(name, candidates.iter().map(String::as_str)) {
-            // The last segment is the misspelt name (`module::Nmae`).
-            let at = path.last().map_or(path.span, |l| l.span);
-            d = d.did_you_mean(at, s);
-        } else if path.segments.len() == 1 {
-            d = d.help(format!(
-                "declare the {what} or import it with `use module::{name};`"
-            ));
-        }
-        self.report(d);
+        let suggestion = did_you_mean(name, candidates.iter().map(String::as_str));
+        self.report(NameError::Unknown {
+            code,
+            span: path.span,
+            last: path.last().map_or(path.span, |l| l.span),
+            text: text.clone(),
+            name: name.to_owned(),
+            what: what.to_owned(),
+            single: path.segments.len() == 1,
+            suggestion: suggestion.map(str::to_owned),
+        });
     }
 }

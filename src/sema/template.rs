@@ -17,11 +17,11 @@ use aelc_runtime::expr as rt;
 use aelc_runtime::prompt::{Segment, Template};
 use aelc_runtime::ty::Ty;
 
+use super::error::{MalformedTag, TemplateError};
 use super::expr::ExprCx;
 use super::resolution::SymbolKind;
 use super::sty::STy;
 use super::Cx;
-use crate::diagnostics::Diagnostic;
 use crate::source::decode_source;
 use crate::span::{FileId, Span};
 use crate::syntax;
@@ -39,9 +39,8 @@ enum Tag<'t> {
     End,
     /// A word that is no tag (`E0721`), and whether it looks like it opens a block.
     Unknown(&'t str, bool),
-    /// A known tag of the wrong shape (`E0724`): what is wrong, how to write it, and whether
-    /// it opens a block (a broken `if` or `for`), so that its `{% end %}` is not reported too.
-    Malformed(&'static str, &'static str, bool),
+    /// A known tag of the wrong shape (`E0724`).
+    Malformed(MalformedTag),
 }
 
 /// An open `if` or `for` while the template is read: what it collects, and where it started.
@@ -84,7 +83,7 @@ pub(crate) fn check_prompt(
     let (text, not_utf8) = decode_source(FileId(cx.sources.len() as u32), &bytes);
     let file = cx.sources.add(path, text.clone());
     if let Some(d) = not_utf8 {
-        cx.report(d.note("in a prompt template"));
+        cx.report(TemplateError::NotUtf8 { decoded: d });
     }
     let mut ecx = ExprCx::new(cx, module);
     ecx.bind_params(params, written);
@@ -115,14 +114,11 @@ pub(crate) fn check_prompt(
                 // A tag whose closing comes only after the next tag opens was never closed:
                 // reading up to that later close would report a confusing expression error.
                 let (open, close) = (kind.open(), kind.close());
-                ecx.cx.report(
-                    Diagnostic::new("E0720", format!("this `{open}` is never closed"))
-                        .primary(
-                            Span::new(file, start..start + 2),
-                            format!("no `{close}` before the next tag or the end of the file"),
-                        )
-                        .help(format!("close the tag with `{close}`")),
-                );
+                ecx.cx.report(TemplateError::Unclosed {
+                    span: Span::new(file, start..start + 2),
+                    open,
+                    close,
+                });
                 rest = resume;
                 continue;
             }
@@ -131,33 +127,22 @@ pub(crate) fn check_prompt(
         let offset = inner_at as u32;
         let tag = if kind == TagKind::Value {
             if inner.trim().is_empty() {
-                Tag::Malformed(
-                    "`{{ }}` holds no expression",
-                    "write the value to insert, e.g. `{{ request.text }}`",
-                    false,
-                )
+                Tag::Malformed(MalformedTag::EmptyValue)
             } else {
                 Tag::Value(inner, offset)
             }
         } else {
             parse_tag(inner, offset)
         };
-        let opens = matches!(
-            tag,
-            Tag::If(..) | Tag::For(..) | Tag::Unknown(_, true) | Tag::Malformed(_, _, true)
-        );
+        let opens = matches!(tag, Tag::If(..) | Tag::For(..) | Tag::Unknown(_, true))
+            || matches!(tag, Tag::Malformed(t) if t.opens());
         if opens && open.len() >= MAX_NESTING {
             let outer = open.first().map(|block| block.span);
-            let mut d = Diagnostic::new(
-                "E0725",
-                format!("template blocks nested more than {MAX_NESTING} levels deep"),
-            )
-            .primary(tag_span, "too deep")
-            .help("join conditions with `&&` instead of nesting an `if` in an `if`");
-            if let Some(outer) = outer {
-                d = d.secondary(outer, "the outermost open block");
-            }
-            ecx.cx.report(d);
+            ecx.cx.report(TemplateError::TooDeep {
+                span: tag_span,
+                outer,
+                limit: MAX_NESTING,
+            });
             return None;
         }
         match tag {
@@ -190,12 +175,10 @@ pub(crate) fn check_prompt(
                     other => {
                         let found = other.describe(&ecx.cx.table);
                         let at = at as usize;
-                        ecx.cx.report(
-                            Diagnostic::new("E0701", format!("`for` needs a list, found {found}"))
-                                .primary(Span::new(file, at..at + e.len()), "not a list")
-                                .note("in a prompt template")
-                                .help("`{% for NAME in LIST %}` repeats its body for each item of a `List` or a `Set`"),
-                        );
+                        ecx.cx.report(TemplateError::ForNotAList {
+                            span: Span::new(file, at..at + e.len()),
+                            found,
+                        });
                         STy::Error
                     }
                 };
@@ -226,27 +209,21 @@ pub(crate) fn check_prompt(
                     ..
                 }) => {
                     let span = *span;
-                    ecx.cx.report(
-                        Diagnostic::new("E0722", "a second `{% else %}` for one `{% if %}`")
-                            .primary(tag_span, "this `if` already has its `else`")
-                            .secondary(span, "the `if`")
-                            .help("there is no `elif`: nest an `{% if %}` inside the `else`"),
-                    );
+                    ecx.cx.report(TemplateError::SecondElse {
+                        span: tag_span,
+                        if_span: span,
+                    });
                 }
                 Some(Open { span, .. }) => {
                     let span = *span;
-                    ecx.cx.report(
-                        Diagnostic::new("E0722", "`{% else %}` inside a `{% for %}`")
-                            .primary(tag_span, "the nearest open block is a `for`")
-                            .secondary(span, "this `for`")
-                            .help("close the `for` with `{% end %}` before the `else`"),
-                    );
+                    ecx.cx.report(TemplateError::ElseInFor {
+                        span: tag_span,
+                        for_span: span,
+                    });
                 }
-                None => ecx.cx.report(
-                    Diagnostic::new("E0722", "`{% else %}` outside `{% if %}`")
-                        .primary(tag_span, "no open `if` to continue")
-                        .help("open the block with `{% if CONDITION %}`, or remove the `else`"),
-                ),
+                None => ecx
+                    .cx
+                    .report(TemplateError::ElseOutsideIf { span: tag_span }),
             },
             Tag::End => match open.pop() {
                 Some(block) => {
@@ -276,18 +253,15 @@ pub(crate) fn check_prompt(
                         },
                     });
                 }
-                None => ecx.cx.report(
-                    Diagnostic::new("E0722", "`{% end %}` closes nothing")
-                        .primary(tag_span, "no open `if` or `for`")
-                        .help("remove it, or open the block it should close"),
-                ),
+                None => ecx
+                    .cx
+                    .report(TemplateError::EndOfNothing { span: tag_span }),
             },
             Tag::Unknown(word, opens) => {
-                ecx.cx.report(
-                    Diagnostic::new("E0721", format!("unknown template tag `{word}`"))
-                        .primary(tag_span, "expected `if`, `for`, `else` or `end`")
-                        .help(unknown_tag_help(word)),
-                );
+                ecx.cx.report(TemplateError::UnknownTag {
+                    span: tag_span,
+                    word: word.to_owned(),
+                });
                 if opens {
                     open_broken(
                         &mut open,
@@ -298,13 +272,12 @@ pub(crate) fn check_prompt(
                     );
                 }
             }
-            Tag::Malformed(what, fix, opens) => {
-                ecx.cx.report(
-                    Diagnostic::new("E0724", what)
-                        .primary(tag_span, "malformed tag")
-                        .help(fix),
-                );
-                if opens {
+            Tag::Malformed(tag) => {
+                ecx.cx.report(TemplateError::Malformed {
+                    span: tag_span,
+                    tag,
+                });
+                if tag.opens() {
                     open_broken(
                         &mut open,
                         &mut saved,
@@ -325,11 +298,10 @@ pub(crate) fn check_prompt(
             .get(start + 2..end.saturating_sub(2))
             .and_then(|t| t.split_whitespace().next())
             .unwrap_or("if");
-        ecx.cx.report(
-            Diagnostic::new("E0723", format!("this `{{% {word} %}}` is never closed"))
-                .primary(block.span, "opened here")
-                .help("add `{% end %}` where the block ends"),
-        );
+        ecx.cx.report(TemplateError::NeverClosed {
+            span: block.span,
+            word: word.to_owned(),
+        });
     }
     let locals = ecx.locals_used();
     let errors_after = cx.diags.iter().filter(|d| d.is_error()).count();
@@ -442,28 +414,12 @@ fn parse_tag(inner: &str, offset: u32) -> Tag<'_> {
     let word = body.split_whitespace().next().unwrap_or("");
     let rest = body.get(word.len()..).unwrap_or("").trim_start();
     match word {
-        "" => Tag::Malformed(
-            "an empty `{% %}` tag",
-            "write `{% if CONDITION %}`, `{% for NAME in LIST %}`, `{% else %}` or `{% end %}`",
-            false,
-        ),
+        "" => Tag::Malformed(MalformedTag::Empty),
         "else" if rest.is_empty() => Tag::Else,
         "end" if rest.is_empty() => Tag::End,
-        "else" => Tag::Malformed(
-            "`{% else %}` takes no condition",
-            "there is no `elif`: write `{% else %}` and nest an `{% if %}` inside it",
-            false,
-        ),
-        "end" => Tag::Malformed(
-            "`{% end %}` takes nothing",
-            "write `{% end %}`: it closes the nearest open `if` or `for`",
-            false,
-        ),
-        "if" if rest.is_empty() => Tag::Malformed(
-            "`{% if %}` needs a condition",
-            "write `{% if CONDITION %}`, e.g. `{% if request.notes.is_some() %}`",
-            true,
-        ),
+        "else" => Tag::Malformed(MalformedTag::ElseWithCondition),
+        "end" => Tag::Malformed(MalformedTag::EndWithSomething),
+        "if" if rest.is_empty() => Tag::Malformed(MalformedTag::IfWithoutCondition),
         "if" => Tag::If(rest, offset_of(rest)),
         "for" => {
             let name = rest.split_whitespace().next().unwrap_or("");
@@ -476,11 +432,7 @@ fn parse_tag(inner: &str, offset: u32) -> Tag<'_> {
             if is_identifier(name) && !list.is_empty() {
                 Tag::For(name, list, offset_of(list))
             } else {
-                Tag::Malformed(
-                    "a `for` is written `{% for NAME in LIST %}`",
-                    "name each item and give the list, e.g. `{% for finding in review.findings %}`",
-                    true,
-                )
+                Tag::Malformed(MalformedTag::For)
             }
         }
         // `{% unless x %}`, `{% with x %}`: a word with an argument most likely opens a block;
@@ -510,19 +462,6 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The fix for a tag word from another template language.
-fn unknown_tag_help(word: &str) -> &'static str {
-    match word {
-        "elif" | "elsif" | "elseif" | "else_if" => {
-            "there is no `elif`: write `{% else %}` and nest an `{% if %}` inside it"
-        }
-        "endif" | "endfor" | "fi" | "done" => "every block is closed by `{% end %}`",
-        "unless" => "write `{% if !CONDITION %}`",
-        "each" | "foreach" => "write `{% for NAME in LIST %}`",
-        _ => "the tags are `{% if CONDITION %}`, `{% else %}`, `{% for NAME in LIST %}` and `{% end %}`",
-    }
-}
-
 fn check_expr(
     ecx: &mut ExprCx<'_, '_, '_>,
     file: FileId,
@@ -532,25 +471,8 @@ fn check_expr(
 ) -> (STy, rt::Expr) {
     let (expr, diagnostics) = syntax::parse_expr(file, text, offset);
     if !diagnostics.is_empty() {
-        // The parser's message and labels, under the template code: the parser's own codes
-        // explain AEL source files, not tags in a prompt, and its input ends with the tag.
-        for mut d in diagnostics {
-            d.code = "E0702";
-            d.message = d
-                .message
-                .replace("the end of the file", "the end of the tag");
-            for label in &mut d.labels {
-                label.message = label.message.replace("the file ends", "the tag ends");
-            }
-            d.notes.push("in a prompt template".to_owned());
-            if d.help.is_none() {
-                d.help = Some(
-                    "a tag holds one AEL expression, e.g. `{{ request.document }}` or \
-                     `{% if request.notes.is_some() %}`"
-                        .to_owned(),
-                );
-            }
-            ecx.cx.report(d);
+        for parsed in diagnostics {
+            ecx.cx.report(TemplateError::InExpression { parsed });
         }
         return (STy::Error, rt::Expr::None);
     }
@@ -564,12 +486,10 @@ fn check_expr(
     if let Some(want) = expected {
         if !ty.fits(want) {
             let found = ty.describe(&ecx.cx.table);
-            ecx.cx.report(
-                Diagnostic::new("E0701", format!("expected a bool condition, found {found}"))
-                    .primary(expr.span, "not a condition")
-                    .note("in a prompt template")
-                    .help("a condition is a `bool`: compare the value, or test it with a method such as `is_empty()` or `is_some()`"),
-            );
+            ecx.cx.report(TemplateError::ConditionNotBool {
+                span: expr.span,
+                found,
+            });
         }
     }
     (ty, lowered)

@@ -9,9 +9,9 @@ use aelc_runtime::ty::{
     ListTy, MapTy, MediaKind, MediaTy, StrTy, Ty, TypeDef, VariantTy,
 };
 
+use super::error::{NameError, TypeError};
 use super::{docs, Cx, ItemRef, TypeDecl};
 use crate::diagnostics::suggest::did_you_mean;
-use crate::diagnostics::Diagnostic;
 use crate::span::Span;
 use crate::syntax::ast::{self, LitKind, TypeArg, TypeKind};
 
@@ -91,15 +91,10 @@ pub(crate) fn lower_all(cx: &mut Cx<'_, '_>) {
 fn reject_item_attrs(cx: &mut Cx<'_, '_>, item: &ast::Item, allowed: &[&str]) {
     for attr in &item.attrs {
         if !allowed.contains(&attr.name.name.as_str()) {
-            let mut d =
-                Diagnostic::new("E0309", format!("`@{}` cannot stand here", attr.name.name))
-                    .primary(attr.span, "not an attribute of this item");
-            d = if attr.name.name == "tag" {
-                d.help("`@tag(\"…\")` names the tag field of a data enum; write it before `enum`")
-            } else {
-                d.help("refinements such as `@pattern` follow a field's type, not an item")
-            };
-            cx.report(d);
+            cx.report(TypeError::AttrNotHere {
+                span: attr.span,
+                name: attr.name.name.to_string(),
+            });
         }
     }
 }
@@ -113,52 +108,34 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
             break;
         }
         if !is_data {
-            cx.report(
-                Diagnostic::new("E0309", "`@tag` is only for data enums")
-                    .primary(attr.span, "this enum has only unit variants")
-                    .help("a unit enum is a JSON string and has no tag field; remove `@tag`"),
-            );
+            cx.report(TypeError::TagOnUnitEnum { span: attr.span });
             continue;
         }
         match string_arg(attr) {
             Some(text) if !text.is_empty() => tag = text,
-            _ => cx.report(
-                Diagnostic::new("E0309", "`@tag` takes one non-empty string")
-                    .primary(attr.span, "expected `@tag(\"kind\")`"),
-            ),
+            _ => cx.report(TypeError::TagArg { span: attr.span }),
         }
     }
     let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
     let mut variants = Vec::new();
     for variant in &e.variants {
         if let Some(first) = seen.get(variant.name.name.as_str()) {
-            cx.report(
-                Diagnostic::new(
-                    "E0203",
-                    format!("variant `{}` is declared twice", variant.name.name),
-                )
-                .primary(variant.name.span, "second declaration")
-                .secondary(*first, "first declared here")
-                .help("rename one of them or remove the duplicate"),
-            );
+            cx.report(NameError::DeclaredTwice {
+                span: variant.name.span,
+                first: *first,
+                what: "variant",
+                name: variant.name.name.to_string(),
+            });
             continue;
         }
         seen.insert(&variant.name.name, variant.name.span);
         let fields = variant.fields.as_ref().map(|f| {
             for field in f {
                 if field.name.name == tag {
-                    cx.report(
-                        Diagnostic::new(
-                            "E0203",
-                            format!("field `{tag}` clashes with the enum's tag"),
-                        )
-                        .primary(field.name.span, "the tag field has this name")
-                        .help(if tag == "type" {
-                            "rename the field, or tag the enum by another field with `@tag(\"kind\")`".to_owned()
-                        } else {
-                            format!("rename the field, or give `@tag(…)` another name than `{tag}`")
-                        }),
-                    );
+                    cx.report(NameError::TagClash {
+                        span: field.name.span,
+                        tag: tag.clone(),
+                    });
                 }
             }
             lower_fields(cx, module, f)
@@ -170,11 +147,10 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
         });
     }
     if variants.is_empty() {
-        cx.report(
-            Diagnostic::new("E0304", format!("enum `{}` has no variants", e.name.name))
-                .primary(e.name.span, "no value of this type exists")
-                .help("add at least one variant"),
-        );
+        cx.report(TypeError::NoVariants {
+            span: e.name.span,
+            name: e.name.name.to_string(),
+        });
     }
     DefKind::Enum { tag, variants }
 }
@@ -200,15 +176,12 @@ fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Ve
     let mut out = Vec::with_capacity(fields.len());
     for field in fields {
         if let Some(first) = seen.get(field.name.name.as_str()) {
-            cx.report(
-                Diagnostic::new(
-                    "E0203",
-                    format!("field `{}` is declared twice", field.name.name),
-                )
-                .primary(field.name.span, "second declaration")
-                .secondary(*first, "first declared here")
-                .help("rename one of them or remove the duplicate"),
-            );
+            cx.report(NameError::DeclaredTwice {
+                span: field.name.span,
+                first: *first,
+                what: "field",
+                name: field.name.name.to_string(),
+            });
             continue;
         }
         seen.insert(&field.name.name, field.name.span);
@@ -291,13 +264,10 @@ impl Cx<'_, '_> {
         match self.lookup(module, path) {
             Some(ItemRef::Type(def)) => {
                 if !args.is_empty() {
-                    self.report(
-                        Diagnostic::new(
-                            "E0304",
-                            format!("`{}` takes no type arguments", path.to_text()),
-                        )
-                        .primary(span, "remove the `<…>`"),
-                    );
+                    self.report(TypeError::NoTypeArgs {
+                        span,
+                        path: path.to_text(),
+                    });
                 }
                 Some(Ty::Ref { def: DefId(def) })
             }
@@ -307,14 +277,10 @@ impl Cx<'_, '_> {
                 if !self.stream_busy.insert(stream) {
                     // Found by `aelc-fuzz check`: `stream R of R` recursed until the stack
                     // overflowed (the process aborted).
-                    self.report(
-                        Diagnostic::new(
-                            "E0312",
-                            format!("`{}` is a stream of itself", path.to_text()),
-                        )
-                        .primary(span, "a list of its own items has no finite value")
-                        .help("give the stream the type of one item: `stream R of Reading`"),
-                    );
+                    self.report(TypeError::StreamOfItself {
+                        span,
+                        path: path.to_text(),
+                    });
                     return None;
                 }
                 let item = self.lower_ty(m, of);
@@ -328,27 +294,17 @@ impl Cx<'_, '_> {
                 }))
             }
             Some(other) => {
-                self.report(
-                    Diagnostic::new(
-                        "E0204",
-                        format!("`{}` is {}, not a type", path.to_text(), other.noun()),
-                    )
-                    .primary(path.span, "expected a type"),
-                );
+                self.report(NameError::NotAType {
+                    span: path.span,
+                    path: path.to_text(),
+                    noun: other.noun(),
+                });
                 None
             }
             None => {
                 let name = path.to_text();
                 if name == "Raw" || name == "Parts" {
-                    self.report(
-                        Diagnostic::new("E0316", format!("`{name}` is not a data type"))
-                            .primary(span, "not allowed here")
-                            .help(if name == "Raw" {
-                                "`Raw` is only the parameter of the `parse:` fn of a raw output"
-                            } else {
-                                "`Parts` is only what a builder returns"
-                            }),
-                    );
+                    self.report(TypeError::NotData { span, name });
                     return None;
                 }
                 self.unknown(
@@ -401,14 +357,7 @@ impl Cx<'_, '_> {
                 [TypeArg::Type(inner)] => {
                     let inner = self.lower_ty(module, inner)?;
                     if self.is_option(&inner) {
-                        self.report(
-                            Diagnostic::new(
-                                "E0304",
-                                "`Option<Option<T>>` cannot be told apart from `Option<T>`",
-                            )
-                            .primary(span, "nested option")
-                            .help("absent and `null` both mean `none`; use one `Option`"),
-                        );
+                        self.report(TypeError::OptionOfOption { span });
                     }
                     Some(Ty::Option {
                         some: Box::new(inner),
@@ -434,10 +383,11 @@ impl Cx<'_, '_> {
     }
 
     fn wrong_args(&mut self, name: &str, form: &str, span: Span) {
-        self.report(
-            Diagnostic::new("E0304", format!("wrong type arguments for `{name}`"))
-                .primary(span, format!("expected {form}")),
-        );
+        self.report(TypeError::WrongTypeArgs {
+            span,
+            name: name.to_owned(),
+            form: form.to_owned(),
+        });
     }
 
     fn lower_int(&mut self, kind: IntKind, args: &[TypeArg], span: Span) -> Option<Ty> {
@@ -451,27 +401,21 @@ impl Cx<'_, '_> {
                 for (value, bspan) in start.iter().chain(end.iter()) {
                     match value {
                         None => {
-                            self.report(
-                                Diagnostic::new(
-                                    "E0301",
-                                    format!("a bound of `{}` must be an integer", kind.name()),
-                                )
-                                .primary(*bspan, "not an integer"),
-                            );
+                            self.report(TypeError::IntBound {
+                                span: *bspan,
+                                kind: kind.name(),
+                            });
                             return None;
                         }
                         Some(v) if *v < lo || *v > hi => {
-                            self.report(
-                                Diagnostic::new(
-                                    "E0301",
-                                    format!("{v} is outside the range of `{}`", kind.name()),
-                                )
-                                .primary(*bspan, format!("`{}` holds {lo}..={hi}", kind.name()))
-                                .help(format!(
-                                    "a refinement narrows its base type; use a wider base type such as `{}` or a bound inside {lo}..={hi}",
-                                    wider(kind)
-                                )),
-                            );
+                            self.report(TypeError::OutOfRange {
+                                span: *bspan,
+                                value: *v,
+                                kind: kind.name(),
+                                lo,
+                                hi,
+                                wider: wider(kind),
+                            });
                             return None;
                         }
                         Some(_) => {}
@@ -490,11 +434,7 @@ impl Cx<'_, '_> {
                     ty.min > ty.max
                 };
                 if empty {
-                    self.report(
-                        Diagnostic::new("E0315", "this range holds no value")
-                            .primary(r.span, "empty range")
-                            .help("write the smaller bound first: `lo..=hi`"),
-                    );
+                    self.report(TypeError::EmptyRange { span: r.span });
                     return None;
                 }
             }
@@ -525,13 +465,10 @@ impl Cx<'_, '_> {
                         v.is_finite() && (kind == FloatKind::F64 || (v as f32).is_finite())
                     });
                     if !ok {
-                        self.report(
-                            Diagnostic::new(
-                                "E0301",
-                                format!("a bound of `{name}` must be a finite number"),
-                            )
-                            .primary(b.span, "not a finite number of this type"),
-                        );
+                        self.report(TypeError::FloatBound {
+                            span: b.span,
+                            kind: name,
+                        });
                         return None;
                     }
                 }
@@ -553,11 +490,7 @@ impl Cx<'_, '_> {
                     });
                 if let (Some(lo), Some(hi)) = (ty.min, ty.max) {
                     if lo.value > hi.value || (hi.exclusive && lo.value >= hi.value) {
-                        self.report(
-                            Diagnostic::new("E0315", "this range holds no value")
-                                .primary(r.span, "empty range")
-                                .help("write the smaller bound first: `lo..=hi`"),
-                        );
+                        self.report(TypeError::EmptyRange { span: r.span });
                         return None;
                     }
                 }
@@ -584,10 +517,10 @@ impl Cx<'_, '_> {
                     span: b.span,
                 }),
                 None => {
-                    self.report(
-                        Diagnostic::new("E0302", format!("{what} must be a whole number"))
-                            .primary(b.span, "expected a count such as `100`"),
-                    );
+                    self.report(TypeError::NotACount {
+                        span: b.span,
+                        what: what.to_owned(),
+                    });
                     None
                 }
             },
@@ -596,10 +529,10 @@ impl Cx<'_, '_> {
                     Some(b) => match as_count(b) {
                         Some(v) => v,
                         None => {
-                            self.report(
-                                Diagnostic::new("E0302", format!("{what} must be whole numbers"))
-                                    .primary(b.span, "expected a count"),
-                            );
+                            self.report(TypeError::NotCounts {
+                                span: b.span,
+                                what: what.to_owned(),
+                            });
                             return None;
                         }
                     },
@@ -609,10 +542,10 @@ impl Cx<'_, '_> {
                     Some(b) => match as_count(b) {
                         Some(v) => Some(if r.inclusive { v } else { v - 1 }),
                         None => {
-                            self.report(
-                                Diagnostic::new("E0302", format!("{what} must be whole numbers"))
-                                    .primary(b.span, "expected a count"),
-                            );
+                            self.report(TypeError::NotCounts {
+                                span: b.span,
+                                what: what.to_owned(),
+                            });
                             return None;
                         }
                     },
@@ -625,10 +558,10 @@ impl Cx<'_, '_> {
                 })
             }
             TypeArg::Type(t) => {
-                self.report(
-                    Diagnostic::new("E0304", format!("expected {what}, found a type"))
-                        .primary(t.span, "expected a number such as `100`"),
-                );
+                self.report(TypeError::CountIsAType {
+                    span: t.span,
+                    what: what.to_owned(),
+                });
                 None
             }
         }
@@ -643,35 +576,29 @@ impl Cx<'_, '_> {
         why: &str,
     ) -> Option<(u32, u32)> {
         let Some(max) = range.max else {
-            self.report(
-                Diagnostic::new("E0303", format!("`{form}` needs an upper bound"))
-                    .primary(range.span, "no upper bound")
-                    .help(format!("every type is bounded: write `..={limit}` or less")),
-            );
+            self.report(TypeError::NoUpperBound {
+                span: range.span,
+                form: form.to_owned(),
+                limit,
+            });
             return None;
         };
-        let code = if form.starts_with("Str") {
-            "E0302"
-        } else {
-            "E0303"
-        };
         if max > limit as i128 {
-            self.report(
-                Diagnostic::new(code, format!("`{form}` allows at most {limit}, not {max}"))
-                    .primary(range.span, format!("the limit is {limit}"))
-                    .help(why.to_owned()),
-            );
+            self.report(TypeError::OverLimit {
+                span: range.span,
+                form: form.to_owned(),
+                limit,
+                max,
+                why: why.to_owned(),
+            });
             return None;
         }
         if range.min > max {
-            self.report(
-                Diagnostic::new("E0315", "this range holds no value")
-                    .primary(
-                        range.span,
-                        format!("at least {} but at most {max}", range.min),
-                    )
-                    .help("write the smaller bound first: `lo..=hi`"),
-            );
+            self.report(TypeError::EmptyCounts {
+                span: range.span,
+                min: range.min,
+                max,
+            });
             return None;
         }
         Some((range.min as u32, max as u32))
@@ -679,20 +606,12 @@ impl Cx<'_, '_> {
 
     fn lower_str(&mut self, args: &[TypeArg], span: Span) -> Option<Ty> {
         let [arg] = args else {
-            self.report(
-                Diagnostic::new("E0302", "`Str` needs a length bound")
-                    .primary(span, "no bound")
-                    .help("every type is bounded: write `Str<N>` (at most N characters) or `Str<M..=N>`"),
-            );
+            self.report(TypeError::StrUnbounded { span });
             return None;
         };
         let range = self.count_range(arg, "the length of `Str`")?;
         if range.max == Some(0) {
-            self.report(
-                Diagnostic::new("E0302", "`Str<0>` can hold only the empty text")
-                    .primary(range.span, "the bound must be at least 1")
-                    .help("`Str<N>` holds 1 <= N <= 16777216 characters"),
-            );
+            self.report(TypeError::StrZero { span: range.span });
             return None;
         }
         let (min, max) = self.bounded(
@@ -756,11 +675,9 @@ impl Cx<'_, '_> {
         )?;
         let key = key?;
         if !self.is_key_type(&key) {
-            self.report(
-                Diagnostic::new("E0308", "a map key must be a `Str<…>` or a unit enum")
-                    .primary(key_expr.span, "not a text or unit-enum type")
-                    .help("JSON object keys are text; use `Str<N>` or an enum whose variants have no fields"),
-            );
+            self.report(TypeError::MapKey {
+                span: key_expr.span,
+            });
             return None;
         }
         Some(Ty::Map(MapTy {
@@ -820,11 +737,7 @@ impl Cx<'_, '_> {
                 sample_rate: None,
             })),
             _ => {
-                self.report(
-                    Diagnostic::new("E0314", "a media type needs its largest size")
-                        .primary(span, "expected a size such as `Image<5MiB>`")
-                        .help("the size is checked before the file is fetched (spec §7)"),
-                );
+                self.report(TypeError::MediaUnbounded { span });
                 None
             }
         }
@@ -834,14 +747,11 @@ impl Cx<'_, '_> {
         for attr in attrs {
             let name = attr.name.name.as_str();
             if !ATTRIBUTES.contains(&name) {
-                let mut d = Diagnostic::new("E0213", format!("unknown attribute `@{name}`"))
-                    .primary(attr.name.span, "not a refinement");
-                d = match did_you_mean(name, ATTRIBUTES.iter().copied()) {
-                    // The name after `@` is what is replaced.
-                    Some(s) => d.help(format!("did you mean `@{s}`?")).fix(attr.name.span, s),
-                    None => d.help("refinements: @pattern, @format on Str; @types, @max_pixels, @max_duration, @sample_rate on media"),
-                };
-                self.report(d);
+                self.report(NameError::UnknownAttribute {
+                    span: attr.name.span,
+                    name: name.to_owned(),
+                    suggestion: did_you_mean(name, ATTRIBUTES.iter().copied()).map(str::to_owned),
+                });
                 continue;
             }
             ty = self.apply_attr(module, ty, attr)?;
@@ -878,10 +788,10 @@ impl Cx<'_, '_> {
                     {
                         return Some(Ty::Str(s));
                     }
-                    self.report(
-                        Diagnostic::new("E0306", format!("`@{}` takes one string", attr.name.name))
-                            .primary(attr.span, "expected one string literal"),
-                    );
+                    self.report(TypeError::AttrString {
+                        span: attr.span,
+                        name: attr.name.name.to_string(),
+                    });
                     return Some(Ty::Str(s));
                 };
                 if attr.name.name == "format" {
@@ -889,17 +799,14 @@ impl Cx<'_, '_> {
                         Some(f) => s.format = Some(f),
                         None => {
                             let known = ["email", "uri", "date", "date-time", "uuid"];
-                            let mut d =
-                                Diagnostic::new("E0306", format!("unknown format `{text}`"))
-                                    .primary(
-                                        attr.args.first().map_or(attr.span, |a| a.span),
-                                        "not a known format",
-                                    );
-                            d = match did_you_mean(&text, known) {
-                                Some(k) => d.help(format!("did you mean `{k}`?")),
-                                None => d.help("formats: email, uri, date, date-time, uuid"),
-                            };
-                            self.report(d);
+                            let suggestion = did_you_mean(&text, known).map(str::to_owned);
+                            let span = attr.args.first().map_or(attr.span, |a| a.span);
+                            self.report(TypeError::UnknownFormat {
+                                span,
+                                text: text.clone(),
+                                suggestion,
+                                plain: span.end as usize - span.start as usize == text.len() + 2,
+                            });
                         }
                     }
                 } else {
@@ -935,14 +842,11 @@ impl Cx<'_, '_> {
                     "max_duration" => "`Audio` and `Video`",
                     _ => "`Audio`",
                 };
-                self.report(
-                    Diagnostic::new(
-                        "E0305",
-                        format!("`@{}` does not apply to this type", attr.name.name),
-                    )
-                    .primary(attr.span, format!("only for {target}"))
-                    .help("remove the attribute or change the type"),
-                );
+                self.report(TypeError::AttrNotForType {
+                    span: attr.span,
+                    name: attr.name.name.to_string(),
+                    target,
+                });
                 Some(other)
             }
         }
@@ -960,11 +864,12 @@ impl Cx<'_, '_> {
                 _ => None,
             })
             .collect();
-        let bad = |cx: &mut Self, what: &str| {
-            cx.report(
-                Diagnostic::new("E0314", format!("`@{}` takes {what}", attr.name.name))
-                    .primary(attr.span, "wrong arguments"),
-            );
+        let bad = |cx: &mut Self, what: &'static str| {
+            cx.report(TypeError::MediaAttrArgs {
+                span: attr.span,
+                name: attr.name.name.to_string(),
+                what,
+            });
         };
         let kind_ok = match attr.name.name.as_str() {
             "max_pixels" => matches!(m.kind, MediaKind::Image | MediaKind::Video),
@@ -973,18 +878,10 @@ impl Cx<'_, '_> {
             _ => true,
         };
         if !kind_ok {
-            self.report(
-                Diagnostic::new(
-                    "E0305",
-                    format!("`@{}` does not apply to this media kind", attr.name.name),
-                )
-                .primary(attr.span, "not for this kind of media")
-                .help(match attr.name.name.as_str() {
-                    "max_pixels" => "`@max_pixels` is for `Image` and `Video`; remove it",
-                    "max_duration" => "`@max_duration` is for `Audio` and `Video`; remove it",
-                    _ => "`@sample_rate` is for `Audio`; remove it",
-                }),
-            );
+            self.report(TypeError::AttrNotForMedia {
+                span: attr.span,
+                name: attr.name.name.to_string(),
+            });
             return;
         }
         match attr.name.name.as_str() {
@@ -998,23 +895,17 @@ impl Cx<'_, '_> {
                         }) if value.contains('/') => {
                             if let Some(p) = prefix {
                                 if !value.starts_with(p) {
-                                    self.report(
-                                        Diagnostic::new("E0314", format!("`{value}` is not a content type of this media kind"))
-                                            .primary(arg.span, format!("expected a type starting with `{p}`"))
-                                            .help(format!("list only `{p}…` content types here, or declare the media kind that `{value}` is")),
-                                    );
+                                    self.report(TypeError::ContentTypeKind {
+                                        span: arg.span,
+                                        value: value.clone(),
+                                        prefix: p,
+                                    });
                                     continue;
                                 }
                             }
                             m.content_types.push(value.clone());
                         }
-                        _ => self.report(
-                            Diagnostic::new(
-                                "E0314",
-                                "`@types` takes content types such as \"image/png\"",
-                            )
-                            .primary(arg.span, "expected a content type string"),
-                        ),
+                        _ => self.report(TypeError::ContentTypeArg { span: arg.span }),
                     }
                 }
             }

@@ -75,15 +75,9 @@ pub(super) fn variant(document: &Value, limits: &mut Vec<Limitation>) -> Value {
         .schema(&root)
         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
     if !inliner.cut.is_empty() {
-        let names: Vec<String> = inliner.cut.iter().map(|k| format!("`{k}`")).collect();
-        limits.push(Limitation {
-            code: "W0804",
-            message: format!(
-                "the recursive {} {}, which the Gemini schema unrolls {GEMINI_UNROLL} levels \
-                 deep: deeper values cannot be written by a Gemini model",
-                if names.len() == 1 { "type" } else { "types" },
-                names.join(", ")
-            ),
+        limits.push(Limitation::RecursionCut {
+            types: inliner.cut.clone(),
+            levels: GEMINI_UNROLL,
         });
     }
     out

@@ -94,14 +94,7 @@ pub(super) fn variant(
     let broken = over_limits(&schema);
     let strict = broken.is_empty();
     if !strict {
-        limits.push(Limitation {
-            code: "W0802",
-            message: format!(
-                "a model-facing schema past OpenAI's strict-mode limits ({}), sent with \
-                 `strict: false`",
-                broken.join("; ")
-            ),
-        });
+        limits.push(Limitation::NotStrict { broken });
     }
     let mut out = Map::new();
     out.insert("name".into(), json!(wire_name(name)));
