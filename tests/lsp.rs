@@ -2145,3 +2145,52 @@ fn quick_fixes_keep_string_quotes_and_rewrite_patterns() {
     assert_eq!((start, end), (at, (at.0, at.1 + "emial".len() as u32)));
     assert_eq!(client.stop(), 0);
 }
+
+/// E0510 (several inputs, no `combine`) offers one insertion per way of combining, none
+/// preferred; the first, applied, is what the checker asked for.
+#[test]
+fn quick_fixes_write_the_missing_combine() {
+    let project = Project::new("code-actions-combine");
+    let mut client = Client::initialized(&project);
+    let uri = project.uri("nodes/review.node.ael");
+    let two = NODE.replacen(
+        "node review(request: ReviewRequest)",
+        "node review(request: ReviewRequest, second: ReviewRequest)",
+        1,
+    );
+    client.open(&uri, &two);
+    let at = pos(&two, "review(", 0);
+    let shown = client.diagnostics(&uri, |ds| ds.iter().any(|d| d["code"] == "E0510"));
+    let actions = code_actions(&mut client, &uri, at, &shown);
+    let titles: Vec<&str> = actions
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x["title"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        titles,
+        [
+            "Insert `inputs { combine: together; }`",
+            "Insert `inputs { combine: latest; }`",
+            "Insert `inputs { combine: zip; }`",
+        ],
+        "{actions}"
+    );
+    assert!(actions[0]["isPreferred"] == json!(false), "{actions}");
+    let edit = &actions[0]["edit"]["changes"][&uri][0];
+    let config = pos(&two, "config {", 0);
+    assert_eq!(
+        edit["range"]["start"],
+        json!({"line": config.0, "character": config.1})
+    );
+    assert_eq!(edit["range"]["end"], edit["range"]["start"]);
+    let insert = edit["newText"].as_str().unwrap_or_default();
+    let fixed = two.replacen("config {", &format!("{insert}config {{"), 1);
+    assert!(fixed.contains("    inputs {\n        combine: together;\n    }\n    config {"));
+    client.change_full(&uri, 2, &fixed);
+    let after = client.diagnostics(&uri, |_| true);
+    assert!(
+        after.iter().all(|d| d["code"] != "E0510"),
+        "the fix leaves E0510: {after:?}"
+    );
+    assert_eq!(client.stop(), 0);
+}

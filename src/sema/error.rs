@@ -20,7 +20,7 @@ mod types;
 
 pub(crate) use exprs::{ExprError, NestedOption, PatternShape};
 pub(crate) use names::NameError;
-pub(crate) use nodes::{Expected, NodeError};
+pub(crate) use nodes::{CombineAt, Expected, NodeError};
 pub use patterns::PatternProblem;
 pub(crate) use templates::{MalformedTag, TemplateError};
 pub(crate) use types::TypeError;

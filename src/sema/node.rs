@@ -4,7 +4,7 @@
 use aelc_runtime::ty::Ty;
 
 use super::blocks;
-use super::error::{Expected, ExprError, NameError, NodeError};
+use super::error::{CombineAt, Expected, ExprError, NameError, NodeError};
 use super::expr::ExprCx;
 use super::items::{check_code, resolve_fails};
 use super::resolution::{Symbol, SymbolKind};
@@ -299,10 +299,22 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         }
     }
     if n.params.len() >= 2 && !combine_written {
+        let at = |span: Span| Span::new(span.file, span.start as usize..span.start as usize);
+        let insert = match def.blocks.iter().find(|b| b.name.name == "inputs") {
+            Some(block) => block
+                .entries
+                .first()
+                .map(|entry| CombineAt::InInputs(at(entry.key.span))),
+            None => def
+                .blocks
+                .first()
+                .map(|block| CombineAt::NewBlock(at(block.span))),
+        };
         cx.report(NodeError::NoCombine {
             span: def.name.span,
             node: def.name.name.to_string(),
             inputs: n.params.len(),
+            insert,
         });
     }
     if !output_stage.on_failure.is_empty() || output_stage.raw_parse.is_some() {

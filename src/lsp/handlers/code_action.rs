@@ -63,15 +63,27 @@ pub fn handle(
                 range: location.range,
                 new_text: fix.replacement.clone(),
             };
+            // An empty span inserts; the title shows the text on one line.
+            let shown_text = fix
+                .replacement
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let title = if fix.span.start == fix.span.end {
+                format!("Insert `{shown_text}`")
+            } else {
+                format!("Replace with `{shown_text}`")
+            };
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
-                title: format!("Replace with `{}`", fix.replacement),
+                title,
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: (!shown.is_empty()).then(|| shown.clone()),
                 edit: Some(WorkspaceEdit {
                     changes: Some(HashMap::from([(location.uri, vec![edit])])),
                     ..Default::default()
                 }),
-                is_preferred: Some(true),
+                // One fix is the fix; of several, the author chooses.
+                is_preferred: Some(diagnostic.fixes.len() == 1),
                 ..Default::default()
             }));
         }

@@ -151,6 +151,8 @@ pub(crate) enum NodeError {
         span: Span,
         node: String,
         inputs: usize,
+        /// Where `combine` can be written, when the node has a block to write it by.
+        insert: Option<CombineAt>,
     },
     /// `E0511`: `name` in `fresh` is no parameter of `node`.
     NotAParam {
@@ -209,6 +211,15 @@ pub(crate) enum NodeError {
         largest: u64,
         below: bool,
     },
+}
+
+/// Where E0510's quick fix writes `combine` (an empty span: an insertion point).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CombineAt {
+    /// At the first entry of the node's `inputs` block (which has only `fresh:`).
+    InInputs(Span),
+    /// A new `inputs` block before the node's first block.
+    NewBlock(Span),
 }
 
 impl NodeError {
@@ -332,12 +343,33 @@ impl NodeError {
                     .primary(*span, "policies after it would never run")
                     .help("move `fail(…)` to the end; at most one `fail` is allowed")
             }
-            NodeError::NoCombine { span, node, inputs } => Diagnostic::new(
-                "E0510",
-                format!("`{node}` takes {inputs} inputs but does not say how to combine them"),
-            )
-            .primary(*span, "several parameters need `inputs { combine: … }`")
-            .help("add `inputs { combine: together; }` (one call with all inputs), `latest` or `zip`"),
+            NodeError::NoCombine {
+                span,
+                node,
+                inputs,
+                insert,
+            } => {
+                let mut d = Diagnostic::new(
+                    "E0510",
+                    format!("`{node}` takes {inputs} inputs but does not say how to combine them"),
+                )
+                .primary(*span, "several parameters need `inputs { combine: … }`")
+                .help("add `inputs { combine: together; }` (one call with all inputs), `latest` or `zip`");
+                // One quick fix per way of combining, written where the formatter puts it.
+                for way in ["together", "latest", "zip"] {
+                    d = match insert {
+                        Some(CombineAt::InInputs(at)) => {
+                            d.fix(*at, format!("combine: {way};\n        "))
+                        }
+                        Some(CombineAt::NewBlock(at)) => d.fix(
+                            *at,
+                            format!("inputs {{\n        combine: {way};\n    }}\n    "),
+                        ),
+                        None => d,
+                    };
+                }
+                d
+            }
             NodeError::NotAParam {
                 span,
                 name,
