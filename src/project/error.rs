@@ -238,7 +238,13 @@ impl ProjectError {
                 let d = Diagnostic::new("E0608", format!("unknown part kind `{}`", quoted(kind)))
                     .primary(*span, "not a part kind");
                 with_suggestion(d, *span, suggestion.as_ref(), || {
-                    "the part kinds are text, image, audio, video and file".to_owned()
+                    let words = aelc_runtime::provider::PartKind::ALL.map(|k| k.as_str());
+                    match words.split_last() {
+                        Some((last, rest)) => {
+                            format!("the part kinds are {} and {last}", rest.join(", "))
+                        }
+                        None => String::new(),
+                    }
                 })
             }
             ProjectError::PartKindTwice { span, kind } => {
@@ -326,5 +332,26 @@ fn with_suggestion(
             d.help(format!("did you mean `{word}`?")).fix(span, fixed)
         }
         None => d.help(otherwise()),
+    }
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+    use crate::span::FileId;
+
+    /// E0608's list is made from the runtime's part kinds; these are its words as first written.
+    #[test]
+    fn the_part_kinds_help_reads_as_written() {
+        let d = ProjectError::UnknownPartKind {
+            span: Span::new(FileId(0), 0..1),
+            kind: "x".into(),
+            suggestion: None,
+        }
+        .to_diagnostic();
+        assert_eq!(
+            d.help.as_deref(),
+            Some("the part kinds are text, image, audio, video and file")
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! The blocks of a node and the keys each takes (spec §6), and the limits of a stream (§7.1):
-//! the one table. Sema checks blocks and keys with it (E0501, E0502 and their "did you mean"),
+//! The blocks of a node and the keys each takes (spec §6), the failure policies, and the
+//! limits of a stream (§7.1): the one table of each. Sema checks blocks and keys with it (E0501, E0502 and their "did you mean"),
 //! and the language server completes keys inside a block from it.
 
 /// Each block of a node or an agent, with its keys, in the spec's order.
@@ -23,6 +23,15 @@ pub const NODE_BLOCKS: &[(&str, &[&str])] = &[
     ("inputs", &["combine", "fresh"]),
     ("budget", &["max_calls", "max_cost", "max_time"]),
     ("publish", &["capability", "price", "examples"]),
+];
+
+/// The failure policies of `output { on_failure: … }`, each with how it is written (spec §6):
+/// what sema accepts and suggests, and E0516's list.
+pub const POLICIES: &[(&str, &str)] = &[
+    ("retry", "retry(n)"),
+    ("repair", "repair(n)"),
+    ("fallback", "fallback(binding(\"…\"))"),
+    ("fail", "fail(code)"),
 ];
 
 /// The limits a `stream` declaration takes.

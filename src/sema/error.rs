@@ -92,3 +92,50 @@ family! {
     NodeError => Node,
     TemplateError => Template,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::span::{FileId, Span};
+
+    fn help(error: impl Into<SemaError>) -> Option<String> {
+        error.into().to_diagnostic().help
+    }
+
+    /// The lists some helps give are made from the tables sema checks with; these are the
+    /// words they had when each was written by hand.
+    #[test]
+    fn helps_that_list_a_table_read_as_written() {
+        let span = Span::new(FileId(0), 0..1);
+        assert_eq!(
+            help(NameError::UnknownAttribute {
+                span,
+                name: "x".into(),
+                suggestion: None
+            })
+            .as_deref(),
+            Some(
+                "refinements: @pattern, @format on Str; @types, @max_pixels, @max_duration, \
+                 @sample_rate on media"
+            )
+        );
+        assert_eq!(
+            help(NodeError::UnknownPartKind {
+                span,
+                kind: "x".into(),
+                suggestion: None
+            })
+            .as_deref(),
+            Some("parts: system, text, image, audio, video, file")
+        );
+        assert_eq!(
+            help(NodeError::UnknownPolicy {
+                span,
+                policy: "x".into(),
+                suggestion: None
+            })
+            .as_deref(),
+            Some("policies: retry(n), repair(n), fallback(binding(\"…\")), fail(code)")
+        );
+    }
+}

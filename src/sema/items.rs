@@ -421,9 +421,6 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
     }
 }
 
-/// The part kinds a builder may produce, with the type each takes.
-pub(crate) const PART_KINDS: &[&str] = &["system", "text", "image", "audio", "video", "file"];
-
 fn lower_builders(cx: &mut Cx<'_, '_>) {
     for i in 0..cx.builders.len() {
         let Some(decl) = cx.builders.get(i) else {
@@ -446,10 +443,10 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                     continue;
                 };
                 let kind = callee.to_text();
-                if !PART_KINDS.contains(&kind.as_str()) {
+                let Some(word) = aelc_runtime::prompt::PartWord::parse(&kind) else {
                     let suggestion = crate::diagnostics::suggest::did_you_mean(
                         &kind,
-                        PART_KINDS.iter().copied(),
+                        aelc_runtime::prompt::PartWord::ALL.map(|w| w.as_str()),
                     )
                     .map(str::to_owned);
                     ecx.cx.report(NodeError::UnknownPartKind {
@@ -458,20 +455,19 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                         suggestion,
                     });
                     continue;
-                }
-                let want = match kind.as_str() {
-                    "system" | "text" => STy::Str,
-                    "image" => STy::Media(aelc_runtime::ty::MediaKind::Image),
-                    "audio" => STy::Media(aelc_runtime::ty::MediaKind::Audio),
-                    "video" => STy::Media(aelc_runtime::ty::MediaKind::Video),
-                    _ => STy::Media(aelc_runtime::ty::MediaKind::File),
+                };
+                use aelc_runtime::prompt::PartWord;
+                let want = match word {
+                    PartWord::System | PartWord::Text => STy::Str,
+                    PartWord::Image => STy::Media(aelc_runtime::ty::MediaKind::Image),
+                    PartWord::Audio => STy::Media(aelc_runtime::ty::MediaKind::Audio),
+                    PartWord::Video => STy::Media(aelc_runtime::ty::MediaKind::Video),
+                    PartWord::File => STy::Media(aelc_runtime::ty::MediaKind::File),
                 };
                 match args.as_slice() {
                     [arg] => {
                         let (t, source) = builder_arg(&mut ecx, arg);
-                        if let Some(word) = aelc_runtime::prompt::PartWord::parse(&kind) {
-                            parts.push(aelc_runtime::prompt::BuilderPart { kind: word, source });
-                        }
+                        parts.push(aelc_runtime::prompt::BuilderPart { kind: word, source });
                         if !t.fits(&want) {
                             let (w, f) = (want.describe(&ecx.cx.table), t.describe(&ecx.cx.table));
                             ecx.cx.report(ExprError::PartArg {

@@ -827,7 +827,7 @@ fn policies(
                 });
             }
             other => {
-                let known = ["retry", "repair", "fallback", "fail"];
+                let known = super::blocks::POLICIES.iter().map(|(name, _)| *name);
                 cx.report(NodeError::UnknownPolicy {
                     span: callee.span,
                     policy: other.to_owned(),

@@ -15,13 +15,15 @@ use crate::diagnostics::suggest::did_you_mean;
 use crate::span::Span;
 use crate::syntax::ast::{self, LitKind, TypeArg, TypeKind};
 
-const ATTRIBUTES: &[&str] = &[
-    "pattern",
-    "format",
-    "types",
-    "max_pixels",
-    "max_duration",
-    "sample_rate",
+/// The refinements (`@name(…)`), each with the types it refines: what sema accepts and
+/// suggests, and E0213's list.
+pub(crate) const ATTRIBUTES: &[(&str, &str)] = &[
+    ("pattern", "Str"),
+    ("format", "Str"),
+    ("types", "media"),
+    ("max_pixels", "media"),
+    ("max_duration", "media"),
+    ("sample_rate", "media"),
 ];
 
 /// The non-data types of spec §6, allowed only in some positions.
@@ -746,11 +748,12 @@ impl Cx<'_, '_> {
     fn apply_attrs(&mut self, module: usize, mut ty: Ty, attrs: &[ast::Attribute]) -> Option<Ty> {
         for attr in attrs {
             let name = attr.name.name.as_str();
-            if !ATTRIBUTES.contains(&name) {
+            if !ATTRIBUTES.iter().any(|(known, _)| *known == name) {
+                let known = ATTRIBUTES.iter().map(|(known, _)| *known);
                 self.report(NameError::UnknownAttribute {
                     span: attr.name.span,
                     name: name.to_owned(),
-                    suggestion: did_you_mean(name, ATTRIBUTES.iter().copied()).map(str::to_owned),
+                    suggestion: did_you_mean(name, known).map(str::to_owned),
                 });
                 continue;
             }

@@ -386,7 +386,7 @@ impl NameError {
                 match suggestion {
                     // The name after `@` is what is replaced.
                     Some(s) => d.help(format!("did you mean `@{s}`?")).fix(*span, s),
-                    None => d.help("refinements: @pattern, @format on Str; @types, @max_pixels, @max_duration, @sample_rate on media"),
+                    None => d.help(format!("refinements: {}", refinements())),
                 }
             }
             NameError::UnusedImport { span, name } => {
@@ -396,4 +396,20 @@ impl NameError {
             }
         }
     }
+}
+
+/// E0213's list, from the table: `@pattern, @format on Str; @types, … on media`.
+fn refinements() -> String {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for (name, refines) in crate::sema::types::ATTRIBUTES {
+        match groups.last_mut() {
+            Some((last, names)) if last == refines => names.push(format!("@{name}")),
+            _ => groups.push((refines, vec![format!("@{name}")])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(refines, names)| format!("{} on {refines}", names.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -428,7 +428,10 @@ impl NodeError {
                     .primary(*span, "not a part kind");
                 match suggestion {
                     Some(s) => d.did_you_mean(*span, s),
-                    None => d.help("parts: system, text, image, audio, video, file"),
+                    None => d.help(format!(
+                        "parts: {}",
+                        aelc_runtime::prompt::PartWord::ALL.map(|w| w.as_str()).join(", ")
+                    )),
                 }
             }
             NodeError::BuilderParams { span } => {
@@ -445,9 +448,14 @@ impl NodeError {
                     .primary(*span, "not a policy");
                 match suggestion {
                     Some(s) => d.did_you_mean(*span, s),
-                    None => d.help(
-                        "policies: retry(n), repair(n), fallback(binding(\"…\")), fail(code)",
-                    ),
+                    None => d.help(format!(
+                        "policies: {}",
+                        crate::sema::blocks::POLICIES
+                            .iter()
+                            .map(|(_, written)| *written)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
                 }
             }
             NodeError::Currency {

@@ -88,6 +88,17 @@ pub enum PartWord {
 }
 
 impl PartWord {
+    /// Every builder part kind, in the spec's order: what the checker accepts, suggests and
+    /// lists (E0515).
+    pub const ALL: [PartWord; 6] = [
+        PartWord::System,
+        PartWord::Text,
+        PartWord::Image,
+        PartWord::Audio,
+        PartWord::Video,
+        PartWord::File,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             PartWord::System => "system",
@@ -100,16 +111,7 @@ impl PartWord {
     }
 
     pub fn parse(word: &str) -> Option<PartWord> {
-        [
-            PartWord::System,
-            PartWord::Text,
-            PartWord::Image,
-            PartWord::Audio,
-            PartWord::Video,
-            PartWord::File,
-        ]
-        .into_iter()
-        .find(|w| w.as_str() == word)
+        PartWord::ALL.into_iter().find(|w| w.as_str() == word)
     }
 }
 
