@@ -137,5 +137,15 @@ mod tests {
             .as_deref(),
             Some("policies: retry(n), repair(n), fallback(binding(\"…\")), fail(code)")
         );
+        assert_eq!(
+            help(TypeError::UnknownFormat {
+                span,
+                text: "x".into(),
+                suggestion: None,
+                plain: true
+            })
+            .as_deref(),
+            Some("formats: email, uri, date, date-time, uuid")
+        );
     }
 }

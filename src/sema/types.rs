@@ -801,7 +801,7 @@ impl Cx<'_, '_> {
                     match Format::parse(&text) {
                         Some(f) => s.format = Some(f),
                         None => {
-                            let known = ["email", "uri", "date", "date-time", "uuid"];
+                            let known = Format::ALL.map(Format::as_str);
                             let suggestion = did_you_mean(&text, known).map(str::to_owned);
                             let span = attr.args.first().map_or(attr.span, |a| a.span);
                             self.report(TypeError::UnknownFormat {

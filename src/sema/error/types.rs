@@ -256,7 +256,10 @@ impl TypeError {
                     .primary(*span, "not a known format");
                 match suggestion {
                     Some(k) => string_fix(d, *span, *plain, k),
-                    None => d.help("formats: email, uri, date, date-time, uuid"),
+                    None => d.help(format!(
+                        "formats: {}",
+                        aelc_runtime::ty::Format::ALL.map(|f| f.as_str()).join(", ")
+                    )),
                 }
             }
             TypeError::Pattern { span, problem, fix } => {

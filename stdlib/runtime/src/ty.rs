@@ -307,6 +307,15 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the spec's order: what `@format` accepts, suggests and lists (E0306).
+    pub const ALL: [Format; 5] = [
+        Format::Email,
+        Format::Uri,
+        Format::Date,
+        Format::DateTime,
+        Format::Uuid,
+    ];
+
     /// The JSON Schema `format` value.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -319,14 +328,7 @@ impl Format {
     }
 
     pub fn parse(s: &str) -> Option<Format> {
-        Some(match s {
-            "email" => Format::Email,
-            "uri" => Format::Uri,
-            "date" => Format::Date,
-            "date-time" => Format::DateTime,
-            "uuid" => Format::Uuid,
-            _ => return None,
-        })
+        Format::ALL.into_iter().find(|f| f.as_str() == s)
     }
 }
 
