@@ -44,16 +44,11 @@ impl Cx<'_, '_> {
         self.resolution.as_ref()?;
         let info = (!matches!(ty, STy::Error | STy::Unknown)).then(|| self.type_info(ty));
         let resolution = self.resolution.as_mut()?;
+        let symbol = Symbol::Local(name.span);
         resolution.define(Definition {
-            symbol: Symbol::Local(name.span),
-            kind,
-            name: name.name.to_string(),
-            span: name.span,
-            full,
-            docs: None,
-            owner: None,
             declared: declared.cloned(),
             ty: info,
+            ..named(symbol, kind, &name.name, name.span, full)
         });
         Some(name.span)
     }
@@ -65,12 +60,7 @@ impl Cx<'_, '_> {
         };
         let found = params
             .iter()
-            .filter_map(|span| {
-                resolution
-                    .definitions
-                    .iter()
-                    .position(|d| d.symbol == Symbol::Local(*span))
-            })
+            .filter_map(|span| resolution.index_of(&Symbol::Local(*span)))
             .collect();
         resolution.prompt_scopes.push((file, found));
     }
@@ -109,18 +99,27 @@ pub(super) fn finish(cx: &mut Cx<'_, '_>) -> Option<Resolution> {
     Some(resolution)
 }
 
-fn item(kind: SymbolKind, symbol: ItemRef, item: &ast::Item) -> Option<Definition> {
-    let name = item.kind.name()?;
-    Some(Definition {
-        symbol: Symbol::Item(symbol),
+/// The declaration of `symbol` by the name at `span` (in the declaration `full`), with nothing
+/// else known yet.
+fn named(symbol: Symbol, kind: SymbolKind, name: &str, span: Span, full: Span) -> Definition {
+    Definition {
+        symbol,
         kind,
-        name: name.name.to_string(),
-        span: name.span,
-        full: item.span,
-        docs: super::docs(&item.docs),
+        name: name.to_owned(),
+        span,
+        full,
+        docs: None,
         owner: None,
         declared: None,
         ty: None,
+    }
+}
+
+fn item(kind: SymbolKind, symbol: ItemRef, item: &ast::Item) -> Option<Definition> {
+    let name = item.kind.name()?;
+    Some(Definition {
+        docs: super::docs(&item.docs),
+        ..named(Symbol::Item(symbol), kind, &name.name, name.span, item.span)
     })
 }
 
@@ -139,19 +138,15 @@ fn declarations(cx: &Cx<'_, '_>, out: &mut Resolution) {
             TypeDecl::Struct(s) => fields(cx, out, index, &s.name.name, None, &s.fields),
             TypeDecl::Enum(e) => {
                 for (v, variant) in e.variants.iter().enumerate() {
+                    let symbol = Symbol::Variant {
+                        owner: index,
+                        name: Box::from(&*variant.name.name),
+                    };
+                    let (name, span) = (&variant.name.name, variant.name.span);
                     out.define(Definition {
-                        symbol: Symbol::Variant {
-                            owner: index,
-                            name: Box::from(&*variant.name.name),
-                        },
-                        kind: SymbolKind::Variant,
-                        name: variant.name.name.to_string(),
-                        span: variant.name.span,
-                        full: variant.span,
                         docs: super::docs(&variant.docs),
                         owner: Some(e.name.name.to_string()),
-                        declared: None,
-                        ty: None,
+                        ..named(symbol, SymbolKind::Variant, name, span, variant.span)
                     });
                     if let Some(list) = &variant.fields {
                         fields(cx, out, index, &e.name.name, Some(v), list);
@@ -167,19 +162,15 @@ fn declarations(cx: &Cx<'_, '_>, out: &mut Resolution) {
             out.define(def);
         }
         for code in &decl.def.codes {
+            let symbol = Symbol::ErrorCode {
+                set: index,
+                name: Box::from(&*code.name.name),
+            };
+            let (name, span) = (&code.name.name, code.name.span);
             out.define(Definition {
-                symbol: Symbol::ErrorCode {
-                    set: index,
-                    name: Box::from(&*code.name.name),
-                },
-                kind: SymbolKind::ErrorCode,
-                name: code.name.name.to_string(),
-                span: code.name.span,
-                full: code.span,
                 docs: super::docs(&code.docs),
                 owner: Some(decl.def.name.name.to_string()),
-                declared: None,
-                ty: None,
+                ..named(symbol, SymbolKind::ErrorCode, name, span, code.span)
             });
         }
     }
@@ -231,19 +222,17 @@ fn fields(
         let ty = lowered
             .and_then(|fields| fields.iter().find(|f| *f.name == *field.name.name))
             .map(|f| cx.type_info(&STy::of(&f.ty, &cx.table)));
+        let symbol = Symbol::Field {
+            owner,
+            name: Box::from(&*field.name.name),
+        };
+        let (name, span) = (&field.name.name, field.name.span);
         out.define(Definition {
-            symbol: Symbol::Field {
-                owner,
-                name: Box::from(&*field.name.name),
-            },
-            kind: SymbolKind::Field,
-            name: field.name.name.to_string(),
-            span: field.name.span,
-            full: field.span,
             docs: super::docs(&field.docs),
             owner: Some(owner_name.to_owned()),
             declared: Some(field.ty.clone()),
             ty,
+            ..named(symbol, SymbolKind::Field, name, span, field.span)
         });
     }
 }
@@ -254,16 +243,7 @@ fn bindings(cx: &Cx<'_, '_>, out: &mut Resolution) {
         return;
     };
     for (name, span) in &project.binding_spans {
-        out.define(Definition {
-            symbol: Symbol::Binding(name.as_str().into()),
-            kind: SymbolKind::Binding,
-            name: name.clone(),
-            span: *span,
-            full: *span,
-            docs: None,
-            owner: None,
-            declared: None,
-            ty: None,
-        });
+        let symbol = Symbol::Binding(name.as_str().into());
+        out.define(named(symbol, SymbolKind::Binding, name, *span, *span));
     }
 }

@@ -180,6 +180,11 @@ impl Resolution {
             .min_by_key(|o| o.span.len())
     }
 
+    /// The index in `definitions` of `symbol`'s declaration.
+    pub(crate) fn index_of(&self, symbol: &Symbol) -> Option<usize> {
+        self.by_symbol.get(symbol).copied()
+    }
+
     pub fn definition(&self, symbol: &Symbol) -> Option<&Definition> {
         self.by_symbol
             .get(symbol)

@@ -30,7 +30,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc as sync_mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{Result, Store, StoreError, StoredReceipt};
@@ -83,52 +82,6 @@ struct Written {
 pub struct Journal {
     queue: mpsc::Sender<Message>,
     pending: Arc<PendingMap>,
-}
-
-/// One journal line: a [`StoredReceipt`] as JSON.
-#[derive(Serialize, Deserialize)]
-struct Line {
-    id: String,
-    tenant: String,
-    agent: String,
-    version: String,
-    status: String,
-    code: Option<String>,
-    mandate: Option<String>,
-    json: String,
-    at_ms: i64,
-}
-
-impl From<&StoredReceipt> for Line {
-    fn from(r: &StoredReceipt) -> Line {
-        Line {
-            id: r.id.clone(),
-            tenant: r.tenant.clone(),
-            agent: r.agent.clone(),
-            version: r.version.clone(),
-            status: r.status.clone(),
-            code: r.code.clone(),
-            mandate: r.mandate.clone(),
-            json: r.json.clone(),
-            at_ms: r.at_ms,
-        }
-    }
-}
-
-impl From<Line> for StoredReceipt {
-    fn from(l: Line) -> StoredReceipt {
-        StoredReceipt {
-            id: l.id,
-            tenant: l.tenant,
-            agent: l.agent,
-            version: l.version,
-            status: l.status,
-            code: l.code,
-            mandate: l.mandate,
-            json: l.json,
-            at_ms: l.at_ms,
-        }
-    }
 }
 
 impl Journal {
@@ -274,8 +227,8 @@ impl Writer {
             for message in batch.drain(..) {
                 match message {
                     Message::Receipt(receipt, done) => {
-                        // A `Line` of strings and numbers always serializes.
-                        if serde_json::to_writer(&mut bytes, &Line::from(&receipt)).is_ok() {
+                        // A receipt of strings and numbers always serializes.
+                        if serde_json::to_writer(&mut bytes, &receipt).is_ok() {
                             bytes.push(b'\n');
                         }
                         rows.push(receipt);
@@ -509,12 +462,12 @@ fn read_journal(file: &File, path: &Path) -> Result<Vec<StoredReceipt>> {
             return Ok(rows);
         }
         number += 1;
-        let parsed: Line = serde_json::from_slice(&line).map_err(|e| {
+        let parsed: StoredReceipt = serde_json::from_slice(&line).map_err(|e| {
             StoreError::Backend(format!(
                 "refusal journal {} line {number}: {e}",
                 path.display()
             ))
         })?;
-        rows.push(parsed.into());
+        rows.push(parsed);
     }
 }

@@ -114,8 +114,9 @@ pub enum Settlement {
     Void,
 }
 
-/// A receipt as stored: the indexed fields and the receipt's JSON.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A receipt as stored: the indexed fields and the receipt's JSON (also one line of the
+/// refusal journal, [`journal`], as JSON with these field names).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredReceipt {
     /// `rcpt_…`.
     pub id: String,
