@@ -251,7 +251,7 @@ fn lower(shape: &Shape, table: &mut TypeTable) -> Ty {
                         name: format!("f{i}"),
                         docs: None,
                         ty,
-                        default,
+                        default: default.map(Box::new),
                     }
                 })
                 .collect();
@@ -2235,7 +2235,7 @@ fn grammar_size_is_linear_in_the_type() {
                     name: "c".into(),
                     docs: None,
                     ty: Ty::Int(IntTy::base(IntKind::I64)),
-                    default: Some(json!(0)),
+                    default: Some(Box::new(json!(0))),
                 },
                 FieldTy {
                     name: "d".into(),

@@ -288,7 +288,7 @@ impl<'a> SchemaBuilder<'a> {
                     s.insert("description".into(), json!(d));
                 }
                 if let Some(default) = &field.default {
-                    s.insert("default".into(), default.clone());
+                    s.insert("default".into(), (**default).clone());
                 }
             }
             properties.insert(field.name.clone(), schema);

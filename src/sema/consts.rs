@@ -67,7 +67,7 @@ fn set_default(
     if let Some(field) =
         field_list(&mut d.kind, variant).and_then(|f| f.iter_mut().find(|f| f.name == name))
     {
-        field.default = Some(json);
+        field.default = Some(Box::new(json));
     }
 }
 

@@ -193,11 +193,12 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             ExprKind::Paren(inner) => self.expr(inner, expected),
             ExprKind::Path(path) => self.path(path, expected),
             ExprKind::Field { base, name } => self.field(base, name),
-            ExprKind::MethodCall {
-                receiver,
-                method,
-                args,
-            } => self.method(receiver, method, args, e.span),
+            ExprKind::MethodCall { method, operands } => {
+                match ExprKind::method_operands(operands) {
+                    Some((receiver, args)) => self.method(receiver, method, args, e.span),
+                    None => err,
+                }
+            }
             ExprKind::Call { callee, args } => self.call(callee, args, e.span),
             ExprKind::StructLit { path, fields, base } => {
                 self.struct_lit(path, fields, base.as_deref(), e.span)

@@ -1,7 +1,7 @@
 //! Phase 3: `errors` sets, `fn`s, `check`s, builders and streams (spec §5, §6, §7.1), and the
 //! rule that `fn` calls form no cycle, so every check terminates.
 
-use std::collections::HashMap;
+use super::Map;
 
 use aelc_runtime::expr as rt;
 use aelc_runtime::ty::Ty;
@@ -45,7 +45,7 @@ fn lower_errors(cx: &mut Cx<'_, '_>) {
             continue;
         };
         let (module, item, def) = (decl.module, decl.item, decl.def);
-        let mut seen: HashMap<&str, Span> = HashMap::new();
+        let mut seen: Map<&str, Span> = Map::default();
         let mut codes = Vec::new();
         for code in &def.codes {
             if RESERVED_CODES.contains(&code.name.name.as_str()) {
@@ -88,7 +88,7 @@ pub(crate) fn lower_params(
     let mut out = Vec::with_capacity(params.len());
     let mut specials = Vec::with_capacity(params.len());
     let mut ok = true;
-    let mut seen: HashMap<&str, Span> = HashMap::new();
+    let mut seen: Map<&str, Span> = Map::default();
     for p in params {
         if let Some(first) = seen.get(p.name.name.as_str()) {
             cx.report(NameError::DeclaredTwice {
@@ -464,7 +464,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                     PartWord::Video => STy::Media(aelc_runtime::ty::MediaKind::Video),
                     PartWord::File => STy::Media(aelc_runtime::ty::MediaKind::File),
                 };
-                match args.as_slice() {
+                match &args[..] {
                     [arg] => {
                         let (t, source) = builder_arg(&mut ecx, arg);
                         parts.push(aelc_runtime::prompt::BuilderPart { kind: word, source });

@@ -486,7 +486,7 @@ fn call_str<'e>(arg: Option<&'e ast::Expr>, name: &str) -> Option<(&'e str, Span
     if callee.to_text() != name {
         return None;
     }
-    match args.as_slice() {
+    match &args[..] {
         [ast::Expr {
             kind:
                 ExprKind::Lit(ast::Literal {
@@ -801,7 +801,7 @@ fn policies(
                 _ => wrong_value(cx, arg.span, "fallback", Expected::Fallback),
             },
             "fail" => {
-                let code = match args.as_slice() {
+                let code = match &args[..] {
                     [ast::Expr {
                         kind: ExprKind::Path(p),
                         ..

@@ -3,7 +3,7 @@
 //! Every top-level item can be imported (there is no `pub`); import cycles between modules are
 //! allowed because imports only name items, they never run anything.
 
-use std::collections::HashMap;
+use super::Map;
 
 use super::error::NameError;
 use super::resolution::Symbol;
@@ -19,14 +19,14 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
         cx.module_index.insert(module.path.to_owned(), index);
         cx.modules.push(ModuleScope {
             path: module.path.to_owned(),
-            names: HashMap::new(),
+            names: Map::default(),
             imports: Vec::new(),
-            own: HashMap::new(),
+            own: Map::default(),
             unresolved: Default::default(),
         });
     }
     for (index, module) in input.modules.iter().enumerate() {
-        let mut first_span: HashMap<&str, Span> = HashMap::new();
+        let mut first_span: Map<&str, Span> = Map::default();
         for item in &module.ast.items {
             let Some(name) = item.kind.name() else {
                 continue;

@@ -118,7 +118,7 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
             _ => cx.report(TypeError::TagArg { span: attr.span }),
         }
     }
-    let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
+    let mut seen: super::Map<&str, Span> = super::Map::default();
     let mut variants = Vec::new();
     for variant in &e.variants {
         if let Some(first) = seen.get(variant.name.name.as_str()) {
@@ -172,7 +172,7 @@ fn string_arg(attr: &ast::Attribute) -> Option<String> {
 }
 
 fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Vec<FieldTy> {
-    let mut seen: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
+    let mut seen: super::Map<&str, Span> = super::Map::default();
     // Sized once: the fields live in the program, and a list grown by doubling kept room for
     // up to twice as many.
     let mut out = Vec::with_capacity(fields.len());

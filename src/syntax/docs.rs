@@ -12,7 +12,8 @@ use crate::syntax::lexer::DocBlock;
 
 /// Attaches `blocks` to `module` and reports the blocks that document nothing.
 pub fn attach(module: &mut Module, blocks: Vec<DocBlock>, errors: &mut Vec<SyntaxError>) {
-    let mut by_offset: HashMap<u32, Doc> = HashMap::new();
+    // foldhash: std's SipHash made this look-up per item, field and variant a hot spot.
+    let mut by_offset: ByOffset = ByOffset::default();
     for block in blocks {
         match block.next_token {
             // Two blocks before one token cannot happen: a token ends a block.
@@ -56,7 +57,9 @@ pub fn attach(module: &mut Module, blocks: Vec<DocBlock>, errors: &mut Vec<Synta
     );
 }
 
-fn attach_fields(fields: &mut [Field], by_offset: &mut HashMap<u32, Doc>) {
+type ByOffset = HashMap<u32, Doc, foldhash::fast::FixedState>;
+
+fn attach_fields(fields: &mut [Field], by_offset: &mut ByOffset) {
     for field in fields {
         field.docs = by_offset.remove(&field.span.start);
     }

@@ -59,7 +59,8 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
         ..Lexed::default()
     };
     // The doc block being built, and whether a token or blank comment broke it.
-    let mut pending_doc: Option<Doc> = None;
+    let mut pending_doc: Option<Growing> = None;
+    let mut module_doc: Option<Growing> = None;
     let mut nesting = Nesting::new();
     let mut lexer = Token::lexer(text);
     while let Some(result) = lexer.next() {
@@ -86,7 +87,7 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
                             }
                             _ => {
                                 flush_doc(&mut pending_doc, &mut out, None);
-                                pending_doc = Some(Doc {
+                                pending_doc = Some(Growing {
                                     text: line.to_owned(),
                                     span,
                                 });
@@ -95,14 +96,14 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
                     }
                     CommentKind::ModuleDoc => {
                         let line = strip_marker(body, "//!");
-                        match out.module_doc.as_mut() {
+                        match module_doc.as_mut() {
                             Some(doc) => {
                                 doc.text.push('\n');
                                 doc.text.push_str(line);
                                 doc.span = doc.span.to(span);
                             }
                             None => {
-                                out.module_doc = Some(Doc {
+                                module_doc = Some(Growing {
                                     text: line.to_owned(),
                                     span,
                                 })
@@ -147,15 +148,32 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
         }
     }
     flush_doc(&mut pending_doc, &mut out, None);
+    out.module_doc = module_doc.map(Growing::done);
     out
 }
 
-fn flush_doc(pending: &mut Option<Doc>, out: &mut Lexed<'_>, next_token: Option<u32>) {
-    if let Some(mut doc) = pending.take() {
-        // A doc of several lines grew line by line; it lives as long as the tree, without the
-        // room its growth left.
-        doc.text.shrink_to_fit();
-        out.docs.push(DocBlock { doc, next_token });
+/// A doc comment while its lines are read.
+struct Growing {
+    text: String,
+    span: Span,
+}
+
+impl Growing {
+    /// The finished doc: it lives as long as the tree, without the room its growth left.
+    fn done(self) -> Doc {
+        Doc {
+            text: self.text.into_boxed_str(),
+            span: self.span,
+        }
+    }
+}
+
+fn flush_doc(pending: &mut Option<Growing>, out: &mut Lexed<'_>, next_token: Option<u32>) {
+    if let Some(doc) = pending.take() {
+        out.docs.push(DocBlock {
+            doc: doc.done(),
+            next_token,
+        });
     }
 }
 

@@ -155,11 +155,11 @@ pub fn review_program() -> Program {
             fields: vec![
                 field("document", Some("The text to review."), str_ty(4000)),
                 FieldTy {
-                    default: Some(json!(false)),
+                    default: Some(Box::new(json!(false))),
                     ..field("strict", None, Ty::Bool)
                 },
                 FieldTy {
-                    default: Some(json!(10)),
+                    default: Some(Box::new(json!(10))),
                     ..field("max_findings", None, int(IntKind::U16, 1, 50))
                 },
                 field(

@@ -282,12 +282,14 @@ fn raw_expr() -> impl Strategy<Value = Expr> {
             }),
             (inner.clone(), lower(), args.clone()).prop_map(|(receiver, method, args)| {
                 ExprKind::MethodCall {
-                    receiver: Box::new(receiver),
                     method,
-                    args: args.into(),
+                    operands: std::iter::once(receiver).chain(args).collect(),
                 }
             }),
-            (value_path(), args.clone()).prop_map(|(callee, args)| ExprKind::Call { callee, args }),
+            (value_path(), args.clone()).prop_map(|(callee, args)| ExprKind::Call {
+                callee,
+                args: args.into()
+            }),
             (
                 type_path(),
                 prop::collection::vec((lower(), prop::option::of(inner.clone())), 0..3),
@@ -401,22 +403,23 @@ pub fn fix(expr: Expr, min: u8) -> Expr {
             base: Box::new(receiver(*base)),
             name,
         },
-        ExprKind::MethodCall {
-            receiver: base,
+        ExprKind::MethodCall { method, operands } => ExprKind::MethodCall {
             method,
-            args,
-        } => ExprKind::MethodCall {
-            receiver: Box::new(receiver(*base)),
-            method,
-            args: args.into_vec().into_iter().map(|a| fix(a, 0)).collect(),
+            operands: operands
+                .into_vec()
+                .into_iter()
+                .enumerate()
+                .map(|(at, e)| if at == 0 { receiver(e) } else { fix(e, 0) })
+                .collect(),
         },
         ExprKind::Call { callee, args } => ExprKind::Call {
             callee,
-            args: args.into_iter().map(|a| fix(a, 0)).collect(),
+            args: args.into_vec().into_iter().map(|a| fix(a, 0)).collect(),
         },
         ExprKind::StructLit { path, fields, base } => ExprKind::StructLit {
             path,
             fields: fields
+                .into_vec()
                 .into_iter()
                 .map(|f| FieldInit {
                     value: f.value.map(|v| fix(v, 0)),
@@ -606,7 +609,7 @@ fn docs() -> impl Strategy<Value = Option<Doc>> {
     )
     .prop_map(|lines| {
         lines.map(|lines| Doc {
-            text: lines.join("\n"),
+            text: lines.join("\n").into(),
             span: span(),
         })
     })

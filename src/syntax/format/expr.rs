@@ -37,13 +37,14 @@ impl Printer<'_> {
             ExprKind::Some(inner) => concat!["some(", self.expr(inner), ")"],
             ExprKind::Path(p) => path(p),
             ExprKind::Field { base, name } => concat![self.expr(base), ".", ident(name)],
-            ExprKind::MethodCall {
-                receiver,
-                method,
-                args,
-            } => {
-                let receiver = self.expr(receiver);
-                concat![receiver, ".", ident(method), self.args(args, end)]
+            ExprKind::MethodCall { method, operands } => {
+                match ExprKind::method_operands(operands) {
+                    Some((receiver, args)) => {
+                        let receiver = self.expr(receiver);
+                        concat![receiver, ".", ident(method), self.args(args, end)]
+                    }
+                    None => "".into(),
+                }
             }
             ExprKind::Call { callee, args } => concat![path(callee), self.args(args, end)],
             ExprKind::StructLit {

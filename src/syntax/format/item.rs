@@ -420,7 +420,8 @@ fn starts_with_a_word(expr: &Expr) -> bool {
         | ExprKind::Call { .. }
         | ExprKind::StructLit { .. } => true,
         ExprKind::Field { base, .. } => starts_with_a_word(base),
-        ExprKind::MethodCall { receiver, .. } => starts_with_a_word(receiver),
+        ExprKind::MethodCall { operands, .. } => ExprKind::method_operands(operands)
+            .is_some_and(|(receiver, _)| starts_with_a_word(receiver)),
         ExprKind::Binary { lhs, .. } => starts_with_a_word(lhs),
         ExprKind::List(_)
         | ExprKind::Paren(_)

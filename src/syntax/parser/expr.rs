@@ -455,14 +455,17 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .then(struct_body)
             .map(|(path, (fields, base))| ExprKind::StructLit {
                 path,
-                fields,
+                fields: Vec::into_boxed_slice(fields),
                 base: base.map(Box::new),
             });
         let path_or_call =
             path.clone()
                 .then(args.clone().or_not())
                 .map(|(callee, args)| match args {
-                    Some(args) => ExprKind::Call { callee, args },
+                    Some(args) => ExprKind::Call {
+                        callee,
+                        args: args.into_boxed_slice(),
+                    },
                     None => ExprKind::Path(callee),
                 });
         let list = expr_p
@@ -539,9 +542,8 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                     name,
                 },
                 Postfix::Method(method, args) => ExprKind::MethodCall {
-                    receiver: Box::new(base),
                     method,
-                    args: args.into_boxed_slice(),
+                    operands: std::iter::once(base).chain(args).collect(),
                 },
             };
             expr_at(kind, cx.span(e.span()))

@@ -94,11 +94,11 @@ pub fn review_types() -> TypeTable {
         fields: vec![
             field("document", text(4000)),
             FieldTy {
-                default: Some(serde_json::json!(false)),
+                default: Some(Box::new(serde_json::json!(false))),
                 ..field("strict", Ty::Bool)
             },
             FieldTy {
-                default: Some(serde_json::json!(10)),
+                default: Some(Box::new(serde_json::json!(10))),
                 ..field(
                     "max_findings",
                     Ty::Int(IntTy {

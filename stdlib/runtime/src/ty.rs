@@ -121,9 +121,11 @@ pub struct FieldTy {
     pub docs: Option<String>,
     pub ty: Ty,
     /// The default as JSON, already checked against `ty`. A field with a default, or of type
-    /// `Option`, may be absent; every other field is required.
+    /// `Option`, may be absent; every other field is required. Boxed: most fields have none,
+    /// and a `Value` inline made every field of the program 64 bytes larger (issue 23: the
+    /// checker's peak memory holds every field of the project).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<serde_json::Value>,
+    pub default: Option<Box<serde_json::Value>>,
 }
 
 impl FieldTy {
