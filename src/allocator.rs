@@ -7,12 +7,18 @@
 //! the language server (and every round of a benchmark) fault them in again. One second keeps
 //! them across a burst of edits and still gives memory back to the OS when the server idles.
 //!
+//! [`Counting`] is the same allocator counting the bytes it hands out, for the benchmark that
+//! measures the front end's memory (`benches/check_memory.rs`); the binaries never install it.
+//!
 //! The library never installs an allocator itself: a binary opts in with
 //! `#[global_allocator] static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;`
 //! and calls [`configure`] first thing in `main`.
 
 // The crate's only unsafe code: mimalloc's option table is set through its C API.
 #![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 pub use mimalloc::MiMalloc as Allocator;
 
@@ -39,6 +45,78 @@ pub fn release_freed() {
     // SAFETY: `mi_collect` only walks and trims mimalloc's own heaps; it may be called at any
     // time, from any thread.
     unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
+/// The shipped allocator, counting: the bytes live now and at most since the last
+/// [`Counting::take_peak`], and the live allocations by size, for the benchmarks that measure
+/// the front end's memory (`CHECK_MEMORY`, `benches/check/memory.rs`). Never installed by the
+/// binaries: the counting costs an atomic add per call.
+pub struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// Live allocations of each size up to [`SIZES`] bytes (larger ones counted in the last slot).
+static BY_SIZE: [AtomicUsize; SIZES] = [const { AtomicUsize::new(0) }; SIZES];
+
+/// How many sizes [`Counting::by_size`] tells apart.
+pub const SIZES: usize = 2048;
+
+fn added(size: usize) {
+    let now = LIVE.fetch_add(size, Relaxed) + size;
+    PEAK.fetch_max(now, Relaxed);
+    BY_SIZE[size.min(SIZES - 1)].fetch_add(1, Relaxed);
+}
+
+fn removed(size: usize) {
+    LIVE.fetch_sub(size, Relaxed);
+    BY_SIZE[size.min(SIZES - 1)].fetch_sub(1, Relaxed);
+}
+
+impl Counting {
+    /// Bytes allocated and not yet freed.
+    pub fn live() -> usize {
+        LIVE.load(Relaxed)
+    }
+
+    /// The most bytes live at once since the last call; starts the next period at the bytes
+    /// live now.
+    pub fn take_peak() -> usize {
+        PEAK.swap(LIVE.load(Relaxed), Relaxed)
+    }
+
+    /// The live allocations of each size (`[size]`, the last slot for every larger one).
+    pub fn by_size() -> Vec<usize> {
+        BY_SIZE.iter().map(|n| n.load(Relaxed)).collect()
+    }
+}
+
+// SAFETY: every call is passed on unchanged to mimalloc, which upholds `GlobalAlloc`'s
+// contract; the counters are plain atomics beside it.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        added(layout.size());
+        // SAFETY: as above.
+        unsafe { Allocator.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        added(layout.size());
+        // SAFETY: as above.
+        unsafe { Allocator.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        removed(layout.size());
+        // SAFETY: as above.
+        unsafe { Allocator.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        removed(layout.size());
+        added(new_size);
+        // SAFETY: as above.
+        unsafe { Allocator.realloc(ptr, layout, new_size) }
+    }
 }
 
 #[cfg(test)]
