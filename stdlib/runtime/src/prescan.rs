@@ -124,10 +124,7 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
 /// array of more than [`MAX_ITEMS`] items: `n` values take at least `2n - 1` bytes, `k` items
 /// `2k + 1` (see [`prescan`]).
 fn bounds_that_can_break(len: usize) -> (bool, bool) {
-    (
-        len >= 2 * (MAX_VALUES + 1) - 1,
-        len >= 2 * (MAX_ITEMS as usize + 1) + 1,
-    )
+    (len > 2 * MAX_VALUES, len > 2 * (MAX_ITEMS as usize + 1))
 }
 
 /// [`within_bounds`], counting what the size of `bytes` lets break.
