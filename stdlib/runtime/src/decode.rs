@@ -333,9 +333,7 @@ impl<'s> Session<'s> {
             Ty::Bool => Ok(self.boolean(kind, trail)?.map(Value::Bool)),
             Ty::Int(it) => Ok(self.int(it, kind, trail)?.map(Value::Int)),
             Ty::Float(ft) => Ok(self.float(ft, kind, trail)?.map(Value::Float)),
-            Ty::Str(st) => Ok(self
-                .text(st, kind, trail)?
-                .map(|s| Value::Str(Text::from(s)))),
+            Ty::Str(st) => Ok(self.text(st, kind, trail)?.map(|s| Value::Str(text_of(s)))),
             Ty::List(lt) => match kind {
                 Kind::Array => self.list(lt, trail),
                 k => self.wrong(trail, "an array", k),
@@ -1055,6 +1053,18 @@ impl<'s> Session<'s> {
             return Ok(None);
         }
         Ok(Some(Value::Media(Box::new(m))))
+    }
+}
+
+/// A decoded text as a [`Text`]: a borrowed one through `CompactString::new`, which is
+/// inlined here and builds the short (inline) text in place, where the generic `From<Cow>`
+/// is a call whose 24-byte result is copied through the stack and read back before its
+/// stores have landed (a store-to-load stall per string); an owned one keeps its buffer.
+#[inline]
+fn text_of(s: Cow<'_, str>) -> Text {
+    match s {
+        Cow::Borrowed(s) => Text::new(s),
+        Cow::Owned(s) => Text::from(s),
     }
 }
 

@@ -360,20 +360,20 @@ impl<'a> Reader<'a> {
     }
 
     /// Unescapes a string's content into `out`, from `run` (the start of a plain run) with `i`
-    /// the byte that ends that run, up to and past the closing quote: each plain run (found
-    /// eight bytes at a time by [`scan_plain`]) is copied whole, a one-letter escape is one
-    /// byte from [`SIMPLE_ESCAPES`], and only `\u` goes through [`Reader::escape`].
+    /// the byte that ends that run, up to and past the closing quote: each later plain run is
+    /// copied eight bytes at a time by [`copy_plain`], a one-letter escape is one byte from
+    /// [`SIMPLE_ESCAPES`], and only `\u` goes through [`Reader::escape`].
     #[inline]
     fn unescape(
         &mut self,
-        mut run: usize,
+        run: usize,
         mut i: usize,
         out: &mut Vec<u8>,
         issue: &mut Option<TextIssue>,
     ) -> Result<(), Syntax> {
         let bytes = self.bytes;
+        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
         loop {
-            out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
             match bytes.get(i) {
                 Some(b'\\') => {
                     let letter = bytes.get(i + 1).copied().unwrap_or(0);
@@ -386,14 +386,14 @@ impl<'a> Reader<'a> {
                             self.pos = i + 1;
                             let c = self.escape(issue)?;
                             out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
-                            run = self.pos;
+                            i = self.pos;
                         }
                         c => {
                             out.push(c);
-                            run = i + 2;
+                            i += 2;
                         }
                     }
-                    i = scan_plain(bytes, run);
+                    i = copy_plain(bytes, i, out);
                 }
                 Some(b'"') => {
                     self.pos = i + 1;
@@ -638,26 +638,14 @@ impl<'a> Reader<'a> {
 /// The index of the first byte at or after `i` that ends the plain run of a string's content:
 /// `"`, `\\` or a control character (below 0x20); `bytes.len()` if there is none.
 ///
-/// Eight bytes at a time (SWAR): for a word `x`, `(x - 0x01…01) & !x & 0x80…80` is non-zero
-/// exactly when a byte of `x` is zero, and its lowest set bit marks the first such byte (a
-/// borrow only ever runs towards higher bytes), so `trailing_zeros` finds it exactly. The same
-/// trick with `0x20…20` marks bytes below 0x20. Bytes of 0x80 and above never match, so UTF-8
-/// text passes through untouched. (Strings in model output are mostly short: a SIMD search
+/// Eight bytes at a time ([`stops`]). (Strings in model output are mostly short: a SIMD search
 /// such as `memchr2` measured slower here, its per-call setup outweighing its speed.)
 #[inline]
 pub fn scan_plain(bytes: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     while let Some(chunk) = bytes.get(i..i + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        let found = (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (w.wrapping_sub(ONES * 0x20) & !w);
-        let found = found & HIGH;
+        let found = stops(u64::from_le_bytes(word));
         if found != 0 {
             return i + (found.trailing_zeros() / 8) as usize;
         }
@@ -670,6 +658,52 @@ pub fn scan_plain(bytes: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     bytes.len()
+}
+
+/// [`scan_plain`] that also appends the run it steps over to `out`. Each word is appended
+/// whole (a fixed eight-byte copy, where a copy of the run's length would be a call to
+/// `memcpy` per run: model output escapes every few bytes) and the bytes from its first stop
+/// on are cut off again.
+#[inline]
+fn copy_plain(bytes: &[u8], mut i: usize, out: &mut Vec<u8>) -> usize {
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        out.extend_from_slice(&word);
+        let found = stops(u64::from_le_bytes(word));
+        if found != 0 {
+            let k = (found.trailing_zeros() / 8) as usize;
+            out.truncate(out.len() - (8 - k));
+            return i + k;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return i;
+        }
+        out.push(b);
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// The high bit of each byte of `w` (little-endian) that is `"`, `\\` or a control character
+/// (SWAR): for a word `x`, `(x - 0x01…01) & !x & 0x80…80` is non-zero exactly when a byte of
+/// `x` is zero, and its lowest set bit marks the first such byte (a borrow only ever runs
+/// towards higher bytes), so `trailing_zeros` finds it exactly. The same trick with `0x20…20`
+/// marks bytes below 0x20. Bytes of 0x80 and above never match, so UTF-8 text passes through
+/// untouched.
+#[inline(always)]
+fn stops(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    let found = (quote.wrapping_sub(ONES) & !quote)
+        | (backslash.wrapping_sub(ONES) & !backslash)
+        | (w.wrapping_sub(ONES * 0x20) & !w);
+    found & HIGH
 }
 
 /// The index just past the closing quote of a string whose content starts at `i`, stepping over

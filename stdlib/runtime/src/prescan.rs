@@ -89,18 +89,21 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
             format!("the document has more than the {max_input_bytes} bytes allowed"),
         ));
     }
-    // Only the bounds a document could break are measured. Every value counted starts at a
-    // byte of its own, so a document of n bytes holds at most n values, and an array in it at
-    // most n items: below a bound's number of bytes, that bound cannot break. Below both, only
-    // the depth can break, and each level of nesting opens with a `[` or `{`: a document with
-    // at most `MAX_DEPTH` of them (counted anywhere, strings included, by a pass the compiler
-    // vectorizes) is not walked at all. That is most model answers: a few kilobytes holding a
-    // few dozen brackets.
-    let counted = bytes.len() > MAX_ITEMS as usize;
-    if !counted && count_opens(bytes) <= MAX_DEPTH {
+    // Only the bounds a document could break are measured. In JSON every value has a first
+    // byte of its own, and every value but an array's first item follows a `,` or a `:`; an
+    // array or object also has its closing byte. So a document of n bytes holds at most
+    // (n + 1) / 2 values, and an array of k items takes at least 2k + 1 bytes: below twice a
+    // bound's number of bytes, that bound cannot break (on bytes that are not JSON, the
+    // decoder reads only the JSON before the first syntax error, which the same holds for).
+    // Below both, only the depth can break, and each level of nesting opens with a `[` or
+    // `{`: a document with at most `MAX_DEPTH` of them (counted anywhere, strings included, by
+    // a pass the compiler vectorizes) is not walked at all. That is most model answers: a few
+    // kilobytes holding a few dozen brackets.
+    let (values, items) = bounds_that_can_break(bytes.len());
+    if !items && opens_at_most(bytes, MAX_DEPTH) {
         return Ok(());
     }
-    let shape = match (bytes.len() > MAX_VALUES, counted) {
+    let shape = match (values, items) {
         (true, _) => blocks::shape::<true, true>(bytes),
         (false, true) => blocks::shape::<true, false>(bytes),
         (false, false) => blocks::shape::<false, false>(bytes),
@@ -117,28 +120,39 @@ pub fn prescan(bytes: &[u8], max_input_bytes: usize, root: &str) -> Result<(), D
     locate(bytes, root)
 }
 
+/// Whether a JSON document of `len` bytes can hold more than [`MAX_VALUES`] values, and an
+/// array of more than [`MAX_ITEMS`] items: `n` values take at least `2n - 1` bytes, `k` items
+/// `2k + 1` (see [`prescan`]).
+fn bounds_that_can_break(len: usize) -> (bool, bool) {
+    (len > 2 * MAX_VALUES, len > 2 * (MAX_ITEMS as usize + 1))
+}
+
 /// [`within_bounds`], counting what the size of `bytes` lets break.
 fn byte_walk(bytes: &[u8]) -> bool {
-    match (bytes.len() > MAX_VALUES, bytes.len() > MAX_ITEMS as usize) {
+    match bounds_that_can_break(bytes.len()) {
         (true, _) => within_bounds::<true, true>(bytes),
         (false, true) => within_bounds::<false, true>(bytes),
         (false, false) => within_bounds::<false, false>(bytes),
     }
 }
 
-/// How many `[` and `{` bytes `bytes` holds, wherever they stand.
-fn count_opens(bytes: &[u8]) -> usize {
-    // Per block, a narrow counter the compiler keeps in vector lanes; a block of 255 bytes
-    // cannot overflow it.
-    bytes
-        .chunks(255)
-        .map(|block| {
-            let opens = block
-                .iter()
-                .fold(0u8, |n, &b| n + u8::from(b == b'[' || b == b'{'));
-            usize::from(opens)
-        })
-        .sum()
+/// Whether `bytes` holds at most `max` `[` and `{` bytes, wherever they stand. The count
+/// stops at the first block that passes `max` (a document with many brackets is walked
+/// anyway; counting all of them first was an eighth of its pre-scan).
+fn opens_at_most(bytes: &[u8], max: usize) -> bool {
+    let mut opens = 0;
+    for block in bytes.chunks(255) {
+        // Per block, a narrow counter the compiler keeps in vector lanes; a block of 255
+        // bytes cannot overflow it.
+        let in_block = block
+            .iter()
+            .fold(0u8, |n, &b| n + u8::from(b == b'[' || b == b'{'));
+        opens += usize::from(in_block);
+        if opens > max {
+            return false;
+        }
+    }
+    true
 }
 
 /// The pre-scan proper, on the happy path: `true` if no bound is broken. It keeps only what
@@ -406,10 +420,11 @@ mod tests {
             let what = doc.get(..80).unwrap_or(doc);
             assert_eq!(within_bounds::<true, true>(bytes), located, "{what}");
             // The walks that count less agree wherever `prescan` uses them.
-            if bytes.len() <= MAX_VALUES {
+            let (values, items) = bounds_that_can_break(bytes.len());
+            if !values {
                 assert_eq!(within_bounds::<false, true>(bytes), located, "{what}");
             }
-            if bytes.len() <= MAX_ITEMS as usize {
+            if !items {
                 assert_eq!(within_bounds::<false, false>(bytes), located, "{what}");
             }
         }
@@ -480,7 +495,7 @@ mod tests {
             proptest::prop_assert_eq!(prescan(doc.as_bytes(), 10 << 20, "r").is_ok(), located);
         }
 
-        /// The counting pass counts what a byte loop counts, on any bytes.
+        /// The counting pass says what a byte loop's count says, on any bytes.
         #[test]
         fn open_counts_match_a_byte_loop(
             bytes in proptest::collection::vec(
@@ -489,7 +504,9 @@ mod tests {
             )
         ) {
             let opens = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
-            proptest::prop_assert_eq!(count_opens(&bytes), opens);
+            for max in [0, opens.saturating_sub(1), opens, opens + 1, 64] {
+                proptest::prop_assert_eq!(opens_at_most(&bytes, max), opens <= max);
+            }
         }
     }
 
@@ -579,6 +596,23 @@ mod tests {
         let spaced = format!("[{}]", vec!["1"; 20_000].join(" "));
         assert!(!within_bounds::<false, true>(spaced.as_bytes()));
         assert_eq!(code(spaced.as_bytes()), None);
+    }
+
+    /// The shortest documents that break the values and the items bounds are exactly as long
+    /// as `bounds_that_can_break` says a document must be to break them, and are refused.
+    #[test]
+    fn the_shortest_documents_over_a_count_bound_are_counted() {
+        let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
+        let items = zeros(MAX_ITEMS as usize + 1);
+        assert_eq!(bounds_that_can_break(items.len()), (false, true));
+        assert_eq!(bounds_that_can_break(items.len() - 1), (false, false));
+        assert_eq!(code(items.as_bytes()), Some(Code::TooManyItems));
+        // 1 + 20 arrays + 20 × 9,999 zeros = 200,001 values.
+        let inner = zeros(9_999);
+        let values = format!("[{}]", vec![inner.as_str(); 20].join(","));
+        assert_eq!(bounds_that_can_break(values.len()), (true, true));
+        assert!(!bounds_that_can_break(values.len() - 1).0);
+        assert_eq!(code(values.as_bytes()), Some(Code::TooManyValues));
     }
 
     #[test]

@@ -43,6 +43,12 @@ proptest::proptest! {
         let stops = |i: &usize| bytes.get(*i).is_some_and(|&b| b == b'"' || b == b'\\' || b < 0x20);
         let naive = (start..bytes.len()).find(stops).unwrap_or(bytes.len());
         proptest::prop_assert_eq!(scan_plain(&bytes, start), naive);
+        // The copying scan stops at the same byte and appends exactly the run before it.
+        let mut out = b"kept".to_vec();
+        let end = copy_plain(&bytes, start, &mut out);
+        proptest::prop_assert_eq!(end, naive);
+        let run = bytes.get(start..naive).unwrap_or_default();
+        proptest::prop_assert_eq!(out, [&b"kept"[..], run].concat());
     }
 }
 
