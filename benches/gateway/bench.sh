@@ -10,8 +10,9 @@
 # Load: wrk (Debian's package), 2 threads, 64 connections (CONNECTIONS), 10 s per round
 # (SECONDS_PER_ROUND), two rounds each, the SQLite store in STORE_DIR (default: on disk),
 # alternating A B A B. PostgreSQL: AELC_TEST_POSTGRES_URL, or the half is skipped.
-# BASELINE=<another build's aelc> serves that build beside it (its own SQLite file, the same
-# PostgreSQL database) and puts its rows in the same alternation, for paired figures.
+# BASELINE=<another build's aelc> serves that build beside it (its own SQLite file; on
+# PostgreSQL the database BASELINE_POSTGRES_URL names, else the same one) and puts its rows in
+# the same alternation, for paired figures.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "${AELC:-target/release/aelc}")"
@@ -162,7 +163,9 @@ if [ -n "$STORE_DIR" ]; then
 fi
 run_store sqlite "sqlite:$sqlite_dir/store.db" "sqlite:$sqlite_dir/baseline.db"
 if [ -n "${AELC_TEST_POSTGRES_URL:-}" ]; then
-  run_store postgres "$AELC_TEST_POSTGRES_URL" "$AELC_TEST_POSTGRES_URL"
+  # The baseline gets a database of its own when BASELINE_POSTGRES_URL names one: a build with
+  # fewer migrations refuses a database a newer one has migrated.
+  run_store postgres "$AELC_TEST_POSTGRES_URL" "${BASELINE_POSTGRES_URL:-$AELC_TEST_POSTGRES_URL}"
 else
   echo "(PostgreSQL skipped: set AELC_TEST_POSTGRES_URL)"
 fi

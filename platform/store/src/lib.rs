@@ -127,7 +127,8 @@ pub struct StoredReceipt {
     pub status: String,
     pub code: Option<String>,
     pub mandate: Option<String>,
-    /// The whole receipt (with its delegated tree) as JSON text.
+    /// The whole receipt (with its delegated tree) as JSON text (stored compressed:
+    /// `document.rs`).
     pub json: String,
     pub at_ms: UnixMs,
 }
@@ -425,6 +426,7 @@ pub fn from_nano(nano: i64) -> Amount {
 // The implementation: [`open`] a URL (`sqlite:PATH`, a path, `postgres://…`). In its ledger a
 // tenant `NAME` is two ledger accounts, `NAME` (available) and `NAME@held` ([`held_account`]);
 // [`Store::entries`] returns both, and each one's entries sum to its part of the [`Balance`].
+mod document;
 pub mod journal;
 pub mod journaled;
 mod sql;

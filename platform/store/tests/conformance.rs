@@ -69,6 +69,10 @@ const RULES: &[(&str, Rule)] = &[
     ("refusals_are_journaled_read_at_once_and_replayed", |u| {
         Box::pin(refusals_are_journaled_read_at_once_and_replayed(u))
     }),
+    (
+        "documents_are_stored_compressed_and_old_rows_still_read",
+        |u| Box::pin(documents_are_stored_compressed_and_old_rows_still_read(u)),
+    ),
 ];
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -1251,4 +1255,85 @@ async fn refusals_are_journaled_read_at_once_and_replayed(url: String) {
     for folder in [dir, left, damaged] {
         let _ = std::fs::remove_dir_all(folder);
     }
+}
+
+/// A receipt's document is stored compressed (migration 0004: `document`, a tag byte and a zstd
+/// frame), a store migrated from before keeps reading the plain JSON rows it had, and a
+/// damaged row is an error naming its receipt, never a wrong document.
+async fn documents_are_stored_compressed_and_old_rows_still_read(url: String) {
+    sqlx::any::install_default_drivers();
+    let (pool_url, folder) = match url.strip_prefix("sqlite:") {
+        Some(path) => {
+            let parent = std::path::Path::new(path).parent().expect("a folder");
+            std::fs::create_dir_all(parent).expect("the rule's folder");
+            (format!("sqlite://{path}?mode=rwc"), "sqlite")
+        }
+        None => (url.clone(), "postgres"),
+    };
+    // The database as migration 0003 left it, with one receipt in the old `json` text column.
+    let pool = sqlx::AnyPool::connect(&pool_url).await.unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("migrations")
+        .join(folder);
+    let mut before = sqlx::migrate::Migrator::new(dir).await.unwrap();
+    let old: Vec<_> = before
+        .migrations
+        .iter()
+        .filter(|m| m.version <= 3)
+        .cloned()
+        .collect();
+    assert_eq!(old.len(), 3, "migrations 0001–0003");
+    before.migrations = old.into();
+    before.run(&pool).await.unwrap();
+    let plain = r#"{"status":"rejected_input","receipt":{"receipt":"rcpt_old"}}"#;
+    sqlx::query(
+        "INSERT INTO receipts (id, tenant, agent, version, status, code, mandate, json, at_ms) \
+         VALUES ('rcpt_old', 'acme', 'acme/review', '1.0.0', 'rejected_input', NULL, NULL, $1, 5)",
+    )
+    .bind(plain)
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    let store = open(&url).await;
+    let old = store.receipt("acme", "rcpt_old").await.unwrap().unwrap();
+    assert_eq!(old.json, plain);
+
+    // New rows: compressed, and read back as written.
+    tenant(&*store, "acme", "0").await;
+    let run = begin("acme", "0");
+    let mut r = receipt_of(&run, "rejected_input");
+    r.json = format!(
+        r#"{{"status":"rejected_input","code":"invalid_input","output":null,"receipt":{{"receipt":"{}","agent":"acme/review","version":"1.0.0","node":"review","status":"rejected_input","code":"invalid_input","input_sha256":"{}","output_sha256":null,"attempts":[],"cost":{{"amount":"0","currency":null}},"spent":{{"amount":"0","currency":null}},"reserved":{{"amount":"0","currency":null}},"delegated":[]}},"errors":[{{"pointer":"/document","path":"request.document","code":"missing_field","message":"request.document: required field is missing (missing_field)"}}]}}"#,
+        r.id,
+        "5e".repeat(32)
+    );
+    store
+        .record_receipts(std::slice::from_ref(&r))
+        .await
+        .unwrap();
+    assert_eq!(store.receipt("acme", &r.id).await.unwrap().unwrap(), r);
+    let stored: Vec<u8> = sqlx::query_scalar("SELECT document FROM receipts WHERE id = $1")
+        .bind(&r.id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(stored[0], 0x01, "the tag of a frame over dictionary v1");
+    assert!(
+        stored.len() * 3 < r.json.len(),
+        "{} bytes stored for {} of JSON",
+        stored.len(),
+        r.json.len()
+    );
+
+    // A damaged row is an error that names it.
+    sqlx::query("UPDATE receipts SET document = $1 WHERE id = $2")
+        .bind(vec![0x01u8, 0x28, 0xb5, 0x2f])
+        .bind(&r.id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let error = store.receipt("acme", &r.id).await.unwrap_err().to_string();
+    assert!(error.contains(&format!("`{}`", r.id)), "{error}");
+    pool.close().await;
 }

@@ -3,6 +3,7 @@
 
 use super::ledger::{apply, currency_of, same_currency, Transfer};
 use super::{held_account, is_unique_violation, mandate_key, retry, Dialect, Fail, SqlStore};
+use crate::document;
 use crate::{
     to_nano, AgentStats, BeginRun, Begun, Recovered, Settlement, StoreError, StoredReceipt, UnixMs,
 };
@@ -188,7 +189,7 @@ impl SqlStore {
         id: &str,
     ) -> Result<Option<StoredReceipt>, Fail> {
         let sql = format!(
-            "SELECT id, tenant, agent, version, status, code, mandate, json, at_ms \
+            "SELECT id, tenant, agent, version, status, code, mandate, document, at_ms \
              FROM receipts WHERE {column} = $1 AND id = $2"
         );
         let row = sqlx::query(&sql)
@@ -319,7 +320,7 @@ impl SqlStore {
 /// What an idempotency key already claimed answers for this call.
 async fn key_verdict(conn: &mut AnyConnection, run: &BeginRun, key: &str) -> Result<Begun, Fail> {
     let row = sqlx::query(
-        "SELECT i.input_sha256, i.state, r.json FROM idempotency i \
+        "SELECT i.input_sha256, i.state, i.receipt, r.document FROM idempotency i \
          LEFT JOIN receipts r ON r.id = i.receipt WHERE i.tenant = $1 AND i.key = $2",
     )
     .bind(&run.tenant)
@@ -334,10 +335,10 @@ async fn key_verdict(conn: &mut AnyConnection, run: &BeginRun, key: &str) -> Res
     if row.try_get::<String, _>("input_sha256")? != run.input_sha256 {
         return Ok(Begun::KeyConflict);
     }
-    Ok(match row.try_get::<Option<String>, _>("json")? {
-        Some(receipt) if row.try_get::<String, _>("state")? == "done" => {
-            Begun::Replayed { receipt }
-        }
+    Ok(match row.try_get::<Option<Vec<u8>>, _>("document")? {
+        Some(stored) if row.try_get::<String, _>("state")? == "done" => Begun::Replayed {
+            receipt: document::unpack(&row.try_get::<String, _>("receipt")?, stored)?,
+        },
         _ => Begun::InProgress,
     })
 }
@@ -465,7 +466,7 @@ const RECEIPTS_PER_INSERT: usize = 64;
 /// The insert of receipts up to its `VALUES`: the columns of `receipts` in the order every
 /// writer binds them (this module's [`insert_receipts`], SQLite's writer thread).
 pub(super) const INSERT_RECEIPTS: &str =
-    "INSERT INTO receipts (id, tenant, agent, version, status, code, mandate, json, at_ms) VALUES ";
+    "INSERT INTO receipts (id, tenant, agent, version, status, code, mandate, document, at_ms) VALUES ";
 
 /// How many columns [`INSERT_RECEIPTS`] names.
 pub(super) const RECEIPT_COLUMNS: usize = 9;
@@ -507,7 +508,7 @@ async fn insert_receipts(
             .bind(&r.status)
             .bind(r.code.as_deref())
             .bind(r.mandate.as_deref())
-            .bind(&r.json)
+            .bind(document::pack(&r.json))
             .bind(r.at_ms);
     }
     match query.execute(&mut *conn).await {
@@ -528,15 +529,16 @@ pub(super) fn receipts_exist(rows: &[StoredReceipt]) -> StoreError {
 }
 
 fn receipt_row(row: &AnyRow) -> Result<StoredReceipt, Fail> {
+    let id: String = row.try_get("id")?;
     Ok(StoredReceipt {
-        id: row.try_get("id")?,
+        json: document::unpack(&id, row.try_get("document")?)?,
+        id,
         tenant: row.try_get("tenant")?,
         agent: row.try_get("agent")?,
         version: row.try_get("version")?,
         status: row.try_get("status")?,
         code: row.try_get("code")?,
         mandate: row.try_get("mandate")?,
-        json: row.try_get("json")?,
         at_ms: row.try_get("at_ms")?,
     })
 }

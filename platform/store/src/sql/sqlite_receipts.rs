@@ -14,6 +14,7 @@
 
 use super::runs::{INSERT_RECEIPTS, RECEIPT_COLUMNS};
 use super::SQLITE_PRAGMAS;
+use crate::document;
 use crate::journal::ReceiptWriter;
 use crate::{Result, StoreError, StoredReceipt};
 use rusqlite::{params, Connection, ErrorCode};
@@ -53,7 +54,14 @@ impl SqliteReceipts {
             let mut insert = transaction.prepare_cached(&self.insert)?;
             for r in rows {
                 insert.execute(params![
-                    r.id, r.tenant, r.agent, r.version, r.status, r.code, r.mandate, r.json,
+                    r.id,
+                    r.tenant,
+                    r.agent,
+                    r.version,
+                    r.status,
+                    r.code,
+                    r.mandate,
+                    document::pack(&r.json),
                     r.at_ms
                 ])?;
             }

@@ -1,0 +1,194 @@
+//! How a receipt's document is kept in the `receipts` table: compressed with zstd against a
+//! dictionary of receipt text, so a refusal's ~630 bytes of JSON take under 100 on disk.
+//!
+//! Why: under a flood of bad input the gateway stores one receipt per request, tens of
+//! thousands a second. On SQLite each stored byte is written twice (the log, then the
+//! database at a checkpoint) and flushed; on the virtual machines gateways run on, a disk busy
+//! flushing takes CPU time from every process on the machine, which was the gate's whole
+//! latency tail (book/src/gateway.md, "Refusals on disk"). Receipts are alike: the same keys,
+//! the same statuses and codes, the same agent; what differs is an id, a hash and a few words.
+//! A zstd frame over a dictionary made of such text keeps only the difference. Each row is
+//! compressed alone, so a receipt is read by its id without touching its neighbours.
+//!
+//! Format: one tag byte, then the payload.
+//! - `0x01`: a zstd frame made with [`DICTIONARY_V1`] (its content size in the frame header, no
+//!   checksum: both databases check their own pages).
+//! - `{`: plain JSON, as rows written before migration 0004 were.
+//!
+//! A better dictionary later gets a new tag and the old one stays, so every stored row reads.
+
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+use zstd::dict::{DecoderDictionary, EncoderDictionary};
+
+use crate::{Result, StoreError};
+
+/// The tag of a document compressed with [`DICTIONARY_V1`].
+const TAG_V1: u8 = 0x01;
+
+/// Receipt text as the gateway writes it, most common last (zstd finds the nearest match
+/// cheapest): a raw-content dictionary. Never edit it: rows tagged [`TAG_V1`] need it as it is.
+const DICTIONARY_V1: &[u8] = include_bytes!("document/receipts-v1.dict");
+
+/// zstd's level: 3 is its default; the gain over 1 on receipts is a byte or two, the cost a
+/// third more time. The mover thread compresses, not the request.
+const LEVEL: i32 = 3;
+
+/// A stored document never decompresses to more than this (a frame header that claims more
+/// is damage, not a receipt): four times the gateway's largest input and output together.
+const MAX_DOCUMENT: usize = 256 << 20;
+
+fn encoder() -> &'static EncoderDictionary<'static> {
+    static DICTIONARY: OnceLock<EncoderDictionary<'static>> = OnceLock::new();
+    DICTIONARY.get_or_init(|| EncoderDictionary::copy(DICTIONARY_V1, LEVEL))
+}
+
+fn decoder() -> &'static DecoderDictionary<'static> {
+    static DICTIONARY: OnceLock<DecoderDictionary<'static>> = OnceLock::new();
+    DICTIONARY.get_or_init(|| DecoderDictionary::copy(DICTIONARY_V1))
+}
+
+thread_local! {
+    /// One compression context per thread, reused (making one costs more than a receipt).
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// `json` as stored: [`TAG_V1`] and its zstd frame.
+pub(crate) fn pack(json: &str) -> Vec<u8> {
+    COMPRESSOR.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let compressor = match &mut *cell {
+            Some(compressor) => compressor,
+            None => match new_compressor() {
+                Ok(compressor) => cell.insert(compressor),
+                Err(_) => return plain(json),
+            },
+        };
+        let mut out = vec![0; 1 + zstd::zstd_safe::compress_bound(json.len())];
+        out[0] = TAG_V1;
+        match compressor.compress_to_buffer(json.as_bytes(), &mut out[1..]) {
+            Ok(written) => {
+                out.truncate(1 + written);
+                out
+            }
+            // zstd fails only when out of memory or misconfigured: the plain text still stores.
+            Err(_) => plain(json),
+        }
+    })
+}
+
+fn new_compressor() -> std::io::Result<zstd::bulk::Compressor<'static>> {
+    let mut compressor = zstd::bulk::Compressor::with_prepared_dictionary(encoder())?;
+    compressor.include_checksum(false)?;
+    compressor.include_contentsize(true)?;
+    compressor.include_dictid(false)?;
+    Ok(compressor)
+}
+
+fn plain(json: &str) -> Vec<u8> {
+    json.as_bytes().to_vec()
+}
+
+/// The JSON text of a stored document (`id` names the receipt in an error).
+pub(crate) fn unpack(id: &str, stored: Vec<u8>) -> Result<String> {
+    let bytes = match stored.first() {
+        Some(&TAG_V1) => decompress(id, &stored[1..])?,
+        Some(b'{') => stored,
+        _ => {
+            return Err(damaged(
+                id,
+                "it is neither JSON nor a known compressed form",
+            ))
+        }
+    };
+    String::from_utf8(bytes).map_err(|_| damaged(id, "it is not UTF-8 text"))
+}
+
+fn decompress(id: &str, frame: &[u8]) -> Result<Vec<u8>> {
+    let size = match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(size)) if size <= MAX_DOCUMENT as u64 => size as usize,
+        _ => return Err(damaged(id, "its compressed frame has no valid size")),
+    };
+    let mut decompressor = zstd::bulk::Decompressor::with_prepared_dictionary(decoder())
+        .map_err(|e| damaged(id, &e.to_string()))?;
+    let bytes = decompressor
+        .decompress(frame, size)
+        .map_err(|e| damaged(id, &e.to_string()))?;
+    if bytes.len() != size {
+        return Err(damaged(id, "it is shorter than its frame says"));
+    }
+    Ok(bytes)
+}
+
+fn damaged(id: &str, why: &str) -> StoreError {
+    StoreError::Backend(format!(
+        "the stored document of receipt `{id}` does not read: {why}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal as the gateway stores it (`runs.rs`'s document around the receipt).
+    fn refusal(id: &str, sha: &str) -> String {
+        format!(
+            r#"{{"status":"rejected_input","code":"rejected_input","output":null,"receipt":{{"receipt":"{id}","agent":"acme/echo","version":"0.1.0","node":"echo","status":"rejected_input","code":"rejected_input","input_sha256":"{sha}","output_sha256":null,"attempts":[],"cost":{{"amount":"0","currency":null}},"spent":{{"amount":"0","currency":null}},"reserved":{{"amount":"0","currency":null}},"delegated":[]}},"errors":[{{"pointer":"/unknown","path":"ask.unknown","code":"unknown_field","message":"`unknown` is not a field of `Ask`"}}]}}"#
+        )
+    }
+
+    #[test]
+    fn documents_come_back_as_written() {
+        let samples = [
+            refusal("rcpt_0190d9e5a1b27c3d8e4f5a6b7c8d9e0f", &"ab".repeat(32)),
+            "{}".to_owned(),
+            format!("{{\"text\":\"{}\"}}", "é∑🦀 ".repeat(10_000)),
+        ];
+        for json in samples {
+            let stored = pack(&json);
+            assert_eq!(stored[0], TAG_V1);
+            assert_eq!(unpack("r", stored).unwrap(), json);
+        }
+    }
+
+    #[test]
+    fn a_refusal_keeps_little_more_than_its_id_and_hash() {
+        let json = refusal(
+            "rcpt_0190d9e5a1b27c3d8e4f5a6b7c8d9e0f",
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        );
+        let stored = pack(&json);
+        // 16 random bytes of id and 32 of hash, written as 96 hex digits, are a third of it.
+        assert!(
+            stored.len() < json.len() / 3,
+            "{} bytes of {} stored",
+            stored.len(),
+            json.len()
+        );
+    }
+
+    #[test]
+    fn rows_written_before_compression_still_read() {
+        let json = refusal("rcpt_1", "00");
+        assert_eq!(unpack("rcpt_1", json.clone().into_bytes()).unwrap(), json);
+    }
+
+    #[test]
+    fn a_damaged_document_is_an_error_naming_its_receipt() {
+        let mut stored = pack(&refusal("rcpt_2", "11"));
+        let cut = stored.len() / 2;
+        stored.truncate(cut);
+        let damaged = [
+            stored,
+            vec![TAG_V1],
+            vec![0x7f, 1, 2],
+            vec![],
+            b"{\xff}".to_vec(),
+        ];
+        for bytes in damaged {
+            let error = unpack("rcpt_2", bytes).unwrap_err().to_string();
+            assert!(error.contains("`rcpt_2`"), "{error}");
+        }
+    }
+}
