@@ -71,9 +71,14 @@ fn parse_args() -> Result<Options, String> {
     Ok(options)
 }
 
-/// The time an input of `len` bytes may take.
+/// The time an input of `len` bytes may take. Unoptimized (CI runs the smoke so), the bounds
+/// are 20 times the release ones: the parser's combinators run tens of times slower without
+/// inlining, and a 57 KB input of 5,000 unclosed `struct X {` took 2.9 s unoptimized on a host
+/// running at half its usual speed, against a bound of 2.7 s at 10 times. It is linear (half
+/// the input, half the time: `fuzz/regressions/parse-unclosed-structs` keeps it so); what the
+/// bound is for, growth faster than linear, still shows at 20.
 fn time_limit(bound: &Bound, len: usize) -> Duration {
-    let scale = if cfg!(debug_assertions) { 10 } else { 1 };
+    let scale = if cfg!(debug_assertions) { 20 } else { 1 };
     Duration::from_millis(bound.fixed_ms * scale)
         + Duration::from_nanos(bound.ns_per_byte * scale * len as u64)
 }
