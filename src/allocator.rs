@@ -7,8 +7,9 @@
 //! the language server (and every round of a benchmark) fault them in again. One second keeps
 //! them across a burst of edits and still gives memory back to the OS when the server idles.
 //!
-//! [`Counting`] is the same allocator counting the bytes it hands out, for the benchmark that
-//! measures the front end's memory (`benches/check_memory.rs`); the binaries never install it.
+//! [`Counting`] is the same allocator counting the bytes it hands out, for what measures
+//! memory: the front end's benchmark (`benches/check_memory.rs`) and the fuzzers' heap bounds
+//! (`aelc-fuzz`); the shipped binaries never install it.
 //!
 //! The library never installs an allocator itself: a binary opts in with
 //! `#[global_allocator] static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;`
@@ -48,9 +49,9 @@ pub fn release_freed() {
 }
 
 /// The shipped allocator, counting: the bytes live now and at most since the last
-/// [`Counting::take_peak`], and the live allocations by size, for the benchmarks that measure
-/// the front end's memory (`CHECK_MEMORY`, `benches/check/memory.rs`). Never installed by the
-/// binaries: the counting costs an atomic add per call.
+/// [`Counting::take_peak`], and the live allocations by size, for `benches/check_memory.rs`
+/// and the fuzzers' heap bounds. Never installed by the shipped binaries: the counting costs
+/// atomic adds per call. A failed allocation (null) is not counted.
 pub struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -65,6 +66,14 @@ fn added(size: usize) {
     let now = LIVE.fetch_add(size, Relaxed) + size;
     PEAK.fetch_max(now, Relaxed);
     BY_SIZE[size.min(SIZES - 1)].fetch_add(1, Relaxed);
+}
+
+/// `ptr`, counted as `size` bytes when the allocation succeeded.
+fn counted(ptr: *mut u8, size: usize) -> *mut u8 {
+    if !ptr.is_null() {
+        added(size);
+    }
+    ptr
 }
 
 fn removed(size: usize) {
@@ -94,15 +103,13 @@ impl Counting {
 // contract; the counters are plain atomics beside it.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        added(layout.size());
         // SAFETY: as above.
-        unsafe { Allocator.alloc(layout) }
+        counted(unsafe { Allocator.alloc(layout) }, layout.size())
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        added(layout.size());
         // SAFETY: as above.
-        unsafe { Allocator.alloc_zeroed(layout) }
+        counted(unsafe { Allocator.alloc_zeroed(layout) }, layout.size())
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -112,10 +119,14 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        removed(layout.size());
-        added(new_size);
         // SAFETY: as above.
-        unsafe { Allocator.realloc(ptr, layout, new_size) }
+        let moved = unsafe { Allocator.realloc(ptr, layout, new_size) };
+        // On failure the old block stays allocated, as it was counted.
+        if !moved.is_null() {
+            removed(layout.size());
+            added(new_size);
+        }
+        moved
     }
 }
 

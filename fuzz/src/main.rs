@@ -3,14 +3,13 @@
 //! `aelc-fuzz TARGET [--runs N] [--seconds S] [--seed X]` (`TARGET` is one of `list`'s names,
 //! or `all`) runs the target on its seeds (the corpus and `fuzz/regressions/`), then on inputs
 //! mutated from them, each under `catch_unwind` and within the target's bound: time linear in
-//! the input's size and peak live heap per input byte (counted by the allocator of this
-//! binary). A failing input is written to `fuzz/findings/TARGET-<hash>` and the run exits 1
+//! the input's size and peak live heap per input byte (counted by `aelc::allocator::Counting`,
+//! this binary's allocator). A failing input is written to `fuzz/findings/TARGET-<hash>` and the run exits 1
 //! naming it. `aelc-fuzz TARGET --replay FILE` runs one input. A stack overflow aborts the
 //! process (Rust cannot catch it): rerun with the printed `--seed` to reproduce it.
 //!
 //! See `book/src/reference/fuzzing.md`.
 
-mod alloc;
 mod clock;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -19,12 +18,13 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use aelc::allocator::Counting;
 use aelc_fuzz::mutate::{self, Pool, Rng};
 use aelc_fuzz::targets::{self, Bound, Target};
 use aelc_fuzz::{corpus, hash};
 
 #[global_allocator]
-static GLOBAL: alloc::Counting = alloc::Counting;
+static GLOBAL: Counting = Counting;
 
 /// The message of the last panic, taken by the hook (the default hook would print each one).
 static PANIC: Mutex<Option<String>> = Mutex::new(None);
@@ -98,11 +98,12 @@ struct Measured {
 }
 
 fn run_one(check: &targets::Check, input: &[u8]) -> Result<Measured, String> {
-    let base = alloc::start();
+    Counting::take_peak();
+    let base = Counting::live();
     let started = clock::now();
     let outcome = catch_unwind(AssertUnwindSafe(|| check(input)));
     let elapsed = clock::since(started);
-    let peak = alloc::peak_since(base);
+    let peak = Counting::take_peak().saturating_sub(base);
     // A panic caught inside the code under test (the language server catches its handlers')
     // is a finding too: the hook saw it.
     let caught = PANIC.lock().ok().and_then(|mut p| p.take());

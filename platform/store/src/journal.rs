@@ -86,6 +86,7 @@ enum Message {
 
 /// What the writer hands to the mover: rows now in the file, the settles that came after them,
 /// and the segments closed before them (every row of which is in this batch or an earlier one).
+#[derive(Default)]
 struct Written {
     rows: Vec<StoredReceipt>,
     settles: Vec<oneshot::Sender<()>>,
@@ -315,11 +316,7 @@ impl Writer {
         // Every handle is gone: what is carried goes to the mover with the last segment, which
         // it removes once everything is stored (a process that replays it first only finds
         // receipts already stored). Dropping `to_mover` then ends the mover.
-        let mut last = carried.unwrap_or_else(|| Written {
-            rows: Vec::new(),
-            settles: Vec::new(),
-            closed: Vec::new(),
-        });
+        let mut last = carried.unwrap_or_default();
         last.closed.extend(self.segment.take());
         let _ = self.to_mover.send(last);
     }
