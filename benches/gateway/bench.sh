@@ -111,8 +111,15 @@ payer() { # $1 store URL, $2 aelc → prints the API key of a funded account
 }
 
 
-load() { # $1 label, $2 port, $3 body, $4 key
-  local out
+# Bytes the process had written to disk (what the kernel was asked to write back, less what was
+# deleted before it was: a journal segment removed in time costs nothing), from /proc/PID/io.
+disk_bytes() { # $1 pid
+  awk '/^write_bytes/ {w=$2} /^cancelled_write_bytes/ {c=$2} END {print w-c}' "/proc/$1/io" 2>/dev/null || echo 0
+}
+
+load() { # $1 label, $2 port, $3 body, $4 key, $5 the server's pid (for its disk bytes; optional)
+  local out before=0
+  [ -z "${5:-}" ] || before="$(disk_bytes "$5")"
   out="$(BODY="$3" KEY="$4" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_ROUND}s" --latency -s "$here/post.lua" \
         "http://127.0.0.1:$2/v1/agents/acme/echo/runs")"
   local rps p50 p99 refused
@@ -122,7 +129,13 @@ load() { # $1 label, $2 port, $3 body, $4 key
   # Answers other than 2xx: every one for the gate (a refused input is 422), none for a full
   # run — a full run's row with some is a failing gateway, not a fast one.
   refused="$(echo "$out" | awk '/Non-2xx or 3xx responses/ {print $5}')"
-  printf '%-34s %10s req/s   p50 %8s   p99 %8s   non-2xx %s\n' "$1" "$rps" "$p50" "$p99" "${refused:-0}"
+  local disk=""
+  if [ -n "${5:-}" ]; then
+    local requests; requests="$(echo "$out" | awk '/requests in/ {print $1}')"
+    disk="$(awk -v b="$(( $(disk_bytes "$5") - before ))" -v n="$requests" \
+      'BEGIN {printf "   disk %6.0f B/req", (n > 0 ? b / n : 0)}')"
+  fi
+  printf '%-34s %10s req/s   p50 %8s   p99 %8s   non-2xx %s%s\n' "$1" "$rps" "$p50" "$p99" "${refused:-0}" "$disk"
   results["$1"]+="$rps "
 }
 
@@ -144,13 +157,13 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
   peer_pid=$!
   wait_port "$peer_port"
   for round in 1 2; do
-    load "gate, aelc ($1)" "$port" "$bad" "$gate_key"
-    [ -z "$BASELINE" ] || load "gate, baseline ($1)" "$base_port" "$bad" "$base_key"
+    load "gate, aelc ($1)" "$port" "$bad" "$gate_key" "$pid"
+    [ -z "$BASELINE" ] || load "gate, baseline ($1)" "$base_port" "$bad" "$base_key" "$base_pid"
     load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$gate_key"
   done
   for round in 1 2; do
-    load "full run, aelc ($1)" "$port" "$good" "$payer_key"
-    [ -z "$BASELINE" ] || load "full run, baseline ($1)" "$base_port" "$good" "$base_payer"
+    load "full run, aelc ($1)" "$port" "$good" "$payer_key" "$pid"
+    [ -z "$BASELINE" ] || load "full run, baseline ($1)" "$base_port" "$good" "$base_payer" "$base_pid"
   done
   kill "$pid" "$peer_pid" $base_pid 2>/dev/null || true
 }

@@ -49,11 +49,14 @@ const PER_MOVE: usize = 8192;
 /// them, or [`PER_MOVE`] have come): each transaction rewrites the last, partly filled page of
 /// every B-tree it touches, so fewer, larger ones write a fraction of the bytes (SQLite, gate
 /// under load: 3.9–4.0 KB a refusal moved at once, 1.1–1.3 KB gathered for 5–10 ms, 0.94 KB
-/// for 25 ms, 0.82 KB for 100 ms). Longer is not better: a transaction of 100 ms of refusals
-/// is a burst of CPU the request threads wait behind (gate p99 60–69 ms against 14–28 ms for
-/// 5–25 ms, same rounds). Readers never wait for it: they see receipts not yet moved
-/// ([`Journal::pending`]), and a settle moves at once.
-const GATHER: Duration = Duration::from_millis(20);
+/// for 25 ms, 0.82 KB for 100 ms). Longer is not better: a transaction of more refusals is a
+/// longer burst of CPU the request threads wait behind (gate p99 60–69 ms for 100 ms), and
+/// with the documents compressed that burst, not the disk, is the gate's tail: 5 ms against
+/// 20 ms, alternating in one run, p99 3.75–3.85 ms against 5.46–6.26 ms for 1.10–1.15 KB
+/// against 0.85 KB written a refusal (`benches/gateway/bench.sh`, its `disk` column). Readers
+/// never wait for it: they see receipts not yet moved ([`Journal::pending`]), and a settle
+/// moves at once.
+const GATHER: Duration = Duration::from_millis(5);
 /// Written batches waiting to be moved. While they are full (the mover is inside a commit or a
 /// checkpoint's flush) the writer merges what it writes into one carried batch of at most
 /// [`CARRIED`] receipts; past that, appending waits (the store is slower than the gate, or
