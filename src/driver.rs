@@ -14,6 +14,7 @@ use crate::span::FileId;
 use crate::syntax::{self, ast};
 
 pub mod build;
+mod parse;
 pub mod project;
 pub mod publish;
 pub mod replay;
@@ -59,10 +60,12 @@ impl World for DiskWorld {
 
     fn read_at_most(&self, path: &Path, limit: usize) -> io::Result<Vec<u8>> {
         use std::io::Read as _;
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)?
-            .take(limit as u64)
-            .read_to_end(&mut bytes)?;
+        let file = std::fs::File::open(path)?;
+        // Sized from the file's length, so the buffer is the text's own (it becomes the source
+        // text without a copy: `decode_source`), not a doubled one.
+        let expected = file.metadata().map_or(0, |m| m.len()).min(limit as u64);
+        let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
+        file.take(limit as u64).read_to_end(&mut bytes)?;
         Ok(bytes)
     }
 
@@ -309,7 +312,7 @@ pub fn parse_project(world: &dyn World, root: &Path) -> io::Result<ParsedProject
     }
     let bytes = world.read(&manifest)?;
     let id = FileId(compilation.sources.len() as u32);
-    let (text, bad_utf8) = decode_source(id, &bytes);
+    let (text, bad_utf8) = decode_source(id, bytes);
     compilation.diagnostics.extend(bad_utf8);
     let project = load_manifest(id, &text, &mut compilation.diagnostics);
     compilation.sources.add("ael.toml", text);
@@ -383,14 +386,33 @@ fn parse_sources(
     root: &Path,
     compilation: &mut Compilation,
 ) -> io::Result<()> {
+    // Read in order (a file's id is its place in the source map), then parse side by side.
+    // `None`: a module over the size limit, whose text is not kept and which is not parsed.
+    let mut read: Vec<(FileId, PathBuf, Option<Option<Diagnostic>>)> = Vec::new();
     for file_path in collect_sources(world, path)? {
         let bytes = world.read_at_most(&file_path, MAX_SOURCE_BYTES + 1)?;
         let display = display_name(path, &file_path);
         let id = FileId(compilation.sources.len() as u32);
         if bytes.len() > MAX_SOURCE_BYTES {
             drop(bytes);
-            compilation.diagnostics.push(too_large(id));
             compilation.sources.add(display, String::new());
+            read.push((id, file_path, None));
+            continue;
+        }
+        let (text, bad_utf8) = decode_source(id, bytes);
+        compilation.sources.add(display, text);
+        read.push((id, file_path, Some(bad_utf8)));
+    }
+    let texts: Vec<(FileId, &str)> = read
+        .iter()
+        .filter(|(_, _, decoded)| decoded.is_some())
+        .map(|(id, _, _)| (*id, compilation.sources.get(*id).map_or("", |f| &*f.text)))
+        .collect();
+    let mut parses = parse::parse_all(&texts).into_iter();
+    drop(texts);
+    for (id, file_path, decoded) in read {
+        let Some(bad_utf8) = decoded else {
+            compilation.diagnostics.push(too_large(id));
             compilation.files.push(ParsedFile {
                 file: id,
                 path: file_path,
@@ -402,13 +424,11 @@ fn parse_sources(
                 comments: Vec::new(),
             });
             continue;
-        }
-        let (text, bad_utf8) = decode_source(id, &bytes);
-        // The bytes are copied into `text`: not kept through the parse as well.
-        drop(bytes);
+        };
+        let Some(parse) = parses.next() else {
+            break; // one parse per module read: not reached
+        };
         compilation.diagnostics.extend(bad_utf8);
-        let parse = syntax::parse(id, &text);
-        compilation.sources.add(display, text);
         compilation.diagnostics.extend(parse.diagnostics);
         compilation.files.push(ParsedFile {
             file: id,

@@ -93,21 +93,24 @@ impl SourceMap {
 
 /// Decodes source bytes. Invalid UTF-8 becomes `E0001` at the first bad byte; the text is then
 /// decoded lossily so that the rest of the file is still checked.
-pub fn decode_source(file: FileId, bytes: &[u8]) -> (String, Option<Diagnostic>) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => (text.to_owned(), None),
-        Err(err) => {
-            let offset = err.valid_up_to();
-            let text = String::from_utf8_lossy(bytes).into_owned();
-            // The lossy text has the same prefix, so the offset is still a char boundary there.
-            let width = text[offset..].chars().next().map_or(0, char::len_utf8);
-            let error = SourceError::NotUtf8 {
-                span: Span::new(file, offset..offset + width),
-                offset,
-            };
-            (text, Some(error.into()))
+pub fn decode_source(file: FileId, bytes: Vec<u8>) -> (String, Option<Diagnostic>) {
+    // Valid UTF-8 becomes the text without a copy (a project's whole source, once).
+    let bytes = match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            text.shrink_to_fit(); // kept for the whole check: no spare capacity
+            return (text, None);
         }
-    }
+        Err(err) => err,
+    };
+    let offset = bytes.utf8_error().valid_up_to();
+    let text = String::from_utf8_lossy(bytes.as_bytes()).into_owned();
+    // The lossy text has the same prefix, so the offset is still a char boundary there.
+    let width = text[offset..].chars().next().map_or(0, char::len_utf8);
+    let error = SourceError::NotUtf8 {
+        span: Span::new(file, offset..offset + width),
+        offset,
+    };
+    (text, Some(error.into()))
 }
 
 /// Byte offsets of line starts, for offset → (line, column) conversion.

@@ -240,7 +240,7 @@ proptest! {
 
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
-        let (text, _) = decode_source(FileId(0), &bytes);
+        let (text, _) = decode_source(FileId(0), bytes);
         check_all(&text);
     }
 
@@ -291,7 +291,7 @@ fn invalid_utf8_is_reported_at_its_byte_offset() {
     let offset = bytes.len();
     bytes.extend_from_slice(&[0xff, 0xfe]);
     bytes.extend_from_slice(b"\");\nstruct C { y: u8 }\n");
-    let (text, diagnostic) = decode_source(FileId(0), &bytes);
+    let (text, diagnostic) = decode_source(FileId(0), bytes.clone());
     let diagnostic = diagnostic.expect("invalid UTF-8 must be reported");
     assert_eq!(diagnostic.code, "E0001");
     assert!(
@@ -307,9 +307,9 @@ fn invalid_utf8_is_reported_at_its_byte_offset() {
     let parse = syntax::parse(FileId(0), &text);
     assert_eq!(parse.module.items.len(), 3);
     // Bad bytes at the very start and the very end.
-    let (_, first) = decode_source(FileId(0), &[0x80, b'x']);
+    let (_, first) = decode_source(FileId(0), vec![0x80, b'x']);
     assert_eq!(first.map(|d| d.labels[0].span.start), Some(0));
-    let (_, last) = decode_source(FileId(0), b"type T = u8;\xc3");
+    let (_, last) = decode_source(FileId(0), b"type T = u8;\xc3".to_vec());
     assert_eq!(last.map(|d| d.labels[0].span.start), Some(12));
 }
 

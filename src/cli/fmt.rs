@@ -112,7 +112,7 @@ fn worst(a: Status, b: Status) -> Status {
 
 fn format_file(out: &Output, path: &Path, name: &str, check: bool) -> io::Result<FileOutcome> {
     let bytes = fs::read(path)?;
-    let (text, bad_utf8) = crate::source::decode_source(FileId(0), &bytes);
+    let (text, bad_utf8) = crate::source::decode_source(FileId(0), bytes);
     let mut sources = SourceMap::new();
     let file = sources.add(name, text.clone());
     if let Some(diagnostic) = bad_utf8 {

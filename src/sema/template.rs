@@ -80,7 +80,7 @@ pub(crate) fn check_prompt(
     let errors_before = cx.diags.iter().filter(|d| d.is_error()).count();
     // Text that is not UTF-8 is reported at its first bad byte, like a module's; the rest is
     // checked with the bad bytes replaced, and the template is not lowered.
-    let (text, not_utf8) = decode_source(FileId(cx.sources.len() as u32), &bytes);
+    let (text, not_utf8) = decode_source(FileId(cx.sources.len() as u32), bytes);
     let file = cx.sources.add(path, text.clone());
     if let Some(d) = not_utf8 {
         cx.report(TemplateError::NotUtf8 { decoded: d });
