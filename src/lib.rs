@@ -5,6 +5,7 @@
 //! | layer | job |
 //! |---|---|
 //! | [`span`], [`source`], [`diagnostics`] | positions, files, findings and their rendering |
+//! | `parallel` | independent work shared between the cores, results in order |
 //! | [`syntax`] | lexer, parser, syntax tree, formatter: knows nothing of types |
 //! | [`sema`] | names, modules, types, bounds: turns syntax trees into the typed [`ir`] |
 //! | [`ir`] | the typed IR, plain data that the backends consume |
@@ -28,6 +29,7 @@ pub mod diagnostics;
 pub mod driver;
 pub mod ir;
 pub mod lsp;
+mod parallel;
 pub mod project;
 pub mod sema;
 pub mod source;

@@ -16,6 +16,7 @@ const RANKS: &[(&str, u8)] = &[
     ("diagnostics", 0),
     ("stdlib", 0),
     ("allocator", 0),
+    ("parallel", 0),
     ("syntax", 1),
     ("ir", 2),
     ("project", 2),

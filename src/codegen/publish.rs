@@ -135,44 +135,68 @@ struct NodeDocuments<'a> {
 
 /// The rules of [`check`], with each node's documents from `documents` (its index, the node,
 /// whether its input document is needed), asked for only when a rule needs them and dropped
-/// after its node.
+/// after their use.
 fn check_nodes<'a>(
     program: &Program,
     examples: &[Example],
-    mut documents: impl FnMut(usize, &NodeIr, bool) -> NodeDocuments<'a>,
+    documents: impl Fn(usize, &NodeIr, bool) -> NodeDocuments<'a> + Sync,
 ) -> Vec<Finding> {
     let mut out = check_program(program);
+    let limitations = limitations_by_output(program, &documents);
     // Kept aside: what the model-facing schemas cannot express matters only for files that
     // are written, so these are added only when no error was found.
     let mut model = Vec::new();
-    // The limitations of the model-facing variants by output type: a node's output document
-    // differs from another's of the same type by its title alone, which no limitation reads
-    // (nor names: the finding adds the node's name). Nodes that answer with the same type are
-    // common (four per output in the generated benchmark project), and making the three
-    // variants was most of the rules' time.
-    let mut limitations: HashMap<String, Vec<Limitation>> = HashMap::new();
     for (i, node) in program.nodes.iter().enumerate() {
-        let mut docs = None;
         if has_examples(node, examples) {
-            let d = docs.insert(documents(i, node, true));
+            let d = documents(i, node, true);
             let input = d.input.as_deref().unwrap_or(&Value::Null);
             out.extend(check_examples(program, node, input, &d.output, examples));
         }
         if node.output_stage.raw_parse.is_some() {
-            continue;
+            continue; // the model answers in text: no model-facing schema
         }
-        let limits = limitations
-            .entry(format!("{:?}", node.output))
-            .or_insert_with(|| {
-                let d = docs.get_or_insert_with(|| documents(i, node, false));
-                super::model_schema::limitations(&node.name, &d.output)
-            });
-        model.extend(limitation_findings(node, limits));
+        if let Some(limits) = limitations.get(&output_key(node)) {
+            model.extend(limitation_findings(node, limits));
+        }
     }
     if !out.iter().any(|f| f.diagnostic.is_error()) {
         out.extend(model);
     }
     out
+}
+
+/// What tells the nodes' model-facing limitations apart: the output type. A node's output
+/// document differs from another's of the same type by its title alone, which no limitation
+/// reads (nor names: the finding adds the node's name). Nodes that answer with the same type
+/// are common (four per output in the generated benchmark project), and making the variants
+/// is most of the rules' time.
+fn output_key(node: &NodeIr) -> String {
+    format!("{:?}", node.output)
+}
+
+/// The limitations of the model-facing variants of each output type that a node without a
+/// raw parse answers with, found once per type, the types shared between the cores.
+fn limitations_by_output<'a>(
+    program: &Program,
+    documents: &(impl Fn(usize, &NodeIr, bool) -> NodeDocuments<'a> + Sync),
+) -> HashMap<String, Vec<Limitation>> {
+    let mut first: Vec<(String, usize)> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, node) in program.nodes.iter().enumerate() {
+        if node.output_stage.raw_parse.is_none() {
+            let key = output_key(node);
+            if seen.insert(key.clone()) {
+                first.push((key, i));
+            }
+        }
+    }
+    // A variant of a type takes about as long as a module of a few hundred lines to parse:
+    // worth a thread from a handful of types on.
+    let found = crate::parallel::map_in_order(&first, first.len() >= 8, |(_, i)| {
+        let node = &program.nodes[*i];
+        super::model_schema::limitations(&node.name, &documents(*i, node, false).output)
+    });
+    first.into_iter().map(|(key, _)| key).zip(found).collect()
 }
 
 /// Whether any of `examples` is one of `node`'s, which only an agent has.

@@ -7,9 +7,6 @@
 //! A small project is parsed on the calling thread: starting a thread costs more than a
 //! module of a few kilobytes takes to parse.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
 use crate::span::FileId;
 use crate::syntax::{self, Parse};
 
@@ -17,56 +14,12 @@ use crate::syntax::{self, Parse};
 /// module of 800 lines, 30 KB, parses in about a millisecond).
 const PARALLEL_FROM_BYTES: usize = 256 << 10;
 
-/// The stack of a parsing thread. Nesting is bounded before parsing (`E0104`) and the parser
-/// grows its own stack where it recurses (chumsky's `stacker`), so this is a margin; it is
-/// address space, reserved, not memory used.
-const STACK_BYTES: usize = 16 << 20;
-
 /// Parses each text, in the order given: `parses[i]` is the parse of `texts[i]`.
 pub(crate) fn parse_all(texts: &[(FileId, &str)]) -> Vec<Parse> {
     let total: usize = texts.iter().map(|(_, text)| text.len()).sum();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(texts.len());
-    if threads < 2 || total < PARALLEL_FROM_BYTES {
-        return texts
-            .iter()
-            .map(|&(file, text)| syntax::parse(file, text))
-            .collect();
-    }
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<(usize, Parse)>> = Mutex::new(Vec::with_capacity(texts.len()));
-    // Each worker takes the next module not yet taken, so a large module does not leave the
-    // other threads idle behind a fixed share of the list.
-    let work = || {
-        let mut mine = Vec::new();
-        loop {
-            let at = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&(file, text)) = texts.get(at) else {
-                break;
-            };
-            mine.push((at, syntax::parse(file, text)));
-        }
-        done.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .append(&mut mine);
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            // A thread that cannot be started leaves its share to the others (the calling
-            // thread works too, so every module is parsed).
-            let _ = std::thread::Builder::new()
-                .name("aelc-parse".to_owned())
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, work);
-        }
-        work();
-    });
-    let mut done = done
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    done.sort_unstable_by_key(|&(at, _)| at);
-    done.into_iter().map(|(_, parse)| parse).collect()
+    crate::parallel::map_in_order(texts, total >= PARALLEL_FROM_BYTES, |&(file, text)| {
+        syntax::parse(file, text)
+    })
 }
 
 #[cfg(test)]
