@@ -3,7 +3,8 @@
 //! The CLI and the LSP share it: the CLI with [`DiskWorld`], the LSP with the disk plus its open
 //! buffers, tests with [`MemoryWorld`].
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -505,23 +506,53 @@ pub fn module_path(root: &Path, file: &Path) -> String {
     stem.replace('/', "::")
 }
 
-/// Project files as sema sees them: relative to the root, read through the world.
+/// Project files as sema sees them: relative to the root, read through the world, each looked
+/// up and read once per check. Nodes share prompt files (a project's agents often use one), and
+/// each of them asked the disk again: a `stat` per node and a read per parameter list were 3%
+/// of checking the generated 1M-line project.
 struct WorldFiles<'w> {
     world: &'w dyn World,
     root: &'w Path,
+    /// Whether each path asked about is a file.
+    exists: RefCell<HashMap<String, bool>>,
+    /// What reading each path gave (`None`: it could not be read).
+    read: RefCell<HashMap<String, Option<Vec<u8>>>>,
+}
+
+impl<'w> WorldFiles<'w> {
+    fn new(world: &'w dyn World, root: &'w Path) -> WorldFiles<'w> {
+        WorldFiles {
+            world,
+            root,
+            exists: RefCell::default(),
+            read: RefCell::default(),
+        }
+    }
 }
 
 impl sema::ProjectFiles for WorldFiles<'_> {
     fn exists(&self, relative: &str) -> bool {
-        !relative.split('/').any(|part| part == "..")
-            && self.world.is_file(&self.root.join(relative))
+        if let Some(&known) = self.exists.borrow().get(relative) {
+            return known;
+        }
+        let exists = !relative.split('/').any(|part| part == "..")
+            && self.world.is_file(&self.root.join(relative));
+        self.exists.borrow_mut().insert(relative.to_owned(), exists);
+        exists
     }
 
     fn read(&self, relative: &str) -> Option<Vec<u8>> {
         if !self.exists(relative) {
             return None;
         }
-        self.world.read(&self.root.join(relative)).ok()
+        if let Some(known) = self.read.borrow().get(relative) {
+            return known.clone();
+        }
+        let bytes = self.world.read(&self.root.join(relative)).ok();
+        self.read
+            .borrow_mut()
+            .insert(relative.to_owned(), bytes.clone());
+        bytes
     }
 }
 
@@ -547,7 +578,7 @@ fn run_sema(
             ast: &f.module,
         })
         .collect();
-    let files = WorldFiles { world, root };
+    let files = WorldFiles::new(world, root);
     let input = sema::CheckInput {
         modules,
         project,
