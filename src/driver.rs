@@ -388,8 +388,7 @@ fn parse_sources(
     compilation: &mut Compilation,
 ) -> io::Result<()> {
     // Read in order (a file's id is its place in the source map), then parse side by side.
-    // `None`: a module over the size limit, whose text is not kept and which is not parsed.
-    let mut read: Vec<(FileId, PathBuf, Option<Option<Diagnostic>>)> = Vec::new();
+    let mut read: Vec<(FileId, PathBuf, ReadSource)> = Vec::new();
     for file_path in collect_sources(world, path)? {
         let bytes = world.read_at_most(&file_path, MAX_SOURCE_BYTES + 1)?;
         let display = display_name(path, &file_path);
@@ -397,49 +396,57 @@ fn parse_sources(
         if bytes.len() > MAX_SOURCE_BYTES {
             drop(bytes);
             compilation.sources.add(display, String::new());
-            read.push((id, file_path, None));
+            read.push((id, file_path, ReadSource::TooLarge));
             continue;
         }
         let (text, bad_utf8) = decode_source(id, bytes);
         compilation.sources.add(display, text);
-        read.push((id, file_path, Some(bad_utf8)));
+        read.push((id, file_path, ReadSource::Text { bad_utf8 }));
     }
     let texts: Vec<(FileId, &str)> = read
         .iter()
-        .filter(|(_, _, decoded)| decoded.is_some())
+        .filter(|(_, _, read)| matches!(read, ReadSource::Text { .. }))
         .map(|(id, _, _)| (*id, compilation.sources.get(*id).map_or("", |f| &*f.text)))
         .collect();
     let mut parses = parse::parse_all(&texts).into_iter();
     drop(texts);
-    for (id, file_path, decoded) in read {
-        let Some(bad_utf8) = decoded else {
-            compilation.diagnostics.push(too_large(id));
-            compilation.files.push(ParsedFile {
-                file: id,
-                path: file_path,
-                module: ast::Module {
+    for (id, file_path, read) in read {
+        let (module, comments) = match read {
+            ReadSource::TooLarge => {
+                compilation.diagnostics.push(too_large(id));
+                let empty = ast::Module {
                     docs: None,
                     items: Vec::new(),
                     span: crate::span::Span::new(id, 0..0),
-                },
-                comments: Vec::new(),
-            });
-            continue;
+                };
+                (empty, Vec::new())
+            }
+            ReadSource::Text { bad_utf8 } => {
+                let Some(parse) = parses.next() else {
+                    break; // one parse per text: not reached
+                };
+                compilation.diagnostics.extend(bad_utf8);
+                compilation.diagnostics.extend(parse.diagnostics);
+                (parse.module, parse.comments)
+            }
         };
-        let Some(parse) = parses.next() else {
-            break; // one parse per module read: not reached
-        };
-        compilation.diagnostics.extend(bad_utf8);
-        compilation.diagnostics.extend(parse.diagnostics);
         compilation.files.push(ParsedFile {
             file: id,
             path: file_path,
-            module: parse.module,
-            comments: parse.comments,
+            module,
+            comments,
         });
     }
     add_std_modules(root, compilation);
     Ok(())
+}
+
+/// A module as [`parse_sources`] read it, before its parse.
+enum ReadSource {
+    /// Over [`MAX_SOURCE_BYTES`]: its text is not kept, and it is not parsed.
+    TooLarge,
+    /// Its text is in the source map; not UTF-8 where `bad_utf8` says.
+    Text { bad_utf8: Option<Diagnostic> },
 }
 
 /// `E0011`: the module is over [`MAX_SOURCE_BYTES`]; nothing of it is kept.
