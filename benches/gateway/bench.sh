@@ -8,7 +8,7 @@
 #   AELC=target/release/aelc PYTHON=/tmp/bench-venv/bin/python benches/gateway/bench.sh
 #
 # Load: wrk (Debian's package), 2 threads, 64 connections (CONNECTIONS), 10 s per round
-# (SECONDS_PER_ROUND), two rounds each, the SQLite store in STORE_DIR (default: on disk),
+# (SECONDS_PER_ROUND), two rounds each (ROUNDS; more make a p99 on a noisy host worth more), the SQLite store in STORE_DIR (default: on disk),
 # alternating A B A B. PostgreSQL: AELC_TEST_POSTGRES_URL, or the half is skipped.
 # BASELINE=<another build's aelc> serves that build beside it (its own SQLite file; on
 # PostgreSQL the database BASELINE_POSTGRES_URL names, else the same one) and puts its rows in
@@ -19,6 +19,7 @@ AELC="$(realpath "${AELC:-target/release/aelc}")"
 PYTHON="${PYTHON:-python3}"
 SECONDS_PER_ROUND="${SECONDS_PER_ROUND:-10}"
 CONNECTIONS="${CONNECTIONS:-64}"
+ROUNDS="${ROUNDS:-2}"
 # Where the SQLite store lives (default: the run's temp dir on disk). `STORE_DIR=/dev/shm`
 # puts it in memory: the difference is what the disk's flushes cost the latency tail.
 STORE_DIR="${STORE_DIR:-}"
@@ -156,12 +157,12 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
   "$PYTHON" "$here/peer_fastapi.py" "$peer_port" "$gate_key" & pids+=($!)
   peer_pid=$!
   wait_port "$peer_port"
-  for round in 1 2; do
+  for round in $(seq "$ROUNDS"); do
     load "gate, aelc ($1)" "$port" "$bad" "$gate_key" "$pid"
     [ -z "$BASELINE" ] || load "gate, baseline ($1)" "$base_port" "$bad" "$base_key" "$base_pid"
     load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$gate_key"
   done
-  for round in 1 2; do
+  for round in $(seq "$ROUNDS"); do
     load "full run, aelc ($1)" "$port" "$good" "$payer_key" "$pid"
     [ -z "$BASELINE" ] || load "full run, baseline ($1)" "$base_port" "$good" "$base_payer" "$base_pid"
   done
