@@ -1,11 +1,11 @@
 //! How a receipt's document is kept in the `receipts` table: compressed with zstd against a
-//! dictionary of receipt text, so a refusal's ~630 bytes of JSON take under 100 on disk.
+//! dictionary of receipt text, so a refusal's ~640 bytes of JSON take ~135–150 on disk.
 //!
 //! Why: under a flood of bad input the gateway stores one receipt per request, tens of
 //! thousands a second. On SQLite each stored byte is written twice (the log, then the
 //! database at a checkpoint) and flushed; on the virtual machines gateways run on, a disk busy
 //! flushing takes CPU time from every process on the machine, which was the gate's whole
-//! latency tail (book/src/gateway.md, "Refusals on disk"). Receipts are alike: the same keys,
+//! latency tail (book/src/gateway.md, "fewer bytes a refusal"). Receipts are alike: the same keys,
 //! the same statuses and codes, the same agent; what differs is an id, a hash and a few words.
 //! A zstd frame over a dictionary made of such text keeps only the difference. Each row is
 //! compressed alone, so a receipt is read by its id without touching its neighbours.
