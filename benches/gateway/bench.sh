@@ -12,7 +12,8 @@
 # alternating A B A B. PostgreSQL: AELC_TEST_POSTGRES_URL, or the half is skipped.
 # BASELINE=<another build's aelc> serves that build beside it (its own SQLite file; on
 # PostgreSQL the database BASELINE_POSTGRES_URL names, else the same one) and puts its rows in
-# the same alternation, for paired figures.
+# the same alternation, for paired figures. STORES (default "sqlite postgres") and ROWS (default
+# "gate full") pick the halves and the rows, for an experiment on one of them.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "${AELC:-target/release/aelc}")"
@@ -20,6 +21,8 @@ PYTHON="${PYTHON:-python3}"
 SECONDS_PER_ROUND="${SECONDS_PER_ROUND:-10}"
 CONNECTIONS="${CONNECTIONS:-64}"
 ROUNDS="${ROUNDS:-2}"
+STORES="${STORES:-sqlite postgres}"
+ROWS="${ROWS:-gate full}"
 # Where the SQLite store lives (default: the run's temp dir on disk). `STORE_DIR=/dev/shm`
 # puts it in memory: the difference is what the disk's flushes cost the latency tail.
 STORE_DIR="${STORE_DIR:-}"
@@ -158,11 +161,13 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
   peer_pid=$!
   wait_port "$peer_port"
   for round in $(seq "$ROUNDS"); do
+    [[ " $ROWS " == *" gate "* ]] || break
     load "gate, aelc ($1)" "$port" "$bad" "$gate_key" "$pid"
     [ -z "$BASELINE" ] || load "gate, baseline ($1)" "$base_port" "$bad" "$base_key" "$base_pid"
     load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$gate_key"
   done
   for round in $(seq "$ROUNDS"); do
+    [[ " $ROWS " == *" full "* ]] || break
     load "full run, aelc ($1)" "$port" "$good" "$payer_key" "$pid"
     [ -z "$BASELINE" ] || load "full run, baseline ($1)" "$base_port" "$good" "$base_payer" "$base_pid"
   done
@@ -175,8 +180,12 @@ if [ -n "$STORE_DIR" ]; then
   sqlite_dir="$(mktemp -d -p "$STORE_DIR")"
   trap 'cleanup; rm -rf "$sqlite_dir"' EXIT
 fi
-run_store sqlite "sqlite:$sqlite_dir/store.db" "sqlite:$sqlite_dir/baseline.db"
-if [ -n "${AELC_TEST_POSTGRES_URL:-}" ]; then
+if [[ " $STORES " == *" sqlite "* ]]; then
+  run_store sqlite "sqlite:$sqlite_dir/store.db" "sqlite:$sqlite_dir/baseline.db"
+fi
+if [[ " $STORES " != *" postgres "* ]]; then
+  :
+elif [ -n "${AELC_TEST_POSTGRES_URL:-}" ]; then
   # The baseline gets a database of its own when BASELINE_POSTGRES_URL names one: a build with
   # fewer migrations refuses a database a newer one has migrated.
   run_store postgres "$AELC_TEST_POSTGRES_URL" "${BASELINE_POSTGRES_URL:-$AELC_TEST_POSTGRES_URL}"
