@@ -17,6 +17,8 @@
 //! to 38, with a mantissa of at most `3.4028235677973364` at 38 (the decoder rounds the `f64`
 //! to `f32`, and the largest value that does not round to infinity is there).
 
+use std::fmt::Write as _;
+
 use aelc_runtime::ty::{FloatBound, FloatKind, FloatTy};
 
 use super::expr::G;
@@ -307,11 +309,15 @@ fn scientific(bounds: &Bounds, positive: bool) -> Option<G> {
     } else {
         1..=MAX_EXPONENT
     };
+    // The two ends of every decade, spelled once: this loop runs up to a thousand times.
+    let (mut lo_text, mut hi_text) = (spell(first, 0), spell(last, 0));
+    let stem = lo_text.len() - 1;
     for n in exponents {
-        let (lo_in, hi_in) = (
-            bounds.accepts(&spell(first, n)),
-            bounds.accepts(&spell(last, n)),
-        );
+        for text in [&mut lo_text, &mut hi_text] {
+            text.truncate(stem);
+            let _ = write!(text, "{n}");
+        }
+        let (lo_in, hi_in) = (bounds.accepts(&lo_text), bounds.accepts(&hi_text));
         if lo_in && hi_in {
             whole.push(n);
             continue;
