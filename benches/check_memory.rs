@@ -4,9 +4,9 @@
 //! [`aelc::allocator::Counting`] (the shipped allocator, counting). Bytes asked for, not the
 //! resident memory the rows report: the allocator's rounding and the process's own pages come
 //! on top. `CHECK_MEMORY_SIZES=1` also lists the live allocations by size, largest total first,
-//! which names the node that costs (an `ast::Expr` box is 80 bytes, a one-segment path 40);
-//! those lists count every live allocation, the generated files too, and an allocation of
-//! 2047 bytes or more as 2047 (`2047+`).
+//! which names the node that costs (an `ast::Expr` box is 80 bytes, a one-segment path 40),
+//! the first 12 sizes or `CHECK_MEMORY_TOP`. Those lists count every live allocation, the
+//! generated files too, and an allocation of 2047 bytes or more as 2047 (`2047+`).
 
 mod common;
 
@@ -47,7 +47,11 @@ fn mark(what: &str, lines: usize, base: usize) {
             .filter(|&(_, n)| n > 0)
             .collect();
         sizes.sort_by_key(|&(size, n)| std::cmp::Reverse(size * n));
-        for (size, n) in sizes.iter().take(12) {
+        let top = std::env::var("CHECK_MEMORY_TOP")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(12);
+        for (size, n) in sizes.iter().take(top) {
             let more = if *size == aelc::allocator::SIZES - 1 {
                 "+"
             } else {
