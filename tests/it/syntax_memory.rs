@@ -3,7 +3,8 @@
 //! grammar that refers to itself through a strong handle (`Recursive::declare`) is a reference
 //! cycle and leaked tens of kilobytes per build, which showed as page faults in `aelc check`.
 //!
-//! Alone in its file, so that no other test's allocations share the process.
+//! The measure is the process's resident memory, and the test crate runs every file's tests
+//! in one process: the measuring test runs in a child process of this binary, alone.
 
 fn resident_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -11,8 +12,31 @@ fn resident_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Runs [`grammar_builds_measured_alone`] in a fresh process of this test binary, where no
+/// other test allocates while it measures.
 #[test]
 fn building_the_grammar_again_and_again_does_not_grow_memory() {
+    // `it::syntax_memory` → `syntax_memory::grammar_builds_measured_alone`, the test's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::grammar_builds_measured_alone");
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new(exe)
+        .args([name.as_str(), "--exact", "--ignored", "--test-threads=1"])
+        .output()
+        .expect("run the test binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name} alone:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The measure itself; ignored in the shared process (other tests allocate beside it), run
+/// alone by the test above.
+#[test]
+#[ignore = "run alone, in a child process, by the test above"]
+fn grammar_builds_measured_alone() {
     let file = aelc::span::FileId(0);
     let parse = |n: usize| {
         for _ in 0..n {
