@@ -16,7 +16,7 @@
 //! | [`lsp`] | the language server: the driver over the editor's open buffers |
 //!
 //! The runtime (`aelc-runtime`, at `stdlib/runtime/`) is a crate of its own that this one uses
-//! and that never depends on it. A tidy test (`tests/tidy.rs`) fails on an arrow pointing up.
+//! and that never depends on it. A tidy test (`tests/it/tidy.rs`) fails on an arrow pointing up.
 //!
 //! Invariants: parsing and checking never fail (they return diagnostics); only IO returns
 //! `Err`; nothing panics on any input.

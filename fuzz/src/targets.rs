@@ -452,7 +452,7 @@ fn toml_target(input: &[u8]) -> Result<(), String> {
     spans_inside(&loaded.diagnostics, FileId(0), &text)
 }
 
-/// `{:?}` of a tree with every span (`@12..40`) removed (as `tests/fmt.rs` compares). Compact,
+/// `{:?}` of a tree with every span (`@12..40`) removed (as `tests/it/fmt.rs` compares). Compact,
 /// not `{:#?}`: the pretty form indents every line by its depth, through one adapter per level,
 /// so a chain of n operators cost n² (finding P3, 0.73 s for one line of 95 terms).
 fn tree(parse: &Parse) -> String {
@@ -615,7 +615,7 @@ fn has_duplicate_keys(bytes: &[u8]) -> bool {
 }
 
 /// Whether a float-written number beyond 2^53 occurs (compared through f64 by the validator,
-/// exactly by the decoder; `tests/codegen_props.rs` skips them too).
+/// exactly by the decoder; `tests/it/codegen_props.rs` skips them too).
 fn has_huge_float(v: &Value) -> bool {
     match v {
         Value::Number(n) => {

@@ -1,4 +1,4 @@
-"""Two `aelc mcp` processes on one store, driven by the official Python SDK (tests/platform.rs):
+"""Two `aelc mcp` processes on one store, driven by the official Python SDK (tests/it/platform.rs):
 
     python concurrency.py AELC PROJECT_DIR STORE_URL
 

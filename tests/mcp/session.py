@@ -1,5 +1,5 @@
 """The seed's typical MCP session, driven by the official Python SDK (`mcp` from PyPI)
-against `aelc mcp` over stdio. Called by tests/platform.rs:
+against `aelc mcp` over stdio. Called by tests/it/platform.rs:
 
     python session.py AELC PROJECT_DIR STORE_URL MANDATE MODE
 

@@ -1,6 +1,6 @@
 """Checks model-facing schema variants with each provider's own Python SDK.
 
-Run by tests/codegen_model.rs with the Python of AELC_PROVIDER_SDK_PYTHON (.ci/run installs
+Run by tests/it/codegen_model.rs with the Python of AELC_PROVIDER_SDK_PYTHON (.ci/run installs
 `openai`, `anthropic` and `google-genai` into it). Reads a JSON list of
 {"file": ..., "provider": "openai"|"anthropic"|"gemini", "variant": ...} on stdin and prints
 one JSON object: the SDK versions, how many variants each SDK checked, and every failure.

@@ -12,7 +12,7 @@
 //! description as `{key: value}`.
 //!
 //! This variant is already what that transform returns (a fixed point, checked with the SDK in
-//! `tests/codegen_model.rs`): maps come as key/value lists (see [`super::entries`]), and each
+//! `tests/it/codegen_model.rs`): maps come as key/value lists (see [`super::entries`]), and each
 //! bound the subset drops is said in words in the description. The pipeline enforces every
 //! bound of the output type on the answer (spec §6.1), so nothing the transform strips is lost.
 

@@ -2,7 +2,7 @@
 //!
 //! The subset is the intersection of what the API documents for `responseJsonSchema` and what
 //! the `google-genai` SDK's `types.JSONSchema` / `types.Schema.from_json_schema` take (checked
-//! with the SDK in `tests/codegen_model.rs`): lower-case `type`, `format` (`date-time`, `date`,
+//! with the SDK in `tests/it/codegen_model.rs`): lower-case `type`, `format` (`date-time`, `date`,
 //! `time`), `title`, `description`, `enum`, `items`, `minItems`, `maxItems`, `minimum`,
 //! `maximum`, `anyOf`, `properties`, `required`. The rest moves into words: string lengths and
 //! patterns, exclusive bounds on numbers (on integers `exclusiveMaximum: n` is `maximum: n-1`),

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::{describe, literal_type, move_to_description, wrap_root, Limitation};
 
-/// The keywords OpenAI strict mode accepts (see `tests/codegen_model.rs`).
+/// The keywords OpenAI strict mode accepts (see `tests/it/codegen_model.rs`).
 pub const OPENAI_KEYWORDS: &[&str] = &[
     "type",
     "properties",

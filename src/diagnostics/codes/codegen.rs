@@ -6,7 +6,7 @@
 //! former author-facing codes `E0801`–`E0804` are retired (see [`super::RETIRED`]).
 //!
 //! Each `example` is a small archive of files with its fix (`-- PATH --`, `-- fix --`; see
-//! `book/src/diagnostics.md`), executed by `tests/book.rs`.
+//! `book/src/diagnostics.md`), executed by `tests/it/book.rs`.
 
 use super::CodeInfo;
 

@@ -2,7 +2,7 @@
 //! syntax (`E072x`) and of `@pattern` syntax (`src/sema/pattern.rs`, `E0350`).
 //!
 //! Each `example` is a small archive of files with its fix (`-- PATH --`, `-- fix --`; see
-//! `book/src/diagnostics.md`), executed by `tests/book.rs`.
+//! `book/src/diagnostics.md`), executed by `tests/it/book.rs`.
 
 use super::CodeInfo;
 

@@ -3,7 +3,7 @@
 //! `W02xx`–`W07xx` likewise for warnings.
 //!
 //! Each `example` is a small archive of files with its fix (`-- PATH --`, `-- fix --`; see
-//! `book/src/diagnostics.md`), executed by `tests/book.rs`.
+//! `book/src/diagnostics.md`), executed by `tests/it/book.rs`.
 
 use super::CodeInfo;
 

@@ -1,7 +1,7 @@
 //! Diagnostic codes of the `syntax` layer: `E00xx` lexing, `E01xx` parsing, `W00xx` warnings.
 //!
 //! Each `example` is a small archive of files with its fix (`-- PATH --`, `-- fix --`; see
-//! `book/src/diagnostics.md`), executed by `tests/book.rs`.
+//! `book/src/diagnostics.md`), executed by `tests/it/book.rs`.
 
 use super::CodeInfo;
 

@@ -590,7 +590,7 @@ mod tests {
     }
 
     /// Numbers with no commas are no JSON: the separator counts let them through, and the
-    /// decoder refuses them at the second number (`tests/decode.rs`).
+    /// decoder refuses them at the second number (`tests/it/decode.rs`).
     #[test]
     fn not_json_may_pass_the_separator_counts() {
         let spaced = format!("[{}]", vec!["1"; 20_000].join(" "));

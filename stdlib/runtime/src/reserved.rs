@@ -5,7 +5,7 @@
 /// A code the platform itself puts on receipts (spec §5): the one vocabulary. No `errors` set
 /// may declare one (E0408 in the checker, the publishing rules on the IR), and an example may
 /// expect one without declaring it. The runtime, the gateway and the MCP server write these
-/// codes through this type, never as string literals (`tests/tidy.rs` guards it).
+/// codes through this type, never as string literals (`tests/it/tidy.rs` guards it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReservedCode {
     InvalidInput,

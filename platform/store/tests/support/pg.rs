@@ -6,6 +6,7 @@
 use sqlx::Connection;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub struct Server {
     /// A URL whose user may create databases (its path is replaced per database).
@@ -76,7 +77,7 @@ fn is_root() -> bool {
 
 impl Cluster {
     /// `bin/tool args…`, as the `postgres` user when we are root.
-    fn run(&self, tool: &str, args: &[&str]) -> std::process::Output {
+    fn command(&self, tool: &str, args: &[&str]) -> Command {
         let exe = self.bin.join(tool);
         let mut cmd = if self.as_postgres {
             let mut c = Command::new("runuser");
@@ -85,15 +86,26 @@ impl Cluster {
         } else {
             Command::new(&exe)
         };
-        cmd.args(args)
-            .current_dir(&self.dir)
+        cmd.args(args).current_dir(&self.dir);
+        cmd
+    }
+
+    /// [`Cluster::command`], run; a command that cannot start fails the test.
+    fn run(&self, tool: &str, args: &[&str]) -> std::process::Output {
+        self.command(tool, args)
             .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()))
+            .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"))
     }
 }
 
+/// Clusters this process has started: each gets a folder of its own, as tests of one process
+/// may start theirs at the same time (the root package's test crate has three such tests; a
+/// folder named by the process id alone was emptied under a running cluster by the next).
+static CLUSTERS: AtomicUsize = AtomicUsize::new(0);
+
 fn start(bin: PathBuf) -> Server {
-    let dir = std::env::temp_dir().join(format!("aelc-store-pg-{}", std::process::id()));
+    let n = CLUSTERS.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("aelc-store-pg-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a temp dir for the cluster");
     let as_postgres = is_root();
@@ -209,7 +221,11 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         let data = self.dir.join("data");
         let data = data.to_str().unwrap_or_default().to_owned();
-        let _ = self.run("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"]);
+        // Never a panic here: during a failing test's unwinding it would abort the process,
+        // and with it every other test of the crate.
+        let _ = self
+            .command("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"])
+            .output();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

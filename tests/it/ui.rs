@@ -1,0 +1,242 @@
+//! The one data-driven harness for `tests/ui/**/*.ael` (layout: `tests/ui/README.md`).
+//!
+//! Each file is checked with the real driver, so every phase's diagnostics appear. The snapshot
+//! shows the source and the rendered diagnostics (and, under `tests/ui/parse/`, the syntax
+//! tree). A file named `*.ok.ael` must produce no error; a file named `*.err.ael` must produce
+//! at least one (under `parse/`, counting syntax errors only).
+//!
+//! Cases that need a project (an `ael.toml`, a prompt template, several modules) are folders
+//! `tests/ui/projects/<name>.ok/` or `<name>.err/`, checked as a project; their snapshot shows
+//! every file of the folder, txtar-style (`-- PATH --`), then the diagnostics.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use aelc::diagnostics::render::{self, Color};
+use aelc::driver::{self, DiskWorld};
+
+#[test]
+fn ui() {
+    let failures = RefCell::new(Vec::new());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    insta::glob!("../ui", "**/*.ael", |path| {
+        // The modules of project cases are checked with their project, below.
+        if path.starts_with(root.join("tests/ui/projects")) {
+            return;
+        }
+        if let Some(snapshot) = check_file(path, &mut failures.borrow_mut()) {
+            assert_ui_snapshot(path, snapshot);
+        }
+    });
+    let failures = failures.into_inner();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// One stable snapshot name per case, whatever the glob's common base is:
+/// `tests/ui/parse/a.ok.ael` → `tests/ui/snapshots/ui@parse__a.ok.ael.snap`, and the folder
+/// `tests/ui/projects/b.err` → `ui@projects__b.err.snap`.
+fn assert_ui_snapshot(path: &Path, snapshot: String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let relative = path.strip_prefix(root.join("tests/ui")).unwrap_or(path);
+    let suffix = relative.to_string_lossy().replace(['/', '\\'], "__");
+    insta::with_settings!({
+        snapshot_path => root.join("tests/ui/snapshots"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+        snapshot_suffix => suffix,
+    }, {
+        insta::assert_snapshot!("ui", snapshot);
+    });
+}
+
+#[test]
+fn ui_projects() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("tests/ui/projects");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    folders.sort();
+    assert!(!folders.is_empty(), "no project cases in {}", dir.display());
+    let mut failures = Vec::new();
+    for folder in folders {
+        if let Some(snapshot) = check_project(&folder, &mut failures) {
+            assert_ui_snapshot(&folder, snapshot);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Checks one project folder; records broken `.ok`/`.err` expectations in `failures` and
+/// returns the snapshot text.
+fn check_project(folder: &Path, failures: &mut Vec<String>) -> Option<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Relative, so that rendered file names do not depend on the machine.
+    let shown = folder.strip_prefix(root).unwrap_or(folder);
+    let shown_text = shown.to_string_lossy().replace('\\', "/");
+    if !folder.join("ael.toml").is_file() {
+        failures.push(format!("{shown_text}: a project case needs an ael.toml"));
+        return None;
+    }
+    let compilation = match driver::check_path(&DiskWorld, shown) {
+        Ok(compilation) => compilation,
+        Err(err) => {
+            failures.push(format!("{shown_text}: {err}"));
+            return None;
+        }
+    };
+    let mut files = Vec::new();
+    project_files(folder, &mut files);
+    files.sort();
+    let mut snapshot = String::from("----- FILES\n");
+    for file in &files {
+        let name = file.strip_prefix(folder).unwrap_or(file);
+        let bytes = std::fs::read(file).unwrap_or_default();
+        snapshot.push_str(&format!(
+            "-- {} --\n{}",
+            name.to_string_lossy().replace('\\', "/"),
+            String::from_utf8_lossy(&bytes)
+        ));
+    }
+    let diagnostics = render::human(&compilation.sources, &compilation.diagnostics, Color::Never);
+    snapshot.push_str(&format!("\n----- DIAGNOSTICS\n{diagnostics}"));
+    let errors = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .count();
+    expect(&shown_text, errors, &diagnostics, failures);
+    // A project without errors is lowered to a program; one with errors is not.
+    if compilation.program.is_some() != (errors == 0) {
+        failures.push(format!(
+            "{shown_text}: {} errors, yet a program was {}made",
+            errors,
+            if compilation.program.is_some() {
+                ""
+            } else {
+                "not "
+            }
+        ));
+    }
+    Some(snapshot)
+}
+
+fn project_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            project_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// A case named `*.ok[.ael]` must have no error, one named `*.err[.ael]` at least one.
+fn expect(shown: &str, errors: usize, diagnostics: &str, failures: &mut Vec<String>) {
+    let name = shown.strip_suffix(".ael").unwrap_or(shown);
+    if name.ends_with(".ok") && errors > 0 {
+        failures.push(format!("{shown} must have no errors:\n{diagnostics}"));
+    }
+    if name.ends_with(".err") && errors == 0 {
+        failures.push(format!("{shown} must have at least one error"));
+    }
+}
+
+/// Checks one file; records broken `.ok`/`.err` expectations in `failures` and returns the
+/// snapshot text.
+fn check_file(path: &Path, failures: &mut Vec<String>) -> Option<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Relative, so that rendered file names do not depend on the machine.
+    let shown = path.strip_prefix(root).unwrap_or(path);
+    let compilation = match driver::check_path(&DiskWorld, shown) {
+        Ok(compilation) => compilation,
+        Err(err) => {
+            failures.push(format!("{}: {err}", shown.display()));
+            return None;
+        }
+    };
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let source = String::from_utf8_lossy(&bytes);
+    let diagnostics = render::human(&compilation.sources, &compilation.diagnostics, Color::Never);
+    let mut snapshot = format!("----- SOURCE\n{source}\n----- DIAGNOSTICS\n{diagnostics}");
+    let shown_text = shown.to_string_lossy().replace('\\', "/");
+    if shown_text.contains("tests/ui/parse/") {
+        for file in &compilation.files {
+            snapshot.push_str(&format!("\n----- TREE\n{:#?}\n", file.module));
+        }
+    }
+
+    // Under `parse/`, `.ok`/`.err` speak of syntax only (codes E00xx and E01xx): those files
+    // are fragments that may name types defined elsewhere.
+    let syntax_only = shown_text.contains("tests/ui/parse/");
+    let errors = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .filter(|d| !syntax_only || d.code < "E0200")
+        .count();
+    expect(&shown_text, errors, &diagnostics, failures);
+    Some(snapshot)
+}
+
+/// `aelc check` runs sema lean and the publishing rules one node at a time
+/// (`driver::check_project_lean`, `driver::check_publishing_rules`); `aelc build` and the
+/// language server run the full check and keep every schema. Both must report the very same
+/// diagnostics on every project the repository holds: the UI cases, the examples and the
+/// fixtures (agents with and without examples, shared output types, raw-mode nodes).
+#[test]
+fn a_lean_check_reports_what_a_full_check_reports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut projects = Vec::new();
+    for parent in [
+        "tests/ui/projects",
+        "examples",
+        "tests/cli_fixtures",
+        "tests/codegen_fixtures",
+    ] {
+        for entry in std::fs::read_dir(root.join(parent))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if entry.path().join("ael.toml").is_file() {
+                projects.push(entry.path());
+            }
+        }
+    }
+    projects.sort();
+    assert!(
+        projects.len() > 10,
+        "only {} projects found",
+        projects.len()
+    );
+    let mut compared = 0;
+    for project in projects {
+        let world = DiskWorld;
+        let rendered = |lean: bool| {
+            let checked = if lean {
+                driver::check_project_lean(&world, &project)
+            } else {
+                driver::check_project(&world, &project)
+            };
+            let mut compilation = checked.unwrap_or_else(|e| panic!("{}: {e}", project.display()));
+            let published = if lean {
+                driver::check_publishing_rules(&world, &project, &mut compilation)
+            } else {
+                driver::check_publishing(&world, &project, &mut compilation).map(|_| ())
+            };
+            let text = render::human(&compilation.sources, &compilation.diagnostics, Color::Never);
+            (published, text, compilation.program.is_some())
+        };
+        let (full, lean) = (rendered(false), rendered(true));
+        assert_eq!(full, lean, "{}: the lean check differs", project.display());
+        compared += usize::from(full.2);
+    }
+    assert!(compared > 5, "only {compared} projects made a program");
+}
