@@ -322,6 +322,11 @@ fn scientific(bounds: &Bounds, positive: bool) -> Option<G> {
             whole.push(n);
             continue;
         }
+        // A decade wholly below the minimum or above the maximum holds nothing (each verdict
+        // changes once along the numbers): no search. Most of the thousand exponents are such.
+        if !bounds.above_min(&hi_text) || !bounds.below_max(&lo_text) {
+            continue;
+        }
         // A decade partly in the range holds an end: search it.
         if let Some((a, b)) = accepted_interval(first, last, |k| spell(k, n), bounds) {
             alts.push(G::seq(vec![
