@@ -8,8 +8,9 @@
 #   AELC=target/release/aelc PYTHON=/tmp/bench-venv/bin/python benches/gateway/bench.sh
 #
 # Load: wrk (Debian's package), 2 threads, 64 connections (CONNECTIONS), 10 s per round
-# (SECONDS_PER_ROUND), two rounds each (ROUNDS; more make a p99 on a noisy host worth more), the SQLite store in STORE_DIR (default: on disk),
-# alternating A B A B. PostgreSQL: AELC_TEST_POSTGRES_URL, or the half is skipped.
+# (SECONDS_PER_ROUND), two rounds each (ROUNDS; more make a p99 on a noisy host worth more),
+# the SQLite store in STORE_DIR (default: on disk), alternating A B A B. PostgreSQL:
+# AELC_TEST_POSTGRES_URL, or the half is skipped.
 # BASELINE=<another build's aelc> serves that build beside it (its own SQLite file; on
 # PostgreSQL the database BASELINE_POSTGRES_URL names, else the same one) and puts its rows in
 # the same alternation, for paired figures. STORES (default "sqlite postgres") and ROWS (default
@@ -23,6 +24,7 @@ CONNECTIONS="${CONNECTIONS:-64}"
 ROUNDS="${ROUNDS:-2}"
 STORES="${STORES:-sqlite postgres}"
 ROWS="${ROWS:-gate full}"
+picked() { [[ " $1 " == *" $2 "* ]]; } # $1 a list of words, $2 a word
 # Where the SQLite store lives (default: the run's temp dir on disk). `STORE_DIR=/dev/shm`
 # puts it in memory: the difference is what the disk's flushes cost the latency tail.
 STORE_DIR="${STORE_DIR:-}"
@@ -161,13 +163,13 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
   peer_pid=$!
   wait_port "$peer_port"
   for round in $(seq "$ROUNDS"); do
-    [[ " $ROWS " == *" gate "* ]] || break
+    picked "$ROWS" gate || break
     load "gate, aelc ($1)" "$port" "$bad" "$gate_key" "$pid"
     [ -z "$BASELINE" ] || load "gate, baseline ($1)" "$base_port" "$bad" "$base_key" "$base_pid"
     load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$gate_key"
   done
   for round in $(seq "$ROUNDS"); do
-    [[ " $ROWS " == *" full "* ]] || break
+    picked "$ROWS" full || break
     load "full run, aelc ($1)" "$port" "$good" "$payer_key" "$pid"
     [ -z "$BASELINE" ] || load "full run, baseline ($1)" "$base_port" "$good" "$base_payer" "$base_pid"
   done
@@ -180,11 +182,11 @@ if [ -n "$STORE_DIR" ]; then
   sqlite_dir="$(mktemp -d -p "$STORE_DIR")"
   trap 'cleanup; rm -rf "$sqlite_dir"' EXIT
 fi
-if [[ " $STORES " == *" sqlite "* ]]; then
+if picked "$STORES" sqlite; then
   run_store sqlite "sqlite:$sqlite_dir/store.db" "sqlite:$sqlite_dir/baseline.db"
 fi
-if [[ " $STORES " != *" postgres "* ]]; then
-  :
+if ! picked "$STORES" postgres; then
+  : # not asked for
 elif [ -n "${AELC_TEST_POSTGRES_URL:-}" ]; then
   # The baseline gets a database of its own when BASELINE_POSTGRES_URL names one: a build with
   # fewer migrations refuses a database a newer one has migrated.

@@ -317,14 +317,15 @@ fn scientific(bounds: &Bounds, positive: bool) -> Option<G> {
             text.truncate(stem);
             let _ = write!(text, "{n}");
         }
-        let (lo_in, hi_in) = (bounds.accepts(&lo_text), bounds.accepts(&hi_text));
-        if lo_in && hi_in {
-            whole.push(n);
-            continue;
-        }
         // A decade wholly below the minimum or above the maximum holds nothing (each verdict
         // changes once along the numbers): no search. Most of the thousand exponents are such.
         if !bounds.above_min(&hi_text) || !bounds.below_max(&lo_text) {
+            continue;
+        }
+        // Its smallest value not below the minimum and its largest not above the maximum:
+        // the whole decade is in.
+        if bounds.above_min(&lo_text) && bounds.below_max(&hi_text) {
+            whole.push(n);
             continue;
         }
         // A decade partly in the range holds an end: search it.
@@ -424,10 +425,6 @@ impl Bounds {
                 Some((code, _)) => code == aelc_runtime::error::Code::NotFinite && v < 0.0,
             }
         })
-    }
-
-    fn accepts(&self, text: &str) -> bool {
-        self.above_min(text) && self.below_max(text)
     }
 }
 
