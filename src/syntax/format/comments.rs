@@ -155,8 +155,10 @@ impl<'a> Comments<'a> {
     }
 
     /// Prints comments that follow an element on its line, after its separator. A `//` comment
-    /// breaks the enclosing groups, so a newline follows it; comments after a `//` comment go on
-    /// lines of their own.
+    /// breaks the enclosing groups, so a newline follows it; every comment after a `//` comment
+    /// goes on a line of its own, as the next run reads them (the comments before the next
+    /// element or the closing brace). Two after a `//` shared a line, `/* c1 */ // c0`, which
+    /// the next run split in two (found by `fmt::comments_anywhere_are_kept`).
     pub fn trailing(comments: &[Comment]) -> Doc {
         let mut docs = Vec::new();
         let mut after_line_comment = false;
@@ -167,8 +169,8 @@ impl<'a> Comments<'a> {
                 " ".into()
             });
             docs.push(Doc::text(comment_text(comment)));
-            after_line_comment = is_line_comment(comment);
-            if after_line_comment {
+            if is_line_comment(comment) {
+                after_line_comment = true;
                 docs.push(Doc::BreakParent);
             }
         }
