@@ -12,7 +12,10 @@ use error::SourceError;
 pub struct SourceFile {
     pub name: String,
     pub text: String,
-    pub lines: LineIndex,
+    /// Made when first asked for ([`SourceFile::lines`]): only a file with something to show
+    /// needs its lines, and the index of every file of a large project cost 5 bytes per
+    /// source line of `aelc check`'s peak (issue 23).
+    line_index: std::sync::OnceLock<LineIndex>,
     /// A `std` module built into `aelc`: its name (`std/text.ael`) is no path on disk, so
     /// [`SourceMap::rename_files`] leaves it alone.
     pub embedded: bool,
@@ -20,14 +23,17 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        let text = text.into();
-        let lines = LineIndex::new(&text);
         SourceFile {
             name: name.into(),
-            text,
-            lines,
+            text: text.into(),
+            line_index: std::sync::OnceLock::new(),
             embedded: false,
         }
+    }
+
+    /// Where the file's lines start, indexed on first use.
+    pub fn lines(&self) -> &LineIndex {
+        self.line_index.get_or_init(|| LineIndex::new(&self.text))
     }
 
     /// The text a span covers; empty when the span does not fit (never panics).

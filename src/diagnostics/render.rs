@@ -148,8 +148,8 @@ pub fn to_json(sources: &SourceMap, diagnostic: &Diagnostic) -> JsonDiagnostic {
         .iter()
         .filter_map(|label| {
             let file = sources.get(label.span.file)?;
-            let start = file.lines.line_col(&file.text, label.span.start);
-            let end = file.lines.line_col(&file.text, label.span.end);
+            let start = file.lines().line_col(&file.text, label.span.start);
+            let end = file.lines().line_col(&file.text, label.span.end);
             Some(JsonLabel {
                 file: file.name.clone(),
                 line: start.line,
@@ -242,7 +242,7 @@ impl<'a> Files<'a> for Adapter<'a> {
 
     fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, FilesError> {
         let file = self.0.get(id).ok_or(FilesError::FileMissing)?;
-        Ok(file.lines.line_of(byte_index as u32))
+        Ok(file.lines().line_of(byte_index as u32))
     }
 
     /// From the line index, which counts characters without walking the line from its start
@@ -254,20 +254,20 @@ impl<'a> Files<'a> for Adapter<'a> {
         byte_index: usize,
     ) -> Result<usize, FilesError> {
         let file = self.0.get(id).ok_or(FilesError::FileMissing)?;
-        Ok(file.lines.line_col(&file.text, byte_index as u32).column as usize)
+        Ok(file.lines().line_col(&file.text, byte_index as u32).column as usize)
     }
 
     fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, FilesError> {
         let file = self.0.get(id).ok_or(FilesError::FileMissing)?;
         let start = file
-            .lines
+            .lines()
             .line_start(line_index)
             .ok_or(FilesError::LineTooLarge {
                 given: line_index,
-                max: file.lines.line_count().saturating_sub(1),
+                max: file.lines().line_count().saturating_sub(1),
             })? as usize;
         let end = file
-            .lines
+            .lines()
             .line_start(line_index + 1)
             .map_or(file.text.len(), |e| e as usize);
         Ok(start..end)
@@ -316,8 +316,8 @@ impl<'s> Excerpts<'s> {
             let Some(file) = sources.get(label.span.file) else {
                 return false;
             };
-            let first = file.lines.line_of(label.span.start);
-            let last = file.lines.line_of(label.span.end);
+            let first = file.lines().line_of(label.span.start);
+            let last = file.lines().line_of(label.span.end);
             // A label over several lines shows its first lines and its last one (codespan's
             // context): any of them may be long.
             (first..=last.min(first + 3))
@@ -344,8 +344,8 @@ impl<'s> Excerpts<'s> {
                 continue;
             };
             let (start, end) = (span.start as usize, span.end as usize);
-            let line = file.lines.line_of(span.start);
-            let line_start = file.lines.line_start(line).unwrap_or(0) as usize;
+            let line = file.lines().line_of(span.start);
+            let line_start = file.lines().line_start(line).unwrap_or(0) as usize;
             let line_end = line_start + line_len(file, line);
             let fits = window.is_some_and(|(f, l, from, _)| {
                 f == span.file && l == line && end <= from + MAX_LINE_SHOWN
@@ -485,17 +485,17 @@ impl<'a> Files<'a> for Excerpts<'_> {
             })?;
         let source = self.sources.get(id).ok_or(FilesError::FileMissing)?;
         let offset = line.source_start + byte_index.saturating_sub(line.start + line.lead);
-        Ok(source.lines.line_col(&source.text, offset as u32).column as usize)
+        Ok(source.lines().line_col(&source.text, offset as u32).column as usize)
     }
 }
 
 /// The length of 0-based `line` of `file` in bytes, without its line break.
 fn line_len(file: &crate::source::SourceFile, line: usize) -> usize {
-    let Some(start) = file.lines.line_start(line) else {
+    let Some(start) = file.lines().line_start(line) else {
         return 0;
     };
     let end = file
-        .lines
+        .lines()
         .line_start(line + 1)
         .map_or(file.text.len(), |next| next as usize);
     let text = file.text.get(start as usize..end).unwrap_or("");

@@ -328,7 +328,7 @@ mod tests {
     fn place_of(compilation: &Compilation, d: &Diagnostic) -> Option<(String, u32, u32)> {
         let span = d.primary_span()?;
         let file = compilation.sources.get(span.file)?;
-        let at = file.lines.line_col(&file.text, span.start);
+        let at = file.lines().line_col(&file.text, span.start);
         Some((file.name.clone(), at.line, at.column))
     }
 

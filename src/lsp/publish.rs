@@ -67,7 +67,7 @@ pub fn diagnostics(
 /// The LSP range of a span in the analysis, if its file is known.
 pub fn range(analysis: &Analysis, encoding: Encoding, span: Span) -> Option<lsp_types::Range> {
     let source = analysis.compilation.sources.get(span.file)?;
-    Some(Lines::new(&source.text, &source.lines, encoding).range(span))
+    Some(Lines::new(&source.text, source.lines(), encoding).range(span))
 }
 
 pub fn location(analysis: &Analysis, encoding: Encoding, span: Span) -> Option<Location> {

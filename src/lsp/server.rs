@@ -195,7 +195,7 @@ impl Server {
             .sources
             .get(file)
             .ok_or_else(|| HandlerError::request_failed("no source for this file"))?;
-        let offset = Lines::new(&source.text, &source.lines, encoding).offset(at.position);
+        let offset = Lines::new(&source.text, source.lines(), encoding).offset(at.position);
         Ok(Located {
             analysis,
             file,

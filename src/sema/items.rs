@@ -40,6 +40,7 @@ pub(crate) fn check_all(cx: &mut Cx<'_, '_>) {
 }
 
 fn lower_errors(cx: &mut Cx<'_, '_>) {
+    cx.out.errors.reserve_exact(cx.errors.len());
     for i in 0..cx.errors.len() {
         let Some(decl) = cx.errors.get(i) else {
             continue;
@@ -127,6 +128,9 @@ pub(crate) fn lower_params(
 }
 
 fn lower_sigs(cx: &mut Cx<'_, '_>) {
+    // Each table sized once (see `types::lower_all`).
+    cx.fn_sigs.reserve_exact(cx.fns.len());
+    cx.node_sigs.reserve_exact(cx.nodes.len());
     for i in 0..cx.fns.len() {
         let Some(decl) = cx.fns.get(i) else { continue };
         let (module, def) = (decl.module, decl.def);
@@ -159,7 +163,8 @@ fn lower_sigs(cx: &mut Cx<'_, '_>) {
 
 /// Type-checks and lowers every fn body; returns the call graph (callee ids with call spans).
 fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
-    let mut graph = Vec::new();
+    let mut graph = Vec::with_capacity(cx.fns.len());
+    cx.out.fns.reserve_exact(cx.fns.len());
     for i in 0..cx.fns.len() {
         let Some(decl) = cx.fns.get(i) else { continue };
         let (module, item, def) = (decl.module, decl.item, decl.def);
@@ -352,6 +357,7 @@ pub(crate) fn check_code(
 }
 
 fn lower_checks(cx: &mut Cx<'_, '_>) {
+    cx.out.checks.reserve_exact(cx.checks.len());
     for i in 0..cx.checks.len() {
         let Some(decl) = cx.checks.get(i) else {
             continue;
@@ -422,6 +428,7 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
 }
 
 fn lower_builders(cx: &mut Cx<'_, '_>) {
+    cx.out.builders.reserve_exact(cx.builders.len());
     for i in 0..cx.builders.len() {
         let Some(decl) = cx.builders.get(i) else {
             continue;
@@ -527,6 +534,7 @@ fn builder_arg(
 }
 
 fn lower_streams(cx: &mut Cx<'_, '_>) {
+    cx.out.streams.reserve_exact(cx.streams.len());
     for i in 0..cx.streams.len() {
         let Some(decl) = cx.streams.get(i) else {
             continue;

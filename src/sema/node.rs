@@ -22,6 +22,8 @@ use crate::syntax::ast::{self, ExprKind, LitKind};
 const FAR_ABOVE: u64 = 4;
 
 pub(crate) fn check_all(cx: &mut Cx<'_, '_>) {
+    // Sized once (see `types::lower_all`).
+    cx.out.nodes.reserve_exact(cx.nodes.len());
     for i in 0..cx.nodes.len() {
         check_node(cx, i);
     }

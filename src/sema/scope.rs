@@ -25,6 +25,7 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
             unresolved: Default::default(),
         });
     }
+    reserve_decls(cx);
     for (index, module) in input.modules.iter().enumerate() {
         let mut first_span: Map<&str, Span> = Map::default();
         for item in &module.ast.items {
@@ -68,6 +69,38 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
             }
         }
     }
+}
+
+/// Sizes the declaration lists once, from a count of the items of each kind: grown by
+/// doubling, a list of a large project held up to twice its length (issue 23: the check's
+/// peak holds every one of them).
+fn reserve_decls(cx: &mut Cx<'_, '_>) {
+    let mut counts = [0usize; 7];
+    for module in &cx.input.modules {
+        for item in &module.ast.items {
+            let slot = match &item.kind {
+                ast::ItemKind::Struct(_) | ast::ItemKind::Enum(_) | ast::ItemKind::TypeAlias(_) => {
+                    0
+                }
+                ast::ItemKind::Errors(_) => 1,
+                ast::ItemKind::Fn(_) => 2,
+                ast::ItemKind::Check(_) => 3,
+                ast::ItemKind::Builder(_) => 4,
+                ast::ItemKind::Stream(_) => 5,
+                ast::ItemKind::Node(_) => 6,
+                ast::ItemKind::Use(_) | ast::ItemKind::Error => continue,
+            };
+            counts[slot] += 1;
+        }
+    }
+    let [types, errors, fns, checks, builders, streams, nodes] = counts;
+    cx.types.reserve_exact(types);
+    cx.errors.reserve_exact(errors);
+    cx.fns.reserve_exact(fns);
+    cx.checks.reserve_exact(checks);
+    cx.builders.reserve_exact(builders);
+    cx.streams.reserve_exact(streams);
+    cx.nodes.reserve_exact(nodes);
 }
 
 fn push<'a>(

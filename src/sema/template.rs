@@ -393,14 +393,14 @@ fn loose_ty(ty: &STy) -> Ty {
             some: Box::new(loose_ty(some)),
         },
         STy::Def(def) => Ty::Ref { def: *def },
-        STy::Media(kind) => Ty::Media(MediaTy {
+        STy::Media(kind) => Ty::Media(Box::new(MediaTy {
             kind: *kind,
             max_bytes: u64::MAX,
             content_types: Vec::new(),
             max_pixels: None,
             max_duration_ms: None,
             sample_rate: None,
-        }),
+        })),
         STy::Bool | STy::Unknown | STy::Error => Ty::Bool,
     }
 }

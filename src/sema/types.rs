@@ -48,6 +48,9 @@ pub(crate) fn special(ty: &ast::TypeExpr) -> Option<Special> {
 }
 
 pub(crate) fn lower_all(cx: &mut Cx<'_, '_>) {
+    // Sized once: grown by doubling, the program's tables held up to twice their length, and
+    // a copy of both halves while they moved (issue 23: the check's peak).
+    cx.table.defs.reserve_exact(cx.types.len());
     for decl in &cx.types {
         let name = match decl.def {
             TypeDecl::Struct(d) => &d.name,
@@ -730,14 +733,14 @@ impl Cx<'_, '_> {
             _ => None,
         };
         match bytes {
-            Some(max_bytes) if max_bytes > 0 => Some(Ty::Media(MediaTy {
+            Some(max_bytes) if max_bytes > 0 => Some(Ty::Media(Box::new(MediaTy {
                 kind,
                 max_bytes,
                 content_types: Vec::new(),
                 max_pixels: None,
                 max_duration_ms: None,
                 sample_rate: None,
-            })),
+            }))),
             _ => {
                 self.report(TypeError::MediaUnbounded { span });
                 None

@@ -417,14 +417,14 @@ pub fn kitchen_program() -> Program {
                 field(
                     "photo",
                     None,
-                    option(Ty::Media(MediaTy {
+                    option(Ty::Media(Box::new(MediaTy {
                         kind: MediaKind::Image,
                         max_bytes: 5 * 1024 * 1024,
                         content_types: vec!["image/png".into(), "image/jpeg".into()],
                         max_pixels: Some((4096, 4096)),
                         max_duration_ms: None,
                         sample_rate: None,
-                    })),
+                    }))),
                 ),
             ],
         },
@@ -441,14 +441,14 @@ pub fn kitchen_program() -> Program {
             },
             Param {
                 name: "clip".into(),
-                ty: option(Ty::Media(MediaTy {
+                ty: option(Ty::Media(Box::new(MediaTy {
                     kind: MediaKind::Audio,
                     max_bytes: 20 * 1024 * 1024,
                     content_types: vec![],
                     max_pixels: None,
                     max_duration_ms: Some(30_000),
                     sample_rate: Some(16_000),
-                })),
+                }))),
                 raw: false,
                 stream: None,
             },

@@ -869,7 +869,8 @@ fn worst_value(ty: &Ty, table: &TypeTable, variant: usize) -> Option<Value> {
             } else {
                 int.max
             };
-            let widest_low = int.min.to_string().len() + 1 >= hi.to_string().len();
+            let min = int.min;
+            let widest_low = min.to_string().len() + 1 >= hi.to_string().len();
             let v = if widest_low {
                 int.min + variant as i128
             } else {
@@ -1143,7 +1144,7 @@ fn a_worst_case_media_reference_fits() {
         max_duration_ms: None,
         sample_rate: None,
     };
-    let ty = Ty::Media(media);
+    let ty = Ty::Media(Box::new(media));
     let reference = format!(
         "holon://files/{}",
         "\u{1F600}".repeat(REF_MAX_LEN as usize - "holon://files/".len())
@@ -1178,14 +1179,14 @@ fn a_worst_case_media_reference_fits() {
 fn media_reference_bounds_agree_with_the_schema() {
     use aelc::ir::size::media_bounds::*;
     let table = TypeTable::default();
-    let ty = Ty::Media(MediaTy {
+    let ty = Ty::Media(Box::new(MediaTy {
         kind: MediaKind::File,
         content_types: vec![],
         max_bytes: 1 << 20,
         max_pixels: None,
         max_duration_ms: None,
         sample_rate: None,
-    });
+    }));
     let schema = schema_for(&ty, &table);
     let validator = jsonschema::validator_for(&schema).unwrap();
     let prefix = "holon://files/";

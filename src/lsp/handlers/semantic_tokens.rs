@@ -97,7 +97,7 @@ pub fn handle(
         };
         known.insert(occurrence.span.start, kind);
     }
-    let data = tokens(&source.text, &source.lines, encoding, &known);
+    let data = tokens(&source.text, source.lines(), encoding, &known);
     Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
         result_id: None,
         data,

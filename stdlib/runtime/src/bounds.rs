@@ -107,12 +107,14 @@ pub fn check_str(s: &str, ty: &StrTy, patterns: &mut Patterns, issues: &mut Vec<
 pub fn describe_int(ty: &IntTy) -> String {
     let (lo, hi) = ty.kind.range();
     let name = ty.kind.name();
-    if ty.min == lo && ty.max == hi && !ty.max_exclusive {
+    // By value: the bounds of a packed `IntTy` cannot be borrowed, as `format!` would.
+    let (min, max) = (ty.min, ty.max);
+    if min == lo && max == hi && !ty.max_exclusive {
         format!("{name} ({lo}..={hi})")
     } else if ty.max_exclusive {
-        format!("{name} in {}..{}", ty.min, ty.max)
+        format!("{name} in {min}..{max}")
     } else {
-        format!("{name} in {}..={}", ty.min, ty.max)
+        format!("{name} in {min}..={max}")
     }
 }
 

@@ -161,7 +161,9 @@ pub enum Ty {
     Ref {
         def: DefId,
     },
-    Media(MediaTy),
+    /// Boxed: media types are rare, and inline (72 bytes, with its content types) the
+    /// variant made every `Ty` 80 bytes rather than 48.
+    Media(Box<MediaTy>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -208,7 +210,13 @@ impl IntKind {
 
 /// An integer in `min..=max`, or `min..max` when `max_exclusive` (kept so that the schema can
 /// say `exclusiveMaximum` as written).
+///
+/// Packed to 8-byte alignment: an `i128` is 16-aligned, which made every [`Ty`] 16-aligned and
+/// 16 bytes larger, and with it every field, parameter and boxed item type of a program
+/// (issue 23: the checker's peak holds them all). The bounds are read by value (`{ ty.min }`
+/// where a reference would be taken); the compiler refuses a reference to them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[repr(packed(8))]
 pub struct IntTy {
     pub kind: IntKind,
     #[serde(with = "int_bound")]
@@ -441,14 +449,14 @@ mod tests {
             pattern: None,
             format: None,
         });
-        let image = Ty::Media(MediaTy {
+        let image = Ty::Media(Box::new(MediaTy {
             kind: MediaKind::Image,
             max_bytes: 1,
             content_types: Vec::new(),
             max_pixels: None,
             max_duration_ms: None,
             sample_rate: None,
-        });
+        }));
         let children = |def: u32| {
             Ty::List(ListTy {
                 item: Box::new(Ty::Ref { def: DefId(def) }),

@@ -476,14 +476,14 @@ fn errors_are_capped_and_in_document_order() {
 }
 
 fn media_table() -> (TypeTable, Ty) {
-    let ty = Ty::Media(MediaTy {
+    let ty = Ty::Media(Box::new(MediaTy {
         kind: MediaKind::Image,
         max_bytes: 5 << 20,
         content_types: vec!["image/png".into(), "image/jpeg".into()],
         max_pixels: Some((4096, 4096)),
         max_duration_ms: None,
         sample_rate: None,
-    });
+    }));
     let table = TypeTable {
         defs: vec![TypeDef {
             name: "Photo".into(),
