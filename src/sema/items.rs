@@ -278,7 +278,7 @@ pub(crate) fn resolve_fails(
         Some(ItemRef::Errors(e)) => Some(e),
         Some(other) => {
             cx.report(NameError::NotAnErrorsSet {
-                span: path.span,
+                span: path.span(),
                 path: path.to_text(),
                 noun: other.noun(),
             });
@@ -375,7 +375,7 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
                     });
                 }
                 let message = req.message.as_ref().and_then(|m| match &m.kind {
-                    LitKind::Str { value, .. } => Some(value.clone()),
+                    LitKind::Str { value, .. } => Some(value.to_string()),
                     _ => None,
                 });
                 lowered.push((
@@ -450,7 +450,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                     )
                     .map(str::to_owned);
                     ecx.cx.report(NodeError::UnknownPartKind {
-                        span: callee.span,
+                        span: callee.span(),
                         kind,
                         suggestion,
                     });

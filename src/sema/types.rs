@@ -166,7 +166,7 @@ fn string_arg(attr: &ast::Attribute) -> Option<String> {
                     ..
                 }),
             ..
-        }] => Some(value.clone()),
+        }] => Some(value.to_string()),
         _ => None,
     }
 }
@@ -232,7 +232,7 @@ fn int_bound(b: &ast::Bound) -> Option<i128> {
 fn float_bound(b: &ast::Bound) -> Option<f64> {
     let v = match &b.lit.kind {
         LitKind::Int(v) => *v as f64,
-        LitKind::Float { value, .. } => *value,
+        LitKind::Float { text } => ast::float_value(text),
         _ => return None,
     };
     Some(if b.negative { -v } else { v })
@@ -297,7 +297,7 @@ impl Cx<'_, '_> {
             }
             Some(other) => {
                 self.report(NameError::NotAType {
-                    span: path.span,
+                    span: path.span(),
                     path: path.to_text(),
                     noun: other.noun(),
                 });
@@ -398,8 +398,8 @@ impl Cx<'_, '_> {
         match args {
             [] => return Some(Ty::Int(ty)),
             [TypeArg::Range(r)] => {
-                let start = r.start.as_ref().map(|b| (int_bound(b), b.span));
-                let end = r.end.as_ref().map(|b| (int_bound(b), b.span));
+                let start = r.start.as_ref().map(|b| (int_bound(b), b.span()));
+                let end = r.end.as_ref().map(|b| (int_bound(b), b.span()));
                 for (value, bspan) in start.iter().chain(end.iter()) {
                     match value {
                         None => {
@@ -468,7 +468,7 @@ impl Cx<'_, '_> {
                     });
                     if !ok {
                         self.report(TypeError::FloatBound {
-                            span: b.span,
+                            span: b.span(),
                             kind: name,
                         });
                         return None;
@@ -516,11 +516,11 @@ impl Cx<'_, '_> {
                 Some(v) => Some(CountRange {
                     min: 0,
                     max: Some(v),
-                    span: b.span,
+                    span: b.span(),
                 }),
                 None => {
                     self.report(TypeError::NotACount {
-                        span: b.span,
+                        span: b.span(),
                         what: what.to_owned(),
                     });
                     None
@@ -532,7 +532,7 @@ impl Cx<'_, '_> {
                         Some(v) => v,
                         None => {
                             self.report(TypeError::NotCounts {
-                                span: b.span,
+                                span: b.span(),
                                 what: what.to_owned(),
                             });
                             return None;
@@ -545,7 +545,7 @@ impl Cx<'_, '_> {
                         Some(v) => Some(if r.inclusive { v } else { v - 1 }),
                         None => {
                             self.report(TypeError::NotCounts {
-                                span: b.span,
+                                span: b.span(),
                                 what: what.to_owned(),
                             });
                             return None;
@@ -900,13 +900,13 @@ impl Cx<'_, '_> {
                                 if !value.starts_with(p) {
                                     self.report(TypeError::ContentTypeKind {
                                         span: arg.span,
-                                        value: value.clone(),
+                                        value: value.to_string(),
                                         prefix: p,
                                     });
                                     continue;
                                 }
                             }
-                            m.content_types.push(value.clone());
+                            m.content_types.push(value.to_string());
                         }
                         _ => self.report(TypeError::ContentTypeArg { span: arg.span }),
                     }

@@ -241,7 +241,7 @@ fn integer_range(head: &str) -> &'static str {
 fn literal(kind: &LitKind) -> String {
     match kind {
         LitKind::Int(n) => n.to_string(),
-        LitKind::Float { text, .. } => text.clone(),
+        LitKind::Float { text } => text.to_string(),
         LitKind::Size { value, unit } => format!("{value}{}", unit.suffix()),
         LitKind::Duration { value, unit } => format!("{value}{}", unit.suffix()),
         LitKind::Bool(b) => b.to_string(),

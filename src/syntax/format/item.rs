@@ -249,7 +249,7 @@ impl Printer<'_> {
         let limit = def
             .fails
             .as_ref()
-            .map(|f| f.span.start)
+            .map(|f| f.span().start)
             .or_else(|| def.body.as_ref()?.first().map(|r| r.span.start))
             .unwrap_or(end);
         let mut header = vec![
@@ -453,7 +453,7 @@ fn use_name(name: &UseName) -> Doc {
 /// of its module path). Comments between the keyword and the name are rare and stay put.
 fn item_body_start(kind: &ItemKind) -> Option<u32> {
     match kind {
-        ItemKind::Use(def) => Some(def.module.span.start),
+        ItemKind::Use(def) => Some(def.module.span().start),
         other => other.name().map(|name| name.span.start),
     }
 }

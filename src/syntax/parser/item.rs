@@ -143,15 +143,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         )))
         .then_ignore(just(Token::Semi))
         .map(|(segments, (names, braced))| {
-            let span = match (segments.first(), segments.last()) {
-                (Some(first), Some(last)) => first.span.to(last.span),
-                _ => Default::default(),
-            };
             ItemKind::Use(UseItem {
-                module: Path {
-                    segments: segments.into_boxed_slice(),
-                    span,
-                },
+                module: Path::new(segments),
                 names,
                 braced,
             })
