@@ -429,7 +429,9 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
         let (module, def) = (decl.module, decl.def);
         let (params, _, ok) = lower_params(cx, module, &def.params, false);
         if special(&def.ret) != Some(Special::Parts) {
-            cx.report(NodeError::BuilderReturn { span: def.ret.span });
+            cx.report(NodeError::BuilderReturn {
+                span: def.ret.span(),
+            });
         }
         let mut kinds = Vec::new();
         let mut parts = Vec::new();

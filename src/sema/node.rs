@@ -44,7 +44,7 @@ fn stream_of(cx: &mut Cx<'_, '_>, module: usize, def: &ast::NodeDef, name: &str)
             super::ItemRef::Stream(index) => Some(index),
             _ => None,
         },
-        ast::TypeKind::Error => None,
+        ast::TypeKind::Error { .. } => None,
     }
 }
 

@@ -256,7 +256,7 @@ impl Cx<'_, '_> {
         let TypeKind::Named { path, args } = &texpr.kind else {
             return None;
         };
-        let span = texpr.span;
+        let span = texpr.span();
         if path.segments.len() == 1 {
             let name = path.last()?.name.as_str();
             if let Some(ty) = self.lower_builtin(module, name, args, span) {
@@ -561,7 +561,7 @@ impl Cx<'_, '_> {
             }
             TypeArg::Type(t) => {
                 self.report(TypeError::CountIsAType {
-                    span: t.span,
+                    span: t.span(),
                     what: what.to_owned(),
                 });
                 None
@@ -678,7 +678,7 @@ impl Cx<'_, '_> {
         let key = key?;
         if !self.is_key_type(&key) {
             self.report(TypeError::MapKey {
-                span: key_expr.span,
+                span: key_expr.span(),
             });
             return None;
         }

@@ -221,7 +221,7 @@ fn type_name(ty: &TypeExpr) -> Option<String> {
 fn head_of(ty: &TypeExpr) -> String {
     match &ty.kind {
         TypeKind::Named { path, .. } => path.to_text(),
-        TypeKind::Error => "?".into(),
+        TypeKind::Error { .. } => "?".into(),
     }
 }
 

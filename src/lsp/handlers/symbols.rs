@@ -126,8 +126,8 @@ fn fields(analysis: &Analysis, encoding: Encoding, fields: &[Field]) -> Vec<Docu
             let ty = analysis
                 .compilation
                 .sources
-                .get(f.ty.span.file)
-                .map(|s| s.slice(f.ty.span).to_owned());
+                .get(f.ty.span().file)
+                .map(|s| s.slice(f.ty.span()).to_owned());
             symbol(
                 analysis,
                 encoding,

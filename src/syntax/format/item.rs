@@ -129,7 +129,7 @@ impl Printer<'_> {
                 let header = concat![
                     "builder ",
                     ident(&def.name),
-                    self.params(&def.name, &def.params, def.ret.span.start),
+                    self.params(&def.name, &def.params, def.ret.span().start),
                     " -> ",
                     self.ty(&def.ret),
                 ];
@@ -230,7 +230,7 @@ impl Printer<'_> {
         let header = concat![
             keyword,
             ident(&def.name),
-            self.params(&def.name, &def.params, def.ret.span.start),
+            self.params(&def.name, &def.params, def.ret.span().start),
             " -> ",
             self.ty(&def.ret),
         ];
@@ -299,7 +299,7 @@ impl Printer<'_> {
         let mut header = vec![
             keyword.into(),
             ident(&def.name),
-            self.params(&def.name, &def.params, def.ret.span.start),
+            self.params(&def.name, &def.params, def.ret.span().start),
             " -> ".into(),
             self.ty(&def.ret),
         ];

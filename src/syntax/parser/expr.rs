@@ -174,10 +174,11 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 span: cx.span(e.span()),
             });
         let error_arg = just(Token::Error).map_with(move |_, e| {
+            let span = cx.span(e.span());
             TypeArg::Type(TypeExpr {
-                kind: TypeKind::Error,
+                kind: TypeKind::Error { span },
                 attrs: Attrs::default(),
-                span: cx.span(e.span()),
+                end: span.end,
             })
         });
         let arg = choice((
@@ -198,12 +199,19 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         let named = path(cx)
             .then(args)
             .map(|(path, args)| TypeKind::Named { path, args });
-        let error = just(Token::Error).to(TypeKind::Error);
+        let error = just(Token::Error).map_with(move |_, e| TypeKind::Error {
+            span: cx.span(e.span()),
+        });
         named
             .or(error)
             .map_with(move |kind, e| (kind, cx.span(e.span())))
             .then(attrs.clone())
-            .map(|((kind, span), attrs)| TypeExpr { kind, attrs, span })
+            // The start is the path's (or the error's own): see `TypeExpr::span`.
+            .map(|((kind, span), attrs)| TypeExpr {
+                kind,
+                attrs,
+                end: span.end,
+            })
             .labelled("a type")
     })
     .boxed()

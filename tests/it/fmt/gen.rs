@@ -561,7 +561,7 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
                     inner.prop_map(|kind| TypeArg::Type(TypeExpr {
                         kind,
                         attrs: Attrs::default(),
-                        span: span(),
+                        end: span().end,
                     })),
                     bound().prop_map(TypeArg::Bound),
                     (
@@ -591,7 +591,7 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
     (kind, prop::collection::vec(attribute(), 0..2)).prop_map(|(kind, attrs)| TypeExpr {
         kind,
         attrs: attrs.into(),
-        span: span(),
+        end: span().end,
     })
 }
 
