@@ -102,7 +102,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             let sty = STy::of(ty, &self.cx.table);
             match written.iter().find(|p| p.name.name == *name) {
                 Some(p) => {
-                    self.bind_declared(&p.name, p.span, SymbolKind::Param, Some(&p.ty), sty);
+                    self.bind_declared(&p.name, p.span(), SymbolKind::Param, Some(&p.ty), sty);
                 }
                 None => {
                     self.bind(name, sty);

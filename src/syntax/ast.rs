@@ -274,7 +274,10 @@ pub struct StructDef {
 }
 
 /// `name: Type @attr(…) = default` in a struct or a data-enum variant.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Its span runs from the name to the end of the default, the attributes or the type
+/// ([`Field::span`]); stored, it made a field 168 bytes rather than 152.
+#[derive(Clone, PartialEq)]
 pub struct Field {
     pub docs: Option<Doc>,
     pub name: Ident,
@@ -283,7 +286,31 @@ pub struct Field {
     /// Boxed: most fields have none, and inline the room for one made a field 296 bytes
     /// rather than 208 (the trees of every module live through the whole check).
     pub default: Option<Box<Expr>>,
-    pub span: Span,
+}
+
+impl Field {
+    /// From the name to the end of what was written last: the default, the attributes or the
+    /// type.
+    pub fn span(&self) -> Span {
+        let end = self.default.as_ref().map_or(0, |d| d.span.end);
+        Span {
+            end: end.max(self.ty.span_with_attrs().end),
+            ..self.name.span
+        }
+    }
+}
+
+/// As when the span was a field, so tree dumps read the same.
+impl std::fmt::Debug for Field {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Field")
+            .field("docs", &self.docs)
+            .field("name", &self.name)
+            .field("ty", &self.ty)
+            .field("default", &self.default)
+            .field("span", &self.span())
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -318,11 +345,34 @@ pub struct ErrorCode {
 }
 
 /// `name: Type @attr(…)` in a parameter list.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Its span runs from the name to the end of the attributes or the type ([`Param::span`]);
+/// stored, it made a parameter 128 bytes rather than 112.
+#[derive(Clone, PartialEq)]
 pub struct Param {
     pub name: Ident,
     pub ty: TypeExpr,
-    pub span: Span,
+}
+
+impl Param {
+    /// From the name to the end of the attributes or the type.
+    pub fn span(&self) -> Span {
+        Span {
+            end: self.ty.span_with_attrs().end,
+            ..self.name.span
+        }
+    }
+}
+
+/// As when the span was a field, so tree dumps read the same.
+impl std::fmt::Debug for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Param")
+            .field("name", &self.name)
+            .field("ty", &self.ty)
+            .field("span", &self.span())
+            .finish()
+    }
 }
 
 /// `fn name(p: T) -> U { expr }` or `extern fn name(p: T) -> U;`
@@ -466,6 +516,18 @@ impl TypeExpr {
                 ..path.span()
             },
             TypeKind::Error { span } => *span,
+        }
+    }
+
+    /// The type and the attributes after it.
+    pub fn span_with_attrs(&self) -> Span {
+        let span = self.span();
+        Span {
+            end: self
+                .attrs
+                .last()
+                .map_or(span.end, |a| a.span.end.max(span.end)),
+            ..span
         }
     }
 }
@@ -1049,11 +1111,11 @@ mod tests {
             ("TypeArg", 72),
             ("Bound", 48),
             ("RangeArg", 112),
-            ("Field", 168),
+            ("Field", 152),
             ("Item", 224),
             ("Entry", 80),
             ("Arg", 96),
-            ("Param", 128),
+            ("Param", 112),
             ("Stmt", 200),
         ];
         assert_eq!(sizes, expected);

@@ -134,7 +134,7 @@ fn fields(analysis: &Analysis, encoding: Encoding, fields: &[Field]) -> Vec<Docu
                 &f.name.name,
                 SymbolKind::FIELD,
                 ty.as_deref(),
-                f.span,
+                f.span(),
                 f.name.span,
             )
         })

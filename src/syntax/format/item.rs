@@ -186,7 +186,7 @@ impl Printer<'_> {
     fn field(&mut self, field: &Field) -> Doc {
         let mut docs = vec![doc_comment(field.docs.as_ref(), "///")];
         if field.docs.is_some() {
-            docs.push(self.comments_before(field.span.start));
+            docs.push(self.comments_before(field.span().start));
         }
         docs.push(ident(&field.name));
         docs.push(": ".into());
@@ -218,7 +218,7 @@ impl Printer<'_> {
 
     /// `(a: T, b: U)`; `limit` is where the list ends at the latest (the next thing after it).
     fn params(&mut self, name: &Ident, params: &[Param], limit: u32) -> Doc {
-        let from = params.last().map_or(name.span.end, |p| p.span.end);
+        let from = params.last().map_or(name.span.end, |p| p.span().end);
         let close = self.comments.closing_paren(from).map_or(limit, |at| at + 1);
         self.delimited("(", ")", false, params, close, |p, param| {
             concat![ident(&param.name), ": ", p.ty(&param.ty)]

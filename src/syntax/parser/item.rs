@@ -87,11 +87,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .clone()
         .then_ignore(just(Token::Colon))
         .then(ty.clone())
-        .map_with(move |(name, ty), e| Param {
-            name,
-            ty,
-            span: cx.span(e.span()),
-        })
+        // The span runs from the name to the type's end or its attributes' (`Param::span`).
+        .map(|(name, ty)| Param { name, ty })
         .labelled("a parameter");
     let params = param
         .separated_by(just(Token::Comma))
@@ -166,12 +163,12 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then_ignore(just(Token::Colon))
         .then(ty.clone())
         .then(just(Token::Eq).ignore_then(expr.clone()).or_not())
-        .map_with(move |((name, ty), default), e| Field {
+        // The span runs from the name to the end of what came last (`Field::span`).
+        .map(|((name, ty), default)| Field {
             docs: None,
             name,
             ty,
             default: default.map(Box::new),
-            span: cx.span(e.span()),
         })
         .labelled("a field")
         .as_context()

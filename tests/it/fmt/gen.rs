@@ -617,16 +617,11 @@ fn field() -> impl Strategy<Value = Field> {
         name,
         ty,
         default: default.map(Box::new),
-        span: span(),
     })
 }
 
 fn param() -> impl Strategy<Value = Param> {
-    (lower(), ty()).prop_map(|(name, ty)| Param {
-        name,
-        ty,
-        span: span(),
-    })
+    (lower(), ty()).prop_map(|(name, ty)| Param { name, ty })
 }
 
 fn params() -> impl Strategy<Value = Vec<Param>> {
