@@ -195,8 +195,9 @@ pub struct Attribute {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Item {
     pub docs: Option<Doc>,
-    /// Attributes written before the item, e.g. `@tag("kind")` on an enum.
-    pub attrs: Vec<Attribute>,
+    /// Attributes written before the item, e.g. `@tag("kind")` on an enum. Behind one thin
+    /// pointer ([`Attrs`]): most items have none, and a `Vec` made every item 16 bytes larger.
+    pub attrs: Attrs,
     pub kind: ItemKind,
     /// From the first attribute (or keyword) to the closing `}` or `;`; docs excluded.
     pub span: Span,
@@ -323,7 +324,7 @@ pub struct EnumDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Variant {
     pub docs: Option<Doc>,
-    pub attrs: Vec<Attribute>,
+    pub attrs: Attrs,
     pub name: Ident,
     /// `None` for a unit variant; `Some` (possibly empty) when braces were written.
     pub fields: Option<Vec<Field>>,
@@ -376,11 +377,14 @@ impl std::fmt::Debug for Param {
 }
 
 /// `fn name(p: T) -> U { expr }` or `extern fn name(p: T) -> U;`
+///
+/// Parameters (here and in checks, builders and nodes) are a boxed slice: a `Vec`'s capacity
+/// word made the largest item kinds, and so every item, 8 bytes larger.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FnDef {
     pub is_extern: bool,
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Box<[Param]>,
     pub ret: TypeExpr,
     /// The body block; `None` for `extern fn`. Boxed, so that a `fn` is not the largest item
     /// (an [`Item`] is as large as its largest kind).
@@ -392,7 +396,7 @@ pub struct FnDef {
 pub struct CheckDef {
     pub is_extern: bool,
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Box<[Param]>,
     pub fails: Option<Path>,
     /// The requirements in order; `None` for `extern check`.
     pub body: Option<Vec<Require>>,
@@ -412,7 +416,7 @@ pub struct Require {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuilderDef {
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Box<[Param]>,
     pub ret: TypeExpr,
     pub parts: Vec<Expr>,
 }
@@ -436,7 +440,7 @@ pub enum NodeKind {
 pub struct NodeDef {
     pub kind: NodeKind,
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Box<[Param]>,
     pub ret: TypeExpr,
     pub fails: Option<Path>,
     /// `config`, `input`, `output`, `inputs`, `budget`, `publish`, in written order. The parser
@@ -1112,7 +1116,7 @@ mod tests {
             ("Bound", 48),
             ("RangeArg", 112),
             ("Field", 152),
-            ("Item", 224),
+            ("Item", 200),
             ("Entry", 80),
             ("Arg", 96),
             ("Param", 112),

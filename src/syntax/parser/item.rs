@@ -94,7 +94,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .separated_by(just(Token::Comma))
         .allow_trailing()
         .collect::<Exact<_>>()
-        .map(Exact::into_vec)
+        .map(Exact::into_boxed)
         .delimited_by(just(Token::LParen), just(Token::RParen))
         .labelled("parameters `(name: Type, …)`")
         .boxed();
@@ -185,7 +185,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
     let item_attrs = attribute(cx, expr.clone())
         .repeated()
         .collect::<Exact<_>>()
-        .map(Exact::into_vec)
+        .map(|attrs| Attrs::from(attrs.into_vec()))
         .boxed();
     let variant = item_attrs
         .clone()
@@ -500,7 +500,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then(skip_one.and_is(item_start.not()).repeated())
         .map_with(move |_, e| Item {
             docs: None,
-            attrs: Vec::new(),
+            attrs: Attrs::default(),
             kind: ItemKind::Error,
             span: cx.span(e.span()),
         });

@@ -704,7 +704,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
     )
         .prop_map(|(docs, attrs, name, fields)| Variant {
             docs,
-            attrs,
+            attrs: attrs.into(),
             name,
             fields,
             span: span(),
@@ -769,7 +769,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
             |(is_extern, name, params, ret, body)| ItemKind::Fn(FnDef {
                 is_extern,
                 name,
-                params,
+                params: params.into(),
                 ret,
                 body: (!is_extern).then(|| Box::new(body)),
             })
@@ -785,7 +785,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                 |(is_extern, name, params, fails, body)| ItemKind::Check(CheckDef {
                     is_extern,
                     name,
-                    params,
+                    params: params.into(),
                     fails,
                     body: (!is_extern).then_some(body),
                 })
@@ -794,7 +794,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
             |(name, params, ret, parts)| {
                 ItemKind::Builder(Box::new(BuilderDef {
                     name,
-                    params,
+                    params: params.into(),
                     ret,
                     parts,
                 }))
@@ -828,7 +828,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                         NodeKind::Node
                     },
                     name,
-                    params,
+                    params: params.into(),
                     ret,
                     fails,
                     blocks,
@@ -846,7 +846,7 @@ fn item() -> impl Strategy<Value = Item> {
     )
         .prop_map(|(docs, attrs, kind)| Item {
             docs,
-            attrs,
+            attrs: attrs.into(),
             kind,
             span: span(),
         })
