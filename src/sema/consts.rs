@@ -126,8 +126,10 @@ pub(crate) fn constant(e: &ast::Expr) -> Option<serde_json::Value> {
         ExprKind::Lit(lit) => match &lit.kind {
             LitKind::Bool(b) => J::Bool(*b),
             LitKind::Int(v) => J::from(*v),
-            LitKind::Float { value, .. } => J::from(serde_json::Number::from_f64(*value)?),
-            LitKind::Str { value, .. } => J::String(value.clone()),
+            LitKind::Float { text } => {
+                J::from(serde_json::Number::from_f64(ast::float_value(text))?)
+            }
+            LitKind::Str { value, .. } => J::String(value.to_string()),
             _ => return None,
         },
         ExprKind::Unary {
@@ -142,9 +144,9 @@ pub(crate) fn constant(e: &ast::Expr) -> Option<serde_json::Value> {
                 J::from(-v)
             }
             ExprKind::Lit(ast::Literal {
-                kind: LitKind::Float { value, .. },
+                kind: LitKind::Float { text },
                 ..
-            }) => J::from(serde_json::Number::from_f64(-value)?),
+            }) => J::from(serde_json::Number::from_f64(-ast::float_value(text))?),
             _ => return None,
         },
         ExprKind::Paren(inner) => constant(inner)?,

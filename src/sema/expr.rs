@@ -102,7 +102,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             let sty = STy::of(ty, &self.cx.table);
             match written.iter().find(|p| p.name.name == *name) {
                 Some(p) => {
-                    self.bind_declared(&p.name, p.span, SymbolKind::Param, Some(&p.ty), sty);
+                    self.bind_declared(&p.name, p.span(), SymbolKind::Param, Some(&p.ty), sty);
                 }
                 None => {
                     self.bind(name, sty);
@@ -320,8 +320,8 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         match &lit.kind {
             LitKind::Bool(b) => (STy::Bool, c(Value::Bool(*b))),
             LitKind::Int(v) => (STy::Int, c(Value::Int(*v as i128))),
-            LitKind::Float { value, .. } => (STy::Float, c(Value::Float(*value))),
-            LitKind::Str { value, .. } => (STy::Str, c(Value::Str(value.as_str().into()))),
+            LitKind::Float { text } => (STy::Float, c(Value::Float(ast::float_value(text)))),
+            LitKind::Str { value, .. } => (STy::Str, c(Value::Str((**value).into()))),
             _ => {
                 self.cx.report(ExprError::UnitLiteral { span: lit.span });
                 (STy::Error, rt::Expr::None)
@@ -356,10 +356,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         if path.segments.len() >= 2 {
             let mut segments = path.segments.to_vec();
             let variant = segments.pop();
-            let prefix = ast::Path {
-                segments: segments.into_boxed_slice(),
-                span: path.span,
-            };
+            let prefix = ast::Path::new(segments);
             if let (Some(variant), Some(ItemRef::Type(def))) =
                 (variant, self.cx.lookup(self.module, &prefix))
             {
@@ -385,7 +382,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         match self.cx.lookup(self.module, path) {
             Some(r @ (ItemRef::Fn(_) | ItemRef::Node(_) | ItemRef::Check(_))) => {
                 self.cx.report(ExprError::NotAValue {
-                    span: path.span,
+                    span: path.span(),
                     path: path.to_text(),
                     noun: r.noun(),
                     callable: true,
@@ -394,7 +391,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
             }
             Some(r) => {
                 self.cx.report(ExprError::NotAValue {
-                    span: path.span,
+                    span: path.span(),
                     path: path.to_text(),
                     noun: r.noun(),
                     callable: false,
@@ -416,7 +413,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 let suggestion =
                     did_you_mean(&name, candidates.iter().map(String::as_str)).map(str::to_owned);
                 self.cx.report(NameError::UnknownName {
-                    span: path.span,
+                    span: path.span(),
                     name,
                     suggestion,
                 });
@@ -620,7 +617,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     (
                         STy::Bool,
                         mk(Method::Matches {
-                            pattern: value.clone(),
+                            pattern: value.to_string(),
                         }),
                     )
                 }
@@ -778,7 +775,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     }
                     return err;
                 };
-                self.calls.push((id, callee.span));
+                self.calls.push((id, callee.span()));
                 let lowered = self.args(&sig.params, args, span, &callee.to_text());
                 let ret = sig
                     .ret
@@ -813,12 +810,14 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 )
             }
             Some(ItemRef::Node(_)) => {
-                self.cx.report(ExprError::NodeCall { span: callee.span });
+                self.cx.report(ExprError::NodeCall {
+                    span: callee.span(),
+                });
                 err
             }
             Some(other) => {
                 self.cx.report(ExprError::NotAFn {
-                    span: callee.span,
+                    span: callee.span(),
                     path: callee.to_text(),
                     noun: other.noun(),
                 });
@@ -890,7 +889,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         };
         let Some(DefKind::Struct { fields }) = self.table().get(def).map(|d| d.kind.clone()) else {
             self.cx.report(ExprError::NotAStruct {
-                span: path.span,
+                span: path.span(),
                 path: path.to_text(),
             });
             return err;
@@ -938,10 +937,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 Some(v) => self.expr_against(v, &field.ty),
                 None => {
                     let shorthand = ast::Expr {
-                        kind: ExprKind::Path(ast::Path {
-                            segments: Box::new([init.name.clone()]),
-                            span: init.name.span,
-                        }),
+                        kind: ExprKind::Path(ast::Path::new(vec![init.name.clone()])),
                         span: init.name.span,
                     };
                     self.expr_against(&shorthand, &field.ty)

@@ -283,7 +283,7 @@ pub(crate) fn resolve_fails(
         Some(ItemRef::Errors(e)) => Some(e),
         Some(other) => {
             cx.report(NameError::NotAnErrorsSet {
-                span: path.span,
+                span: path.span(),
                 path: path.to_text(),
                 noun: other.noun(),
             });
@@ -381,7 +381,7 @@ fn lower_checks(cx: &mut Cx<'_, '_>) {
                     });
                 }
                 let message = req.message.as_ref().and_then(|m| match &m.kind {
-                    LitKind::Str { value, .. } => Some(value.clone()),
+                    LitKind::Str { value, .. } => Some(value.to_string()),
                     _ => None,
                 });
                 lowered.push((
@@ -436,7 +436,9 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
         let (module, def) = (decl.module, decl.def);
         let (params, _, ok) = lower_params(cx, module, &def.params, false);
         if special(&def.ret) != Some(Special::Parts) {
-            cx.report(NodeError::BuilderReturn { span: def.ret.span });
+            cx.report(NodeError::BuilderReturn {
+                span: def.ret.span(),
+            });
         }
         let mut kinds = Vec::new();
         let mut parts = Vec::new();
@@ -457,7 +459,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
                     )
                     .map(str::to_owned);
                     ecx.cx.report(NodeError::UnknownPartKind {
-                        span: callee.span,
+                        span: callee.span(),
                         kind,
                         suggestion,
                     });

@@ -46,7 +46,7 @@ fn stream_of(cx: &mut Cx<'_, '_>, module: usize, def: &ast::NodeDef, name: &str)
             super::ItemRef::Stream(index) => Some(index),
             _ => None,
         },
-        ast::TypeKind::Error => None,
+        ast::TypeKind::Error { .. } => None,
     }
 }
 
@@ -181,10 +181,10 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
                 },
                 ("config", "temperature") => match arg.map(|a| &a.kind) {
                     Some(ExprKind::Lit(ast::Literal {
-                        kind: LitKind::Float { value, .. },
+                        kind: LitKind::Float { text },
                         ..
-                    })) if (0.0..=2.0).contains(value) => {
-                        config.temperature = Some(*value);
+                    })) if (0.0..=2.0).contains(&ast::float_value(text)) => {
+                        config.temperature = Some(ast::float_value(text));
                     }
                     Some(ExprKind::Lit(ast::Literal {
                         kind: LitKind::Int(v),
@@ -468,7 +468,7 @@ fn money_arg(arg: Option<&ast::Expr>) -> Option<ir::Money> {
 
 fn str_arg(arg: Option<&ast::Expr>) -> Option<String> {
     match lit_of(arg)? {
-        LitKind::Str { value, .. } => Some(value.clone()),
+        LitKind::Str { value, .. } => Some(value.to_string()),
         _ => None,
     }
 }
@@ -496,7 +496,7 @@ fn call_str<'e>(arg: Option<&'e ast::Expr>, name: &str) -> Option<(&'e str, Span
                     span,
                 }),
             ..
-        }] => Some((value.as_str(), *span)),
+        }] => Some((&**value, *span)),
         _ => None,
     }
 }
@@ -567,7 +567,7 @@ fn item_arg(
         Some(r) if accept(r) => Some(r),
         Some(r) => {
             cx.report(NameError::WrongItem {
-                span: path.span,
+                span: path.span(),
                 path: path.to_text(),
                 noun: r.noun(),
                 want: want.to_owned(),
@@ -831,7 +831,7 @@ fn policies(
             other => {
                 let known = super::blocks::POLICIES.iter().map(|(name, _)| *name);
                 cx.report(NodeError::UnknownPolicy {
-                    span: callee.span,
+                    span: callee.span(),
                     policy: other.to_owned(),
                     suggestion: did_you_mean(other, known).map(str::to_owned),
                 });
@@ -852,7 +852,7 @@ fn fresh_entries(cx: &mut Cx<'_, '_>, n: &NodeCx<'_>, entry: &ast::Entry) -> Vec
         if !n.params.iter().any(|(pn, _)| *pn == name) {
             let suggestion = did_you_mean(&name, n.params.iter().map(|(pn, _)| pn.as_str()));
             cx.report(NodeError::NotAParam {
-                span: p.span,
+                span: p.span(),
                 name: name.clone(),
                 node: n.def.name.name.to_string(),
                 suggestion: suggestion.map(str::to_owned),

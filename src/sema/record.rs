@@ -232,7 +232,7 @@ fn fields(
             owner: Some(owner_name.to_owned()),
             declared: Some(field.ty.clone()),
             ty,
-            ..named(symbol, SymbolKind::Field, name, span, field.span)
+            ..named(symbol, SymbolKind::Field, name, span, field.span())
         });
     }
 }

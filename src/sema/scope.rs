@@ -139,7 +139,7 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
         let known: Vec<&str> = cx.modules.iter().map(|m| m.path.as_str()).collect();
         let suggestion = did_you_mean(&module_path, known.iter().copied()).map(str::to_owned);
         cx.report(NameError::UnknownModule {
-            span: use_item.module.span,
+            span: use_item.module.span(),
             module: module_path.clone(),
             suggestion,
         });
@@ -306,8 +306,8 @@ impl Cx<'_, '_> {
         let suggestion = did_you_mean(name, candidates.iter().map(String::as_str));
         self.report(NameError::Unknown {
             code,
-            span: path.span,
-            last: path.last().map_or(path.span, |l| l.span),
+            span: path.span(),
+            last: path.last().map_or(path.span(), |l| l.span),
             text: text.clone(),
             name: name.to_owned(),
             what: what.to_owned(),

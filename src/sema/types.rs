@@ -169,7 +169,7 @@ fn string_arg(attr: &ast::Attribute) -> Option<String> {
                     ..
                 }),
             ..
-        }] => Some(value.clone()),
+        }] => Some(value.to_string()),
         _ => None,
     }
 }
@@ -235,7 +235,7 @@ fn int_bound(b: &ast::Bound) -> Option<i128> {
 fn float_bound(b: &ast::Bound) -> Option<f64> {
     let v = match &b.lit.kind {
         LitKind::Int(v) => *v as f64,
-        LitKind::Float { value, .. } => *value,
+        LitKind::Float { text } => ast::float_value(text),
         _ => return None,
     };
     Some(if b.negative { -v } else { v })
@@ -259,7 +259,7 @@ impl Cx<'_, '_> {
         let TypeKind::Named { path, args } = &texpr.kind else {
             return None;
         };
-        let span = texpr.span;
+        let span = texpr.span();
         if path.segments.len() == 1 {
             let name = path.last()?.name.as_str();
             if let Some(ty) = self.lower_builtin(module, name, args, span) {
@@ -300,7 +300,7 @@ impl Cx<'_, '_> {
             }
             Some(other) => {
                 self.report(NameError::NotAType {
-                    span: path.span,
+                    span: path.span(),
                     path: path.to_text(),
                     noun: other.noun(),
                 });
@@ -401,8 +401,8 @@ impl Cx<'_, '_> {
         match args {
             [] => return Some(Ty::Int(ty)),
             [TypeArg::Range(r)] => {
-                let start = r.start.as_ref().map(|b| (int_bound(b), b.span));
-                let end = r.end.as_ref().map(|b| (int_bound(b), b.span));
+                let start = r.start.as_ref().map(|b| (int_bound(b), b.span()));
+                let end = r.end.as_ref().map(|b| (int_bound(b), b.span()));
                 for (value, bspan) in start.iter().chain(end.iter()) {
                     match value {
                         None => {
@@ -471,7 +471,7 @@ impl Cx<'_, '_> {
                     });
                     if !ok {
                         self.report(TypeError::FloatBound {
-                            span: b.span,
+                            span: b.span(),
                             kind: name,
                         });
                         return None;
@@ -519,11 +519,11 @@ impl Cx<'_, '_> {
                 Some(v) => Some(CountRange {
                     min: 0,
                     max: Some(v),
-                    span: b.span,
+                    span: b.span(),
                 }),
                 None => {
                     self.report(TypeError::NotACount {
-                        span: b.span,
+                        span: b.span(),
                         what: what.to_owned(),
                     });
                     None
@@ -535,7 +535,7 @@ impl Cx<'_, '_> {
                         Some(v) => v,
                         None => {
                             self.report(TypeError::NotCounts {
-                                span: b.span,
+                                span: b.span(),
                                 what: what.to_owned(),
                             });
                             return None;
@@ -548,7 +548,7 @@ impl Cx<'_, '_> {
                         Some(v) => Some(if r.inclusive { v } else { v - 1 }),
                         None => {
                             self.report(TypeError::NotCounts {
-                                span: b.span,
+                                span: b.span(),
                                 what: what.to_owned(),
                             });
                             return None;
@@ -564,7 +564,7 @@ impl Cx<'_, '_> {
             }
             TypeArg::Type(t) => {
                 self.report(TypeError::CountIsAType {
-                    span: t.span,
+                    span: t.span(),
                     what: what.to_owned(),
                 });
                 None
@@ -681,7 +681,7 @@ impl Cx<'_, '_> {
         let key = key?;
         if !self.is_key_type(&key) {
             self.report(TypeError::MapKey {
-                span: key_expr.span,
+                span: key_expr.span(),
             });
             return None;
         }
@@ -903,13 +903,13 @@ impl Cx<'_, '_> {
                                 if !value.starts_with(p) {
                                     self.report(TypeError::ContentTypeKind {
                                         span: arg.span,
-                                        value: value.clone(),
+                                        value: value.to_string(),
                                         prefix: p,
                                     });
                                     continue;
                                 }
                             }
-                            m.content_types.push(value.clone());
+                            m.content_types.push(value.to_string());
                         }
                         _ => self.report(TypeError::ContentTypeArg { span: arg.span }),
                     }

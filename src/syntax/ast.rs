@@ -45,10 +45,32 @@ pub struct Comment {
 /// A name as written. The text is a [`Name`]: names of up to 24 bytes (nearly all) live
 /// inside the node rather than in an allocation of their own, which was a tenth of the trees'
 /// memory and of the parser's allocations on a large project.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// `repr(C)` with the span first puts the name's spare bit patterns (the niche an enum stores
+/// its tag in) in the node's last bytes, where the other variants of an enum around it can fit
+/// before them: that is what makes an [`Expr`] 72 bytes rather than 80 and a [`TypeArg`] 80
+/// rather than 88. `Debug` and `Hash` keep the name first, as when they were derived.
+#[derive(Clone, PartialEq, Eq)]
+#[repr(C)]
 pub struct Ident {
-    pub name: Name,
     pub span: Span,
+    pub name: Name,
+}
+
+impl std::hash::Hash for Ident {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        self.span.hash(state);
+    }
+}
+
+impl std::fmt::Debug for Ident {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ident")
+            .field("name", &self.name)
+            .field("span", &self.span)
+            .finish()
+    }
 }
 
 /// The text of a name: a string stored inline when it is short (see [`Ident`]). It derefs to
@@ -57,16 +79,70 @@ pub type Name = compact_str::CompactString;
 
 /// `a`, `types::common::Review`: segments separated by `::`.
 ///
-/// The lists of the most frequent nodes (a path's segments, a type's arguments and attributes)
-/// are boxed slices: the tree is never edited after parsing, and a slice has no capacity to
-/// keep, so each of these nodes is 8 bytes smaller per list.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// The lists of the most frequent nodes (a path's segments, a type's arguments) are boxed
+/// slices: the tree is never edited after parsing, and a slice has no capacity to keep, so each
+/// of these nodes is 8 bytes smaller per list.
+///
+/// A path's span is not stored: it runs from its first segment to its last, which the parser
+/// guarantees ([`Path::span`]). Without it a path is 40 bytes, as large as the one segment that
+/// nearly every path has, which [`Segments`] keeps inline: a one-segment path was 32 bytes and
+/// a 40-byte allocation (a type's name, a name in an expression: 33 B per source line).
+#[derive(Clone)]
 pub struct Path {
-    pub segments: Box<[Ident]>,
-    pub span: Span,
+    pub segments: Segments,
+}
+
+/// The segments of a [`Path`]: one inline, or more (or, for a broken `use`, none) in a boxed
+/// slice. Derefs to `[Ident]`; one segment is always `One`, so equal paths have equal parts.
+#[derive(Clone)]
+pub struct Segments(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    One(Ident),
+    Many(Box<[Ident]>),
+}
+
+impl From<Vec<Ident>> for Segments {
+    fn from(mut segments: Vec<Ident>) -> Segments {
+        match segments.pop() {
+            Some(only) if segments.is_empty() => Segments(Repr::One(only)),
+            Some(last) => {
+                segments.push(last);
+                Segments(Repr::Many(segments.into_boxed_slice()))
+            }
+            None => Segments(Repr::Many(Box::default())),
+        }
+    }
+}
+
+impl std::ops::Deref for Segments {
+    type Target = [Ident];
+
+    fn deref(&self) -> &[Ident] {
+        match &self.0 {
+            Repr::One(one) => std::slice::from_ref(one),
+            Repr::Many(many) => many,
+        }
+    }
 }
 
 impl Path {
+    pub fn new(segments: Vec<Ident>) -> Path {
+        Path {
+            segments: segments.into(),
+        }
+    }
+
+    /// From the first segment to the last; empty (at 0) for a path without segments, which only
+    /// a broken `use` makes.
+    pub fn span(&self) -> Span {
+        match (self.segments.first(), self.segments.last()) {
+            (Some(first), Some(last)) => first.span.to(last.span),
+            _ => Span::default(),
+        }
+    }
+
     /// The last segment: the name the path points at.
     pub fn last(&self) -> Option<&Ident> {
         self.segments.last()
@@ -76,6 +152,33 @@ impl Path {
     pub fn to_text(&self) -> String {
         let names: Vec<&str> = self.segments.iter().map(|s| s.name.as_str()).collect();
         names.join("::")
+    }
+}
+
+/// By segments: the span follows from them.
+impl PartialEq for Path {
+    fn eq(&self, other: &Path) -> bool {
+        *self.segments == *other.segments
+    }
+}
+
+impl Eq for Path {}
+
+/// As when it was derived over the stored segments and span.
+impl std::hash::Hash for Path {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (*self.segments).hash(state);
+        self.span().hash(state);
+    }
+}
+
+/// As when the span was a field, so tree dumps (the parser's snapshots) read the same.
+impl std::fmt::Debug for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Path")
+            .field("segments", &&*self.segments)
+            .field("span", &self.span())
+            .finish()
     }
 }
 
@@ -92,8 +195,9 @@ pub struct Attribute {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Item {
     pub docs: Option<Doc>,
-    /// Attributes written before the item, e.g. `@tag("kind")` on an enum.
-    pub attrs: Vec<Attribute>,
+    /// Attributes written before the item, e.g. `@tag("kind")` on an enum. Behind one thin
+    /// pointer ([`Attrs`]): most items have none, and a `Vec` made every item 16 bytes larger.
+    pub attrs: Attrs,
     pub kind: ItemKind,
     /// From the first attribute (or keyword) to the closing `}` or `;`; docs excluded.
     pub span: Span,
@@ -171,7 +275,10 @@ pub struct StructDef {
 }
 
 /// `name: Type @attr(…) = default` in a struct or a data-enum variant.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Its span runs from the name to the end of the default, the attributes or the type
+/// ([`Field::span`]); stored, it made a field 168 bytes rather than 152.
+#[derive(Clone, PartialEq)]
 pub struct Field {
     pub docs: Option<Doc>,
     pub name: Ident,
@@ -180,7 +287,31 @@ pub struct Field {
     /// Boxed: most fields have none, and inline the room for one made a field 296 bytes
     /// rather than 208 (the trees of every module live through the whole check).
     pub default: Option<Box<Expr>>,
-    pub span: Span,
+}
+
+impl Field {
+    /// From the name to the end of what was written last: the default, the attributes or the
+    /// type.
+    pub fn span(&self) -> Span {
+        let end = self.default.as_ref().map_or(0, |d| d.span.end);
+        Span {
+            end: end.max(self.ty.span_with_attrs().end),
+            ..self.name.span
+        }
+    }
+}
+
+/// As when the span was a field, so tree dumps read the same.
+impl std::fmt::Debug for Field {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Field")
+            .field("docs", &self.docs)
+            .field("name", &self.name)
+            .field("ty", &self.ty)
+            .field("default", &self.default)
+            .field("span", &self.span())
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -193,7 +324,7 @@ pub struct EnumDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Variant {
     pub docs: Option<Doc>,
-    pub attrs: Vec<Attribute>,
+    pub attrs: Attrs,
     pub name: Ident,
     /// `None` for a unit variant; `Some` (possibly empty) when braces were written.
     pub fields: Option<Vec<Field>>,
@@ -215,19 +346,45 @@ pub struct ErrorCode {
 }
 
 /// `name: Type @attr(…)` in a parameter list.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Its span runs from the name to the end of the attributes or the type ([`Param::span`]);
+/// stored, it made a parameter 128 bytes rather than 112.
+#[derive(Clone, PartialEq)]
 pub struct Param {
     pub name: Ident,
     pub ty: TypeExpr,
-    pub span: Span,
+}
+
+impl Param {
+    /// From the name to the end of the attributes or the type.
+    pub fn span(&self) -> Span {
+        Span {
+            end: self.ty.span_with_attrs().end,
+            ..self.name.span
+        }
+    }
+}
+
+/// As when the span was a field, so tree dumps read the same.
+impl std::fmt::Debug for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Param")
+            .field("name", &self.name)
+            .field("ty", &self.ty)
+            .field("span", &self.span())
+            .finish()
+    }
 }
 
 /// `fn name(p: T) -> U { expr }` or `extern fn name(p: T) -> U;`
+///
+/// Parameters (here and in checks, builders and nodes) are a boxed slice: a `Vec`'s capacity
+/// word made the largest item kinds, and so every item, 8 bytes larger.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FnDef {
     pub is_extern: bool,
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Box<[Param]>,
     pub ret: TypeExpr,
     /// The body block; `None` for `extern fn`. Boxed, so that a `fn` is not the largest item
     /// (an [`Item`] is as large as its largest kind).
@@ -239,7 +396,7 @@ pub struct FnDef {
 pub struct CheckDef {
     pub is_extern: bool,
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Box<[Param]>,
     pub fails: Option<Path>,
     /// The requirements in order; `None` for `extern check`.
     pub body: Option<Vec<Require>>,
@@ -259,7 +416,7 @@ pub struct Require {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BuilderDef {
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Box<[Param]>,
     pub ret: TypeExpr,
     pub parts: Vec<Expr>,
 }
@@ -283,7 +440,7 @@ pub enum NodeKind {
 pub struct NodeDef {
     pub kind: NodeKind,
     pub name: Ident,
-    pub params: Vec<Param>,
+    pub params: Box<[Param]>,
     pub ret: TypeExpr,
     pub fails: Option<Path>,
     /// `config`, `input`, `output`, `inputs`, `budget`, `publish`, in written order. The parser
@@ -341,21 +498,117 @@ pub enum Stmt {
 
 /// A type as written: `Str<4000>`, `u16<1..=50>`, `List<Finding, 50>`, `Option<Str<16>>`,
 /// `common::Review`, with the attributes that follow it.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Its span ([`TypeExpr::span`]) is not stored whole: it starts where its path does (an error
+/// keeps its own), so only its end is kept. A stored span made a type 80 bytes rather than 72,
+/// and so every field, parameter and type argument 8 bytes larger.
+#[derive(Clone, PartialEq)]
 pub struct TypeExpr {
     pub kind: TypeKind,
     /// `@pattern(…)`, `@format(…)`, `@types(…)` … written after the type.
-    pub attrs: Box<[Attribute]>,
-    /// The type itself, attributes excluded.
-    pub span: Span,
+    pub attrs: Attrs,
+    /// Where the type itself ends (after its `>`, if any), attributes excluded.
+    pub end: u32,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+impl TypeExpr {
+    /// The type itself, attributes excluded: from its path to its end.
+    pub fn span(&self) -> Span {
+        match &self.kind {
+            TypeKind::Named { path, .. } => Span {
+                end: self.end,
+                ..path.span()
+            },
+            TypeKind::Error { span } => *span,
+        }
+    }
+
+    /// The type and the attributes after it.
+    pub fn span_with_attrs(&self) -> Span {
+        let span = self.span();
+        Span {
+            end: self
+                .attrs
+                .last()
+                .map_or(span.end, |a| a.span.end.max(span.end)),
+            ..span
+        }
+    }
+}
+
+/// As when the span was a field, so tree dumps read the same.
+impl std::fmt::Debug for TypeExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TypeExpr")
+            .field("kind", &self.kind)
+            .field("attrs", &self.attrs)
+            .field("span", &self.span())
+            .finish()
+    }
+}
+
+/// The attributes after a type: behind one thin pointer, absent when there are none. Most types
+/// have none, and as a boxed slice (two words) they made every type 8 bytes larger (88 rather
+/// than 80). Derefs to `[Attribute]`; prints as the list.
+#[derive(Clone, Default, PartialEq)]
+// The box of a `Vec` is the point: one word where a `Vec` or a boxed slice takes three or two.
+#[allow(clippy::box_collection)]
+pub struct Attrs(Option<Box<Vec<Attribute>>>);
+
+impl From<Vec<Attribute>> for Attrs {
+    fn from(attrs: Vec<Attribute>) -> Attrs {
+        if attrs.is_empty() {
+            Attrs(None)
+        } else {
+            Attrs(Some(Box::new(attrs)))
+        }
+    }
+}
+
+impl std::ops::Deref for Attrs {
+    type Target = [Attribute];
+
+    fn deref(&self) -> &[Attribute] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl<'a> IntoIterator for &'a Attrs {
+    type Item = &'a Attribute;
+    type IntoIter = std::slice::Iter<'a, Attribute>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for Attrs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+#[derive(Clone, PartialEq)]
 pub enum TypeKind {
     /// `Name` or `Name<args>`.
     Named { path: Path, args: Box<[TypeArg]> },
-    /// A type that could not be parsed; its diagnostic was reported.
-    Error,
+    /// A type that could not be parsed; its diagnostic was reported. With the span of the
+    /// type (see [`TypeExpr`]: there is no path to start it).
+    Error { span: Span },
+}
+
+/// As when it was derived with a unit `Error`, so tree dumps read the same.
+impl std::fmt::Debug for TypeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TypeKind::Named { path, args } => f
+                .debug_struct("Named")
+                .field("path", path)
+                .field("args", args)
+                .finish(),
+            TypeKind::Error { .. } => f.write_str("Error"),
+        }
+    }
 }
 
 /// One argument inside `<…>` of a type.
@@ -370,11 +623,37 @@ pub enum TypeArg {
 }
 
 /// A signed literal: a bound of a range or a size in a type.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Its span is the literal's, from `start` (the `-`, which may stand apart) on: a stored span
+/// made a bound 56 bytes rather than 48, and so a range (two bounds) 128 rather than 112 and a
+/// type argument 88 rather than 80.
+#[derive(Clone, PartialEq)]
 pub struct Bound {
     pub negative: bool,
     pub lit: Literal,
-    pub span: Span,
+    /// Where the bound starts: the `-` when negative, else the literal.
+    pub start: u32,
+}
+
+impl Bound {
+    /// From the sign (if any) to the end of the literal.
+    pub fn span(&self) -> Span {
+        Span {
+            start: self.start,
+            ..self.lit.span
+        }
+    }
+}
+
+/// As when the span was a field, so tree dumps read the same.
+impl std::fmt::Debug for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bound")
+            .field("negative", &self.negative)
+            .field("lit", &self.lit)
+            .field("span", &self.span())
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -417,15 +696,19 @@ pub enum ExprKind {
         operands: Box<[Expr]>,
     },
     /// `callee(args)`: fns, extern fns, nodes, and built-ins such as `file`, `binding`,
-    /// `repair`, `system`.
+    /// `repair`, `system`. The callee is boxed: inline it made this variant as large as
+    /// `MethodCall`, and two variants of the largest size leave the tag no room in their spare
+    /// bits, which made every expression 80 bytes rather than 72 (calls are a few percent of
+    /// expressions).
     Call {
-        callee: Path,
+        callee: Box<Path>,
         args: Box<[Expr]>,
     },
     /// `Review { summary: s, findings, ..output }`. Only a path whose last segment starts with an
-    /// uppercase letter opens a struct literal, so `if c { … }` never parses as one.
+    /// uppercase letter opens a struct literal, so `if c { … }` never parses as one. The path
+    /// is boxed, as the callee of a call.
     StructLit {
-        path: Path,
+        path: Box<Path>,
         fields: Box<[FieldInit]>,
         base: Option<Box<Expr>>,
     },
@@ -595,20 +878,21 @@ pub struct Literal {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub enum LitKind {
     Bool(bool),
     /// `42`, `1_000` (the value; underscores dropped). Negative numbers are `-` applied to it.
     Int(u64),
     /// `0.5`, `1e-3`. `text` is the literal as written minus underscores, so bounds such as
-    /// `0.1` can be emitted exactly.
+    /// `0.1` can be emitted exactly; its value is [`float_value`] of it (stored beside it, the
+    /// value made every literal 8 bytes larger).
     Float {
-        value: f64,
-        text: String,
+        text: Box<str>,
     },
     /// A string with escapes resolved. `raw` is `Some(hashes)` for `r"…"` (0) / `r#"…"#` (1).
+    /// A boxed string: a literal never grows, and a capacity word made every literal larger.
     Str {
-        value: String,
+        value: Box<str>,
         raw: Option<u8>,
     },
     /// `250ms`, `30s`, `5m`, `1h`.
@@ -628,12 +912,105 @@ pub enum LitKind {
     },
     /// `0.05 EUR`: a decimal amount (as written, underscores dropped) and a three-letter
     /// currency code. Written as a number followed by an all-uppercase three-letter name.
-    /// Boxed strings: as two `String`s the variant made every literal (and so every bound,
-    /// type argument and entry argument) 16 bytes larger.
+    /// A boxed amount and the code inline: as two `String`s the variant made every literal (and
+    /// so every bound, type argument and entry argument) 16 bytes larger, as two boxed strings 8.
     Money {
         amount: Box<str>,
-        currency: Box<str>,
+        currency: Currency,
     },
+}
+
+/// The value of a float literal's text (underscores already dropped); NaN if it is not a number,
+/// which the lexer never lets through.
+pub fn float_value(text: &str) -> f64 {
+    text.parse().unwrap_or(f64::NAN)
+}
+
+/// As when it was derived with the float's value stored, so tree dumps read the same.
+impl std::fmt::Debug for LitKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LitKind::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+            LitKind::Int(v) => f.debug_tuple("Int").field(v).finish(),
+            LitKind::Float { text } => f
+                .debug_struct("Float")
+                .field("value", &float_value(text))
+                .field("text", text)
+                .finish(),
+            LitKind::Str { value, raw } => f
+                .debug_struct("Str")
+                .field("value", value)
+                .field("raw", raw)
+                .finish(),
+            LitKind::Duration { value, unit } => f
+                .debug_struct("Duration")
+                .field("value", value)
+                .field("unit", unit)
+                .finish(),
+            LitKind::Size { value, unit } => f
+                .debug_struct("Size")
+                .field("value", value)
+                .field("unit", unit)
+                .finish(),
+            LitKind::Rate { count, per } => f
+                .debug_struct("Rate")
+                .field("count", count)
+                .field("per", per)
+                .finish(),
+            LitKind::Money { amount, currency } => f
+                .debug_struct("Money")
+                .field("amount", amount)
+                .field("currency", currency)
+                .finish(),
+        }
+    }
+}
+
+/// A money literal's currency: three ASCII uppercase letters (the parser takes no other), kept
+/// inline. Derefs to `str`; prints (`{:?}` too) as the string would.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Currency([u8; 3]);
+
+impl Currency {
+    /// `None` unless `code` is three ASCII uppercase letters.
+    pub fn new(code: &str) -> Option<Currency> {
+        match code.as_bytes() {
+            &[a, b, c] if code.bytes().all(|b| b.is_ascii_uppercase()) => Some(Currency([a, b, c])),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Always ASCII (see `new`); the empty string stands in should that ever break.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+/// `XXX`: ISO 4217's code for "no currency".
+impl Default for Currency {
+    fn default() -> Currency {
+        Currency(*b"XXX")
+    }
+}
+
+impl std::ops::Deref for Currency {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Currency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Currency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -719,6 +1096,8 @@ mod tests {
             ("Expr", size_of::<Expr>()),
             ("TypeExpr", size_of::<TypeExpr>()),
             ("TypeArg", size_of::<TypeArg>()),
+            ("Bound", size_of::<Bound>()),
+            ("RangeArg", size_of::<RangeArg>()),
             ("Field", size_of::<Field>()),
             ("Item", size_of::<Item>()),
             ("Entry", size_of::<Entry>()),
@@ -729,17 +1108,19 @@ mod tests {
         let expected = [
             ("Span", 12),
             ("Ident", 40),
-            ("Path", 32),
-            ("Literal", 56),
-            ("Expr", 80),
-            ("TypeExpr", 80),
-            ("TypeArg", 88),
-            ("Field", 176),
-            ("Item", 232),
+            ("Path", 40),
+            ("Literal", 40),
+            ("Expr", 72),
+            ("TypeExpr", 72),
+            ("TypeArg", 72),
+            ("Bound", 48),
+            ("RangeArg", 112),
+            ("Field", 152),
+            ("Item", 200),
             ("Entry", 80),
-            ("Arg", 104),
-            ("Param", 136),
-            ("Stmt", 216),
+            ("Arg", 96),
+            ("Param", 112),
+            ("Stmt", 200),
         ];
         assert_eq!(sizes, expected);
     }

@@ -61,6 +61,6 @@ type ByOffset = HashMap<u32, Doc, foldhash::fast::FixedState>;
 
 fn attach_fields(fields: &mut [Field], by_offset: &mut ByOffset) {
     for field in fields {
-        field.docs = by_offset.remove(&field.span.start);
+        field.docs = by_offset.remove(&field.span().start);
     }
 }

@@ -221,7 +221,7 @@ fn type_name(ty: &TypeExpr) -> Option<String> {
 fn head_of(ty: &TypeExpr) -> String {
     match &ty.kind {
         TypeKind::Named { path, .. } => path.to_text(),
-        TypeKind::Error => "?".into(),
+        TypeKind::Error { .. } => "?".into(),
     }
 }
 
@@ -241,7 +241,7 @@ fn integer_range(head: &str) -> &'static str {
 fn literal(kind: &LitKind) -> String {
     match kind {
         LitKind::Int(n) => n.to_string(),
-        LitKind::Float { text, .. } => text.clone(),
+        LitKind::Float { text } => text.to_string(),
         LitKind::Size { value, unit } => format!("{value}{}", unit.suffix()),
         LitKind::Duration { value, unit } => format!("{value}{}", unit.suffix()),
         LitKind::Bool(b) => b.to_string(),

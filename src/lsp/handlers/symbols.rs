@@ -126,15 +126,15 @@ fn fields(analysis: &Analysis, encoding: Encoding, fields: &[Field]) -> Vec<Docu
             let ty = analysis
                 .compilation
                 .sources
-                .get(f.ty.span.file)
-                .map(|s| s.slice(f.ty.span).to_owned());
+                .get(f.ty.span().file)
+                .map(|s| s.slice(f.ty.span()).to_owned());
             symbol(
                 analysis,
                 encoding,
                 &f.name.name,
                 SymbolKind::FIELD,
                 ty.as_deref(),
-                f.span,
+                f.span(),
                 f.name.span,
             )
         })

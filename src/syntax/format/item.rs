@@ -129,7 +129,7 @@ impl Printer<'_> {
                 let header = concat![
                     "builder ",
                     ident(&def.name),
-                    self.params(&def.name, &def.params, def.ret.span.start),
+                    self.params(&def.name, &def.params, def.ret.span().start),
                     " -> ",
                     self.ty(&def.ret),
                 ];
@@ -186,7 +186,7 @@ impl Printer<'_> {
     fn field(&mut self, field: &Field) -> Doc {
         let mut docs = vec![doc_comment(field.docs.as_ref(), "///")];
         if field.docs.is_some() {
-            docs.push(self.comments_before(field.span.start));
+            docs.push(self.comments_before(field.span().start));
         }
         docs.push(ident(&field.name));
         docs.push(": ".into());
@@ -218,7 +218,7 @@ impl Printer<'_> {
 
     /// `(a: T, b: U)`; `limit` is where the list ends at the latest (the next thing after it).
     fn params(&mut self, name: &Ident, params: &[Param], limit: u32) -> Doc {
-        let from = params.last().map_or(name.span.end, |p| p.span.end);
+        let from = params.last().map_or(name.span.end, |p| p.span().end);
         let close = self.comments.closing_paren(from).map_or(limit, |at| at + 1);
         self.delimited("(", ")", false, params, close, |p, param| {
             concat![ident(&param.name), ": ", p.ty(&param.ty)]
@@ -230,7 +230,7 @@ impl Printer<'_> {
         let header = concat![
             keyword,
             ident(&def.name),
-            self.params(&def.name, &def.params, def.ret.span.start),
+            self.params(&def.name, &def.params, def.ret.span().start),
             " -> ",
             self.ty(&def.ret),
         ];
@@ -249,7 +249,7 @@ impl Printer<'_> {
         let limit = def
             .fails
             .as_ref()
-            .map(|f| f.span.start)
+            .map(|f| f.span().start)
             .or_else(|| def.body.as_ref()?.first().map(|r| r.span.start))
             .unwrap_or(end);
         let mut header = vec![
@@ -299,7 +299,7 @@ impl Printer<'_> {
         let mut header = vec![
             keyword.into(),
             ident(&def.name),
-            self.params(&def.name, &def.params, def.ret.span.start),
+            self.params(&def.name, &def.params, def.ret.span().start),
             " -> ".into(),
             self.ty(&def.ret),
         ];
@@ -453,7 +453,7 @@ fn use_name(name: &UseName) -> Doc {
 /// of its module path). Comments between the keyword and the name are rare and stay put.
 fn item_body_start(kind: &ItemKind) -> Option<u32> {
     match kind {
-        ItemKind::Use(def) => Some(def.module.span.start),
+        ItemKind::Use(def) => Some(def.module.span().start),
         other => other.name().map(|name| name.span.start),
     }
 }

@@ -9,7 +9,7 @@ pub fn literal(lit: &Literal) -> String {
     match &lit.kind {
         LitKind::Bool(value) => value.to_string(),
         LitKind::Int(value) => value.to_string(),
-        LitKind::Float { text, .. } => text.clone(),
+        LitKind::Float { text } => text.to_string(),
         LitKind::Str { value, raw: None } => quoted(value),
         LitKind::Str {
             value,

@@ -38,7 +38,17 @@ macro_rules! located_by_span {
         }
     )*};
 }
-located_by_span!(Arg, Block, Entry, Expr, FieldInit, MatchArm, Param, Require, UseName);
+located_by_span!(Arg, Block, Entry, Expr, FieldInit, MatchArm, Require, UseName);
+
+impl Located for Param {
+    fn place(&self) -> Place {
+        let span = self.span();
+        Place {
+            start: span.start,
+            end: span.end,
+        }
+    }
+}
 
 macro_rules! located_with_docs {
     ($($ty:ty),*) => {$(
@@ -49,7 +59,13 @@ macro_rules! located_with_docs {
         }
     )*};
 }
-located_with_docs!(Item, Field, Variant, ErrorCode);
+located_with_docs!(Item, Variant, ErrorCode);
+
+impl Located for Field {
+    fn place(&self) -> Place {
+        with_docs(self.docs.as_ref(), self.span())
+    }
+}
 
 impl Located for Stmt {
     fn place(&self) -> Place {

@@ -30,7 +30,7 @@ impl Printer<'_> {
                     docs.push(">".into());
                 }
             }
-            TypeKind::Error => {}
+            TypeKind::Error { .. } => {}
         }
         for attr in &ty.attrs {
             docs.push(" ".into());

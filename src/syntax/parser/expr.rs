@@ -44,17 +44,14 @@ pub fn path<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'sr
         .separated_by(just(Token::ColonColon))
         .at_least(1)
         .collect::<Exact<_>>()
-        .map(Exact::into_boxed)
-        .map_with(move |segments, e| Path {
-            segments,
-            span: cx.span(e.span()),
-        })
+        // The path's span is its segments' (see `Path::span`).
+        .map(|segments| Path::new(segments.into_vec()))
         .labelled("a path")
         .boxed()
 }
 
 fn is_currency(name: &str) -> bool {
-    name.len() == 3 && name.bytes().all(|b| b.is_ascii_uppercase())
+    Currency::new(name).is_some()
 }
 
 /// Every literal but money.
@@ -69,10 +66,10 @@ fn plain_literal<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         Token::Rate(Rate { count, per }) => LitKind::Rate { count, per },
         // The lexer reported bad escapes; the text as written stands in for the value.
         Token::Str(body) => LitKind::Str {
-            value: unescape(body).unwrap_or_else(|_| body.to_owned()),
+            value: unescape(body).unwrap_or_else(|_| body.to_owned()).into(),
             raw: None,
         },
-        Token::RawStr(raw) => LitKind::Str { value: raw.body().to_owned(), raw: Some(raw.hashes()) },
+        Token::RawStr(raw) => LitKind::Str { value: raw.body().into(), raw: Some(raw.hashes()) },
         Token::True => LitKind::Bool(true),
         Token::False => LitKind::Bool(false),
     }
@@ -84,23 +81,22 @@ fn plain_literal<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
 }
 
 fn float(text: &str) -> LitKind {
-    let text = text.replace('_', "");
     LitKind::Float {
-        value: text.parse().unwrap_or(f64::NAN),
-        text,
+        text: text.replace('_', "").into(),
     }
 }
 
 /// Any literal; `0.05 EUR` (a number, then three uppercase letters) is money.
 pub fn literal<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'src, Literal, E> {
     let number = select! { Token::Int(_) => (), Token::Float(_) => () }.map_with(|_, e| e.span());
-    let currency = select! { Token::Ident(name) if is_currency(name) => name };
+    // `XXX`, ISO 4217's "no currency", never stands in: the guard lets only codes through.
+    let currency = select! { Token::Ident(name) if is_currency(name) => Currency::new(name).unwrap_or_default() };
     let money = number
         .then(currency)
         .map_with(move |(amount, currency), e| Literal {
             kind: LitKind::Money {
                 amount: cx.text(amount).replace('_', "").into(),
-                currency: currency.into(),
+                currency,
             },
             span: cx.span(e.span()),
         });
@@ -139,7 +135,7 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
     let attrs = attribute(cx, expr)
         .repeated()
         .collect::<Exact<_>>()
-        .map(Exact::into_boxed)
+        .map(|attrs| Attrs::from(attrs.into_vec()))
         .boxed();
     recursive(move |ty| {
         let number = select! {
@@ -158,7 +154,7 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .map_with(move |(minus, lit), e| Bound {
                 negative: minus.is_some(),
                 lit,
-                span: cx.span(e.span()),
+                start: cx.span(e.span()).start,
             })
             .boxed();
         let range_op = just(Token::DotDotEq)
@@ -178,10 +174,11 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 span: cx.span(e.span()),
             });
         let error_arg = just(Token::Error).map_with(move |_, e| {
+            let span = cx.span(e.span());
             TypeArg::Type(TypeExpr {
-                kind: TypeKind::Error,
-                attrs: Box::default(),
-                span: cx.span(e.span()),
+                kind: TypeKind::Error { span },
+                attrs: Attrs::default(),
+                end: span.end,
             })
         });
         let arg = choice((
@@ -202,12 +199,19 @@ pub fn type_expr<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
         let named = path(cx)
             .then(args)
             .map(|(path, args)| TypeKind::Named { path, args });
-        let error = just(Token::Error).to(TypeKind::Error);
+        let error = just(Token::Error).map_with(move |_, e| TypeKind::Error {
+            span: cx.span(e.span()),
+        });
         named
             .or(error)
             .map_with(move |kind, e| (kind, cx.span(e.span())))
             .then(attrs.clone())
-            .map(|((kind, span), attrs)| TypeExpr { kind, attrs, span })
+            // The start is the path's (or the error's own): see `TypeExpr::span`.
+            .map(|((kind, span), attrs)| TypeExpr {
+                kind,
+                attrs,
+                end: span.end,
+            })
             .labelled("a type")
     })
     .boxed()
@@ -454,7 +458,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
             .ignore_then(path.clone())
             .then(struct_body)
             .map(|(path, (fields, base))| ExprKind::StructLit {
-                path,
+                path: Box::new(path),
                 fields: Vec::into_boxed_slice(fields),
                 base: base.map(Box::new),
             });
@@ -463,7 +467,7 @@ pub fn expr_parsers<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
                 .then(args.clone().or_not())
                 .map(|(callee, args)| match args {
                     Some(args) => ExprKind::Call {
-                        callee,
+                        callee: Box::new(callee),
                         args: args.into_boxed_slice(),
                     },
                     None => ExprKind::Path(callee),

@@ -87,17 +87,14 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .clone()
         .then_ignore(just(Token::Colon))
         .then(ty.clone())
-        .map_with(move |(name, ty), e| Param {
-            name,
-            ty,
-            span: cx.span(e.span()),
-        })
+        // The span runs from the name to the type's end or its attributes' (`Param::span`).
+        .map(|(name, ty)| Param { name, ty })
         .labelled("a parameter");
     let params = param
         .separated_by(just(Token::Comma))
         .allow_trailing()
         .collect::<Exact<_>>()
-        .map(Exact::into_vec)
+        .map(Exact::into_boxed)
         .delimited_by(just(Token::LParen), just(Token::RParen))
         .labelled("parameters `(name: Type, …)`")
         .boxed();
@@ -143,15 +140,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         )))
         .then_ignore(just(Token::Semi))
         .map(|(segments, (names, braced))| {
-            let span = match (segments.first(), segments.last()) {
-                (Some(first), Some(last)) => first.span.to(last.span),
-                _ => Default::default(),
-            };
             ItemKind::Use(UseItem {
-                module: Path {
-                    segments: segments.into_boxed_slice(),
-                    span,
-                },
+                module: Path::new(segments),
                 names,
                 braced,
             })
@@ -173,12 +163,12 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then_ignore(just(Token::Colon))
         .then(ty.clone())
         .then(just(Token::Eq).ignore_then(expr.clone()).or_not())
-        .map_with(move |((name, ty), default), e| Field {
+        // The span runs from the name to the end of what came last (`Field::span`).
+        .map(|((name, ty), default)| Field {
             docs: None,
             name,
             ty,
             default: default.map(Box::new),
-            span: cx.span(e.span()),
         })
         .labelled("a field")
         .as_context()
@@ -195,7 +185,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
     let item_attrs = attribute(cx, expr.clone())
         .repeated()
         .collect::<Exact<_>>()
-        .map(Exact::into_vec)
+        .map(|attrs| Attrs::from(attrs.into_vec()))
         .boxed();
     let variant = item_attrs
         .clone()
@@ -510,7 +500,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         .then(skip_one.and_is(item_start.not()).repeated())
         .map_with(move |_, e| Item {
             docs: None,
-            attrs: Vec::new(),
+            attrs: Attrs::default(),
             kind: ItemKind::Error,
             span: cx.span(e.span()),
         });

@@ -61,10 +61,7 @@ pub fn upper() -> impl Strategy<Value = Ident> {
 }
 
 fn mk_path(segments: Vec<Ident>) -> Path {
-    Path {
-        segments: segments.into(),
-        span: span(),
-    }
+    Path::new(segments)
 }
 
 /// `a`, `a::b`: a value path.
@@ -121,9 +118,9 @@ fn string_value() -> impl Strategy<Value = String> {
 
 fn str_lit() -> impl Strategy<Value = Literal> {
     prop_oneof![
-        3 => string_value().prop_map(|value| lit(LitKind::Str { value, raw: None })),
+        3 => string_value().prop_map(|value| lit(LitKind::Str { value: value.into(), raw: None })),
         1 => ("[a-z .^$\\[\\]{}()#\\\\-]{0,12}", 0u8..3).prop_map(|(value, hashes)| {
-            lit(LitKind::Str { value, raw: Some(hashes) })
+            lit(LitKind::Str { value: value.into(), raw: Some(hashes) })
         }),
     ]
 }
@@ -143,8 +140,7 @@ fn bound_literal() -> impl Strategy<Value = Literal> {
 }
 
 fn float_lit(text: String) -> Literal {
-    let value = text.parse().unwrap_or(f64::NAN);
-    lit(LitKind::Float { value, text })
+    lit(LitKind::Float { text: text.into() })
 }
 
 pub fn literal() -> impl Strategy<Value = Literal> {
@@ -168,7 +164,7 @@ pub fn literal() -> impl Strategy<Value = Literal> {
         ("[0-9]{1,3}(\\.[0-9]{1,3})?", "[A-Z]{3}").prop_map(|(amount, currency)| lit(
             LitKind::Money {
                 amount: amount.into(),
-                currency: currency.into()
+                currency: Currency::new(&currency).unwrap_or_default()
             }
         )),
     ]
@@ -287,7 +283,7 @@ fn raw_expr() -> impl Strategy<Value = Expr> {
                 }
             }),
             (value_path(), args.clone()).prop_map(|(callee, args)| ExprKind::Call {
-                callee,
+                callee: Box::new(callee),
                 args: args.into()
             }),
             (
@@ -296,7 +292,7 @@ fn raw_expr() -> impl Strategy<Value = Expr> {
                 prop::option::of(inner.clone())
             )
                 .prop_map(|(path, fields, base)| ExprKind::StructLit {
-                    path,
+                    path: Box::new(path),
                     fields: fields
                         .into_iter()
                         .map(|(name, value)| FieldInit {
@@ -548,7 +544,7 @@ fn bound() -> impl Strategy<Value = Bound> {
     (any::<bool>(), bound_literal()).prop_map(|(negative, lit)| Bound {
         negative,
         lit,
-        span: span(),
+        start: span().start,
     })
 }
 
@@ -564,8 +560,8 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
                 prop_oneof![
                     inner.prop_map(|kind| TypeArg::Type(TypeExpr {
                         kind,
-                        attrs: Box::default(),
-                        span: span(),
+                        attrs: Attrs::default(),
+                        end: span().end,
                     })),
                     bound().prop_map(TypeArg::Bound),
                     (
@@ -595,7 +591,7 @@ pub fn ty() -> impl Strategy<Value = TypeExpr> {
     (kind, prop::collection::vec(attribute(), 0..2)).prop_map(|(kind, attrs)| TypeExpr {
         kind,
         attrs: attrs.into(),
-        span: span(),
+        end: span().end,
     })
 }
 
@@ -621,16 +617,11 @@ fn field() -> impl Strategy<Value = Field> {
         name,
         ty,
         default: default.map(Box::new),
-        span: span(),
     })
 }
 
 fn param() -> impl Strategy<Value = Param> {
-    (lower(), ty()).prop_map(|(name, ty)| Param {
-        name,
-        ty,
-        span: span(),
-    })
+    (lower(), ty()).prop_map(|(name, ty)| Param { name, ty })
 }
 
 fn params() -> impl Strategy<Value = Vec<Param>> {
@@ -713,7 +704,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
     )
         .prop_map(|(docs, attrs, name, fields)| Variant {
             docs,
-            attrs,
+            attrs: attrs.into(),
             name,
             fields,
             span: span(),
@@ -778,7 +769,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
             |(is_extern, name, params, ret, body)| ItemKind::Fn(FnDef {
                 is_extern,
                 name,
-                params,
+                params: params.into(),
                 ret,
                 body: (!is_extern).then(|| Box::new(body)),
             })
@@ -794,7 +785,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                 |(is_extern, name, params, fails, body)| ItemKind::Check(CheckDef {
                     is_extern,
                     name,
-                    params,
+                    params: params.into(),
                     fails,
                     body: (!is_extern).then_some(body),
                 })
@@ -803,7 +794,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
             |(name, params, ret, parts)| {
                 ItemKind::Builder(Box::new(BuilderDef {
                     name,
-                    params,
+                    params: params.into(),
                     ret,
                     parts,
                 }))
@@ -837,7 +828,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                         NodeKind::Node
                     },
                     name,
-                    params,
+                    params: params.into(),
                     ret,
                     fails,
                     blocks,
@@ -855,7 +846,7 @@ fn item() -> impl Strategy<Value = Item> {
     )
         .prop_map(|(docs, attrs, kind)| Item {
             docs,
-            attrs,
+            attrs: attrs.into(),
             kind,
             span: span(),
         })
