@@ -43,9 +43,10 @@ pub fn configure() {
     // at any time, from any thread.
     unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, PURGE_DELAY_MS) }
     // Arena memory is committed as it is used, not all at once: on Linux (which overcommits)
-    // mimalloc's default commits whole arenas up front. On the generated 1M-line project
-    // `aelc check` then peaked 1.4% lower (447.5 against 453.9 MiB) and took 0.89x the wall
-    // and 0.95x the CPU, half the system time (paired runs, issue 23).
+    // mimalloc's default commits whole arenas up front. Set here, it holds for the arenas
+    // made after the runtime's first allocations: on the generated 1M-line project `aelc
+    // check` peaked 0.7% lower (449.9 against 453.2 MiB) in 0.98x the wall and CPU; from the
+    // process's start (`MIMALLOC_ARENA_EAGER_COMMIT=0`) it was 1.4% (paired runs, issue 23).
     // SAFETY: as above.
     unsafe { libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0) }
 }
