@@ -216,7 +216,7 @@ impl IntKind {
 /// (issue 23: the checker's peak holds them all). The bounds are read by value (`{ ty.min }`
 /// where a reference would be taken); the compiler refuses a reference to them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[repr(packed(8))]
+#[repr(Rust, packed(8))]
 pub struct IntTy {
     pub kind: IntKind,
     #[serde(with = "int_bound")]
