@@ -227,8 +227,11 @@ pub(crate) struct Cx<'a, 's> {
     /// Streams whose item type is being lowered: `stream R of R` (a stream named as a type
     /// is a list of its items) would otherwise recurse until the stack overflows.
     pub stream_busy: Set<u32>,
-    pub fn_sigs: Vec<Option<items::Sig>>,
-    pub node_sigs: Vec<Option<items::Sig>>,
+    /// Shared (`Rc`): a call looks its callee's signature up and holds it while it checks the
+    /// arguments, which borrow the context mutably; a copy per call cloned every parameter's
+    /// name and type.
+    pub fn_sigs: Vec<Option<std::rc::Rc<items::Sig>>>,
+    pub node_sigs: Vec<Option<std::rc::Rc<items::Sig>>>,
     /// Verdicts on `@pattern` and `matches` texts, parsed once each.
     pub patterns: pattern_check::Verdicts,
     /// Prompt files already checked, by (module, path): each parameter list it was checked

@@ -776,7 +776,7 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     return err;
                 };
                 self.calls.push((id, callee.span()));
-                let lowered = self.args(&sig.params, args, span, &callee.to_text());
+                let lowered = self.args(&sig.params, args, span, callee);
                 let ret = sig
                     .ret
                     .as_ref()
@@ -800,9 +800,9 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                     return err;
                 };
                 self.node_calls.push(id);
-                let lowered = self.args(&sig.params, args, span, &callee.to_text());
+                let lowered = self.args(&sig.params, args, span, callee);
                 (
-                    STy::of(&sig.ret.unwrap_or(Ty::Bool), &self.cx.table),
+                    STy::of(sig.ret.as_ref().unwrap_or(&Ty::Bool), &self.cx.table),
                     rt::Expr::CallNode {
                         node: id,
                         args: lowered,
@@ -845,17 +845,17 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
         params: &[(String, Ty)],
         args: &[ast::Expr],
         span: Span,
-        name: &str,
+        callee: &ast::Path,
     ) -> Vec<rt::Expr> {
         if params.len() != args.len() {
             self.cx.report(ExprError::CallArity {
                 span,
-                name: name.to_owned(),
+                name: callee.to_text(),
                 params: params.iter().map(|(p, _)| p.clone()).collect(),
                 found: args.len(),
             });
         }
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             match params.get(i) {
                 Some((_, ty)) => out.push(self.expr_against(a, ty)),

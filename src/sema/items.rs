@@ -142,7 +142,7 @@ fn lower_sigs(cx: &mut Cx<'_, '_>) {
             param_special,
             is_extern: def.is_extern,
         });
-        cx.fn_sigs.push(sig);
+        cx.fn_sigs.push(sig.map(std::rc::Rc::new));
     }
     for i in 0..cx.nodes.len() {
         let Some(decl) = cx.nodes.get(i) else {
@@ -157,7 +157,7 @@ fn lower_sigs(cx: &mut Cx<'_, '_>) {
             param_special,
             is_extern: false,
         });
-        cx.node_sigs.push(sig);
+        cx.node_sigs.push(sig.map(std::rc::Rc::new));
     }
 }
 
