@@ -937,7 +937,9 @@ impl<'c, 'a, 's> ExprCx<'c, 'a, 's> {
                 Some(v) => self.expr_against(v, &field.ty),
                 None => {
                     let shorthand = ast::Expr {
-                        kind: ExprKind::Path(ast::Path::new(vec![init.name.clone()])),
+                        kind: ExprKind::Path(ast::Path {
+                            segments: std::iter::once(init.name.clone()).collect(),
+                        }),
                         span: init.name.span,
                     };
                     self.expr_against(&shorthand, &field.ty)

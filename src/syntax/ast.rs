@@ -116,6 +116,24 @@ impl From<Vec<Ident>> for Segments {
     }
 }
 
+/// One segment inline with no allocation at all, more in a boxed slice: the parser collects a
+/// path's segments straight into this, so the million one-segment paths of a million-line
+/// project allocate nothing (through a `Vec`, each took a box and gave it back).
+impl FromIterator<Ident> for Segments {
+    fn from_iter<I: IntoIterator<Item = Ident>>(segments: I) -> Segments {
+        let mut segments = segments.into_iter();
+        let Some(first) = segments.next() else {
+            return Segments(Repr::Many(Box::default()));
+        };
+        let Some(second) = segments.next() else {
+            return Segments(Repr::One(first));
+        };
+        let mut many = vec![first, second];
+        many.extend(segments);
+        Segments(Repr::Many(many.into_boxed_slice()))
+    }
+}
+
 impl std::ops::Deref for Segments {
     type Target = [Ident];
 

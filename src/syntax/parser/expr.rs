@@ -43,9 +43,9 @@ pub fn path<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, 'sr
     ident(cx)
         .separated_by(just(Token::ColonColon))
         .at_least(1)
-        .collect::<Exact<_>>()
+        .collect::<Segments>()
         // The path's span is its segments' (see `Path::span`).
-        .map(|segments| Path::new(segments.into_vec()))
+        .map(|segments| Path { segments })
         .labelled("a path")
         .boxed()
 }
