@@ -190,13 +190,28 @@ impl std::hash::Hash for Path {
     }
 }
 
-/// As when the span was a field, so tree dumps (the parser's snapshots) read the same.
-impl std::fmt::Debug for Path {
+/// `Debug` for a node whose span is derived ([`Path::span`], [`Field::span`], …): the stored
+/// fields, then `span` last, as when the span was a field, so tree dumps (the parser's
+/// snapshots) read the same.
+macro_rules! debug_with_span {
+    ($node:ident { $($field:ident),* }) => {
+        impl std::fmt::Debug for $node {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($node))
+                    $(.field(stringify!($field), &self.$field))*
+                    .field("span", &self.span())
+                    .finish()
+            }
+        }
+    };
+}
+
+debug_with_span!(Path { segments });
+
+/// As the list of segments.
+impl std::fmt::Debug for Segments {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Path")
-            .field("segments", &&*self.segments)
-            .field("span", &self.span())
-            .finish()
+        std::fmt::Debug::fmt(&**self, f)
     }
 }
 
@@ -319,18 +334,12 @@ impl Field {
     }
 }
 
-/// As when the span was a field, so tree dumps read the same.
-impl std::fmt::Debug for Field {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Field")
-            .field("docs", &self.docs)
-            .field("name", &self.name)
-            .field("ty", &self.ty)
-            .field("default", &self.default)
-            .field("span", &self.span())
-            .finish()
-    }
-}
+debug_with_span!(Field {
+    docs,
+    name,
+    ty,
+    default
+});
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnumDef {
@@ -383,16 +392,7 @@ impl Param {
     }
 }
 
-/// As when the span was a field, so tree dumps read the same.
-impl std::fmt::Debug for Param {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Param")
-            .field("name", &self.name)
-            .field("ty", &self.ty)
-            .field("span", &self.span())
-            .finish()
-    }
-}
+debug_with_span!(Param { name, ty });
 
 /// `fn name(p: T) -> U { expr }` or `extern fn name(p: T) -> U;`
 ///
@@ -554,16 +554,7 @@ impl TypeExpr {
     }
 }
 
-/// As when the span was a field, so tree dumps read the same.
-impl std::fmt::Debug for TypeExpr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TypeExpr")
-            .field("kind", &self.kind)
-            .field("attrs", &self.attrs)
-            .field("span", &self.span())
-            .finish()
-    }
-}
+debug_with_span!(TypeExpr { kind, attrs });
 
 /// The attributes after a type: behind one thin pointer, absent when there are none. Most types
 /// have none, and as a boxed slice (two words) they made every type 8 bytes larger (88 rather
@@ -663,16 +654,7 @@ impl Bound {
     }
 }
 
-/// As when the span was a field, so tree dumps read the same.
-impl std::fmt::Debug for Bound {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bound")
-            .field("negative", &self.negative)
-            .field("lit", &self.lit)
-            .field("span", &self.span())
-            .finish()
-    }
-}
+debug_with_span!(Bound { negative, lit });
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RangeArg {
