@@ -1,6 +1,6 @@
 //! `cargo bench --bench check_memory` (`CHECK_MEMORY=LINES`, default 100k): the live heap per
-//! source line after each phase of what `aelc check` does (parse, lean check, publishing rules)
-//! and the most it held during each, counted by
+//! source line after each phase of what `aelc check` does (parse with bodies deferred, lean
+//! check, publishing rules) and the most it held during each, counted by
 //! [`aelc::allocator::Counting`] (the shipped allocator, counting). Bytes asked for, not the
 //! resident memory the rows report: the allocator's rounding and the process's own pages come
 //! on top. `CHECK_MEMORY_SIZES=1` also lists the live allocations by size, largest total first,
@@ -73,7 +73,8 @@ pub fn run(lines: usize) {
     let base = Counting::live();
     Counting::take_peak();
     println!("{lines} lines of AEL (the world's files not counted)");
-    let parsed = match aelc::driver::parse_project(&world, root()) {
+    // As `aelc check` parses: fn and check bodies deferred, for sema to parse a module at a time.
+    let parsed = match aelc::driver::parse_project_deferring(&world, root()) {
         Ok(parsed) => parsed,
         Err(err) => return eprintln!("cannot read the generated project: {err}"),
     };

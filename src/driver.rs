@@ -260,19 +260,56 @@ pub fn lexically_absolute(path: &Path) -> Option<PathBuf> {
 /// ([`check_project`]); a single file, or a folder without `ael.toml`, is checked as standalone
 /// modules with no bindings. Only IO errors are `Err`.
 pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
-    check_path_with(world, path, false)
+    check_path_with(world, path, Check::FULL)
+}
+
+/// [`check_path`] for its diagnostics alone (`aelc check`): the bodies of fns and checks
+/// deferred, the program lean ([`ParsedProject::check_lean`]).
+pub fn check_path_lean(world: &dyn World, path: &Path) -> io::Result<Compilation> {
+    check_path_with(world, path, Check::LEAN)
 }
 
 /// [`check_path`] recording what every name denotes ([`Compilation::resolution`]), for the
 /// language server.
 pub fn analyze_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
-    check_path_with(world, path, true)
+    check_path_with(
+        world,
+        path,
+        Check {
+            record: true,
+            ..Check::FULL
+        },
+    )
 }
 
-fn check_path_with(world: &dyn World, path: &Path, record: bool) -> io::Result<Compilation> {
+/// What a check keeps and how it parses.
+#[derive(Clone, Copy)]
+struct Check {
+    /// The program without fn bodies, requirements or templates ([`sema::CheckInput::lean`]).
+    lean: bool,
+    /// What every name denotes ([`sema::CheckInput::record`]).
+    record: bool,
+    /// Fn and check bodies parsed by sema, a module at a time ([`syntax::parse_deferring`]).
+    defer_bodies: bool,
+}
+
+impl Check {
+    const FULL: Check = Check {
+        lean: false,
+        record: false,
+        defer_bodies: false,
+    };
+    const LEAN: Check = Check {
+        lean: true,
+        record: false,
+        defer_bodies: true,
+    };
+}
+
+fn check_path_with(world: &dyn World, path: &Path, check: Check) -> io::Result<Compilation> {
     if world.is_dir(path) && has_manifest(world, path) {
-        let parsed = parse_project(world, path)?;
-        return Ok(parsed.check_with(world, false, record));
+        let parsed = parse_project_with(world, path, check.defer_bodies)?;
+        return Ok(parsed.check_with(world, check));
     }
     let root = if world.is_file(path) {
         path.parent().map_or_else(PathBuf::new, Path::to_path_buf)
@@ -280,8 +317,8 @@ fn check_path_with(world: &dyn World, path: &Path, record: bool) -> io::Result<C
         path.to_path_buf()
     };
     let mut compilation = Compilation::default();
-    parse_sources(world, path, &root, &mut compilation)?;
-    run_sema(world, &root, None, (false, record), &mut compilation);
+    parse_sources(world, path, &root, check.defer_bodies, &mut compilation)?;
+    run_sema(world, &root, None, check, &mut compilation);
     Ok(compilation)
 }
 
@@ -293,12 +330,28 @@ pub fn check_project(world: &dyn World, root: &Path) -> io::Result<Compilation> 
 /// [`check_project`] for its diagnostics alone (`aelc check`): see
 /// [`ParsedProject::check_lean`].
 pub fn check_project_lean(world: &dyn World, root: &Path) -> io::Result<Compilation> {
-    Ok(parse_project(world, root)?.check_lean(world))
+    Ok(parse_project_deferring(world, root)?.check_lean(world))
 }
 
 /// Parses the project at `root` (its `ael.toml` and every module) without checking it: the
 /// first half of [`check_project`], for callers that time or cache the phases apart.
 pub fn parse_project(world: &dyn World, root: &Path) -> io::Result<ParsedProject> {
+    parse_project_with(world, root, false)
+}
+
+/// [`parse_project`] as `aelc check` parses: the fn and check bodies of every module without
+/// an error deferred ([`syntax::parse_deferring`]), for sema to parse a module at a time. Its
+/// trees are for checking ([`ParsedProject::check_lean`]), not for the formatter or the
+/// language server.
+pub fn parse_project_deferring(world: &dyn World, root: &Path) -> io::Result<ParsedProject> {
+    parse_project_with(world, root, true)
+}
+
+fn parse_project_with(
+    world: &dyn World,
+    root: &Path,
+    defer_bodies: bool,
+) -> io::Result<ParsedProject> {
     let mut compilation = Compilation::default();
     let manifest = root.join("ael.toml");
     if world.is_dir(&manifest) {
@@ -317,7 +370,7 @@ pub fn parse_project(world: &dyn World, root: &Path) -> io::Result<ParsedProject
     compilation.diagnostics.extend(bad_utf8);
     let project = load_manifest(id, &text, &mut compilation.diagnostics);
     compilation.sources.add("ael.toml", text);
-    parse_sources(world, root, root, &mut compilation)?;
+    parse_sources(world, root, root, defer_bodies, &mut compilation)?;
     Ok(ParsedProject {
         root: root.to_path_buf(),
         project,
@@ -336,7 +389,7 @@ pub struct ParsedProject {
 impl ParsedProject {
     /// The second half of [`check_project`]: semantic analysis of the parsed modules.
     pub fn check(self, world: &dyn World) -> Compilation {
-        self.check_with(world, false, false)
+        self.check_with(world, Check::FULL)
     }
 
     /// [`ParsedProject::check`] for the diagnostics alone: the same diagnostics, and a program
@@ -344,16 +397,16 @@ impl ParsedProject {
     /// ([`sema::CheckInput::lean`]), enough for the publishing rules
     /// ([`check_publishing_rules`]) and nothing else.
     pub fn check_lean(self, world: &dyn World) -> Compilation {
-        self.check_with(world, true, false)
+        self.check_with(world, Check::LEAN)
     }
 
-    fn check_with(self, world: &dyn World, lean: bool, record: bool) -> Compilation {
+    fn check_with(self, world: &dyn World, check: Check) -> Compilation {
         let mut compilation = self.compilation;
         run_sema(
             world,
             &self.root,
             Some(&self.project),
-            (lean, record),
+            check,
             &mut compilation,
         );
         compilation
@@ -385,6 +438,7 @@ fn parse_sources(
     world: &dyn World,
     path: &Path,
     root: &Path,
+    defer_bodies: bool,
     compilation: &mut Compilation,
 ) -> io::Result<()> {
     // Read in order (a file's id is its place in the source map), then parse side by side.
@@ -408,7 +462,7 @@ fn parse_sources(
         .filter(|(_, _, read)| matches!(read, ReadSource::Text { .. }))
         .map(|(id, _, _)| (*id, compilation.sources.get(*id).map_or("", |f| &*f.text)))
         .collect();
-    let mut parses = parse::parse_all(&texts).into_iter();
+    let mut parses = parse::parse_all(&texts, defer_bodies).into_iter();
     drop(texts);
     for (id, file_path, read) in read {
         let (module, comments) = match read {
@@ -567,9 +621,33 @@ fn run_sema(
     world: &dyn World,
     root: &Path,
     project: Option<&sema::ProjectInfo>,
-    (lean, record): (bool, bool),
+    check: Check,
     compilation: &mut Compilation,
 ) {
+    let sources_before = compilation.sources.len();
+    let mut checked = run_sema_once(world, root, project, check, compilation);
+    if !checked.reparse.is_empty() {
+        // A deferred body did not parse: its module is parsed whole, which reports what is
+        // wrong as any parse does, and the project is checked again (prompt templates that
+        // the first check added are added again).
+        compilation.sources.truncate(sources_before);
+        reparse_whole(&checked.reparse, compilation);
+        checked = run_sema_once(world, root, project, check, compilation);
+    }
+    compilation.diagnostics.extend(checked.diagnostics);
+    compilation.resolution = checked.resolution;
+    let syntax_errors = compilation.has_errors();
+    compilation.program = checked.program.filter(|_| !syntax_errors);
+    diagnostics::sort(&mut compilation.diagnostics);
+}
+
+fn run_sema_once(
+    world: &dyn World,
+    root: &Path,
+    project: Option<&sema::ProjectInfo>,
+    check: Check,
+    compilation: &mut Compilation,
+) -> sema::Checked {
     let paths: Vec<String> = compilation
         .files
         .iter()
@@ -590,15 +668,34 @@ fn run_sema(
         modules,
         project,
         files: &files,
-        lean,
-        record,
+        lean: check.lean,
+        record: check.record,
     };
-    let checked = sema::check(&input, &mut compilation.sources);
-    compilation.diagnostics.extend(checked.diagnostics);
-    compilation.resolution = checked.resolution;
-    let syntax_errors = compilation.has_errors();
-    compilation.program = checked.program.filter(|_| !syntax_errors);
-    diagnostics::sort(&mut compilation.diagnostics);
+    sema::check(&input, &mut compilation.sources)
+}
+
+/// Parses the modules `files` whole, in place of their parse with bodies deferred. The
+/// deferring parse of a module reports only what the whole one reports too (a module with an
+/// error defers nothing), so only what is new is added.
+fn reparse_whole(files: &[FileId], compilation: &mut Compilation) {
+    for parsed in compilation
+        .files
+        .iter_mut()
+        .filter(|f| files.contains(&f.file))
+    {
+        let text = compilation
+            .sources
+            .get(parsed.file)
+            .map_or("", |f| &*f.text);
+        let parse = syntax::parse(parsed.file, text);
+        parsed.module = parse.module;
+        parsed.comments = parse.comments;
+        for diagnostic in parse.diagnostics {
+            if !compilation.diagnostics.contains(&diagnostic) {
+                compilation.diagnostics.push(diagnostic);
+            }
+        }
+    }
 }
 
 /// The name a file is shown under: relative to the folder that was checked, or as given.

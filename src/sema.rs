@@ -19,6 +19,7 @@
 //! with errors too ([`record`] holds the recording helpers).
 
 pub mod blocks;
+mod bodies;
 pub mod builtin_types;
 mod consts;
 mod depth;
@@ -114,6 +115,10 @@ pub struct Checked {
     pub diagnostics: Vec<Diagnostic>,
     /// What each name denotes, when [`CheckInput::record`] asked for it (even with errors).
     pub resolution: Option<resolution::Resolution>,
+    /// Modules whose deferred bodies ([`crate::syntax::ast::Body::Deferred`]) did not parse
+    /// cleanly. When there are any, the rest of this result is not to be trusted: those
+    /// modules must be parsed whole ([`crate::syntax::parse`]) and the project checked again.
+    pub reparse: Vec<FileId>,
 }
 
 /// Checks a whole project. Prompt templates it reads are added to `sources`, so that their
@@ -127,6 +132,7 @@ pub fn check(input: &CheckInput<'_>, sources: &mut SourceMap) -> Checked {
     node::check_all(&mut cx);
     scope::report_unused_imports(&mut cx);
     let resolution = record::finish(&mut cx);
+    let reparse = std::mem::take(&mut cx.reparse);
     let mut diagnostics = std::mem::take(&mut cx.diags);
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let program = (!has_errors).then(|| cx.into_program());
@@ -137,6 +143,7 @@ pub fn check(input: &CheckInput<'_>, sources: &mut SourceMap) -> Checked {
         program,
         diagnostics,
         resolution,
+        reparse,
     }
 }
 
@@ -238,6 +245,8 @@ pub(crate) struct Cx<'a, 's> {
     /// with and the lowered template, so a prompt shared by many nodes is checked once.
     pub checked_prompts: Map<(usize, String), Vec<CheckedPrompt>>,
     pub diags: Vec<Diagnostic>,
+    /// Modules whose deferred bodies did not parse ([`Checked::reparse`]).
+    pub reparse: Vec<FileId>,
     pub out: ir::Program,
     /// What names denote, when the input asks to record it ([`record`]).
     pub resolution: Option<resolution::Resolution>,
@@ -266,6 +275,7 @@ impl<'a, 's> Cx<'a, 's> {
             patterns: pattern_check::Verdicts::default(),
             checked_prompts: Map::default(),
             diags: Vec::new(),
+            reparse: Vec::new(),
             out: ir::Program::default(),
             resolution: input.record.then(resolution::Resolution::default),
         }

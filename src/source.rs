@@ -92,6 +92,12 @@ impl SourceMap {
         self.files.len()
     }
 
+    /// Forgets the files added after the first `len`: a check run again adds its prompt
+    /// templates again.
+    pub fn truncate(&mut self, len: usize) {
+        self.files.truncate(len);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }

@@ -26,9 +26,22 @@ pub struct Parse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+pub use parser::{parse_deferred, DeferredKind, ParsedBody};
+
 /// Lexes and parses one module.
 pub fn parse(file: FileId, text: &str) -> Parse {
-    let (module, comments, errors) = parser::parse_module(file, text);
+    parse_with(file, text, false)
+}
+
+/// [`parse`], with the fn and check bodies of a module that has no error deferred
+/// ([`ast::Body::Deferred`]): for a check that reads each body once ([`parse_deferred`]) and
+/// keeps no tree of it.
+pub fn parse_deferring(file: FileId, text: &str) -> Parse {
+    parse_with(file, text, true)
+}
+
+fn parse_with(file: FileId, text: &str, defer_bodies: bool) -> Parse {
+    let (module, comments, errors) = parser::parse_module(file, text, defer_bodies);
     Parse {
         module,
         comments,

@@ -414,19 +414,29 @@ const TEMPLATE_NODE: &str = "struct Request { top: u8, items: List<Str<20>, 5>, 
     struct Answer { text: Str<200> }\n\n\
     node main(request: Request) -> Answer {\n    config {\n        prompt: file(\"prompts/main.md\");\n        model: binding(\"main\");\n    }\n}\n";
 
-/// Checks a project and renders its diagnostics both ways, as `aelc check` does.
+/// Checks a project and renders its diagnostics both ways, as `aelc check` does; the lean
+/// check `aelc check` makes (bodies deferred, parsed by sema a module at a time) must report
+/// what the full one reports.
 fn check_world(world: &MemoryWorld) -> Result<(), String> {
     let compilation = driver::check_path(world, Path::new(ROOT))
         .map_err(|e| format!("IO error in memory: {e}"))?;
     for (id, file) in compilation.sources.files() {
         spans_inside(&compilation.diagnostics, id, &file.text)?;
     }
-    let _ = render::human(
+    let full = render::human(
         &compilation.sources,
         &compilation.diagnostics,
         render::Color::Never,
     );
     let _ = render::json_lines(&compilation.sources, &compilation.diagnostics);
+    let lean = driver::check_path_lean(world, Path::new(ROOT))
+        .map_err(|e| format!("IO error in memory: {e}"))?;
+    let lean = render::human(&lean.sources, &lean.diagnostics, render::Color::Never);
+    if lean != full {
+        return Err(format!(
+            "the lean check reports\n{lean}\nthe full check\n{full}"
+        ));
+    }
     Ok(())
 }
 

@@ -41,7 +41,7 @@ pub fn run(out: &Output, args: &CheckArgs) -> Status {
     };
     let checked = match &project {
         Some(root) => driver::check_project_lean(&world, root),
-        None => driver::check_path(&world, &path),
+        None => driver::check_path_lean(&world, &path),
     };
     let mut compilation = match checked {
         Ok(c) => c,

@@ -10,17 +10,18 @@
 use crate::span::FileId;
 use crate::syntax::{self, Parse};
 
-/// Below this much text in all (about 25k lines), the modules are parsed on the calling
-/// thread. A second thread saves a few milliseconds there and costs the pages of an allocator
-/// heap of its own: a generated 10k-line project (380 KB) parsed on two threads was checked
-/// in 0.93 times the time at 1.41 times the peak memory (32 MiB against 23).
-const PARALLEL_FROM_BYTES: usize = 1 << 20;
+use crate::parallel::PARALLEL_FROM_BYTES;
 
-/// Parses each text, in the order given: `parses[i]` is the parse of `texts[i]`.
-pub(crate) fn parse_all(texts: &[(FileId, &str)]) -> Vec<Parse> {
+/// Parses each text, in the order given: `parses[i]` is the parse of `texts[i]`. With
+/// `defer_bodies`, the fn and check bodies of clean modules are deferred
+/// ([`syntax::parse_deferring`]).
+pub(crate) fn parse_all(texts: &[(FileId, &str)], defer_bodies: bool) -> Vec<Parse> {
     let total: usize = texts.iter().map(|(_, text)| text.len()).sum();
     crate::parallel::map_in_order(texts, total >= PARALLEL_FROM_BYTES, |&(file, text)| {
-        syntax::parse(file, text)
+        match defer_bodies {
+            true => syntax::parse_deferring(file, text),
+            false => syntax::parse(file, text),
+        }
     })
 }
 
@@ -50,7 +51,7 @@ mod tests {
             .map(|(k, text)| (FileId(k as u32), text.as_str()))
             .collect();
         assert!(texts.iter().map(String::len).sum::<usize>() >= PARALLEL_FROM_BYTES);
-        let shared = parse_all(&files);
+        let shared = parse_all(&files, false);
         let alone: Vec<Parse> = files
             .iter()
             .map(|&(file, text)| syntax::parse(file, text))

@@ -6,6 +6,7 @@ use super::Map;
 use aelc_runtime::expr as rt;
 use aelc_runtime::ty::Ty;
 
+use super::bodies::{Deferred, ModuleBodies};
 use super::error::{ExprError, NameError, NodeError};
 use super::expr::ExprCx;
 use super::resolution::Symbol;
@@ -32,9 +33,8 @@ pub(crate) struct Sig {
 pub(crate) fn check_all(cx: &mut Cx<'_, '_>) {
     lower_errors(cx);
     lower_sigs(cx);
-    let graph = lower_fn_bodies(cx);
+    let graph = lower_bodies(cx);
     report_call_cycles(cx, &graph);
-    lower_checks(cx);
     lower_builders(cx);
     lower_streams(cx);
 }
@@ -161,19 +161,105 @@ fn lower_sigs(cx: &mut Cx<'_, '_>) {
     }
 }
 
-/// Type-checks and lowers every fn body; returns the call graph (callee ids with call spans).
-fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
-    let mut graph = Vec::with_capacity(cx.fns.len());
+/// Type-checks and lowers every fn and check, a module at a time: a module's deferred bodies
+/// ([`ast::Body::Deferred`]) are parsed (on a second core, a few modules ahead, for a large
+/// project) before sema reaches it and dropped when it is done. Returns the fns' call graph
+/// (callee ids with call spans), by fn id.
+fn lower_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
+    let mut lowered = Lowered {
+        graph: Vec::with_capacity(cx.fns.len()),
+        next_fn: 0,
+        next_check: 0,
+    };
     cx.out.fns.reserve_exact(cx.fns.len());
-    for i in 0..cx.fns.len() {
-        let Some(decl) = cx.fns.get(i) else { continue };
-        let (module, item, def) = (decl.module, decl.item, decl.def);
-        let sig = cx.fn_sigs.get(i).cloned().flatten();
-        let mut body_ir = None;
-        let mut locals = 0;
-        let mut calls = Vec::new();
-        match (&def.body, &sig) {
-            (Some(body), Some(sig)) => {
+    cx.out.checks.reserve_exact(cx.checks.len());
+    let deferred = Deferred::all(cx);
+    // Nothing reads or adds a source while fns and checks are checked (prompt templates come
+    // with the nodes, later), so the map is lent to the parsing thread meanwhile.
+    let sources = std::mem::take(&mut *cx.sources);
+    let text: usize = deferred
+        .iter()
+        .filter_map(|d| sources.get(d.file))
+        .map(|f| f.text.len())
+        .sum();
+    let mut taken = 0;
+    crate::parallel::pipeline(
+        &deferred,
+        text >= crate::parallel::PARALLEL_FROM_BYTES,
+        |module| module.parse(&sources),
+        |parsed| {
+            let Some(module) = deferred.get(taken) else {
+                return;
+            };
+            taken += 1;
+            lowered.up_to(cx, module.module, &ModuleBodies::none());
+            let bodies = ModuleBodies::new(cx, module, parsed);
+            lowered.module(cx, module.module, &bodies);
+        },
+    );
+    *cx.sources = sources;
+    for module in deferred.get(taken..).unwrap_or_default() {
+        cx.reparse.push(module.file); // not parsed: the parsing thread stopped
+    }
+    lowered.up_to(cx, usize::MAX, &ModuleBodies::none());
+    lowered.graph
+}
+
+/// How far [`lower_bodies`] got: the next fn and check, and the fns' calls so far.
+struct Lowered {
+    graph: Vec<Vec<(u32, Span)>>,
+    next_fn: usize,
+    next_check: usize,
+}
+
+impl Lowered {
+    /// Lowers the fns and checks of `module` (the next ones: declarations are in module order).
+    fn module(&mut self, cx: &mut Cx<'_, '_>, module: usize, bodies: &ModuleBodies) {
+        while cx.fns.get(self.next_fn).is_some_and(|d| d.module == module) {
+            self.graph.push(lower_fn(cx, self.next_fn, bodies));
+            self.next_fn += 1;
+        }
+        while cx
+            .checks
+            .get(self.next_check)
+            .is_some_and(|d| d.module == module)
+        {
+            lower_check(cx, self.next_check, bodies);
+            self.next_check += 1;
+        }
+    }
+
+    /// Lowers the fns and checks of the modules before `end`.
+    fn up_to(&mut self, cx: &mut Cx<'_, '_>, end: usize, bodies: &ModuleBodies) {
+        while cx.fns.get(self.next_fn).is_some_and(|d| d.module < end) {
+            self.graph.push(lower_fn(cx, self.next_fn, bodies));
+            self.next_fn += 1;
+        }
+        while cx
+            .checks
+            .get(self.next_check)
+            .is_some_and(|d| d.module < end)
+        {
+            lower_check(cx, self.next_check, bodies);
+            self.next_check += 1;
+        }
+    }
+}
+
+/// Type-checks and lowers fn `i`; returns its calls (callee ids with call spans).
+fn lower_fn(cx: &mut Cx<'_, '_>, i: usize, bodies: &ModuleBodies) -> Vec<(u32, Span)> {
+    let Some(decl) = cx.fns.get(i) else {
+        return Vec::new();
+    };
+    let (module, item, def) = (decl.module, decl.item, decl.def);
+    let sig = cx.fn_sigs.get(i).cloned().flatten();
+    let mut body_ir = None;
+    let mut locals = 0;
+    let mut calls = Vec::new();
+    match (&def.body, &sig) {
+        (Some(body), Some(sig)) => {
+            // `None`: a deferred body that did not parse; its module is parsed again, whole.
+            if let Some(body) = bodies.fn_body(body) {
                 let mut ecx = ExprCx::new(cx, module);
                 ecx.bind_params(&sig.params, &def.params);
                 if let Some(ret) = &sig.ret {
@@ -182,47 +268,46 @@ fn lower_fn_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
                 locals = ecx.locals_used();
                 calls = std::mem::take(&mut ecx.calls);
             }
-            (None, _) if !def.is_extern => {
-                // The item ends at the `;` written where the body should be.
-                let end = item.span.end as usize;
-                let semi = Span::new(item.span.file, end.saturating_sub(1)..end);
-                cx.report(ExprError::NoBody {
-                    span: semi,
-                    name_span: def.name.span,
-                    name: def.name.name.to_string(),
-                });
-            }
-            _ => {}
         }
-        graph.push(calls);
-        let module_path = cx.module_path(module);
-        cx.out.fns.push(ir::FnIr {
-            name: def.name.name.to_string(),
-            module: module_path,
-            docs: docs(&item.docs),
-            params: sig
-                .as_ref()
-                .map(|s| {
-                    s.params
-                        .iter()
-                        .zip(&s.param_special)
-                        .map(|((n, t), special)| ir::Param {
-                            name: n.clone(),
-                            ty: t.clone(),
-                            raw: *special == Some(Special::Raw),
-                            stream: None,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            ret: sig.as_ref().and_then(|s| s.ret.clone()),
-            is_extern: def.is_extern,
-            // Checked above either way; kept only for emission (`CheckInput::lean`).
-            body: body_ir.filter(|_| !cx.input.lean),
-            locals,
-        });
+        (None, _) if !def.is_extern => {
+            // The item ends at the `;` written where the body should be.
+            let end = item.span.end as usize;
+            let semi = Span::new(item.span.file, end.saturating_sub(1)..end);
+            cx.report(ExprError::NoBody {
+                span: semi,
+                name_span: def.name.span,
+                name: def.name.name.to_string(),
+            });
+        }
+        _ => {}
     }
-    graph
+    let module_path = cx.module_path(module);
+    cx.out.fns.push(ir::FnIr {
+        name: def.name.name.to_string(),
+        module: module_path,
+        docs: docs(&item.docs),
+        params: sig
+            .as_ref()
+            .map(|s| {
+                s.params
+                    .iter()
+                    .zip(&s.param_special)
+                    .map(|((n, t), special)| ir::Param {
+                        name: n.clone(),
+                        ty: t.clone(),
+                        raw: *special == Some(Special::Raw),
+                        stream: None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        ret: sig.as_ref().and_then(|s| s.ret.clone()),
+        is_extern: def.is_extern,
+        // Checked above either way; kept only for emission (`CheckInput::lean`).
+        body: body_ir.filter(|_| !cx.input.lean),
+        locals,
+    });
+    calls
 }
 
 fn report_call_cycles(cx: &mut Cx<'_, '_>, graph: &[Vec<(u32, Span)>]) {
@@ -356,75 +441,75 @@ pub(crate) fn check_code(
     }
 }
 
-fn lower_checks(cx: &mut Cx<'_, '_>) {
-    cx.out.checks.reserve_exact(cx.checks.len());
-    for i in 0..cx.checks.len() {
-        let Some(decl) = cx.checks.get(i) else {
-            continue;
-        };
-        let (module, item, def) = (decl.module, decl.item, decl.def);
-        let (params, _, ok) = lower_params(cx, module, &def.params, false);
-        let fails = resolve_fails(cx, module, &def.fails);
-        let mut requires = Vec::new();
-        let mut locals = 0;
-        if let (Some(body), true) = (&def.body, ok) {
-            let mut ecx = ExprCx::new(cx, module);
-            ecx.bind_params(&params, &def.params);
-            let mut lowered = Vec::new();
-            for req in body {
-                let (t, x) = ecx.expr(&req.cond, Some(&STy::Bool));
-                if !t.fits(&STy::Bool) {
-                    let found = t.describe(&ecx.cx.table);
-                    ecx.cx.report(ExprError::RequirementNotBool {
-                        span: req.cond.span,
-                        found,
-                    });
-                }
-                let message = req.message.as_ref().and_then(|m| match &m.kind {
-                    LitKind::Str { value, .. } => Some(value.to_string()),
-                    _ => None,
+/// Type-checks and lowers check `i`.
+fn lower_check(cx: &mut Cx<'_, '_>, i: usize, bodies: &ModuleBodies) {
+    let Some(decl) = cx.checks.get(i) else {
+        return;
+    };
+    let (module, item, def) = (decl.module, decl.item, decl.def);
+    let (params, _, ok) = lower_params(cx, module, &def.params, false);
+    let fails = resolve_fails(cx, module, &def.fails);
+    let mut requires = Vec::new();
+    let mut locals = 0;
+    // `None`: a deferred body that did not parse; its module is parsed again, whole.
+    let body = def.body.as_ref().and_then(|body| bodies.check_body(body));
+    if let (Some(body), true) = (body, ok) {
+        let mut ecx = ExprCx::new(cx, module);
+        ecx.bind_params(&params, &def.params);
+        let mut lowered = Vec::new();
+        for req in body {
+            let (t, x) = ecx.expr(&req.cond, Some(&STy::Bool));
+            if !t.fits(&STy::Bool) {
+                let found = t.describe(&ecx.cx.table);
+                ecx.cx.report(ExprError::RequirementNotBool {
+                    span: req.cond.span,
+                    found,
                 });
-                lowered.push((
-                    req.code.clone(),
-                    rt::Require {
-                        cond: x,
-                        code: req.code.name.to_string(),
-                        message,
-                    },
-                ));
             }
-            locals = ecx.locals_used();
-            for (code, r) in lowered {
-                check_code(
-                    cx,
-                    fails,
-                    def.fails.is_some(),
-                    &code,
-                    &format!("check `{}`", def.name.name),
-                );
-                requires.push(r);
-            }
+            let message = req.message.as_ref().and_then(|m| match &m.kind {
+                LitKind::Str { value, .. } => Some(value.to_string()),
+                _ => None,
+            });
+            lowered.push((
+                req.code.clone(),
+                rt::Require {
+                    cond: x,
+                    code: req.code.name.to_string(),
+                    message,
+                },
+            ));
         }
-        let module_path = cx.module_path(module);
-        cx.out.checks.push(ir::CheckIr {
-            name: def.name.name.to_string(),
-            module: module_path,
-            docs: docs(&item.docs),
-            params: params
-                .into_iter()
-                .map(|(name, ty)| ir::Param {
-                    name,
-                    ty,
-                    raw: false,
-                    stream: None,
-                })
-                .collect(),
-            fails: fails.map(ir::ErrorSetId),
-            is_extern: def.is_extern,
-            requires: if cx.input.lean { Vec::new() } else { requires },
-            locals,
-        });
+        locals = ecx.locals_used();
+        for (code, r) in lowered {
+            check_code(
+                cx,
+                fails,
+                def.fails.is_some(),
+                &code,
+                &format!("check `{}`", def.name.name),
+            );
+            requires.push(r);
+        }
     }
+    let module_path = cx.module_path(module);
+    cx.out.checks.push(ir::CheckIr {
+        name: def.name.name.to_string(),
+        module: module_path,
+        docs: docs(&item.docs),
+        params: params
+            .into_iter()
+            .map(|(name, ty)| ir::Param {
+                name,
+                ty,
+                raw: false,
+                stream: None,
+            })
+            .collect(),
+        fails: fails.map(ir::ErrorSetId),
+        is_extern: def.is_extern,
+        requires: if cx.input.lean { Vec::new() } else { requires },
+        locals,
+    });
 }
 
 fn lower_builders(cx: &mut Cx<'_, '_>) {

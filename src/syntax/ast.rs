@@ -406,7 +406,7 @@ pub struct FnDef {
     pub ret: TypeExpr,
     /// The body block; `None` for `extern fn`. Boxed, so that a `fn` is not the largest item
     /// (an [`Item`] is as large as its largest kind).
-    pub body: Option<Box<Expr>>,
+    pub body: Option<Body<Box<Expr>>>,
 }
 
 /// `check name(p: T) fails E { require …; }` or `extern check name(p: T) fails E;`
@@ -417,7 +417,40 @@ pub struct CheckDef {
     pub params: Box<[Param]>,
     pub fails: Option<Path>,
     /// The requirements in order; `None` for `extern check`.
-    pub body: Option<Vec<Require>>,
+    pub body: Option<Body<Vec<Require>>>,
+}
+
+/// A fn's or a check's body: parsed, or only delimited. `aelc check` parses a project with its
+/// bodies deferred ([`crate::syntax::parse_deferring`]) and sema parses them a module at a
+/// time while it checks them ([`crate::syntax::parse_deferred`]), so that the bodies of a
+/// whole project, about a third of its syntax trees, are never in memory at once. Every other
+/// parse ([`crate::syntax::parse`]) gives `Parsed` bodies only.
+#[derive(Clone, PartialEq)]
+pub enum Body<T> {
+    Parsed(T),
+    /// From the `{` to the `}`. Only a module whose parse found no error defers its bodies.
+    Deferred(Span),
+}
+
+impl<T> Body<T> {
+    /// The body, when it was parsed.
+    pub fn parsed(&self) -> Option<&T> {
+        match self {
+            Body::Parsed(body) => Some(body),
+            Body::Deferred(_) => None,
+        }
+    }
+}
+
+/// A parsed body prints as the body itself, so that the parser's tree dumps read as they did
+/// before bodies could be deferred.
+impl<T: std::fmt::Debug> std::fmt::Debug for Body<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Body::Parsed(body) => body.fmt(f),
+            Body::Deferred(span) => f.debug_tuple("Deferred").field(span).finish(),
+        }
+    }
 }
 
 /// `require COND else CODE ["message"];`
@@ -1116,7 +1149,8 @@ mod tests {
             ("Bound", 48),
             ("RangeArg", 112),
             ("Field", 152),
-            ("Item", 200),
+            // A fn's body may be deferred (`Body`): its span beside the box, 8 bytes more.
+            ("Item", 208),
             ("Entry", 80),
             ("Arg", 96),
             ("Param", 112),

@@ -353,6 +353,8 @@ struct Ctx<'src> {
     file: FileId,
     src: &'src str,
     offset: usize,
+    /// Whether fn and check bodies are only delimited, not parsed ([`ast::Body::Deferred`]).
+    defer_bodies: bool,
 }
 
 impl<'src> Ctx<'src> {
@@ -368,10 +370,14 @@ impl<'src> Ctx<'src> {
     }
 }
 
-/// Lexes and parses one module; errors come back typed, in source order.
+/// Lexes and parses one module; errors come back typed, in source order. With
+/// `defer_bodies`, a module without a single error gets its fn and check bodies delimited
+/// rather than parsed ([`ast::Body::Deferred`], read by [`parse_deferred`]); a module with an
+/// error is parsed whole, so that its diagnostics and its recovery are those of any parse.
 pub fn parse_module(
     file: FileId,
     text: &str,
+    defer_bodies: bool,
 ) -> (ast::Module, Vec<ast::Comment>, Vec<SyntaxError>) {
     let Lexed {
         tokens,
@@ -385,6 +391,7 @@ pub fn parse_module(
         file,
         src: text,
         offset: 0,
+        defer_bodies: false,
     };
     let mut items = Vec::new();
     if let Some(too_deep) = too_deep {
@@ -392,8 +399,12 @@ pub fn parse_module(
     } else {
         let eoi = lexer::token_span(text.len()..text.len());
         let input = || tokens.as_slice().split_token_span(eoi);
+        let fast_cx = Ctx {
+            defer_bodies: defer_bodies && errors.is_empty(),
+            ..cx
+        };
         items = closed::with(&tokens, || {
-            let fast = item::module::<EmptyErr>(cx).parse(input());
+            let fast = item::module::<EmptyErr>(fast_cx).parse(input());
             match fast.into_result() {
                 Ok(items) => items,
                 Err(_) => {
@@ -429,6 +440,7 @@ pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Synt
         file,
         src: text,
         offset,
+        defer_bodies: false,
     };
     let whole = Span::new(file, offset..offset + text.len());
     let error_expr = ast::Expr {
@@ -455,6 +467,74 @@ pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Synt
     });
     errors.sort_by_key(|e| (e.span().start, e.span().end));
     (output.unwrap_or(error_expr), errors)
+}
+
+/// Parses the bodies that [`parse_module`] deferred in `text` (each the span of a
+/// [`ast::Body::Deferred`] and whether it is a check's), in the order given. `None` when one of
+/// them is not clean: the module must then be parsed whole ([`parse_module`] without deferring),
+/// which says what is wrong and where, as any parse of it does.
+///
+/// A clean body gives the very tree a whole parse gives: the grammar is the same, a body's
+/// parse reads nothing outside its braces, and only a recovery (which reports an error) could.
+/// The module is lexed and the grammar built once for all its bodies.
+pub fn parse_deferred(
+    file: FileId,
+    text: &str,
+    bodies: &[(Span, DeferredKind)],
+) -> Option<Vec<ParsedBody>> {
+    let Lexed {
+        tokens,
+        errors,
+        too_deep,
+        ..
+    } = lexer::lex(file, text, 0);
+    if !errors.is_empty() || too_deep.is_some() {
+        return None;
+    }
+    let cx = Ctx {
+        file,
+        src: text,
+        offset: 0,
+        defer_bodies: false,
+    };
+    closed::with(&tokens, || {
+        let (fn_body, check_body) = item::bodies::<EmptyErr>(cx);
+        bodies
+            .iter()
+            .map(|&(span, kind)| {
+                let from = tokens.partition_point(|(_, t)| t.start < span.start);
+                let to = tokens.partition_point(|(_, t)| t.start < span.end);
+                let eoi = lexer::token_span(span.end as usize..span.end as usize);
+                let input = tokens.get(from..to)?.split_token_span(eoi);
+                match kind {
+                    DeferredKind::Fn => fn_body
+                        .parse(input)
+                        .into_result()
+                        .ok()
+                        .map(|body| ParsedBody::Fn(Box::new(body))),
+                    DeferredKind::Check => check_body
+                        .parse(input)
+                        .into_result()
+                        .ok()
+                        .map(ParsedBody::Check),
+                }
+            })
+            .collect()
+    })
+}
+
+/// Whose body a deferred span is ([`parse_deferred`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeferredKind {
+    Fn,
+    Check,
+}
+
+/// A deferred body, parsed ([`parse_deferred`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParsedBody {
+    Fn(Box<ast::Expr>),
+    Check(Vec<ast::Require>),
 }
 
 /// Turns chumsky's errors into ours: one per position, none where the lexer already reported
@@ -642,7 +722,7 @@ mod tests {
     /// bound far above a linear parse, far below the blow-up a fuzz finding showed).
     fn fails_within(text: &str, seconds: u64) {
         let started = std::time::Instant::now();
-        let (_, _, errors) = parse_module(FileId(0), text);
+        let (_, _, errors) = parse_module(FileId(0), text, false);
         let elapsed = started.elapsed();
         assert!(!errors.is_empty());
         assert!(
@@ -723,7 +803,7 @@ mod tests {
     #[test]
     fn the_error_for_levels_left_open_is_at_the_end() {
         let text = "node n(x: X) -> Y {\n    config {\n        prompt: file(\"p.md\"\n";
-        let (_, _, errors) = parse_module(FileId(0), text);
+        let (_, _, errors) = parse_module(FileId(0), text, false);
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].span().start as usize, text.len());
     }
@@ -735,7 +815,7 @@ mod tests {
     fn a_run_of_bare_at_signs_is_one_error() {
         let text = "@".repeat(20_000);
         fails_within(&text, 2);
-        let (_, _, errors) = parse_module(FileId(0), &text);
+        let (_, _, errors) = parse_module(FileId(0), &text, false);
         assert_eq!(errors.len(), 1, "{:?}", &errors[..errors.len().min(3)]);
         let bytes = include_bytes!("../../fuzz/regressions/parse-81edfeed35ef2c3a");
         fails_within(&String::from_utf8_lossy(bytes), 2);
@@ -759,6 +839,7 @@ mod tests {
                 file,
                 src: text,
                 offset: 0,
+                defer_bodies: false,
             };
             let eoi = lexer::token_span(text.len()..text.len());
             let input = || tokens.as_slice().split_token_span(eoi);
@@ -784,5 +865,83 @@ mod tests {
             }
         }
         assert!(clean > 30, "only {clean} files parsed cleanly");
+    }
+
+    /// A parse that defers bodies reports what a whole parse reports, and each deferred body,
+    /// parsed on its own, is the body the whole parse built; a module with an error defers
+    /// nothing. Over the UI corpus and bodies written to fail only when parsed.
+    #[test]
+    fn deferred_bodies_parse_to_the_whole_parse() {
+        let mut corpus = corpus();
+        assert!(corpus.len() > 60, "the UI corpus was not found");
+        corpus.push((
+            "a broken body".into(),
+            "fn f(x: u32) -> u32 { x + }\ncheck c(x: u32) { require x > else bad; }\n".into(),
+        ));
+        let (mut deferred, mut refused) = (0, 0);
+        for (name, text) in &corpus {
+            let file = FileId(0);
+            let (whole, _, whole_errors) = parse_module(file, text, false);
+            let (mut module, _, errors) = parse_module(file, text, true);
+            let mut spans = Vec::new();
+            for item in &module.items {
+                match &item.kind {
+                    ast::ItemKind::Fn(ast::FnDef {
+                        body: Some(ast::Body::Deferred(span)),
+                        ..
+                    }) => spans.push((*span, DeferredKind::Fn)),
+                    ast::ItemKind::Check(ast::CheckDef {
+                        body: Some(ast::Body::Deferred(span)),
+                        ..
+                    }) => spans.push((*span, DeferredKind::Check)),
+                    _ => {}
+                }
+            }
+            if spans.is_empty() {
+                assert_eq!(module, whole, "{name}: nothing deferred, yet another tree");
+                assert_eq!(errors, whole_errors, "{name}");
+                continue;
+            }
+            assert!(
+                !errors.iter().any(|e| e.to_diagnostic().is_error()),
+                "{name}: a module with an error deferred its bodies"
+            );
+            let Some(bodies) = parse_deferred(file, text, &spans) else {
+                assert!(
+                    whole_errors.iter().any(|e| e.to_diagnostic().is_error()),
+                    "{name}: a deferred body did not parse in a clean module"
+                );
+                refused += 1;
+                continue;
+            };
+            assert_eq!(errors, whole_errors, "{name}");
+            let mut bodies = bodies.into_iter();
+            for item in &mut module.items {
+                match &mut item.kind {
+                    ast::ItemKind::Fn(ast::FnDef {
+                        body: Some(body @ ast::Body::Deferred(_)),
+                        ..
+                    }) => match bodies.next() {
+                        Some(ParsedBody::Fn(expr)) => *body = ast::Body::Parsed(expr),
+                        other => panic!("{name}: a fn body parsed as {other:?}"),
+                    },
+                    ast::ItemKind::Check(ast::CheckDef {
+                        body: Some(body @ ast::Body::Deferred(_)),
+                        ..
+                    }) => match bodies.next() {
+                        Some(ParsedBody::Check(requires)) => *body = ast::Body::Parsed(requires),
+                        other => panic!("{name}: a check body parsed as {other:?}"),
+                    },
+                    _ => {}
+                }
+            }
+            assert_eq!(
+                module, whole,
+                "{name}: a deferred body parsed to another tree"
+            );
+            deferred += spans.len();
+        }
+        assert!(deferred > 30, "only {deferred} bodies were deferred");
+        assert!(refused > 0, "no deferred body failed to parse");
     }
 }

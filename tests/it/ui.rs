@@ -240,3 +240,54 @@ fn a_lean_check_reports_what_a_full_check_reports() {
     }
     assert!(compared > 5, "only {compared} projects made a program");
 }
+
+/// `aelc check` of a file or a folder without `ael.toml` defers the bodies of fns and checks
+/// and parses them a module at a time (`driver::check_path_lean`); it must report exactly what
+/// the full check reports on every UI case, including those whose bodies hold the error, which
+/// send their module back to a whole parse. A written case adds a body that only fails when
+/// parsed and a dangling doc comment, which must be reported once.
+#[test]
+fn a_lean_check_of_a_file_reports_what_a_full_check_reports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("tests/ui")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.ends_with("projects") {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "ael") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 60, "only {} UI cases found", files.len());
+    let rendered = |world: &dyn driver::World, path: &Path, lean: bool| {
+        let checked = match lean {
+            true => driver::check_path_lean(world, path),
+            false => driver::check_path(world, path),
+        };
+        let compilation = checked.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        render::human(&compilation.sources, &compilation.diagnostics, Color::Never)
+    };
+    for file in &files {
+        let shown = file.strip_prefix(root).unwrap_or(file);
+        assert_eq!(
+            rendered(&DiskWorld, shown, false),
+            rendered(&DiskWorld, shown, true),
+            "{}: the lean check differs",
+            shown.display()
+        );
+    }
+    let broken = "/// The sum.\nfn sum(x: u32) -> u32 { x + }\n\n\
+                  check positive(x: u32) { require x > 0 else bad; }\n/// Nothing follows.\n";
+    let world = driver::MemoryWorld::new().with("/m/broken.ael", broken);
+    let (full, lean) = (
+        rendered(&world, Path::new("/m"), false),
+        rendered(&world, Path::new("/m"), true),
+    );
+    assert_eq!(full, lean);
+    assert_eq!(lean.matches("error[E").count(), 2, "{lean}");
+    assert_eq!(lean.matches("warning[W0001]").count(), 1, "{lean}");
+}

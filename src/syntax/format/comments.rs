@@ -29,6 +29,11 @@ impl<'a> Comments<'a> {
         }
     }
 
+    /// The text the spans point into.
+    pub fn source(&self) -> &'a str {
+        self.source
+    }
+
     /// Whether a comment not yet handed out starts before `pos`.
     pub fn any_before(&self, pos: u32) -> bool {
         self.list.get(self.next).is_some_and(|c| c.span.start < pos)

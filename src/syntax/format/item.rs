@@ -1,9 +1,12 @@
 //! Printing modules, items and the blocks, entries and statements inside them.
 
+use crate::span::Span;
 use crate::syntax::ast::{
-    Arg, Block, CheckDef, Entry, Expr, ExprKind, Field, FnDef, Ident, Item, ItemKind, Module,
+    Arg, Block, Body, CheckDef, Entry, Expr, ExprKind, Field, FnDef, Ident, Item, ItemKind, Module,
     NodeDef, NodeKind, Param, Path, Require, Stmt, UseItem, UseName, Variant,
 };
+
+use crate::syntax::{DeferredKind, ParsedBody};
 
 use super::doc::{concat, Doc};
 use super::printer::{author_blank, doc_comment, Located, Place, Printer};
@@ -236,8 +239,36 @@ impl Printer<'_> {
         ];
         match &def.body {
             None => concat![Doc::group(header), ";"],
-            Some(body) => concat![Doc::group(header), " ", self.body_block(body, end)],
+            Some(Body::Parsed(body)) => {
+                concat![Doc::group(header), " ", self.body_block(body, end)]
+            }
+            Some(Body::Deferred(span)) => match self.deferred(*span, DeferredKind::Fn) {
+                Ok(ParsedBody::Fn(body)) => {
+                    concat![Doc::group(header), " ", self.body_block(&body, end)]
+                }
+                Ok(ParsedBody::Check(_)) | Err(()) => {
+                    concat![Doc::group(header), " ", self.written(*span)]
+                }
+            },
         }
+    }
+
+    /// A body the parse deferred ([`Body::Deferred`]), which no parse the formatter makes
+    /// itself has ([`crate::syntax::parse`]): parsed from the source here.
+    fn deferred(&self, span: Span, kind: DeferredKind) -> Result<ParsedBody, ()> {
+        let source = self.comments.source();
+        let parsed = crate::syntax::parse_deferred(span.file, source, &[(span, kind)]);
+        parsed.and_then(|mut bodies| bodies.pop()).ok_or(())
+    }
+
+    /// The source text of `span` as written: a deferred body that does not parse.
+    fn written(&self, span: Span) -> Doc {
+        let source = self.comments.source();
+        Doc::text(
+            source
+                .get(span.start as usize..span.end as usize)
+                .unwrap_or(""),
+        )
     }
 
     fn check_item(&mut self, def: &CheckDef, end: u32) -> Doc {
@@ -250,7 +281,10 @@ impl Printer<'_> {
             .fails
             .as_ref()
             .map(|f| f.span().start)
-            .or_else(|| def.body.as_ref()?.first().map(|r| r.span.start))
+            .or_else(|| match def.body.as_ref()? {
+                Body::Parsed(requires) => requires.first().map(|r| r.span.start),
+                Body::Deferred(span) => Some(span.start),
+            })
             .unwrap_or(end);
         let mut header = vec![
             keyword.into(),
@@ -262,13 +296,18 @@ impl Printer<'_> {
             header.push(path(fails));
         }
         let header = Doc::group(Doc::Concat(header));
-        match &def.body {
-            None => concat![header, ";"],
-            Some(requires) => {
-                let seq = self.vertical(requires, end, ";", author_blank, |p, r| p.require(r));
-                concat![header, " ", Printer::braced(seq)]
-            }
-        }
+        let requires = match &def.body {
+            None => return concat![header, ";"],
+            Some(Body::Parsed(requires)) => std::borrow::Cow::Borrowed(requires),
+            Some(Body::Deferred(span)) => match self.deferred(*span, DeferredKind::Check) {
+                Ok(ParsedBody::Check(requires)) => std::borrow::Cow::Owned(requires),
+                Ok(ParsedBody::Fn(_)) | Err(()) => {
+                    return concat![header, " ", self.written(*span)];
+                }
+            },
+        };
+        let seq = self.vertical(&requires, end, ";", author_blank, |p, r| p.require(r));
+        concat![header, " ", Printer::braced(seq)]
     }
 
     /// `require COND else CODE "message"` on one line when it fits; otherwise the `else` part

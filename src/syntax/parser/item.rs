@@ -9,7 +9,7 @@
 
 use chumsky::prelude::*;
 
-use super::expr::{attribute, expr_parsers, ident, key, path, P};
+use super::expr::{attribute, expr_parsers, ident, key, path, ExprParsers, P};
 use super::{balanced, tight, Ctx, Exact, Fail};
 use crate::syntax::ast::*;
 use crate::syntax::token::Token;
@@ -73,6 +73,64 @@ fn braced<'tok, 'src: 'tok, O: 'tok, E: Fail<'tok, 'src>>(
     inner
         .delimited_by(just(Token::LBrace), just(Token::RBrace))
         .boxed()
+}
+
+/// A check's `{ require …; … }`.
+fn check_body<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
+    cx: Ctx<'src>,
+    parsers: &ExprParsers<'tok, 'src, E>,
+) -> P<'tok, 'src, Vec<Require>, E> {
+    let message = parsers
+        .literal
+        .clone()
+        .filter(|lit: &Literal| matches!(lit.kind, LitKind::Str { .. }));
+    let require = just(Token::Require)
+        .ignore_then(parsers.expr.clone())
+        .then_ignore(just(Token::Else))
+        .then(ident(cx))
+        .then(message.or_not())
+        .map_with(move |((cond, code), message), e| Require {
+            cond,
+            code,
+            message,
+            span: cx.span(e.span()),
+        })
+        .labelled("a `require`")
+        .as_context()
+        .boxed();
+    braced(recovering_list(require, Token::Semi, false))
+}
+
+/// A fn's or a check's body: `parsed`, or, when the context defers bodies, the span of its
+/// balanced `{…}` ([`Body::Deferred`]), which sema parses later ([`super::parse_deferred`]).
+fn body<'tok, 'src: 'tok, T: 'tok, E: Fail<'tok, 'src>>(
+    cx: Ctx<'src>,
+    parsed: P<'tok, 'src, T, E>,
+) -> P<'tok, 'src, Body<T>, E> {
+    if cx.defer_bodies {
+        super::closed_group(
+            Token::LBrace,
+            Token::RBrace,
+            [
+                (Token::LParen, Token::RParen),
+                (Token::LBracket, Token::RBracket),
+            ],
+            move |span| Body::Deferred(cx.span(span)),
+        )
+        .boxed()
+    } else {
+        parsed.map(Body::Parsed).boxed()
+    }
+}
+
+/// The parsers of deferred bodies ([`super::parse_deferred`]): a fn's block and a check's
+/// requirements, each up to the end of its input.
+pub fn bodies<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(
+    cx: Ctx<'src>,
+) -> (P<'tok, 'src, Expr, E>, P<'tok, 'src, Vec<Require>, E>) {
+    let parsers = expr_parsers(cx);
+    let check = check_body(cx, &parsers).then_ignore(end()).boxed();
+    (parsers.block.then_ignore(end()).boxed(), check)
 }
 
 /// The item parser for a whole module.
@@ -242,10 +300,8 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
         just(Token::Fn)
             .ignore_then(fn_head)
             .then(
-                parsers
-                    .block
-                    .clone()
-                    .map(|body| Some(Box::new(body)))
+                body(cx, parsers.block.clone().map(Box::new).boxed())
+                    .map(Some)
                     .or(just(Token::Semi).to(None)),
             )
             .map(|(((name, params), ret), body)| FnDef {
@@ -260,24 +316,6 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
     .labelled("fn")
     .as_context();
 
-    let message = parsers
-        .literal
-        .clone()
-        .filter(|lit: &Literal| matches!(lit.kind, LitKind::Str { .. }));
-    let require = just(Token::Require)
-        .ignore_then(expr.clone())
-        .then_ignore(just(Token::Else))
-        .then(ident.clone())
-        .then(message.or_not())
-        .map_with(move |((cond, code), message), e| Require {
-            cond,
-            code,
-            message,
-            span: cx.span(e.span()),
-        })
-        .labelled("a `require`")
-        .as_context()
-        .boxed();
     let check_head = ident
         .clone()
         .then(params.clone())
@@ -297,7 +335,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
             }),
         just(Token::Check)
             .ignore_then(check_head)
-            .then(braced(recovering_list(require, Token::Semi, false)))
+            .then(body(cx, check_body(cx, &parsers)))
             .map(|(((name, params), fails), body)| CheckDef {
                 is_extern: false,
                 name,

@@ -771,7 +771,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                 name,
                 params: params.into(),
                 ret,
-                body: (!is_extern).then(|| Box::new(body)),
+                body: (!is_extern).then(|| Body::Parsed(Box::new(body))),
             })
         ),
         (
@@ -787,7 +787,7 @@ fn item_kind() -> impl Strategy<Value = ItemKind> {
                     name,
                     params: params.into(),
                     fails,
-                    body: (!is_extern).then_some(body),
+                    body: (!is_extern).then_some(Body::Parsed(body)),
                 })
             ),
         (lower(), params(), ty(), prop::collection::vec(expr(), 0..3)).prop_map(
