@@ -64,67 +64,9 @@ pub(crate) fn map_in_order<T: Sync, R: Send>(
     done.into_iter().map(|(_, result)| result).collect()
 }
 
-/// `produce` over `items` on a second thread while `consume` takes the results on this one,
-/// in the items' order, at most `AHEAD` results behind: a pipeline, for a pass whose consumer
-/// must see the items in order and one at a time (sema checking a module's bodies while the
-/// next modules' are parsed). On one core, or when not `worth_it`, both run here, item by item.
-/// A producer thread that cannot be started leaves the work to this one.
-pub(crate) fn pipeline<T: Sync, R: Send>(
-    items: &[T],
-    worth_it: bool,
-    produce: impl Fn(&T) -> R + Sync,
-    mut consume: impl FnMut(R),
-) {
-    /// Results made ahead of the consumer: enough to cover uneven items, few enough that what
-    /// waits is a few modules' worth.
-    const AHEAD: usize = 4;
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if !worth_it || cores < 2 || items.len() < 2 {
-        items.iter().for_each(|item| consume(produce(item)));
-        return;
-    }
-    let (sender, receiver) = std::sync::mpsc::sync_channel(AHEAD);
-    std::thread::scope(|scope| {
-        let produce = &produce;
-        let started = std::thread::Builder::new()
-            .name("aelc-worker".to_owned())
-            .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, move || {
-                for item in items {
-                    // The consumer stops taking only when it is done.
-                    if sender.send(produce(item)).is_err() {
-                        break;
-                    }
-                }
-            });
-        if started.is_err() {
-            items.iter().for_each(|item| consume(produce(item)));
-            return;
-        }
-        // One result per item, in order, unless the producer stopped early (it panicked).
-        for _ in items {
-            match receiver.recv() {
-                Ok(result) => consume(result),
-                Err(_) => break,
-            }
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_pipeline_hands_the_results_over_in_order_on_one_thread_or_two() {
-        let items: Vec<u64> = (0..500).collect();
-        for worth_it in [true, false] {
-            let mut seen = Vec::new();
-            pipeline(&items, worth_it, |&n| n * 3, |r| seen.push(r));
-            let expected: Vec<u64> = items.iter().map(|n| n * 3).collect();
-            assert_eq!(seen, expected);
-        }
-    }
 
     #[test]
     fn results_come_back_in_the_items_order_whoever_made_them() {

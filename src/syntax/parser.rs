@@ -476,20 +476,29 @@ pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Synt
 ///
 /// A clean body gives the very tree a whole parse gives: the grammar is the same, a body's
 /// parse reads nothing outside its braces, and only a recovery (which reports an error) could.
-/// The module is lexed and the grammar built once for all its bodies.
+/// Each body is lexed alone (it starts and ends at a token boundary, so its tokens are the
+/// module's own) and its tokens placed at their offsets in the module, so that one grammar,
+/// built for the module's text, reads them all and the rest of the text is not lexed again.
 pub fn parse_deferred(
     file: FileId,
     text: &str,
     bodies: &[(Span, DeferredKind)],
 ) -> Option<Vec<ParsedBody>> {
-    let Lexed {
-        tokens,
-        errors,
-        too_deep,
-        ..
-    } = lexer::lex(file, text, 0);
-    if !errors.is_empty() || too_deep.is_some() {
-        return None;
+    let mut tokens = Vec::new();
+    let mut ranges = Vec::with_capacity(bodies.len());
+    for &(span, _) in bodies {
+        let base = span.start as usize;
+        let slice = text.get(base..span.end as usize)?;
+        let lexed = lexer::lex(file, slice, base);
+        if !lexed.errors.is_empty() || lexed.too_deep.is_some() {
+            return None;
+        }
+        let from = tokens.len();
+        tokens.extend(lexed.tokens.into_iter().map(|(token, at)| {
+            let at = lexer::token_span(at.start as usize + base..at.end as usize + base);
+            (token, at)
+        }));
+        ranges.push(from..tokens.len());
     }
     let cx = Ctx {
         file,
@@ -501,11 +510,10 @@ pub fn parse_deferred(
         let (fn_body, check_body) = item::bodies::<EmptyErr>(cx);
         bodies
             .iter()
-            .map(|&(span, kind)| {
-                let from = tokens.partition_point(|(_, t)| t.start < span.start);
-                let to = tokens.partition_point(|(_, t)| t.start < span.end);
+            .zip(ranges)
+            .map(|(&(span, kind), range)| {
                 let eoi = lexer::token_span(span.end as usize..span.end as usize);
-                let input = tokens.get(from..to)?.split_token_span(eoi);
+                let input = tokens.get(range)?.split_token_span(eoi);
                 match kind {
                     DeferredKind::Fn => fn_body
                         .parse(input)

@@ -291,3 +291,41 @@ fn a_lean_check_of_a_file_reports_what_a_full_check_reports() {
     assert_eq!(lean.matches("error[E").count(), 2, "{lean}");
     assert_eq!(lean.matches("warning[W0001]").count(), 1, "{lean}");
 }
+
+/// Over a megabyte of source, `aelc check` parses the deferred bodies of many modules side
+/// by side before sema checks them (`sema::items::lower_bodies`): the diagnostics are still
+/// those of the full check, in the same order, with a body that breaks only when parsed in
+/// the middle of the project.
+#[test]
+fn a_large_lean_check_reports_what_a_full_check_reports() {
+    let mut world = driver::MemoryWorld::new();
+    let mut bytes = 0;
+    let mut k = 0;
+    while bytes < 1 << 20 {
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(&format!(
+                "/// Twice {i}.\nfn twice{k}x{i}(x: u32) -> u32 {{\n    let y = x * 2;\n    if y > 10 {{ y }} else {{ {i} }}\n}}\n\n\
+                 /// Positive {i}.\ncheck positive{k}x{i}(x: u32) {{\n    require x > {i} else bad;\n}}\n\n"
+            ));
+        }
+        if k == 7 {
+            text.push_str("fn broken(x: u32) -> u32 { x * }\n");
+        }
+        bytes += text.len();
+        world = world.with(format!("/big/m{k}.ael"), text);
+        k += 1;
+    }
+    let rendered = |lean: bool| {
+        let checked = match lean {
+            true => driver::check_path_lean(&world, Path::new("/big")),
+            false => driver::check_path(&world, Path::new("/big")),
+        };
+        let compilation = checked.expect("a project in memory");
+        render::human(&compilation.sources, &compilation.diagnostics, Color::Never)
+    };
+    let (full, lean) = (rendered(false), rendered(true));
+    assert_eq!(full, lean, "the lean check differs");
+    assert!(lean.contains("m7.ael"), "{}", &lean[..lean.len().min(2000)]);
+    assert_eq!(lean.matches("error[E01").count(), 1);
+}
