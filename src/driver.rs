@@ -260,13 +260,13 @@ pub fn lexically_absolute(path: &Path) -> Option<PathBuf> {
 /// ([`check_project`]); a single file, or a folder without `ael.toml`, is checked as standalone
 /// modules with no bindings. Only IO errors are `Err`.
 pub fn check_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
-    check_path_with(world, path, Check::FULL)
+    check_path_with(world, path, CheckMode::FULL)
 }
 
 /// [`check_path`] for its diagnostics alone (`aelc check`): the bodies of fns and checks
 /// deferred, the program lean ([`ParsedProject::check_lean`]).
 pub fn check_path_lean(world: &dyn World, path: &Path) -> io::Result<Compilation> {
-    check_path_with(world, path, Check::LEAN)
+    check_path_with(world, path, CheckMode::LEAN)
 }
 
 /// [`check_path`] recording what every name denotes ([`Compilation::resolution`]), for the
@@ -275,16 +275,16 @@ pub fn analyze_path(world: &dyn World, path: &Path) -> io::Result<Compilation> {
     check_path_with(
         world,
         path,
-        Check {
+        CheckMode {
             record: true,
-            ..Check::FULL
+            ..CheckMode::FULL
         },
     )
 }
 
 /// What a check keeps and how it parses.
 #[derive(Clone, Copy)]
-struct Check {
+struct CheckMode {
     /// The program without fn bodies, requirements or templates ([`sema::CheckInput::lean`]).
     lean: bool,
     /// What every name denotes ([`sema::CheckInput::record`]).
@@ -293,20 +293,20 @@ struct Check {
     defer_bodies: bool,
 }
 
-impl Check {
-    const FULL: Check = Check {
+impl CheckMode {
+    const FULL: CheckMode = CheckMode {
         lean: false,
         record: false,
         defer_bodies: false,
     };
-    const LEAN: Check = Check {
+    const LEAN: CheckMode = CheckMode {
         lean: true,
         record: false,
         defer_bodies: true,
     };
 }
 
-fn check_path_with(world: &dyn World, path: &Path, check: Check) -> io::Result<Compilation> {
+fn check_path_with(world: &dyn World, path: &Path, check: CheckMode) -> io::Result<Compilation> {
     if world.is_dir(path) && has_manifest(world, path) {
         let parsed = parse_project_with(world, path, check.defer_bodies)?;
         return Ok(parsed.check_with(world, check));
@@ -389,7 +389,7 @@ pub struct ParsedProject {
 impl ParsedProject {
     /// The second half of [`check_project`]: semantic analysis of the parsed modules.
     pub fn check(self, world: &dyn World) -> Compilation {
-        self.check_with(world, Check::FULL)
+        self.check_with(world, CheckMode::FULL)
     }
 
     /// [`ParsedProject::check`] for the diagnostics alone: the same diagnostics, and a program
@@ -397,10 +397,10 @@ impl ParsedProject {
     /// ([`sema::CheckInput::lean`]), enough for the publishing rules
     /// ([`check_publishing_rules`]) and nothing else.
     pub fn check_lean(self, world: &dyn World) -> Compilation {
-        self.check_with(world, Check::LEAN)
+        self.check_with(world, CheckMode::LEAN)
     }
 
-    fn check_with(self, world: &dyn World, check: Check) -> Compilation {
+    fn check_with(self, world: &dyn World, check: CheckMode) -> Compilation {
         let mut compilation = self.compilation;
         run_sema(
             world,
@@ -621,7 +621,7 @@ fn run_sema(
     world: &dyn World,
     root: &Path,
     project: Option<&sema::ProjectInfo>,
-    check: Check,
+    check: CheckMode,
     compilation: &mut Compilation,
 ) {
     let sources_before = compilation.sources.len();
@@ -645,7 +645,7 @@ fn run_sema_once(
     world: &dyn World,
     root: &Path,
     project: Option<&sema::ProjectInfo>,
-    check: Check,
+    check: CheckMode,
     compilation: &mut Compilation,
 ) -> sema::Checked {
     let paths: Vec<String> = compilation

@@ -1,7 +1,7 @@
 //! The fn and check bodies of one module, as sema checks them. A parse that deferred them
 //! ([`crate::syntax::parse_deferring`], `aelc check`) left only their spans; they are parsed
-//! here, all of a module's at once, a few modules' side by side, before sema checks them, and
-//! dropped when sema moves on, so that a project's bodies are never all in memory. A body that does not parse cleanly
+//! here, all of a module's at once (the modules of a batch side by side) before sema checks
+//! them, and dropped when sema moves on, so that a project's bodies are never all in memory. A body that does not parse cleanly
 //! means the module must be parsed whole: it is named in [`Cx::reparse`], and the driver
 //! parses it again without deferring and checks the project again, which reports what any
 //! parse of it reports.

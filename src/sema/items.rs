@@ -490,20 +490,25 @@ fn lower_check(cx: &mut Cx<'_, '_>, i: usize, bodies: &ModuleBodies) {
         name: def.name.name.to_string(),
         module: module_path,
         docs: docs(&item.docs),
-        params: params
-            .into_iter()
-            .map(|(name, ty)| ir::Param {
-                name,
-                ty,
-                raw: false,
-                stream: None,
-            })
-            .collect(),
+        params: plain_params(params),
         fails: fails.map(ir::ErrorSetId),
         is_extern: def.is_extern,
         requires: if cx.input.lean { Vec::new() } else { requires },
         locals,
     });
+}
+
+/// The parameters of a check or a builder, which are neither raw nor streams.
+fn plain_params(params: Vec<(String, Ty)>) -> Vec<ir::Param> {
+    params
+        .into_iter()
+        .map(|(name, ty)| ir::Param {
+            name,
+            ty,
+            raw: false,
+            stream: None,
+        })
+        .collect()
 }
 
 fn lower_builders(cx: &mut Cx<'_, '_>) {
@@ -581,15 +586,7 @@ fn lower_builders(cx: &mut Cx<'_, '_>) {
         cx.out.builders.push(ir::BuilderIr {
             name: def.name.name.to_string(),
             module: module_path,
-            params: params
-                .into_iter()
-                .map(|(name, ty)| ir::Param {
-                    name,
-                    ty,
-                    raw: false,
-                    stream: None,
-                })
-                .collect(),
+            params: plain_params(params),
             part_kinds: kinds,
             parts,
             locals,

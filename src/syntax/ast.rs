@@ -432,16 +432,6 @@ pub enum Body<T> {
     Deferred(Span),
 }
 
-impl<T> Body<T> {
-    /// The body, when it was parsed.
-    pub fn parsed(&self) -> Option<&T> {
-        match self {
-            Body::Parsed(body) => Some(body),
-            Body::Deferred(_) => None,
-        }
-    }
-}
-
 /// A parsed body prints as the body itself, so that the parser's tree dumps read as they did
 /// before bodies could be deferred.
 impl<T: std::fmt::Debug> std::fmt::Debug for Body<T> {
