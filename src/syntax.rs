@@ -26,7 +26,7 @@ pub struct Parse {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-pub use parser::{parse_deferred, DeferredKind, ParsedBody};
+pub use parser::{parse_deferred, ParsedBody};
 
 /// Lexes and parses one module.
 pub fn parse(file: FileId, text: &str) -> Parse {

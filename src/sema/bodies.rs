@@ -1,15 +1,15 @@
 //! The fn and check bodies of one module, as sema checks them. A parse that deferred them
 //! ([`crate::syntax::parse_deferring`], `aelc check`) left only their spans; they are parsed
 //! here, all of a module's at once (the modules of a batch side by side) before sema checks
-//! them, and dropped when sema moves on, so that a project's bodies are never all in memory. A body that does not parse cleanly
-//! means the module must be parsed whole: it is named in [`Cx::reparse`], and the driver
+//! them, and dropped when sema moves on, so that a project's bodies are never all in memory.
+//! A body that does not parse cleanly means the module must be parsed whole: it is named in [`Cx::reparse`], and the driver
 //! parses it again without deferring and checks the project again, which reports what any
 //! parse of it reports.
 
 use crate::source::SourceMap;
 use crate::span::{FileId, Span};
-use crate::syntax::ast::{self, Body};
-use crate::syntax::{DeferredKind, ParsedBody};
+use crate::syntax::ast::{self, Body, DeferredKind};
+use crate::syntax::ParsedBody;
 
 use super::Cx;
 
@@ -30,22 +30,7 @@ impl Deferred {
     pub(crate) fn all(cx: &Cx<'_, '_>) -> Vec<Deferred> {
         let mut all = Vec::new();
         for (module, source) in cx.input.modules.iter().enumerate() {
-            let spans: Vec<(Span, DeferredKind)> = source
-                .ast
-                .items
-                .iter()
-                .filter_map(|item| match &item.kind {
-                    ast::ItemKind::Fn(ast::FnDef {
-                        body: Some(Body::Deferred(span)),
-                        ..
-                    }) => Some((*span, DeferredKind::Fn)),
-                    ast::ItemKind::Check(ast::CheckDef {
-                        body: Some(Body::Deferred(span)),
-                        ..
-                    }) => Some((*span, DeferredKind::Check)),
-                    _ => None,
-                })
-                .collect();
+            let spans = source.ast.deferred_bodies();
             if !spans.is_empty() {
                 all.push(Deferred {
                     module,

@@ -184,9 +184,10 @@ fn lower_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
         let sources = &*cx.sources;
         let parsed = crate::parallel::map_in_order(modules, worth_it, |d| d.parse(sources));
         for (module, parsed) in modules.iter().zip(parsed) {
+            // The modules in between defer nothing.
             lowered.up_to(cx, module.module, &ModuleBodies::none());
             let bodies = ModuleBodies::new(cx, module, parsed);
-            lowered.module(cx, module.module, &bodies);
+            lowered.up_to(cx, module.module + 1, &bodies);
         }
     }
     lowered.up_to(cx, usize::MAX, &ModuleBodies::none());
@@ -207,23 +208,8 @@ struct Lowered {
 }
 
 impl Lowered {
-    /// Lowers the fns and checks of `module` (the next ones: declarations are in module order).
-    fn module(&mut self, cx: &mut Cx<'_, '_>, module: usize, bodies: &ModuleBodies) {
-        while cx.fns.get(self.next_fn).is_some_and(|d| d.module == module) {
-            self.graph.push(lower_fn(cx, self.next_fn, bodies));
-            self.next_fn += 1;
-        }
-        while cx
-            .checks
-            .get(self.next_check)
-            .is_some_and(|d| d.module == module)
-        {
-            lower_check(cx, self.next_check, bodies);
-            self.next_check += 1;
-        }
-    }
-
-    /// Lowers the fns and checks of the modules before `end`.
+    /// Lowers the fns and checks not yet lowered of the modules before `end` (declarations are
+    /// in module order).
     fn up_to(&mut self, cx: &mut Cx<'_, '_>, end: usize, bodies: &ModuleBodies) {
         while cx.fns.get(self.next_fn).is_some_and(|d| d.module < end) {
             self.graph.push(lower_fn(cx, self.next_fn, bodies));

@@ -432,6 +432,34 @@ pub enum Body<T> {
     Deferred(Span),
 }
 
+/// Whose body a deferred span is ([`Module::deferred_bodies`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeferredKind {
+    Fn,
+    Check,
+}
+
+impl Module {
+    /// The spans of the fn and check bodies the parse deferred, in source order, with whose
+    /// each is: what [`crate::syntax::parse_deferred`] reads. None for a module parsed whole.
+    pub fn deferred_bodies(&self) -> Vec<(Span, DeferredKind)> {
+        self.items
+            .iter()
+            .filter_map(|item| match &item.kind {
+                ItemKind::Fn(FnDef {
+                    body: Some(Body::Deferred(span)),
+                    ..
+                }) => Some((*span, DeferredKind::Fn)),
+                ItemKind::Check(CheckDef {
+                    body: Some(Body::Deferred(span)),
+                    ..
+                }) => Some((*span, DeferredKind::Check)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// A parsed body prints as the body itself, so that the parser's tree dumps read as they did
 /// before bodies could be deferred.
 impl<T: std::fmt::Debug> std::fmt::Debug for Body<T> {

@@ -21,7 +21,7 @@ use chumsky::prelude::*;
 use chumsky::util::MaybeRef;
 
 use crate::span::{FileId, Span};
-use crate::syntax::ast;
+use crate::syntax::ast::{self, DeferredKind};
 use crate::syntax::error::SyntaxError;
 use crate::syntax::lexer::{self, Lexed, TokenSpan};
 use crate::syntax::token::Token;
@@ -531,13 +531,6 @@ pub fn parse_deferred(
     })
 }
 
-/// Whose body a deferred span is ([`parse_deferred`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeferredKind {
-    Fn,
-    Check,
-}
-
 /// A deferred body, parsed ([`parse_deferred`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParsedBody {
@@ -891,20 +884,7 @@ mod tests {
             let file = FileId(0);
             let (whole, _, whole_errors) = parse_module(file, text, false);
             let (mut module, _, errors) = parse_module(file, text, true);
-            let mut spans = Vec::new();
-            for item in &module.items {
-                match &item.kind {
-                    ast::ItemKind::Fn(ast::FnDef {
-                        body: Some(ast::Body::Deferred(span)),
-                        ..
-                    }) => spans.push((*span, DeferredKind::Fn)),
-                    ast::ItemKind::Check(ast::CheckDef {
-                        body: Some(ast::Body::Deferred(span)),
-                        ..
-                    }) => spans.push((*span, DeferredKind::Check)),
-                    _ => {}
-                }
-            }
+            let spans = module.deferred_bodies();
             if spans.is_empty() {
                 assert_eq!(module, whole, "{name}: nothing deferred, yet another tree");
                 assert_eq!(errors, whole_errors, "{name}");

@@ -6,8 +6,6 @@ use crate::syntax::ast::{
     NodeDef, NodeKind, Param, Path, Require, Stmt, UseItem, UseName, Variant,
 };
 
-use crate::syntax::{DeferredKind, ParsedBody};
-
 use super::doc::{concat, Doc};
 use super::printer::{author_blank, doc_comment, Located, Place, Printer};
 
@@ -242,26 +240,12 @@ impl Printer<'_> {
             Some(Body::Parsed(body)) => {
                 concat![Doc::group(header), " ", self.body_block(body, end)]
             }
-            Some(Body::Deferred(span)) => match self.deferred(*span, DeferredKind::Fn) {
-                Ok(ParsedBody::Fn(body)) => {
-                    concat![Doc::group(header), " ", self.body_block(&body, end)]
-                }
-                Ok(ParsedBody::Check(_)) | Err(()) => {
-                    concat![Doc::group(header), " ", self.written(*span)]
-                }
-            },
+            Some(Body::Deferred(span)) => concat![Doc::group(header), " ", self.written(*span)],
         }
     }
 
-    /// A body the parse deferred ([`Body::Deferred`]), which no parse the formatter makes
-    /// itself has ([`crate::syntax::parse`]): parsed from the source here.
-    fn deferred(&self, span: Span, kind: DeferredKind) -> Result<ParsedBody, ()> {
-        let source = self.comments.source();
-        let parsed = crate::syntax::parse_deferred(span.file, source, &[(span, kind)]);
-        parsed.and_then(|mut bodies| bodies.pop()).ok_or(())
-    }
-
-    /// The source text of `span` as written: a deferred body that does not parse.
+    /// A body the parse deferred ([`Body::Deferred`]), as written: no parse the formatter
+    /// makes itself defers one ([`crate::syntax::parse`]), and text as written loses nothing.
     fn written(&self, span: Span) -> Doc {
         let source = self.comments.source();
         Doc::text(
@@ -296,18 +280,14 @@ impl Printer<'_> {
             header.push(path(fails));
         }
         let header = Doc::group(Doc::Concat(header));
-        let requires = match &def.body {
-            None => return concat![header, ";"],
-            Some(Body::Parsed(requires)) => std::borrow::Cow::Borrowed(requires),
-            Some(Body::Deferred(span)) => match self.deferred(*span, DeferredKind::Check) {
-                Ok(ParsedBody::Check(requires)) => std::borrow::Cow::Owned(requires),
-                Ok(ParsedBody::Fn(_)) | Err(()) => {
-                    return concat![header, " ", self.written(*span)];
-                }
-            },
-        };
-        let seq = self.vertical(&requires, end, ";", author_blank, |p, r| p.require(r));
-        concat![header, " ", Printer::braced(seq)]
+        match &def.body {
+            None => concat![header, ";"],
+            Some(Body::Parsed(requires)) => {
+                let seq = self.vertical(requires, end, ";", author_blank, |p, r| p.require(r));
+                concat![header, " ", Printer::braced(seq)]
+            }
+            Some(Body::Deferred(span)) => concat![header, " ", self.written(*span)],
+        }
     }
 
     /// `require COND else CODE "message"` on one line when it fits; otherwise the `else` part
