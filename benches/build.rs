@@ -24,7 +24,7 @@
 //! folder (`schemas/`, `model/`, ...). The generated agents have no examples folder, so `emit`
 //! gets no examples, as `aelc build` does for them. The table reports the median of the
 //! rounds. Run: `cargo bench --bench build` (`BUILD_ROUNDS=N` to change the default of 5;
-//! `BUILD_WRITE=DIR` only writes the project into DIR, to time binaries with `farm-bench`).
+//! `BUILD_WRITE=DIR` only writes the project into DIR, to time binaries as whole processes).
 
 mod common;
 
@@ -341,7 +341,7 @@ fn main() {
     } else {
         common::project(lines)
     };
-    // `BUILD_WRITE=DIR`: only write the project there (for farm-bench or by hand).
+    // `BUILD_WRITE=DIR`: only write the project there (to time binaries as whole processes).
     if let Some(dir) = std::env::var_os("BUILD_WRITE") {
         if let Err(e) = project.write(Path::new(&dir)) {
             fail(format!("cannot write the project: {e}"));

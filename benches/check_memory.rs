@@ -74,7 +74,7 @@ pub fn run(lines: usize) {
     Counting::take_peak();
     println!("{lines} lines of AEL (the world's files not counted)");
     // As `aelc check` parses: fn and check bodies deferred, for sema to parse a module at a time.
-    let parsed = match aelc::driver::parse_project_deferring(&world, root()) {
+    let parsed = match aelc::driver::parse_project_lean(&world, root()) {
         Ok(parsed) => parsed,
         Err(err) => return eprintln!("cannot read the generated project: {err}"),
     };

@@ -61,6 +61,20 @@ pub fn release_freed() {
     unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
+/// `list` in a block of exactly its length, for a list that lives long (the syntax trees live
+/// through a whole check). Not [`Vec::shrink_to_fit`]: mimalloc shrinks a block in place by
+/// keeping it whole when the new size is at least half the old (`mi_realloc`), so a list grown
+/// by doubling and then "shrunk" kept its slack resident, up to half its block, while the
+/// counted bytes ([`Counting`]) said otherwise. A list already exact is returned as it is.
+pub fn without_slack<T>(list: Vec<T>) -> Vec<T> {
+    if list.capacity() == list.len() {
+        return list;
+    }
+    let mut exact = Vec::with_capacity(list.len());
+    exact.extend(list);
+    exact
+}
+
 /// The shipped allocator, counting: the bytes live now and at most since the last
 /// [`Counting::take_peak`], and the live allocations by size, for `benches/check_memory.rs`
 /// and the fuzzers' heap bounds. Never installed by the shipped binaries: the counting costs
@@ -146,6 +160,37 @@ unsafe impl GlobalAlloc for Counting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_without_slack_has_its_length_for_room() {
+        let mut list: Vec<String> = Vec::new();
+        for i in 0..13 {
+            list.push(i.to_string());
+        }
+        assert!(list.capacity() > 13);
+        let exact = without_slack(list.clone());
+        assert_eq!((exact.len(), exact.capacity()), (13, 13));
+        assert_eq!(exact, list);
+        assert_eq!(without_slack(Vec::<u8>::new()).capacity(), 0);
+    }
+
+    /// Why [`without_slack`] copies: mimalloc "shrinks" 2432 bytes (16 fields of 152) to 1976
+    /// (13) by keeping the whole block.
+    #[test]
+    fn mimalloc_keeps_a_block_shrunk_by_less_than_half() {
+        // SAFETY: a block from mimalloc, resized and freed by mimalloc, never read.
+        unsafe {
+            let block = libmimalloc_sys::mi_malloc(2432);
+            assert!(!block.is_null());
+            let shrunk = libmimalloc_sys::mi_realloc(block, 1976);
+            assert_eq!(
+                shrunk, block,
+                "moved: a shrink could then be left to the allocator"
+            );
+            assert!(libmimalloc_sys::mi_usable_size(shrunk) >= 2432);
+            libmimalloc_sys::mi_free(shrunk);
+        }
+    }
 
     #[test]
     fn the_purge_delay_index_names_the_purge_delay() {

@@ -289,26 +289,27 @@ struct CheckMode {
     lean: bool,
     /// What every name denotes ([`sema::CheckInput::record`]).
     record: bool,
-    /// Fn and check bodies parsed by sema, a module at a time ([`syntax::parse_deferring`]).
-    defer_bodies: bool,
+    /// Trees for checking alone ([`syntax::parse_lean`]): fn and check bodies parsed by sema,
+    /// a module at a time, and doc comments without their text.
+    lean_parse: bool,
 }
 
 impl CheckMode {
     const FULL: CheckMode = CheckMode {
         lean: false,
         record: false,
-        defer_bodies: false,
+        lean_parse: false,
     };
     const LEAN: CheckMode = CheckMode {
         lean: true,
         record: false,
-        defer_bodies: true,
+        lean_parse: true,
     };
 }
 
 fn check_path_with(world: &dyn World, path: &Path, check: CheckMode) -> io::Result<Compilation> {
     if world.is_dir(path) && has_manifest(world, path) {
-        let parsed = parse_project_with(world, path, check.defer_bodies)?;
+        let parsed = parse_project_with(world, path, check.lean_parse)?;
         return Ok(parsed.check_with(world, check));
     }
     let root = if world.is_file(path) {
@@ -317,7 +318,7 @@ fn check_path_with(world: &dyn World, path: &Path, check: CheckMode) -> io::Resu
         path.to_path_buf()
     };
     let mut compilation = Compilation::default();
-    parse_sources(world, path, &root, check.defer_bodies, &mut compilation)?;
+    parse_sources(world, path, &root, check.lean_parse, &mut compilation)?;
     run_sema(world, &root, None, check, &mut compilation);
     Ok(compilation)
 }
@@ -330,7 +331,7 @@ pub fn check_project(world: &dyn World, root: &Path) -> io::Result<Compilation> 
 /// [`check_project`] for its diagnostics alone (`aelc check`): see
 /// [`ParsedProject::check_lean`].
 pub fn check_project_lean(world: &dyn World, root: &Path) -> io::Result<Compilation> {
-    Ok(parse_project_deferring(world, root)?.check_lean(world))
+    Ok(parse_project_lean(world, root)?.check_lean(world))
 }
 
 /// Parses the project at `root` (its `ael.toml` and every module) without checking it: the
@@ -339,18 +340,18 @@ pub fn parse_project(world: &dyn World, root: &Path) -> io::Result<ParsedProject
     parse_project_with(world, root, false)
 }
 
-/// [`parse_project`] as `aelc check` parses: the fn and check bodies of every module without
-/// an error deferred ([`syntax::parse_deferring`]), for sema to parse a module at a time. Its
-/// trees are for checking ([`ParsedProject::check_lean`]), not for the formatter or the
-/// language server.
-pub fn parse_project_deferring(world: &dyn World, root: &Path) -> io::Result<ParsedProject> {
+/// [`parse_project`] as `aelc check` parses ([`syntax::parse_lean`]): the fn and check bodies
+/// of every module without an error deferred, for sema to parse a module at a time, and doc
+/// comments without their text. Its trees are for checking ([`ParsedProject::check_lean`]),
+/// not for the formatter or the language server.
+pub fn parse_project_lean(world: &dyn World, root: &Path) -> io::Result<ParsedProject> {
     parse_project_with(world, root, true)
 }
 
 fn parse_project_with(
     world: &dyn World,
     root: &Path,
-    defer_bodies: bool,
+    lean_parse: bool,
 ) -> io::Result<ParsedProject> {
     let mut compilation = Compilation::default();
     let manifest = root.join("ael.toml");
@@ -370,7 +371,7 @@ fn parse_project_with(
     compilation.diagnostics.extend(bad_utf8);
     let project = load_manifest(id, &text, &mut compilation.diagnostics);
     compilation.sources.add("ael.toml", text);
-    parse_sources(world, root, root, defer_bodies, &mut compilation)?;
+    parse_sources(world, root, root, lean_parse, &mut compilation)?;
     Ok(ParsedProject {
         root: root.to_path_buf(),
         project,
@@ -438,7 +439,7 @@ fn parse_sources(
     world: &dyn World,
     path: &Path,
     root: &Path,
-    defer_bodies: bool,
+    lean_parse: bool,
     compilation: &mut Compilation,
 ) -> io::Result<()> {
     // Read in order (a file's id is its place in the source map), then parse side by side.
@@ -462,7 +463,7 @@ fn parse_sources(
         .filter(|(_, _, read)| matches!(read, ReadSource::Text { .. }))
         .map(|(id, _, _)| (*id, compilation.sources.get(*id).map_or("", |f| &*f.text)))
         .collect();
-    let mut parses = parse::parse_all(&texts, defer_bodies).into_iter();
+    let mut parses = parse::parse_all(&texts, lean_parse).into_iter();
     drop(texts);
     for (id, file_path, read) in read {
         let (module, comments) = match read {

@@ -33,15 +33,20 @@ pub fn parse(file: FileId, text: &str) -> Parse {
     parse_with(file, text, false)
 }
 
-/// [`parse`], with the fn and check bodies of a module that has no error deferred
-/// ([`ast::Body::Deferred`]): for a check that reads each body once ([`parse_deferred`]) and
-/// keeps no tree of it.
-pub fn parse_deferring(file: FileId, text: &str) -> Parse {
+/// [`parse`] for a check of the diagnostics alone (`aelc check`), whose trees hold less:
+/// - the fn and check bodies of a module that has no error are deferred
+///   ([`ast::Body::Deferred`]), for a check that reads each body once ([`parse_deferred`]) and
+///   keeps no tree of it;
+/// - a doc comment keeps where it is, not what it says ([`ast::Doc::text`] is empty): the
+///   check asks only whether a thing is documented.
+///
+/// The diagnostics are those of [`parse`].
+pub fn parse_lean(file: FileId, text: &str) -> Parse {
     parse_with(file, text, true)
 }
 
-fn parse_with(file: FileId, text: &str, defer_bodies: bool) -> Parse {
-    let (module, comments, errors) = parser::parse_module(file, text, defer_bodies);
+fn parse_with(file: FileId, text: &str, lean: bool) -> Parse {
+    let (module, comments, errors) = parser::parse_module(file, text, lean);
     Parse {
         module,
         comments,

@@ -13,13 +13,12 @@ use crate::syntax::{self, Parse};
 use crate::parallel::PARALLEL_FROM_BYTES;
 
 /// Parses each text, in the order given: `parses[i]` is the parse of `texts[i]`. With
-/// `defer_bodies`, the fn and check bodies of clean modules are deferred
-/// ([`syntax::parse_deferring`]).
-pub(crate) fn parse_all(texts: &[(FileId, &str)], defer_bodies: bool) -> Vec<Parse> {
+/// `lean_parse`, trees for checking alone ([`syntax::parse_lean`]).
+pub(crate) fn parse_all(texts: &[(FileId, &str)], lean_parse: bool) -> Vec<Parse> {
     let total: usize = texts.iter().map(|(_, text)| text.len()).sum();
     crate::parallel::map_in_order(texts, total >= PARALLEL_FROM_BYTES, |&(file, text)| {
-        match defer_bodies {
-            true => syntax::parse_deferring(file, text),
+        match lean_parse {
+            true => syntax::parse_lean(file, text),
             false => syntax::parse(file, text),
         }
     })

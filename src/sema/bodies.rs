@@ -1,5 +1,5 @@
 //! The fn and check bodies of one module, as sema checks them. A parse that deferred them
-//! ([`crate::syntax::parse_deferring`], `aelc check`) left only their spans; they are parsed
+//! ([`crate::syntax::parse_lean`], `aelc check`) left only their spans; they are parsed
 //! here, all of a module's at once (the modules of a batch side by side) before sema checks
 //! them, and dropped when sema moves on, so that a project's bodies are never all in memory.
 //! A body that does not parse cleanly means the module must be parsed whole: it is named in [`Cx::reparse`], and the driver

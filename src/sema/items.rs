@@ -12,7 +12,7 @@ use super::expr::ExprCx;
 use super::resolution::Symbol;
 use super::sty::STy;
 use super::types::{special, Special};
-use super::{docs, Cx, ItemRef};
+use super::{Cx, ItemRef};
 use crate::ir;
 use crate::span::Span;
 use crate::syntax::ast::{self, LitKind};
@@ -66,14 +66,14 @@ fn lower_errors(cx: &mut Cx<'_, '_>) {
             seen.insert(&code.name.name, code.name.span);
             codes.push(ir::ErrorCode {
                 name: code.name.name.to_string(),
-                docs: docs(&code.docs),
+                docs: cx.docs(&code.docs),
             });
         }
         let module_path = cx.module_path(module);
         cx.out.errors.push(ir::ErrorSet {
             name: def.name.name.to_string(),
             module: module_path,
-            docs: docs(&item.docs),
+            docs: cx.docs(&item.docs),
             codes,
         });
     }
@@ -171,7 +171,9 @@ fn lower_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
         next_fn: 0,
         next_check: 0,
     };
-    cx.out.fns.reserve_exact(cx.fns.len());
+    if !cx.input.lean {
+        cx.out.fns.reserve_exact(cx.fns.len());
+    }
     cx.out.checks.reserve_exact(cx.checks.len());
     let deferred = Deferred::all(cx);
     let text: usize = deferred
@@ -261,11 +263,15 @@ fn lower_fn(cx: &mut Cx<'_, '_>, i: usize, bodies: &ModuleBodies) -> Vec<(u32, S
         }
         _ => {}
     }
+    if cx.input.lean {
+        // Checked above; a lean program keeps no fn (`CheckInput::lean`).
+        return calls;
+    }
     let module_path = cx.module_path(module);
     cx.out.fns.push(ir::FnIr {
         name: def.name.name.to_string(),
         module: module_path,
-        docs: docs(&item.docs),
+        docs: cx.docs(&item.docs),
         params: sig
             .as_ref()
             .map(|s| {
@@ -283,8 +289,7 @@ fn lower_fn(cx: &mut Cx<'_, '_>, i: usize, bodies: &ModuleBodies) -> Vec<(u32, S
             .unwrap_or_default(),
         ret: sig.as_ref().and_then(|s| s.ret.clone()),
         is_extern: def.is_extern,
-        // Checked above either way; kept only for emission (`CheckInput::lean`).
-        body: body_ir.filter(|_| !cx.input.lean),
+        body: body_ir,
         locals,
     });
     calls
@@ -475,7 +480,7 @@ fn lower_check(cx: &mut Cx<'_, '_>, i: usize, bodies: &ModuleBodies) {
     cx.out.checks.push(ir::CheckIr {
         name: def.name.name.to_string(),
         module: module_path,
-        docs: docs(&item.docs),
+        docs: cx.docs(&item.docs),
         params: plain_params(params),
         fails: fails.map(ir::ErrorSetId),
         is_extern: def.is_extern,

@@ -10,7 +10,7 @@ use super::items::{check_code, resolve_fails};
 use super::resolution::{Symbol, SymbolKind};
 use super::sty::STy;
 use super::types::Special;
-use super::{docs, Cx, ItemRef};
+use super::{Cx, ItemRef};
 use crate::diagnostics::suggest::did_you_mean;
 
 use crate::ir;
@@ -370,7 +370,7 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
             ast::NodeKind::Node => ir::NodeKind::Node,
             ast::NodeKind::Agent => ir::NodeKind::Agent,
         },
-        docs: docs(&item.docs),
+        docs: cx.docs(&item.docs),
         params: n
             .params
             .iter()
@@ -392,7 +392,8 @@ fn check_node(cx: &mut Cx<'_, '_>, index: usize) {
         publish,
         delegates: delegates.into_iter().map(ir::NodeId).collect(),
         has_body,
-        body,
+        // Checked either way; kept only for emission and running (`CheckInput::lean`).
+        body: body.filter(|_| !cx.input.lean),
         model_call,
         template,
     });

@@ -21,7 +21,6 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
             path: module.path.to_owned(),
             names: Map::default(),
             imports: Vec::new(),
-            own: Map::default(),
             unresolved: Default::default(),
         });
     }
@@ -57,7 +56,6 @@ pub(crate) fn collect<'a>(cx: &mut Cx<'a, '_>) {
             }
             first_span.insert(&name.name, name.span);
             if let Some(scope) = cx.modules.get_mut(index) {
-                scope.own.insert(&name.name, reference);
                 scope.names.insert(&name.name, (reference, None));
             }
         }
@@ -155,11 +153,11 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
         let found = cx
             .modules
             .get(target)
-            .and_then(|m| m.own.get(name.name.name.as_str()).copied());
+            .and_then(|m| m.own(name.name.name.as_str()));
         let Some(reference) = found else {
             let mut suggestion = None;
             if let Some(m) = cx.modules.get(target) {
-                let mut known: Vec<&str> = m.own.keys().copied().collect();
+                let mut known: Vec<&str> = m.own_names().collect();
                 known.sort_unstable();
                 suggestion =
                     did_you_mean(&name.name.name, known.iter().copied()).map(str::to_owned);
@@ -196,7 +194,7 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
                 // The same item twice: harmless, but the second import is unused.
                 scope.imports.push(super::Import {
                     span: name.span,
-                    name: local.name.to_string(),
+                    name: &local.name,
                     used: false,
                 });
             }
@@ -204,10 +202,10 @@ fn resolve_use<'a>(cx: &mut Cx<'a, '_>, here: usize, use_item: &'a ast::UseItem)
         }
         scope.imports.push(super::Import {
             span: name.span,
-            name: local.name.to_string(),
+            name: &local.name,
             used: false,
         });
-        let import = scope.imports.len() - 1;
+        let import = scope.imports.len() as u32 - 1;
         scope.names.insert(&local.name, (reference, Some(import)));
     }
 }
@@ -220,7 +218,7 @@ pub(crate) fn report_unused_imports(cx: &mut Cx<'_, '_>) {
             if !import.used {
                 found.push(Diagnostic::from(NameError::UnusedImport {
                     span: import.span,
-                    name: import.name.clone(),
+                    name: import.name.to_owned(),
                 }));
             }
         }
@@ -245,18 +243,14 @@ impl Cx<'_, '_> {
         if prefix.is_empty() {
             let scope = self.modules.get_mut(module)?;
             let (reference, import) = *scope.names.get(last.name.as_str())?;
-            if let Some(import) = import.and_then(|i| scope.imports.get_mut(i)) {
+            if let Some(import) = import.and_then(|i| scope.imports.get_mut(i as usize)) {
                 import.used = true;
             }
             return Some(reference);
         }
         let names: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
         let target = *self.module_index.get(&names.join("::"))?;
-        self.modules
-            .get(target)?
-            .own
-            .get(last.name.as_str())
-            .copied()
+        self.modules.get(target)?.own(last.name.as_str())
     }
 
     /// Names in scope of `module` that `accept` keeps, sorted, for "did you mean".

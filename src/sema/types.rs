@@ -10,7 +10,7 @@ use aelc_runtime::ty::{
 };
 
 use super::error::{NameError, TypeError};
-use super::{docs, Cx, ItemRef, TypeDecl};
+use super::{Cx, ItemRef, TypeDecl};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::span::Span;
 use crate::syntax::ast::{self, LitKind, TypeArg, TypeKind};
@@ -63,7 +63,7 @@ pub(crate) fn lower_all(cx: &mut Cx<'_, '_>) {
                 .modules
                 .get(decl.module)
                 .map_or_else(String::new, |m| m.path.clone()),
-            docs: docs(&decl.item.docs),
+            docs: cx.docs(&decl.item.docs),
             kind: DefKind::Struct { fields: Vec::new() },
         });
     }
@@ -147,7 +147,7 @@ fn lower_enum(cx: &mut Cx<'_, '_>, module: usize, item: &ast::Item, e: &ast::Enu
         });
         variants.push(VariantTy {
             name: variant.name.name.to_string(),
-            docs: docs(&variant.docs),
+            docs: cx.docs(&variant.docs),
             fields,
         });
     }
@@ -193,7 +193,7 @@ fn lower_fields(cx: &mut Cx<'_, '_>, module: usize, fields: &[ast::Field]) -> Ve
         let ty = cx.lower_ty(module, &field.ty).unwrap_or(Ty::Bool);
         out.push(FieldTy {
             name: field.name.name.to_string(),
-            docs: docs(&field.docs),
+            docs: cx.docs(&field.docs),
             ty,
             default: None,
         });

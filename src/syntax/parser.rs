@@ -301,13 +301,13 @@ fn balanced<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> expr::P<'tok, 'src, (), 
     .boxed()
 }
 
-/// `list` with no room to spare. A list collected item by item has room for at least four
-/// (`Vec`'s first allocation) and then twice what it held: a path of one segment held the
-/// room of four, an argument list of one the room of four 176-byte type arguments. The tree
-/// of every module lives through the whole check, and that slack was a third of it.
-fn tight<T>(mut list: Vec<T>) -> Vec<T> {
-    list.shrink_to_fit();
-    list
+/// `list` with no room to spare ([`crate::allocator::without_slack`]). A list collected item
+/// by item has room for at least four (`Vec`'s first allocation) and then twice what it held:
+/// a path of one segment held the room of four, an argument list of one the room of four
+/// 176-byte type arguments. The tree of every module lives through the whole check, and that
+/// slack was a third of it.
+fn tight<T>(list: Vec<T>) -> Vec<T> {
+    crate::allocator::without_slack(list)
 }
 
 /// A list collected with no room to spare and, for the most frequent lengths, without the
@@ -370,14 +370,15 @@ impl<'src> Ctx<'src> {
     }
 }
 
-/// Lexes and parses one module; errors come back typed, in source order. With
-/// `defer_bodies`, a module without a single error gets its fn and check bodies delimited
-/// rather than parsed ([`ast::Body::Deferred`], read by [`parse_deferred`]); a module with an
-/// error is parsed whole, so that its diagnostics and its recovery are those of any parse.
+/// Lexes and parses one module; errors come back typed, in source order. `lean` trees are
+/// for a check alone ([`crate::syntax::parse_lean`]): a module without a single error gets
+/// its fn and check bodies delimited rather than parsed ([`ast::Body::Deferred`], read by
+/// [`parse_deferred`]), while a module with an error is parsed whole, so that its
+/// diagnostics and its recovery are those of any parse; doc comments keep no text.
 pub fn parse_module(
     file: FileId,
     text: &str,
-    defer_bodies: bool,
+    lean: bool,
 ) -> (ast::Module, Vec<ast::Comment>, Vec<SyntaxError>) {
     let Lexed {
         tokens,
@@ -386,7 +387,7 @@ pub fn parse_module(
         module_doc,
         mut errors,
         too_deep,
-    } = lexer::lex(file, text, 0);
+    } = lexer::lex_with(file, text, 0, !lean);
     let cx = Ctx {
         file,
         src: text,
@@ -400,7 +401,7 @@ pub fn parse_module(
         let eoi = lexer::token_span(text.len()..text.len());
         let input = || tokens.as_slice().split_token_span(eoi);
         let fast_cx = Ctx {
-            defer_bodies: defer_bodies && errors.is_empty(),
+            defer_bodies: lean && errors.is_empty(),
             ..cx
         };
         items = closed::with(&tokens, || {
@@ -868,11 +869,38 @@ mod tests {
         assert!(clean > 30, "only {clean} files parsed cleanly");
     }
 
-    /// A parse that defers bodies reports what a whole parse reports, and each deferred body,
-    /// parsed on its own, is the body the whole parse built; a module with an error defers
-    /// nothing. Over the UI corpus and bodies written to fail only when parsed.
+    /// Every doc text of `module`, which docs attach to: the module, items, variants, error
+    /// codes and fields.
+    fn doc_texts(module: &mut ast::Module) -> Vec<&mut Box<str>> {
+        fn fields(fields: &mut [ast::Field]) -> impl Iterator<Item = &mut Option<ast::Doc>> {
+            fields.iter_mut().map(|f| &mut f.docs)
+        }
+        let mut docs = vec![&mut module.docs];
+        for item in &mut module.items {
+            docs.push(&mut item.docs);
+            match &mut item.kind {
+                ast::ItemKind::Struct(def) => docs.extend(fields(&mut def.fields)),
+                ast::ItemKind::Enum(def) => {
+                    for variant in &mut def.variants {
+                        docs.push(&mut variant.docs);
+                        docs.extend(variant.fields.iter_mut().flat_map(|f| fields(f)));
+                    }
+                }
+                ast::ItemKind::Errors(def) => {
+                    docs.extend(def.codes.iter_mut().map(|c| &mut c.docs))
+                }
+                _ => {}
+            }
+        }
+        docs.into_iter().flatten().map(|d| &mut d.text).collect()
+    }
+
+    /// A lean parse reports what a whole parse reports, and its tree is the whole parse's
+    /// without doc texts: each deferred body, parsed on its own, is the body the whole parse
+    /// built, and a module with an error defers nothing. Over the UI corpus and bodies written
+    /// to fail only when parsed.
     #[test]
-    fn deferred_bodies_parse_to_the_whole_parse() {
+    fn a_lean_parse_is_the_whole_parse() {
         let mut corpus = corpus();
         assert!(corpus.len() > 60, "the UI corpus was not found");
         corpus.push((
@@ -882,8 +910,17 @@ mod tests {
         let (mut deferred, mut refused) = (0, 0);
         for (name, text) in &corpus {
             let file = FileId(0);
-            let (whole, _, whole_errors) = parse_module(file, text, false);
+            let (mut whole, _, whole_errors) = parse_module(file, text, false);
             let (mut module, _, errors) = parse_module(file, text, true);
+            // A lean tree's docs keep their places and no text.
+            assert_eq!(
+                doc_texts(&mut module).iter().find(|t| !t.is_empty()),
+                None,
+                "{name}: a lean tree kept a doc's text"
+            );
+            doc_texts(&mut whole)
+                .into_iter()
+                .for_each(|t| *t = "".into());
             let spans = module.deferred_bodies();
             if spans.is_empty() {
                 assert_eq!(module, whole, "{name}: nothing deferred, yet another tree");
