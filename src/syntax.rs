@@ -101,3 +101,24 @@ pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Diag
         .collect();
     (expr, diagnostics)
 }
+
+/// [`parse_expr`] of each of `pieces` of `text` (ranges of bytes, e.g. the expressions of a
+/// prompt template's tags), in the order given, each exactly as [`parse_expr`] parses it alone,
+/// with one expression grammar built for them all rather than one each: building it was 4% of
+/// `aelc check`'s time on a project whose prompts have a few tags each.
+pub fn parse_exprs(
+    file: FileId,
+    text: &str,
+    pieces: &[std::ops::Range<usize>],
+) -> Vec<(ast::Expr, Vec<Diagnostic>)> {
+    parser::parse_exprs(file, text, pieces)
+        .into_iter()
+        .map(|(expr, errors)| {
+            let diagnostics = errors
+                .iter()
+                .map(error::SyntaxError::to_diagnostic)
+                .collect();
+            (expr, diagnostics)
+        })
+        .collect()
+}

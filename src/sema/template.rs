@@ -22,6 +22,7 @@ use super::expr::ExprCx;
 use super::resolution::SymbolKind;
 use super::sty::STy;
 use super::Cx;
+use crate::diagnostics::Diagnostic;
 use crate::source::decode_source;
 use crate::span::{FileId, Span};
 use crate::syntax;
@@ -96,6 +97,7 @@ pub(crate) fn check_prompt(
     let mut saved: Vec<Vec<Segment>> = Vec::new();
     let mut open: Vec<Open> = Vec::new();
     let mut rest = 0usize;
+    let mut exprs = TagExprs::parse(file, &text);
     for scanned in template::scan(&text) {
         push_text(&mut body, text.get(rest..scanned.start()).unwrap_or(""));
         let RawTag {
@@ -124,16 +126,7 @@ pub(crate) fn check_prompt(
             }
         };
         let tag_span = Span::new(file, start..end);
-        let offset = inner_at as u32;
-        let tag = if kind == TagKind::Value {
-            if inner.trim().is_empty() {
-                Tag::Malformed(MalformedTag::EmptyValue)
-            } else {
-                Tag::Value(inner, offset)
-            }
-        } else {
-            parse_tag(inner, offset)
-        };
+        let tag = tag_of(kind, inner, inner_at);
         let opens = matches!(tag, Tag::If(..) | Tag::For(..) | Tag::Unknown(_, true))
             || matches!(tag, Tag::Malformed(t) if t.opens());
         if opens && open.len() >= MAX_NESTING {
@@ -147,14 +140,14 @@ pub(crate) fn check_prompt(
         }
         match tag {
             Tag::Value(e, at) => {
-                let (ty, expr) = check_expr(&mut ecx, file, e, at, None);
+                let (ty, expr) = check_expr(&mut ecx, &mut exprs, file, e, at, None);
                 body.push(Segment::Value {
                     expr,
                     ty: print_ty(&ty),
                 });
             }
             Tag::If(e, at) => {
-                let (_, cond) = check_expr(&mut ecx, file, e, at, Some(&STy::Bool));
+                let (_, cond) = check_expr(&mut ecx, &mut exprs, file, e, at, Some(&STy::Bool));
                 open.push(Open {
                     block: Block::If {
                         cond,
@@ -167,7 +160,7 @@ pub(crate) fn check_prompt(
                 saved.push(std::mem::take(&mut body));
             }
             Tag::For(name, e, at) => {
-                let (ty, list) = check_expr(&mut ecx, file, e, at, None);
+                let (ty, list) = check_expr(&mut ecx, &mut exprs, file, e, at, None);
                 let depth = ecx.scope_depth();
                 let item = match ty {
                     STy::List { item, .. } => *item,
@@ -406,6 +399,59 @@ fn loose_ty(ty: &STy) -> Ty {
 }
 
 /// Reads the inside of a `{% … %}` tag; `offset` is the file offset of `inner`.
+/// What a tag of `kind` whose text between the delimiters is `inner` (at `inner_at`) says.
+fn tag_of(kind: TagKind, inner: &str, inner_at: usize) -> Tag<'_> {
+    let offset = inner_at as u32;
+    if kind != TagKind::Value {
+        parse_tag(inner, offset)
+    } else if inner.trim().is_empty() {
+        Tag::Malformed(MalformedTag::EmptyValue)
+    } else {
+        Tag::Value(inner, offset)
+    }
+}
+
+/// The expressions of a template's tags, parsed together before the tags are checked in order
+/// ([`syntax::parse_exprs`]: one expression grammar for the template, not one per tag).
+struct TagExprs {
+    /// Where each expression starts, ascending.
+    at: Vec<u32>,
+    parsed: Vec<Option<(ast::Expr, Vec<Diagnostic>)>>,
+}
+
+impl TagExprs {
+    fn parse(file: FileId, text: &str) -> TagExprs {
+        let pieces: Vec<std::ops::Range<usize>> = template::scan(text)
+            .filter_map(|scanned| match scanned {
+                Scanned::Tag(tag) => Some(tag),
+                Scanned::Unclosed { .. } => None,
+            })
+            .filter_map(|tag| match tag_of(tag.kind, tag.inner, tag.inner_at) {
+                Tag::Value(e, at) | Tag::If(e, at) | Tag::For(_, e, at) => {
+                    Some(at as usize..at as usize + e.len())
+                }
+                _ => None,
+            })
+            .collect();
+        TagExprs {
+            at: pieces.iter().map(|p| p.start as u32).collect(),
+            parsed: syntax::parse_exprs(file, text, &pieces)
+                .into_iter()
+                .map(Some)
+                .collect(),
+        }
+    }
+
+    /// The parse of the expression `text` at `at`: parsed before, or now alone.
+    fn take(&mut self, file: FileId, text: &str, at: u32) -> (ast::Expr, Vec<Diagnostic>) {
+        self.at
+            .binary_search(&at)
+            .ok()
+            .and_then(|i| self.parsed.get_mut(i)?.take())
+            .unwrap_or_else(|| syntax::parse_expr(file, text, at))
+    }
+}
+
 fn parse_tag(inner: &str, offset: u32) -> Tag<'_> {
     let body = inner.trim();
     let at = offset + (inner.len() - inner.trim_start().len()) as u32;
@@ -464,12 +510,13 @@ fn is_identifier(name: &str) -> bool {
 
 fn check_expr(
     ecx: &mut ExprCx<'_, '_, '_>,
+    exprs: &mut TagExprs,
     file: FileId,
     text: &str,
     offset: u32,
     expected: Option<&STy>,
 ) -> (STy, rt::Expr) {
-    let (expr, diagnostics) = syntax::parse_expr(file, text, offset);
+    let (expr, diagnostics) = exprs.take(file, text, offset);
     if !diagnostics.is_empty() {
         for parsed in diagnostics {
             ecx.cx.report(TemplateError::InExpression { parsed });

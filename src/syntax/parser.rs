@@ -470,6 +470,63 @@ pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Synt
     (output.unwrap_or(error_expr), errors)
 }
 
+/// [`parse_expr`] of each of `pieces` of `text`, with one grammar for them all, as
+/// [`parse_deferred`] reads bodies: each piece is lexed alone and its tokens placed at their
+/// offsets in `text`. A piece that does not lex or parse cleanly is parsed alone by
+/// [`parse_expr`], which reports what is wrong, so every result is what [`parse_expr`] gives.
+pub fn parse_exprs(
+    file: FileId,
+    text: &str,
+    pieces: &[std::ops::Range<usize>],
+) -> Vec<(ast::Expr, Vec<SyntaxError>)> {
+    let mut tokens = Vec::new();
+    let mut ranges = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        let lexed = text
+            .get(piece.clone())
+            .map(|slice| lexer::lex(file, slice, piece.start))
+            .filter(|lexed| lexed.errors.is_empty() && lexed.too_deep.is_none());
+        ranges.push(lexed.map(|lexed| {
+            let from = tokens.len();
+            tokens.extend(lexed.tokens.into_iter().map(|(token, at)| {
+                let at = at.start as usize + piece.start..at.end as usize + piece.start;
+                (token, lexer::token_span(at))
+            }));
+            from..tokens.len()
+        }));
+    }
+    let cx = Ctx {
+        file,
+        src: text,
+        offset: 0,
+        defer_bodies: false,
+    };
+    let clean: Vec<Option<ast::Expr>> = closed::with(&tokens, || {
+        let grammar = item::lone_expr::<EmptyErr>(cx);
+        pieces
+            .iter()
+            .zip(ranges)
+            .map(|(piece, range)| {
+                let eoi = lexer::token_span(piece.end..piece.end);
+                let input = tokens.get(range?)?.split_token_span(eoi);
+                grammar.parse(input).into_result().ok()
+            })
+            .collect()
+    });
+    pieces
+        .iter()
+        .zip(clean)
+        .map(|(piece, clean)| match clean {
+            Some(expr) => (expr, Vec::new()),
+            None => parse_expr(
+                file,
+                text.get(piece.clone()).unwrap_or(""),
+                piece.start as u32,
+            ),
+        })
+        .collect()
+}
+
 /// Parses the bodies that [`parse_module`] deferred in `text` (each the span of a
 /// [`ast::Body::Deferred`] and whether it is a check's), in the order given. `None` when one of
 /// them is not clean: the module must then be parsed whole ([`parse_module`] without deferring),
@@ -867,6 +924,50 @@ mod tests {
             }
         }
         assert!(clean > 30, "only {clean} files parsed cleanly");
+    }
+
+    /// Expressions parsed together (`parse_exprs`, one grammar) are what each parses to alone,
+    /// clean or not, placed among other text as a prompt template places them.
+    #[test]
+    fn expressions_parsed_together_are_those_parsed_alone() {
+        let deep = format!("{}x{}", "(".repeat(300), ")".repeat(300));
+        let exprs = [
+            "request.document.trim().len() > 0",
+            "x +",
+            "\"unterminated",
+            "if c { 1 } else { 2 }",
+            "f(",
+            "a.b(c, 1)",
+            "#",
+            "Review { summary: s, ..base }",
+            "",
+            "  spaced  ",
+            "items.any(|i| i.level == high)",
+            &deep,
+            "[1, 2, 3].len()",
+            "x y",
+        ];
+        let mut text = String::from("Dear {{ ");
+        let mut pieces = Vec::new();
+        for expr in exprs {
+            let start = text.len();
+            text.push_str(expr);
+            pieces.push(start..text.len());
+            text.push_str(" }}, then {% if ");
+        }
+        let file = FileId(3);
+        let together = parse_exprs(file, &text, &pieces);
+        assert_eq!(together.len(), pieces.len());
+        let mut clean = 0;
+        for (piece, got) in pieces.iter().zip(together) {
+            let alone = parse_expr(file, &text[piece.clone()], piece.start as u32);
+            assert_eq!(got, alone, "{:?}", &text[piece.clone()]);
+            clean += usize::from(got.1.is_empty());
+        }
+        assert!(
+            (6..pieces.len() - 4).contains(&clean),
+            "{clean} parsed cleanly"
+        );
     }
 
     /// Every doc text of `module`, which docs attach to: the module, items, variants, error
