@@ -327,9 +327,8 @@ fn median(mut xs: Vec<Duration>) -> Duration {
     xs.get(xs.len() / 2).copied().unwrap_or_default()
 }
 
-/// The allocator the `aelc` binaries ship with, so that the figures are theirs.
-#[global_allocator]
-static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+// The allocator the `aelc` binaries ship with, so that the figures are theirs.
+aelc::ship_allocator!();
 
 fn main() {
     aelc::allocator::configure();

@@ -152,9 +152,8 @@ fn write_project(dir: &Path) -> (PathBuf, String, usize) {
     (path, text, lines)
 }
 
-/// The allocator the `aelc` binaries ship with, so that the figures are theirs.
-#[global_allocator]
-static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+// The allocator the `aelc` binaries ship with, so that the figures are theirs.
+aelc::ship_allocator!();
 
 fn main() {
     aelc::allocator::configure();

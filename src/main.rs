@@ -1,8 +1,6 @@
 //! The `aelc` binary: everything lives in the library's [`aelc::cli`].
 
-/// mimalloc, kept warm: see [`aelc::allocator`].
-#[global_allocator]
-static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+aelc::ship_allocator!();
 
 fn main() -> std::process::ExitCode {
     aelc::allocator::configure();

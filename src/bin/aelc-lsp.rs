@@ -8,9 +8,7 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: aelc-lsp [--stdio]\n\nServes the AEL language server protocol on stdin/stdout until the client says `exit`.\nSee editors/README.md for editor set-ups.";
 
-/// mimalloc, kept warm: see [`aelc::allocator`].
-#[global_allocator]
-static GLOBAL: aelc::allocator::Allocator = aelc::allocator::Allocator;
+aelc::ship_allocator!();
 
 fn main() -> ExitCode {
     aelc::allocator::configure();
