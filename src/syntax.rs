@@ -50,11 +50,16 @@ fn parse_with(file: FileId, text: &str, lean: bool) -> Parse {
     Parse {
         module,
         comments,
-        diagnostics: errors
-            .iter()
-            .map(error::SyntaxError::to_diagnostic)
-            .collect(),
+        diagnostics: diagnostics(&errors),
     }
+}
+
+/// Syntax errors as the diagnostics every caller reports.
+fn diagnostics(errors: &[error::SyntaxError]) -> Vec<Diagnostic> {
+    errors
+        .iter()
+        .map(error::SyntaxError::to_diagnostic)
+        .collect()
 }
 
 /// The significant tokens of `text` with their spans, and the spans of all its comments (doc
@@ -95,11 +100,7 @@ pub fn lex(
 /// `text` starts in its file, so spans point into that file.
 pub fn parse_expr(file: FileId, text: &str, offset: u32) -> (ast::Expr, Vec<Diagnostic>) {
     let (expr, errors) = parser::parse_expr(file, text, offset);
-    let diagnostics = errors
-        .iter()
-        .map(error::SyntaxError::to_diagnostic)
-        .collect();
-    (expr, diagnostics)
+    (expr, diagnostics(&errors))
 }
 
 /// [`parse_expr`] of each of `pieces` of `text` (ranges of bytes, e.g. the expressions of a
@@ -113,12 +114,6 @@ pub fn parse_exprs(
 ) -> Vec<(ast::Expr, Vec<Diagnostic>)> {
     parser::parse_exprs(file, text, pieces)
         .into_iter()
-        .map(|(expr, errors)| {
-            let diagnostics = errors
-                .iter()
-                .map(error::SyntaxError::to_diagnostic)
-                .collect();
-            (expr, diagnostics)
-        })
+        .map(|(expr, errors)| (expr, diagnostics(&errors)))
         .collect()
 }

@@ -97,8 +97,10 @@ pub(crate) fn check_prompt(
     let mut saved: Vec<Vec<Segment>> = Vec::new();
     let mut open: Vec<Open> = Vec::new();
     let mut rest = 0usize;
-    let mut exprs = TagExprs::parse(file, &text);
-    for scanned in template::scan(&text) {
+    let scanned: Vec<Scanned<'_>> = template::scan(&text).collect();
+    // Every tag's expression, parsed with one grammar, taken in the tags' order below.
+    let mut exprs = syntax::parse_exprs(file, &text, &expression_pieces(&scanned)).into_iter();
+    for scanned in scanned {
         push_text(&mut body, text.get(rest..scanned.start()).unwrap_or(""));
         let RawTag {
             kind,
@@ -140,14 +142,14 @@ pub(crate) fn check_prompt(
         }
         match tag {
             Tag::Value(e, at) => {
-                let (ty, expr) = check_expr(&mut ecx, &mut exprs, file, e, at, None);
+                let (ty, expr) = check_expr(&mut ecx, exprs.next(), file, e, at, None);
                 body.push(Segment::Value {
                     expr,
                     ty: print_ty(&ty),
                 });
             }
             Tag::If(e, at) => {
-                let (_, cond) = check_expr(&mut ecx, &mut exprs, file, e, at, Some(&STy::Bool));
+                let (_, cond) = check_expr(&mut ecx, exprs.next(), file, e, at, Some(&STy::Bool));
                 open.push(Open {
                     block: Block::If {
                         cond,
@@ -160,7 +162,7 @@ pub(crate) fn check_prompt(
                 saved.push(std::mem::take(&mut body));
             }
             Tag::For(name, e, at) => {
-                let (ty, list) = check_expr(&mut ecx, &mut exprs, file, e, at, None);
+                let (ty, list) = check_expr(&mut ecx, exprs.next(), file, e, at, None);
                 let depth = ecx.scope_depth();
                 let item = match ty {
                     STy::List { item, .. } => *item,
@@ -411,45 +413,22 @@ fn tag_of(kind: TagKind, inner: &str, inner_at: usize) -> Tag<'_> {
     }
 }
 
-/// The expressions of a template's tags, parsed together before the tags are checked in order
-/// ([`syntax::parse_exprs`]: one expression grammar for the template, not one per tag).
-struct TagExprs {
-    /// Where each expression starts, ascending.
-    at: Vec<u32>,
-    parsed: Vec<Option<(ast::Expr, Vec<Diagnostic>)>>,
-}
-
-impl TagExprs {
-    fn parse(file: FileId, text: &str) -> TagExprs {
-        let pieces: Vec<std::ops::Range<usize>> = template::scan(text)
-            .filter_map(|scanned| match scanned {
-                Scanned::Tag(tag) => Some(tag),
-                Scanned::Unclosed { .. } => None,
-            })
-            .filter_map(|tag| match tag_of(tag.kind, tag.inner, tag.inner_at) {
-                Tag::Value(e, at) | Tag::If(e, at) | Tag::For(_, e, at) => {
-                    Some(at as usize..at as usize + e.len())
-                }
-                _ => None,
-            })
-            .collect();
-        TagExprs {
-            at: pieces.iter().map(|p| p.start as u32).collect(),
-            parsed: syntax::parse_exprs(file, text, &pieces)
-                .into_iter()
-                .map(Some)
-                .collect(),
-        }
-    }
-
-    /// The parse of the expression `text` at `at`: parsed before, or now alone.
-    fn take(&mut self, file: FileId, text: &str, at: u32) -> (ast::Expr, Vec<Diagnostic>) {
-        self.at
-            .binary_search(&at)
-            .ok()
-            .and_then(|i| self.parsed.get_mut(i)?.take())
-            .unwrap_or_else(|| syntax::parse_expr(file, text, at))
-    }
+/// Where the expression of each tag that has one (`{{ … }}`, `{% if … %}`, `{% for … in … %}`)
+/// is in the template, in the tags' order: the order in which [`check_prompt`] checks them.
+fn expression_pieces(scanned: &[Scanned<'_>]) -> Vec<std::ops::Range<usize>> {
+    scanned
+        .iter()
+        .filter_map(|scanned| match scanned {
+            Scanned::Tag(tag) => Some(tag),
+            Scanned::Unclosed { .. } => None,
+        })
+        .filter_map(|tag| match tag_of(tag.kind, tag.inner, tag.inner_at) {
+            Tag::Value(e, at) | Tag::If(e, at) | Tag::For(_, e, at) => {
+                Some(at as usize..at as usize + e.len())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn parse_tag(inner: &str, offset: u32) -> Tag<'_> {
@@ -508,15 +487,17 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Types and lowers a tag's expression `text` at `offset`, parsed before (`parsed`, the next
+/// of [`expression_pieces`]) or, should there be none, now.
 fn check_expr(
     ecx: &mut ExprCx<'_, '_, '_>,
-    exprs: &mut TagExprs,
+    parsed: Option<(ast::Expr, Vec<Diagnostic>)>,
     file: FileId,
     text: &str,
     offset: u32,
     expected: Option<&STy>,
 ) -> (STy, rt::Expr) {
-    let (expr, diagnostics) = exprs.take(file, text, offset);
+    let (expr, diagnostics) = parsed.unwrap_or_else(|| syntax::parse_expr(file, text, offset));
     if !diagnostics.is_empty() {
         for parsed in diagnostics {
             ecx.cx.report(TemplateError::InExpression { parsed });

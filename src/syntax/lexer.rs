@@ -58,13 +58,6 @@ pub fn lex(file: FileId, text: &str, offset: usize) -> Lexed<'_> {
 /// kept ([`crate::syntax::parse_lean`]): the documented fields of a project were one
 /// allocation each, live through the whole check.
 pub fn lex_with(file: FileId, text: &str, offset: usize, doc_text: bool) -> Lexed<'_> {
-    let line_text = |line: &str| {
-        if doc_text {
-            line.to_owned()
-        } else {
-            String::new()
-        }
-    };
     // Real sources hold a token per 5 to 7 bytes: room for one per 4 means the buffer is never
     // copied to grow in practice (a 3 MB file one token past a reserve of one per 5 spent a
     // sixth of its parse time copying 24 MB). Room never written costs no memory.
@@ -95,37 +88,19 @@ pub fn lex_with(file: FileId, text: &str, offset: usize, doc_text: bool) -> Lexe
                         let line = strip_marker(body, "///");
                         match pending_doc.as_mut() {
                             Some(doc) if only_space_between(text, doc.span.end, span.start) => {
-                                if doc_text {
-                                    doc.text.push('\n');
-                                    doc.text.push_str(line);
-                                }
-                                doc.span = doc.span.to(span);
+                                doc.add(line, span, doc_text);
                             }
                             _ => {
                                 flush_doc(&mut pending_doc, &mut out, None);
-                                pending_doc = Some(Growing {
-                                    text: line_text(line),
-                                    span,
-                                });
+                                pending_doc = Some(Growing::new(line, span, doc_text));
                             }
                         }
                     }
                     CommentKind::ModuleDoc => {
                         let line = strip_marker(body, "//!");
                         match module_doc.as_mut() {
-                            Some(doc) => {
-                                if doc_text {
-                                    doc.text.push('\n');
-                                    doc.text.push_str(line);
-                                }
-                                doc.span = doc.span.to(span);
-                            }
-                            None => {
-                                module_doc = Some(Growing {
-                                    text: line_text(line),
-                                    span,
-                                })
-                            }
+                            Some(doc) => doc.add(line, span, doc_text),
+                            None => module_doc = Some(Growing::new(line, span, doc_text)),
                         }
                     }
                 }
@@ -177,6 +152,24 @@ struct Growing {
 }
 
 impl Growing {
+    /// A doc's first line, its text kept only with `doc_text` ([`lex_with`]).
+    fn new(line: &str, span: Span, doc_text: bool) -> Growing {
+        let text = match doc_text {
+            true => line.to_owned(),
+            false => String::new(),
+        };
+        Growing { text, span }
+    }
+
+    /// The doc's next line.
+    fn add(&mut self, line: &str, span: Span, doc_text: bool) {
+        if doc_text {
+            self.text.push('\n');
+            self.text.push_str(line);
+        }
+        self.span = self.span.to(span);
+    }
+
     /// The finished doc: it lives as long as the tree, without the room its growth left.
     fn done(self) -> Doc {
         // A doc of several lines grew: copied to its length rather than `into_boxed_str`,

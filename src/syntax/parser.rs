@@ -20,6 +20,7 @@ use chumsky::input::{Input as _, MappedInput};
 use chumsky::prelude::*;
 use chumsky::util::MaybeRef;
 
+use crate::allocator::without_slack;
 use crate::span::{FileId, Span};
 use crate::syntax::ast::{self, DeferredKind};
 use crate::syntax::error::SyntaxError;
@@ -301,21 +302,15 @@ fn balanced<'tok, 'src: 'tok, E: Fail<'tok, 'src>>() -> expr::P<'tok, 'src, (), 
     .boxed()
 }
 
-/// `list` with no room to spare ([`crate::allocator::without_slack`]). A list collected item
-/// by item has room for at least four (`Vec`'s first allocation) and then twice what it held:
-/// a path of one segment held the room of four, an argument list of one the room of four
-/// 176-byte type arguments. The tree of every module lives through the whole check, and that
-/// slack was a third of it.
-fn tight<T>(list: Vec<T>) -> Vec<T> {
-    crate::allocator::without_slack(list)
-}
-
-/// A list collected with no room to spare and, for the most frequent lengths, without the
-/// reallocation [`tight`] makes: none or one item (a call with one argument, a type with one
-/// argument) is allocated exactly once, at its size. A `Vec` collected item by item first takes
-/// room for four, then gives the rest back; for the million paths of a million-line project
-/// that was a million needless reallocations (paths now collect into `ast::Segments`, which
-/// keeps one segment inline).
+/// A list collected with no room to spare ([`without_slack`]) and, for the most frequent
+/// lengths, without the copy that makes: none or one item (a call with one argument, a type
+/// with one argument) is allocated exactly once, at its size. A list collected item by item has
+/// room for at least four (`Vec`'s first allocation) and then twice what it held: a path of one
+/// segment held the room of four, an argument list of one the room of four 176-byte type
+/// arguments. The tree of every module lives through the whole check, and that slack was a
+/// third of it. Taking room for four and then giving the rest back was, for the million paths
+/// of a million-line project, a million needless reallocations (paths now collect into
+/// `ast::Segments`, which keeps one segment inline).
 struct Exact<T>(Vec<T>);
 
 impl<T> FromIterator<T> for Exact<T> {
@@ -331,7 +326,7 @@ impl<T> FromIterator<T> for Exact<T> {
         list.push(first);
         list.push(second);
         list.extend(items);
-        Exact(tight(list))
+        Exact(without_slack(list))
     }
 }
 
@@ -480,21 +475,10 @@ pub fn parse_exprs(
     pieces: &[std::ops::Range<usize>],
 ) -> Vec<(ast::Expr, Vec<SyntaxError>)> {
     let mut tokens = Vec::new();
-    let mut ranges = Vec::with_capacity(pieces.len());
-    for piece in pieces {
-        let lexed = text
-            .get(piece.clone())
-            .map(|slice| lexer::lex(file, slice, piece.start))
-            .filter(|lexed| lexed.errors.is_empty() && lexed.too_deep.is_none());
-        ranges.push(lexed.map(|lexed| {
-            let from = tokens.len();
-            tokens.extend(lexed.tokens.into_iter().map(|(token, at)| {
-                let at = at.start as usize + piece.start..at.end as usize + piece.start;
-                (token, lexer::token_span(at))
-            }));
-            from..tokens.len()
-        }));
-    }
+    let ranges: Vec<Option<std::ops::Range<usize>>> = pieces
+        .iter()
+        .map(|piece| lex_piece(file, text, piece.clone(), &mut tokens))
+        .collect();
     let cx = Ctx {
         file,
         src: text,
@@ -527,6 +511,29 @@ pub fn parse_exprs(
         .collect()
 }
 
+/// Lexes `piece` of `text` alone and adds its tokens to `tokens`, placed at their offsets in
+/// `text`, for one grammar built for `text` to read ([`parse_exprs`], [`parse_deferred`]).
+/// Where they are in `tokens`, or `None` (and nothing added) when the piece does not lex
+/// cleanly or is no piece of `text`.
+fn lex_piece<'src>(
+    file: FileId,
+    text: &'src str,
+    piece: std::ops::Range<usize>,
+    tokens: &mut Vec<(Token<'src>, TokenSpan)>,
+) -> Option<std::ops::Range<usize>> {
+    let base = piece.start;
+    let lexed = lexer::lex(file, text.get(piece)?, base);
+    if !lexed.errors.is_empty() || lexed.too_deep.is_some() {
+        return None;
+    }
+    let from = tokens.len();
+    tokens.extend(lexed.tokens.into_iter().map(|(token, at)| {
+        let at = lexer::token_span(at.start as usize + base..at.end as usize + base);
+        (token, at)
+    }));
+    Some(from..tokens.len())
+}
+
 /// Parses the bodies that [`parse_module`] deferred in `text` (each the span of a
 /// [`ast::Body::Deferred`] and whether it is a check's), in the order given. `None` when one of
 /// them is not clean: the module must then be parsed whole ([`parse_module`] without deferring),
@@ -543,21 +550,17 @@ pub fn parse_deferred(
     bodies: &[(Span, DeferredKind)],
 ) -> Option<Vec<ParsedBody>> {
     let mut tokens = Vec::new();
-    let mut ranges = Vec::with_capacity(bodies.len());
-    for &(span, _) in bodies {
-        let base = span.start as usize;
-        let slice = text.get(base..span.end as usize)?;
-        let lexed = lexer::lex(file, slice, base);
-        if !lexed.errors.is_empty() || lexed.too_deep.is_some() {
-            return None;
-        }
-        let from = tokens.len();
-        tokens.extend(lexed.tokens.into_iter().map(|(token, at)| {
-            let at = lexer::token_span(at.start as usize + base..at.end as usize + base);
-            (token, at)
-        }));
-        ranges.push(from..tokens.len());
-    }
+    let ranges = bodies
+        .iter()
+        .map(|&(span, _)| {
+            lex_piece(
+                file,
+                text,
+                span.start as usize..span.end as usize,
+                &mut tokens,
+            )
+        })
+        .collect::<Option<Vec<_>>>()?;
     let cx = Ctx {
         file,
         src: text,

@@ -10,7 +10,8 @@
 use chumsky::prelude::*;
 
 use super::expr::{attribute, expr_parsers, ident, key, path, ExprParsers, P};
-use super::{balanced, tight, Ctx, Exact, Fail};
+use super::{balanced, Ctx, Exact, Fail};
+use crate::allocator::without_slack;
 use crate::syntax::ast::*;
 use crate::syntax::token::Token;
 
@@ -63,7 +64,7 @@ fn recovering_list<'tok, 'src: 'tok, O: 'tok, E: Fail<'tok, 'src>>(
         .recover_with(via_parser(skip_to(sep).map(|_| None)))
         .repeated()
         .collect::<Vec<Option<O>>>()
-        .map(|items| tight(items.into_iter().flatten().collect()))
+        .map(|items| without_slack(items.into_iter().flatten().collect()))
         .boxed()
 }
 
@@ -467,7 +468,7 @@ pub fn module<'tok, 'src: 'tok, E: Fail<'tok, 'src>>(cx: Ctx<'src>) -> P<'tok, '
                     BodyPart::Stmt(stmt) => body.push(stmt),
                 }
             }
-            (tight(blocks), tight(body))
+            (without_slack(blocks), without_slack(body))
         });
     let node_kind = choice((
         just(Token::Node).to(NodeKind::Node),
