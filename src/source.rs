@@ -77,6 +77,24 @@ impl SourceMap {
         }
     }
 
+    /// Lends file `id`'s text out of the map, leaving it empty until [`SourceMap::give_back`]:
+    /// a pass that reads some texts on other threads while it changes the map and everything
+    /// beside it (sema parsing bodies ahead of checking them) so holds them apart, without a
+    /// copy.
+    pub fn lend(&mut self, id: FileId) -> String {
+        self.files
+            .get_mut(id.0 as usize)
+            .map(|f| std::mem::take(&mut f.text))
+            .unwrap_or_default()
+    }
+
+    /// Puts back a text [`SourceMap::lend`] lent.
+    pub fn give_back(&mut self, id: FileId, text: String) {
+        if let Some(file) = self.files.get_mut(id.0 as usize) {
+            file.text = text;
+        }
+    }
+
     pub fn get(&self, id: FileId) -> Option<&SourceFile> {
         self.files.get(id.0 as usize)
     }

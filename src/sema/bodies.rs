@@ -6,7 +6,6 @@
 //! parses it again without deferring and checks the project again, which reports what any
 //! parse of it reports.
 
-use crate::source::SourceMap;
 use crate::span::{FileId, Span};
 use crate::syntax::ast::{self, Body, DeferredKind};
 use crate::syntax::ParsedBody;
@@ -42,9 +41,8 @@ impl Deferred {
         all
     }
 
-    /// Parses them: `None` when one does not parse cleanly.
-    pub(crate) fn parse(&self, sources: &SourceMap) -> Option<Vec<ParsedBody>> {
-        let text = sources.get(self.file).map_or("", |f| &*f.text);
+    /// Parses them out of their module's `text`: `None` when one does not parse cleanly.
+    pub(crate) fn parse(&self, text: &str) -> Option<Vec<ParsedBody>> {
         crate::syntax::parse_deferred(self.file, text, &self.spans)
     }
 }

@@ -162,9 +162,9 @@ fn lower_sigs(cx: &mut Cx<'_, '_>) {
 }
 
 /// Type-checks and lowers every fn and check, a module at a time. Deferred bodies
-/// ([`ast::Body::Deferred`]) are parsed for [`MODULES_AT_ONCE`] modules at a time, on every
-/// core for a large project, and dropped once those modules are checked. Returns the fns' call
-/// graph (callee ids with call spans), by fn id.
+/// ([`ast::Body::Deferred`]) are parsed on the other cores up to [`MODULES_AHEAD`] modules
+/// ahead of the module being checked (`parallel::map_ahead`), and dropped once their module is
+/// checked. Returns the fns' call graph (callee ids with call spans), by fn id.
 fn lower_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
     let mut lowered = Lowered {
         graph: Vec::with_capacity(cx.fns.len()),
@@ -176,31 +176,38 @@ fn lower_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
     }
     cx.out.checks.reserve_exact(cx.checks.len());
     let deferred = Deferred::all(cx);
-    let text: usize = deferred
+    // The modules' texts are lent out of the source map while their bodies are parsed beside
+    // the checking, which holds `cx` (and the map in it) whole; nothing checked here reads them.
+    let texts: Vec<String> = deferred.iter().map(|d| cx.sources.lend(d.file)).collect();
+    let worth_it =
+        texts.iter().map(String::len).sum::<usize>() >= crate::parallel::PARALLEL_FROM_BYTES;
+    let modules: Vec<(&Deferred, &str)> = deferred
         .iter()
-        .filter_map(|d| cx.sources.get(d.file))
-        .map(|f| f.text.len())
-        .sum();
-    let worth_it = text >= crate::parallel::PARALLEL_FROM_BYTES;
-    for modules in deferred.chunks(MODULES_AT_ONCE) {
-        let sources = &*cx.sources;
-        let parsed = crate::parallel::map_in_order(modules, worth_it, |d| d.parse(sources));
-        for (module, parsed) in modules.iter().zip(parsed) {
+        .zip(texts.iter().map(String::as_str))
+        .collect();
+    crate::parallel::map_ahead(
+        &modules,
+        worth_it,
+        MODULES_AHEAD,
+        |(module, text)| module.parse(text),
+        |(module, _), parsed| {
             // The modules in between defer nothing.
             lowered.up_to(cx, module.module, &ModuleBodies::none());
             let bodies = ModuleBodies::new(cx, module, parsed);
             lowered.up_to(cx, module.module + 1, &bodies);
-        }
+        },
+    );
+    for (module, text) in deferred.iter().zip(texts) {
+        cx.sources.give_back(module.file, text);
     }
     lowered.up_to(cx, usize::MAX, &ModuleBodies::none());
     lowered.graph
 }
 
-/// How many modules' deferred bodies are parsed together (side by side) before they are
-/// checked: enough that starting the threads is paid rarely (a start per 32 modules cost
-/// more CPU on the generated 1M-line project), few enough that what they hold is a few
-/// megabytes.
-const MODULES_AT_ONCE: usize = 128;
+/// How many modules' deferred bodies may be parsed ahead of the one being checked: enough to
+/// keep the other cores busy while a module with many bodies is checked, few enough that what
+/// they hold is a few megabytes.
+const MODULES_AHEAD: usize = 128;
 
 /// How far [`lower_bodies`] got: the next fn and check, and the fns' calls so far.
 struct Lowered {

@@ -339,10 +339,10 @@ fn a_lean_check_of_a_file_reports_what_a_full_check_reports() {
     assert_eq!(lean.matches("warning[W0001]").count(), 1, "{lean}");
 }
 
-/// Over a megabyte of source, `aelc check` parses the deferred bodies of many modules side
-/// by side before sema checks them (`sema::items::lower_bodies`): the diagnostics are still
-/// those of the full check, in the same order, with a body that breaks only when parsed in
-/// the middle of the project.
+/// Over a megabyte of source, `aelc check` parses the deferred bodies of modules on the other
+/// cores ahead of sema checking them (`sema::items::lower_bodies`, `parallel::map_ahead`): the
+/// diagnostics are still those of the full check, in the same order, with a body that breaks
+/// only when parsed and bodies that break only when checked, in the middle of the project.
 #[test]
 fn a_large_lean_check_reports_what_a_full_check_reports() {
     let mut world = driver::MemoryWorld::new();
@@ -358,6 +358,9 @@ fn a_large_lean_check_reports_what_a_full_check_reports() {
         }
         if k == 7 {
             text.push_str("fn broken(x: u32) -> u32 { x * }\n");
+        }
+        if k % 9 == 4 {
+            text.push_str(&format!("fn mistyped{k}(x: u32) -> bool {{ x + 1 }}\n"));
         }
         bytes += text.len();
         world = world.with(format!("/big/m{k}.ael"), text);
@@ -375,4 +378,9 @@ fn a_large_lean_check_reports_what_a_full_check_reports() {
     assert_eq!(full, lean, "the lean check differs");
     assert!(lean.contains("m7.ael"), "{}", &lean[..lean.len().min(2000)]);
     assert_eq!(lean.matches("error[E01").count(), 1);
+    let mistyped = lean.matches("mistyped").count();
+    assert!(
+        mistyped >= k / 9,
+        "{mistyped} of the mistyped bodies reported"
+    );
 }
