@@ -238,9 +238,18 @@ pub fn check_program(program: &Program) -> Vec<Finding> {
             }
         }
     }
-    for node in &program.nodes {
-        let mut found = Vec::new();
-        check_node_types(program, node, &mut found);
+    // Each node's types are walked on their own (its bounds, its depth): the nodes are shared
+    // between the cores where there are enough of them to pay for a thread.
+    let by_node = crate::parallel::map_in_order(
+        &program.nodes,
+        program.nodes.len() >= NODES_FOR_THREADS,
+        |node| {
+            let mut found = Vec::new();
+            check_node_types(program, node, &mut found);
+            found
+        },
+    );
+    for (node, found) in program.nodes.iter().zip(by_node) {
         out.extend(found.into_iter().map(|diagnostic| Finding {
             diagnostic,
             place: Place::item(&node.module, &node.name),
@@ -249,22 +258,31 @@ pub fn check_program(program: &Program) -> Vec<Finding> {
     out
 }
 
+/// From this many nodes on, [`check_program`] walks their types on every core: a node's walk
+/// takes tens of microseconds, a thread's start and its allocator heap about as much as a few
+/// dozen of them.
+const NODES_FOR_THREADS: usize = 256;
+
 fn check_node_types(program: &Program, node: &NodeIr, out: &mut Vec<Diagnostic>) {
     let types = &program.types;
     let mut seen = BTreeSet::new();
-    let mut places: Vec<(String, &Ty)> = node
+    let places = node
         .params
         .iter()
-        .map(|p| (format!("parameter `{}`", p.name), &p.ty))
-        .collect();
-    places.push(("output".to_owned(), &node.output));
-    for (place, ty) in places {
+        .map(|p| (Some(&p.name), &p.ty))
+        .chain([(None, &node.output)]);
+    for (param, ty) in places {
+        // Named only when a finding needs it: most nodes have none.
+        let place = || match param {
+            Some(name) => format!("parameter `{name}`"),
+            None => "output".to_owned(),
+        };
         let mut bounds = Vec::new();
         collect_bound_breaks(ty, types, &mut seen, &mut bounds);
         for (limit, what) in bounds {
             out.push(
                 CodegenError::InternalBound {
-                    place: place.clone(),
+                    place: place(),
                     node: node.name.clone(),
                     what,
                     limit,
@@ -275,7 +293,7 @@ fn check_node_types(program: &Program, node: &NodeIr, out: &mut Vec<Diagnostic>)
         if !fits_depth_limit(ty, types) {
             out.push(
                 CodegenError::InternalDepth {
-                    place,
+                    place: place(),
                     node: node.name.clone(),
                     max_depth: limits::MAX_DEPTH,
                 }

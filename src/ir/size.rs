@@ -42,6 +42,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use foldhash::fast::FixedState;
+
 use aelc_runtime::media::MEDIA_FIELDS;
 use aelc_runtime::ty::{limits, DefId, DefKind, FieldTy, IntTy, MediaTy, Ty, TypeTable};
 
@@ -68,8 +70,8 @@ pub use aelc_runtime::media::bounds as media_bounds;
 pub fn max_json_len(ty: &Ty, types: &TypeTable) -> u64 {
     let mut sizer = Sizer {
         types,
-        memo: HashMap::new(),
-        in_progress: HashSet::new(),
+        memo: HashMap::default(),
+        in_progress: HashSet::default(),
     };
     sizer.len(ty, limits::MAX_DEPTH as u32).unwrap_or(0)
 }
@@ -84,8 +86,8 @@ pub fn default_max_answer(ty: &Ty, types: &TypeTable) -> u64 {
 pub fn fits_depth_limit(ty: &Ty, types: &TypeTable) -> bool {
     let mut sizer = Sizer {
         types,
-        memo: HashMap::new(),
-        in_progress: HashSet::new(),
+        memo: HashMap::default(),
+        in_progress: HashSet::default(),
     };
     sizer.len(ty, limits::MAX_DEPTH as u32).is_some()
 }
@@ -93,10 +95,11 @@ pub fn fits_depth_limit(ty: &Ty, types: &TypeTable) -> bool {
 struct Sizer<'a> {
     types: &'a TypeTable,
     /// `(definition, containers still allowed)` → widest encoding, `None` if no value fits.
-    memo: HashMap<(DefId, u32), Option<u64>>,
+    /// (foldhash: std's SipHash was most of the sizer's time, which every node pays twice.)
+    memo: HashMap<(DefId, u32), Option<u64>, FixedState>,
     /// Definitions being computed at a depth; meeting one again means a cycle that opens no
     /// container (`type A = Option<A>`), which adds no wider value.
-    in_progress: HashSet<(DefId, u32)>,
+    in_progress: HashSet<(DefId, u32), FixedState>,
 }
 
 impl Sizer<'_> {
