@@ -50,18 +50,25 @@ pub(crate) fn map_in_order<T: Sync, R: Send>(
     };
     std::thread::scope(|scope| {
         for _ in 1..threads {
-            // A thread that cannot be started leaves its share to the others: the calling
-            // thread works too, so every item is mapped.
-            let _ = std::thread::Builder::new()
-                .name("aelc-worker".to_owned())
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, work);
+            spawn_worker(scope, work);
         }
         work();
     });
     let mut done = done.into_inner().unwrap_or_else(PoisonError::into_inner);
     done.sort_unstable_by_key(|&(at, _)| at);
     done.into_iter().map(|(_, result)| result).collect()
+}
+
+/// Starts a worker thread in `scope`. A thread that cannot be started leaves its share to the
+/// others: the calling thread works too, so every item is still made.
+fn spawn_worker<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    work: impl FnOnce() + Send + 'scope,
+) {
+    let _ = std::thread::Builder::new()
+        .name("aelc-worker".to_owned())
+        .stack_size(STACK_BYTES)
+        .spawn_scoped(scope, work);
 }
 
 /// `make` over `items` in a pipeline: other threads make results up to `ahead` items past the
@@ -71,7 +78,8 @@ pub(crate) fn map_in_order<T: Sync, R: Send>(
 /// busy making what it will need next, instead of making a batch on every core and then
 /// checking it alone. The calling thread makes an item itself when nobody has begun it, and
 /// helps with the items ahead while it waits for one that is being made. At most `ahead`
-/// results wait at once, so what they hold stays bounded.
+/// results wait at once (and the one the calling thread is making), so what they hold stays
+/// bounded.
 pub(crate) fn map_ahead<T: Sync, R: Send>(
     items: &[T],
     worth_it: bool,
@@ -102,11 +110,7 @@ pub(crate) fn map_ahead<T: Sync, R: Send>(
     };
     std::thread::scope(|scope| {
         for _ in 1..threads {
-            // A thread that cannot be started leaves its share to the calling thread.
-            let _ = std::thread::Builder::new()
-                .name("aelc-worker".to_owned())
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, || pipeline.work(&make));
+            spawn_worker(scope, || pipeline.work(&make));
         }
         // Stops the workers however this thread leaves the scope, a panic in `take` included,
         // so that none waits for room that will never come.
