@@ -68,12 +68,7 @@ pub use aelc_runtime::media::bounds as media_bounds;
 /// the module documentation lists. A type with no valid value within the platform bounds
 /// (which the compiler rejects) gives 0.
 pub fn max_json_len(ty: &Ty, types: &TypeTable) -> u64 {
-    let mut sizer = Sizer {
-        types,
-        memo: HashMap::default(),
-        in_progress: HashSet::default(),
-    };
-    sizer.len(ty, limits::MAX_DEPTH as u32).unwrap_or(0)
+    Sizer::new(types).widest(ty).unwrap_or(0)
 }
 
 /// The default `max_answer` of a node with output type `ty`: its largest encoding plus room
@@ -84,12 +79,7 @@ pub fn default_max_answer(ty: &Ty, types: &TypeTable) -> u64 {
 
 /// Whether `ty` has any valid value that nests at most 64 arrays and objects deep.
 pub fn fits_depth_limit(ty: &Ty, types: &TypeTable) -> bool {
-    let mut sizer = Sizer {
-        types,
-        memo: HashMap::default(),
-        in_progress: HashSet::default(),
-    };
-    sizer.len(ty, limits::MAX_DEPTH as u32).is_some()
+    Sizer::new(types).widest(ty).is_some()
 }
 
 struct Sizer<'a> {
@@ -102,7 +92,21 @@ struct Sizer<'a> {
     in_progress: HashSet<(DefId, u32), FixedState>,
 }
 
-impl Sizer<'_> {
+impl<'a> Sizer<'a> {
+    fn new(types: &'a TypeTable) -> Sizer<'a> {
+        Sizer {
+            types,
+            memo: HashMap::default(),
+            in_progress: HashSet::default(),
+        }
+    }
+
+    /// The widest encoding of a `ty` value within the platform's nesting limit; `None` when
+    /// no value fits it.
+    fn widest(&mut self, ty: &Ty) -> Option<u64> {
+        self.len(ty, limits::MAX_DEPTH as u32)
+    }
+
     /// The widest encoding of a `ty` value that opens at most `depth` nested containers.
     fn len(&mut self, ty: &Ty, depth: u32) -> Option<u64> {
         match ty {

@@ -1,7 +1,8 @@
 //! The fn and check bodies of one module, as sema checks them. A parse that deferred them
 //! ([`crate::syntax::parse_lean`], `aelc check`) left only their spans; they are parsed
-//! here, all of a module's at once (the modules of a batch side by side) before sema checks
-//! them, and dropped when sema moves on, so that a project's bodies are never all in memory.
+//! here, all of a module's at once (on the other cores, a bounded number of modules ahead of
+//! the one sema checks), and dropped when sema moves on, so that a project's bodies are never
+//! all in memory.
 //! A body that does not parse cleanly means the module must be parsed whole: it is named in [`Cx::reparse`], and the driver
 //! parses it again without deferring and checks the project again, which reports what any
 //! parse of it reports.
@@ -17,16 +18,21 @@ pub(crate) struct ModuleBodies {
     parsed: Vec<(u32, ParsedBody)>,
 }
 
-/// The deferred bodies of one module: where they are and whose each is.
+/// The deferred bodies of one module: where they are and whose each is, with the module's text,
+/// lent out of the source map while they are parsed ([`Deferred::lend_all`]).
 pub(crate) struct Deferred {
     pub module: usize,
     pub file: FileId,
     pub spans: Vec<(Span, DeferredKind)>,
+    pub text: String,
 }
 
 impl Deferred {
-    /// Every module's deferred bodies, in module order; modules parsed whole have none.
-    pub(crate) fn all(cx: &Cx<'_, '_>) -> Vec<Deferred> {
+    /// Every module's deferred bodies, in module order (modules parsed whole have none), each
+    /// with its module's text lent out of `cx.sources` ([`crate::source::SourceMap::lend`]): the
+    /// bodies are parsed on other threads while sema holds `cx` whole, and nothing sema checks
+    /// meanwhile reads those texts. [`Deferred::give_back_all`] returns them.
+    pub(crate) fn lend_all(cx: &mut Cx<'_, '_>) -> Vec<Deferred> {
         let mut all = Vec::new();
         for (module, source) in cx.input.modules.iter().enumerate() {
             let spans = source.ast.deferred_bodies();
@@ -35,15 +41,23 @@ impl Deferred {
                     module,
                     file: source.file,
                     spans,
+                    text: cx.sources.lend(source.file),
                 });
             }
         }
         all
     }
 
-    /// Parses them out of their module's `text`: `None` when one does not parse cleanly.
-    pub(crate) fn parse(&self, text: &str) -> Option<Vec<ParsedBody>> {
-        crate::syntax::parse_deferred(self.file, text, &self.spans)
+    /// Puts every lent text back into `cx.sources`.
+    pub(crate) fn give_back_all(cx: &mut Cx<'_, '_>, all: Vec<Deferred>) {
+        for deferred in all {
+            cx.sources.give_back(deferred.file, deferred.text);
+        }
+    }
+
+    /// Parses them: `None` when one does not parse cleanly.
+    pub(crate) fn parse(&self) -> Option<Vec<ParsedBody>> {
+        crate::syntax::parse_deferred(self.file, &self.text, &self.spans)
     }
 }
 

@@ -175,31 +175,21 @@ fn lower_bodies(cx: &mut Cx<'_, '_>) -> Vec<Vec<(u32, Span)>> {
         cx.out.fns.reserve_exact(cx.fns.len());
     }
     cx.out.checks.reserve_exact(cx.checks.len());
-    let deferred = Deferred::all(cx);
-    // The modules' texts are lent out of the source map while their bodies are parsed beside
-    // the checking, which holds `cx` (and the map in it) whole; nothing checked here reads them.
-    let texts: Vec<String> = deferred.iter().map(|d| cx.sources.lend(d.file)).collect();
-    let worth_it =
-        texts.iter().map(String::len).sum::<usize>() >= crate::parallel::PARALLEL_FROM_BYTES;
-    let modules: Vec<(&Deferred, &str)> = deferred
-        .iter()
-        .zip(texts.iter().map(String::as_str))
-        .collect();
+    let deferred = Deferred::lend_all(cx);
+    let text: usize = deferred.iter().map(|d| d.text.len()).sum();
     crate::parallel::map_ahead(
-        &modules,
-        worth_it,
+        &deferred,
+        text >= crate::parallel::PARALLEL_FROM_BYTES,
         MODULES_AHEAD,
-        |(module, text)| module.parse(text),
-        |(module, _), parsed| {
+        Deferred::parse,
+        |module, parsed| {
             // The modules in between defer nothing.
             lowered.up_to(cx, module.module, &ModuleBodies::none());
             let bodies = ModuleBodies::new(cx, module, parsed);
             lowered.up_to(cx, module.module + 1, &bodies);
         },
     );
-    for (module, text) in deferred.iter().zip(texts) {
-        cx.sources.give_back(module.file, text);
-    }
+    Deferred::give_back_all(cx, deferred);
     lowered.up_to(cx, usize::MAX, &ModuleBodies::none());
     lowered.graph
 }
