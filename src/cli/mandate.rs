@@ -178,6 +178,15 @@ pub fn approve(out: &Output, args: &ApproveArgs) -> Status {
     };
     block_on(out, async {
         let state = Arc::new(app_state(&served, &process_limits("approve")).await?);
+        // Once the call's money is reserved it is finished and settled whatever happens here:
+        // Ctrl-C waits for it rather than leaving its reservation to the lease's sweep.
+        tokio::spawn(async {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                super::eprint_line(
+                    "aelc approve: the call in flight finishes and settles before aelc exits",
+                );
+            }
+        });
         let store = Arc::clone(&state.store);
         let now = aelc_gateway::now_ms();
         let approval = store
@@ -206,7 +215,10 @@ pub fn approve(out: &Output, args: &ApproveArgs) -> Status {
             })
             .await
             .map_err(|e| e.to_string())?;
-        let done = aelc_mcp::run_under_mandate(&state, &mandate, agent, &input).await?;
+        let done = aelc_mcp::run_under_mandate(&state, &mandate, agent, &input).await;
+        state.finish_in_flight().await;
+        state.lease.release(&*state.store).await;
+        let done = done?;
         super::print_line(&format!("approved and ran {}", approval.id));
         super::print_line(&done.text);
         Ok(())
@@ -247,10 +259,13 @@ pub fn mcp(out: &Output, args: &McpArgs) -> Status {
         Err(e) => return out.fatal(&format!("cannot start the async runtime: {e}")),
     };
     let result = runtime.block_on(async {
+        // The local market's gateway state: its calls in flight are finished before exit.
+        let mut local = None;
         let (market, store) = match (&served, &args.gateway) {
             (Some(served), _) => {
                 let state = Arc::new(app_state(served, &process_limits("mcp")).await?);
                 let store = Arc::clone(&state.store);
+                local = Some(Arc::clone(&state));
                 (aelc_mcp::market::Market::local(state), store)
             }
             (None, Some(gateway)) => {
@@ -277,7 +292,7 @@ pub fn mcp(out: &Output, args: &McpArgs) -> Status {
             ));
         }
         let server = aelc_mcp::McpServer::new(market, store, args.mandate.clone());
-        match &args.http {
+        let served = match &args.http {
             None => aelc_mcp::serve_stdio(server).await,
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(addr)
@@ -287,7 +302,14 @@ pub fn mcp(out: &Output, args: &McpArgs) -> Status {
                 super::print_line(&format!("serving MCP on http://{local}/mcp"));
                 aelc_mcp::serve_http(server, listener, super::serve::shutdown_signal()).await
             }
+        };
+        // A call the client cancelled, or left running when it went away, still stores its
+        // receipt and settles its budget before the process ends.
+        if let Some(state) = local {
+            state.finish_in_flight().await;
+            state.lease.release(&*state.store).await;
         }
+        served
     });
     match result {
         Ok(()) => Status::Ok,

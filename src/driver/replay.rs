@@ -17,7 +17,7 @@
 //! it (book: reference/testing.md).
 
 use aelc_runtime::example::{ExampleFile, Expect};
-use aelc_runtime::exec::{status_word, Env, Executor, Externs};
+use aelc_runtime::exec::{Env, Executor, Externs};
 use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Clock, Status, SystemClock};
 use aelc_runtime::receipt::UuidIds;
@@ -129,8 +129,8 @@ pub fn replay(exec: &Executor<'_>, node: NodeId, text: &str) -> Verdict {
     let outcome = &run.outcome;
     let mut problems = Vec::new();
     let got = match &outcome.code {
-        Some(code) => format!("{} ({code})", status_word(outcome.status)),
-        None => status_word(outcome.status).to_owned(),
+        Some(code) => format!("{} ({code})", outcome.status.as_str()),
+        None => outcome.status.as_str().to_owned(),
     };
     let why = || -> String {
         if let Some(e) = run.input_errors.first() {
@@ -170,7 +170,7 @@ pub fn replay(exec: &Executor<'_>, node: NodeId, text: &str) -> Verdict {
             }
         }
         (Expect::Failure { status, code }, _) => {
-            let status_ok = status_word(outcome.status) == status;
+            let status_ok = outcome.status.as_str() == status;
             let code_ok = code.is_none() || outcome.code == *code;
             if !(status_ok && code_ok) {
                 let want = match code {

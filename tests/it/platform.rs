@@ -5,10 +5,13 @@
 //! The agent under test (`acme/echo`, price 0.01 EUR) answers according to a tag in its input
 //! text, which the fake model reads from the prompt: `[ok]` a valid answer, `[bad]` one that is
 //! not JSON (`invalid_output`), `[down]` HTTP 500 (`error`), `[slow]` a valid answer after
-//! 300 ms; an empty text fails the input check (`failed`, `blank`) at the gate.
+//! 300 ms, `[stall]` one after 3 s (longer than a node's `timeout: 1s`); an empty text fails
+//! the input check (`failed`, `blank`) at the gate.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
+
+mod hangup;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -103,6 +106,9 @@ fn answer(mut stream: TcpStream, calls: &AtomicUsize, hold: &Hold) -> std::io::R
     }
     if prompt.contains("[slow]") {
         std::thread::sleep(Duration::from_millis(300));
+    }
+    if prompt.contains("[stall]") {
+        std::thread::sleep(Duration::from_secs(3));
     }
     if prompt.contains("[hold]") {
         let (released, wake) = &**hold;

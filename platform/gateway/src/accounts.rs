@@ -32,14 +32,7 @@ pub fn new_key() -> String {
     )
 }
 
-/// Whether `name` can name an account: `[a-z0-9][a-z0-9_-]{0,62}` (the owner part of an
-/// agent's name).
-pub fn valid_account_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    matches!(bytes.next(), Some(b) if b.is_ascii_lowercase() || b.is_ascii_digit())
-        && name.len() <= 63
-        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-}
+pub use aelc_store::valid_account_name;
 
 /// Creates `name` and returns its API key (shown once).
 pub async fn add_account(

@@ -37,6 +37,7 @@ use aelc_store::{Account, Store};
 use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Semaphore;
+use tokio_util::task::TaskTracker;
 
 pub use project::Project;
 
@@ -89,6 +90,9 @@ pub struct AppState {
     pub keys: accounts::KeyCache,
     /// `store` itself, through which refused calls' receipts are journaled ([`Journaled`]).
     pub refusals: Arc<Journaled>,
+    /// The tasks that own calls from their reservation to their settlement ([`runs`]: a caller
+    /// that hangs up cancels none of them); [`AppState::finish_in_flight`] waits for them.
+    pub in_flight: TaskTracker,
     openapi: serde_json::Value,
 }
 
@@ -146,8 +150,17 @@ impl AppState {
             body_timeout: limits.body_timeout,
             max_file_bytes: limits.max_file_bytes,
             files,
+            in_flight: TaskTracker::new(),
             openapi,
         })
+    }
+
+    /// Waits until every call begun so far has stored its receipt and settled its money, its
+    /// callers gone or not (a graceful stop, the end of an MCP session, `aelc approve`).
+    pub async fn finish_in_flight(&self) {
+        self.in_flight.close();
+        self.in_flight.wait().await;
+        self.in_flight.reopen();
     }
 }
 
@@ -178,7 +191,8 @@ async fn openapi_json(
 }
 
 /// Serves until `shutdown` resolves, then stops accepting, finishes the requests in flight
-/// (runs included: their receipts are stored before their answers) and returns.
+/// and every call begun (their receipts stored and their money settled, whether or not their
+/// callers still wait) and returns.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
@@ -189,6 +203,8 @@ pub async fn serve(
     let served = axum::serve(listener, router(Arc::clone(&state)))
         .with_graceful_shutdown(shutdown)
         .await;
+    // The requests have ended; the calls whose callers hung up may still be running.
+    state.finish_in_flight().await;
     // Every run in flight has finished: nothing of this instance is left to void.
     state.lease.release(&*state.store).await;
     // Every refusal answered is in the database before the process ends (a journal left

@@ -42,7 +42,7 @@ use std::time::Duration;
 use aelc_runtime::exec::{
     parse_observation, session_line_bound, Combined, Externs, Session, STALE_INPUT,
 };
-use aelc_runtime::pipeline::SystemClock;
+use aelc_runtime::pipeline::{Status, SystemClock};
 use aelc_runtime::receipt::Receipt;
 use aelc_runtime::stream::{self, Envelope, Offered, StreamEnd, StreamError, StreamStats};
 use aelc_runtime::value::Value;
@@ -178,8 +178,8 @@ struct Live<'a> {
     agent: usize,
     key: Option<String>,
     mandate: Option<String>,
-    /// The response documents of the runs made, in order.
-    runs: Vec<Json>,
+    /// The HTTP statuses and response documents of the runs made, in order.
+    runs: Vec<(StatusCode, Json)>,
     body: Body,
     timeout: Duration,
 }
@@ -250,7 +250,7 @@ impl Live<'_> {
             },
         )
         .await?;
-        self.runs.push(done.document());
+        self.runs.push((done.status, done.document()));
         Ok(None)
     }
 
@@ -276,7 +276,7 @@ impl Live<'_> {
         receipt.code = Some(code.to_owned());
         receipt.refusal = Some(why.to_owned());
         let mut document = json!({
-            "status": "rejected_input",
+            "status": Status::RejectedInput,
             "code": code,
             "output": null,
             "receipt": receipt,
@@ -391,7 +391,8 @@ impl Live<'_> {
                     let document = self
                         .refused(STALE_INPUT, &format!("line {n}: stale input: {why}"), &[])
                         .await?;
-                    self.runs.push(document);
+                    self.runs
+                        .push((runs::http_status(Status::RejectedInput), document));
                 }
                 Combined::Ready(inputs) => {
                     if let Some(stop) = self.run(&inputs).await? {
@@ -548,13 +549,12 @@ impl Live<'_> {
         };
         let (status, mut document, stream) = match ended {
             Ended::Whole { stream } => {
-                let last = self.runs.last().cloned();
-                let status = last.as_ref().map_or(StatusCode::OK, |d| {
-                    runs::http_status(d["status"].as_str().unwrap_or("error"))
+                let (status, document) = self.runs.last().cloned().unwrap_or_else(|| {
+                    (
+                        StatusCode::OK,
+                        json!({"status": null, "code": null, "output": null, "receipt": null}),
+                    )
                 });
-                let document = last.unwrap_or_else(
-                    || json!({"status": null, "code": null, "output": null, "receipt": null}),
-                );
                 (status, document, stream)
             }
             Ended::Stopped {
@@ -567,7 +567,7 @@ impl Live<'_> {
                 (stop.status, document, stream)
             }
         };
-        document["runs"] = Json::Array(self.runs);
+        document["runs"] = self.runs.into_iter().map(|(_, run)| run).collect();
         if let Some(s) = &stream {
             document["stream"] = counters(s);
         }

@@ -15,6 +15,19 @@
 //!    posts the price to the agent's owner, anything else voids the reservation — and only
 //!    then the response, so no receipt a client saw can be lost.
 //!
+//! **Hanging up changes nothing.** From the reservation on (steps 4–6), a call is owned by a
+//! task of its own ([`AppState::in_flight`]), not by the request: hyper drops a request's
+//! future when its connection closes, and an MCP client may cancel a call, but the task runs
+//! to the end — the receipt stored, the money posted or voided — exactly as if the caller had
+//! waited. A caller that comes back finds it: the same `Idempotency-Key` answers the first
+//! run's document, `GET /v1/receipts/{id}` the receipt. We finish and settle rather than
+//! cancel because the model call is already paid for by then, the providers cannot be
+//! interrupted mid-answer, and a run cut at an arbitrary point would leave its money and its
+//! key to the lease's sweep. A model that never answers ends at its node's `timeout` with a
+//! `timeout` receipt, whoever is waiting. A store that fails at step 6 is asked again in the
+//! background until it takes the receipt ([`settle_durably`]); the caller is answered 503 at
+//! once, and the key answers `409 idempotency_in_progress` until the receipt is stored.
+//!
 //! The response document is the same for a fresh run and a replay: `status`, `code`,
 //! `output`, `receipt` (and `errors` / `refusal` when the gate refused). HTTP status: 200 when
 //! the agent answered (`succeeded`, or a declared `failed`), 422 when the gate refused, 502
@@ -24,17 +37,18 @@
 //! [`Executor::run_admitted`]: aelc_runtime::exec::Executor::run_admitted
 //! [`Store::begin_run`]: aelc_store::Store::begin_run
 //! [`Store::finish_run`]: aelc_store::Store::finish_run
+//! [`AppState::in_flight`]: crate::AppState::in_flight
 
 use aelc_runtime::reserved::ReservedCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aelc_runtime::exec::{status_word, Admission, Env, Externs, Run};
+use aelc_runtime::exec::{Admission, Admitted, Env, Externs, Run};
 use aelc_runtime::money::Amount;
 use aelc_runtime::pipeline::{Status, SystemClock};
 use aelc_runtime::provider::router::ModelRouter;
 use aelc_runtime::receipt::{sha256_hex, UuidIds};
-use aelc_store::{BeginRun, Begun, Settlement, StoredReceipt};
+use aelc_store::{Account, BeginRun, Begun, Settlement, StoreError, StoredReceipt};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -52,7 +66,8 @@ use crate::{now_ms, AppState};
 #[derive(Serialize, ToSchema)]
 pub struct RunResponse<'a> {
     /// `succeeded`, `rejected_input`, `invalid_output`, `failed`, `error`.
-    pub status: &'static str,
+    #[schema(value_type = String)]
+    pub status: Status,
     /// The declared or reserved code when the run did not succeed.
     pub code: Option<&'a str>,
     /// The accepted output (the agent's output schema), `null` without one.
@@ -248,7 +263,7 @@ async fn too_large(
     receipt.code = Some(error.code().to_owned());
     receipt.refusal = Some(error.message());
     let document = json!({
-        "status": "rejected_input",
+        "status": Status::RejectedInput,
         "code": error.code(),
         "output": null,
         "receipt": receipt,
@@ -348,123 +363,237 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         Admission::Admitted(admitted) => admitted,
     };
 
-    // 4. The reservation.
+    // 4. The reservation: checked here, where nothing is held yet; taken in the run's task.
     if agent.price > Amount::ZERO && agent.currency.as_deref() != Some(&account.currency) {
         return Err(ApiError::Currency {
             account: account.currency.clone(),
             price: agent.currency.clone().unwrap_or_default(),
         });
     }
-    let run_id = format!("rcpt_{}", uuid::Uuid::now_v7().simple());
-    let begin = BeginRun {
-        run: run_id.clone(),
-        tenant: account.name.clone(),
-        agent: agent.name.clone(),
-        version: agent.version.clone(),
-        input_sha256: sha256_hex(&bytes),
-        reserve: agent.price,
-        currency: account.currency.clone(),
+    let owned = OwnedCall {
+        app: Arc::clone(app),
+        tenant: account.clone(),
+        agent: call.agent,
+        input: bytes,
         idempotency_key: key,
-        mandate: call.mandate.clone(),
-        owner: app.lease.instance.clone(),
-        at_ms: now_ms(),
+        mandate: call.mandate,
+        _slot: slot,
     };
-    match app.store.begin_run(&begin).await? {
-        Begun::Started => {}
-        Begun::Replayed { receipt } => {
-            let document: Json = serde_json::from_str(&receipt)
-                .map_err(|e| ApiError::Internal(format!("a stored receipt is not JSON: {e}")))?;
-            let status = http_status(document["status"].as_str().unwrap_or("error"));
-            return Ok(Done {
-                status,
-                text: receipt,
-                replayed: true,
-            });
-        }
-        Begun::InProgress => return Err(ApiError::IdempotencyInProgress),
-        Begun::KeyConflict => return Err(ApiError::IdempotencyConflict),
-        Begun::Insufficient { available, needed } => {
-            return Err(ApiError::InsufficientFunds {
-                available: format!("{available} {}", account.currency),
-                needed: format!("{needed} {}", account.currency),
-            })
-        }
-        Begun::OverBudget { left, needed } => {
-            return Err(ApiError::OverBudget {
-                left: format!("{left} {}", account.currency),
-                needed: format!("{needed} {}", account.currency),
-            })
+    // Steps 4–6 belong to a task the caller cannot cancel (see "Hanging up" in the module
+    // doc): this future may be dropped at any await from here on, the task is not.
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    app.in_flight
+        .spawn(owned.reserve_run_settle(admitted, answer));
+    answered
+        .await
+        .map_err(|_| ApiError::Internal("a run's task ended without an answer".to_owned()))?
+}
+
+/// A call that passed the gate, owned whole by its task: steps 4–6.
+struct OwnedCall {
+    app: Arc<AppState>,
+    tenant: Account,
+    agent: usize,
+    input: Bytes,
+    idempotency_key: Option<String>,
+    mandate: Option<String>,
+    /// One of `max_runs`, held until the run ends.
+    _slot: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl OwnedCall {
+    /// Reserves, runs and settles, sending the caller its answer as soon as there is one
+    /// (nobody may be listening any more); a store that fails to take the receipt is asked
+    /// again after the answer ([`settle_durably`]).
+    async fn reserve_run_settle(
+        self,
+        admitted: Admitted,
+        answer: tokio::sync::oneshot::Sender<Result<Done, ApiError>>,
+    ) {
+        match self.reserve_and_run(admitted).await {
+            Err(refused) => {
+                let _ = answer.send(Err(refused));
+            }
+            Ok(Reserved::Replay(done)) => {
+                let _ = answer.send(Ok(done));
+            }
+            Ok(Reserved::Ran(finished)) => {
+                let Finished {
+                    row,
+                    settlement,
+                    status,
+                } = *finished;
+                match self.app.store.finish_run(&row, &settlement).await {
+                    Ok(()) => {
+                        let _ = answer.send(Ok(Done {
+                            status,
+                            text: row.json,
+                            replayed: false,
+                        }));
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, run = %row.id,
+                            "the store did not take a run's receipt; asking again");
+                        let _ = answer.send(Err(e.into()));
+                        settle_durably(&*self.app.store, &row, &settlement).await;
+                    }
+                }
+            }
         }
     }
 
-    // 5. The run.
-    let started = Instant::now();
-    let in_flight = app.metrics.run_started();
-    let run_bytes = bytes.clone();
-    let finished = blocking(app, &account.name, move |executor, env| {
-        executor.run_admitted(admitted, &run_bytes, env)
-    })
-    .await;
-    drop(in_flight);
-    drop(slot);
+    /// Steps 4 and 5: the reservation (or the replay of a finished call), then the run.
+    async fn reserve_and_run(&self, admitted: Admitted) -> Result<Reserved, ApiError> {
+        let app = &self.app;
+        let account = &self.tenant;
+        let agent = &app.project.agents[self.agent];
+        let run_id = format!("rcpt_{}", uuid::Uuid::now_v7().simple());
+        let begin = BeginRun {
+            run: run_id.clone(),
+            tenant: account.name.clone(),
+            agent: agent.name.clone(),
+            version: agent.version.clone(),
+            input_sha256: sha256_hex(&self.input),
+            reserve: agent.price,
+            currency: account.currency.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            mandate: self.mandate.clone(),
+            owner: app.lease.instance.clone(),
+            at_ms: now_ms(),
+        };
+        match app.store.begin_run(&begin).await? {
+            Begun::Started => {}
+            Begun::Replayed { status, receipt } => {
+                return Ok(Reserved::Replay(Done {
+                    status: http_status(status),
+                    text: receipt,
+                    replayed: true,
+                }))
+            }
+            Begun::InProgress => return Err(ApiError::IdempotencyInProgress),
+            Begun::KeyConflict => return Err(ApiError::IdempotencyConflict),
+            Begun::Insufficient { available, needed } => {
+                return Err(ApiError::InsufficientFunds {
+                    available: format!("{available} {}", account.currency),
+                    needed: format!("{needed} {}", account.currency),
+                })
+            }
+            Begun::OverBudget { left, needed } => {
+                return Err(ApiError::OverBudget {
+                    left: format!("{left} {}", account.currency),
+                    needed: format!("{needed} {}", account.currency),
+                })
+            }
+        }
 
-    // 6. The receipt and the money, then the answer.
-    let (row, settlement, status) = match finished {
-        Ok(Ok(mut run)) => {
-            run.receipt.receipt = run_id.clone();
-            let succeeded = run.outcome.status == Status::Succeeded;
-            let price = succeeded.then_some(agent.price);
-            let billed = price.map(|p| (p, account.currency.as_str()));
-            let row = run_row(
-                &run_id,
-                &account.name,
-                agent,
-                call.mandate,
-                &mut run,
-                billed,
-            );
-            let settlement = if succeeded && agent.price > Amount::ZERO {
-                Settlement::Charge {
-                    payee: agent.owner.clone(),
-                    amount: agent.price,
-                }
-            } else {
-                Settlement::Void
-            };
-            app.metrics
-                .run(&agent.name, status_word(run.outcome.status), started);
-            (
-                row,
-                settlement,
-                http_status(status_word(run.outcome.status)),
-            )
-        }
-        Ok(Err(unrunnable)) => {
-            let document = error_document(&run_id, agent, &unrunnable.to_string());
-            let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
-            (row, Settlement::Void, StatusCode::BAD_GATEWAY)
-        }
-        Err(join) => {
-            tracing::error!(error = %join, agent = %agent.name, "a run panicked");
-            let document = error_document(&run_id, agent, "the run failed inside the gateway");
-            let row = receipt_row(&run_id, &account.name, agent, call.mandate, &document);
-            (row, Settlement::Void, StatusCode::BAD_GATEWAY)
-        }
-    };
-    app.store.finish_run(&row, &settlement).await?;
-    Ok(Done {
-        status,
-        text: row.json,
-        replayed: false,
-    })
+        // 5. The run.
+        let started = Instant::now();
+        let in_flight = app.metrics.run_started();
+        let run_bytes = self.input.clone();
+        let finished = blocking(app, &account.name, move |executor, env| {
+            executor.run_admitted(admitted, &run_bytes, env)
+        })
+        .await;
+        drop(in_flight);
+
+        // 6. The receipt and the money (stored by the caller of this, then the answer).
+        let mandate = self.mandate.clone();
+        let (row, settlement, status) = match finished {
+            Ok(Ok(mut run)) => {
+                run.receipt.receipt = run_id.clone();
+                let succeeded = run.outcome.status == Status::Succeeded;
+                let price = succeeded.then_some(agent.price);
+                let billed = price.map(|p| (p, account.currency.as_str()));
+                let row = run_row(&run_id, &account.name, agent, mandate, &mut run, billed);
+                let settlement = if succeeded && agent.price > Amount::ZERO {
+                    Settlement::Charge {
+                        payee: agent.owner.clone(),
+                        amount: agent.price,
+                    }
+                } else {
+                    Settlement::Void
+                };
+                app.metrics
+                    .run(&agent.name, run.outcome.status.as_str(), started);
+                (row, settlement, http_status(run.outcome.status))
+            }
+            Ok(Err(unrunnable)) => {
+                let document = error_document(&run_id, agent, &unrunnable.to_string());
+                let row = receipt_row(&run_id, &account.name, agent, mandate, &document);
+                (row, Settlement::Void, StatusCode::BAD_GATEWAY)
+            }
+            Err(join) => {
+                tracing::error!(error = %join, agent = %agent.name, "a run panicked");
+                let document = error_document(&run_id, agent, "the run failed inside the gateway");
+                let row = receipt_row(&run_id, &account.name, agent, mandate, &document);
+                (row, Settlement::Void, StatusCode::BAD_GATEWAY)
+            }
+        };
+        Ok(Reserved::Ran(Box::new(Finished {
+            row,
+            settlement,
+            status,
+        })))
+    }
 }
 
-/// The HTTP status of a run that ended with `status` (see the module doc).
-pub(crate) fn http_status(status: &str) -> StatusCode {
+/// What steps 4 and 5 came to.
+enum Reserved {
+    /// The idempotency key's first call had finished: its document, nothing reserved.
+    Replay(Done),
+    /// The run ended: its receipt and settlement, to store.
+    Ran(Box<Finished>),
+}
+
+struct Finished {
+    row: StoredReceipt,
+    settlement: Settlement,
+    status: StatusCode,
+}
+
+/// The longest pause between two attempts to store a receipt, and how long to keep asking.
+const SETTLE_PAUSE_MAX: Duration = Duration::from_secs(5);
+const SETTLE_GIVE_UP: Duration = Duration::from_secs(15 * 60);
+
+/// Asks the store again, with growing pauses, to take a finished run's receipt and settle its
+/// money, until it does or refuses for good. A refusal other than a backend failure means the
+/// run is no longer this process's to finish (another process voided it once this one's lease
+/// ran out while the store was unreachable: the store's one-finish rule keeps the money right),
+/// so there is nothing left to do. After [`SETTLE_GIVE_UP`] the run is left open for the
+/// lease's sweep, which voids it when this process stops.
+pub(crate) async fn settle_durably(
+    store: &dyn aelc_store::Store,
+    row: &StoredReceipt,
+    settlement: &Settlement,
+) {
+    let began = Instant::now();
+    let mut pause = Duration::from_millis(50);
+    loop {
+        tokio::time::sleep(pause).await;
+        match store.finish_run(row, settlement).await {
+            Ok(()) => {
+                tracing::info!(run = %row.id, "stored a run's receipt after the store came back");
+                return;
+            }
+            Err(StoreError::Backend(e)) if began.elapsed() < SETTLE_GIVE_UP => {
+                tracing::debug!(error = %e, run = %row.id, "the store still refuses a receipt");
+            }
+            Err(e) => {
+                tracing::error!(error = %e, run = %row.id,
+                    "gave up storing a run's receipt; the lease's sweep voids its reservation");
+                return;
+            }
+        }
+        pause = (pause * 2).min(SETTLE_PAUSE_MAX);
+    }
+}
+
+/// The HTTP status of a run that ended with `status` (see the module doc): the one mapping.
+pub fn http_status(status: Status) -> StatusCode {
     match status {
-        "succeeded" | "failed" => StatusCode::OK,
-        "rejected_input" => StatusCode::UNPROCESSABLE_ENTITY,
-        _ => StatusCode::BAD_GATEWAY,
+        Status::Succeeded | Status::Failed => StatusCode::OK,
+        Status::RejectedInput => StatusCode::UNPROCESSABLE_ENTITY,
+        Status::InvalidOutput | Status::Error => StatusCode::BAD_GATEWAY,
     }
 }
 
@@ -508,7 +637,7 @@ fn run_row(
         .output_json
         .as_deref()
         .and_then(|t| serde_json::from_str::<&serde_json::value::RawValue>(t).ok());
-    let status = status_word(run.outcome.status);
+    let status = run.outcome.status;
     let document = RunResponse {
         status,
         code: run.outcome.code.as_deref(),
@@ -531,7 +660,7 @@ fn run_row(
         tenant: tenant.to_owned(),
         agent: agent.name.clone(),
         version: agent.version.clone(),
-        status: status.to_owned(),
+        status,
         code: run.outcome.code.clone(),
         mandate,
         // A document of strings, numbers and a derived receipt always serializes.
@@ -554,7 +683,10 @@ pub(crate) fn receipt_row(
         tenant: tenant.to_owned(),
         agent: agent.name.clone(),
         version: agent.version.clone(),
-        status: document["status"].as_str().unwrap_or("error").to_owned(),
+        status: document["status"]
+            .as_str()
+            .and_then(Status::parse)
+            .unwrap_or(Status::Error),
         code: document["code"].as_str().map(str::to_owned),
         mandate,
         json: document.to_string(),
@@ -564,11 +696,11 @@ pub(crate) fn receipt_row(
 
 fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
     json!({
-        "status": "error",
+        "status": Status::Error,
         "code": ReservedCode::InternalError.as_str(),
         "output": null,
         "receipt": {"receipt": id, "agent": agent.name, "version": agent.version,
-                    "status": "error", "code": ReservedCode::InternalError.as_str(), "refusal": why},
+                    "status": Status::Error, "code": ReservedCode::InternalError.as_str(), "refusal": why},
         "refusal": why,
     })
 }

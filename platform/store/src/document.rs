@@ -32,7 +32,9 @@ const TAG_V1: u8 = 0x01;
 const DICTIONARY_V1: &[u8] = include_bytes!("document/receipts-v1.dict");
 
 /// zstd's level: 3 is its default; the gain over 1 on receipts is a byte or two, the cost a
-/// third more time. The mover thread compresses, not the request.
+/// third more time. A refusal's receipt is compressed by the journal's mover, off the
+/// request's path; a finished run's, in the transaction that stores it (after its model call,
+/// whose time dwarfs this).
 const LEVEL: i32 = 3;
 
 /// A stored document never decompresses to more than this (a frame header that claims more

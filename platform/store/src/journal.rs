@@ -18,7 +18,8 @@
 //! Moving is idempotent (a receipt already stored is skipped), so a crash between a move and
 //! the removal of its segment repeats nothing.
 //!
-//! Segments: the journal is a sequence of files (`refusals-<uuid>-<n>.ndjson`), a new one each
+//! Segments: the journal is a sequence of files (`refusals-<uuid>-<n>.ndjson`, `n` eight
+//! digits counting from 0), a new one each
 //! time the last has grown past [`SEGMENT_BYTES`]; a segment is removed once every receipt in
 //! it is stored. Under a steady flood the mover always lags the writer a little, so one file
 //! would never be wholly stored at any moment and could never start over; a closed segment is,
@@ -68,7 +69,8 @@ const SEGMENT_BYTES: u64 = 4 << 20;
 /// A failed move is tried again after this long (the store is down or busy).
 const RETRY_AFTER: Duration = Duration::from_millis(200);
 
-/// The journal's file names: `refusals-<uuid>.ndjson` in its folder.
+/// The journal's file names: `refusals-<uuid>-<n>.ndjson` in its folder (a process's
+/// segments share its `<uuid>`; `n` counts them, eight digits).
 const PREFIX: &str = "refusals-";
 const SUFFIX: &str = ".ndjson";
 
@@ -536,7 +538,7 @@ mod tests {
             tenant: "demo".to_owned(),
             agent: "acme/review".to_owned(),
             version: "1.0.0".to_owned(),
-            status: "rejected_input".to_owned(),
+            status: crate::Status::RejectedInput,
             code: Some("invalid_input".to_owned()),
             mandate: None,
             json: format!("{{\"receipt\":\"rcpt_{n}\"}}"),

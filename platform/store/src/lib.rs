@@ -22,6 +22,7 @@
 //! ([`StoreError::Precision`]), so nothing is ever rounded.
 
 use aelc_runtime::money::Amount;
+pub use aelc_runtime::pipeline::Status;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -31,10 +32,24 @@ pub const LEDGER_SCALE: u32 = 9;
 /// Milliseconds since the Unix epoch (the store's only time type; the caller's clock).
 pub type UnixMs = i64;
 
+/// The longest account name: a DNS label's length, so an owner fits a host name and a path.
+pub const MAX_ACCOUNT_NAME: usize = 63;
+
+/// Whether `name` can name an account: `[a-z0-9][a-z0-9_-]*`, at most [`MAX_ACCOUNT_NAME`]
+/// bytes (the owner part of an agent's name). The one rule: the store refuses any other name,
+/// and the command line and the gateway ask this before they reach it. It also keeps the
+/// ledger's own accounts (`@funding`, `NAME@held`) out of the tenants' names.
+pub fn valid_account_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_lowercase() || b.is_ascii_digit())
+        && name.len() <= MAX_ACCOUNT_NAME
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
 /// A tenant: who calls agents, who is paid for them, whose money a mandate spends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Account {
-    /// `[a-z0-9][a-z0-9_-]*`, unique (the owner part of `acme/review`).
+    /// Unique, [`valid_account_name`] (the owner part of `acme/review`).
     pub name: String,
     /// The one currency of its balance (`EUR` unless set).
     pub currency: String,
@@ -58,7 +73,8 @@ pub struct Entry {
     /// Money in (`true`) or out.
     pub credit: bool,
     pub amount: Amount,
-    /// `fund`, `reserve`, `post`, `void`, `charge`.
+    /// `fund` (money from outside), `reserve` (a run's hold), `post` (a held price paid to
+    /// the agent's owner, the rest given back) or `void` (a hold given back whole).
     pub kind: String,
     pub at_ms: UnixMs,
 }
@@ -93,8 +109,8 @@ pub enum Begun {
     /// The reservation is held; run the agent, then [`Store::finish_run`].
     Started,
     /// The idempotency key was used before with the same input and that run finished: its
-    /// receipt (JSON as stored). Nothing was reserved.
-    Replayed { receipt: String },
+    /// status and receipt (JSON as stored). Nothing was reserved.
+    Replayed { status: Status, receipt: String },
     /// The same key with the same input is still running elsewhere.
     InProgress,
     /// The same key was used with another input.
@@ -123,8 +139,8 @@ pub struct StoredReceipt {
     pub tenant: String,
     pub agent: String,
     pub version: String,
-    /// `succeeded`, `rejected_input`, `invalid_output`, `failed`, `error`.
-    pub status: String,
+    /// How the run ended (stored as its word, [`Status::as_str`]).
+    pub status: Status,
     pub code: Option<String>,
     pub mandate: Option<String>,
     /// The whole receipt (with its delegated tree) as JSON text (stored compressed:
@@ -144,6 +160,18 @@ pub struct AgentStats {
 }
 
 impl AgentStats {
+    /// Counts `n` more receipts of `status`.
+    pub fn add(&mut self, status: Status, n: u64) {
+        let count = match status {
+            Status::Succeeded => &mut self.succeeded,
+            Status::InvalidOutput => &mut self.invalid_output,
+            Status::Error => &mut self.error,
+            Status::Failed => &mut self.failed,
+            Status::RejectedInput => &mut self.rejected_input,
+        };
+        *count += n;
+    }
+
     /// succeeded / (succeeded + invalid_output + error); `None` before any counted run.
     pub fn success_rate(&self) -> Option<f64> {
         let counted = self.succeeded + self.invalid_output + self.error;

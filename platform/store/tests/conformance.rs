@@ -172,7 +172,7 @@ fn receipt_of(run: &BeginRun, status: &str) -> StoredReceipt {
         tenant: run.tenant.clone(),
         agent: run.agent.clone(),
         version: run.version.clone(),
-        status: status.to_owned(),
+        status: aelc_store::Status::parse(status).expect("a status word"),
         code: None,
         mandate: run.mandate.clone(),
         json: format!("{{\"id\":\"{}\",\"status\":\"{status}\"}}", run.run),
@@ -498,6 +498,7 @@ async fn idempotency_replays_refuses_and_waits(url: String) {
     assert_eq!(
         store.begin_run(&retry).await.unwrap(),
         Begun::Replayed {
+            status: aelc_store::Status::Succeeded,
             receipt: receipt.json.clone()
         }
     );

@@ -12,6 +12,7 @@
 //! optionally with `usage` — so that an example can show a cut-off answer or a call's cost.
 
 use crate::model::{FinishReason, ModelAnswer, Usage};
+use crate::pipeline::Status;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::fmt;
@@ -81,7 +82,12 @@ impl fmt::Display for ExampleError {
 }
 
 /// The statuses a failing example may expect (spec §10).
-pub const FAILURE_STATUSES: [&str; 4] = ["rejected_input", "invalid_output", "failed", "error"];
+pub const FAILURE_STATUSES: [&str; 4] = [
+    Status::RejectedInput.as_str(),
+    Status::InvalidOutput.as_str(),
+    Status::Failed.as_str(),
+    Status::Error.as_str(),
+];
 
 impl ExampleFile {
     /// Reads an example file's text.

@@ -3,7 +3,8 @@
 //!
 //! A program plus the host's externs ([`ExternHost`], e.g. [`Externs`]) plus a model ([`Model`], usually a router
 //! over the program's bindings) plus a clock and an id source in; an [`Outcome`] and a
-//! [`Receipt`] tree out. Nothing here reads a file or the environment.
+//! [`Receipt`] tree out. Nothing here reads the environment, and files only through the
+//! host's [`MediaStore`] (a run's media references, [`Env::media`]).
 //!
 //! A run of a node, in order:
 //! 1. **Before anything**: every extern the run could reach must be registered (or be the
@@ -1241,7 +1242,7 @@ impl Host for BodyHost<'_, '_, '_> {
         let why = format!(
             "the delegated call of `{}` ended {} ({child_code}){}",
             callee.name,
-            status_word(outcome.status),
+            outcome.status.as_str(),
             refusal.map(|r| format!(": {r}")).unwrap_or_default()
         );
         let (status, code) = match outcome.status {
@@ -1262,17 +1263,6 @@ fn declares(program: &Program, node: &NodeIr, code: &str) -> bool {
     node.fails
         .and_then(|e| program.errors.get(e.0 as usize))
         .is_some_and(|set| set.codes.iter().any(|c| c.name == code))
-}
-
-/// A status as receipts write it.
-pub fn status_word(status: Status) -> &'static str {
-    match status {
-        Status::Succeeded => "succeeded",
-        Status::RejectedInput => "rejected_input",
-        Status::InvalidOutput => "invalid_output",
-        Status::Failed => "failed",
-        Status::Error => "error",
-    }
 }
 
 /// The walk of [`Executor::missing`]: every node, fn and check a run could reach.

@@ -237,7 +237,7 @@ fn zero_text() -> String {
 }
 
 /// How a run ended (spec §10).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Succeeded,
@@ -245,6 +245,48 @@ pub enum Status {
     InvalidOutput,
     Failed,
     Error,
+}
+
+/// The one vocabulary of statuses: receipts, the store's rows and indexes, the gateway's
+/// response documents and its HTTP mapping all read these words from here ([`Status::as_str`],
+/// [`Status::parse`]); serde writes the same words.
+impl Status {
+    /// Every status, in the order of spec §10.
+    pub const ALL: [Status; 5] = [
+        Status::Succeeded,
+        Status::RejectedInput,
+        Status::InvalidOutput,
+        Status::Failed,
+        Status::Error,
+    ];
+
+    /// The status as receipts write it (`rejected_input`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Status::Succeeded => "succeeded",
+            Status::RejectedInput => "rejected_input",
+            Status::InvalidOutput => "invalid_output",
+            Status::Failed => "failed",
+            Status::Error => "error",
+        }
+    }
+
+    /// The status a receipt's word names; `None` for any other word.
+    pub fn parse(word: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+
+    /// Whether the agent answered: `succeeded`, or a `failed` it declared. A run that ends so
+    /// is a success of the call (HTTP 200); the others are refusals or failures of the run.
+    pub fn answered(self) -> bool {
+        matches!(self, Status::Succeeded | Status::Failed)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The result of a run: status, code, the accepted output, the attempts and the cost.

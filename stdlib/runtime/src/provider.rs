@@ -45,6 +45,7 @@
 
 pub mod adapter;
 pub mod answer;
+pub mod backoff;
 pub mod binding;
 pub mod entries;
 pub mod error;

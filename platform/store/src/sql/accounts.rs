@@ -5,19 +5,14 @@ use crate::{Account, FileMeta, StoreError};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-/// `[a-z0-9][a-z0-9_-]*`: keeps `@funding` and `NAME@held` out of the tenants' names.
+/// Refuses a name [`crate::valid_account_name`] does not accept.
 pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
-    let mut bytes = name.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    if first_ok
-        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-    {
+    if crate::valid_account_name(name) {
         Ok(())
     } else {
         Err(StoreError::Backend(format!(
-            "account name `{name}` is not [a-z0-9][a-z0-9_-]*"
+            "account name `{name}` is not [a-z0-9][a-z0-9_-]* of at most {} bytes",
+            crate::MAX_ACCOUNT_NAME
         )))
     }
 }

@@ -5,7 +5,8 @@ use super::ledger::{apply, currency_of, same_currency, Transfer};
 use super::{held_account, is_unique_violation, mandate_key, retry, Dialect, Fail, SqlStore};
 use crate::document;
 use crate::{
-    to_nano, AgentStats, BeginRun, Begun, Recovered, Settlement, StoreError, StoredReceipt, UnixMs,
+    to_nano, AgentStats, BeginRun, Begun, Recovered, Settlement, Status, StoreError, StoredReceipt,
+    UnixMs,
 };
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
@@ -210,13 +211,8 @@ impl SqlStore {
         let mut stats = AgentStats::default();
         for row in &rows {
             let n = u64::try_from(row.try_get::<i64, _>("n")?).unwrap_or(0);
-            match row.try_get::<String, _>("status")?.as_str() {
-                "succeeded" => stats.succeeded += n,
-                "invalid_output" => stats.invalid_output += n,
-                "error" => stats.error += n,
-                "failed" => stats.failed += n,
-                "rejected_input" => stats.rejected_input += n,
-                _ => {}
+            if let Some(status) = Status::parse(&row.try_get::<String, _>("status")?) {
+                stats.add(status, n);
             }
         }
         Ok(stats)
@@ -320,7 +316,7 @@ impl SqlStore {
 /// What an idempotency key already claimed answers for this call.
 async fn key_verdict(conn: &mut AnyConnection, run: &BeginRun, key: &str) -> Result<Begun, Fail> {
     let row = sqlx::query(
-        "SELECT i.input_sha256, i.state, i.receipt, r.document FROM idempotency i \
+        "SELECT i.input_sha256, i.state, i.receipt, r.status, r.document FROM idempotency i \
          LEFT JOIN receipts r ON r.id = i.receipt WHERE i.tenant = $1 AND i.key = $2",
     )
     .bind(&run.tenant)
@@ -337,6 +333,7 @@ async fn key_verdict(conn: &mut AnyConnection, run: &BeginRun, key: &str) -> Res
     }
     Ok(match row.try_get::<Option<Vec<u8>>, _>("document")? {
         Some(stored) if row.try_get::<String, _>("state")? == "done" => Begun::Replayed {
+            status: status_of(&row)?,
             receipt: document::unpack(&row.try_get::<String, _>("receipt")?, stored)?,
         },
         _ => Begun::InProgress,
@@ -505,7 +502,7 @@ async fn insert_receipts(
             .bind(&r.tenant)
             .bind(&r.agent)
             .bind(&r.version)
-            .bind(&r.status)
+            .bind(r.status.as_str())
             .bind(r.code.as_deref())
             .bind(r.mandate.as_deref())
             .bind(document::pack(&r.json))
@@ -536,9 +533,17 @@ fn receipt_row(row: &AnyRow) -> Result<StoredReceipt, Fail> {
         tenant: row.try_get("tenant")?,
         agent: row.try_get("agent")?,
         version: row.try_get("version")?,
-        status: row.try_get("status")?,
+        status: status_of(row)?,
         code: row.try_get("code")?,
         mandate: row.try_get("mandate")?,
         at_ms: row.try_get("at_ms")?,
+    })
+}
+
+/// A row's `status` column, a word of [`Status`].
+fn status_of(row: &AnyRow) -> Result<Status, Fail> {
+    let word: String = row.try_get("status")?;
+    Status::parse(&word).ok_or_else(|| {
+        StoreError::Backend(format!("a receipt's status `{word}` is unknown")).into()
     })
 }

@@ -58,7 +58,7 @@ impl SqliteReceipts {
                     r.tenant,
                     r.agent,
                     r.version,
-                    r.status,
+                    r.status.as_str(),
                     r.code,
                     r.mandate,
                     document::pack(&r.json),

@@ -8,8 +8,8 @@
 //! are given once, at [`ProviderModel::new`].
 //!
 //! A 429 with `retry-after` is not retried here (the node's policy decides whether to ask
-//! again), but the next call to that binding waits as long as the server asked, up to
-//! [`MAX_RETRY_AFTER`].
+//! again), but the next call to that binding, in this run or any other sharing the providers
+//! ([`super::backoff`]), waits as long as the server asked, up to [`MAX_RETRY_AFTER`].
 //!
 //! Mapping back: `too_large` becomes an answer longer than `max_answer` (so step 1 rejects it
 //! with its own code and byte count), a truncated stream an `Incomplete` answer, a timeout
@@ -17,13 +17,14 @@
 //! provider's (key-free) sentence.
 
 use super::answer::FinishReason;
+use super::backoff::RateLimits;
 use super::error::ProviderError;
 use super::request::{ModelRequest as ProviderRequest, OutputSchema, Part, Repair};
 use super::Provider;
 use crate::model::{self, Model, ModelAnswer, ModelError, ModelRequest};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What every call of one node shares.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,15 +88,14 @@ pub struct ProviderModel {
     node: NodeCall,
     /// The text of the last answer, quoted back in a repair request.
     last_answer: Option<String>,
-    /// Per binding: no call before this instant (a 429's `retry-after`).
-    not_before: BTreeMap<String, Instant>,
+    /// Per binding: no call before an instant (a 429's `retry-after`), shared with every
+    /// other run over the same providers ([`ProviderModel::with_rate_limits`]).
+    limits: RateLimits,
     /// How long a call waited for a `retry-after`, in total (for tests and receipts' readers).
     pub waited: Duration,
 }
 
-/// The longest `retry-after` honoured: a server asking for more is treated as unavailable for
-/// this run rather than holding the caller (the budget's `max_time` bounds the run anyway).
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+pub use super::backoff::MAX_RETRY_AFTER;
 
 impl ProviderModel {
     pub fn new(node: NodeCall) -> ProviderModel {
@@ -103,9 +103,16 @@ impl ProviderModel {
             providers: BTreeMap::new(),
             node,
             last_answer: None,
-            not_before: BTreeMap::new(),
+            limits: RateLimits::default(),
             waited: Duration::ZERO,
         }
+    }
+
+    /// Shares `limits` (a server's, [`super::router::Connected`]): a 429 told to any run makes
+    /// every run wait, and this one waits for what others were told.
+    pub fn with_rate_limits(mut self, limits: RateLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The node-level settings (the builder's parts are known only once the input is decoded).
@@ -183,13 +190,12 @@ impl Model for ProviderModel {
         let asked = self.provider_request(request, provider.as_ref());
         // A failed call leaves no answer to quote in the next repair.
         self.last_answer = None;
-        // The policy asked again after a 429: wait as long as the server said, no longer.
-        if let Some(at) = self.not_before.remove(&request.binding) {
-            let wait = at.saturating_duration_since(Instant::now());
-            if !wait.is_zero() {
-                std::thread::sleep(wait);
-                self.waited += wait;
-            }
+        // A 429 asked for a pause (told to this run or another): wait as long as the server
+        // said, no longer.
+        let wait = self.limits.wait_for(&request.binding);
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+            self.waited += wait;
         }
         let outcome = provider.complete(&asked);
         if let Err(ProviderError::RateLimited {
@@ -197,10 +203,7 @@ impl Model for ProviderModel {
             ..
         }) = &outcome
         {
-            if *delay <= MAX_RETRY_AFTER {
-                self.not_before
-                    .insert(request.binding.clone(), Instant::now() + *delay);
-            }
+            self.limits.hold(&request.binding, *delay);
         }
         let answer = to_model_answer(outcome, request.max_answer)?;
         self.last_answer = Some(answer.text.clone());

@@ -2,12 +2,14 @@
 //! providers of a program's bindings, or recorded answers (a replay file, an example's
 //! `answers`, bindings with `provider = "replay"`).
 //!
-//! [`Connected`] holds the bindings' providers once connected, so a server makes one per
-//! program and a cheap router per run ([`ModelRouter::shared`]); `aelc run` makes both at
+//! [`Connected`] holds the bindings' providers once connected, with the back-off their 429s
+//! asked for ([`super::backoff`]), so a server makes one per program and a cheap router per
+//! run ([`ModelRouter::shared`]); `aelc run` makes both at
 //! once ([`ModelRouter::new`]).
 
 use std::sync::Arc;
 
+use super::backoff::RateLimits;
 use super::{connect, Constrain, NodeCall, Provider, ProviderConfig, ProviderModel};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
 use crate::program::{Binding, Provider as ProviderWord};
@@ -33,6 +35,8 @@ pub struct Connected {
     live: Vec<(String, Arc<dyn Provider>)>,
     /// Bindings served by recorded answers.
     replayed: Vec<String>,
+    /// What the providers' 429s asked for, honoured by every run.
+    limits: RateLimits,
 }
 
 impl Connected {
@@ -89,7 +93,8 @@ impl ModelRouter {
 
     /// A router over providers connected once (a server's), for one run.
     pub fn shared(connected: &Connected, replay: Option<ReplayModel>) -> ModelRouter {
-        let mut live = ProviderModel::new(NodeCall::new(crate::exec::DEFAULT_TIMEOUT));
+        let mut live = ProviderModel::new(NodeCall::new(crate::exec::DEFAULT_TIMEOUT))
+            .with_rate_limits(connected.limits.clone());
         for (name, provider) in &connected.live {
             live = live.with_shared_binding(name.clone(), Arc::clone(provider));
         }

@@ -383,6 +383,44 @@ fn a_rate_limit_waits_for_retry_after_before_the_policy_asks_again() {
 }
 
 #[test]
+fn a_rate_limit_told_to_one_run_is_honoured_by_the_next() {
+    // Run 1 is told "429, retry after 1 s" and has no retry policy: it ends model_unavailable.
+    // Run 2 is another model over the same providers (a server makes one per run): its first
+    // call waits out what run 1 was told instead of meeting the limit again at once.
+    let server = Server::start(vec![
+        Reply::Full {
+            status: 429,
+            headers: vec![("retry-after".into(), "1".into())],
+            body: br#"{"error": {"message": "slow down"}}"#.to_vec(),
+        },
+        json_reply(200, &completion(&review_json(1))),
+    ]);
+    let limits = aelc_runtime::provider::backoff::RateLimits::default();
+    let mut first = ProviderModel::new(node())
+        .with_binding("primary", openai(&server, false))
+        .with_rate_limits(limits.clone());
+    let outcome = run(&mut first, vec![], 64 * 1024);
+    assert_eq!(outcome.code.as_deref(), Some("model_unavailable"));
+    assert_eq!(first.waited, Duration::ZERO);
+    let mut second = ProviderModel::new(node())
+        .with_binding("primary", openai(&server, false))
+        .with_rate_limits(limits.clone());
+    let outcome = run(&mut second, vec![], 64 * 1024);
+    assert_eq!(outcome.status, Status::Succeeded, "{outcome:?}");
+    assert!(
+        second.waited > Duration::from_millis(500),
+        "the next run waited for the retry-after run 1 was told: {:?}",
+        second.waited
+    );
+    // A model with limits of its own (another server's) does not wait.
+    let server = Server::start(vec![json_reply(200, &completion(&review_json(1)))]);
+    let mut unrelated = ProviderModel::new(node()).with_binding("primary", openai(&server, false));
+    let outcome = run(&mut unrelated, vec![], 64 * 1024);
+    assert_eq!(outcome.status, Status::Succeeded);
+    assert_eq!(unrelated.waited, Duration::ZERO);
+}
+
+#[test]
 fn finish_reason_length_is_truncated_output_even_when_the_prefix_parses() {
     let cut = json!({
         "choices": [{"index": 0, "message": {"role": "assistant", "content": review_json(1)}, "finish_reason": "length"}],
