@@ -83,7 +83,9 @@ async def session_body(read, write, callback):
                              "get_budget", "get_receipt"}, f"the six tools: {sorted(tools)}")
         check(tools["search_agents"].annotations.read_only_hint is True, "search is read-only")
         check(tools["call_agent"].annotations.read_only_hint is False, "call is not read-only")
-        check(tools["get_budget"].output_schema is not None, "results have output schemas")
+        missing = sorted(name for name, t in tools.items() if t.output_schema is None)
+        check(not missing, f"every tool declares an outputSchema (the SDK validates each "
+                           f"structured result against it): {missing}")
 
         found = structured(await session.call_tool("search_agents", {"capability": "text.*"}))
         seen["search"] = found
@@ -104,6 +106,8 @@ async def session_body(read, write, callback):
         check(cheap["receipt"].startswith("rcpt_"), "a receipt id")
         check(cheap["output"].startswith('<agent_output agent="acme/echo">'), "the output is wrapped")
         check(cheap["output"].count("</agent_output>") == 1, "the output cannot close the tag")
+        check('{"reply": "echoed"}' in cheap["output"].replace('{"reply":"echoed"}', '{"reply": "echoed"}')
+              and "&quot;" not in cheap["output"], f"the JSON inside stays readable: {cheap['output']}")
 
         outside = await session.call_tool("call_agent", {"agent": "acme/forbidden", "input": {"text": "[ok]"}})
         check(outside.is_error, "an agent outside the mandate is refused")

@@ -518,13 +518,15 @@ impl OwnedCall {
                 (row, settlement, http_status(run.outcome.status))
             }
             Ok(Err(unrunnable)) => {
-                let document = error_document(&run_id, agent, &unrunnable.to_string());
+                let document =
+                    error_document(app, &run_id, agent, &self.input, &unrunnable.to_string());
                 let row = receipt_row(&run_id, &account.name, agent, mandate, &document);
                 (row, Settlement::Void, StatusCode::BAD_GATEWAY)
             }
             Err(join) => {
                 tracing::error!(error = %join, agent = %agent.name, "a run panicked");
-                let document = error_document(&run_id, agent, "the run failed inside the gateway");
+                let why = "the run failed inside the gateway";
+                let document = error_document(app, &run_id, agent, &self.input, why);
                 let row = receipt_row(&run_id, &account.name, agent, mandate, &document);
                 (row, Settlement::Void, StatusCode::BAD_GATEWAY)
             }
@@ -694,13 +696,36 @@ pub(crate) fn receipt_row(
     }
 }
 
-fn error_document(id: &str, agent: &crate::project::Agent, why: &str) -> Json {
+/// The document of a run that ended inside the gateway without the executor's receipt (the
+/// agent could not run, or its thread panicked): a whole receipt (`error`, `internal_error`,
+/// nothing spent), so every stored receipt reads as the published receipt schema.
+fn error_document(
+    app: &AppState,
+    id: &str,
+    agent: &crate::project::Agent,
+    input: &[u8],
+    why: &str,
+) -> Json {
+    let node = app
+        .project
+        .program
+        .node(agent.node)
+        .map_or("", |n| n.name.as_str());
+    let mut receipt = aelc_runtime::receipt::Receipt::rejected_input(
+        id.to_owned(),
+        &app.project.program.package.name,
+        &agent.version,
+        node,
+        input,
+    );
+    receipt.status = Status::Error;
+    receipt.code = Some(ReservedCode::InternalError.as_str().to_owned());
+    receipt.refusal = Some(why.to_owned());
     json!({
         "status": Status::Error,
         "code": ReservedCode::InternalError.as_str(),
         "output": null,
-        "receipt": {"receipt": id, "agent": agent.name, "version": agent.version,
-                    "status": Status::Error, "code": ReservedCode::InternalError.as_str(), "refusal": why},
+        "receipt": receipt,
         "refusal": why,
     })
 }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use aelc_gateway::project::Agent;
 use aelc_gateway::AppState;
 use aelc_runtime::money::Amount;
-use aelc_runtime::receipt::sha256_hex;
+use aelc_runtime::receipt::{sha256_hex, Receipt};
 use aelc_store::{Approval, ApprovalState, ApprovalUse, Mandate, StoreError};
 use market::{Card, Market};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -35,7 +35,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use scope::Decision;
 
@@ -95,6 +95,49 @@ pub struct AgentListing {
     pub cost_per_success: String,
     /// The most one call can cost, delegated calls included.
     pub worst_case: String,
+}
+
+/// `get_agent`'s result: one agent as the mandate sees it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AgentDetails {
+    pub agent: String,
+    pub version: String,
+    pub description: Option<String>,
+    pub capability: Option<String>,
+    /// The agent's input schema (JSON Schema 2020-12).
+    pub input_schema: Value,
+    /// The agent's output schema (JSON Schema 2020-12).
+    pub output_schema: Value,
+    /// The declared error codes, as the agent's manifest lists them.
+    pub errors: Option<Value>,
+    /// Price of a successful run, exact decimal, in `currency`.
+    pub price: String,
+    pub currency: String,
+    /// The most one call can cost, delegated calls included.
+    pub worst_case: String,
+    /// `allow` or `deny`.
+    pub mandate_decision: String,
+    /// Why the mandate denies it, when it does.
+    pub mandate_reason: Option<String>,
+    /// Whether a call needs the human's approval (its worst case is above the threshold).
+    pub needs_approval: bool,
+    pub data_policy: String,
+    pub models: Option<Value>,
+    pub delegates: Option<Value>,
+    /// Measured from the stored receipts.
+    pub record: AgentRecord,
+    pub examples: Option<Value>,
+}
+
+/// An agent's receipts counted by status.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AgentRecord {
+    pub succeeded: u64,
+    pub invalid_output: u64,
+    pub error: u64,
+    pub failed: u64,
+    /// succeeded / (succeeded + invalid_output + error); `null` before any counted run.
+    pub success_rate: Option<f64>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -291,7 +334,7 @@ impl McpServer {
     async fn get_agent(
         &self,
         Parameters(p): Parameters<AgentParams>,
-    ) -> Result<Json<Value>, String> {
+    ) -> Result<Json<AgentDetails>, String> {
         let mandate = self.mandate().await?;
         let agent = self.agent(&p.agent)?;
         let decision = scope::decide(&mandate, &self.market, agent, aelc_gateway::now_ms());
@@ -299,29 +342,36 @@ impl McpServer {
         let listing = self.listing(agent, &mandate, &record);
         let stats = record.stats;
         let m = &agent.manifest;
-        Ok(Json(json!({
-            "agent": agent.name,
-            "version": agent.version,
-            "description": agent.description,
-            "capability": agent.capability,
-            "input_schema": agent.input_schema,
-            "output_schema": agent.output_schema,
-            "errors": m.get("errors"),
-            "price": listing.price,
-            "currency": listing.currency,
-            "worst_case": listing.worst_case,
-            "mandate_decision": decision.word(),
-            "mandate_reason": decision.reason(),
-            "needs_approval": scope::worst_case(&self.market, agent).is_some_and(|w| w > mandate.threshold),
-            "data_policy": "inputs and outputs are stored with the receipt in this platform's store; nothing is sent anywhere else than the agent's model bindings",
-            "models": m.get("models"),
-            "delegates": m.get("delegates"),
-            "record": {
-                "succeeded": stats.succeeded, "invalid_output": stats.invalid_output,
-                "error": stats.error, "failed": stats.failed, "success_rate": stats.success_rate(),
+        let field = |name: &str| m.get(name).cloned();
+        Ok(Json(AgentDetails {
+            agent: agent.name.clone(),
+            version: agent.version.clone(),
+            description: agent.description.clone(),
+            capability: agent.capability.clone(),
+            input_schema: agent.input_schema.clone(),
+            output_schema: agent.output_schema.clone(),
+            errors: field("errors"),
+            price: listing.price,
+            currency: listing.currency,
+            worst_case: listing.worst_case,
+            mandate_decision: decision.word().to_owned(),
+            mandate_reason: decision.reason().map(str::to_owned),
+            needs_approval: scope::worst_case(&self.market, agent)
+                .is_some_and(|w| w > mandate.threshold),
+            data_policy: "inputs and outputs are stored with the receipt in this platform's \
+                          store; nothing is sent anywhere else than the agent's model bindings"
+                .to_owned(),
+            models: field("models"),
+            delegates: field("delegates"),
+            record: AgentRecord {
+                succeeded: stats.succeeded,
+                invalid_output: stats.invalid_output,
+                error: stats.error,
+                failed: stats.failed,
+                success_rate: stats.success_rate(),
             },
-            "examples": m.get("examples"),
-        })))
+            examples: field("examples"),
+        }))
     }
 
     #[tool(
@@ -478,16 +528,20 @@ impl McpServer {
     async fn get_receipt(
         &self,
         Parameters(p): Parameters<ReceiptParams>,
-    ) -> Result<Json<Value>, String> {
+    ) -> Result<Json<Receipt>, String> {
         let stored = self
             .store
             .mandate_receipt(&self.mandate, &p.receipt)
             .await
             .map_err(store)?
             .ok_or_else(|| format!("no receipt {} under this mandate", p.receipt))?;
-        let document: Value = serde_json::from_str(&stored.json)
-            .map_err(|e| format!("a stored receipt is not JSON: {e}"))?;
-        Ok(Json(document["receipt"].clone()))
+        #[derive(Deserialize)]
+        struct Stored {
+            receipt: Receipt,
+        }
+        let stored: Stored = serde_json::from_str(&stored.json)
+            .map_err(|e| format!("the stored receipt {} cannot be read: {e}", p.receipt))?;
+        Ok(Json(stored.receipt))
     }
 }
 
