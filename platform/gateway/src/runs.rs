@@ -55,6 +55,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
+use tokio::sync::OwnedSemaphorePermit;
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorBody};
@@ -377,13 +378,12 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         input: bytes,
         idempotency_key: key,
         mandate: call.mandate,
-        _slot: slot,
     };
     // Steps 4–6 belong to a task the caller cannot cancel (see "Hanging up" in the module
     // doc): this future may be dropped at any await from here on, the task is not.
     let (answer, answered) = tokio::sync::oneshot::channel();
     app.in_flight
-        .spawn(owned.reserve_run_settle(admitted, answer));
+        .spawn(owned.reserve_run_settle(admitted, slot, answer));
     answered
         .await
         .map_err(|_| ApiError::Internal("a run's task ended without an answer".to_owned()))?
@@ -397,8 +397,6 @@ struct OwnedCall {
     input: Bytes,
     idempotency_key: Option<String>,
     mandate: Option<String>,
-    /// One of `max_runs`, held until the run ends.
-    _slot: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl OwnedCall {
@@ -408,9 +406,10 @@ impl OwnedCall {
     async fn reserve_run_settle(
         self,
         admitted: Admitted,
+        slot: OwnedSemaphorePermit,
         answer: tokio::sync::oneshot::Sender<Result<Done, ApiError>>,
     ) {
-        match self.reserve_and_run(admitted).await {
+        match self.reserve_and_run(admitted, slot).await {
             Err(refused) => {
                 let _ = answer.send(Err(refused));
             }
@@ -442,8 +441,13 @@ impl OwnedCall {
         }
     }
 
-    /// Steps 4 and 5: the reservation (or the replay of a finished call), then the run.
-    async fn reserve_and_run(&self, admitted: Admitted) -> Result<Reserved, ApiError> {
+    /// Steps 4 and 5: the reservation (or the replay of a finished call), then the run, which
+    /// holds `slot` (one of `max_runs`) until it ends.
+    async fn reserve_and_run(
+        &self,
+        admitted: Admitted,
+        slot: OwnedSemaphorePermit,
+    ) -> Result<Reserved, ApiError> {
         let app = &self.app;
         let account = &self.tenant;
         let agent = &app.project.agents[self.agent];
@@ -495,6 +499,7 @@ impl OwnedCall {
         })
         .await;
         drop(in_flight);
+        drop(slot);
 
         // 6. The receipt and the money (stored by the caller of this, then the answer).
         let mandate = self.mandate.clone();
