@@ -91,6 +91,23 @@ pub struct ProviderModel {
     not_before: BTreeMap<String, Instant>,
     /// How long a call waited for a `retry-after`, in total (for tests and receipts' readers).
     pub waited: Duration,
+    /// Where a failure's detail goes when its host keeps it from callers ([`Reporter`]).
+    reporter: Option<Reporter>,
+}
+
+/// Told every failed call (the binding and the provider's error, whose text is the
+/// provider's): a host serving other people's calls (the gateway) logs it for its operator,
+/// and answers and receipts get the error's [`ProviderError::summary`] instead.
+#[derive(Clone)]
+pub struct Reporter(pub Arc<ReportFn>);
+
+/// What a [`Reporter`] calls: the binding and the error.
+pub type ReportFn = dyn Fn(&str, &ProviderError) + Send + Sync;
+
+impl std::fmt::Debug for Reporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reporter")
+    }
 }
 
 /// The longest `retry-after` honoured: a server asking for more is treated as unavailable for
@@ -105,7 +122,14 @@ impl ProviderModel {
             last_answer: None,
             not_before: BTreeMap::new(),
             waited: Duration::ZERO,
+            reporter: None,
         }
+    }
+
+    /// Failures' detail goes to `reporter`, their [`ProviderError::summary`] to the run.
+    pub fn with_reporter(mut self, reporter: Option<Reporter>) -> Self {
+        self.reporter = reporter;
+        self
     }
 
     /// The node-level settings (the builder's parts are known only once the input is decoded).
@@ -202,6 +226,22 @@ impl Model for ProviderModel {
                     .insert(request.binding.clone(), Instant::now() + *delay);
             }
         }
+        let outcome = match (outcome, &self.reporter) {
+            // Those the pipeline reads as answers (too large, cut off) or as its own code
+            // (timeout) say nothing of the provider's: they go on as they are.
+            (Err(e), Some(report))
+                if !matches!(
+                    e,
+                    ProviderError::TooLarge { .. }
+                        | ProviderError::Truncated { .. }
+                        | ProviderError::Timeout { .. }
+                ) =>
+            {
+                (report.0)(&request.binding, &e);
+                return Err(ModelError::Unavailable(e.summary()));
+            }
+            (outcome, _) => outcome,
+        };
         let answer = to_model_answer(outcome, request.max_answer)?;
         self.last_answer = Some(answer.text.clone());
         Ok(answer)

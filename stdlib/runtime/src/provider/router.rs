@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::{connect, Constrain, NodeCall, Provider, ProviderConfig, ProviderModel};
+use super::{connect, Constrain, NodeCall, Provider, ProviderConfig, ProviderModel, Reporter};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
 use crate::program::{Binding, Provider as ProviderWord};
 
@@ -33,11 +33,22 @@ pub struct Connected {
     live: Vec<(String, Arc<dyn Provider>)>,
     /// Bindings served by recorded answers.
     replayed: Vec<String>,
+    /// Where failures' detail goes (the gateway's log); `None`: into the run, as written.
+    reporter: Option<Reporter>,
 }
 
 impl Connected {
     /// Connects every binding that is not `provider = "replay"` (reads its key from the
     /// environment variable the binding names).
+    /// Every run over these providers gets a failed call's [`ProviderError::summary`] and
+    /// `reporter` its detail (see [`Reporter`]).
+    ///
+    /// [`ProviderError::summary`]: super::error::ProviderError::summary
+    pub fn report_failures_to(mut self, reporter: Reporter) -> Connected {
+        self.reporter = Some(reporter);
+        self
+    }
+
     pub fn connect(bindings: &[Binding]) -> Result<Connected, BindingError> {
         let mut connected = Connected::default();
         for b in bindings {
@@ -89,7 +100,8 @@ impl ModelRouter {
 
     /// A router over providers connected once (a server's), for one run.
     pub fn shared(connected: &Connected, replay: Option<ReplayModel>) -> ModelRouter {
-        let mut live = ProviderModel::new(NodeCall::new(crate::exec::DEFAULT_TIMEOUT));
+        let mut live = ProviderModel::new(NodeCall::new(crate::exec::DEFAULT_TIMEOUT))
+            .with_reporter(connected.reporter.clone());
         for (name, provider) in &connected.live {
             live = live.with_shared_binding(name.clone(), Arc::clone(provider));
         }
