@@ -11,6 +11,7 @@
 //! - [`metrics`]: `/metrics` (Prometheus);
 //! - [`lease`]: this process's lease on its runs, so several processes share one store;
 //! - [`listener`]: at most N connections, 503 beyond;
+//! - [`upload`]: `POST /v1/files` streamed to the file store within the account's quota;
 //! - [`error`]: every refusal as a stable code and status.
 //!
 //! Handlers are thin: they extract, call the executor and the store, and map errors in one
@@ -27,6 +28,7 @@ pub mod openapi;
 pub mod project;
 pub mod routes;
 pub mod runs;
+pub mod upload;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -45,6 +47,8 @@ pub use project::Project;
 pub struct Limits {
     /// Connections held at once; one more gets 503.
     pub max_connections: usize,
+    /// Uploads to `/v1/files` in progress at once; one more gets 503.
+    pub max_uploads: usize,
     /// Runs executing at once; one more gets 503.
     pub max_runs: usize,
     /// How long a request body may take to arrive.
@@ -63,6 +67,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: 4096,
+            max_uploads: 32,
             max_runs: 256,
             body_timeout: Duration::from_secs(30),
             max_file_bytes: 20 * 1024 * 1024,
@@ -82,6 +87,10 @@ pub struct AppState {
     pub run_slots: Arc<Semaphore>,
     pub body_timeout: Duration,
     pub max_file_bytes: usize,
+    /// Uploads in progress ([`upload`]): one permit each.
+    pub upload_slots: Arc<Semaphore>,
+    /// The most an account's files may take (`[limits] max_stored_bytes_per_account`).
+    pub max_stored_bytes: u64,
     /// Uploaded files: bytes by SHA-256 and one record per reference (the runtime's layout, the
     /// same as `aelc files put`); the metadata is also in the store.
     pub files: aelc_runtime::files::LocalFiles,
@@ -129,6 +138,11 @@ impl AppState {
                 .map_err(|e| format!("the account of {}: {e}", agent.name))?;
         }
         let openapi = openapi::document(&project);
+        let max_stored_bytes = project
+            .program
+            .limits
+            .max_stored_bytes_per_account
+            .unwrap_or(upload::DEFAULT_MAX_STORED_BYTES);
         let refusals = Arc::new(
             Journaled::open(store, journal)
                 .await
@@ -145,6 +159,8 @@ impl AppState {
             run_slots: Arc::new(Semaphore::new(limits.max_runs.max(1))),
             body_timeout: limits.body_timeout,
             max_file_bytes: limits.max_file_bytes,
+            upload_slots: Arc::new(Semaphore::new(limits.max_uploads.max(1))),
+            max_stored_bytes,
             files,
             openapi,
         })
@@ -159,7 +175,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/agents/{owner}/{name}", get(routes::get_agent))
         .route("/v1/agents/{owner}/{name}/runs", post(routes::post_run))
         .route("/v1/receipts/{id}", get(routes::get_receipt))
-        .route("/v1/files", post(routes::put_file))
+        .route("/v1/files", post(upload::put_file))
         .route("/v1/files/{id}", get(routes::get_file))
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
