@@ -10,7 +10,8 @@
 //! - [`openapi`]: `/openapi.json`, derived from the handlers' types and the agents' schemas;
 //! - [`metrics`]: `/metrics` (Prometheus);
 //! - [`lease`]: this process's lease on its runs, so several processes share one store;
-//! - [`listener`]: at most N connections, 503 beyond;
+//! - [`listener`]: the connections: at most N (503 beyond), a share per client, a complete
+//!   request head within a timeout, idle ones closed;
 //! - [`upload`]: `POST /v1/files` streamed to the file store within the account's quota;
 //! - [`error`]: every refusal as a stable code and status.
 //!
@@ -47,6 +48,13 @@ pub use project::Project;
 pub struct Limits {
     /// Connections held at once; one more gets 503.
     pub max_connections: usize,
+    /// Connections one client (an IPv4 address, an IPv6 /64) holds at once; one more gets 429.
+    pub max_connections_per_client: usize,
+    /// How long a connection may take to send a complete request head (and, kept alive, to
+    /// begin its next request).
+    pub header_timeout: Duration,
+    /// How long a connection may stay open with no request in progress.
+    pub idle_timeout: Duration,
     /// Uploads to `/v1/files` in progress at once; one more gets 503.
     pub max_uploads: usize,
     /// Runs executing at once; one more gets 503.
@@ -67,12 +75,33 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: 4096,
+            max_connections_per_client: per_client_share(4096),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
             max_uploads: 32,
             max_runs: 256,
             body_timeout: Duration::from_secs(30),
             max_file_bytes: 20 * 1024 * 1024,
             instance: lease::instance_name("aelc", std::process::id()),
             lease: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The default `max_connections_per_client`: a sixteenth of `max_connections` (at least one),
+/// so sixteen clients are needed to take every slot, and one client's share is still room for
+/// a browser's or a pool's few connections.
+pub fn per_client_share(max_connections: usize) -> usize {
+    (max_connections / 16).max(1)
+}
+
+impl Limits {
+    fn connections(&self) -> listener::ConnectionLimits {
+        listener::ConnectionLimits {
+            max_connections: self.max_connections,
+            max_connections_per_client: self.max_connections_per_client,
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
         }
     }
 }
@@ -201,10 +230,13 @@ pub async fn serve(
     limits: &Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let listener = listener::BoundedListener::new(listener, limits.max_connections);
-    let served = axum::serve(listener, router(Arc::clone(&state)))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = listener::serve(
+        listener,
+        router(Arc::clone(&state)),
+        &limits.connections(),
+        shutdown,
+    )
+    .await;
     // Every run in flight has finished: nothing of this instance is left to void.
     state.lease.release(&*state.store).await;
     // Every refusal answered is in the database before the process ends (a journal left
