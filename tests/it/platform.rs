@@ -5,10 +5,15 @@
 //! The agent under test (`acme/echo`, price 0.01 EUR) answers according to a tag in its input
 //! text, which the fake model reads from the prompt: `[ok]` a valid answer, `[bad]` one that is
 //! not JSON (`invalid_output`), `[down]` HTTP 500 (`error`), `[slow]` a valid answer after
-//! 300 ms; an empty text fails the input check (`failed`, `blank`) at the gate.
+//! 300 ms, `[denied]` HTTP 401 with account details in its text; an empty text fails the input
+//! check (`failed`, `blank`) at the gate.
+//!
+//! `abuse`: the gateway against clients that hold connections, upload too much, or probe.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
+
+mod abuse;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -97,6 +102,16 @@ fn answer(mut stream: TcpStream, calls: &AtomicUsize, hold: &Hold) -> std::io::R
         write!(
             stream,
             "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return Ok(());
+    }
+    if prompt.contains("[denied]") {
+        // What OpenAI answers a wrong key: account details in the provider's own text.
+        let body = r#"{"error":{"message":"Incorrect API key provided: sk-proj-ab********wxyz. Organization org-Xy12AbC, project proj_9aQ.","code":"invalid_api_key"}}"#;
+        write!(
+            stream,
+            "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()
         )?;
         return Ok(());
