@@ -99,13 +99,13 @@ impl BoundedListener {
     pub async fn accept(&mut self) -> (Counted, SocketAddr) {
         loop {
             match self.inner.accept().await {
-                Ok((stream, addr)) => {
-                    let Some(client) = Clients::admit(&self.clients, addr.ip()) else {
-                        self.refuse(stream, TOO_MANY);
-                        continue;
-                    };
-                    match Arc::clone(&self.slots).try_acquire_owned() {
-                        Ok(slot) => {
+                // A full gateway says so first (503, retry anywhere later); a free slot is
+                // then refused to a client over its share (429, its own doing).
+                Ok((stream, addr)) => match Arc::clone(&self.slots).try_acquire_owned() {
+                    Err(_) => self.refuse(stream, REFUSAL),
+                    Ok(slot) => match Clients::admit(&self.clients, addr.ip()) {
+                        None => self.refuse(stream, TOO_MANY),
+                        Some(client) => {
                             let _ = stream.set_nodelay(true);
                             return (
                                 Counted {
@@ -116,9 +116,8 @@ impl BoundedListener {
                                 addr,
                             );
                         }
-                        Err(_) => self.refuse(stream, REFUSAL),
-                    }
-                }
+                    },
+                },
                 // Out of file descriptors or a connection reset before accept: wait a little
                 // (as axum's own listener does) instead of spinning.
                 Err(e) => {
