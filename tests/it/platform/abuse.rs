@@ -367,6 +367,101 @@ fn another_tenants_file_is_a_missing_file() {
     assert_eq!(text_a.replace(theirs, "ID"), text_b.replace(missing, "ID"));
 }
 
+/// A run naming another tenant's file is refused in the words of a run naming no file at all:
+/// the gate says nothing of whose the reference is.
+#[test]
+fn a_run_cannot_tell_another_tenants_file_from_a_missing_one() {
+    let model = FakeModel::start();
+    let dir = temp_dir("abuse-oracle-run");
+    std::fs::create_dir_all(dir.join("nodes")).unwrap();
+    std::fs::write(
+        dir.join("ael.toml"),
+        format!(
+            "[package]\nname = \"acme/look\"\nversion = \"0.1.0\"\ndescription = \"Looks.\"\n\n\
+             [bindings.m]\nprovider = \"openai\"\nmodel = \"fake\"\n\
+             base_url = \"http://127.0.0.1:{}/v1\"\napi_key_env = \"AELC_FAKE_KEY\"\n\
+             accepts = [\"text\", \"image\"]\n",
+            model.port
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("nodes/look.node.ael"),
+        r#"/// A picture.
+struct Shot {
+    /// The picture.
+    photo: Image<1MiB>,
+}
+
+/// What was seen.
+struct Seen {
+    /// The description.
+    text: Str<200>,
+}
+
+builder shot_parts(shot: Shot) -> Parts {
+    text("Describe the picture.")
+    image(shot.photo)
+}
+
+/// Looks at a picture.
+agent look(shot: Shot) -> Seen {
+    config {
+        model: binding("m");
+    }
+    input {
+        builder shot_parts;
+    }
+    publish {
+        capability: "image.look";
+    }
+}
+"#,
+    )
+    .unwrap();
+    let store = sqlite_url("abuse-oracle-run");
+    let alice = account(&dir, &store, "alice", "");
+    let bob = account(&dir, &store, "bob", "");
+    let gw = Gateway::start(&dir, &store, &[]);
+    let png = [
+        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0,
+        0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0,
+    ];
+    let mut response = http()
+        .post(gw.url("/v1/files"))
+        .header("authorization", &format!("Bearer {bob}"))
+        .send(&png[..])
+        .expect("upload");
+    assert_eq!(response.status().as_u16(), 201);
+    let theirs: Value =
+        serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+    let mut missing = theirs.clone();
+    missing["ref"] = Value::from("holon://files/0190b7a5c2e47a3b9c1d2e3f4a5b6c7d");
+    let refusal = |photo: &Value| {
+        let mut response = http()
+            .post(gw.url("/v1/agents/acme/look/runs"))
+            .header("authorization", &format!("Bearer {alice}"))
+            .header("content-type", "application/json")
+            .send(&serde_json::json!({ "photo": photo }).to_string())
+            .expect("run");
+        let status = response.status().as_u16();
+        let body: Value =
+            serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        let said = format!("{} {} {}", body["status"], body["errors"], body["refusal"]);
+        (status, said.replace(photo["ref"].as_str().unwrap(), "REF"))
+    };
+    let foreign = refusal(&theirs);
+    let absent = refusal(&missing);
+    assert_eq!(foreign.0, 422, "{}", foreign.1);
+    assert!(
+        foreign.1.contains("no such file for tenant `alice`"),
+        "{}",
+        foreign.1
+    );
+    assert_eq!(foreign, absent);
+    assert_eq!(model.calls(), 0);
+}
+
 /// `Authorization`: the scheme in any case; the key exactly as issued; two headers refused.
 #[test]
 fn authorization_is_one_header_with_an_exact_key() {
