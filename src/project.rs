@@ -71,12 +71,16 @@ pub struct PriceConfig {
 pub struct LimitsConfig {
     /// Largest input payload the runtime accepts, in bytes; default 1 MiB.
     pub max_input_bytes: u64,
+    /// The most a gateway account's uploaded files may take, in bytes; `None`: the gateway's
+    /// default (1 GiB).
+    pub max_stored_bytes_per_account: Option<u64>,
 }
 
 impl Default for LimitsConfig {
     fn default() -> LimitsConfig {
         LimitsConfig {
             max_input_bytes: ir::Limits::default().max_input_bytes,
+            max_stored_bytes_per_account: None,
         }
     }
 }
@@ -140,6 +144,7 @@ impl ProjectConfig {
     pub fn to_ir_limits(&self) -> ir::Limits {
         ir::Limits {
             max_input_bytes: self.limits.max_input_bytes,
+            max_stored_bytes_per_account: self.limits.max_stored_bytes_per_account,
         }
     }
 }

@@ -70,7 +70,8 @@ pub enum Command {
     Reject(RejectArgs),
     /// The MCP server over stdio: an agent hires the project's agents within a mandate.
     Mcp(McpArgs),
-    /// The project's local file store (`.ael/files/`): `files put FILE` prints its reference.
+    /// The project's file store (`.ael/files/`): `files put FILE` prints its reference;
+    /// `files list ACCOUNT` and `files delete ID` manage the gateway's uploads.
     #[command(subcommand)]
     Files(FilesCommand),
 }
@@ -185,6 +186,20 @@ pub struct ServeArgs {
     /// Seconds a request body may take to arrive (408 after).
     #[arg(long, default_value_t = 30)]
     pub body_timeout: u64,
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold; one more is answered 429
+    /// (default: a sixteenth of --max-connections).
+    #[arg(long)]
+    pub max_connections_per_client: Option<usize>,
+    /// Seconds a connection may take to send a complete request head, and a kept-alive one to
+    /// begin its next request; it is closed after.
+    #[arg(long, default_value_t = 10)]
+    pub header_timeout: u64,
+    /// Seconds a connection may stay open with no request in progress.
+    #[arg(long, default_value_t = 60)]
+    pub idle_timeout: u64,
+    /// Uploads to /v1/files in progress at once; one more is answered 503.
+    #[arg(long, default_value_t = 32)]
+    pub max_uploads: usize,
     /// This gateway's name among the processes sharing the store (default:
     /// `gateway@HOST:PORT`). Its runs are stored with it; started again under the same name, it
     /// releases what its earlier life left open at once.
@@ -243,6 +258,21 @@ pub enum FilesCommand {
     /// Store a file; prints its media reference (type, size, SHA-256, expiry, source, and the
     /// dimensions, duration and sample rate its header gives).
     Put(FilesPutArgs),
+    /// List an account's uploaded files (one JSON line each) and the bytes they take.
+    List {
+        /// The account (tenant) whose files to list.
+        account: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Delete a file by its id (`holon://files/ID` or ID): its record in the store, its record
+    /// in `.ael/files/` and its bytes, unless another reference shares them.
+    Delete {
+        /// The file's id or reference.
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(clap::Args, Debug)]

@@ -10,14 +10,18 @@
 //! for any use, and the new reference records the step, the source and its SHA-256
 //! (`LocalFiles::put_prepared`, spec §7).
 //!
-//! Exit 0 when stored, 2 for usage and I/O errors (no project, an unreadable file, an
-//! unreadable `--expires`).
+//! `aelc files list ACCOUNT` and `aelc files delete ID` (each with `--store URL`, `--project
+//! DIR`): the gateway's uploads of an account, as the store records them (what its quota
+//! counts), and their removal, record and bytes.
+//!
+//! Exit 0 when done, 1 when `delete` finds no such file or the store fails, 2 for usage and
+//! I/O errors (no project, an unreadable file, an unreadable `--expires`).
 
 use std::path::PathBuf;
 
 use aelc_runtime::files::{expires_at, LocalFiles, MediaStore, LOCAL_TENANT};
 
-use super::args::{FilesCommand, FilesPutArgs};
+use super::args::{FilesCommand, FilesPutArgs, StoreArgs};
 use super::{Output, Status};
 use crate::driver::{find_project_root, DiskWorld};
 
@@ -28,7 +32,80 @@ const MAX_FILE_BYTES: u64 = 1 << 30;
 pub fn run(out: &Output, cmd: &FilesCommand) -> Status {
     match cmd {
         FilesCommand::Put(args) => put(out, args),
+        FilesCommand::List { account, store } => list(out, account, store),
+        FilesCommand::Delete { id, store } => delete(out, id, store),
     }
+}
+
+/// `aelc files list ACCOUNT`: the account's files in the store, oldest first, one JSON line
+/// each (`ref`, `content_type`, `size`, `sha256`, `created_ms`), then on stderr how many and
+/// the bytes they take (what the quota counts).
+fn list(out: &Output, account: &str, store: &StoreArgs) -> Status {
+    super::account::with_store(out, store, |s| async move {
+        let files = s.files(account).await.map_err(|e| e.to_string())?;
+        let mut total = 0u64;
+        for file in &files {
+            total += file.size;
+            let line = serde_json::json!({
+                "ref": format!("{}{}", aelc_runtime::media::REF_PREFIX, file.id),
+                "content_type": file.media_type,
+                "size": file.size,
+                "sha256": file.sha256,
+                "created_ms": file.created_ms,
+            });
+            super::print_line(&line.to_string());
+        }
+        super::eprint_line(&format!(
+            "{account}: {} file(s), {total} bytes",
+            files.len()
+        ));
+        Ok(())
+    })
+}
+
+/// `aelc files delete ID`: the store's record (an upload's, whatever its account) and the
+/// project's copy (record and, unless shared, bytes), so the account's quota and the disk both
+/// get the room back. A file only in the local store (`aelc files put`) is deleted there.
+fn delete(out: &Output, id: &str, store: &StoreArgs) -> Status {
+    let id = id
+        .strip_prefix(aelc_runtime::media::REF_PREFIX)
+        .unwrap_or(id)
+        .to_owned();
+    let start = store.project.clone().unwrap_or_else(|| PathBuf::from("."));
+    let Some(root) = find_project_root(&DiskWorld, &start) else {
+        return out.fatal(&format!(
+            "no ael.toml at or above {}: the files live in a project's .ael/files/ \
+             (pass --project DIR)",
+            start.display()
+        ));
+    };
+    let local = LocalFiles::in_project(&root);
+    super::account::with_store(out, store, |s| async move {
+        let recorded = s.delete_file(&id).await.map_err(|e| e.to_string())?;
+        let removed = local.remove(&id)?;
+        match (recorded, removed) {
+            (None, None) => Err(format!(
+                "no file `{id}` in the store or in {}",
+                local.root().display()
+            )),
+            (Some(meta), _) => {
+                super::print_line(&format!(
+                    "deleted {}{id} ({} bytes of {})",
+                    aelc_runtime::media::REF_PREFIX,
+                    meta.size,
+                    meta.tenant
+                ));
+                Ok(())
+            }
+            (None, Some(stored)) => {
+                super::print_line(&format!(
+                    "deleted {} ({} bytes of {})",
+                    stored.media.reference, stored.media.size, stored.tenant
+                ));
+                Ok(())
+            }
+        }
+    })
 }
 
 fn put(out: &Output, args: &FilesPutArgs) -> Status {

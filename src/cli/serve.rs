@@ -2,8 +2,10 @@
 //! with the gateway (`aelc-gateway`, spec §13) until Ctrl-C or SIGTERM; in-flight runs finish
 //! first. `--built DIR` serves a build output as it is, without the compiler (a deployment).
 //!
-//! The store defaults to `.ael/store.db` (SQLite) in the project; uploaded bytes live in
-//! `.ael/files/`, the journal of refused calls' receipts in `.ael/refusals/`.
+//! The store defaults to `.ael/store.db` (SQLite) in the project (with `--built`, the project
+//! the build output is the `target/ael` of; a build output outside a project needs `--store`);
+//! uploaded bytes live in `.ael/files/`, the journal of refused calls' receipts in
+//! `.ael/refusals/`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,7 +32,7 @@ pub fn prepare(
     store: Option<&str>,
 ) -> Result<Served, Status> {
     let (state_dir, built) = match built {
-        Some(built) => (built.join(".ael"), built.to_owned()),
+        Some(built) => (built_state_dir(out, built, store)?, built.to_owned()),
         None => {
             let start = path.map_or_else(|| PathBuf::from("."), Path::to_owned);
             let Some(root) = driver::find_project_root(&DiskWorld, &start) else {
@@ -53,6 +55,35 @@ pub fn prepare(
         built,
         state_dir,
     })
+}
+
+/// The `.ael/` folder of a build output served with `--built`: the project's the build came
+/// from (`ROOT/target/ael` → `ROOT/.ael`, where `aelc account add` put the accounts), so every
+/// key made for the project works. A build output found in no project has no default store:
+/// without `--store` (or `AELC_STORE`) that is refused, naming the store it would have been,
+/// rather than a new empty store opened where every key answers 401.
+fn built_state_dir(out: &Output, built: &Path, store: Option<&str>) -> Result<PathBuf, Status> {
+    let absolute = std::path::absolute(built).unwrap_or_else(|_| built.to_owned());
+    let root = absolute
+        .parent()
+        .filter(|_| absolute.file_name().is_some_and(|n| n == "ael"))
+        .filter(|target| target.file_name().is_some_and(|n| n == "target"))
+        .and_then(Path::parent)
+        .filter(|root| root.join("ael.toml").is_file());
+    if let Some(root) = root {
+        return Ok(root.join(".ael"));
+    }
+    let explicit = store.is_some() || std::env::var("AELC_STORE").is_ok_and(|u| !u.is_empty());
+    if explicit {
+        return Ok(built.join(".ael"));
+    }
+    Err(out.fatal(&format!(
+        "{} is not the `target/ael` of a project (no ael.toml two folders up), so it has no \
+         default store; without --store this would open a new, empty one at {} (where no \
+         account exists yet): pass --store URL or set AELC_STORE",
+        built.display(),
+        store_url(None, &built.join(".ael"))
+    )))
 }
 
 /// Loads the served project and opens its store: the state the gateway and the MCP server
@@ -85,8 +116,17 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
         Ok(s) => s,
         Err(status) => return status,
     };
+    if args.header_timeout == 0 || args.idle_timeout == 0 {
+        return out.fatal("--header-timeout and --idle-timeout are at least 1 second");
+    }
     let mut limits = aelc_gateway::Limits {
         max_connections: args.max_connections,
+        max_connections_per_client: args
+            .max_connections_per_client
+            .unwrap_or_else(|| aelc_gateway::per_client_share(args.max_connections)),
+        header_timeout: Duration::from_secs(args.header_timeout),
+        idle_timeout: Duration::from_secs(args.idle_timeout),
+        max_uploads: args.max_uploads,
         max_runs: args.max_runs,
         body_timeout: Duration::from_secs(args.body_timeout),
         lease: Duration::from_secs(args.lease),
@@ -117,7 +157,7 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
             "serving {} agent(s) on http://{addr}",
             state.project.agents.len()
         ));
-        tracing::info!(%addr, store = state.store.backend(), "serving");
+        tracing::info!(%addr, store = %redacted(&served.store_url), "serving");
         aelc_gateway::serve(listener, Arc::new(state), &limits, shutdown_signal())
             .await
             .map_err(|e| format!("the server stopped: {e}"))
@@ -140,6 +180,20 @@ pub fn store_url(flag: Option<&str>, state_dir: &Path) -> String {
     }
     // `aelc_store::open` makes the file's folder (`.ael/`) on first use.
     format!("sqlite:{}", state_dir.join("store.db").display())
+}
+
+/// A store URL without its password, for the log.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
 }
 
 pub fn init_logs() {

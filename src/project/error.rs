@@ -118,8 +118,12 @@ pub enum ProjectError {
     Currency { span: Span, code: String },
     /// `E0609`: a price (`written`, as read) is not a plain decimal.
     Decimal { span: Span, written: String },
-    /// `E0610`: `max_input_bytes` (`written`, as read) is not a positive number.
-    MaxInputBytes { span: Span, written: String },
+    /// `E0610`: a `[limits]` key (`key`; `written`, as read) is not a positive number.
+    Limit {
+        span: Span,
+        key: &'static str,
+        written: String,
+    },
 }
 
 impl ProjectError {
@@ -296,15 +300,15 @@ impl ProjectError {
             )
             .primary(*span, "expected digits with an optional fraction, e.g. 0.15")
             .help("prices are exact: no sign, exponent, `inf` or `nan`"),
-            ProjectError::MaxInputBytes { span, written } => Diagnostic::new(
+            ProjectError::Limit { span, key, written } => Diagnostic::new(
                 "E0610",
-                format!(
-                    "`max_input_bytes = {}` is not a usable limit",
-                    quoted(written)
-                ),
+                format!("`{key} = {}` is not a usable limit", quoted(written)),
             )
             .primary(*span, "expected a positive number of bytes")
-            .help("the default is 1048576 (1 MiB)"),
+            .help(match *key {
+                "max_stored_bytes_per_account" => "the default is 1073741824 (1 GiB)",
+                _ => "the default is 1048576 (1 MiB)",
+            }),
         }
     }
 }

@@ -27,7 +27,7 @@ const BINDING_KEYS: &[&str] = &[
     "constrain",
 ];
 const PRICE_KEYS: &[&str] = &["input_per_mtok", "output_per_mtok", "currency"];
-const LIMITS_KEYS: &[&str] = &["max_input_bytes"];
+const LIMITS_KEYS: &[&str] = &["max_input_bytes", "max_stored_bytes_per_account"];
 
 /// Keys that would hold a secret if written: refused, the file may be committed.
 const SECRET_KEYS: &[&str] = &[
@@ -535,22 +535,34 @@ impl Cx<'_> {
     fn limits(&mut self, table: &DeTable<'_>) -> LimitsConfig {
         self.unknown_keys(table, LIMITS_KEYS, "in `[limits]`");
         let mut limits = LimitsConfig::default();
-        if let Some(value) = table.get("max_input_bytes") {
-            match value.get_ref() {
-                DeValue::Integer(_) => {
-                    let written = self.written(value).replace('_', "");
-                    match written.parse::<u64>() {
-                        Ok(n) if n > 0 => limits.max_input_bytes = n,
-                        _ => {
-                            let span = self.span(value.span());
-                            self.diagnostics
-                                .push(ProjectError::MaxInputBytes { span, written }.into());
-                        }
+        if let Some(n) = self.positive_limit(table, "max_input_bytes") {
+            limits.max_input_bytes = n;
+        }
+        limits.max_stored_bytes_per_account =
+            self.positive_limit(table, "max_stored_bytes_per_account");
+        limits
+    }
+
+    /// `[limits] key` when written as a positive integer; an error otherwise.
+    fn positive_limit(&mut self, table: &DeTable<'_>, key: &'static str) -> Option<u64> {
+        let value = table.get(key)?;
+        match value.get_ref() {
+            DeValue::Integer(_) => {
+                let written = self.written(value).replace('_', "");
+                match written.parse::<u64>() {
+                    Ok(n) if n > 0 => Some(n),
+                    _ => {
+                        let span = self.span(value.span());
+                        self.diagnostics
+                            .push(ProjectError::Limit { span, key, written }.into());
+                        None
                     }
                 }
-                _ => self.wrong_type(value, "max_input_bytes", "an integer (bytes)"),
+            }
+            _ => {
+                self.wrong_type(value, key, "an integer (bytes)");
+                None
             }
         }
-        limits
     }
 }

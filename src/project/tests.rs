@@ -172,11 +172,32 @@ bad!(
     with_package("[limits]\nmax_input_bytes = 0\nmax_output = 5\n")
 );
 bad!(
+    bad_storage_quota,
+    with_package("[limits]\nmax_stored_bytes_per_account = -1\n")
+);
+bad!(
     bad_base_url,
     with_package(
         "[bindings.main]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"localhost:8080\"\n"
     )
 );
+
+#[test]
+fn the_storage_quota_is_read_only_when_written() {
+    let set = parse(
+        crate::span::FileId(0),
+        &with_package("[limits]\nmax_stored_bytes_per_account = 5_000_000\n"),
+    );
+    assert!(set.diagnostics.is_empty(), "{:?}", set.diagnostics);
+    let limits = set.config.unwrap().to_ir_limits();
+    assert_eq!(limits.max_stored_bytes_per_account, Some(5_000_000));
+    // Unset, the IR says nothing of it (the gateway's default applies), so ir.json is as before.
+    let unset = parse(crate::span::FileId(0), &with_package(""));
+    let limits = unset.config.unwrap().to_ir_limits();
+    assert_eq!(limits.max_stored_bytes_per_account, None);
+    let json = serde_json::to_string(&limits).unwrap();
+    assert!(!json.contains("max_stored"), "{json}");
+}
 
 proptest::proptest! {
     #[test]

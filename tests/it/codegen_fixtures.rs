@@ -259,6 +259,7 @@ pub fn review_program() -> Program {
         ],
         limits: Limits {
             max_input_bytes: 65536,
+            max_stored_bytes_per_account: None,
         },
         ..Program::default()
     }

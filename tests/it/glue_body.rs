@@ -288,7 +288,7 @@ fn a_node_body_runs_in_the_glue() {
             // the model call of `seeded`, made by the executor
             r#"seeded done {"label":"asked","size":4,"mood":"calm"} delegated 0 calls 1"#,
             r#"look acme done {"label":"seen","size":1,"mood":"calm"} delegated 0"#,
-            "look other RejectedInput invalid_input media reference REF (`ref`): not a file of tenant `other`; nothing was read or called",
+            "look other RejectedInput invalid_input media reference REF (`ref`): no such file for tenant `other`; nothing was read or called",
             "serde extra 3",
             "serde error value.extra: 99 is out of range for u8 in 0..=10 (out_of_range)",
         ]

@@ -5,12 +5,17 @@
 //! The agent under test (`acme/echo`, price 0.01 EUR) answers according to a tag in its input
 //! text, which the fake model reads from the prompt: `[ok]` a valid answer, `[bad]` one that is
 //! not JSON (`invalid_output`), `[down]` HTTP 500 (`error`), `[slow]` a valid answer after
-//! 300 ms, `[stall]` one after 3 s (longer than a node's `timeout: 1s`); an empty text fails
-//! the input check (`failed`, `blank`) at the gate.
+//! 300 ms, `[stall]` one after 3 s (longer than a node's `timeout: 1s`), `[denied]` HTTP 401
+//! with account details in its text; an empty text fails the input check (`failed`, `blank`)
+//! at the gate.
+//!
+//! `abuse`: the gateway against clients that hold connections, upload too much, or probe.
+//! `hangup`: callers that go away while their call runs.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
 
+mod abuse;
 mod hangup;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -100,6 +105,16 @@ fn answer(mut stream: TcpStream, calls: &AtomicUsize, hold: &Hold) -> std::io::R
         write!(
             stream,
             "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return Ok(());
+    }
+    if prompt.contains("[denied]") {
+        // What OpenAI answers a wrong key: account details in the provider's own text.
+        let body = r#"{"error":{"message":"Incorrect API key provided: sk-proj-ab********wxyz. Organization org-Xy12AbC, project proj_9aQ.","code":"invalid_api_key"}}"#;
+        write!(
+            stream,
+            "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()
         )?;
         return Ok(());
@@ -892,7 +907,18 @@ fn many_connections_suite(store: &str) {
     let model = FakeModel::start();
     let dir = temp_dir("connections");
     project(&dir, model.port);
-    let gw = Gateway::start(&dir, store, &["--max-connections", "256"]);
+    // Every connection comes from 127.0.0.1: the per-client share is lifted, so the limit
+    // exercised is the whole gateway's (the share has its own test, `abuse`).
+    let gw = Gateway::start(
+        &dir,
+        store,
+        &[
+            "--max-connections",
+            "256",
+            "--max-connections-per-client",
+            "10000",
+        ],
+    );
     let mut streams = Vec::new();
     let mut refused_at_connect = 0;
     for _ in 0..10_000 {

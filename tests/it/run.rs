@@ -1623,7 +1623,7 @@ fn media_is_checked_against_the_store_and_sent_inline() {
     );
 
     for (media, why) in [
-        (&theirs.media, "not a file of tenant `local`"),
+        (&theirs.media, "no such file for tenant `local`"),
         (&expired.media, "expired at 2001-01-01T00:00:00Z"),
     ] {
         let (refused, requests) = run(media);
@@ -1820,7 +1820,7 @@ fn files_put_prints_a_reference() {
     );
     assert_eq!(foreign.status.code(), Some(2));
     assert!(
-        text(&foreign.stderr).contains("not a file of tenant `local`"),
+        text(&foreign.stderr).contains("no such file for tenant `local`"),
         "{}",
         text(&foreign.stderr)
     );

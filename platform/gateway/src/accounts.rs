@@ -127,13 +127,7 @@ fn valid_currency(code: &str) -> bool {
 /// The caller of a request (`Authorization: Bearer KEY`), from the cache of known keys or the
 /// store.
 pub async fn caller(app: &AppState, headers: &HeaderMap) -> Result<Account, ApiError> {
-    let key = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|k| !k.is_empty())
-        .ok_or(ApiError::Unauthorized)?;
+    let key = bearer_key(headers).ok_or(ApiError::Unauthorized)?;
     let hash = key_sha256(key);
     if let Some(account) = app.keys.get(&hash, Instant::now()) {
         return Ok(account);
@@ -145,6 +139,27 @@ pub async fn caller(app: &AppState, headers: &HeaderMap) -> Result<Account, ApiE
         .ok_or(ApiError::Unauthorized)?;
     app.keys.put(hash, account.clone(), Instant::now());
     Ok(account)
+}
+
+/// The API key of `Authorization: Bearer KEY`: exactly one `Authorization` header (two are
+/// refused rather than one of them chosen, since a proxy and the gateway might choose
+/// differently), the scheme in any case (RFC 7235: schemes are case-insensitive), one or more
+/// spaces after it, and the key exactly as sent: nothing trimmed inside the header, no space
+/// in the key.
+pub fn bearer_key(headers: &HeaderMap) -> Option<&str> {
+    let mut values = headers.get_all(axum::http::header::AUTHORIZATION).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    let value = value.to_str().ok()?;
+    let (scheme, rest) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let key = rest.trim_start_matches(' ');
+    let token68 = |b: u8| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b);
+    (!key.is_empty() && key.bytes().all(token68)).then_some(key)
 }
 
 /// The accounts of keys seen lately, so a request does not read the store to learn who sent
@@ -227,6 +242,36 @@ mod tests {
         assert!(cache.known.read().unwrap().len() <= KeyCache::CAPACITY);
         assert_eq!(cache.get("h", t0), None);
         assert_eq!(cache.get("k99999", t0), Some(demo));
+    }
+
+    #[test]
+    fn one_authorization_header_any_scheme_case_the_key_exact() {
+        use axum::http::header::AUTHORIZATION;
+        let one = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(AUTHORIZATION, value.parse().unwrap());
+            bearer_key(&headers).map(str::to_owned)
+        };
+        for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+            assert_eq!(one(&format!("{scheme} ael_k1")).as_deref(), Some("ael_k1"));
+        }
+        assert_eq!(one("Bearer  ael_k1").as_deref(), Some("ael_k1"));
+        for refused in [
+            "Basic ael_k1",
+            "Bearerael_k1",
+            "Bearer ",
+            "Bearer ael_k1 ",
+            "Bearer ael k1",
+            "Bearer\tael_k1",
+            "ael_k1",
+        ] {
+            assert_eq!(one(refused), None, "{refused:?}");
+        }
+        let mut two = HeaderMap::new();
+        two.append(AUTHORIZATION, "Bearer ael_k1".parse().unwrap());
+        two.append(AUTHORIZATION, "Bearer ael_k2".parse().unwrap());
+        assert_eq!(bearer_key(&two), None);
+        assert_eq!(bearer_key(&HeaderMap::new()), None);
     }
 
     #[test]

@@ -21,6 +21,15 @@ pub enum ApiError {
     TooLarge {
         limit: usize,
     },
+    /// An upload is larger than the gateway's file limit (`max_file_bytes`).
+    FileTooLarge {
+        limit: u64,
+    },
+    /// An upload with no bytes.
+    EmptyFile,
+    /// An upload would take the account past `max_stored_bytes_per_account`
+    /// (the store's [`aelc_store::StoreError::Quota`], which says by how much).
+    QuotaExceeded(aelc_store::StoreError),
     /// The body did not arrive in time.
     BodyTimeout,
     /// The body could not be read (the connection broke).
@@ -64,7 +73,7 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
     /// Stable: `unauthorized`, `not_found`, `unsupported_media_type`, `input_too_large`,
-    /// `body_timeout`, `bad_body`, `insufficient_funds`, `over_budget`, `currency_mismatch`,
+    /// `file_too_large`, `empty_file`, `quota_exceeded`, `body_timeout`, `bad_body`, `insufficient_funds`, `over_budget`, `currency_mismatch`,
     /// `idempotency_conflict`, `idempotency_in_progress`, `bad_idempotency_key`, `overloaded`,
     /// `agent_unavailable`, `store_unavailable`, `internal_error`.
     pub code: &'static str,
@@ -77,7 +86,10 @@ impl ApiError {
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::TooLarge { .. }
+            | ApiError::FileTooLarge { .. }
+            | ApiError::QuotaExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::EmptyFile => StatusCode::BAD_REQUEST,
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::BadBody(_) | ApiError::BadIdempotencyKey => StatusCode::BAD_REQUEST,
             ApiError::InsufficientFunds { .. }
@@ -97,6 +109,9 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::TooLarge { .. } => "input_too_large",
+            ApiError::FileTooLarge { .. } => "file_too_large",
+            ApiError::EmptyFile => "empty_file",
+            ApiError::QuotaExceeded(_) => "quota_exceeded",
             ApiError::BodyTimeout => "body_timeout",
             ApiError::BadBody(_) => "bad_body",
             ApiError::InsufficientFunds { .. } => "insufficient_funds",
@@ -124,6 +139,13 @@ impl ApiError {
             ),
             ApiError::TooLarge { limit } => {
                 format!("the input is larger than max_input_bytes ({limit} bytes)")
+            }
+            ApiError::FileTooLarge { limit } => {
+                format!("the file is larger than the gateway's upload limit ({limit} bytes)")
+            }
+            ApiError::EmptyFile => "the upload has no bytes; send the file as the body".to_owned(),
+            ApiError::QuotaExceeded(why) => {
+                format!("{why} (delete files with `aelc files delete ID`)")
             }
             ApiError::BodyTimeout => "the request body did not arrive in time".to_owned(),
             ApiError::BadBody(why) => format!("the request body could not be read: {why}"),

@@ -10,7 +10,9 @@
 //! - [`openapi`]: `/openapi.json`, derived from the handlers' types and the agents' schemas;
 //! - [`metrics`]: `/metrics` (Prometheus);
 //! - [`lease`]: this process's lease on its runs, so several processes share one store;
-//! - [`listener`]: at most N connections, 503 beyond;
+//! - [`listener`]: the connections: at most N (503 beyond), a share per client, a complete
+//!   request head within a timeout, idle ones closed;
+//! - [`upload`]: `POST /v1/files` streamed to the file store within the account's quota;
 //! - [`error`]: every refusal as a stable code and status.
 //!
 //! Handlers are thin: they extract, call the executor and the store, and map errors in one
@@ -27,6 +29,7 @@ pub mod openapi;
 pub mod project;
 pub mod routes;
 pub mod runs;
+pub mod upload;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -46,6 +49,15 @@ pub use project::Project;
 pub struct Limits {
     /// Connections held at once; one more gets 503.
     pub max_connections: usize,
+    /// Connections one client (an IPv4 address, an IPv6 /64) holds at once; one more gets 429.
+    pub max_connections_per_client: usize,
+    /// How long a connection may take to send a complete request head (and, kept alive, to
+    /// begin its next request).
+    pub header_timeout: Duration,
+    /// How long a connection may stay open with no request in progress.
+    pub idle_timeout: Duration,
+    /// Uploads to `/v1/files` in progress at once; one more gets 503.
+    pub max_uploads: usize,
     /// Runs executing at once; one more gets 503.
     pub max_runs: usize,
     /// How long a request body may take to arrive.
@@ -64,11 +76,33 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: 4096,
+            max_connections_per_client: per_client_share(4096),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_uploads: 32,
             max_runs: 256,
             body_timeout: Duration::from_secs(30),
             max_file_bytes: 20 * 1024 * 1024,
             instance: lease::instance_name("aelc", std::process::id()),
             lease: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The default `max_connections_per_client`: a sixteenth of `max_connections` (at least one),
+/// so sixteen clients are needed to take every slot, and one client's share is still room for
+/// a browser's or a pool's few connections.
+pub fn per_client_share(max_connections: usize) -> usize {
+    (max_connections / 16).max(1)
+}
+
+impl Limits {
+    fn connections(&self) -> listener::ConnectionLimits {
+        listener::ConnectionLimits {
+            max_connections: self.max_connections,
+            max_connections_per_client: self.max_connections_per_client,
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
         }
     }
 }
@@ -83,6 +117,10 @@ pub struct AppState {
     pub run_slots: Arc<Semaphore>,
     pub body_timeout: Duration,
     pub max_file_bytes: usize,
+    /// Uploads in progress ([`upload`]): one permit each.
+    pub upload_slots: Arc<Semaphore>,
+    /// The most an account's files may take (`[limits] max_stored_bytes_per_account`).
+    pub max_stored_bytes: u64,
     /// Uploaded files: bytes by SHA-256 and one record per reference (the runtime's layout, the
     /// same as `aelc files put`); the metadata is also in the store.
     pub files: aelc_runtime::files::LocalFiles,
@@ -133,6 +171,11 @@ impl AppState {
                 .map_err(|e| format!("the account of {}: {e}", agent.name))?;
         }
         let openapi = openapi::document(&project);
+        let max_stored_bytes = project
+            .program
+            .limits
+            .max_stored_bytes_per_account
+            .unwrap_or(upload::DEFAULT_MAX_STORED_BYTES);
         let refusals = Arc::new(
             Journaled::open(store, journal)
                 .await
@@ -149,6 +192,8 @@ impl AppState {
             run_slots: Arc::new(Semaphore::new(limits.max_runs.max(1))),
             body_timeout: limits.body_timeout,
             max_file_bytes: limits.max_file_bytes,
+            upload_slots: Arc::new(Semaphore::new(limits.max_uploads.max(1))),
+            max_stored_bytes,
             files,
             in_flight: TaskTracker::new(),
             openapi,
@@ -172,7 +217,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/agents/{owner}/{name}", get(routes::get_agent))
         .route("/v1/agents/{owner}/{name}/runs", post(routes::post_run))
         .route("/v1/receipts/{id}", get(routes::get_receipt))
-        .route("/v1/files", post(routes::put_file))
+        .route("/v1/files", post(upload::put_file))
         .route("/v1/files/{id}", get(routes::get_file))
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
@@ -199,10 +244,13 @@ pub async fn serve(
     limits: &Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let listener = listener::BoundedListener::new(listener, limits.max_connections);
-    let served = axum::serve(listener, router(Arc::clone(&state)))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = listener::serve(
+        listener,
+        router(Arc::clone(&state)),
+        &limits.connections(),
+        shutdown,
+    )
+    .await;
     // The requests have ended; the calls whose callers hung up may still be running.
     state.finish_in_flight().await;
     // Every run in flight has finished: nothing of this instance is left to void.

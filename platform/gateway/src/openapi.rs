@@ -28,7 +28,7 @@ use crate::project::Project;
         crate::routes::list_agents,
         crate::routes::get_agent,
         crate::routes::get_receipt,
-        crate::routes::put_file,
+        crate::upload::put_file,
         crate::routes::get_file,
         crate::routes::healthz,
         crate::routes::metrics,

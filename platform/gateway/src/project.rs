@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 use aelc_runtime::exec::{shared_defs, Executor, Externs, Schemas};
 use aelc_runtime::money::Amount;
 use aelc_runtime::program::{NodeId, NodeKind, Program};
+use aelc_runtime::provider::error::ProviderError;
 use aelc_runtime::provider::router::Connected;
+use aelc_runtime::provider::Reporter;
 use serde_json::Value as Json;
+use std::sync::Arc;
 
 /// One published agent.
 #[derive(Debug)]
@@ -64,7 +67,11 @@ impl Project {
         let files = program.node_file_names();
         let schemas = Schemas::load(out, program, &files)?;
         let executor = Executor::new(program, schemas);
-        let connected = Connected::connect(&program.bindings).map_err(|e| e.to_string())?;
+        // Callers and receipts get aelc's own sentence for a failed model call; the provider's
+        // text (which can name the operator's organisation, project or key) only the log.
+        let connected = Connected::connect(&program.bindings)
+            .map_err(|e| e.to_string())?
+            .report_failures_to(Reporter(Arc::new(log_provider_failure)));
         let externs = Externs::new();
         let mut agents = Vec::new();
         // `schemas/defs.json`, read when the first schema refers to it.
@@ -157,4 +164,53 @@ fn read_schema(out: &Path, file: &str, defs: &mut Option<Json>) -> Result<Json, 
 fn read_json(path: &Path) -> Result<Json, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A failed model call, for the operator: the binding, aelc's summary, and the provider's own
+/// text with whatever looks like an account detail masked ([`redact_provider_text`]).
+fn log_provider_failure(binding: &str, error: &ProviderError) {
+    tracing::warn!(
+        binding,
+        summary = %error.summary(),
+        detail = %redact_provider_text(&error.to_string()),
+        "a model call failed"
+    );
+}
+
+/// `text` with every word that looks like a credential or an account id replaced by `[…]`:
+/// keys (`sk-…`, `key-…`, a run of `*` from a partly masked key), organisation and project ids
+/// (`org-…`, `org_…`, `proj_…`, `proj-…`), sessions (`sess-…`) and bearer tokens. The provider
+/// key itself never reaches the text (the runtime removes it); these are what providers add.
+pub fn redact_provider_text(text: &str) -> String {
+    const PREFIXES: &[&str] = &[
+        "sk-", "sk_", "key-", "org-", "org_", "proj_", "proj-", "sess-", "ael_", "Bearer",
+    ];
+    let mut out = String::with_capacity(text.len());
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let bare = word.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '*');
+        let secret = PREFIXES.iter().any(|p| bare.starts_with(p)) || bare.contains("**");
+        if secret {
+            out.push_str("[…]");
+        } else {
+            out.push_str(word);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn provider_text_loses_what_names_an_account() {
+        let text = "Incorrect API key provided: sk-proj-abc*********wxyz. You can find your API \
+                    key at https://platform.openai.com (organization org-Xy12, project proj_9a).";
+        let redacted = super::redact_provider_text(text);
+        for secret in ["sk-proj", "wxyz", "org-Xy12", "proj_9a"] {
+            assert!(!redacted.contains(secret), "{redacted}");
+        }
+        assert!(redacted.starts_with("Incorrect API key provided: […]"));
+    }
 }

@@ -1,20 +1,20 @@
 //! The read routes and uploads: agents (capability, price, measured success rate), an agent's
-//! manifest, a receipt with its delegated tree, file uploads, health and metrics.
+//! manifest, a receipt with its delegated tree, a file's metadata, health and metrics (uploads
+//! are [`crate::upload`]'s).
 
 use std::sync::Arc;
 
-use aelc_store::FileMeta;
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value as Json;
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorBody};
+use crate::AppState;
 use crate::{live, runs};
-use crate::{now_ms, AppState};
 
 /// `POST /v1/agents/{owner}/{name}/runs`: a JSON body is one run ([`runs::create_run`], whose
 /// OpenAPI description this route has); an `application/x-ndjson` body is a session or a
@@ -140,42 +140,6 @@ pub async fn get_receipt(
     let document: Json = serde_json::from_str(&stored.json)
         .map_err(|e| ApiError::Internal(format!("a stored receipt is not JSON: {e}")))?;
     Ok(axum::Json(&document["receipt"]).into_response())
-}
-
-/// Stores the body as a file of the caller and returns its media reference (what an input's
-/// media field carries: `ref`, `type`, `size`, `sha256`, header facts).
-#[utoipa::path(post, path = "/v1/files", tag = "files",
-    request_body(content = Vec<u8>, content_type = "application/octet-stream",
-                 description = "The bytes; the type is sniffed from them"),
-    responses((status = 201, description = "The media reference", body = Object),
-              (status = 401, body = ErrorBody), (status = 413, body = ErrorBody)),
-    security(("bearer" = [])))]
-pub async fn put_file(
-    State(app): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
-    let account = crate::accounts::caller(&app, &headers).await?;
-    let bytes = crate::runs::read_body(body, app.max_file_bytes, app.body_timeout).await?;
-    let files = app.files.clone();
-    let tenant = account.name.clone();
-    let stored = tokio::task::spawn_blocking(move || files.put(&bytes, &tenant, None, None))
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?
-        .map_err(|e| ApiError::Internal(format!("cannot store the file: {e}")))?;
-    let meta = FileMeta {
-        id: stored.id().to_owned(),
-        tenant: account.name.clone(),
-        sha256: stored.media.sha256.clone(),
-        size: stored.media.size,
-        media_type: stored.media.content_type.clone(),
-        created_ms: now_ms(),
-        expires_ms: None,
-        source: stored.media.source.clone(),
-    };
-    app.store.put_file(&meta).await?;
-    let reference = serde_json::to_value(&stored.media).unwrap_or(Json::Null);
-    Ok((StatusCode::CREATED, axum::Json(reference)).into_response())
 }
 
 /// One of the caller's files: its metadata (another account's file is not found).

@@ -147,8 +147,17 @@ impl Store for Journaled {
     async fn use_approval(&self, call: &ApprovalUse) -> Result<()> {
         self.store.use_approval(call).await
     }
-    async fn put_file(&self, file: &FileMeta) -> Result<()> {
-        self.store.put_file(file).await
+    async fn put_file(&self, file: &FileMeta, max_stored_bytes: u64) -> Result<()> {
+        self.store.put_file(file, max_stored_bytes).await
+    }
+    async fn files(&self, tenant: &str) -> Result<Vec<FileMeta>> {
+        self.store.files(tenant).await
+    }
+    async fn stored_bytes(&self, tenant: &str) -> Result<u64> {
+        self.store.stored_bytes(tenant).await
+    }
+    async fn delete_file(&self, id: &str) -> Result<Option<FileMeta>> {
+        self.store.delete_file(id).await
     }
     async fn file(&self, tenant: &str, id: &str) -> Result<Option<FileMeta>> {
         self.store.file(tenant, id).await

@@ -311,6 +311,13 @@ pub enum StoreError {
     /// An approval that cannot be used for this call, with the reason (`expired`, `used`,
     /// `rejected`, `pending`, `bound to another input`, …).
     Approval(String),
+    /// A file would take its tenant past its quota: `stored` bytes are recorded already,
+    /// `size` more were asked for, `limit` is the most.
+    Quota {
+        stored: u64,
+        size: u64,
+        limit: u64,
+    },
     /// The database failed (connection lost, constraint broken, disk full): the message.
     Backend(String),
 }
@@ -334,6 +341,15 @@ impl std::fmt::Display for StoreError {
                 write!(f, "{needed} needed, {available} available")
             }
             StoreError::Approval(why) => write!(f, "approval refused: {why}"),
+            StoreError::Quota {
+                stored,
+                size,
+                limit,
+            } => write!(
+                f,
+                "the account stores {stored} bytes of files; {size} more would pass its quota \
+                 of {limit} bytes"
+            ),
             StoreError::Backend(why) => write!(f, "store: {why}"),
         }
     }
@@ -432,9 +448,20 @@ pub trait Store: Send + Sync {
 
     // ---- files ----
 
-    async fn put_file(&self, file: &FileMeta) -> Result<()>;
+    /// Records a stored file, in one transaction with the check of its tenant's quota: the
+    /// sizes of the tenant's files, this one included, stay within `max_stored_bytes`, or
+    /// nothing is recorded ([`StoreError::Quota`]). Concurrent uploads of one tenant are
+    /// counted one after another, so together they cannot pass the quota either.
+    async fn put_file(&self, file: &FileMeta, max_stored_bytes: u64) -> Result<()>;
     /// A file of `tenant` (`None` for another tenant's).
     async fn file(&self, tenant: &str, id: &str) -> Result<Option<FileMeta>>;
+    /// The files of `tenant`, oldest first.
+    async fn files(&self, tenant: &str) -> Result<Vec<FileMeta>>;
+    /// The bytes `tenant`'s files take (what its quota counts).
+    async fn stored_bytes(&self, tenant: &str) -> Result<u64>;
+    /// Removes the record of file `id` (any tenant's: the operator's command) and returns it;
+    /// `None` when there is none. Its bytes are the file store's to remove.
+    async fn delete_file(&self, id: &str) -> Result<Option<FileMeta>>;
 }
 
 /// Converts an amount to the ledger's integer nano-units, refusing finer amounts.

@@ -73,6 +73,12 @@ const RULES: &[(&str, Rule)] = &[
         "documents_are_stored_compressed_and_old_rows_still_read",
         |u| Box::pin(documents_are_stored_compressed_and_old_rows_still_read(u)),
     ),
+    ("files_are_listed_counted_and_deleted", |u| {
+        Box::pin(files_are_listed_counted_and_deleted(u))
+    }),
+    ("concurrent_uploads_never_pass_the_quota", |u| {
+        Box::pin(concurrent_uploads_never_pass_the_quota(u))
+    }),
 ];
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -710,9 +716,9 @@ async fn tenants_see_only_their_own(url: String) {
         expires_ms: Some(99),
         source: Some("scan.png".into()),
     };
-    store.put_file(&file).await.unwrap();
+    store.put_file(&file, u64::MAX).await.unwrap();
     assert!(matches!(
-        store.put_file(&file).await,
+        store.put_file(&file, u64::MAX).await,
         Err(StoreError::Exists(_))
     ));
     assert_eq!(store.file("a", "f1").await.unwrap(), Some(file));
@@ -1337,4 +1343,88 @@ async fn documents_are_stored_compressed_and_old_rows_still_read(url: String) {
     let error = store.receipt("acme", &r.id).await.unwrap_err().to_string();
     assert!(error.contains(&format!("`{}`", r.id)), "{error}");
     pool.close().await;
+}
+
+fn file_of(tenant: &str, id: &str, size: u64, created_ms: i64) -> FileMeta {
+    FileMeta {
+        id: id.into(),
+        tenant: tenant.into(),
+        sha256: format!("{id:0>64}"),
+        size,
+        media_type: "application/octet-stream".into(),
+        created_ms,
+        expires_ms: None,
+        source: None,
+    }
+}
+
+/// A tenant's files: listed oldest first and only its own, counted by size, refused past the
+/// quota with nothing recorded, and deleted by id (which frees their bytes in the count).
+async fn files_are_listed_counted_and_deleted(url: String) {
+    let store = open(&url).await;
+    assert_eq!(store.stored_bytes("a").await.unwrap(), 0);
+    assert!(store.files("a").await.unwrap().is_empty());
+    let first = file_of("a", "f1", 600, 1);
+    let second = file_of("a", "f2", 400, 2);
+    store.put_file(&second, 1_000).await.unwrap();
+    store.put_file(&first, 1_000).await.unwrap();
+    store
+        .put_file(&file_of("b", "g1", 5, 1), 1_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.files("a").await.unwrap(),
+        vec![first.clone(), second.clone()]
+    );
+    assert_eq!(store.stored_bytes("a").await.unwrap(), 1_000);
+    assert_eq!(store.stored_bytes("b").await.unwrap(), 5);
+    // Full: one byte more is refused, saying how much is stored, and nothing is recorded.
+    match store.put_file(&file_of("a", "f3", 1, 3), 1_000).await {
+        Err(StoreError::Quota {
+            stored,
+            size,
+            limit,
+        }) => assert_eq!((stored, size, limit), (1_000, 1, 1_000)),
+        other => panic!("expected a quota refusal, got {other:?}"),
+    }
+    assert_eq!(store.file("a", "f3").await.unwrap(), None);
+    assert_eq!(store.stored_bytes("a").await.unwrap(), 1_000);
+    // Deleting frees the room; deleting again finds nothing.
+    assert_eq!(store.delete_file("f1").await.unwrap(), Some(first));
+    assert_eq!(store.delete_file("f1").await.unwrap(), None);
+    assert_eq!(store.file("a", "f1").await.unwrap(), None);
+    assert_eq!(store.stored_bytes("a").await.unwrap(), 400);
+    store
+        .put_file(&file_of("a", "f3", 600, 3), 1_000)
+        .await
+        .unwrap();
+    assert_eq!(store.stored_bytes("a").await.unwrap(), 1_000);
+    // Another tenant's count is its own.
+    assert_eq!(store.files("b").await.unwrap().len(), 1);
+}
+
+/// Forty uploads of one tenant at once, each 100 bytes against a quota of 1,000: exactly ten
+/// are recorded, whatever the interleaving (each is counted inside its own transaction).
+async fn concurrent_uploads_never_pass_the_quota(url: String) {
+    let store = open(&url).await;
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            store
+                .put_file(&file_of("a", &format!("f{i}"), 100, i), 1_000)
+                .await
+        }));
+    }
+    let mut recorded = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(()) => recorded += 1,
+            Err(StoreError::Quota { .. }) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(recorded, 10);
+    assert_eq!(store.stored_bytes("a").await.unwrap(), 1_000);
+    assert_eq!(store.files("a").await.unwrap().len(), 10);
 }

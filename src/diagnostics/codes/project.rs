@@ -32,7 +32,7 @@ version = "0.1.0""#,
     CodeInfo {
         code: "E0601",
         title: "unknown key in ael.toml",
-        explanation: "Every key of `ael.toml` has a meaning; a key the compiler does not know is an error rather than silently ignored, because it is usually a typo of one that matters (`[binding.x]` for `[bindings.x]`). The help names the closest known key. The keys: `[package]` name, version, description; `[bindings.NAME]` provider, model, base_url, api_key_env, accepts, price (input_per_mtok, output_per_mtok, currency); `[limits]` max_input_bytes.",
+        explanation: "Every key of `ael.toml` has a meaning; a key the compiler does not know is an error rather than silently ignored, because it is usually a typo of one that matters (`[binding.x]` for `[bindings.x]`). The help names the closest known key. The keys: `[package]` name, version, description; `[bindings.NAME]` provider, model, base_url, api_key_env, accepts, price (input_per_mtok, output_per_mtok, currency); `[limits]` max_input_bytes, max_stored_bytes_per_account.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/review"
@@ -46,7 +46,7 @@ version = "0.1.0""#,
     CodeInfo {
         code: "E0602",
         title: "wrong type of value in ael.toml",
-        explanation: "Each key of `ael.toml` takes one kind of value: text for names, versions, providers and models, an array of strings for `accepts`, a table for `price`, an integer for `max_input_bytes`.",
+        explanation: "Each key of `ael.toml` takes one kind of value: text for names, versions, providers and models, an array of strings for `accepts`, a table for `price`, an integer for the `[limits]` keys.",
         example: r#"-- ael.toml --
 [package]
 name = "acme/review"
@@ -195,7 +195,7 @@ price = { input_per_mtok = 0.15, output_per_mtok = 0.6, currency = "EUR" }"#,
     CodeInfo {
         code: "E0610",
         title: "unusable limit",
-        explanation: "`[limits] max_input_bytes` is the largest input payload the runtime accepts (`runtime.limits.max_input_bytes` in the manifest); it must be a positive number of bytes. The default is 1048576 (1 MiB).",
+        explanation: "Each key of `[limits]` is a positive number of bytes. `max_input_bytes` is the largest input payload the runtime accepts (`runtime.limits.max_input_bytes` in the manifest; default 1048576, 1 MiB); `max_stored_bytes_per_account` is the most a gateway account's uploaded files may take (default 1073741824, 1 GiB).",
         example: r#"-- ael.toml --
 [package]
 name = "acme/review"

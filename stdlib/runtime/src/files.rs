@@ -152,22 +152,14 @@ pub fn check_use(
             format!("a reference starts with {REF_PREFIX}"),
         ));
     };
+    // Another tenant's file is refused in the very words of a missing one, so a reference
+    // tells a caller nothing about the files of others (not even that the id exists).
+    let not_found = || refuse(m, "ref", format!("no such file for tenant `{tenant}`"));
     let stored = match store.record(id) {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            return Err(refuse(
-                m,
-                "ref",
-                "no such file in the store (store one with `aelc files put FILE`)",
-            ))
-        }
+        Ok(Some(s)) if s.tenant == tenant => s,
+        Ok(_) => return Err(not_found()),
         Err(e) => return Err(refuse(m, "ref", format!("the store cannot be read: {e}"))),
     };
-    if stored.tenant != tenant {
-        // Said the same way as a missing file would be, so a reference tells nothing about
-        // another tenant's files beyond "not yours".
-        return Err(refuse(m, "ref", format!("not a file of tenant `{tenant}`")));
-    }
     if let Err(why) = provenance(&stored) {
         return Err(refuse(m, "source", why));
     }
@@ -297,6 +289,17 @@ pub struct Sniffed {
 /// The content type and header facts of `bytes`, read from headers only (`imagesize` for
 /// images, `hound` for WAV, `claxon` for FLAC's STREAMINFO); `application/octet-stream` for what is not recognised.
 pub fn sniff(bytes: &[u8]) -> Sniffed {
+    sniff_head(bytes, std::str::from_utf8(bytes).is_ok())
+}
+
+/// How much of a file's beginning [`sniff_head`] is given when the file arrives in pieces
+/// ([`Incoming`]): every header the readers look at fits (a JPEG's size can follow 64 KiB of
+/// EXIF).
+pub const SNIFF_BYTES: usize = 256 * 1024;
+
+/// [`sniff`] of a file of which only the beginning, `head`, is at hand; `utf8` says whether
+/// the whole file is UTF-8 (text is told from bytes by that alone).
+pub fn sniff_head(bytes: &[u8], utf8: bool) -> Sniffed {
     let mut out = Sniffed {
         content_type: "application/octet-stream".to_owned(),
         ..Sniffed::default()
@@ -352,7 +355,7 @@ pub fn sniff(bytes: &[u8]) -> Sniffed {
         out.content_type = "application/pdf".to_owned();
     } else if bytes.starts_with(b"ID3") || bytes.starts_with(&[0xFF, 0xFB]) {
         out.content_type = "audio/mpeg".to_owned();
-    } else if std::str::from_utf8(bytes).is_ok() {
+    } else if utf8 {
         out.content_type = "text/plain".to_owned();
     }
     out
@@ -393,39 +396,70 @@ impl LocalFiles {
         expires_at: Option<String>,
         source: Option<String>,
     ) -> Result<StoredFile, String> {
-        let sha256 = sha256_hex(bytes);
-        let sniffed = sniff(bytes);
-        let refs = self.root.join("refs");
-        std::fs::create_dir_all(&refs)
-            .map_err(|e| format!("cannot create {}: {e}", refs.display()))?;
-        let content = self.root.join(&sha256);
-        if !content.exists() {
-            // Written beside, then renamed: a reader never sees half a file.
-            let partial = self.root.join(format!("{sha256}.partial"));
-            std::fs::write(&partial, bytes)
-                .and_then(|()| std::fs::rename(&partial, &content))
-                .map_err(|e| format!("cannot write {}: {e}", content.display()))?;
-        }
-        let id = uuid::Uuid::now_v7().simple().to_string();
-        let stored = StoredFile {
-            prepared: None,
-            tenant: tenant.to_owned(),
-            media: MediaRef {
-                reference: format!("{REF_PREFIX}{id}"),
-                content_type: sniffed.content_type,
-                size: bytes.len() as u64,
-                sha256,
-                expires_at,
-                source,
-                width: sniffed.width,
-                height: sniffed.height,
-                duration_ms: sniffed.duration_ms,
-                sample_rate: sniffed.sample_rate,
-                pages: None,
-            },
+        let mut incoming = self.incoming()?;
+        incoming.write(bytes)?;
+        incoming.finish(tenant, expires_at, source)?.commit()
+    }
+
+    /// A file that will arrive in pieces ([`Incoming`]): written to a temporary file of the
+    /// store as it comes, never held whole in memory.
+    pub fn incoming(&self) -> Result<Incoming, String> {
+        let temp_dir = self.root.join("tmp");
+        std::fs::create_dir_all(&temp_dir)
+            .map_err(|e| format!("cannot create {}: {e}", temp_dir.display()))?;
+        let temp = temp_dir.join(format!("{}.partial", uuid::Uuid::now_v7().simple()));
+        let file = std::fs::File::create(&temp)
+            .map_err(|e| format!("cannot create {}: {e}", temp.display()))?;
+        Ok(Incoming {
+            store: self.clone(),
+            temp: Temp(temp),
+            file: std::io::BufWriter::with_capacity(64 * 1024, file),
+            hasher: sha2::Sha256::default(),
+            head: Vec::new(),
+            utf8: Utf8Stream::default(),
+            size: 0,
+        })
+    }
+
+    /// Removes reference `id`: its record, and its content when no other record of this store
+    /// names the same bytes. Returns the removed record (`None` when there was none).
+    ///
+    /// A put of the same bytes at the same moment can lose its content (its record written
+    /// after the scan, its content removed by it); deleting is an operator's command
+    /// (`aelc files delete`), not a route.
+    pub fn remove(&self, id: &str) -> Result<Option<StoredFile>, String> {
+        let Some(stored) = self.record(id)? else {
+            return Ok(None);
         };
-        self.write_record(&stored)?;
-        Ok(stored)
+        let Some(path) = self.record_path(id) else {
+            return Ok(None);
+        };
+        std::fs::remove_file(&path)
+            .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        let sha256 = &stored.media.sha256;
+        let refs = self.root.join("refs");
+        let mut shared = false;
+        if let Ok(entries) = std::fs::read_dir(&refs) {
+            for entry in entries.flatten() {
+                let other = std::fs::read_to_string(entry.path())
+                    .ok()
+                    .and_then(|text| serde_json::from_str::<StoredFile>(&text).ok());
+                if other.is_some_and(|o| &o.media.sha256 == sha256) {
+                    shared = true;
+                    break;
+                }
+            }
+        }
+        let valid = sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit());
+        if !shared && valid {
+            let content = self.root.join(sha256);
+            match std::fs::remove_file(&content) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot remove {}: {e}", content.display())),
+            }
+        }
+        Ok(Some(stored))
     }
 
     fn write_record(&self, stored: &StoredFile) -> Result<(), String> {
@@ -466,6 +500,173 @@ impl LocalFiles {
         stored.prepared = Some(provenance);
         self.write_record(&stored)?;
         Ok(stored)
+    }
+}
+
+/// A file arriving in pieces ([`LocalFiles::incoming`]): each piece is appended to a temporary
+/// file in the store's `tmp/` and hashed on the way; the first [`SNIFF_BYTES`] are kept to
+/// sniff its type, and whether it is UTF-8 is followed piece by piece. Dropped before
+/// [`Received::commit`], the temporary file is removed.
+pub struct Incoming {
+    store: LocalFiles,
+    temp: Temp,
+    file: std::io::BufWriter<std::fs::File>,
+    hasher: sha2::Sha256,
+    head: Vec<u8>,
+    utf8: Utf8Stream,
+    size: u64,
+}
+
+impl Incoming {
+    /// Appends `piece`.
+    pub fn write(&mut self, piece: &[u8]) -> Result<(), String> {
+        use sha2::Digest;
+        use std::io::Write;
+        self.file
+            .write_all(piece)
+            .map_err(|e| format!("cannot write {}: {e}", self.temp.0.display()))?;
+        self.hasher.update(piece);
+        let room = SNIFF_BYTES.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&piece[..room.min(piece.len())]);
+        self.utf8.feed(piece);
+        self.size += piece.len() as u64;
+        Ok(())
+    }
+
+    /// The bytes received so far.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Every piece arrived: the file is flushed and described (sniffed, hashed, a new id), not
+    /// yet visible in the store ([`Received::commit`]).
+    pub fn finish(
+        self,
+        tenant: &str,
+        expires_at: Option<String>,
+        source: Option<String>,
+    ) -> Result<Received, String> {
+        use sha2::Digest;
+        let Incoming {
+            store,
+            temp,
+            file,
+            hasher,
+            head,
+            utf8,
+            size,
+        } = self;
+        let file = file
+            .into_inner()
+            .map_err(|e| format!("cannot write {}: {}", temp.0.display(), e.error()))?;
+        file.sync_all()
+            .map_err(|e| format!("cannot write {}: {e}", temp.0.display()))?;
+        drop(file);
+        let sha256 = crate::receipt::hex_digest(&hasher.finalize());
+        let sniffed = sniff_head(&head, utf8.finish());
+        let id = uuid::Uuid::now_v7().simple().to_string();
+        let stored = StoredFile {
+            prepared: None,
+            tenant: tenant.to_owned(),
+            media: MediaRef {
+                reference: format!("{REF_PREFIX}{id}"),
+                content_type: sniffed.content_type,
+                size,
+                sha256,
+                expires_at,
+                source,
+                width: sniffed.width,
+                height: sniffed.height,
+                duration_ms: sniffed.duration_ms,
+                sample_rate: sniffed.sample_rate,
+                pages: None,
+            },
+        };
+        Ok(Received {
+            store,
+            temp,
+            stored,
+        })
+    }
+}
+
+/// A file received whole ([`Incoming::finish`]) and not yet in the store: its reference is
+/// known (a gateway records it in its database first), its bytes still in `tmp/`. Dropped
+/// without [`Received::commit`], the temporary file is removed.
+pub struct Received {
+    store: LocalFiles,
+    temp: Temp,
+    stored: StoredFile,
+}
+
+impl Received {
+    /// What the reference will be.
+    pub fn stored(&self) -> &StoredFile {
+        &self.stored
+    }
+
+    /// Moves the bytes to their content-addressed place (renamed, so a reader never sees half
+    /// a file; the same bytes already there are replaced by themselves) and writes the record.
+    pub fn commit(self) -> Result<StoredFile, String> {
+        let refs = self.store.root.join("refs");
+        std::fs::create_dir_all(&refs)
+            .map_err(|e| format!("cannot create {}: {e}", refs.display()))?;
+        let content = self.store.root.join(&self.stored.media.sha256);
+        std::fs::rename(&self.temp.0, &content)
+            .map_err(|e| format!("cannot write {}: {e}", content.display()))?;
+        self.store.write_record(&self.stored)?;
+        Ok(self.stored.clone())
+    }
+}
+
+/// A temporary file, removed when dropped (a no-op once it was renamed away).
+struct Temp(PathBuf);
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Whether a byte stream is UTF-8, followed piece by piece: a character cut between two
+/// pieces is carried over (at most three bytes).
+#[derive(Default)]
+struct Utf8Stream {
+    valid: bool,
+    started: bool,
+    carry: Vec<u8>,
+}
+
+impl Utf8Stream {
+    fn feed(&mut self, piece: &[u8]) {
+        if !self.started {
+            self.started = true;
+            self.valid = true;
+        }
+        if !self.valid || piece.is_empty() {
+            return;
+        }
+        let mut joined;
+        let bytes = if self.carry.is_empty() {
+            piece
+        } else {
+            joined = std::mem::take(&mut self.carry);
+            joined.extend_from_slice(piece);
+            &joined[..]
+        };
+        match std::str::from_utf8(bytes) {
+            Ok(_) => self.carry.clear(),
+            // Cut inside a character at the end: keep its first bytes for the next piece.
+            Err(e) if e.error_len().is_none() => {
+                self.carry = bytes[e.valid_up_to()..].to_vec();
+            }
+            Err(_) => self.valid = false,
+        }
+    }
+
+    /// Whether everything fed was UTF-8 (nothing fed is: the empty text).
+    fn finish(&self) -> bool {
+        !self.started || (self.valid && self.carry.is_empty())
     }
 }
 
@@ -635,7 +836,7 @@ mod tests {
                 b.to_vec()
             ))
             .unwrap_err()
-            .contains("not a file of tenant"));
+            .contains("no such file for tenant `other`"));
         assert!(store
             .put_prepared(
                 &pdf.media,
@@ -664,6 +865,87 @@ mod tests {
         assert!(has_expired("2026-12-02T14:00:00Z", now));
         assert!(!has_expired("2026-12-02T14:00:00.001Z", now));
         assert!(has_expired("not a date", now));
+    }
+
+    #[test]
+    fn a_file_in_pieces_is_the_file_whole() {
+        let dir = std::env::temp_dir().join(format!("aelc-incoming-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = LocalFiles::in_project(&dir);
+        // A text whose characters are cut between pieces, a WAV, and bytes that are not text.
+        let text = "héllo wörld ✓ ".repeat(5_000).into_bytes();
+        let mut not_text = text.clone();
+        not_text.push(0xff);
+        for (bytes, content_type) in [
+            (text, "text/plain"),
+            (wav(8_000, 4_000), "audio/wav"),
+            (not_text, "application/octet-stream"),
+        ] {
+            let whole = sniff(&bytes);
+            let mut incoming = store.incoming().unwrap();
+            for piece in bytes.chunks(7) {
+                incoming.write(piece).unwrap();
+            }
+            assert_eq!(incoming.size(), bytes.len() as u64);
+            let received = incoming.finish("acme", None, None).unwrap();
+            assert_eq!(received.stored().media.content_type, content_type);
+            assert_eq!(received.stored().media.content_type, whole.content_type);
+            assert_eq!(received.stored().media.duration_ms, whole.duration_ms);
+            assert_eq!(received.stored().media.sha256, sha256_hex(&bytes));
+            let stored = received.commit().unwrap();
+            assert_eq!(fetch(&store, &stored.media, "acme", 0).unwrap(), bytes);
+        }
+        // Nothing is left in `tmp/`, and a dropped upload leaves nothing either.
+        let mut dropped = store.incoming().unwrap();
+        dropped.write(b"half").unwrap();
+        drop(dropped);
+        let received = store
+            .incoming()
+            .unwrap()
+            .finish("acme", None, None)
+            .unwrap();
+        drop(received);
+        assert_eq!(
+            std::fs::read_dir(dir.join(".ael/files/tmp"))
+                .unwrap()
+                .count(),
+            0
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn removing_a_reference_keeps_shared_bytes() {
+        let dir = std::env::temp_dir().join(format!("aelc-remove-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = LocalFiles::in_project(&dir);
+        let a = store.put(b"same bytes", "acme", None, None).unwrap();
+        let b = store.put(b"same bytes", "bob", None, None).unwrap();
+        let content = store.root().join(&a.media.sha256);
+        assert_eq!(store.remove(a.id()).unwrap(), Some(a.clone()));
+        assert_eq!(store.record(a.id()), Ok(None));
+        assert!(content.exists(), "bob's reference still names the bytes");
+        assert_eq!(store.remove(b.id()).unwrap(), Some(b.clone()));
+        assert!(!content.exists(), "no reference names them any more");
+        assert_eq!(store.remove(b.id()).unwrap(), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn another_tenants_file_is_refused_as_a_missing_one() {
+        let dir = std::env::temp_dir().join(format!("aelc-oracle-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = LocalFiles::in_project(&dir);
+        let theirs = store.put(b"bob's", "bob", None, None).unwrap();
+        let mut missing = theirs.media.clone();
+        missing.reference = format!("{REF_PREFIX}{}", uuid::Uuid::now_v7().simple());
+        let foreign = check_use(&store, &theirs.media, "alice", 0).unwrap_err();
+        let absent = check_use(&store, &missing, "alice", 0).unwrap_err();
+        assert_eq!(
+            (foreign.field, &foreign.message),
+            (absent.field, &absent.message)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

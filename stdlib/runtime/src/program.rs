@@ -69,12 +69,18 @@ pub struct Package {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Limits {
     pub max_input_bytes: u64,
+    /// The most a gateway account's uploaded files may take, when `ael.toml` sets it (the
+    /// gateway's default otherwise: 1 GiB). Written only when set, so the IR of every project
+    /// that does not is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_stored_bytes_per_account: Option<u64>,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_input_bytes: 1_048_576,
+            max_stored_bytes_per_account: None,
         }
     }
 }

@@ -67,7 +67,7 @@ mod props;
 #[cfg(feature = "http")]
 pub mod router;
 
-pub use adapter::{NodeCall, ProviderModel};
+pub use adapter::{NodeCall, ProviderModel, Reporter};
 pub use answer::{Answer, FinishReason, Usage};
 pub use binding::{Constrain, ProviderConfig, ProviderKind, TokenLimitField};
 pub use error::ProviderError;

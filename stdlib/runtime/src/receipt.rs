@@ -59,8 +59,12 @@ pub struct Receipt {
 
 /// Lowercase hex SHA-256.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex_digest(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex of a digest (a streamed SHA-256's, `files::Incoming`).
+pub(crate) fn hex_digest(digest: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for b in digest.iter() {
         out.push(char::from(HEX[usize::from(b >> 4)]));

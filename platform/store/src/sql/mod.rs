@@ -456,11 +456,25 @@ impl Store for SqlStore {
         retry(|| self.use_approval_once(call)).await
     }
 
-    async fn put_file(&self, file: &FileMeta) -> Result<()> {
-        retry(|| self.insert_file(file)).await
+    async fn put_file(&self, file: &FileMeta, max_stored_bytes: u64) -> Result<()> {
+        retry(|| self.insert_file(file, max_stored_bytes)).await
     }
 
     async fn file(&self, tenant: &str, id: &str) -> Result<Option<FileMeta>> {
         self.find_file(tenant, id).await.map_err(Fail::into_store)
+    }
+
+    async fn files(&self, tenant: &str) -> Result<Vec<FileMeta>> {
+        self.list_files(tenant).await.map_err(Fail::into_store)
+    }
+
+    async fn stored_bytes(&self, tenant: &str) -> Result<u64> {
+        self.sum_file_sizes(&self.pool, tenant)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn delete_file(&self, id: &str) -> Result<Option<FileMeta>> {
+        retry(|| self.remove_file(id)).await
     }
 }

@@ -93,6 +93,23 @@ pub struct ProviderModel {
     limits: RateLimits,
     /// How long a call waited for a `retry-after`, in total (for tests and receipts' readers).
     pub waited: Duration,
+    /// Where a failure's detail goes when its host keeps it from callers ([`Reporter`]).
+    reporter: Option<Reporter>,
+}
+
+/// Told every failed call (the binding and the provider's error, whose text is the
+/// provider's): a host serving other people's calls (the gateway) logs it for its operator,
+/// and answers and receipts get the error's [`ProviderError::summary`] instead.
+#[derive(Clone)]
+pub struct Reporter(pub Arc<ReportFn>);
+
+/// What a [`Reporter`] calls: the binding and the error.
+pub type ReportFn = dyn Fn(&str, &ProviderError) + Send + Sync;
+
+impl std::fmt::Debug for Reporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reporter")
+    }
 }
 
 pub use super::backoff::MAX_RETRY_AFTER;
@@ -105,6 +122,7 @@ impl ProviderModel {
             last_answer: None,
             limits: RateLimits::default(),
             waited: Duration::ZERO,
+            reporter: None,
         }
     }
 
@@ -112,6 +130,12 @@ impl ProviderModel {
     /// every run wait, and this one waits for what others were told.
     pub fn with_rate_limits(mut self, limits: RateLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Failures' detail goes to `reporter`, their [`ProviderError::summary`] to the run.
+    pub fn with_reporter(mut self, reporter: Option<Reporter>) -> Self {
+        self.reporter = reporter;
         self
     }
 
@@ -205,6 +229,22 @@ impl Model for ProviderModel {
         {
             self.limits.hold(&request.binding, *delay);
         }
+        let outcome = match (outcome, &self.reporter) {
+            // Those the pipeline reads as answers (too large, cut off) or as its own code
+            // (timeout) say nothing of the provider's: they go on as they are.
+            (Err(e), Some(report))
+                if !matches!(
+                    e,
+                    ProviderError::TooLarge { .. }
+                        | ProviderError::Truncated { .. }
+                        | ProviderError::Timeout { .. }
+                ) =>
+            {
+                (report.0)(&request.binding, &e);
+                return Err(ModelError::Unavailable(e.summary()));
+            }
+            (outcome, _) => outcome,
+        };
         let answer = to_model_answer(outcome, request.max_answer)?;
         self.last_answer = Some(answer.text.clone());
         Ok(answer)

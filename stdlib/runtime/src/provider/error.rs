@@ -87,6 +87,74 @@ impl ProviderError {
         }
     }
 
+    /// Whether asking again may succeed: the endpoint was unreachable, busy, rate limited,
+    /// slow or cut off; not when it refused the request or the binding is not usable.
+    pub fn retryable(&self) -> bool {
+        match self {
+            ProviderError::Timeout { .. }
+            | ProviderError::ModelUnavailable { .. }
+            | ProviderError::RateLimited { .. }
+            | ProviderError::Truncated { .. } => true,
+            ProviderError::Refused { status, .. } => *status == 408 || *status == 409,
+            ProviderError::MissingApiKey { .. }
+            | ProviderError::UnusableApiKey { .. }
+            | ProviderError::UnsupportedPart { .. }
+            | ProviderError::InvalidConfig { .. }
+            | ProviderError::TooLarge { .. }
+            | ProviderError::Malformed { .. } => false,
+        }
+    }
+
+    /// aelc's own sentence for this failure, with the HTTP status when there was one and
+    /// whether asking again may help, and nothing the provider wrote: what a host that serves
+    /// other people's calls (the gateway) puts in answers and receipts, keeping the provider's
+    /// text ([`fmt::Display`]) for its operator's log. A provider's error text can carry
+    /// account details (an organisation or project id, a partly masked key).
+    pub fn summary(&self) -> String {
+        let retry = if self.retryable() {
+            "retryable"
+        } else {
+            "not retryable"
+        };
+        let what = match self {
+            ProviderError::MissingApiKey { .. }
+            | ProviderError::UnusableApiKey { .. }
+            | ProviderError::InvalidConfig { .. } => {
+                "the model binding is not configured on this host".to_owned()
+            }
+            ProviderError::UnsupportedPart { kind, .. } => {
+                format!("the model binding cannot take a {kind} part")
+            }
+            ProviderError::Timeout { after } => format!(
+                "no complete answer from the model within {} ms",
+                after.as_millis()
+            ),
+            ProviderError::ModelUnavailable {
+                status: Some(status),
+                ..
+            } => format!("the model endpoint failed (HTTP {status})"),
+            ProviderError::ModelUnavailable { status: None, .. } => {
+                "the model endpoint could not be reached".to_owned()
+            }
+            ProviderError::RateLimited { .. } => {
+                "the model endpoint is rate limiting (HTTP 429)".to_owned()
+            }
+            ProviderError::Refused { status, .. } => {
+                format!("the model endpoint refused the request (HTTP {status})")
+            }
+            ProviderError::TooLarge { limit, .. } => {
+                format!("the answer exceeded max_answer ({limit} bytes)")
+            }
+            ProviderError::Truncated { received, .. } => {
+                format!("the answer was cut off after {received} bytes")
+            }
+            ProviderError::Malformed { .. } => {
+                "the model endpoint's response is not the shape its API documents".to_owned()
+            }
+        };
+        format!("{what}; {retry}")
+    }
+
     /// Whether the request never left this process (so nothing was billed).
     pub fn before_the_call(&self) -> bool {
         matches!(
@@ -195,5 +263,32 @@ mod tests {
         assert_eq!(limited.code(), "model_unavailable");
         assert!(limited.to_string().contains("retry after 2000 ms"));
         assert!(ProviderError::MissingApiKey { var: "K".into() }.before_the_call());
+    }
+
+    #[test]
+    fn summaries_say_status_and_retry_and_nothing_of_the_provider() {
+        let refused = ProviderError::Refused {
+            status: 401,
+            reason: "Incorrect API key provided: sk-proj-****abcd (org org-123, proj_456)".into(),
+        };
+        assert_eq!(
+            refused.summary(),
+            "the model endpoint refused the request (HTTP 401); not retryable"
+        );
+        let down = ProviderError::ModelUnavailable {
+            status: Some(503),
+            reason: "overloaded, org-123".into(),
+        };
+        assert_eq!(
+            down.summary(),
+            "the model endpoint failed (HTTP 503); retryable"
+        );
+        for e in [refused, down] {
+            assert!(!e.summary().contains("org-123") && !e.summary().contains("sk-"));
+            assert!(
+                e.to_string().contains("org-123"),
+                "the detail stays for the log"
+            );
+        }
     }
 }

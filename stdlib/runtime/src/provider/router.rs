@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::backoff::RateLimits;
-use super::{connect, Constrain, NodeCall, Provider, ProviderConfig, ProviderModel};
+use super::{connect, Constrain, NodeCall, Provider, ProviderConfig, ProviderModel, Reporter};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
 use crate::program::{Binding, Provider as ProviderWord};
 
@@ -37,9 +37,20 @@ pub struct Connected {
     replayed: Vec<String>,
     /// What the providers' 429s asked for, honoured by every run.
     limits: RateLimits,
+    /// Where failures' detail goes (the gateway's log); `None`: into the run, as written.
+    reporter: Option<Reporter>,
 }
 
 impl Connected {
+    /// Every run over these providers gets a failed call's [`ProviderError::summary`] and
+    /// `reporter` its detail (see [`Reporter`]).
+    ///
+    /// [`ProviderError::summary`]: super::error::ProviderError::summary
+    pub fn report_failures_to(mut self, reporter: Reporter) -> Connected {
+        self.reporter = Some(reporter);
+        self
+    }
+
     /// Connects every binding that is not `provider = "replay"` (reads its key from the
     /// environment variable the binding names).
     pub fn connect(bindings: &[Binding]) -> Result<Connected, BindingError> {
@@ -94,7 +105,8 @@ impl ModelRouter {
     /// A router over providers connected once (a server's), for one run.
     pub fn shared(connected: &Connected, replay: Option<ReplayModel>) -> ModelRouter {
         let mut live = ProviderModel::new(NodeCall::new(crate::exec::DEFAULT_TIMEOUT))
-            .with_rate_limits(connected.limits.clone());
+            .with_rate_limits(connected.limits.clone())
+            .with_reporter(connected.reporter.clone());
         for (name, provider) in &connected.live {
             live = live.with_shared_binding(name.clone(), Arc::clone(provider));
         }
