@@ -31,6 +31,7 @@ pub use args::{Args, ColorChoice, Command, MessageFormat};
 
 use crate::diagnostics::render::{self, Color};
 use crate::diagnostics::Diagnostic;
+use crate::driver::stamp::Replay;
 use crate::source::SourceMap;
 
 /// How a subcommand ended.
@@ -119,11 +120,22 @@ impl Output {
 
     /// Prints diagnostics: human text (and a summary line) on stderr, or JSON Lines on stdout.
     pub fn diagnostics(&self, sources: &SourceMap, diagnostics: &[Diagnostic]) {
+        self.print(&self.render(sources, diagnostics));
+    }
+
+    /// What [`Output::diagnostics`] prints, as text: `stdout` and `stderr` of a [`Replay`]
+    /// keyed by [`Output::replay_key`] (a skipped build prints it again).
+    pub fn render(&self, sources: &SourceMap, diagnostics: &[Diagnostic]) -> Replay {
+        let mut replay = Replay {
+            key: self.replay_key(),
+            ..Replay::default()
+        };
         match self.format {
             MessageFormat::Human => {
                 let (shown, hidden) =
                     diagnostics.split_at(diagnostics.len().min(render::MAX_SHOWN));
-                let mut text = render::human(sources, shown, self.color);
+                let text = &mut replay.stderr;
+                *text = render::human(sources, shown, self.color);
                 if let Some(line) = render::not_shown(hidden) {
                     text.push_str(&line);
                     text.push('\n');
@@ -132,13 +144,32 @@ impl Output {
                     text.push_str(&summary);
                     text.push('\n');
                 }
-                let _ = std::io::stderr().write_all(text.as_bytes());
             }
-            MessageFormat::Json => {
-                let text = render::json_lines(sources, diagnostics);
-                let _ = std::io::stdout().write_all(text.as_bytes());
-            }
+            MessageFormat::Json => replay.stdout = render::json_lines(sources, diagnostics),
         }
+        replay
+    }
+
+    /// Prints what [`Output::render`] made.
+    pub fn print(&self, replay: &Replay) {
+        if !replay.stdout.is_empty() {
+            let _ = std::io::stdout().write_all(replay.stdout.as_bytes());
+        }
+        if !replay.stderr.is_empty() {
+            let _ = std::io::stderr().write_all(replay.stderr.as_bytes());
+        }
+    }
+
+    /// Everything the rendered diagnostics depend on besides the project: the format, the
+    /// colour, and the current folder (files are named from it, `cli::shown`).
+    pub fn replay_key(&self) -> String {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        format!(
+            "{:?} {:?} {}",
+            self.format,
+            self.color,
+            cwd.to_string_lossy()
+        )
     }
 
     /// Reports a usage or I/O error (exit 2).

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The gateway under load (issue 18's benchmark), paired in one run: the gate alone (an input the
 # schema refuses) and a full run against a model that answers at once, on SQLite and on
-# PostgreSQL, side by side with FastAPI + pydantic validating the same input schema.
+# PostgreSQL, side by side with FastAPI + pydantic validating the same input schema. The peer
+# runs one uvicorn worker per core (`--workers $(nproc)`, WORKERS), as the gateway uses every
+# core. The input carries a `locale` with an `@pattern`, so the gate matches a regex, as most
+# real inputs with a code or an identifier do.
 #
 #   cargo build --release --bin aelc
 #   python3 -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install fastapi==0.163.2 uvicorn==0.54.0
@@ -14,7 +17,9 @@
 # BASELINE=<another build's aelc> serves that build beside it (its own SQLite file; on
 # PostgreSQL the database BASELINE_POSTGRES_URL names, else the same one) and puts its rows in
 # the same alternation, for paired figures. STORES (default "sqlite postgres") and ROWS (default
-# "gate full") pick the halves and the rows, for an experiment on one of them.
+# "gate healthz full") pick the halves and the rows, for an experiment on one of them. The
+# `healthz` row is the same gateway's `GET /healthz` (no body, no store): what its HTTP stack
+# alone serves, the ceiling the gate's rate is read against.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "${AELC:-target/release/aelc}")"
@@ -23,7 +28,8 @@ SECONDS_PER_ROUND="${SECONDS_PER_ROUND:-10}"
 CONNECTIONS="${CONNECTIONS:-64}"
 ROUNDS="${ROUNDS:-2}"
 STORES="${STORES:-sqlite postgres}"
-ROWS="${ROWS:-gate full}"
+ROWS="${ROWS:-gate healthz full}"
+WORKERS="${WORKERS:-$(nproc)}"
 picked() { [[ " $1 " == *" $2 "* ]]; } # $1 a list of words, $2 a word
 # Where the SQLite store lives (default: the run's temp dir on disk). `STORE_DIR=/dev/shm`
 # puts it in memory: the difference is what the disk's flushes cost the latency tail.
@@ -63,6 +69,8 @@ cat > "$project/nodes/echo.node.ael" <<'AEL'
 struct Ask {
     /// The text.
     text: Str<200>,
+    /// The reader's language.
+    locale: Option<Str<16>> @pattern(r"^[a-z]{2}(-[A-Z]{2})?$"),
 }
 
 /// The echo.
@@ -145,8 +153,17 @@ load() { # $1 label, $2 port, $3 body, $4 key, $5 the server's pid (for its disk
   results["$1"]+="$rps "
 }
 
-bad='{"text": "hello", "unknown": 1}'
-good='{"text": "hello"}'
+load_healthz() { # $1 label, $2 port: GET /healthz, the HTTP stack alone
+  local out rps p99
+  out="$(wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_ROUND}s" --latency "http://127.0.0.1:$2/healthz")"
+  rps="$(echo "$out" | awk '/Requests\/sec/ {print $2}')"
+  p99="$(echo "$out" | awk '$1=="99%" {print $2}')"
+  printf '%-34s %10s req/s   p99 %8s\n' "$1" "$rps" "$p99"
+  results["$1"]+="$rps "
+}
+
+bad='{"text": "hello", "locale": "en-GB", "unknown": 1}'
+good='{"text": "hello", "locale": "en-GB"}'
 
 run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
   serve "$2" "$AELC"
@@ -159,7 +176,7 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
     base_payer="$(payer "$3" "$BASELINE")"
   fi
   peer_port="$(free_port)"
-  "$PYTHON" "$here/peer_fastapi.py" "$peer_port" "$gate_key" & pids+=($!)
+  "$PYTHON" "$here/peer_fastapi.py" "$peer_port" "$gate_key" "$WORKERS" & pids+=($!)
   peer_pid=$!
   wait_port "$peer_port"
   for round in $(seq "$ROUNDS"); do
@@ -167,6 +184,9 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
     load "gate, aelc ($1)" "$port" "$bad" "$gate_key" "$pid"
     [ -z "$BASELINE" ] || load "gate, baseline ($1)" "$base_port" "$bad" "$base_key" "$base_pid"
     load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$gate_key"
+    if picked "$ROWS" healthz; then
+      load_healthz "healthz, aelc ($1)" "$port"
+    fi
   done
   for round in $(seq "$ROUNDS"); do
     picked "$ROWS" full || break
@@ -176,7 +196,7 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
   kill "$pid" "$peer_pid" $base_pid 2>/dev/null || true
 }
 
-echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c$CONNECTIONS"
+echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c$CONNECTIONS; FastAPI on $WORKERS worker(s)"
 sqlite_dir="$work"
 if [ -n "$STORE_DIR" ]; then
   sqlite_dir="$(mktemp -d -p "$STORE_DIR")"

@@ -4,8 +4,9 @@
 //! `--check` writes nothing and exits 1 naming every file that is out of date, missing or no
 //! longer produced. Publishing rules are checked before anything is written.
 //!
-//! A build whose inputs, compiler and outputs are those of the last clean build (the stamp,
-//! [`driver::stamp`]) does nothing else; `--check` always checks.
+//! A build whose inputs, compiler and outputs are those of the last build (the stamp,
+//! [`driver::stamp`]) prints the diagnostics that build printed and does nothing else;
+//! `--check` always checks.
 
 use std::path::PathBuf;
 
@@ -25,9 +26,11 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
         .clone()
         .unwrap_or_else(|| root.join("target").join("ael"));
     if !args.check {
-        if let Some(files) = stamp::up_to_date(&root, &out_dir) {
+        if let Some(fresh) = stamp::up_to_date(&root, &out_dir, &out.replay_key()) {
+            out.print(&fresh.replay);
             super::eprint_line(&format!(
-                "up to date: {files} file(s) in {}, nothing changed since the last build",
+                "up to date: {} file(s) in {}, nothing changed since the last build",
+                fresh.files,
                 out_dir.display()
             ));
             return Status::Ok;
@@ -40,7 +43,8 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
         Err(message) => return out.fatal(&message),
     };
     super::shown::name_from_current_dir(&mut emitted.sources, &root);
-    out.diagnostics(&emitted.sources, &emitted.diagnostics);
+    let printed = out.render(&emitted.sources, &emitted.diagnostics);
+    out.print(&printed);
     let Some(files) = &emitted.files else {
         return Status::Failed;
     };
@@ -64,7 +68,7 @@ pub fn run(out: &Output, args: &BuildArgs) -> Status {
             Err(err) => out.fatal(&format!("cannot check {}: {err}", out_dir.display())),
         };
     }
-    match build::write(&root, &out_dir, &recorder, files, &emitted.diagnostics) {
+    match build::write(&root, &out_dir, &recorder, files, &printed) {
         Ok(written) => {
             super::eprint_line(&format!(
                 "built {} file(s) in {}: {} written, {} unchanged, {} removed",

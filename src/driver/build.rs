@@ -58,20 +58,16 @@ pub fn emit_project(world: &dyn World, root: &Path) -> Result<Emitted, String> {
 }
 
 /// Writes `files` into `out` ([`write::write_all`]) and records the stamp of the build of
-/// `root` that `recorder` watched — only when it reported no diagnostic at all, so that
-/// warnings are shown by every build and never hidden by the shortcut.
+/// `root` that `recorder` watched, with what it printed of its diagnostics (`replay`), which a
+/// skipped build prints again: warnings are shown by every build, skipped or not.
 pub fn write(
     root: &Path,
     out: &Path,
     recorder: &Recorder<'_>,
     files: &BTreeMap<PathBuf, Vec<u8>>,
-    diagnostics: &[Diagnostic],
+    replay: &stamp::Replay,
 ) -> Result<WriteReport, WriteError> {
     let written = write::write_all(out, files)?;
-    if diagnostics.is_empty() {
-        stamp::record(root, out, recorder, files.keys());
-    } else {
-        stamp::forget(out);
-    }
+    stamp::record(root, out, recorder, files.keys(), replay);
     Ok(written)
 }

@@ -18,10 +18,18 @@
 //! the recorded size and modification time (so a deleted or hand-edited output rebuilds). Any
 //! difference, or any doubt (an unreadable stamp, a path that is not UTF-8), is a full build.
 //!
-//! **When one is written.** Only after a build that wrote its files and reported no
-//! diagnostic at all: a skipped build prints nothing but its summary, so a project with
-//! warnings is built every time and its warnings are never hidden. A build that cannot record
-//! reliably (a file that changed while it was read) deletes the stamp instead.
+//! **What a skipped build prints.** What the recorded build printed: its diagnostics (warnings
+//! only, since a build with an error writes nothing) are kept in the stamp as they were
+//! rendered ([`Replay`]), and a skipped build prints them again, byte for byte, before its
+//! summary, as cargo replays a fresh crate's warnings. So warnings never hide and never cost a
+//! build (a project with 114 warnings rebuilt every time, 3.8–4.2 s for nothing). The
+//! rendering depends on how it is asked for (human or JSON, colour, the folder `aelc` runs in,
+//! which names the files), so the replay carries that as its key, and a build asked for
+//! another way builds.
+//!
+//! **When one is written.** After every build that wrote its files (so with warnings at most).
+//! A build that cannot record reliably (a file that changed while it was read) deletes the
+//! stamp instead.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -39,7 +47,7 @@ use super::{DiskWorld, World};
 pub const STAMP: &str = ".aelc-stamp";
 
 /// The stamp's format; another one is a full build.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// One question asked of the disk.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -189,6 +197,26 @@ struct Written {
     modified: u128,
 }
 
+/// What a build printed of its diagnostics, kept to be printed again by the builds it lets
+/// skip (see the module doc). Empty texts for a build without diagnostics.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replay {
+    /// How the texts were rendered (format, colour, current folder): a build asked to render
+    /// another way does not skip.
+    pub key: String,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// What [`up_to_date`] found: the build can be skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpToDate {
+    /// How many files the last build wrote.
+    pub files: usize,
+    /// What it printed of its diagnostics, to print again.
+    pub replay: Replay,
+}
+
 /// The stamp file's content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Stamp {
@@ -197,6 +225,7 @@ struct Stamp {
     root: String,
     inputs: Vec<(Question, String)>,
     outputs: Vec<Written>,
+    replay: Replay,
 }
 
 /// This compiler: its version, and the running executable's size and modification time.
@@ -225,14 +254,19 @@ fn written(out: &Path, rel: &str) -> Option<Written> {
     })
 }
 
-/// The file count of the last build when the stamp in `out` says that building `root` now
-/// would change nothing; `None` when it must build.
-pub fn up_to_date(root: &Path, out: &Path) -> Option<usize> {
+/// The last build's file count and printed diagnostics when the stamp in `out` says that
+/// building `root` now, rendering diagnostics as `render_key` says, would change nothing;
+/// `None` when it must build.
+pub fn up_to_date(root: &Path, out: &Path, render_key: &str) -> Option<UpToDate> {
     // Never through a link (see `codegen::write`): a stamp that is one is no stamp.
     written(out, STAMP)?;
     let bytes = fs::read(out.join(STAMP)).ok()?;
     let stamp: Stamp = serde_json::from_slice(&bytes).ok()?;
-    if stamp.format != FORMAT || stamp.compiler != compiler() || Some(stamp.root) != text(root) {
+    if stamp.format != FORMAT
+        || stamp.compiler != compiler()
+        || Some(stamp.root) != text(root)
+        || stamp.replay.key != render_key
+    {
         return None;
     }
     for w in &stamp.outputs {
@@ -254,18 +288,23 @@ pub fn up_to_date(root: &Path, out: &Path) -> Option<usize> {
             return None;
         }
     }
-    // The manifest is among the outputs; it is not an emitted file.
-    Some(stamp.outputs.len().saturating_sub(1))
+    Some(UpToDate {
+        // The manifest is among the outputs; it is not an emitted file.
+        files: stamp.outputs.len().saturating_sub(1),
+        replay: stamp.replay,
+    })
 }
 
-/// Records, in `out`, that building `root` read what `recorder` saw and wrote `files` (paths
-/// relative to `out`, the manifest added). Deletes the stamp instead when the record cannot
-/// be trusted; a stamp that cannot be written only costs the next build its shortcut.
+/// Records, in `out`, that building `root` read what `recorder` saw, wrote `files` (paths
+/// relative to `out`, the manifest added) and printed `replay`. Deletes the stamp instead when
+/// the record cannot be trusted; a stamp that cannot be written only costs the next build its
+/// shortcut.
 pub fn record<'p>(
     root: &Path,
     out: &Path,
     recorder: &Recorder<'_>,
     files: impl IntoIterator<Item = &'p PathBuf>,
+    replay: &Replay,
 ) {
     let path = out.join(STAMP);
     let stamp = (|| {
@@ -293,6 +332,7 @@ pub fn record<'p>(
             root: text(root)?,
             inputs,
             outputs,
+            replay: replay.clone(),
         })
     })();
     // Never through a link: the output folder's files are real files (see `codegen::write`).

@@ -919,17 +919,49 @@ fn an_unchanged_rebuild_is_skipped_and_every_change_builds() {
     assert!(stderr(&o).starts_with("built "), "{}", stderr(&o));
 }
 
-/// A project with warnings is built every time, so its warnings are shown every time.
+/// A project with warnings is up to date like any other (issue 42): the skipped build prints
+/// the warnings the last build printed, byte for byte, before its summary; a change still
+/// builds, and a build asked for another rendering (JSON) builds rather than replay the text.
 #[test]
-fn a_build_with_warnings_is_never_skipped() {
+fn a_build_with_warnings_is_skipped_and_replays_them() {
     let dir = built_fixture("build-stamp-warnings");
     write(&dir, "nodes/unused.ael", "use nodes::pick::{Level};\n");
-    for _ in 0..3 {
-        let o = aelc(&["build"], &dir);
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-        assert!(stderr(&o).contains("warning[W0201]"), "{}", stderr(&o));
-        assert!(stderr(&o).contains("built "), "{}", stderr(&o));
+    // Everything before the closing line (`built …` or `up to date: …`).
+    let split = |o: &std::process::Output| {
+        let text = stderr(o);
+        let body = text.trim_end_matches('\n');
+        let cut = body.rfind('\n').map_or(0, |i| i + 1);
+        (text[..cut].to_owned(), text[cut..].to_owned())
+    };
+    let first = aelc(&["build"], &dir);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    let (warnings, last) = split(&first);
+    assert!(warnings.contains("warning[W0201]"), "{}", stderr(&first));
+    assert!(last.starts_with("built "), "{}", stderr(&first));
+    for _ in 0..2 {
+        let again = aelc(&["build"], &dir);
+        assert_eq!(code(&again), 0, "{}", stderr(&again));
+        let (replayed, last) = split(&again);
+        assert_eq!(replayed, warnings, "the same warnings, byte for byte");
+        assert!(last.starts_with("up to date: "), "{}", stderr(&again));
     }
+    // JSON diagnostics are another rendering: built (and then replayed as JSON).
+    let json = aelc(&["build", "--message-format", "json"], &dir);
+    assert!(stderr(&json).starts_with("built "), "{}", stderr(&json));
+    assert!(stdout(&json).contains("\"W0201\""), "{}", stdout(&json));
+    let json_again = aelc(&["build", "--message-format", "json"], &dir);
+    assert!(
+        stderr(&json_again).starts_with("up to date: "),
+        "{}",
+        stderr(&json_again)
+    );
+    assert_eq!(stdout(&json_again), stdout(&json));
+    // A change builds, with its warnings.
+    write(&dir, "nodes/unused.ael", "use nodes::pick::{Level};\n\n");
+    let changed = aelc(&["build"], &dir);
+    let (rebuilt, last) = split(&changed);
+    assert_eq!(rebuilt, warnings, "{}", stderr(&changed));
+    assert!(last.starts_with("built "), "{}", stderr(&changed));
 }
 
 /// Finding C: an endless input is read only up to its bound, then refused as the decoder

@@ -210,9 +210,7 @@ pub fn review_program() -> Program {
             version: "0.1.0".into(),
             description: Some("Reviews a document and returns findings by severity.".into()),
         },
-        types: TypeTable {
-            defs: vec![severity, finding, review, request],
-        },
+        types: TypeTable::new(vec![severity, finding, review, request]),
         errors: vec![ErrorSet {
             name: "ReviewError".into(),
             module: "nodes::review".into(),
@@ -480,9 +478,7 @@ pub fn kitchen_program() -> Program {
             version: "1.2.3".into(),
             description: None,
         },
-        types: TypeTable {
-            defs: vec![color, shape, locale, tree, item_a, item_b, drawing],
-        },
+        types: TypeTable::new(vec![color, shape, locale, tree, item_a, item_b, drawing]),
         nodes: vec![draw, count],
         ..Program::default()
     }

@@ -1802,8 +1802,8 @@ fn loosened_table(table: &TypeTable) -> TypeTable {
         ty: loosened(&f.ty),
         ..f.clone()
     };
-    TypeTable {
-        defs: table
+    TypeTable::new(
+        table
             .defs
             .iter()
             .map(|d| TypeDef {
@@ -1826,7 +1826,7 @@ fn loosened_table(table: &TypeTable) -> TypeTable {
                 ..d.clone()
             })
             .collect(),
-    }
+    )
 }
 
 /// Whether the grammar's header lists nothing the generated texts could break (the platform

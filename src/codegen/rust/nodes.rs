@@ -323,28 +323,68 @@ impl Gen<'_> {
         out
     }
 
-    /// `PROGRAM_JSON`, `SCHEMAS_JSON`, `program()` and `executor()`.
+    /// `PROGRAM_JSON`, `SCHEMAS_JSON`, `SHARED_JSON`, `program()` and `executor()`.
+    ///
+    /// The two texts hold each repeated subtree once, in `SHARED_JSON` (`rust/shared.rs`);
+    /// expanded, they are the program and the schemas' compact JSON, which is checked here:
+    /// a text that would not come back whole is embedded whole.
     pub(super) fn program_items(&self) -> String {
-        let program = serde_json::to_string(self.program).unwrap_or_else(|_| "{}".to_owned());
-        let schemas =
-            serde_json::to_string(&exec_schemas(self.program)).unwrap_or_else(|_| "[]".to_owned());
+        let exec = exec_schemas(self.program);
+        let program = serde_json::to_value(self.program).unwrap_or_default();
+        let schemas = serde_json::to_value(&exec).unwrap_or_default();
+        let plain = [
+            serde_json::to_string(self.program).unwrap_or_else(|_| "{}".to_owned()),
+            serde_json::to_string(&exec).unwrap_or_else(|_| "[]".to_owned()),
+        ];
+        let shared = super::shared::embed(&[&program, &schemas]);
+        let whole = shared.texts.len() == plain.len()
+            && shared.texts.iter().zip(&plain).all(|(text, plain)| {
+                aelc_runtime::glue::expand_shared(text, &shared.pool) == *plain
+            });
+        let (texts, pool) = if whole {
+            (shared.texts, shared.pool)
+        } else {
+            (plain.to_vec(), String::new())
+        };
         let mut out = String::new();
-        out.push_str("\n/// The whole program, as `aelc build` writes `ir.json`.\n");
-        let _ = writeln!(out, "pub const PROGRAM_JSON: &str = {};", raw_str(&program));
+        out.push_str(
+            "\n/// The whole program, as `aelc build` writes `ir.json` (compact), its repeated parts\n\
+             /// in [`SHARED_JSON`].\n",
+        );
+        let _ = writeln!(
+            out,
+            "pub const PROGRAM_JSON: &str = {};",
+            raw_str(&texts[0])
+        );
         out.push_str(
             "\n/// Every node's output schema and model-facing variants, by node index (what\n\
-             /// `{{ output_schema }}` inserts and what a provider's structured output is asked for).\n",
+             /// `{{ output_schema }}` inserts and what a provider's structured output is asked for),\n\
+             /// their repeated parts in [`SHARED_JSON`].\n",
         );
-        let _ = writeln!(out, "pub const SCHEMAS_JSON: &str = {};", raw_str(&schemas));
+        let _ = writeln!(
+            out,
+            "pub const SCHEMAS_JSON: &str = {};",
+            raw_str(&texts[1])
+        );
+        out.push_str(
+            "\n/// Each JSON subtree the two texts above repeat, once a line: a text's\n\
+             /// `{\"$shared\":N}` stands for line `N` (`rt::expand_shared`).\n",
+        );
+        let _ = writeln!(out, "pub const SHARED_JSON: &str = {};", raw_str(&pool));
         out.push_str("\n/// The embedded program, read once.\n");
         out.push_str("pub fn program() -> &'static rt::Program {\n");
         // `::std`: a node module of the glue may be called `std`.
         out.push_str("    static PROGRAM: ::std::sync::OnceLock<rt::Program> = ::std::sync::OnceLock::new();\n");
-        out.push_str("    PROGRAM.get_or_init(|| rt::read_program(PROGRAM_JSON))\n}\n");
+        out.push_str(
+            "    PROGRAM.get_or_init(|| rt::read_program_shared(PROGRAM_JSON, SHARED_JSON))\n}\n",
+        );
         out.push_str("\n/// The one executor over the embedded program and schemas, made once.\n");
         out.push_str("pub fn executor() -> &'static rt::Executor<'static> {\n");
         out.push_str("    static EXECUTOR: ::std::sync::OnceLock<rt::Executor<'static>> = ::std::sync::OnceLock::new();\n");
-        out.push_str("    EXECUTOR.get_or_init(|| rt::Executor::new(program(), rt::read_schemas(SCHEMAS_JSON)))\n}\n");
+        out.push_str("    EXECUTOR.get_or_init(|| {\n");
+        out.push_str("        let schemas = rt::read_schemas_shared(SCHEMAS_JSON, SHARED_JSON);\n");
+        out.push_str("        rt::Executor::new(program(), schemas)\n");
+        out.push_str("    })\n}\n");
         out
     }
 

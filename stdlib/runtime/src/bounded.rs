@@ -21,9 +21,9 @@ use crate::error::Code;
 use crate::ty::{FloatBound, FloatKind, FloatTy, Format, IntKind, IntTy, StrTy};
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::LazyLock;
 
 /// A value refused by a checked constructor: the code and the sentence the decoder would give.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,15 +47,13 @@ impl fmt::Display for BoundError {
 
 impl std::error::Error for BoundError {}
 
-thread_local! {
-    /// Compiled `@pattern`s, once per thread (a generated type has no place of its own to keep
-    /// one, and a regex is not `const`).
-    static PATTERNS: RefCell<Patterns> = RefCell::new(Patterns::default());
-}
+/// Compiled `@pattern`s, once per process (a generated type has no place of its own to keep
+/// one, and a regex is not `const`); every thread shares them.
+static PATTERNS: LazyLock<Patterns> = LazyLock::new(Patterns::default);
 
 fn check_text(s: &str, ty: &StrTy) -> Result<(), BoundError> {
     let mut issues = Vec::new();
-    PATTERNS.with(|p| bounds::check_str(s, ty, &mut p.borrow_mut(), &mut issues));
+    bounds::check_str(s, ty, &PATTERNS, &mut issues);
     match issues.into_iter().next() {
         Some(issue) => Err(BoundError::new(issue)),
         None => Ok(()),

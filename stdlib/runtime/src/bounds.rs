@@ -4,38 +4,8 @@
 
 use crate::error::{quoted, Code};
 use crate::format;
+pub use crate::patterns::Patterns;
 use crate::ty::{FloatKind, FloatTy, IntTy, StrTy};
-use regex::Regex;
-use std::collections::BTreeMap;
-
-/// Compiled patterns (`@pattern`, `matches`), each compiled once and kept for the life of a
-/// decoder or an evaluator. A handful per program, so a sorted map: creating an empty one is
-/// free (no hasher seeded), which matters to an evaluator made for every answer's checks.
-#[derive(Default)]
-pub struct Patterns {
-    compiled: BTreeMap<String, Option<Regex>>,
-}
-
-impl Patterns {
-    /// The compiled pattern; `None` if it does not compile (the compiler rejects such
-    /// patterns, so this only happens with hand-made type tables).
-    pub fn get(&mut self, pattern: &str) -> Option<&Regex> {
-        if !self.compiled.contains_key(pattern) {
-            self.compiled
-                .insert(pattern.to_owned(), Regex::new(pattern).ok());
-        }
-        self.compiled.get(pattern).and_then(Option::as_ref)
-    }
-
-    /// How many patterns were asked for so far (each compiled once).
-    pub fn len(&self) -> usize {
-        self.compiled.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.compiled.is_empty()
-    }
-}
 
 /// An issue found by a check: its code and the middle of the sentence.
 pub type Issue = (Code, String);
@@ -53,7 +23,7 @@ pub fn str_surely_fits(s: &str, ty: &StrTy) -> bool {
 }
 
 /// Checks text against `Str<min..=max> @pattern @format`; pushes every issue.
-pub fn check_str(s: &str, ty: &StrTy, patterns: &mut Patterns, issues: &mut Vec<Issue>) {
+pub fn check_str(s: &str, ty: &StrTy, patterns: &Patterns, issues: &mut Vec<Issue>) {
     let bytes = s.len();
     // A scalar value takes 1–4 bytes, so counting is needed only near the bounds.
     let needs_count = bytes > ty.max as usize || (ty.min > 0 && bytes < 4 * ty.min as usize);
@@ -80,7 +50,7 @@ pub fn check_str(s: &str, ty: &StrTy, patterns: &mut Patterns, issues: &mut Vec<
         }
     }
     if let Some(pattern) = &ty.pattern {
-        let matched = patterns.get(pattern).map(|re| re.is_match(s));
+        let matched = patterns.is_match(pattern, s);
         match matched {
             Some(true) => {}
             Some(false) => issues.push((

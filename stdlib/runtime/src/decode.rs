@@ -40,11 +40,11 @@ const MAX_KEPT_SCRATCH: usize = 1 << 16;
 /// The default `max_input_bytes` when a project sets none (1 MiB, as `ael.toml`'s example).
 pub const DEFAULT_MAX_INPUT_BYTES: usize = 1 << 20;
 
-/// A reusable decoder for the types of one [`TypeTable`]: it keeps compiled patterns and
-/// decoded defaults between documents.
+/// A reusable decoder for the types of one [`TypeTable`]: it keeps decoded defaults between
+/// documents, and compiles patterns into the table's cache ([`TypeTable::patterns`]), which
+/// every decoder of the table shares.
 pub struct Decoder<'t> {
     table: &'t TypeTable,
-    patterns: Patterns,
     /// Defaults decoded once, keyed by the address of their field in `table`.
     defaults: HashMap<usize, Value>,
     max_input_bytes: usize,
@@ -60,7 +60,6 @@ impl<'t> Decoder<'t> {
     pub fn new(table: &'t TypeTable) -> Decoder<'t> {
         Decoder {
             table,
-            patterns: Patterns::default(),
             defaults: HashMap::new(),
             items: Vec::new(),
             scratch: Vec::new(),
@@ -171,7 +170,7 @@ impl<'t> Decoder<'t> {
     fn session<'s>(&'s mut self, r: Reader<'s>) -> Session<'s> {
         Session {
             table: self.table,
-            patterns: &mut self.patterns,
+            patterns: self.table.patterns(),
             defaults: &mut self.defaults,
             items: &mut self.items,
             r: r.with_scratch(std::mem::take(&mut self.scratch)),
@@ -211,7 +210,7 @@ fn param_fields(params: &[(&str, &Ty)]) -> Vec<FieldTy> {
 /// One document being decoded: what a [`Decode`] implementation reads from.
 pub struct Session<'s> {
     table: &'s TypeTable,
-    patterns: &'s mut Patterns,
+    patterns: &'s Patterns,
     defaults: &'s mut HashMap<usize, Value>,
     /// The items of the lists being read, innermost last: a list pushes its items here and
     /// moves them out in one exact-size allocation at its end, so no list grows by doubling.
@@ -630,7 +629,7 @@ impl<'s> Session<'s> {
         let text = serde_json::to_vec(default).ok()?;
         let mut nested = Session {
             table: self.table,
-            patterns: &mut *self.patterns,
+            patterns: self.patterns,
             defaults: &mut *self.defaults,
             items: &mut *self.items,
             r: Reader::new(&text),

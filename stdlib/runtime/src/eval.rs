@@ -76,6 +76,12 @@ type Eval<T> = Result<T, EvalError>;
 /// Where pure fns are found by id.
 pub trait FnTable {
     fn pure_fn(&self, id: FnId) -> Option<&FnDef>;
+
+    /// The program's compiled patterns, shared by every evaluator over this table (a run's
+    /// checks run on a new evaluator per answer); `None` gives each evaluator its own.
+    fn patterns(&self) -> Option<&Patterns> {
+        None
+    }
 }
 
 impl FnTable for [FnDef] {
@@ -144,7 +150,8 @@ pub enum CheckOutcome {
     },
 }
 
-/// Runs expressions; keeps compiled `matches` patterns between runs.
+/// Runs expressions; `matches` patterns compile into the fn table's shared cache
+/// ([`FnTable::patterns`]), or the evaluator's own when the table has none.
 pub struct Evaluator<'p> {
     fns: &'p dyn FnTable,
     host: &'p mut dyn Host,
@@ -164,7 +171,7 @@ impl<'p> Evaluator<'p> {
         Evaluator {
             fns,
             host,
-            patterns: Patterns::default(),
+            patterns: fns.patterns().cloned().unwrap_or_default(),
             calls: 0,
             depth: 0,
         }
@@ -177,15 +184,10 @@ impl<'p> Evaluator<'p> {
         self
     }
 
-    /// Starts from patterns compiled before (see [`Evaluator::into_patterns`]).
+    /// Compiles `matches` patterns into `patterns` (a handle: a clone shares the cache).
     pub fn with_patterns(mut self, patterns: Patterns) -> Evaluator<'p> {
         self.patterns = patterns;
         self
-    }
-
-    /// The patterns compiled so far, for the next evaluator.
-    pub fn into_patterns(self) -> Patterns {
-        self.patterns
     }
 
     /// Calls the pure fn `id`.
@@ -407,8 +409,8 @@ impl<'p> Evaluator<'p> {
                 let Value::Str(s) = recv else {
                     return Err(EvalError::mismatch("matches", recv));
                 };
-                match self.patterns.get(pattern) {
-                    Some(re) => Ok(Value::Bool(re.is_match(s))),
+                match self.patterns.is_match(pattern, s) {
+                    Some(matched) => Ok(Value::Bool(matched)),
                     None => Err(EvalError::new(
                         EvalErrorKind::TypeMismatch,
                         format!("the pattern {pattern} does not compile"),

@@ -8,12 +8,16 @@
 //!   [`Program`], straight into the generated types ([`Decode`], [`decode_one`],
 //!   [`decode_params`]): the errors are the decoder's by construction.
 //! - The glue embeds the whole program (`ir.json`, [`read_program`]) and the nodes' output
-//!   schemas ([`read_schemas`]), read once into an [`Executor`].
+//!   schemas ([`read_schemas`]), read once into an [`Executor`]; each JSON subtree they repeat
+//!   is embedded once ([`expand_shared`]).
 //! - [`Context`] is what a run and an `extern fn` receive: the model, the clock, media
 //!   downloads, receipt ids.
 //! - [`NodeGlue`] is the generated dispatch of the program's externs, by id, to the author's
 //!   trait methods; [`run`] runs a node through the executor with it, so a node with a body,
 //!   delegated calls or raw mode runs exactly as under `aelc run`.
+
+mod shared;
+pub use shared::SHARED_OPEN;
 
 use crate::decode::Decoder;
 pub use crate::decode::{Decode, DecodeFields, Decoded, Fill, Session};
@@ -409,6 +413,24 @@ pub fn read_program(text: &str) -> Program {
 /// `{{ output_schema }}` then inserts `null` and no structured output is asked for.
 pub fn read_schemas(text: &str) -> Schemas {
     serde_json::from_str(text).unwrap_or_default()
+}
+
+/// [`read_program`] of a text whose repeated parts are in `shared` (the glue's `SHARED_JSON`:
+/// see [`expand_shared`]).
+pub fn read_program_shared(text: &str, shared: &str) -> Program {
+    read_program(&expand_shared(text, shared))
+}
+
+/// [`read_schemas`] of a text whose repeated parts are in `shared` (the glue's `SHARED_JSON`).
+pub fn read_schemas_shared(text: &str, shared: &str) -> Schemas {
+    read_schemas(&expand_shared(text, shared))
+}
+
+/// The embedded text whole: every `{"$shared":N}` marker replaced by line `N` of `shared`,
+/// expanded in turn, which gives back the very text the compiler would have embedded without
+/// sharing (the glue embeds each repeated subtree once; `glue/shared.rs`).
+pub fn expand_shared(text: &str, shared: &str) -> String {
+    shared::expand(text, shared)
 }
 
 /// Decodes node `node`'s input document (spec §4): one parameter's value, or an object with

@@ -24,6 +24,7 @@
 //!   validators.
 //! - [`ordered`]: JSON whose objects keep their key order (output schemas, provider bodies),
 //!   without `serde_json`'s `preserve_order` feature.
+//! - [`patterns`]: compiled `@pattern`s and `matches`, once per program for every thread.
 //! - [`stream`]: streams at run time, a bounded buffer enforcing every limit of spec §7.1.
 //!
 //! This crate never depends on `aelc`; `aelc` and generated glue depend on it.
@@ -45,6 +46,7 @@ pub mod meter;
 pub mod model;
 pub mod money;
 pub mod ordered;
+pub mod patterns;
 pub mod pipeline;
 pub mod prescan;
 pub mod program;

@@ -686,24 +686,22 @@ mod tests {
     #[test]
     fn values_print_as_the_module_doc_says() {
         use crate::ty::{TypeDef, VariantTy};
-        let table = TypeTable {
-            defs: vec![TypeDef {
-                name: "Severity".into(),
-                module: "m".into(),
-                docs: None,
-                kind: DefKind::Enum {
-                    tag: "type".into(),
-                    variants: ["low", "high"]
-                        .iter()
-                        .map(|n| VariantTy {
-                            name: (*n).into(),
-                            docs: None,
-                            fields: None,
-                        })
-                        .collect(),
-                },
-            }],
-        };
+        let table = TypeTable::new(vec![TypeDef {
+            name: "Severity".into(),
+            module: "m".into(),
+            docs: None,
+            kind: DefKind::Enum {
+                tag: "type".into(),
+                variants: ["low", "high"]
+                    .iter()
+                    .map(|n| VariantTy {
+                        name: (*n).into(),
+                        docs: None,
+                        fields: None,
+                    })
+                    .collect(),
+            },
+        }]);
         let sev = Ty::Ref {
             def: crate::ty::DefId(0),
         };

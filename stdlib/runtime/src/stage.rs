@@ -56,8 +56,9 @@ pub struct IrStage<'p> {
     /// Raw mode: the `extern fn` that parses the answer's text (`parse: f;`), answered by the
     /// host with the text as its one argument.
     pub raw_parse: Option<FnId>,
-    /// The `matches` patterns compiled so far, kept for the stage's life: every check of
-    /// every attempt of one node run compiles a pattern once. Start with `Patterns::default()`.
+    /// Where the `matches` patterns compile: the fn table's shared cache when it has one (a
+    /// program's, so once per program), else the stage's own, kept for its life (every check
+    /// of every attempt of one node run compiles a pattern once).
     pub patterns: Patterns,
 }
 
@@ -106,8 +107,8 @@ fn resolve<'v>(
 }
 
 impl<'p> IrStage<'p> {
-    /// A stage of `checks` over `inputs`, with no transform and no pattern compiled yet (set
-    /// `transform` with struct update syntax).
+    /// A stage of `checks` over `inputs`, with no transform, compiling patterns into the fn
+    /// table's cache (set `transform` with struct update syntax).
     pub fn new(
         fns: &'p dyn FnTable,
         host: &'p mut dyn Host,
@@ -122,7 +123,7 @@ impl<'p> IrStage<'p> {
             transform: None,
             extern_transform: None,
             raw_parse: None,
-            patterns: Patterns::default(),
+            patterns: fns.patterns().cloned().unwrap_or_default(),
         }
     }
 }
@@ -134,11 +135,9 @@ impl OutputStage for IrStage<'_> {
             match check {
                 StageCheck::Ir { check, args } => {
                     let values = resolve(args, output, inputs)?;
-                    let patterns = std::mem::take(&mut self.patterns);
-                    let mut eval =
-                        Evaluator::new(self.fns, &mut *self.host).with_patterns(patterns);
+                    let mut eval = Evaluator::new(self.fns, &mut *self.host)
+                        .with_patterns(self.patterns.clone());
                     let outcome = eval.run_check(check, &values);
-                    self.patterns = eval.into_patterns();
                     if let CheckOutcome::Failed { code, message } = outcome? {
                         return Ok(Some(CheckFailure {
                             check: check.name.clone(),
@@ -191,11 +190,9 @@ impl OutputStage for IrStage<'_> {
             return Ok(output);
         };
         let values = resolve(args, &output, self.inputs)?;
-        let patterns = std::mem::take(&mut self.patterns);
-        let mut eval = Evaluator::new(self.fns, &mut *self.host).with_patterns(patterns);
-        let result = eval.run_fn(f, &values);
-        self.patterns = eval.into_patterns();
-        result
+        Evaluator::new(self.fns, &mut *self.host)
+            .with_patterns(self.patterns.clone())
+            .run_fn(f, &values)
     }
 }
 

@@ -191,15 +191,13 @@ pub fn review_types() -> TypeTable {
             field("verdict", named(VERDICT)),
         ],
     };
-    TypeTable {
-        defs: vec![
-            def("ReviewRequest", request),
-            def("Severity", severity),
-            def("Finding", finding),
-            def("Verdict", verdict),
-            def("Review", review),
-        ],
-    }
+    TypeTable::new(vec![
+        def("ReviewRequest", request),
+        def("Severity", severity),
+        def("Finding", finding),
+        def("Verdict", verdict),
+        def("Review", review),
+    ])
 }
 
 /// A valid `Review` document with `findings` findings (about 200 bytes each).

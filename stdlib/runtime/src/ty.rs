@@ -11,6 +11,7 @@
 //! - every [`DefId`] indexes `TypeTable::defs`;
 //! - a cycle between definitions passes through `Option`, `List` or `Map`.
 
+use crate::patterns::Patterns;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -22,12 +23,41 @@ use serde::{Deserialize, Serialize};
 pub struct DefId(pub u32);
 
 /// All named types of a program (structs, enums, aliases).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TypeTable {
     pub defs: Vec<TypeDef>,
+    /// The `@pattern`s (and the program's `matches`) compiled so far, shared by every decoder,
+    /// validator and evaluator over this table on every thread: what a table's patterns
+    /// compile to depends on the program alone, so it is done once per program, not per
+    /// decoder (that is, per request in a gateway). Never serialized; a clone shares it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    patterns: Patterns,
+}
+
+/// The definitions only: what has been compiled so far is not part of a table's meaning.
+impl std::fmt::Debug for TypeTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TypeTable")
+            .field("defs", &self.defs)
+            .finish()
+    }
 }
 
 impl TypeTable {
+    /// A table of `defs`, with nothing compiled yet.
+    pub fn new(defs: Vec<TypeDef>) -> TypeTable {
+        TypeTable {
+            defs,
+            patterns: Patterns::default(),
+        }
+    }
+
+    /// The table's compiled patterns (see [`TypeTable::patterns`]'s field).
+    pub fn patterns(&self) -> &Patterns {
+        &self.patterns
+    }
+
     pub fn get(&self, id: DefId) -> Option<&TypeDef> {
         self.defs.get(id.0 as usize)
     }
@@ -465,41 +495,39 @@ mod tests {
                 unique: false,
             })
         };
-        let table = TypeTable {
-            defs: vec![
-                // 0: struct Tree { name: Str, kids: List<Tree> } — no media, recursive.
-                def(
-                    "Tree",
-                    DefKind::Struct {
-                        fields: vec![field("name", text.clone()), field("kids", children(0))],
-                    },
-                ),
-                // 1: enum Node { leaf { photo: Option<Image> }, branch { kids: List<Node> } }.
-                def(
-                    "Node",
-                    DefKind::Enum {
-                        tag: "type".to_owned(),
-                        variants: vec![
-                            VariantTy {
-                                name: "branch".to_owned(),
-                                docs: None,
-                                fields: Some(vec![field("kids", children(1))]),
-                            },
-                            VariantTy {
-                                name: "leaf".to_owned(),
-                                docs: None,
-                                fields: Some(vec![field(
-                                    "photo",
-                                    Ty::Option {
-                                        some: Box::new(image),
-                                    },
-                                )]),
-                            },
-                        ],
-                    },
-                ),
-            ],
-        };
+        let table = TypeTable::new(vec![
+            // 0: struct Tree { name: Str, kids: List<Tree> } — no media, recursive.
+            def(
+                "Tree",
+                DefKind::Struct {
+                    fields: vec![field("name", text.clone()), field("kids", children(0))],
+                },
+            ),
+            // 1: enum Node { leaf { photo: Option<Image> }, branch { kids: List<Node> } }.
+            def(
+                "Node",
+                DefKind::Enum {
+                    tag: "type".to_owned(),
+                    variants: vec![
+                        VariantTy {
+                            name: "branch".to_owned(),
+                            docs: None,
+                            fields: Some(vec![field("kids", children(1))]),
+                        },
+                        VariantTy {
+                            name: "leaf".to_owned(),
+                            docs: None,
+                            fields: Some(vec![field(
+                                "photo",
+                                Ty::Option {
+                                    some: Box::new(image),
+                                },
+                            )]),
+                        },
+                    ],
+                },
+            ),
+        ]);
         assert!(!table.can_hold_media(&Ty::Ref { def: DefId(0) }));
         assert!(!table.can_hold_media(&text));
         assert!(table.can_hold_media(&Ty::Ref { def: DefId(1) }));

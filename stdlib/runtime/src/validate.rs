@@ -19,15 +19,14 @@ pub fn validate_value(value: &Value, ty: &Ty, table: &TypeTable, root: &str) -> 
     Validator::new(table).validate(value, ty, root)
 }
 
-/// A reusable validator (keeps compiled patterns).
+/// A reusable validator (patterns compile into the table's shared cache).
 pub struct Validator<'t> {
     table: &'t TypeTable,
-    patterns: Patterns,
 }
 
 struct Walk<'a, 't> {
     table: &'t TypeTable,
-    patterns: &'a mut Patterns,
+    patterns: &'a Patterns,
     path: PathBuf,
     errors: Vec<DecodeError>,
     values: usize,
@@ -35,16 +34,13 @@ struct Walk<'a, 't> {
 
 impl<'t> Validator<'t> {
     pub fn new(table: &'t TypeTable) -> Validator<'t> {
-        Validator {
-            table,
-            patterns: Patterns::default(),
-        }
+        Validator { table }
     }
 
     pub fn validate(&mut self, value: &Value, ty: &Ty, root: &str) -> Vec<DecodeError> {
         let mut walk = Walk {
             table: self.table,
-            patterns: &mut self.patterns,
+            patterns: self.table.patterns(),
             path: PathBuf::new(root),
             errors: Vec::new(),
             values: 0,

@@ -2,13 +2,15 @@
 //! executor: pure `fn`s by id ([`ProgramFns`]), checks by id ([`ProgramChecks`]), and how the
 //! parameters of a node's checks and transform are wired to the node's own ([`wire`]).
 
+use crate::bounds::Patterns;
 use crate::eval::FnTable;
 use crate::expr::{Check, FnDef, FnId};
 use crate::program::{self, CheckId, NodeIr, Program};
 use crate::stage::Arg;
 
-/// The pure fns of a program, by the program's fn ids (extern fns have no body).
-pub struct ProgramFns(Vec<Option<FnDef>>);
+/// The pure fns of a program, by the program's fn ids (extern fns have no body), with the
+/// program's compiled patterns (its type table's: `matches` and `@pattern` share one cache).
+pub struct ProgramFns(Vec<Option<FnDef>>, Patterns);
 
 impl ProgramFns {
     pub fn new(program: &Program) -> ProgramFns {
@@ -27,6 +29,7 @@ impl ProgramFns {
                     })
                 })
                 .collect(),
+            program.types.patterns().clone(),
         )
     }
 }
@@ -34,6 +37,10 @@ impl ProgramFns {
 impl FnTable for ProgramFns {
     fn pure_fn(&self, id: FnId) -> Option<&FnDef> {
         self.0.get(id.0 as usize)?.as_ref()
+    }
+
+    fn patterns(&self) -> Option<&Patterns> {
+        Some(&self.1)
     }
 }
 
@@ -83,4 +90,28 @@ pub fn wire(node: &NodeIr, params: &[program::Param], output_first: bool) -> Vec
         args.push(Arg::Input(by_name.or_else(by_type).unwrap_or(0)));
     }
     args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProgramFns;
+    use crate::eval::FnTable;
+    use crate::program::Program;
+
+    /// `matches` (the evaluator, through the fn table) and `@pattern` (decoders and
+    /// validators, through the type table) compile into the program's one cache.
+    #[test]
+    fn the_fns_share_the_programs_patterns() {
+        let program = Program::default();
+        let fns = ProgramFns::new(&program);
+        let shared = fns
+            .patterns()
+            .map(|p| p.same_cache(program.types.patterns()));
+        assert_eq!(shared, Some(true));
+        assert_eq!(
+            fns.patterns().and_then(|p| p.is_match("^a+$", "aa")),
+            Some(true)
+        );
+        assert_eq!(program.types.patterns().len(), 1);
+    }
 }

@@ -484,16 +484,14 @@ fn media_table() -> (TypeTable, Ty) {
         max_duration_ms: None,
         sample_rate: None,
     }));
-    let table = TypeTable {
-        defs: vec![TypeDef {
-            name: "Photo".into(),
-            module: "m".into(),
-            docs: None,
-            kind: DefKind::Struct {
-                fields: vec![testing::field("photo", ty.clone())],
-            },
-        }],
-    };
+    let table = TypeTable::new(vec![TypeDef {
+        name: "Photo".into(),
+        module: "m".into(),
+        docs: None,
+        kind: DefKind::Struct {
+            fields: vec![testing::field("photo", ty.clone())],
+        },
+    }]);
     (table, ty)
 }
 
@@ -699,4 +697,36 @@ fn hostile_payloads_are_refused_where_the_bound_breaks() {
         .unwrap_or_default();
     let got: Vec<(&str, Code)> = errs.iter().map(|e| (e.pointer.as_str(), e.code)).collect();
     assert_eq!(got, vec![("", Code::TooManyItems)]);
+}
+
+/// Issue 42: a pattern is compiled once per program, not once per decoder. A gateway makes a
+/// decoder (and a validator, an evaluator) per request; each used to compile every `@pattern`
+/// again, a fifth of a loaded gateway's CPU. Decoders on two threads, one after the other,
+/// compile the request's `locale` pattern into the table's one cache, and a validator of the
+/// same table finds it there.
+#[test]
+fn a_pattern_is_compiled_once_per_program() {
+    let table = review_types();
+    let request = named(REVIEW_REQUEST);
+    let doc = r#"{"document": "Teh cat.", "locale": "en-GB"}"#;
+    assert!(table.patterns().is_empty());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| ok(&table, &request, doc)).join().ok();
+        }
+    });
+    assert_eq!(table.patterns().len(), 1, "one pattern, compiled once");
+    // Every handle of the table's cache is the same cache; a clone of the table shares it.
+    let clone = table.clone();
+    assert!(clone.patterns().same_cache(table.patterns()));
+    let mismatch = r#"{"document": "Teh cat.", "locale": "english"}"#;
+    assert_eq!(
+        one(&table, &request, mismatch),
+        ("/locale".to_owned(), Code::PatternMismatch)
+    );
+    let value = ok(&clone, &request, doc);
+    assert!(aelc_runtime::validate::Validator::new(&clone)
+        .validate(&value, &request, "request")
+        .is_empty());
+    assert_eq!(table.patterns().len(), 1, "still the one pattern");
 }
