@@ -11,11 +11,13 @@
 //!
 //! `abuse`: the gateway against clients that hold connections, upload too much, or probe.
 //! `hangup`: callers that go away while their call runs.
+//! `console`: the console in a real browser.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
 
 mod abuse;
+mod console;
 mod hangup;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -356,6 +358,24 @@ fn post_run(gw: &Gateway, key: &str, body: &str, idem: Option<&str>) -> Reply {
         request = request.header("idempotency-key", k);
     }
     let mut response = request.send(body).expect("the request");
+    let replayed = response.headers().get("idempotent-replayed").is_some();
+    let text = response.body_mut().read_to_string().expect("the body");
+    Reply {
+        status: response.status().as_u16(),
+        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        replayed,
+    }
+}
+
+/// A run of `acme/{agent}` with `key`, under an idempotency key.
+fn post_with_key(gw: &Gateway, agent: &str, key: &str, body: &str, idem: &str) -> Reply {
+    let mut response = http()
+        .post(gw.url(&format!("/v1/agents/acme/{agent}/runs")))
+        .header("authorization", &format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .header("idempotency-key", idem)
+        .send(body)
+        .expect("the request");
     let replayed = response.headers().get("idempotent-replayed").is_some();
     let text = response.body_mut().read_to_string().expect("the body");
     Reply {

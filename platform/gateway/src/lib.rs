@@ -13,6 +13,7 @@
 //! - [`listener`]: the connections: at most N (503 beyond), a share per client, a complete
 //!   request head within a timeout, idle ones closed;
 //! - [`upload`]: `POST /v1/files` streamed to the file store within the account's quota;
+//! - [`console`]: `/console`, the gateway in a browser (signed in with an account's key);
 //! - [`error`]: every refusal as a stable code and status.
 //!
 //! Handlers are thin: they extract, call the executor and the store, and map errors in one
@@ -20,6 +21,7 @@
 //! at most `max_runs` at once; one more is refused with 503 rather than queued.
 
 pub mod accounts;
+pub mod console;
 pub mod error;
 pub mod lease;
 pub mod listener;
@@ -222,6 +224,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
         .route("/openapi.json", get(openapi_json))
+        .merge(console::routes())
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(
             metrics,

@@ -12,8 +12,9 @@ use async_trait::async_trait;
 
 use crate::journal::Journal;
 use crate::{
-    journal, Account, AgentStats, Amount, Approval, ApprovalUse, Balance, BeginRun, Begun, Entry,
-    FileMeta, Mandate, MandateUse, Recovered, Result, Settlement, Store, StoredReceipt, UnixMs,
+    journal, Account, AgentStats, Amount, Approval, ApprovalUse, Balance, BeginRun, Begun,
+    ConsoleSession, Entry, FileMeta, Mandate, MandateUse, Recovered, Result, RunQuery, RunRow,
+    Settlement, Store, StoredReceipt, UnixMs,
 };
 
 /// `store`, with the receipts of refused calls journaled ([`Journaled::record_refusal`]).
@@ -161,5 +162,30 @@ impl Store for Journaled {
     }
     async fn file(&self, tenant: &str, id: &str) -> Result<Option<FileMeta>> {
         self.store.file(tenant, id).await
+    }
+    async fn create_console_session(&self, session: &ConsoleSession) -> Result<()> {
+        self.store.create_console_session(session).await
+    }
+    async fn console_session(
+        &self,
+        id_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<Option<ConsoleSession>> {
+        self.store.console_session(id_sha256, now_ms).await
+    }
+    async fn end_console_session(&self, id_sha256: &str, now_ms: UnixMs) -> Result<()> {
+        self.store.end_console_session(id_sha256, now_ms).await
+    }
+    /// Runs are rows of the database only: a journaled refusal never began a run.
+    async fn runs_page(&self, tenant: &str, query: &RunQuery) -> Result<Vec<RunRow>> {
+        self.store.runs_page(tenant, query).await
+    }
+    /// Counts wait for the journal, as [`Store::agent_stats`] does.
+    async fn agent_days(&self, agent: &str, since_ms: UnixMs) -> Result<Vec<(i64, AgentStats)>> {
+        self.journal.settle().await?;
+        self.store.agent_days(agent, since_ms).await
+    }
+    async fn approvals(&self, mandate: &str, now_ms: UnixMs) -> Result<Vec<Approval>> {
+        self.store.approvals(mandate, now_ms).await
     }
 }

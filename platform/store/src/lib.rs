@@ -290,6 +290,53 @@ pub struct FileMeta {
     pub source: Option<String>,
 }
 
+/// A browser signed in to the console: the account it acts for and its CSRF token. The cookie
+/// holds a random secret; the store keeps only its SHA-256 (`id_sha256`), as for API keys.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsoleSession {
+    pub id_sha256: String,
+    pub account: String,
+    /// Sent back with every state-changing form of the session, compared exactly.
+    pub csrf: String,
+    pub created_ms: UnixMs,
+    pub expires_ms: UnixMs,
+}
+
+/// Which of an account's runs to list ([`Store::runs_page`]), newest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunQuery {
+    /// Only this agent's (`owner/name`).
+    pub agent: Option<String>,
+    /// Only runs that ended so.
+    pub status: Option<Status>,
+    /// Only runs older than this run id (the cursor of the next page).
+    pub before: Option<String>,
+    /// Only runs begun at or after this time.
+    pub since_ms: Option<UnixMs>,
+    /// At most this many rows.
+    pub limit: u32,
+}
+
+/// One run in a list: a call that passed the gate (refusals have receipts but no run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRow {
+    /// The run's id, which is its receipt's (`rcpt_…`).
+    pub id: String,
+    pub agent: String,
+    pub version: String,
+    /// `None` while the run is open (its receipt not yet stored), or after it was voided.
+    pub status: Option<Status>,
+    pub code: Option<String>,
+    pub mandate: Option<String>,
+    /// What was held for it.
+    pub reserved: Amount,
+    pub currency: String,
+    /// `open`, `finished` or `voided`.
+    pub state: String,
+    pub created_ms: UnixMs,
+    pub finished_ms: Option<UnixMs>,
+}
+
 /// A store failure, for the caller to map to its own status.
 #[derive(Clone, Debug)]
 pub enum StoreError {
@@ -462,6 +509,27 @@ pub trait Store: Send + Sync {
     /// Removes the record of file `id` (any tenant's: the operator's command) and returns it;
     /// `None` when there is none. Its bytes are the file store's to remove.
     async fn delete_file(&self, id: &str) -> Result<Option<FileMeta>>;
+
+    // ---- the console ----
+
+    /// Keeps a new console session.
+    async fn create_console_session(&self, session: &ConsoleSession) -> Result<()>;
+    /// The session whose secret hashes to `id_sha256`, if it has not expired by `now_ms`.
+    async fn console_session(
+        &self,
+        id_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<Option<ConsoleSession>>;
+    /// Ends a session (signing out), and every session expired by `now_ms`.
+    async fn end_console_session(&self, id_sha256: &str, now_ms: UnixMs) -> Result<()>;
+    /// A page of `tenant`'s runs, newest first.
+    async fn runs_page(&self, tenant: &str, query: &RunQuery) -> Result<Vec<RunRow>>;
+    /// An agent's receipts by status for each day (days since the epoch, UTC) from
+    /// `since_ms` on, oldest first: the console's runs-per-day and success-rate plots.
+    async fn agent_days(&self, agent: &str, since_ms: UnixMs) -> Result<Vec<(i64, AgentStats)>>;
+    /// The approvals asked under a mandate (`ACCOUNT/NAME`), newest first, with their state
+    /// at `now_ms` (as [`Store::approval`] reports it).
+    async fn approvals(&self, mandate: &str, now_ms: UnixMs) -> Result<Vec<Approval>>;
 }
 
 /// Converts an amount to the ledger's integer nano-units, refusing finer amounts.
@@ -485,4 +553,4 @@ mod document;
 pub mod journal;
 pub mod journaled;
 mod sql;
-pub use sql::{held_account, open, Dialect, SqlStore, FUNDING};
+pub use sql::{held_account, open, Dialect, SqlStore, FUNDING, MAX_RUNS_PAGE};

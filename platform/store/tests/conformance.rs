@@ -11,8 +11,8 @@ mod pg;
 
 use aelc_runtime::money::Amount;
 use aelc_store::{
-    held_account, Account, Approval, ApprovalState, ApprovalUse, BeginRun, Begun, FileMeta,
-    Mandate, Settlement, SqlStore, Store, StoreError, StoredReceipt,
+    held_account, Account, Approval, ApprovalState, ApprovalUse, BeginRun, Begun, ConsoleSession,
+    FileMeta, Mandate, RunQuery, Settlement, SqlStore, Status, Store, StoreError, StoredReceipt,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -75,6 +75,9 @@ const RULES: &[(&str, Rule)] = &[
     ),
     ("files_are_listed_counted_and_deleted", |u| {
         Box::pin(files_are_listed_counted_and_deleted(u))
+    }),
+    ("console_sessions_runs_and_approvals", |u| {
+        Box::pin(console_sessions_runs_and_approvals(u))
     }),
     ("concurrent_uploads_never_pass_the_quota", |u| {
         Box::pin(concurrent_uploads_never_pass_the_quota(u))
@@ -1427,4 +1430,210 @@ async fn concurrent_uploads_never_pass_the_quota(url: String) {
     assert_eq!(recorded, 10);
     assert_eq!(store.stored_bytes("a").await.unwrap(), 1_000);
     assert_eq!(store.files("a").await.unwrap().len(), 10);
+}
+
+/// The console's reads: sessions found until they expire and gone when ended; an account's
+/// runs newest first, page by page, by agent, status and time, open runs included and
+/// another tenant's never; a mandate's approvals newest first with their state now.
+async fn console_sessions_runs_and_approvals(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "acme", "10").await;
+    tenant(&*store, "other", "10").await;
+
+    let session = ConsoleSession {
+        id_sha256: "s1".into(),
+        account: "acme".into(),
+        csrf: "token".into(),
+        created_ms: 100,
+        expires_ms: 200,
+    };
+    store.create_console_session(&session).await.unwrap();
+    assert_eq!(
+        store.console_session("s1", 150).await.unwrap(),
+        Some(session.clone())
+    );
+    assert_eq!(store.console_session("s1", 200).await.unwrap(), None);
+    assert_eq!(store.console_session("s2", 150).await.unwrap(), None);
+    let later = ConsoleSession {
+        id_sha256: "s2".into(),
+        expires_ms: 10_000,
+        ..session.clone()
+    };
+    store.create_console_session(&later).await.unwrap();
+    // Ending one also sweeps the expired.
+    store.end_console_session("s2", 300).await.unwrap();
+    assert_eq!(store.console_session("s2", 150).await.unwrap(), None);
+    assert_eq!(store.console_session("s1", 150).await.unwrap(), None);
+    // A session for no account is refused by the database.
+    let orphan = ConsoleSession {
+        id_sha256: "s3".into(),
+        account: "nobody".into(),
+        ..session
+    };
+    assert!(store.create_console_session(&orphan).await.is_err());
+
+    // Five runs of acme (ids in time order, as UUIDv7 ones are), one of another tenant.
+    let mut runs = Vec::new();
+    for (i, (agent, status)) in [
+        ("acme/review", Some("succeeded")),
+        ("acme/review", Some("invalid_output")),
+        ("acme/other", Some("succeeded")),
+        ("acme/review", None),
+        ("acme/review", Some("succeeded")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut run = begin("acme", "0.01");
+        run.run = format!("rcpt_console_{i}");
+        run.agent = agent.into();
+        run.at_ms = 1_000 + i as i64;
+        assert_eq!(store.begin_run(&run).await.unwrap(), Begun::Started);
+        if let Some(status) = status {
+            let settlement = if status == "succeeded" {
+                charge("acme", "0.01")
+            } else {
+                Settlement::Void
+            };
+            store
+                .finish_run(&receipt_of(&run, status), &settlement)
+                .await
+                .unwrap();
+        }
+        runs.push(run.run);
+    }
+    let mut theirs = begin("other", "0.01");
+    theirs.run = "rcpt_console_9".into();
+    store.begin_run(&theirs).await.unwrap();
+
+    let ids = |rows: Vec<aelc_store::RunRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let all = store
+        .runs_page(
+            "acme",
+            &RunQuery {
+                limit: 10,
+                ..RunQuery::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 5);
+    assert_eq!(all[0].id, runs[4]);
+    assert_eq!(all[0].status, Some(Status::Succeeded));
+    assert_eq!(
+        all[1].status, None,
+        "the open run is listed, without a status"
+    );
+    assert_eq!(all[1].state, "open");
+    assert_eq!(all[1].reserved, amt("0.01"));
+    let page = |before: Option<&str>| RunQuery {
+        before: before.map(str::to_owned),
+        limit: 2,
+        ..RunQuery::default()
+    };
+    let first = ids(store.runs_page("acme", &page(None)).await.unwrap());
+    assert_eq!(first, [runs[4].clone(), runs[3].clone()]);
+    let second = ids(store
+        .runs_page("acme", &page(Some(&first[1])))
+        .await
+        .unwrap());
+    assert_eq!(second, [runs[2].clone(), runs[1].clone()]);
+    let last = ids(store
+        .runs_page("acme", &page(Some(&second[1])))
+        .await
+        .unwrap());
+    assert_eq!(last, [runs[0].clone()]);
+    assert!(store
+        .runs_page("acme", &page(Some(&runs[0])))
+        .await
+        .unwrap()
+        .is_empty());
+
+    let of_agent = RunQuery {
+        agent: Some("acme/other".into()),
+        limit: 10,
+        ..RunQuery::default()
+    };
+    assert_eq!(
+        ids(store.runs_page("acme", &of_agent).await.unwrap()),
+        [runs[2].clone()]
+    );
+    let succeeded = RunQuery {
+        status: Some(Status::Succeeded),
+        agent: Some("acme/review".into()),
+        limit: 10,
+        ..RunQuery::default()
+    };
+    assert_eq!(
+        ids(store.runs_page("acme", &succeeded).await.unwrap()),
+        [runs[4].clone(), runs[0].clone()]
+    );
+    let recent = RunQuery {
+        since_ms: Some(1_003),
+        limit: 10,
+        ..RunQuery::default()
+    };
+    assert_eq!(
+        ids(store.runs_page("acme", &recent).await.unwrap()),
+        [runs[4].clone(), runs[3].clone()]
+    );
+    assert_eq!(
+        ids(store
+            .runs_page(
+                "other",
+                &RunQuery {
+                    limit: 10,
+                    ..RunQuery::default()
+                }
+            )
+            .await
+            .unwrap()),
+        ["rcpt_console_9".to_owned()]
+    );
+    assert!(store
+        .runs_page(
+            "nobody",
+            &RunQuery {
+                limit: 10,
+                ..RunQuery::default()
+            }
+        )
+        .await
+        .unwrap()
+        .is_empty());
+
+    // Receipts per day and status (all three acme/review receipts are of day 0).
+    let days = store.agent_days("acme/review", 0).await.unwrap();
+    assert_eq!(days.len(), 1, "{days:?}");
+    assert_eq!(
+        (days[0].0, days[0].1.succeeded, days[0].1.invalid_output),
+        (0, 2, 1)
+    );
+    assert!(store
+        .agent_days("acme/review", 86_400_000)
+        .await
+        .unwrap()
+        .is_empty());
+
+    // Approvals of one mandate, newest first, expired ones reported so.
+    let mut old = approval("appr_console_old", 50);
+    old.created_ms = 1;
+    let mut new = approval("appr_console_new", 10_000);
+    new.created_ms = 2;
+    let mut elsewhere = approval("appr_console_else", 10_000);
+    elsewhere.mandate = "demo/other".into();
+    for a in [&old, &new, &elsewhere] {
+        store.create_approval(a).await.unwrap();
+    }
+    let listed = store.approvals("demo/sandbox", 100).await.unwrap();
+    let states: Vec<(&str, ApprovalState)> =
+        listed.iter().map(|a| (a.id.as_str(), a.state)).collect();
+    assert_eq!(
+        states,
+        [
+            ("appr_console_new", ApprovalState::Pending),
+            ("appr_console_old", ApprovalState::Expired)
+        ]
+    );
+    assert!(store.approvals("demo/none", 100).await.unwrap().is_empty());
 }

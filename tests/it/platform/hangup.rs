@@ -62,23 +62,6 @@ fn succeeded_receipts(store: &str, agent: &str) -> u64 {
     })
 }
 
-fn post_with_key(gw: &Gateway, agent: &str, key: &str, body: &str, idem: &str) -> Reply {
-    let mut response = http()
-        .post(gw.url(&format!("/v1/agents/acme/{agent}/runs")))
-        .header("authorization", &format!("Bearer {key}"))
-        .header("content-type", "application/json")
-        .header("idempotency-key", idem)
-        .send(body)
-        .expect("the request");
-    let replayed = response.headers().get("idempotent-replayed").is_some();
-    let text = response.body_mut().read_to_string().expect("the body");
-    Reply {
-        status: response.status().as_u16(),
-        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        replayed,
-    }
-}
-
 /// The case: 0.02 EUR, a 0.01 agent whose model is held, the caller gone while it is.
 fn hang_up_during_a_held_call(backend: &str, store: &str) {
     let model = FakeModel::start();

@@ -11,7 +11,7 @@ use sqlx::Row;
 const MANDATE_COLUMNS: &str =
     "account, name, budget, currency, threshold, allow, deny, expires_ms, created_ms";
 
-const APPROVAL_COLUMNS: &str = "id, mandate, agent, version, input_sha256, input_json, \
+pub(super) const APPROVAL_COLUMNS: &str = "id, mandate, agent, version, input_sha256, input_json, \
      worst_case, currency, state, created_ms, expires_ms";
 
 fn mandate_row(row: &AnyRow) -> Result<Mandate, Fail> {
@@ -57,7 +57,7 @@ fn parse_state(text: &str) -> Result<ApprovalState, Fail> {
     })
 }
 
-fn approval_row(row: &AnyRow, now_ms: UnixMs) -> Result<Approval, Fail> {
+pub(super) fn approval_row(row: &AnyRow, now_ms: UnixMs) -> Result<Approval, Fail> {
     let expires_ms: i64 = row.try_get("expires_ms")?;
     let stored = parse_state(&row.try_get::<String, _>("state")?)?;
     Ok(Approval {

@@ -23,14 +23,17 @@
 //! the same transaction as the entries.
 
 mod accounts;
+mod console;
+pub use console::MAX_RUNS_PAGE;
 mod ledger;
 mod mandates;
 mod runs;
 mod sqlite_receipts;
 
 use crate::{
-    Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, Entry, FileMeta, Mandate,
-    MandateUse, Recovered, Result, Settlement, Store, StoreError, StoredReceipt, UnixMs,
+    Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, ConsoleSession, Entry,
+    FileMeta, Mandate, MandateUse, Recovered, Result, RunQuery, RunRow, Settlement, Store,
+    StoreError, StoredReceipt, UnixMs,
 };
 use aelc_runtime::money::Amount;
 use async_trait::async_trait;
@@ -476,5 +479,41 @@ impl Store for SqlStore {
 
     async fn delete_file(&self, id: &str) -> Result<Option<FileMeta>> {
         retry(|| self.remove_file(id)).await
+    }
+
+    async fn create_console_session(&self, session: &ConsoleSession) -> Result<()> {
+        retry(|| self.insert_console_session(session)).await
+    }
+
+    async fn console_session(
+        &self,
+        id_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<Option<ConsoleSession>> {
+        self.find_console_session(id_sha256, now_ms)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn end_console_session(&self, id_sha256: &str, now_ms: UnixMs) -> Result<()> {
+        retry(|| self.delete_console_session(id_sha256, now_ms)).await
+    }
+
+    async fn runs_page(&self, tenant: &str, query: &RunQuery) -> Result<Vec<RunRow>> {
+        self.list_runs(tenant, query)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn agent_days(&self, agent: &str, since_ms: UnixMs) -> Result<Vec<(i64, AgentStats)>> {
+        self.read_agent_days(agent, since_ms)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn approvals(&self, mandate: &str, now_ms: UnixMs) -> Result<Vec<Approval>> {
+        self.list_approvals(mandate, now_ms)
+            .await
+            .map_err(Fail::into_store)
     }
 }

@@ -1,0 +1,168 @@
+//! What the console reads and keeps: signed-in sessions, an account's runs page by page, a
+//! mandate's approvals. Reads only, except the sessions; nothing here moves money or decides an
+//! approval (the console decides through [`crate::Store::decide_approval`], as `aelc approve`).
+
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use super::mandates::{approval_row, APPROVAL_COLUMNS};
+use super::{amount, Fail, SqlStore};
+use crate::{AgentStats, Approval, ConsoleSession, RunQuery, RunRow, Status, StoreError, UnixMs};
+
+/// The most rows one page may ask for (a larger `limit` is cut to it).
+pub const MAX_RUNS_PAGE: u32 = 500;
+
+impl SqlStore {
+    pub(super) async fn insert_console_session(&self, s: &ConsoleSession) -> Result<(), Fail> {
+        sqlx::query(
+            "INSERT INTO console_sessions (id_sha256, account, csrf, created_ms, expires_ms) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&s.id_sha256)
+        .bind(&s.account)
+        .bind(&s.csrf)
+        .bind(s.created_ms)
+        .bind(s.expires_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub(super) async fn find_console_session(
+        &self,
+        id_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<Option<ConsoleSession>, Fail> {
+        let row = sqlx::query(
+            "SELECT id_sha256, account, csrf, created_ms, expires_ms FROM console_sessions \
+             WHERE id_sha256 = $1 AND expires_ms > $2",
+        )
+        .bind(id_sha256)
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| {
+            Ok(ConsoleSession {
+                id_sha256: r.try_get("id_sha256")?,
+                account: r.try_get("account")?,
+                csrf: r.try_get("csrf")?,
+                created_ms: r.try_get("created_ms")?,
+                expires_ms: r.try_get("expires_ms")?,
+            })
+        })
+        .transpose()
+    }
+
+    pub(super) async fn delete_console_session(
+        &self,
+        id_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<(), Fail> {
+        sqlx::query("DELETE FROM console_sessions WHERE id_sha256 = $1 OR expires_ms <= $2")
+            .bind(id_sha256)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub(super) async fn list_runs(
+        &self,
+        tenant: &str,
+        query: &RunQuery,
+    ) -> Result<Vec<RunRow>, Fail> {
+        // One statement whatever the filters: each optional filter is a bound value that may
+        // be NULL, so the text (and the plan the database caches for it) never changes.
+        let sql = "SELECT r.id, r.agent, r.version, r.mandate, r.reserved, r.currency, r.state, \
+                   r.created_ms, r.finished_ms, rc.status, rc.code \
+                   FROM runs r LEFT JOIN receipts rc ON rc.id = r.id \
+                   WHERE r.tenant = $1 \
+                   AND ($2 IS NULL OR r.agent = $2) \
+                   AND ($3 IS NULL OR rc.status = $3) \
+                   AND ($4 IS NULL OR r.id < $4) \
+                   AND ($5 IS NULL OR r.created_ms >= $5) \
+                   ORDER BY r.id DESC LIMIT $6";
+        let limit = i64::from(query.limit.clamp(1, MAX_RUNS_PAGE));
+        let rows = sqlx::query(sql)
+            .bind(tenant)
+            .bind(query.agent.as_deref())
+            .bind(query.status.map(Status::as_str))
+            .bind(query.before.as_deref())
+            .bind(query.since_ms)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(run_row).collect()
+    }
+
+    pub(super) async fn read_agent_days(
+        &self,
+        agent: &str,
+        since_ms: UnixMs,
+    ) -> Result<Vec<(i64, AgentStats)>, Fail> {
+        let rows = sqlx::query(
+            "SELECT at_ms / 86400000 AS day, status, COUNT(*) AS n FROM receipts \
+             WHERE agent = $1 AND at_ms >= $2 GROUP BY at_ms / 86400000, status ORDER BY 1",
+        )
+        .bind(agent)
+        .bind(since_ms)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut days: Vec<(i64, AgentStats)> = Vec::new();
+        for row in &rows {
+            let day: i64 = row.try_get("day")?;
+            let n = u64::try_from(row.try_get::<i64, _>("n")?).unwrap_or(0);
+            let Some(status) = Status::parse(&row.try_get::<String, _>("status")?) else {
+                continue;
+            };
+            match days.last_mut() {
+                Some((d, stats)) if *d == day => stats.add(status, n),
+                _ => {
+                    let mut stats = AgentStats::default();
+                    stats.add(status, n);
+                    days.push((day, stats));
+                }
+            }
+        }
+        Ok(days)
+    }
+
+    pub(super) async fn list_approvals(
+        &self,
+        mandate: &str,
+        now_ms: UnixMs,
+    ) -> Result<Vec<Approval>, Fail> {
+        let rows = sqlx::query(&format!(
+            "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE mandate = $1 \
+             ORDER BY created_ms DESC, id DESC"
+        ))
+        .bind(mandate)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| approval_row(r, now_ms)).collect()
+    }
+}
+
+fn run_row(row: &AnyRow) -> Result<RunRow, Fail> {
+    let status = match row.try_get::<Option<String>, _>("status")? {
+        None => None,
+        Some(word) => Some(Status::parse(&word).ok_or_else(|| {
+            Fail::from(StoreError::Backend(format!(
+                "a receipt's status `{word}` is unknown"
+            )))
+        })?),
+    };
+    Ok(RunRow {
+        id: row.try_get("id")?,
+        agent: row.try_get("agent")?,
+        version: row.try_get("version")?,
+        status,
+        code: row.try_get("code")?,
+        mandate: row.try_get("mandate")?,
+        reserved: amount(row, "reserved")?,
+        currency: row.try_get("currency")?,
+        state: row.try_get("state")?,
+        created_ms: row.try_get("created_ms")?,
+        finished_ms: row.try_get("finished_ms")?,
+    })
+}
