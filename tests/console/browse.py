@@ -136,6 +136,8 @@ try:
     # Money and files.
     driver.get(BASE + "/console/money")
     check("money_page", "Available" in driver.page_source and "reserve" in driver.page_source)
+    captions = [c.text for c in driver.find_elements(By.CSS_SELECTOR, "figure.plot figcaption")]
+    check("spend_per_agent", any(c.startswith("acme/pipeline: 1 EUR") for c in captions), captions)
     shot("money")
     driver.get(BASE + "/console/files")
     check("files_page", heading() == "Files", heading())

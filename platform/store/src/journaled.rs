@@ -185,6 +185,13 @@ impl Store for Journaled {
         self.journal.settle().await?;
         self.store.agent_days(agent, since_ms).await
     }
+    async fn spend_by_agent(
+        &self,
+        tenant: &str,
+        since_ms: UnixMs,
+    ) -> Result<Vec<(i64, String, Amount)>> {
+        self.store.spend_by_agent(tenant, since_ms).await
+    }
     async fn approvals(&self, mandate: &str, now_ms: UnixMs) -> Result<Vec<Approval>> {
         self.store.approvals(mandate, now_ms).await
     }

@@ -527,6 +527,13 @@ pub trait Store: Send + Sync {
     /// An agent's receipts by status for each day (days since the epoch, UTC) from
     /// `since_ms` on, oldest first: the console's runs-per-day and success-rate plots.
     async fn agent_days(&self, agent: &str, since_ms: UnixMs) -> Result<Vec<(i64, AgentStats)>>;
+    /// What `tenant` paid for runs, per agent and day (days since the epoch, UTC), for the
+    /// money posted from `since_ms` on; by day, then agent.
+    async fn spend_by_agent(
+        &self,
+        tenant: &str,
+        since_ms: UnixMs,
+    ) -> Result<Vec<(i64, String, Amount)>>;
     /// The approvals asked under a mandate (`ACCOUNT/NAME`), newest first, with their state
     /// at `now_ms` (as [`Store::approval`] reports it).
     async fn approvals(&self, mandate: &str, now_ms: UnixMs) -> Result<Vec<Approval>>;

@@ -1602,6 +1602,18 @@ async fn console_sessions_runs_and_approvals(url: String) {
         .unwrap()
         .is_empty());
 
+    // What acme paid, per agent and day: the two succeeded runs of acme/review (0.01 each,
+    // paid to acme itself here) and one of acme/other, at the receipts' time (day 0).
+    let spend = store.spend_by_agent("acme", 0).await.unwrap();
+    assert_eq!(
+        spend,
+        [
+            (0, "acme/other".to_owned(), amt("0.01")),
+            (0, "acme/review".to_owned(), amt("0.02"))
+        ]
+    );
+    assert!(store.spend_by_agent("other", 0).await.unwrap().is_empty());
+
     // Receipts per day and status (all three acme/review receipts are of day 0).
     let days = store.agent_days("acme/review", 0).await.unwrap();
     assert_eq!(days.len(), 1, "{days:?}");

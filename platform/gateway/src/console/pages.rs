@@ -387,12 +387,24 @@ pub async fn money(
         },
     };
     let name = &signed.account.name;
-    let (balance, entries) = match (app.store.balance(name).await, app.store.entries(name).await) {
-        (Ok(b), Ok(e)) => (b, e),
-        (Err(e), _) | (_, Err(e)) => return view::store_failure(&e),
-    };
-    let held = aelc_store::held_account(name);
     let today = now_ms() / DAY_MS;
+    let since = (today - PLOT_DAYS + 1) * DAY_MS;
+    let (balance, entries, spend) = match (
+        app.store.balance(name).await,
+        app.store.entries(name).await,
+        app.store.spend_by_agent(name, since).await,
+    ) {
+        (Ok(b), Ok(e), Ok(s)) => (b, e, s),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return view::store_failure(&e),
+    };
+    // Per agent: its total over the period, and its amount per day.
+    let mut per_agent: BTreeMap<&str, (Amount, BTreeMap<i64, f64>)> = BTreeMap::new();
+    for (day, agent, amount) in &spend {
+        let (total, days) = per_agent.entry(agent.as_str()).or_default();
+        *total = total.saturating_add(*amount);
+        *days.entry(*day).or_default() += amount.to_string().parse::<f64>().unwrap_or(0.0);
+    }
+    let held = aelc_store::held_account(name);
     let mut spent_by_day: BTreeMap<i64, f64> = BTreeMap::new();
     let mut earned_by_day: BTreeMap<i64, f64> = BTreeMap::new();
     for e in &entries {
@@ -439,6 +451,13 @@ pub async fn money(
         }
         (view::bar_plot(&format!("Spent per day ({currency}), last {PLOT_DAYS} days"), &bars(&spent_by_day, "spent")))
         (view::bar_plot(&format!("Earned per day ({currency}), last {PLOT_DAYS} days"), &bars(&earned_by_day, "earned")))
+        h2 { "Spend per agent, last " (PLOT_DAYS) " days" }
+        @if per_agent.is_empty() {
+            p.hint { "No agent was paid in this period." }
+        }
+        @for (agent, (total, days)) in &per_agent {
+            (view::bar_plot(&format!("{agent}: {total} {currency} in all"), &bars(days, "spent on it")))
+        }
         h2 { "Ledger" }
         table.ledger {
             thead { tr { th { "When" } th { "Kind" } th { "Account" } th { "In" } th { "Out" } th { "Transfer" } } }

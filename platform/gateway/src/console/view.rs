@@ -259,7 +259,7 @@ pub fn bar_plot(caption: &str, bars: &[Bar]) -> Markup {
             @if bars.is_empty() || top <= 0.0 {
                 p.hint { "Nothing yet in this period." }
             } @else {
-                svg xmlns="http://www.w3.org/2000/svg" viewBox={ "0 0 " (WIDTH) " " (HEIGHT) }
+                svg xmlns="http://www.w3.org/2000/svg" viewBox={ "-16 0 " (WIDTH + 32.0) " " (HEIGHT) }
                     role="img" aria-label=(caption) {
                     line x1="0" y1=(BASE) x2=(WIDTH) y2=(BASE) stroke="#888" stroke-width="1" {}
                     @for (i, bar) in bars.iter().enumerate() {

@@ -7,6 +7,8 @@ use sqlx::Row;
 
 use super::mandates::{approval_row, APPROVAL_COLUMNS};
 use super::{amount, Fail, SqlStore};
+use aelc_runtime::money::Amount;
+
 use crate::{AgentStats, Approval, ConsoleSession, RunQuery, RunRow, Status, StoreError, UnixMs};
 
 /// The most rows one page may ask for (a larger `limit` is cut to it).
@@ -125,6 +127,35 @@ impl SqlStore {
             }
         }
         Ok(days)
+    }
+
+    /// A run's payment is the transfer `{run}:post` (`runs.rs`), so it is found by primary key
+    /// from the tenant's runs (`runs_tenant`): no index on the ledger is needed for this.
+    pub(super) async fn read_spend_by_agent(
+        &self,
+        tenant: &str,
+        since_ms: UnixMs,
+    ) -> Result<Vec<(i64, String, Amount)>, Fail> {
+        let rows = sqlx::query(
+            "SELECT t.at_ms / 86400000 AS day, r.agent AS agent, \
+             CAST(SUM(t.amount) AS BIGINT) AS spent \
+             FROM runs r JOIN transfers t ON t.id = r.id || ':post' \
+             WHERE r.tenant = $1 AND r.created_ms >= $2 - 86400000 AND t.at_ms >= $2 \
+             GROUP BY t.at_ms / 86400000, r.agent ORDER BY 1, 2",
+        )
+        .bind(tenant)
+        .bind(since_ms)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok((
+                    row.try_get("day")?,
+                    row.try_get("agent")?,
+                    amount(row, "spent")?,
+                ))
+            })
+            .collect()
     }
 
     pub(super) async fn list_approvals(

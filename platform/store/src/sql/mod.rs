@@ -511,6 +511,16 @@ impl Store for SqlStore {
             .map_err(Fail::into_store)
     }
 
+    async fn spend_by_agent(
+        &self,
+        tenant: &str,
+        since_ms: UnixMs,
+    ) -> Result<Vec<(i64, String, Amount)>> {
+        self.read_spend_by_agent(tenant, since_ms)
+            .await
+            .map_err(Fail::into_store)
+    }
+
     async fn approvals(&self, mandate: &str, now_ms: UnixMs) -> Result<Vec<Approval>> {
         self.list_approvals(mandate, now_ms)
             .await
