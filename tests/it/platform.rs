@@ -1184,6 +1184,25 @@ fn mcp_servers_share_one_store() {
 /// The human's commands: `aelc approve ID` approves and runs the call at once (the receipt is
 /// the mandate's, the approval used); `aelc reject ID` ends another; a decided approval cannot
 /// be decided again.
+/// An approval of `acme/pipeline` (worst case 1.01 EUR) asked under `mandate` now, pending
+/// for ten minutes, with `text` as its input.
+fn pending_approval(id: &str, mandate: &str, text: &str) -> aelc_store::Approval {
+    let now = aelc_gateway::now_ms();
+    aelc_store::Approval {
+        id: id.to_owned(),
+        mandate: mandate.to_owned(),
+        agent: "acme/pipeline".to_owned(),
+        version: "0.1.0".to_owned(),
+        input_sha256: "0".repeat(64),
+        input_json: json!({ "text": text }).to_string(),
+        worst_case: amount("1.01"),
+        currency: "EUR".to_owned(),
+        state: aelc_store::ApprovalState::Pending,
+        created_ms: now,
+        expires_ms: now + 600_000,
+    }
+}
+
 #[test]
 fn approve_runs_the_call_and_reject_ends_it() {
     let model = FakeModel::start();
@@ -1207,28 +1226,22 @@ fn approve_runs_the_call_and_reject_ends_it() {
         ],
         &dir,
     );
-    let now = aelc_gateway::now_ms();
-    let approval = |id: &str, text: &str| aelc_store::Approval {
-        id: id.to_owned(),
-        mandate: "demo/sandbox".to_owned(),
-        agent: "acme/pipeline".to_owned(),
-        version: "0.1.0".to_owned(),
-        input_sha256: "0".repeat(64),
-        input_json: json!({ "text": text }).to_string(),
-        worst_case: amount("1.01"),
-        currency: "EUR".to_owned(),
-        state: aelc_store::ApprovalState::Pending,
-        created_ms: now,
-        expires_ms: now + 600_000,
-    };
     runtime().block_on(async {
         let s = aelc_store::open(&store).await.expect("open the store");
-        s.create_approval(&approval("appr_run", "[ok] approved"))
-            .await
-            .expect("create");
-        s.create_approval(&approval("appr_no", "[ok] rejected"))
-            .await
-            .expect("create");
+        s.create_approval(&pending_approval(
+            "appr_run",
+            "demo/sandbox",
+            "[ok] approved",
+        ))
+        .await
+        .expect("create");
+        s.create_approval(&pending_approval(
+            "appr_no",
+            "demo/sandbox",
+            "[ok] rejected",
+        ))
+        .await
+        .expect("create");
     });
     let out = Command::new(AELC)
         .args(["approve", "appr_run", "--store", &store])

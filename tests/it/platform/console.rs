@@ -72,26 +72,12 @@ fn the_console_in_a_browser() {
             &dir,
         );
     }
-    let now = aelc_gateway::now_ms();
-    let approval = |id: &str, mandate: &str, text: &str| aelc_store::Approval {
-        id: id.to_owned(),
-        mandate: mandate.to_owned(),
-        agent: "acme/pipeline".to_owned(),
-        version: "0.1.0".to_owned(),
-        input_sha256: "0".repeat(64),
-        input_json: json!({ "text": text }).to_string(),
-        worst_case: amount("1.01"),
-        currency: "EUR".to_owned(),
-        state: aelc_store::ApprovalState::Pending,
-        created_ms: now,
-        expires_ms: now + 600_000,
-    };
     runtime().block_on(async {
         let s = aelc_store::open(&store).await.expect("open the store");
         for a in [
-            approval("appr_yes", "demo/sandbox", "[ok] <b>approve</b> me"),
-            approval("appr_no", "demo/sandbox", "[ok] reject me"),
-            approval("appr_theirs", "other/sandbox", "[ok] not yours"),
+            pending_approval("appr_yes", "demo/sandbox", "[ok] <b>approve</b> me"),
+            pending_approval("appr_no", "demo/sandbox", "[ok] reject me"),
+            pending_approval("appr_theirs", "other/sandbox", "[ok] not yours"),
         ] {
             s.create_approval(&a).await.expect("an approval");
         }
