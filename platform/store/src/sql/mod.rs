@@ -30,7 +30,7 @@ mod sqlite_receipts;
 
 use crate::{
     Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, Entry, FileMeta, Mandate,
-    MandateUse, Recovered, Result, Settlement, Store, StoreError, StoredReceipt, UnixMs,
+    MandateToken, MandateUse, Recovered, Result, Settlement, Store, StoreError, StoredReceipt, UnixMs,
 };
 use aelc_runtime::money::Amount;
 use async_trait::async_trait;
@@ -454,6 +454,24 @@ impl Store for SqlStore {
 
     async fn use_approval(&self, call: &ApprovalUse) -> Result<()> {
         retry(|| self.use_approval_once(call)).await
+    }
+
+    async fn create_mandate_token(&self, token: &MandateToken) -> Result<()> {
+        retry(|| self.insert_mandate_token(token)).await
+    }
+
+    async fn mandate_token(&self, token_sha256: &str) -> Result<Option<MandateToken>> {
+        self.find_mandate_token(token_sha256)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn revoke_mandate_token(
+        &self,
+        token_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<MandateToken> {
+        retry(|| self.revoke_mandate_token_once(token_sha256, now_ms)).await
     }
 
     async fn put_file(&self, file: &FileMeta, max_stored_bytes: u64) -> Result<()> {
