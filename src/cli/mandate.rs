@@ -115,10 +115,7 @@ pub fn run(out: &Output, args: &MandateArgs) -> Status {
         }),
         MandateCommand::Revoke { token, store } => with_store(out, store, |s| async move {
             let t = s
-                .revoke_mandate_token(
-                    &aelc_mcp::http::token_sha256(token),
-                    aelc_gateway::now_ms(),
-                )
+                .revoke_mandate_token(&aelc_mcp::http::token_sha256(token), aelc_gateway::now_ms())
                 .await
                 .map_err(|e| e.to_string())?;
             super::print_line(&format!(

@@ -35,9 +35,7 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
-use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionManager, SessionConfig,
-};
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{json, Value};
 /// What stops `/mcp`'s sessions and sweeper (rmcp's own cancellation token).
@@ -146,11 +144,8 @@ pub fn router(
     } else {
         config.with_allowed_hosts(limits.allowed_hosts.clone())
     };
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::clone(&manager),
-        config,
-    );
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&manager), config);
     let gate = Arc::new(Gate {
         store,
         limits: limits.clone(),
@@ -337,7 +332,11 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         gate.close_sessions_of(&hash).await;
         return unauthorized(Some("invalid_token"), why);
     }
-    if gate.only.as_ref().is_some_and(|only| *only != found.mandate) {
+    if gate
+        .only
+        .as_ref()
+        .is_some_and(|only| *only != found.mandate)
+    {
         return unauthorized(
             Some("invalid_token"),
             "this server serves another mandate's tokens only",
@@ -533,7 +532,10 @@ mod tests {
         };
         assert_eq!(code(b"{not json"), StatusCode::BAD_REQUEST);
         assert_eq!(code(b"[1, 2]"), StatusCode::BAD_REQUEST);
-        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1}"#), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1}"#),
+            StatusCode::BAD_REQUEST
+        );
         assert!(check_message(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_ok());
     }
 

@@ -527,7 +527,10 @@ impl McpServer {
         description = "The mandate: scope, budget, spent and remaining, approval threshold, expiry.",
         annotations(read_only_hint = true)
     )]
-    async fn get_budget(&self, context: RequestContext<RoleServer>) -> Result<Json<Budget>, String> {
+    async fn get_budget(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<Budget>, String> {
         let mandate = self.mandate(&context).await?;
         let used = self.store.mandate_use(&mandate.id()).await.map_err(store)?;
         let remaining = mandate

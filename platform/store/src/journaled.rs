@@ -13,7 +13,8 @@ use async_trait::async_trait;
 use crate::journal::Journal;
 use crate::{
     journal, Account, AgentStats, Amount, Approval, ApprovalUse, Balance, BeginRun, Begun, Entry,
-    FileMeta, Mandate, MandateToken, MandateUse, Recovered, Result, Settlement, Store, StoredReceipt, UnixMs,
+    FileMeta, Mandate, MandateToken, MandateUse, Recovered, Result, Settlement, Store,
+    StoredReceipt, UnixMs,
 };
 
 /// `store`, with the receipts of refused calls journaled ([`Journaled::record_refusal`]).

@@ -477,8 +477,11 @@ pub trait Store: Send + Sync {
     /// The token whose SHA-256 is `token_sha256`, revoked or expired ones included.
     async fn mandate_token(&self, token_sha256: &str) -> Result<Option<MandateToken>>;
     /// Revokes a token at `now_ms` (a second revocation keeps the first time) and returns it.
-    async fn revoke_mandate_token(&self, token_sha256: &str, now_ms: UnixMs)
-        -> Result<MandateToken>;
+    async fn revoke_mandate_token(
+        &self,
+        token_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<MandateToken>;
 
     // ---- files ----
 

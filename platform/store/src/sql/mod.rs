@@ -30,7 +30,8 @@ mod sqlite_receipts;
 
 use crate::{
     Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, Entry, FileMeta, Mandate,
-    MandateToken, MandateUse, Recovered, Result, Settlement, Store, StoreError, StoredReceipt, UnixMs,
+    MandateToken, MandateUse, Recovered, Result, Settlement, Store, StoreError, StoredReceipt,
+    UnixMs,
 };
 use aelc_runtime::money::Amount;
 use async_trait::async_trait;
