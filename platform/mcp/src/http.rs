@@ -423,6 +423,9 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         if let Some(id) = &session {
             gate.lock().open.remove(id);
         }
+        // rmcp answers a session's end `202 Accepted`; it has ended, and the Python SDK warns
+        // on anything but `200`.
+        return StatusCode::OK.into_response();
     }
     response
 }
