@@ -1037,7 +1037,9 @@ fn mcp_session(mode: &str) {
 fn mcp_session_on(mode: &str, store: &str) {
     let Some(python) = mcp_python() else { return };
     let model = FakeModel::start();
-    let dir = temp_dir(&format!("mcp-{mode}"));
+    // One folder per mode and backend: the two backends' tests of a mode run at once.
+    let backend = store.split(':').next().unwrap_or("store");
+    let dir = temp_dir(&format!("mcp-{mode}-{backend}"));
     project(&dir, model.port);
     let key = account(&dir, store, "demo", "5 EUR");
     aelc(
@@ -1123,11 +1125,9 @@ fn mcp_servers_share_one_store() {
 fn mcp_shared_store(store: &str, over_http: bool) {
     let Some(python) = mcp_python() else { return };
     let model = FakeModel::start();
-    let dir = temp_dir(if over_http {
-        "mcp-shared-http"
-    } else {
-        "mcp-shared"
-    });
+    let backend = store.split(':').next().unwrap_or("store");
+    let transport = if over_http { "http" } else { "stdio" };
+    let dir = temp_dir(&format!("mcp-shared-{transport}-{backend}"));
     project(&dir, model.port);
     aelc(&["build"], &dir);
     let store = store.to_owned();
@@ -1178,7 +1178,6 @@ fn mcp_shared_store(store: &str, over_http: bool) {
     }
     let out = command.output().expect("run the Python MCP client");
     drop(gateway);
-    let transport = if over_http { "http" } else { "stdio" };
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(&format!("\"transport\": \"{transport}\"")),
         "the script ran over {transport}: {}",

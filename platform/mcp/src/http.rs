@@ -227,6 +227,29 @@ impl Gate {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Counts a session being opened by `token` against the caps, until the returned guard
+    /// is dropped (by then the session is in `open`, or was never made).
+    fn open(&self, token: &str) -> Result<Opening<'_>, Refusal> {
+        let mut sessions = self.lock();
+        if sessions.total() >= self.limits.max_sessions {
+            return Err(Refusal::Busy(
+                "the server holds as many MCP sessions as it may; retry later".to_owned(),
+            ));
+        }
+        if sessions.held_by(token) >= self.limits.max_sessions_per_token {
+            return Err(Refusal::Busy(format!(
+                "this token holds {} sessions, as many as one token may; end one (DELETE) or \
+                 retry later",
+                self.limits.max_sessions_per_token
+            )));
+        }
+        *sessions.opening.entry(token.to_owned()).or_default() += 1;
+        Ok(Opening {
+            gate: self,
+            token: token.to_owned(),
+        })
+    }
+
     /// Closes every open session of `token` (revoked or expired).
     async fn close_sessions_of(&self, token: &str) {
         let ids: Vec<String> = {
@@ -294,53 +317,150 @@ impl Gate {
     }
 }
 
+/// Every refusal of the gate: a stable code, a status and a sentence the caller can act on, in
+/// the gateway's shape (`{"error": {"code", "message"}}`), or JSON-RPC's error object for a body
+/// that is not one message. Made into a response in one place ([`IntoResponse`]).
+#[derive(Debug)]
+enum Refusal {
+    /// No usable `Authorization: Bearer …` (RFC 6750 §3.1: no error code without a token).
+    NoToken(&'static str),
+    /// A token that is not a usable mandate token (`invalid_token`).
+    BadToken(&'static str),
+    /// A token in the URL's query (`invalid_request`).
+    TokenInUrl,
+    /// A session opened with another token.
+    AnotherTokensSession,
+    /// A session cap is reached.
+    Busy(String),
+    /// The store cannot be read.
+    Store(String),
+    /// The body is larger than `max_body_bytes`.
+    TooLarge(usize),
+    /// The body is not JSON (JSON-RPC `-32700`).
+    Parse(String),
+    /// JSON that is not one MCP JSON-RPC message (JSON-RPC `-32600`), with its `id` if any.
+    Invalid(Value, String),
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        // RFC 6750 §3's challenge for a 401: its `error` only when a token was sent.
+        let (status, code, message, challenge) = match self {
+            Refusal::Parse(why) => {
+                return jsonrpc_error(StatusCode::BAD_REQUEST, Value::Null, -32700, &why)
+            }
+            Refusal::Invalid(id, why) => {
+                return jsonrpc_error(StatusCode::BAD_REQUEST, id, -32600, &why)
+            }
+            Refusal::TooLarge(limit) => {
+                let why = format!("Invalid Request: the body is larger than {limit} bytes");
+                return jsonrpc_error(StatusCode::PAYLOAD_TOO_LARGE, Value::Null, -32600, &why);
+            }
+            Refusal::NoToken(why) => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                why.to_owned(),
+                Some(None),
+            ),
+            Refusal::BadToken(why) => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                why.to_owned(),
+                Some(Some("invalid_token")),
+            ),
+            Refusal::TokenInUrl => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "a token in the URL is refused: send it in the header \
+                 `Authorization: Bearer TOKEN`"
+                    .to_owned(),
+                Some(Some("invalid_request")),
+            ),
+            Refusal::AnotherTokensSession => (
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "this session was opened with another token".to_owned(),
+                None,
+            ),
+            Refusal::Busy(why) => (StatusCode::SERVICE_UNAVAILABLE, "overloaded", why, None),
+            Refusal::Store(why) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                why,
+                None,
+            ),
+        };
+        let body = json!({"error": {"code": code, "message": message}});
+        let mut response = (status, axum::Json(body)).into_response();
+        let headers = response.headers_mut();
+        if let Some(error) = challenge {
+            let challenge = match error {
+                Some(e) => format!(
+                    "Bearer realm=\"aelc-mcp\", error=\"{e}\", error_description=\"{}\"",
+                    message.replace(['"', '\\'], "'")
+                ),
+                None => "Bearer realm=\"aelc-mcp\"".to_owned(),
+            };
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                headers.insert(header::WWW_AUTHENTICATE, value);
+            }
+        }
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}
+
 /// The gate in front of rmcp (see the module doc).
 async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    match pass(&gate, request, next).await {
+        Ok(response) => response,
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+async fn pass(gate: &Gate, request: Request, next: Next) -> Result<Response, Refusal> {
     if request.uri().query().is_some_and(query_has_token) {
-        return unauthorized(
-            Some("invalid_request"),
-            "a token in the URL is refused: send it in the header `Authorization: Bearer TOKEN`",
-        );
+        return Err(Refusal::TokenInUrl);
     }
     let Some(token) = bearer_key(request.headers()) else {
-        let why = if request.headers().contains_key(header::AUTHORIZATION) {
-            "the Authorization header must be one `Bearer TOKEN`"
-        } else {
-            "this endpoint needs a mandate token: `Authorization: Bearer TOKEN` \
-             (a human makes one with `aelc mandate token ACCOUNT/NAME`)"
-        };
-        return unauthorized(None, why);
+        return Err(Refusal::NoToken(
+            if request.headers().contains_key(header::AUTHORIZATION) {
+                "the Authorization header must be one `Bearer TOKEN`"
+            } else {
+                "this endpoint needs a mandate token: `Authorization: Bearer TOKEN` \
+                 (a human makes one with `aelc mandate token ACCOUNT/NAME`)"
+            },
+        ));
     };
     let hash = token_sha256(token);
-    let found = match gate.store.mandate_token(&hash).await {
-        Ok(found) => found,
-        Err(e) => return unavailable(&format!("the store cannot be read: {e}")),
-    };
+    let found = gate
+        .store
+        .mandate_token(&hash)
+        .await
+        .map_err(|e| Refusal::Store(format!("the store cannot be read: {e}")))?;
     let Some(found) = found else {
         let is_account_key = matches!(gate.store.account_by_key(&hash).await, Ok(Some(_)));
-        return if is_account_key {
-            unauthorized(
-                Some("invalid_token"),
-                "an account API key is not a mandate token; a human makes one with \
-                 `aelc mandate token ACCOUNT/NAME`",
-            )
+        return Err(Refusal::BadToken(if is_account_key {
+            "an account API key is not a mandate token; a human makes one with \
+             `aelc mandate token ACCOUNT/NAME`"
         } else {
-            unauthorized(Some("invalid_token"), "unknown token")
-        };
+            "unknown token"
+        }));
     };
     if let Some(why) = found.refusal(aelc_gateway::now_ms()) {
         gate.close_sessions_of(&hash).await;
-        return unauthorized(Some("invalid_token"), why);
+        return Err(Refusal::BadToken(why));
     }
     if gate
         .only
         .as_ref()
         .is_some_and(|only| *only != found.mandate)
     {
-        return unauthorized(
-            Some("invalid_token"),
+        return Err(Refusal::BadToken(
             "this server serves another mandate's tokens only",
-        );
+        ));
     }
     let session = request
         .headers()
@@ -350,11 +470,7 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
     if let Some(id) = &session {
         let owner = gate.lock().open.get(id).cloned();
         if owner.is_some_and(|owner| owner != hash) {
-            return refusal(
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                "this session was opened with another token",
-            );
+            return Err(Refusal::AnotherTokensSession);
         }
     }
     let (mut parts, body) = request.into_parts();
@@ -363,45 +479,17 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
     });
     let mut opening = None;
     let body = if parts.method == Method::POST {
-        let bytes = match axum::body::to_bytes(body, gate.limits.max_body_bytes).await {
-            Ok(bytes) => bytes,
-            Err(_) => {
-                return jsonrpc_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    Value::Null,
-                    -32600,
-                    &format!(
-                        "Invalid Request: the body is larger than {} bytes",
-                        gate.limits.max_body_bytes
-                    ),
-                )
-            }
-        };
-        let message = match check_message(&bytes) {
-            Ok(message) => message,
-            Err(response) => return response,
-        };
+        let limit = gate.limits.max_body_bytes;
+        let bytes = axum::body::to_bytes(body, limit)
+            .await
+            .map_err(|_| Refusal::TooLarge(limit))?;
+        let message = check_message(&bytes)?;
         let initializes = matches!(
             &message,
             ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_))
         );
         if initializes && session.is_none() {
-            let mut sessions = gate.lock();
-            if sessions.total() >= gate.limits.max_sessions {
-                return busy("the server holds as many MCP sessions as it may; retry later");
-            }
-            if sessions.held_by(&hash) >= gate.limits.max_sessions_per_token {
-                return busy(&format!(
-                    "this token holds {} sessions, as many as one token may; end one (DELETE) \
-                     or retry later",
-                    gate.limits.max_sessions_per_token
-                ));
-            }
-            *sessions.opening.entry(hash.clone()).or_default() += 1;
-            opening = Some(Opening {
-                gate: &gate,
-                token: hash.clone(),
-            });
+            opening = Some(gate.open(&hash)?);
         }
         Body::from(bytes)
     } else {
@@ -425,9 +513,9 @@ async fn admit(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         }
         // rmcp answers a session's end `202 Accepted`; it has ended, and the Python SDK warns
         // on anything but `200`.
-        return StatusCode::OK.into_response();
+        return Ok(StatusCode::OK.into_response());
     }
-    response
+    Ok(response)
 }
 
 /// Whether a URL query carries a credential: an `access_token`/`token`/`key` parameter, or a
@@ -446,16 +534,9 @@ fn query_has_token(query: &str) -> bool {
 }
 
 /// The body as one JSON-RPC message, or the protocol's error for it.
-#[allow(clippy::result_large_err)]
-fn check_message(bytes: &[u8]) -> Result<ClientJsonRpcMessage, Response> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
-            -32700,
-            &format!("Parse error: the body is not JSON ({e})"),
-        )
-    })?;
+fn check_message(bytes: &[u8]) -> Result<ClientJsonRpcMessage, Refusal> {
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Refusal::Parse(format!("Parse error: the body is not JSON ({e})")))?;
     let id = match &value {
         Value::Object(o) => match o.get("id") {
             Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
@@ -464,53 +545,15 @@ fn check_message(bytes: &[u8]) -> Result<ClientJsonRpcMessage, Response> {
         _ => Value::Null,
     };
     serde_json::from_value(value).map_err(|e| {
-        jsonrpc_error(
-            StatusCode::BAD_REQUEST,
+        Refusal::Invalid(
             id,
-            -32600,
-            &format!("Invalid Request: not one MCP JSON-RPC message ({e})"),
+            format!("Invalid Request: not one MCP JSON-RPC message ({e})"),
         )
     })
 }
 
 fn jsonrpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    (status, axum::Json(body)).into_response()
-}
-
-/// `401` with RFC 6750's challenge (`error` only when a token was sent: §3.1).
-fn unauthorized(error: Option<&str>, why: &str) -> Response {
-    let quoted = why.replace(['"', '\\'], "'");
-    let challenge = match error {
-        Some(code) => {
-            format!("Bearer realm=\"aelc-mcp\", error=\"{code}\", error_description=\"{quoted}\"")
-        }
-        None => "Bearer realm=\"aelc-mcp\"".to_owned(),
-    };
-    let mut response = refusal(StatusCode::UNAUTHORIZED, "unauthorized", why);
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
-}
-
-fn busy(why: &str) -> Response {
-    let mut response = refusal(StatusCode::SERVICE_UNAVAILABLE, "overloaded", why);
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
-fn unavailable(why: &str) -> Response {
-    refusal(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", why)
-}
-
-/// The gateway's error shape (`{"error": {"code", "message"}}`).
-fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
-    let body = json!({"error": {"code": code, "message": message}});
     (status, axum::Json(body)).into_response()
 }
 
@@ -529,11 +572,9 @@ mod tests {
 
     #[test]
     fn malformed_bodies_get_the_protocol_errors() {
-        let code = |bytes: &[u8]| {
-            match check_message(bytes) {
-                Ok(message) => panic!("{message:?} was accepted"),
-                Err(response) => response.status(),
-            }
+        let code = |bytes: &[u8]| match check_message(bytes) {
+            Ok(message) => panic!("{message:?} was accepted"),
+            Err(refusal) => refusal.into_response().status(),
         };
         assert_eq!(code(b"{not json"), StatusCode::BAD_REQUEST);
         assert_eq!(code(b"[1, 2]"), StatusCode::BAD_REQUEST);
@@ -542,6 +583,38 @@ mod tests {
             StatusCode::BAD_REQUEST
         );
         assert!(check_message(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_ok());
+    }
+
+    #[test]
+    fn refusals_carry_their_challenge() {
+        let challenge = |r: Refusal| {
+            let response = r.into_response();
+            let header = response
+                .headers()
+                .get(header::WWW_AUTHENTICATE)
+                .map(|v| v.to_str().unwrap_or_default().to_owned());
+            (response.status(), header)
+        };
+        assert_eq!(
+            challenge(Refusal::NoToken("x")),
+            (
+                StatusCode::UNAUTHORIZED,
+                Some("Bearer realm=\"aelc-mcp\"".to_owned())
+            )
+        );
+        let (status, header) = challenge(Refusal::BadToken("the \"token\" expired"));
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            header.as_deref(),
+            Some("Bearer realm=\"aelc-mcp\", error=\"invalid_token\", error_description=\"the 'token' expired\"")
+        );
+        assert!(challenge(Refusal::TokenInUrl)
+            .1
+            .is_some_and(|h| h.contains("invalid_request")));
+        assert_eq!(
+            challenge(Refusal::Busy("full".into())),
+            (StatusCode::SERVICE_UNAVAILABLE, None)
+        );
     }
 
     #[test]
