@@ -90,6 +90,17 @@ pub fn run(out: &Output, args: &MandateArgs) -> Status {
                 Some(e) => Some(parse_expiry(e, now)?),
                 None => mandate.expires_ms,
             };
+            if let Some(at) = expires_ms.filter(|at| *at <= now) {
+                return Err(format!(
+                    "a token of {id} would have expired already (at {}){}",
+                    format_ms(at),
+                    if expires.is_none() {
+                        "; the mandate itself has expired: a human creates a new one"
+                    } else {
+                        ""
+                    }
+                ));
+            }
             let token = aelc_mcp::http::new_token();
             s.create_mandate_token(&MandateToken {
                 token_sha256: aelc_mcp::http::token_sha256(&token),

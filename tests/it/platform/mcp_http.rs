@@ -180,12 +180,28 @@ fn refusals_suite(name: &str, store: &str) {
     );
     assert_eq!(unknown.status, 401);
     assert!(unknown.body.contains("unknown token"), "{}", unknown.body);
-    let old = token(
-        &dir,
-        store,
-        "demo/sandbox",
-        &["--expires", "2001-01-01T00:00:00Z"],
-    );
+    // `aelc mandate token` refuses a token dead on arrival; one that has run out since (put in
+    // the store as the command would have, an hour ago) is refused at the door.
+    let dead = std::process::Command::new(AELC)
+        .args(["mandate", "token", "demo/sandbox", "--store", store])
+        .args(["--expires", "2001-01-01T00:00:00Z"])
+        .output()
+        .expect("run aelc");
+    assert!(!dead.status.success());
+    assert!(String::from_utf8_lossy(&dead.stderr).contains("would have expired already"));
+    let old = aelc_mcp::http::new_token();
+    runtime().block_on(async {
+        let s = aelc_store::open(store).await.expect("open the store");
+        let now = aelc_gateway::now_ms();
+        let made = aelc_store::MandateToken {
+            token_sha256: aelc_mcp::http::token_sha256(&old),
+            mandate: "demo/sandbox".to_owned(),
+            created_ms: now - 3_600_000,
+            expires_ms: Some(now - 1),
+            revoked_ms: None,
+        };
+        s.create_mandate_token(&made).await.expect("a token");
+    });
     let expired = post(&gw, "/mcp", Some(&old), None, &[], INITIALIZE);
     assert_eq!(expired.status, 401);
     assert!(expired.body.contains("expired"), "{}", expired.body);
@@ -269,7 +285,28 @@ fn refusals_suite(name: &str, store: &str) {
         413
     );
 
-    // Revocation ends the token at once, on its open session too.
+    // Revocation ends the token at once, on its open session too: its next request is
+    // refused, and its open event stream ends.
+    let stream = {
+        let (url, good, session) = (gw.url("/mcp"), good.clone(), session.clone());
+        std::thread::spawn(move || {
+            let mut response = http()
+                .get(&url)
+                .header("accept", "text/event-stream")
+                .header("authorization", &format!("Bearer {good}"))
+                .header("mcp-session-id", &session)
+                .header("mcp-protocol-version", "2025-06-18")
+                .call()
+                .expect("the event stream");
+            assert_eq!(response.status().as_u16(), 200);
+            let opened = Instant::now();
+            // Read to the end: the keep-alive comments never end it, the session's close does.
+            let _ =
+                std::io::Read::read_to_end(&mut response.body_mut().as_reader(), &mut Vec::new());
+            opened.elapsed()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
     aelc(&["mandate", "revoke", &good, "--store", store], &dir);
     let revoked = post(&gw, "/mcp", Some(&good), Some(&session), &[], LIST_TOOLS);
     assert_eq!(revoked.status, 401, "{}", revoked.body);
@@ -278,6 +315,11 @@ fn refusals_suite(name: &str, store: &str) {
         .challenge
         .unwrap_or_default()
         .contains("invalid_token"));
+    let open_for = stream.join().expect("the stream's reader");
+    assert!(
+        open_for > Duration::from_millis(200) && open_for < Duration::from_secs(10),
+        "the stream lasted until its token's revocation, not longer: {open_for:?}"
+    );
     // The other mandate's token is untouched.
     assert_eq!(
         post(&gw, "/mcp", Some(&other), Some(&theirs), &[], LIST_TOOLS).status,
