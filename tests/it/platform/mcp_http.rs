@@ -320,6 +320,13 @@ fn refusals_suite(name: &str, store: &str) {
         open_for > Duration::from_millis(200) && open_for < Duration::from_secs(10),
         "the stream lasted until its token's revocation, not longer: {open_for:?}"
     );
+    let unknown_revoked = std::process::Command::new(AELC)
+        .args(["mandate", "revoke", "aelm_nope", "--store", store])
+        .output()
+        .expect("run aelc");
+    assert!(!unknown_revoked.status.success());
+    assert!(String::from_utf8_lossy(&unknown_revoked.stderr)
+        .contains("a mandate token with this value does not exist"));
     // The other mandate's token is untouched.
     assert_eq!(
         post(&gw, "/mcp", Some(&other), Some(&theirs), &[], LIST_TOOLS).status,

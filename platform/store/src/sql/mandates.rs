@@ -376,7 +376,7 @@ impl SqlStore {
         .bind(token_sha256)
         .fetch_optional(&mut *tx)
         .await?
-        .ok_or_else(|| StoreError::NotFound("this token (no mandate token has it)".to_owned()))?;
+        .ok_or_else(|| StoreError::NotFound("a mandate token with this value".to_owned()))?;
         let token = token_row(&row)?;
         tx.commit().await?;
         Ok(token)
