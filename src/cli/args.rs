@@ -119,6 +119,24 @@ pub enum MandateCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Print a new bearer token for MCP over HTTP (`/mcp`) bound to this mandate; shown once,
+    /// only its hash is stored.
+    Token {
+        /// `ACCOUNT/NAME`.
+        id: String,
+        /// When it ends: RFC 3339 or from now (`30m`, `24h`, `7d`); default: with the mandate.
+        #[arg(long)]
+        expires: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// End a mandate token at once: its next request, on an open session too, is refused.
+    Revoke {
+        /// The token, as `aelc mandate token` printed it.
+        token: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -162,6 +180,51 @@ pub struct McpArgs {
     /// gateway's.
     #[arg(long, conflicts_with_all = ["project", "built"])]
     pub gateway: Option<String>,
+    #[command(flatten)]
+    pub limits: McpHttpArgs,
+}
+
+/// How MCP over Streamable HTTP (`/mcp`) is bounded; every request carries a mandate token.
+#[derive(clap::Args, Debug, Clone)]
+pub struct McpHttpArgs {
+    /// MCP sessions open at once, all tokens together; one more is answered 503.
+    #[arg(long, default_value_t = aelc_mcp::http::MAX_SESSIONS)]
+    pub mcp_max_sessions: usize,
+    /// MCP sessions one mandate token may hold at once; one more is answered 503.
+    #[arg(long, default_value_t = aelc_mcp::http::MAX_SESSIONS_PER_TOKEN)]
+    pub mcp_max_sessions_per_token: usize,
+    /// Seconds an MCP session may stay idle (no message either way) before it is closed.
+    #[arg(long, default_value_t = aelc_mcp::http::IDLE_TIMEOUT_SECS)]
+    pub mcp_idle_timeout: u64,
+    /// The largest request body /mcp reads, in bytes (413 beyond).
+    #[arg(long, default_value_t = aelc_mcp::http::MAX_BODY_BYTES)]
+    pub mcp_max_body: usize,
+    /// A browser origin allowed to call /mcp (`https://app.example:443`,
+    /// `http://localhost:*`); repeatable. A request with another `Origin` is answered 403; one
+    /// without `Origin` (not a browser) passes.
+    #[arg(long)]
+    pub mcp_allowed_origin: Vec<String>,
+    /// A `Host` /mcp answers to (`mcp.example.com`, `mcp.example.com:8443`), against DNS
+    /// rebinding; repeatable. Default: localhost, 127.0.0.1 and ::1 only; `*`: any host.
+    #[arg(long)]
+    pub mcp_allowed_host: Vec<String>,
+}
+
+impl McpHttpArgs {
+    pub fn limits(&self) -> aelc_mcp::http::HttpLimits {
+        aelc_mcp::http::HttpLimits {
+            max_sessions: self.mcp_max_sessions,
+            max_sessions_per_token: self.mcp_max_sessions_per_token,
+            idle_timeout: std::time::Duration::from_secs(self.mcp_idle_timeout.max(1)),
+            max_body_bytes: self.mcp_max_body,
+            allowed_origins: self.mcp_allowed_origin.clone(),
+            allowed_hosts: match self.mcp_allowed_host.as_slice() {
+                [] => aelc_mcp::http::loopback_hosts(),
+                hosts if hosts.iter().any(|h| h == "*") => Vec::new(),
+                hosts => hosts.to_vec(),
+            },
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -209,6 +272,8 @@ pub struct ServeArgs {
     /// voids them (it renews every third of it).
     #[arg(long, default_value_t = 30)]
     pub lease: u64,
+    #[command(flatten)]
+    pub mcp: McpHttpArgs,
 }
 
 /// Where the accounts live.

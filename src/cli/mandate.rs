@@ -1,6 +1,7 @@
 //! The human's side of the MCP server (spec §14): `aelc mandate create|show|list`,
+//! `aelc mandate token|revoke` (the bearer tokens of MCP over HTTP, one mandate each),
 //! `aelc approve ID [--no-run]`, `aelc reject ID`, and `aelc mcp --mandate ACCOUNT/NAME`, the
-//! server itself over stdio.
+//! server itself over stdio (or, with `--http`, over Streamable HTTP for that mandate's tokens).
 //!
 //! `aelc approve ID` approves a pending call and runs it at once (printing its receipt and
 //! output); with `--no-run` it only approves, and the agent re-submits the call with
@@ -8,7 +9,7 @@
 
 use std::sync::Arc;
 
-use aelc_store::{Mandate, Store};
+use aelc_store::{Mandate, MandateToken, Store};
 
 use super::account::with_store;
 use super::args::{ApproveArgs, MandateArgs, MandateCommand, McpArgs, RejectArgs};
@@ -76,6 +77,63 @@ pub fn run(out: &Output, args: &MandateArgs) -> Status {
                 .map_err(|e| e.to_string())?
                 .ok_or_else(|| format!("no mandate {id}"))?;
             super::print_line(&describe(&mandate, &*s).await?);
+            Ok(())
+        }),
+        MandateCommand::Token { id, expires, store } => with_store(out, store, |s| async move {
+            let mandate = s
+                .mandate(id)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("no mandate {id} (aelc mandate create {id} …)"))?;
+            let now = aelc_gateway::now_ms();
+            let expires_ms = match expires {
+                Some(e) => Some(parse_expiry(e, now)?),
+                None => mandate.expires_ms,
+            };
+            if let Some(at) = expires_ms.filter(|at| *at <= now) {
+                return Err(format!(
+                    "a token of {id} would have expired already (at {}){}",
+                    format_ms(at),
+                    if expires.is_none() {
+                        "; the mandate itself has expired: a human creates a new one"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            let token = aelc_mcp::http::new_token();
+            s.create_mandate_token(&MandateToken {
+                token_sha256: aelc_mcp::http::token_sha256(&token),
+                mandate: mandate.id(),
+                created_ms: now,
+                expires_ms,
+                revoked_ms: None,
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+            // The token alone on stdout (a script captures it); what it is on stderr.
+            super::print_line(&token);
+            super::eprint_line(&format!(
+                "a bearer token for /mcp acting as the mandate {}{}; shown once, only its hash \
+                 is stored (aelc mandate revoke TOKEN ends it)",
+                mandate.id(),
+                match expires_ms {
+                    Some(ms) => format!(", until {}", format_ms(ms)),
+                    None => String::new(),
+                }
+            ));
+            Ok(())
+        }),
+        MandateCommand::Revoke { token, store } => with_store(out, store, |s| async move {
+            let t = s
+                .revoke_mandate_token(&aelc_mcp::http::token_sha256(token), aelc_gateway::now_ms())
+                .await
+                .map_err(|e| e.to_string())?;
+            super::print_line(&format!(
+                "revoked a token of the mandate {} at {}",
+                t.mandate,
+                format_ms(t.revoked_ms.unwrap_or_default())
+            ));
             Ok(())
         }),
         MandateCommand::List { account, store } => with_store(out, store, |s| async move {
@@ -291,16 +349,29 @@ pub fn mcp(out: &Output, args: &McpArgs) -> Status {
                 args.mandate, args.mandate
             ));
         }
-        let server = aelc_mcp::McpServer::new(market, store, args.mandate.clone());
         let served = match &args.http {
-            None => aelc_mcp::serve_stdio(server).await,
+            None => {
+                let server = aelc_mcp::McpServer::new(market, store, args.mandate.clone());
+                aelc_mcp::serve_stdio(server).await
+            }
+            // Over HTTP only the mandate's tokens are accepted (`aelc mandate token`).
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(addr)
                     .await
                     .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
                 let local = listener.local_addr().map_err(|e| e.to_string())?;
+                let server = aelc_mcp::McpServer::for_tokens(market, Arc::clone(&store));
+                let cancel = aelc_mcp::http::CancellationToken::new();
+                let router = aelc_mcp::http::router(
+                    server,
+                    store,
+                    &args.limits.limits(),
+                    Some(args.mandate.clone()),
+                    cancel.clone(),
+                );
                 super::print_line(&format!("serving MCP on http://{local}/mcp"));
-                aelc_mcp::serve_http(server, listener, super::serve::shutdown_signal()).await
+                aelc_mcp::http::serve(router, listener, cancel, super::serve::shutdown_signal())
+                    .await
             }
         };
         // A call the client cancelled, or left running when it went away, still stores its

@@ -158,7 +158,26 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
             state.project.agents.len()
         ));
         tracing::info!(%addr, store = %redacted(&served.store_url), "serving");
-        aelc_gateway::serve(listener, Arc::new(state), &limits, shutdown_signal())
+        let state = Arc::new(state);
+        // MCP over Streamable HTTP at `/mcp`, on the same port and store, hiring through the
+        // same gateway state (its run slots, lease and calls in flight).
+        let cancel = aelc_mcp::http::CancellationToken::new();
+        let mcp = aelc_mcp::http::router(
+            aelc_mcp::McpServer::for_tokens(
+                aelc_mcp::market::Market::local(Arc::clone(&state)),
+                Arc::clone(&state.store),
+            ),
+            Arc::clone(&state.store),
+            &args.mcp.limits(),
+            None,
+            cancel.clone(),
+        );
+        let shutdown = async move {
+            shutdown_signal().await;
+            // Ends the MCP sessions' open streams, so the connections can finish.
+            cancel.cancel();
+        };
+        aelc_gateway::serve(listener, state, &limits, mcp, shutdown)
             .await
             .map_err(|e| format!("the server stopped: {e}"))
     });

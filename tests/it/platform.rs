@@ -12,6 +12,7 @@
 //! `abuse`: the gateway against clients that hold connections, upload too much, or probe.
 //! `hangup`: callers that go away while their call runs.
 //! `console`: the console in a real browser.
+//! `mcp_http`: MCP over Streamable HTTP, one token per mandate.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
@@ -19,6 +20,7 @@ mod pg;
 mod abuse;
 mod console;
 mod hangup;
+mod mcp_http;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -1047,12 +1049,19 @@ fn gateway_survives_sigkill_on_postgres() {
 /// The seed's typical session through the official Python MCP SDK, with an elicitation
 /// callback and without one (the approval given out of band by `aelc approve`).
 fn mcp_session(mode: &str) {
+    mcp_session_on(mode, &sqlite_url(&format!("mcp-{mode}")));
+}
+
+/// [`mcp_session`] on the store at `store`. Modes `serve-…` go over Streamable HTTP to the
+/// `/mcp` of an `aelc serve` on that store.
+fn mcp_session_on(mode: &str, store: &str) {
     let Some(python) = mcp_python() else { return };
     let model = FakeModel::start();
-    let dir = temp_dir(&format!("mcp-{mode}"));
+    // One folder per mode and backend: the two backends' tests of a mode run at once.
+    let backend = store.split(':').next().unwrap_or("store");
+    let dir = temp_dir(&format!("mcp-{mode}-{backend}"));
     project(&dir, model.port);
-    let store = sqlite_url(&format!("mcp-{mode}"));
-    let key = account(&dir, &store, "demo", "5 EUR");
+    let key = account(&dir, store, "demo", "5 EUR");
     aelc(
         &[
             "mandate",
@@ -1067,7 +1076,7 @@ fn mcp_session(mode: &str) {
             "--deny",
             "acme/forbidden",
             "--store",
-            &store,
+            store,
         ],
         &dir,
     );
@@ -1076,16 +1085,22 @@ fn mcp_session(mode: &str) {
     command.arg(&script).args([
         AELC,
         &dir.display().to_string(),
-        &store,
+        store,
         "demo/sandbox",
         mode,
     ]);
     // Through a gateway: the account's key, the gateway's URL and PID (the script kills it).
-    let gateway = (mode == "gateway").then(|| Gateway::start(&dir, &store, &[]));
+    // Over `aelc serve`'s `/mcp`: its URL (the script makes its mandate token).
+    let serving = mode == "gateway" || mode.starts_with("serve-");
+    let gateway = serving.then(|| Gateway::start(&dir, store, &[]));
     if let Some(gw) = &gateway {
-        command
-            .args([gw.url(""), gw.child.id().to_string()])
-            .env("AELC_API_KEY", &key);
+        if mode == "gateway" {
+            command
+                .args([gw.url(""), gw.child.id().to_string()])
+                .env("AELC_API_KEY", &key);
+        } else {
+            command.arg(gw.url("/mcp"));
+        }
     }
     let out = command.output().expect("run the Python MCP client");
     drop(gateway);
@@ -1096,7 +1111,7 @@ fn mcp_session(mode: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
     // Money: the mandate's account paid 0.01 + 1; the ledger balances.
-    let balances = ledger(&store, &["demo", "acme"]);
+    let balances = ledger(store, &["demo", "acme"]);
     assert_eq!(balances[0].0, amount("3.99"));
     assert_eq!(balances[1].0, amount("1.01"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -1119,15 +1134,23 @@ fn mcp_python() -> Option<String> {
 }
 
 /// Two server processes and `aelc approve` on one store: the seed's race, the budget under
-/// concurrent calls, an expired mandate.
+/// concurrent calls, receipts per mandate, an expired mandate.
 #[test]
 fn mcp_servers_share_one_store() {
+    mcp_shared_store(&sqlite_url("mcp-shared"), false);
+}
+
+/// `tests/mcp/concurrency.py` on `store`: over stdio (two `aelc mcp` processes), or over
+/// Streamable HTTP (sessions of one token per mandate on one `aelc serve`).
+fn mcp_shared_store(store: &str, over_http: bool) {
     let Some(python) = mcp_python() else { return };
     let model = FakeModel::start();
-    let dir = temp_dir("mcp-shared");
+    let backend = store.split(':').next().unwrap_or("store");
+    let transport = if over_http { "http" } else { "stdio" };
+    let dir = temp_dir(&format!("mcp-shared-{transport}-{backend}"));
     project(&dir, model.port);
     aelc(&["build"], &dir);
-    let store = sqlite_url("mcp-shared");
+    let store = store.to_owned();
     account(&dir, &store, "demo", "100 EUR");
     let mandate = |args: &[&str]| {
         let mut all = vec!["mandate", "create"];
@@ -1165,11 +1188,21 @@ fn mcp_servers_share_one_store() {
         "2001-01-01T00:00:00Z",
     ]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/concurrency.py");
-    let out = Command::new(python)
+    let gateway = over_http.then(|| Gateway::start(&dir, &store, &[]));
+    let mut command = Command::new(python);
+    command
         .arg(&script)
-        .args([AELC, &dir.display().to_string(), &store])
-        .output()
-        .expect("run the Python MCP client");
+        .args([AELC, &dir.display().to_string(), &store]);
+    if let Some(gw) = &gateway {
+        command.arg(gw.url("/mcp"));
+    }
+    let out = command.output().expect("run the Python MCP client");
+    drop(gateway);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("\"transport\": \"{transport}\"")),
+        "the script ran over {transport}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(
         out.status.success(),
         "the shared-store MCP test failed:\n{}\n{}",

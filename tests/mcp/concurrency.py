@@ -1,10 +1,16 @@
-"""Two `aelc mcp` processes on one store, driven by the official Python SDK (tests/it/platform.rs):
+"""Two MCP sessions of one mandate on one store, driven by the official Python SDK
+(tests/it/platform.rs, tests/it/platform/mcp_http.rs):
 
-    python concurrency.py AELC PROJECT_DIR STORE_URL
+    python concurrency.py AELC PROJECT_DIR STORE_URL [URL]
 
-- the seed's race: while a long call_agent runs in one server process, the human approves
-  another call with `aelc approve` in a third process; the approval survives (20 rounds);
-- two server processes firing concurrent calls on one mandate never exceed its budget;
+Without URL each session is an `aelc mcp` process over stdio; with URL (the `/mcp` of a running
+`aelc serve`) each is a Streamable HTTP session, all of a mandate's sessions on one token.
+
+- the seed's race: while a long call_agent runs in one session, the human approves another
+  call with `aelc approve` in another process; the approval survives (20 rounds);
+- 20 concurrent calls from two sessions on the last cents of one mandate: exactly what the
+  budget allows runs;
+- receipts and approvals are seen only under their own mandate;
 - an expired mandate refuses everything, saying so.
 """
 
@@ -16,9 +22,14 @@ from contextlib import AsyncExitStack
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 AELC, PROJECT, STORE = sys.argv[1:4]
-report = {}
+URL = sys.argv[4] if len(sys.argv) > 4 else None
+report = {"transport": "http" if URL else "stdio"}
+# One token per mandate over HTTP: every session of a mandate carries the same one.
+tokens = {}
 
 
 def check(condition, what):
@@ -27,7 +38,24 @@ def check(condition, what):
         raise SystemExit(f"broken expectation: {what}")
 
 
+def token(mandate):
+    if mandate not in tokens:
+        # A day: the token outlives an expired mandate, whose tools must say it expired.
+        made = subprocess.run([AELC, "mandate", "token", mandate, "--expires", "1d",
+                               "--store", STORE], check=True, capture_output=True, text=True)
+        tokens[mandate] = made.stdout.strip()
+    return tokens[mandate]
+
+
 async def server(stack, mandate):
+    if URL:
+        client = await stack.enter_async_context(
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token(mandate)}"}))
+        read, write = await stack.enter_async_context(
+            streamable_http_client(URL, http_client=client))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        return session
     params = StdioServerParameters(
         command=AELC,
         args=["mcp", "--mandate", mandate, "--built", PROJECT + "/target/ael", "--store", STORE],
@@ -87,6 +115,26 @@ async def budget():
         check(all("budget" in r for r in refused), f"refusals name the budget: {refused[:3]}")
 
 
+async def receipts():
+    async with AsyncExitStack() as stack:
+        sandbox = await server(stack, "demo/sandbox")
+        tight = await server(stack, "demo/tight")
+        ran = data(await sandbox.call_tool(
+            "call_agent", {"agent": "acme/echo", "input": {"text": "[ok] mine"}}))
+        check(ran["status"] == "succeeded", f"the sandbox's call: {ran}")
+        mine = await sandbox.call_tool("get_receipt", {"receipt": ran["receipt"]})
+        check(not mine.is_error, "a mandate reads its own receipt")
+        theirs = await tight.call_tool("get_receipt", {"receipt": ran["receipt"]})
+        check(theirs.is_error and "under this mandate" in theirs.content[0].text,
+              "another mandate's receipt is not found")
+        asked = data(await sandbox.call_tool(
+            "call_agent", {"agent": "acme/pipeline", "input": {"text": "[ok] big"}}))
+        check(asked["status"] == "approval_required", f"an approval: {asked}")
+        other = await tight.call_tool("check_approval", {"approval": asked["approval"]})
+        check(other.is_error, "another mandate's approval is not found")
+        report["receipts"] = {"refused": theirs.content[0].text}
+
+
 async def expired():
     async with AsyncExitStack() as stack:
         s = await server(stack, "demo/old")
@@ -101,6 +149,7 @@ async def expired():
 async def main():
     await race()
     await budget()
+    await receipts()
     await expired()
     print(json.dumps(report))
 

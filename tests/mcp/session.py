@@ -1,15 +1,19 @@
 """The seed's typical MCP session, driven by the official Python SDK (`mcp` from PyPI)
-against `aelc mcp` over stdio. Called by tests/it/platform.rs:
+against `aelc mcp` over stdio, or over Streamable HTTP. Called by tests/it/platform.rs and
+tests/it/platform/mcp_http.rs:
 
-    python session.py AELC PROJECT_DIR STORE_URL MANDATE MODE
+    python session.py AELC PROJECT_DIR STORE_URL MANDATE MODE [URL]
 
 MODE `elicit`: the client declares elicitation and approves in its callback.
 MODE `oob`: no elicitation; the approval comes out of band from `aelc approve ID --no-run`.
-MODE `http`: as `oob`, over Streamable HTTP (the server is started with `--http`).
+MODE `http`: as `oob`, over Streamable HTTP from `aelc mcp --http` (a mandate token made here).
+MODE `serve-elicit`, `serve-oob`: as `elicit` and `oob`, over Streamable HTTP at the `/mcp` of a
+running `aelc serve` (its URL follows), with a mandate token made here.
 Prints one JSON object with what it saw; exits non-zero on any broken expectation.
 """
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -20,11 +24,13 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 import mcp.types as types
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 AELC, PROJECT, STORE, MANDATE, MODE = sys.argv[1:6]
 # MODE `gateway`: as `oob`, hiring through a running gateway (its URL and PID follow; the
 # account key is in AELC_API_KEY); at the end the gateway is killed and a call must fail cleanly.
 GATEWAY, GATEWAY_PID = (sys.argv[6], int(sys.argv[7])) if MODE == "gateway" else (None, None)
+SERVE_URL = sys.argv[6] if MODE.startswith("serve-") else None
 seen = {"elicitations": []}
 
 
@@ -54,7 +60,12 @@ async def main():
         args=["mcp", "--mandate", MANDATE, *where, "--store", STORE],
         env=env,
     )
-    callback = approve_in_form if MODE == "elicit" else None
+    callback = approve_in_form if MODE.endswith("elicit") else None
+    if SERVE_URL:
+        async with over_http(SERVE_URL) as streams:
+            await session_body(streams[0], streams[1], callback)
+        print(json.dumps(seen))
+        return
     if MODE == "http":
         proc = subprocess.Popen(
             [AELC, "mcp", "--mandate", MANDATE, "--project", PROJECT, "--store", STORE,
@@ -63,7 +74,7 @@ async def main():
         try:
             url = proc.stdout.readline().strip().rsplit(" ", 1)[-1]
             check(url.endswith("/mcp"), f"the serving line names the endpoint: {url}")
-            async with streamable_http_client(url) as streams:
+            async with over_http(url) as streams:
                 await session_body(streams[0], streams[1], callback)
         finally:
             proc.terminate()
@@ -74,6 +85,22 @@ async def main():
     print(json.dumps(seen))
 
 
+def mandate_token(mandate):
+    """A bearer token of `mandate`, as a human makes it (`aelc mandate token`)."""
+    made = subprocess.run([AELC, "mandate", "token", mandate, "--store", STORE], check=True,
+                          capture_output=True, text=True)
+    return made.stdout.strip()
+
+
+@contextlib.asynccontextmanager
+async def over_http(url, token=None):
+    """The SDK's Streamable HTTP transport, carrying a mandate token (made when not given)."""
+    token = token or mandate_token(MANDATE)
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client:
+        async with streamable_http_client(url, http_client=client) as streams:
+            yield streams
+
+
 async def session_body(read, write, callback):
     async with ClientSession(read, write, elicitation_callback=callback) as session:
         init = await session.initialize()
@@ -81,7 +108,8 @@ async def session_body(read, write, callback):
         tools = {t.name: t for t in (await session.list_tools()).tools}
         check(set(tools) == {"search_agents", "get_agent", "call_agent", "check_approval",
                              "get_budget", "get_receipt"}, f"the six tools: {sorted(tools)}")
-        check(tools["search_agents"].annotations.read_only_hint is True, "search is read-only")
+        for name in ("search_agents", "get_agent", "check_approval", "get_budget", "get_receipt"):
+            check(tools[name].annotations.read_only_hint is True, f"{name} is read-only")
         check(tools["call_agent"].annotations.read_only_hint is False, "call is not read-only")
         missing = sorted(name for name, t in tools.items() if t.output_schema is None)
         check(not missing, f"every tool declares an outputSchema (the SDK validates each "
@@ -92,7 +120,8 @@ async def session_body(read, write, callback):
         names = [a["agent"] for a in found["agents"]]
         check("acme/echo" in names and "acme/pipeline" in names, f"both agents allowed: {names}")
         check(names.index("acme/echo") < names.index("acme/pipeline"), "ranked by cost")
-        check(any(e["agent"] == "acme/forbidden" for e in found["excluded"]), "the denied agent is listed with why")
+        check(any(e["agent"] == "acme/forbidden" and "denies" in e["reason"] for e in found["excluded"]),
+              f"the denied agent is listed with why: {found['excluded']}")
 
         agent = structured(await session.call_tool("get_agent", {"agent": "acme/pipeline"}))
         check(agent["mandate_decision"] == "allow", "pipeline is allowed")
@@ -114,13 +143,15 @@ async def session_body(read, write, callback):
         seen["outside"] = outside.content[0].text
         unknown = await session.call_tool("call_agent", {"agent": "acme/echo", "input": {"text": "x"}, "bogus": 1})
         check(unknown.is_error, "an unknown argument is a tool error")
+        other = await session.call_tool("search_agents", {"mandate": "demo/other"})
+        check(other.is_error, "no tool parameter names a mandate")
         bad_approval = await session.call_tool("check_approval", {"approval": "not-an-id"})
         check(bad_approval.is_error, "a malformed approval id is a tool error")
 
         expensive = {"agent": "acme/pipeline", "input": {"text": "[ok] big job"}}
         first = structured(await session.call_tool("call_agent", expensive))
         seen["first"] = first
-        if MODE == "elicit":
+        if MODE.endswith("elicit"):
             check(len(seen["elicitations"]) == 1, "the human was asked once")
             check("1.01" in seen["elicitations"][0], "the form shows the worst case")
             done = first
@@ -150,6 +181,7 @@ async def session_body(read, write, callback):
 
         budget = structured(await session.call_tool("get_budget", {}))
         seen["budget"] = budget
+        check(budget["mandate"] == MANDATE, f"the session acts as its mandate: {budget}")
         check(budget["spent"] == "1.01", f"spent = 0.01 + 1: {budget}")
         check(budget["remaining"] == "3.99", f"remaining: {budget}")
         if GATEWAY:

@@ -240,16 +240,18 @@ async fn openapi_json(
 
 /// Serves until `shutdown` resolves, then stops accepting, finishes the requests in flight
 /// and every call begun (their receipts stored and their money settled, whether or not their
-/// callers still wait) and returns.
+/// callers still wait) and returns. `extra` routes are served beside the gateway's on the same
+/// connections (`/mcp`, which this crate cannot build: the MCP server is built on it).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
     limits: &Limits,
+    extra: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let served = listener::serve(
         listener,
-        router(Arc::clone(&state)),
+        router(Arc::clone(&state)).merge(extra),
         &limits.connections(),
         shutdown,
     )

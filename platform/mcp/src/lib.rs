@@ -14,8 +14,11 @@
 //!   used once, and expires ([`APPROVAL_TTL_MS`]). Its state lives in the store, shared with
 //!   `aelc approve` in another process.
 //! - Another agent's output is data ([`output`]).
-//! - Transports: stdio ([`serve_stdio`]) and Streamable HTTP at `/mcp` ([`serve_http`]).
+//! - Transports: stdio ([`serve_stdio`]), one mandate chosen at start; and Streamable HTTP at
+//!   `/mcp` ([`http`]), where each request acts under the mandate of its bearer token ("one
+//!   token, one mandate").
 
+pub mod http;
 pub mod market;
 pub mod output;
 pub mod scope;
@@ -57,8 +60,19 @@ that appear inside them.";
 pub struct McpServer {
     market: Arc<Market>,
     store: Arc<dyn aelc_store::Store>,
-    mandate: String,
+    mandate: Bound,
     tool_router: ToolRouter<McpServer>,
+}
+
+/// Which mandate a tool call acts under. No tool parameter names one: it is never the
+/// client's to choose.
+#[derive(Clone, Debug)]
+enum Bound {
+    /// stdio: the mandate the human chose when starting the server (`--mandate`).
+    Fixed(String),
+    /// Streamable HTTP: the mandate of the request's bearer token, put on the request by
+    /// [`http`]'s gate (a [`http::Grant`]) after it checked the token in the store.
+    Token,
 }
 
 // ---------------------------------------------------------------- parameters and results
@@ -271,7 +285,17 @@ impl McpServer {
         McpServer {
             market: Arc::new(market),
             store,
-            mandate,
+            mandate: Bound::Fixed(mandate),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The server of Streamable HTTP: every call acts under its request's token's mandate.
+    pub fn for_tokens(market: Market, store: Arc<dyn aelc_store::Store>) -> McpServer {
+        McpServer {
+            market: Arc::new(market),
+            store,
+            mandate: Bound::Token,
             tool_router: Self::tool_router(),
         }
     }
@@ -282,9 +306,10 @@ impl McpServer {
     )]
     async fn search_agents(
         &self,
+        context: RequestContext<RoleServer>,
         Parameters(p): Parameters<SearchParams>,
     ) -> Result<Json<SearchResult>, String> {
-        let mandate = self.mandate().await?;
+        let mandate = self.mandate(&context).await?;
         let now = aelc_gateway::now_ms();
         let project = &self.market;
         let capability = p.capability.as_deref().and_then(scope::matcher);
@@ -333,9 +358,10 @@ impl McpServer {
     )]
     async fn get_agent(
         &self,
+        context: RequestContext<RoleServer>,
         Parameters(p): Parameters<AgentParams>,
     ) -> Result<Json<AgentDetails>, String> {
-        let mandate = self.mandate().await?;
+        let mandate = self.mandate(&context).await?;
         let agent = self.agent(&p.agent)?;
         let decision = scope::decide(&mandate, &self.market, agent, aelc_gateway::now_ms());
         let record = self.record(agent).await?;
@@ -388,7 +414,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<CallParams>,
     ) -> Result<Json<CallResult>, String> {
-        let mandate = self.mandate().await?;
+        let mandate = self.mandate(&context).await?;
         let now = aelc_gateway::now_ms();
         if let Some(why) = scope::expired(&mandate, now) {
             return Err(why);
@@ -475,14 +501,16 @@ impl McpServer {
     )]
     async fn check_approval(
         &self,
+        context: RequestContext<RoleServer>,
         Parameters(p): Parameters<ApprovalParams>,
     ) -> Result<Json<ApprovalStatus>, String> {
+        let mandate = self.mandate_id(&context)?;
         let approval = self
             .store
             .approval(&p.approval, aelc_gateway::now_ms())
             .await
             .map_err(store)?
-            .filter(|a| a.mandate == self.mandate)
+            .filter(|a| a.mandate == mandate)
             .ok_or_else(|| format!("no approval {} under this mandate", p.approval))?;
         Ok(Json(ApprovalStatus {
             approval: approval.id,
@@ -499,9 +527,12 @@ impl McpServer {
         description = "The mandate: scope, budget, spent and remaining, approval threshold, expiry.",
         annotations(read_only_hint = true)
     )]
-    async fn get_budget(&self) -> Result<Json<Budget>, String> {
-        let mandate = self.mandate().await?;
-        let used = self.store.mandate_use(&self.mandate).await.map_err(store)?;
+    async fn get_budget(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<Budget>, String> {
+        let mandate = self.mandate(&context).await?;
+        let used = self.store.mandate_use(&mandate.id()).await.map_err(store)?;
         let remaining = mandate
             .budget
             .saturating_sub(used.spent)
@@ -527,11 +558,13 @@ impl McpServer {
     )]
     async fn get_receipt(
         &self,
+        context: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReceiptParams>,
     ) -> Result<Json<Receipt>, String> {
+        let mandate = self.mandate_id(&context)?;
         let stored = self
             .store
-            .mandate_receipt(&self.mandate, &p.receipt)
+            .mandate_receipt(&mandate, &p.receipt)
             .await
             .map_err(store)?
             .ok_or_else(|| format!("no receipt {} under this mandate", p.receipt))?;
@@ -564,12 +597,26 @@ enum Asked {
 }
 
 impl McpServer {
-    async fn mandate(&self) -> Result<Mandate, String> {
+    /// The id of the mandate `context`'s call acts under.
+    fn mandate_id(&self, context: &RequestContext<RoleServer>) -> Result<String, String> {
+        match &self.mandate {
+            Bound::Fixed(id) => Ok(id.clone()),
+            Bound::Token => context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<http::Grant>())
+                .map(|grant| grant.mandate.clone())
+                .ok_or_else(|| "this request carries no mandate token".to_owned()),
+        }
+    }
+
+    async fn mandate(&self, context: &RequestContext<RoleServer>) -> Result<Mandate, String> {
+        let id = self.mandate_id(context)?;
         self.store
-            .mandate(&self.mandate)
+            .mandate(&id)
             .await
             .map_err(store)?
-            .ok_or_else(|| format!("the mandate {} does not exist", self.mandate))
+            .ok_or_else(|| format!("the mandate {id} does not exist"))
     }
 
     fn agent(&self, name: &str) -> Result<&Card, String> {
@@ -825,29 +872,4 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), String> {
         .await
         .map(|_| ())
         .map_err(|e| format!("the MCP session ended with an error: {e}"))
-}
-
-/// Serves `server` over Streamable HTTP at `/mcp` on `listener` until `shutdown` resolves.
-pub async fn serve_http(
-    server: McpServer,
-    listener: tokio::net::TcpListener,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), String> {
-    use rmcp::transport::streamable_http_server::{
-        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        LocalSessionManager::default().into(),
-        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            cancel.cancel();
-        })
-        .await
-        .map_err(|e| format!("the MCP HTTP server stopped: {e}"))
 }

@@ -13,8 +13,8 @@ use async_trait::async_trait;
 use crate::journal::Journal;
 use crate::{
     journal, Account, AgentStats, Amount, Approval, ApprovalUse, Balance, BeginRun, Begun,
-    ConsoleSession, Entry, FileMeta, Mandate, MandateUse, Recovered, Result, RunQuery, RunRow,
-    Settlement, Store, StoredReceipt, UnixMs,
+    ConsoleSession, Entry, FileMeta, Mandate, MandateToken, MandateUse, Recovered, Result,
+    RunQuery, RunRow, Settlement, Store, StoredReceipt, UnixMs,
 };
 
 /// `store`, with the receipts of refused calls journaled ([`Journaled::record_refusal`]).
@@ -147,6 +147,19 @@ impl Store for Journaled {
     }
     async fn use_approval(&self, call: &ApprovalUse) -> Result<()> {
         self.store.use_approval(call).await
+    }
+    async fn create_mandate_token(&self, token: &MandateToken) -> Result<()> {
+        self.store.create_mandate_token(token).await
+    }
+    async fn mandate_token(&self, token_sha256: &str) -> Result<Option<MandateToken>> {
+        self.store.mandate_token(token_sha256).await
+    }
+    async fn revoke_mandate_token(
+        &self,
+        token_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<MandateToken> {
+        self.store.revoke_mandate_token(token_sha256, now_ms).await
     }
     async fn put_file(&self, file: &FileMeta, max_stored_bytes: u64) -> Result<()> {
         self.store.put_file(file, max_stored_bytes).await

@@ -274,6 +274,33 @@ pub struct ApprovalUse {
     pub at_ms: UnixMs,
 }
 
+/// A bearer token of MCP over HTTP (`/mcp`), bound to exactly one mandate (`aelc mandate
+/// token`). The token itself is shown once and never stored: only its SHA-256.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MandateToken {
+    /// SHA-256 of the token, hex.
+    pub token_sha256: String,
+    /// `ACCOUNT/NAME`.
+    pub mandate: String,
+    pub created_ms: UnixMs,
+    pub expires_ms: Option<UnixMs>,
+    /// Set once by [`Store::revoke_mandate_token`].
+    pub revoked_ms: Option<UnixMs>,
+}
+
+impl MandateToken {
+    /// Why the token cannot be used at `now_ms`, if it cannot.
+    pub fn refusal(&self, now_ms: UnixMs) -> Option<&'static str> {
+        if self.revoked_ms.is_some() {
+            Some("the token was revoked")
+        } else if self.expires_ms.is_some_and(|at| now_ms >= at) {
+            Some("the token expired")
+        } else {
+            None
+        }
+    }
+}
+
 /// The metadata of a stored file (the bytes are content-addressed elsewhere).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileMeta {
@@ -492,6 +519,16 @@ pub trait Store: Send + Sync {
     /// version or input, a second use, a rejected, pending or expired approval are refused
     /// with the reason.
     async fn use_approval(&self, call: &ApprovalUse) -> Result<()>;
+    /// Stores a new token of an existing mandate ([`StoreError::NotFound`] otherwise).
+    async fn create_mandate_token(&self, token: &MandateToken) -> Result<()>;
+    /// The token whose SHA-256 is `token_sha256`, revoked or expired ones included.
+    async fn mandate_token(&self, token_sha256: &str) -> Result<Option<MandateToken>>;
+    /// Revokes a token at `now_ms` (a second revocation keeps the first time) and returns it.
+    async fn revoke_mandate_token(
+        &self,
+        token_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<MandateToken>;
 
     // ---- files ----
 

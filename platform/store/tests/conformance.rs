@@ -12,7 +12,8 @@ mod pg;
 use aelc_runtime::money::Amount;
 use aelc_store::{
     held_account, Account, Approval, ApprovalState, ApprovalUse, BeginRun, Begun, ConsoleSession,
-    FileMeta, Mandate, RunQuery, Settlement, SqlStore, Status, Store, StoreError, StoredReceipt,
+    FileMeta, Mandate, MandateToken, RunQuery, Settlement, SqlStore, Status, Store, StoreError,
+    StoredReceipt,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -53,6 +54,9 @@ const RULES: &[(&str, Rule)] = &[
     }),
     ("approval_state_machine", |u| {
         Box::pin(approval_state_machine(u))
+    }),
+    ("mandate_tokens_are_hashed_and_revoked_once", |u| {
+        Box::pin(mandate_tokens_are_hashed_and_revoked_once(u))
     }),
     ("two_instances_never_lose_an_approval", |u| {
         Box::pin(two_instances_never_lose_an_approval(u))
@@ -800,6 +804,50 @@ async fn mandates_and_their_expiry(url: String) {
         amt("1"),
         "refused: nothing held"
     );
+}
+
+/// A token belongs to an existing mandate, is found by its hash only, expires by the caller's
+/// clock, and its first revocation is the one kept.
+async fn mandate_tokens_are_hashed_and_revoked_once(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "10").await;
+    store
+        .create_mandate(&mandate("demo", "sandbox", "5", None))
+        .await
+        .unwrap();
+    let token = |hash: &str, mandate: &str, expires_ms| MandateToken {
+        token_sha256: hash.into(),
+        mandate: mandate.into(),
+        created_ms: 1,
+        expires_ms,
+        revoked_ms: None,
+    };
+    let t = token("h1", "demo/sandbox", Some(100));
+    store.create_mandate_token(&t).await.unwrap();
+    assert!(matches!(
+        store.create_mandate_token(&t).await,
+        Err(StoreError::Exists(_))
+    ));
+    assert!(matches!(
+        store
+            .create_mandate_token(&token("h2", "demo/none", None))
+            .await,
+        Err(StoreError::NotFound(_))
+    ));
+    let found = store.mandate_token("h1").await.unwrap().expect("found");
+    assert_eq!(found, t);
+    assert_eq!(found.refusal(99), None);
+    assert_eq!(found.refusal(100), Some("the token expired"));
+    assert_eq!(store.mandate_token("h2").await.unwrap(), None);
+    let revoked = store.revoke_mandate_token("h1", 50).await.unwrap();
+    assert_eq!(revoked.revoked_ms, Some(50));
+    assert_eq!(revoked.refusal(10), Some("the token was revoked"));
+    let again = store.revoke_mandate_token("h1", 70).await.unwrap();
+    assert_eq!(again.revoked_ms, Some(50), "the first revocation is kept");
+    assert!(matches!(
+        store.revoke_mandate_token("nope", 70).await,
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 fn approval(id: &str, expires_ms: i64) -> Approval {

@@ -1,9 +1,11 @@
 //! Mandates (a human's grant, with what it has spent and holds) and approvals (one call put to
-//! a human: pending → approved | rejected, approved → used; expiry from the caller's clock).
+//! a human: pending → approved | rejected, approved → used; expiry from the caller's clock),
+//! and the bearer tokens of `/mcp`, one mandate each (stored as their SHA-256).
 
 use super::{amount, is_unique_violation, mandate_key, Fail, SqlStore};
 use crate::{
-    to_nano, Approval, ApprovalState, ApprovalUse, Mandate, MandateUse, StoreError, UnixMs,
+    to_nano, Approval, ApprovalState, ApprovalUse, Mandate, MandateToken, MandateUse, StoreError,
+    UnixMs,
 };
 use sqlx::any::AnyRow;
 use sqlx::Row;
@@ -13,6 +15,20 @@ const MANDATE_COLUMNS: &str =
 
 pub(super) const APPROVAL_COLUMNS: &str = "id, mandate, agent, version, input_sha256, input_json, \
      worst_case, currency, state, created_ms, expires_ms";
+
+const TOKEN_COLUMNS: &str = "token_sha256, account, name, created_ms, expires_ms, revoked_ms";
+
+fn token_row(row: &AnyRow) -> Result<MandateToken, Fail> {
+    let account: String = row.try_get("account")?;
+    let name: String = row.try_get("name")?;
+    Ok(MandateToken {
+        token_sha256: row.try_get("token_sha256")?,
+        mandate: format!("{account}/{name}"),
+        created_ms: row.try_get("created_ms")?,
+        expires_ms: row.try_get("expires_ms")?,
+        revoked_ms: row.try_get("revoked_ms")?,
+    })
+}
 
 fn mandate_row(row: &AnyRow) -> Result<Mandate, Fail> {
     let globs = |column: &str| -> Result<Vec<String>, Fail> {
@@ -292,5 +308,77 @@ impl SqlStore {
             }
         };
         Err(StoreError::Approval(format!("`{}` is {why}", call.id)).into())
+    }
+
+    pub(super) async fn insert_mandate_token(&self, t: &MandateToken) -> Result<(), Fail> {
+        let (account, name) = mandate_key(&t.mandate)?;
+        let mut tx = self.write().await?;
+        let exists = sqlx::query("SELECT 1 FROM mandates WHERE account = $1 AND name = $2")
+            .bind(account)
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound(format!("mandate `{}`", t.mandate)).into());
+        }
+        let result = sqlx::query(&format!(
+            "INSERT INTO mandate_tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+        ))
+        .bind(&t.token_sha256)
+        .bind(account)
+        .bind(name)
+        .bind(t.created_ms)
+        .bind(t.expires_ms)
+        .bind(t.revoked_ms)
+        .execute(&mut *tx)
+        .await;
+        match result {
+            Err(e) if is_unique_violation(&e) => {
+                return Err(StoreError::Exists("this token".to_owned()).into())
+            }
+            other => other?,
+        };
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn find_mandate_token(
+        &self,
+        token_sha256: &str,
+    ) -> Result<Option<MandateToken>, Fail> {
+        let row = sqlx::query(&format!(
+            "SELECT {TOKEN_COLUMNS} FROM mandate_tokens WHERE token_sha256 = $1"
+        ))
+        .bind(token_sha256)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(token_row).transpose()
+    }
+
+    /// One conditional `UPDATE`: a token revoked already keeps its first revocation time.
+    pub(super) async fn revoke_mandate_token_once(
+        &self,
+        token_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<MandateToken, Fail> {
+        let mut tx = self.write().await?;
+        sqlx::query(
+            "UPDATE mandate_tokens SET revoked_ms = $1 \
+             WHERE token_sha256 = $2 AND revoked_ms IS NULL",
+        )
+        .bind(now_ms)
+        .bind(token_sha256)
+        .execute(&mut *tx)
+        .await?;
+        let row = sqlx::query(&format!(
+            "SELECT {TOKEN_COLUMNS} FROM mandate_tokens WHERE token_sha256 = $1"
+        ))
+        .bind(token_sha256)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| StoreError::NotFound("a mandate token with this value".to_owned()))?;
+        let token = token_row(&row)?;
+        tx.commit().await?;
+        Ok(token)
     }
 }

@@ -32,8 +32,8 @@ mod sqlite_receipts;
 
 use crate::{
     Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, ConsoleSession, Entry,
-    FileMeta, Mandate, MandateUse, Recovered, Result, RunQuery, RunRow, Settlement, Store,
-    StoreError, StoredReceipt, UnixMs,
+    FileMeta, Mandate, MandateToken, MandateUse, Recovered, Result, RunQuery, RunRow, Settlement,
+    Store, StoreError, StoredReceipt, UnixMs,
 };
 use aelc_runtime::money::Amount;
 use async_trait::async_trait;
@@ -457,6 +457,24 @@ impl Store for SqlStore {
 
     async fn use_approval(&self, call: &ApprovalUse) -> Result<()> {
         retry(|| self.use_approval_once(call)).await
+    }
+
+    async fn create_mandate_token(&self, token: &MandateToken) -> Result<()> {
+        retry(|| self.insert_mandate_token(token)).await
+    }
+
+    async fn mandate_token(&self, token_sha256: &str) -> Result<Option<MandateToken>> {
+        self.find_mandate_token(token_sha256)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn revoke_mandate_token(
+        &self,
+        token_sha256: &str,
+        now_ms: UnixMs,
+    ) -> Result<MandateToken> {
+        retry(|| self.revoke_mandate_token_once(token_sha256, now_ms)).await
     }
 
     async fn put_file(&self, file: &FileMeta, max_stored_bytes: u64) -> Result<()> {
