@@ -491,3 +491,105 @@ fn mcp_http_alone_serves_its_mandate_only() {
     assert_eq!(refused.status, 401, "{}", refused.body);
     assert!(refused.body.contains("another mandate"), "{}", refused.body);
 }
+
+/// Reads a response from `stream` until `done` holds for what came so far (bounded).
+fn read_until(stream: &mut std::net::TcpStream, done: impl Fn(&str) -> bool) -> String {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .expect("a read timeout");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !done(&String::from_utf8_lossy(&seen)) {
+        assert!(
+            Instant::now() < deadline,
+            "never came: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => seen.extend_from_slice(&buffer[..n]),
+            Err(_) => {}
+        }
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// A client whose connection drops while its `call_agent` runs reconnects with the last event
+/// id it saw (`Last-Event-ID`, the transport's resumption) and gets the call's result on the
+/// resumed stream: rmcp keeps a request's events for its session, and the call itself settles
+/// whatever the connection does (issue 47).
+#[test]
+fn mcp_http_a_dropped_stream_is_resumed() {
+    use std::io::Write;
+    let model = FakeModel::start();
+    let dir = temp_dir("mcp-http-resume");
+    let store = sqlite_url("mcp-http-resume");
+    setup(&dir, &model, &store);
+    let gw = Gateway::start(&dir, &store, &[]);
+    let token = token(&dir, &store, "demo/sandbox", &[]);
+    let session = open_session(&gw, &token);
+
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"call_agent","arguments":{"agent":"acme/echo","input":{"text":"[hold] resumed"}}}}"#;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", gw.port)).expect("connect");
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nauthorization: Bearer {token}\r\n\
+         mcp-session-id: {session}\r\nmcp-protocol-version: 2025-06-18\r\n\
+         content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+         content-length: {}\r\n\r\n{call}",
+        gw.port,
+        call.len()
+    )
+    .expect("send the call");
+    // The stream's first event (rmcp's priming event) carries the id to resume from.
+    let head = read_until(&mut stream, |seen| {
+        seen.lines().any(|l| l.starts_with("id:"))
+    });
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let last_event = head
+        .lines()
+        .find_map(|l| l.strip_prefix("id:"))
+        .map(|id| id.trim().to_owned())
+        .expect("an event id");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while model.calls() < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the call never reached the model"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stream);
+
+    // Reconnect with the last event id while the call still runs (a client reconnects at
+    // once; rmcp forgets a request's stream that nobody read once it answered): the call's
+    // result arrives on the resumed stream, which ends once the call has answered.
+    let mut resumed = http()
+        .get(gw.url("/mcp"))
+        .header("authorization", &format!("Bearer {token}"))
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("last-event-id", &last_event)
+        .header("accept", "text/event-stream")
+        .call()
+        .expect("resume");
+    assert_eq!(resumed.status().as_u16(), 200);
+    model.release();
+    let replayed = resumed
+        .body_mut()
+        .read_to_string()
+        .expect("the resumed stream");
+    let data = replayed
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .find(|d| d.contains("\"id\":7"))
+        .unwrap_or_else(|| panic!("the call's answer in {replayed}"));
+    let answer: Value = serde_json::from_str(data.trim()).expect("JSON-RPC");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["status"], "succeeded",
+        "{answer}"
+    );
+}
