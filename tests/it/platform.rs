@@ -11,12 +11,14 @@
 //!
 //! `abuse`: the gateway against clients that hold connections, upload too much, or probe.
 //! `hangup`: callers that go away while their call runs.
+//! `traces`: the OpenTelemetry spans of runs, decoded by a real OTLP receiver.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
 
 mod abuse;
 mod hangup;
+mod traces;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -41,6 +43,8 @@ struct FakeModel {
     port: u16,
     calls: Arc<AtomicUsize>,
     hold: Hold,
+    /// The `traceparent` header of each call (empty when it had none), in arrival order.
+    traceparents: Arc<Mutex<Vec<String>>>,
 }
 
 /// Whether `[hold]` calls may answer, and a way to wait for it.
@@ -54,16 +58,24 @@ impl FakeModel {
         let counter = Arc::clone(&calls);
         let hold: Hold = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         let held = Arc::clone(&hold);
+        let traceparents = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&traceparents);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let counter = Arc::clone(&counter);
                 let held = Arc::clone(&held);
+                let seen = Arc::clone(&seen);
                 std::thread::spawn(move || {
-                    let _ = answer(stream, &counter, &held);
+                    let _ = answer(stream, &counter, &held, &seen);
                 });
             }
         });
-        FakeModel { port, calls, hold }
+        FakeModel {
+            port,
+            calls,
+            hold,
+            traceparents,
+        }
     }
 
     /// Lets every `[hold]` call answer.
@@ -78,10 +90,16 @@ impl FakeModel {
     }
 }
 
-fn answer(mut stream: TcpStream, calls: &AtomicUsize, hold: &Hold) -> std::io::Result<()> {
+fn answer(
+    mut stream: TcpStream,
+    calls: &AtomicUsize,
+    hold: &Hold,
+    traceparents: &Mutex<Vec<String>>,
+) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
+    let mut traceparent = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
@@ -91,12 +109,19 @@ fn answer(mut stream: TcpStream, calls: &AtomicUsize, hold: &Hold) -> std::io::R
         if let Some(v) = lower.strip_prefix("content-length:") {
             length = v.trim().parse().unwrap_or(0);
         }
+        if let Some(v) = lower.strip_prefix("traceparent:") {
+            traceparent = v.trim().to_owned();
+        }
         if line == "\r\n" {
             break;
         }
     }
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body)?;
+    traceparents
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(traceparent);
     calls.fetch_add(1, Ordering::SeqCst);
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let prompt = request.to_string();
@@ -284,9 +309,15 @@ struct Gateway {
 
 impl Gateway {
     fn start(dir: &Path, store: &str, extra: &[&str]) -> Gateway {
+        Gateway::start_with_env(dir, store, extra, &[])
+    }
+
+    /// [`Gateway::start`] with more environment variables (the `OTEL_*` of the trace tests).
+    fn start_with_env(dir: &Path, store: &str, extra: &[&str], env: &[(&str, &str)]) -> Gateway {
         let mut child = Command::new(AELC)
             .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
             .args(extra)
+            .envs(env.iter().copied())
             .current_dir(dir)
             .env("AELC_FAKE_KEY", "test-key")
             .env("AELC_LOG", "warn")

@@ -388,85 +388,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<CallParams>,
     ) -> Result<Json<CallResult>, String> {
-        let mandate = self.mandate().await?;
-        let now = aelc_gateway::now_ms();
-        if let Some(why) = scope::expired(&mandate, now) {
-            return Err(why);
-        }
-        let agent = match (&p.agent, &p.capability) {
-            (Some(name), _) => self.agent(name)?,
-            (None, Some(capability)) => self.best_for(capability, &mandate).await?,
-            (None, None) => return Err("give `agent` (owner/name) or `capability`".to_owned()),
-        };
-        if let Decision::Deny(why) = scope::decide(&mandate, &self.market, agent, now) {
-            return Err(format!("the mandate refuses {}: {why}", agent.name));
-        }
-        let worst = scope::worst_case(&self.market, agent)
-            .ok_or_else(|| format!("the worst case of {} cannot be computed", agent.name))?;
-        if let Some(cap) = &p.max_cost {
-            let (cap, currency) = aelc_gateway::accounts::parse_money(cap)?;
-            if currency.is_some_and(|c| c != mandate.currency) {
-                return Err(format!("max_cost must be in {}", mandate.currency));
-            }
-            if worst > cap {
-                return Err(format!(
-                    "the worst case of {} is {worst} {}, above max_cost {cap}",
-                    agent.name, mandate.currency
-                ));
-            }
-        }
-        let canonical = serde_jcs::to_vec(&p.input)
-            .map_err(|e| format!("the input cannot be canonicalized: {e}"))?;
-        let input_sha256 = sha256_hex(&canonical);
-        if worst > mandate.threshold {
-            match &p.approval {
-                Some(id) => {
-                    let call = ApprovalUse {
-                        id: id.clone(),
-                        mandate: mandate.id(),
-                        agent: agent.name.clone(),
-                        version: agent.version.clone(),
-                        input_sha256: input_sha256.clone(),
-                        at_ms: now,
-                    };
-                    self.store.use_approval(&call).await.map_err(store)?;
-                }
-                None => {
-                    let approval = self
-                        .ask(&context, &mandate, agent, worst, &p.input, &input_sha256)
-                        .await?;
-                    match approval {
-                        Asked::Pending(id) => {
-                            let message = format!(
-                                    "the worst case ({worst} {c}) is above the mandate's threshold ({t} {c}): \
-                                     ask the human to run `aelc approve {id}`, then call again with the same input \
-                                     and approval: \"{id}\"",
-                                c = mandate.currency,
-                                t = mandate.threshold
-                            );
-                            return Ok(Json(CallResult::unrun(
-                                "approval_required",
-                                agent,
-                                &mandate,
-                                id,
-                                message,
-                            )));
-                        }
-                        Asked::Rejected(id) => {
-                            return Ok(Json(CallResult::unrun(
-                                "rejected_by_human",
-                                agent,
-                                &mandate,
-                                id,
-                                "the human rejected this call".to_owned(),
-                            )));
-                        }
-                        Asked::Approved => {}
-                    }
-                }
-            }
-        }
-        self.run(&mandate, agent, &p.input).await
+        traced("call_agent", self.hire(context, p)).await
     }
 
     #[tool(
@@ -564,6 +486,94 @@ enum Asked {
 }
 
 impl McpServer {
+    /// `call_agent`'s work (its tool span is [`traced`]).
+    async fn hire(
+        &self,
+        context: RequestContext<RoleServer>,
+        p: CallParams,
+    ) -> Result<Json<CallResult>, String> {
+        let mandate = self.mandate().await?;
+
+        let now = aelc_gateway::now_ms();
+        if let Some(why) = scope::expired(&mandate, now) {
+            return Err(why);
+        }
+        let agent = match (&p.agent, &p.capability) {
+            (Some(name), _) => self.agent(name)?,
+            (None, Some(capability)) => self.best_for(capability, &mandate).await?,
+            (None, None) => return Err("give `agent` (owner/name) or `capability`".to_owned()),
+        };
+        if let Decision::Deny(why) = scope::decide(&mandate, &self.market, agent, now) {
+            return Err(format!("the mandate refuses {}: {why}", agent.name));
+        }
+        let worst = scope::worst_case(&self.market, agent)
+            .ok_or_else(|| format!("the worst case of {} cannot be computed", agent.name))?;
+        if let Some(cap) = &p.max_cost {
+            let (cap, currency) = aelc_gateway::accounts::parse_money(cap)?;
+            if currency.is_some_and(|c| c != mandate.currency) {
+                return Err(format!("max_cost must be in {}", mandate.currency));
+            }
+            if worst > cap {
+                return Err(format!(
+                    "the worst case of {} is {worst} {}, above max_cost {cap}",
+                    agent.name, mandate.currency
+                ));
+            }
+        }
+        let canonical = serde_jcs::to_vec(&p.input)
+            .map_err(|e| format!("the input cannot be canonicalized: {e}"))?;
+        let input_sha256 = sha256_hex(&canonical);
+        if worst > mandate.threshold {
+            match &p.approval {
+                Some(id) => {
+                    let call = ApprovalUse {
+                        id: id.clone(),
+                        mandate: mandate.id(),
+                        agent: agent.name.clone(),
+                        version: agent.version.clone(),
+                        input_sha256: input_sha256.clone(),
+                        at_ms: now,
+                    };
+                    self.store.use_approval(&call).await.map_err(store)?;
+                }
+                None => {
+                    let approval = self
+                        .ask(&context, &mandate, agent, worst, &p.input, &input_sha256)
+                        .await?;
+                    match approval {
+                        Asked::Pending(id) => {
+                            let message = format!(
+                                    "the worst case ({worst} {c}) is above the mandate's threshold ({t} {c}): \
+                                     ask the human to run `aelc approve {id}`, then call again with the same input \
+                                     and approval: \"{id}\"",
+                                c = mandate.currency,
+                                t = mandate.threshold
+                            );
+                            return Ok(Json(CallResult::unrun(
+                                "approval_required",
+                                agent,
+                                &mandate,
+                                id,
+                                message,
+                            )));
+                        }
+                        Asked::Rejected(id) => {
+                            return Ok(Json(CallResult::unrun(
+                                "rejected_by_human",
+                                agent,
+                                &mandate,
+                                id,
+                                "the human rejected this call".to_owned(),
+                            )));
+                        }
+                        Asked::Approved => {}
+                    }
+                }
+            }
+        }
+        self.run(&mandate, agent, &p.input).await
+    }
+
     async fn mandate(&self) -> Result<Mandate, String> {
         self.store
             .mandate(&self.mandate)
@@ -850,4 +860,19 @@ pub async fn serve_http(
         })
         .await
         .map_err(|e| format!("the MCP HTTP server stopped: {e}"))
+}
+
+/// Runs a tool's work `future` inside its span (`execute_tool {tool}`), failed when the tool
+/// answers an error; with traces off, just `future`.
+async fn traced<T>(
+    tool: &str,
+    future: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    use opentelemetry::context::FutureExt;
+    let Some(cx) = aelc_runtime::trace::tool_context(tool) else {
+        return future.await;
+    };
+    let out = future.with_context(cx.clone()).await;
+    aelc_runtime::trace::end(Some(cx), out.as_ref().err().map(|_| "tool_error"));
+    out
 }
