@@ -114,10 +114,10 @@ pub(crate) fn trace_call(config: &ProviderConfig, request: &ModelRequest) {
     if !crate::trace::enabled() {
         return;
     }
+    // The conventions' names are the `provider` words, but for Gemini's API (`gcp.gemini`).
     let provider = match config.kind {
-        ProviderKind::OpenAi => "openai",
-        ProviderKind::Anthropic => "anthropic",
         ProviderKind::Gemini => "gcp.gemini",
+        other => other.as_str(),
     };
     let tokens = max_output_tokens(request.max_answer_bytes, config.output_token_cap());
     crate::trace::describe_call(provider, &config.model, tokens);
