@@ -125,13 +125,6 @@ impl Scope {
         }
     }
 
-    /// Whether this span records (spans on and sampled).
-    pub fn is_recording(&self) -> bool {
-        self.inner
-            .as_ref()
-            .is_some_and(|(cx, _)| cx.span().is_recording())
-    }
-
     /// Sets attributes made by `f` (not called when the span does not record).
     pub fn set(&self, f: impl FnOnce() -> Vec<KeyValue>) {
         if let Some((cx, _)) = &self.inner {
@@ -139,13 +132,6 @@ impl Scope {
             if span.is_recording() {
                 span.set_attributes(f());
             }
-        }
-    }
-
-    /// Renames the span.
-    pub fn rename(&self, name: impl Into<Cow<'static, str>>) {
-        if let Some((cx, _)) = &self.inner {
-            cx.span().update_name(name);
         }
     }
 
@@ -271,6 +257,9 @@ fn ended_attributes(ended: &Ended<'_>) -> Vec<KeyValue> {
 
 /// The span of the input gate of `node` (`gate {node}`).
 pub fn gate_span(node: &str) -> Scope {
+    if !enabled() {
+        return Scope::none();
+    }
     Scope::start(format!("gate {node}"), SpanKind::Internal, || {
         vec![KeyValue::new(attr::NODE, node.to_owned())]
     })

@@ -555,6 +555,39 @@ fn aelc_run_delivers_its_spans_before_it_exits() {
         "{seen:?}"
     );
 
+    // Without the opt-in no span holds the prompt or the answer; with it, the attempt does.
+    let chat = spans
+        .iter()
+        .find(|s| s.name == "chat fake")
+        .expect("the attempt");
+    assert_eq!(chat.attr("gen_ai.input.messages"), "");
+    assert_eq!(chat.attr("gen_ai.output.messages"), "");
+    let out = Command::new(AELC)
+        .args(["run", "echo", "--input", "in.json"])
+        .current_dir(&dir)
+        .env("AELC_FAKE_KEY", "test-key")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+        .output()
+        .expect("aelc run");
+    assert!(out.status.success());
+    let captured: Vec<Rec> = receiver
+        .spans()
+        .into_iter()
+        .filter(|s| s.name == "chat fake" && s.trace != root.trace)
+        .collect();
+    assert_eq!(captured.len(), 1, "{captured:#?}");
+    let input: Value =
+        serde_json::from_str(captured[0].attr("gen_ai.input.messages")).expect("JSON messages");
+    assert_eq!(input[0]["role"], "user");
+    assert!(input[0]["parts"][0]["content"]
+        .as_str()
+        .is_some_and(|t| t.contains("[ok] cli")));
+    assert!(captured[0]
+        .attr("gen_ai.output.messages")
+        .contains("echoed"));
+    assert!(!String::from_utf8_lossy(&receiver.raw()).contains("test-key"));
+
     // Disabled: nothing is sent, and the model call carries no trace context.
     let before = receiver.spans().len();
     let out = Command::new(AELC)
