@@ -506,6 +506,44 @@ fn a_dead_collector_changes_nothing_and_is_counted() {
         std::thread::sleep(Duration::from_millis(100));
     }
     gw.kill();
+
+    // A collector that takes the connection and never answers, and a batch queue of one
+    // span: the run is as quick as ever, and the spans past the queue are dropped and counted.
+    let hole = TcpListener::bind("127.0.0.1:0").expect("bind the black hole");
+    let hole_port = hole.local_addr().expect("its address").port();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = Arc::clone(&held);
+    std::thread::spawn(move || {
+        for stream in hole.incoming().flatten() {
+            keep.lock().unwrap_or_else(|e| e.into_inner()).push(stream);
+        }
+    });
+    let mut env = otel(&format!("http://127.0.0.1:{hole_port}"));
+    env.retain(|(k, _)| *k != "OTEL_EXPORTER_OTLP_TIMEOUT");
+    env.push(("OTEL_EXPORTER_OTLP_TIMEOUT", "20000".to_owned()));
+    env.push(("OTEL_BSP_MAX_QUEUE_SIZE", "1".to_owned()));
+    let stuck = start_gateway(&dir, &store, &env);
+    let began = Instant::now();
+    let traced = post(&stuck, "echo", &key, &ask("[ok] three"), None);
+    let untraced = post(&plain, "echo", &key, &ask("[ok] three"), None);
+    assert_eq!(traced.status, 200, "{}", traced.body);
+    assert_eq!(traced.body["output"], untraced.body["output"]);
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "a hanging collector slowed the run"
+    );
+    // One export hangs with the first span, the queue holds one more: of the request's four
+    // spans (request, gate, run, attempt) at least two are dropped.
+    let (status, text) = get(&stuck, "/metrics", None);
+    assert_eq!(status, 200);
+    let full = text
+        .lines()
+        .find(|l| l.starts_with("aelc_trace_spans_dropped_total{reason=\"queue_full\"}"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    assert!(full >= 2, "queue_full {full}:\n{text}");
+    stuck.kill();
     plain.kill();
 }
 
@@ -588,18 +626,23 @@ fn aelc_run_delivers_its_spans_before_it_exits() {
         .contains("echoed"));
     assert!(!String::from_utf8_lossy(&receiver.raw()).contains("test-key"));
 
-    // Disabled: nothing is sent, and the model call carries no trace context.
-    let before = receiver.spans().len();
-    let out = Command::new(AELC)
-        .args(["run", "echo", "--input", "in.json"])
-        .current_dir(&dir)
-        .env("AELC_FAKE_KEY", "test-key")
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .env("OTEL_SDK_DISABLED", "true")
-        .output()
-        .expect("aelc run");
-    assert!(out.status.success());
-    assert_eq!(receiver.spans().len(), before);
-    let seen = model.traceparents.lock().expect("traceparents").clone();
-    assert_eq!(seen.last().map(String::as_str), Some(""));
+    // Disabled (either way): nothing is sent, and the model call carries no trace context.
+    for (name, value) in [
+        ("OTEL_SDK_DISABLED", "true"),
+        ("OTEL_TRACES_EXPORTER", "none"),
+    ] {
+        let before = receiver.spans().len();
+        let out = Command::new(AELC)
+            .args(["run", "echo", "--input", "in.json"])
+            .current_dir(&dir)
+            .env("AELC_FAKE_KEY", "test-key")
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .env(name, value)
+            .output()
+            .expect("aelc run");
+        assert!(out.status.success());
+        assert_eq!(receiver.spans().len(), before, "{name}={value} exported");
+        let seen = model.traceparents.lock().expect("traceparents").clone();
+        assert_eq!(seen.last().map(String::as_str), Some(""), "{name}={value}");
+    }
 }
