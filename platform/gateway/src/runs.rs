@@ -539,6 +539,9 @@ impl OwnedCall {
                 let price = succeeded.then_some(agent.price);
                 let billed = price.map(|p| (p, account.currency.as_str()));
                 let row = run_row(&run_id, &account.name, agent, mandate, &mut run, billed);
+                // The run's span has the executor's receipt; the request's has what the
+                // gateway's receipt bills (the agent's price).
+                crate::spans::billed(&run.receipt.cost.amount, &account.currency);
                 let settlement = if succeeded && agent.price > Amount::ZERO {
                     Settlement::Charge {
                         payee: agent.owner.clone(),

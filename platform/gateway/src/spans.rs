@@ -73,6 +73,17 @@ pub async fn server_span(request: Request, next: Next) -> Response {
     response
 }
 
+/// What the caller is billed (the gateway's receipt's `cost`), on the current span (the
+/// request's).
+pub fn billed(amount: &str, currency: &str) {
+    aelc_runtime::trace::annotate(|| {
+        vec![
+            KeyValue::new(aelc_runtime::trace::attr::BILLED, amount.to_owned()),
+            KeyValue::new(aelc_runtime::trace::attr::CURRENCY, currency.to_owned()),
+        ]
+    });
+}
+
 /// `future` with the current trace context (a task spawned by a request continues its trace).
 pub fn in_context<F: std::future::Future>(future: F) -> opentelemetry::context::WithContext<F> {
     future.with_context(Context::current())

@@ -47,6 +47,8 @@ pub mod attr {
     pub const COST: &str = "aelc.run.cost";
     pub const SPENT: &str = "aelc.run.spent";
     pub const CURRENCY: &str = "aelc.run.currency";
+    /// What a gateway billed the caller (its receipt's `cost`), on the request's span.
+    pub const BILLED: &str = "aelc.run.billed";
     pub const BINDING: &str = "aelc.binding";
     pub const ATTEMPT: &str = "aelc.attempt";
     pub const REFUSED_STEP: &str = "aelc.acceptance.step";

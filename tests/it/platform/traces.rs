@@ -315,6 +315,8 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
     assert_eq!(server.attr("http.request.method"), "POST");
     assert_eq!(server.attr("http.response.status_code"), "200");
     assert_eq!(server.attr("url.path"), "/v1/agents/acme/echo/runs");
+    assert_eq!(server.attr("aelc.run.billed"), "0.01");
+    assert_eq!(server.attr("aelc.run.currency"), "EUR");
     let gate = trace_of(&spans, CALLER_TRACE)
         .into_iter()
         .find(|s| s.name == "gate echo")
