@@ -1058,11 +1058,21 @@ fn gateway_survives_sigkill_on_postgres() {
 /// The seed's typical session through the official Python MCP SDK, with an elicitation
 /// callback and without one (the approval given out of band by `aelc approve`).
 fn mcp_session(mode: &str) {
+    mcp_session_traced(mode, &[]);
+}
+
+/// [`mcp_session`] with the server's traces exported as `otel` says (`OTEL_*` variables).
+fn mcp_session_traced(mode: &str, otel: &[(&str, String)]) {
     let Some(python) = mcp_python() else { return };
     let model = FakeModel::start();
-    let dir = temp_dir(&format!("mcp-{mode}"));
+    let name = if otel.is_empty() {
+        format!("mcp-{mode}")
+    } else {
+        format!("mcp-{mode}-traced")
+    };
+    let dir = temp_dir(&name);
     project(&dir, model.port);
-    let store = sqlite_url(&format!("mcp-{mode}"));
+    let store = sqlite_url(&name);
     let key = account(&dir, &store, "demo", "5 EUR");
     aelc(
         &[
@@ -1084,13 +1094,16 @@ fn mcp_session(mode: &str) {
     );
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/session.py");
     let mut command = Command::new(python);
-    command.arg(&script).args([
-        AELC,
-        &dir.display().to_string(),
-        &store,
-        "demo/sandbox",
-        mode,
-    ]);
+    command
+        .arg(&script)
+        .args([
+            AELC,
+            &dir.display().to_string(),
+            &store,
+            "demo/sandbox",
+            mode,
+        ])
+        .envs(otel.iter().map(|(k, v)| (*k, v.as_str())));
     // Through a gateway: the account's key, the gateway's URL and PID (the script kills it).
     let gateway = (mode == "gateway").then(|| Gateway::start(&dir, &store, &[]));
     if let Some(gw) = &gateway {

@@ -648,3 +648,50 @@ fn aelc_run_delivers_its_spans_before_it_exits() {
         assert_eq!(seen.last().map(String::as_str), Some(""), "{name}={value}");
     }
 }
+
+#[test]
+fn mcp_tool_calls_are_spans_over_their_runs() {
+    if mcp_python().is_none() {
+        return;
+    }
+    let receiver = Receiver::start();
+    // The session of `mcp_session_with_out_of_band_approval`, its server exporting.
+    mcp_session_traced("oob", &otel(&receiver.endpoint()));
+    // `aelc mcp` flushed its spans as it exited.
+    let spans = receiver.spans();
+    let tools: Vec<&Rec> = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name") == "execute_tool")
+        .collect();
+    for tool in [
+        "search_agents",
+        "get_agent",
+        "call_agent",
+        "get_budget",
+        "get_receipt",
+    ] {
+        assert!(
+            tools
+                .iter()
+                .any(|s| s.name == format!("execute_tool {tool}")
+                    && s.attr("gen_ai.tool.name") == tool),
+            "no span of {tool} among {:?}",
+            tools.iter().map(|s| &s.name).collect::<Vec<_>>()
+        );
+    }
+    // A call that ran: its gate and run are children of the tool call, its attempt below.
+    let run = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent echo" && s.attr("aelc.run.status") == "succeeded")
+        .expect("a run of echo");
+    let tool = spans
+        .iter()
+        .find(|s| s.id == run.parent)
+        .expect("the run's parent");
+    assert_eq!(tool.name, "execute_tool call_agent");
+    assert!(children(&spans, run).iter().any(|s| s.name == "chat fake"));
+    // A refused call (the mandate denies it) is an ERROR tool span with no run under it.
+    assert!(tools
+        .iter()
+        .any(|s| s.name == "execute_tool call_agent" && s.error && children(&spans, s).is_empty()));
+}
