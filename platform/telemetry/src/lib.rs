@@ -143,24 +143,17 @@ fn init_with(var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, ConfigEr
         exporter = exporter.with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
     }
     let exporter = exporter.build().map_err(|e| ConfigError(e.to_string()))?;
-    let batch = BatchConfigBuilder::default().build();
-    let queue = batch_queue_size(&var);
-    let processor = Bounded {
-        pending: Arc::new(AtomicUsize::new(0)),
-        capacity: queue,
-        inner: None,
+    let pending = Arc::new(AtomicUsize::new(0));
+    let exporter = Counted {
+        inner: exporter,
+        pending: Arc::clone(&pending),
     };
-    let pending = Arc::clone(&processor.pending);
     let processor = Bounded {
-        inner: Some(
-            BatchSpanProcessor::builder(Counted {
-                inner: exporter,
-                pending,
-            })
-            .with_batch_config(batch)
+        pending,
+        capacity: batch_queue_size(&var),
+        inner: BatchSpanProcessor::builder(exporter)
+            .with_batch_config(BatchConfigBuilder::default().build())
             .build(),
-        ),
-        ..processor
     };
     let mut resource = Resource::builder();
     let named = set("OTEL_SERVICE_NAME").is_some()
@@ -197,40 +190,33 @@ struct Bounded {
     /// Spans handed on and not yet given to the exporter (decremented by [`Counted`]).
     pending: Arc<AtomicUsize>,
     capacity: usize,
-    inner: Option<BatchSpanProcessor>,
+    inner: BatchSpanProcessor,
 }
 
 impl SpanProcessor for Bounded {
     fn on_start(&self, span: &mut Span, cx: &Context) {
-        if let Some(inner) = &self.inner {
-            inner.on_start(span, cx);
-        }
+        self.inner.on_start(span, cx);
     }
 
     fn on_end(&self, span: SpanData) {
-        let Some(inner) = &self.inner else { return };
         if self.pending.fetch_add(1, Ordering::AcqRel) >= self.capacity {
             self.pending.fetch_sub(1, Ordering::AcqRel);
             QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        inner.on_end(span);
+        self.inner.on_end(span);
     }
 
     fn force_flush(&self) -> OTelSdkResult {
-        self.inner.as_ref().map_or(Ok(()), |i| i.force_flush())
+        self.inner.force_flush()
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.inner
-            .as_ref()
-            .map_or(Ok(()), |i| i.shutdown_with_timeout(timeout))
+        self.inner.shutdown_with_timeout(timeout)
     }
 
     fn set_resource(&mut self, resource: &Resource) {
-        if let Some(inner) = &mut self.inner {
-            inner.set_resource(resource);
-        }
+        self.inner.set_resource(resource);
     }
 }
 
