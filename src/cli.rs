@@ -80,17 +80,43 @@ pub fn run(args: &Args) -> Status {
         Command::Build(cmd) => build::run(&out, cmd),
         Command::Schema(cmd) => schema::run(&out, cmd),
         Command::Validate(cmd) => validate::run(&out, cmd),
-        Command::Test(cmd) => test::run(&out, cmd),
-        Command::Run(cmd) => run::run(&out, cmd),
-        Command::Serve(cmd) => serve::run(&out, cmd),
+        Command::Test(cmd) => exported(Some("aelc test"), || test::run(&out, cmd)),
+        Command::Run(cmd) => exported(Some("aelc run"), || run::run(&out, cmd)),
+        Command::Serve(cmd) => exported(None, || serve::run(&out, cmd)),
         Command::Account(cmd) => account::run(&out, cmd),
         Command::Fund(cmd) => account::fund(&out, cmd),
         Command::Mandate(cmd) => mandate::run(&out, cmd),
         Command::Approve(cmd) => mandate::approve(&out, cmd),
         Command::Reject(cmd) => mandate::reject(&out, cmd),
-        Command::Mcp(cmd) => mandate::mcp(&out, cmd),
+        Command::Mcp(cmd) => exported(None, || mandate::mcp(&out, cmd)),
         Command::Files(cmd) => files::run(&out, cmd),
     }
+}
+
+/// Runs a command that runs agents with its traces exported, when the `OTEL_*` variables ask
+/// for it (`aelc-telemetry`), and delivered before the process exits. `root`: the one span
+/// over the whole command (a CLI run is one trace); a server's requests are traces of their
+/// own.
+fn exported(root: Option<&'static str>, command: impl FnOnce() -> Status) -> Status {
+    let telemetry = match aelc_telemetry::init() {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("warning: {e}");
+            aelc_telemetry::Telemetry::off()
+        }
+    };
+    let status = {
+        let _span = root.map(|name| {
+            aelc_runtime::trace::Scope::start(
+                name,
+                aelc_runtime::trace::SpanKind::Internal,
+                Vec::new,
+            )
+        });
+        command()
+    };
+    telemetry.shutdown();
+    status
 }
 
 /// Where and how a command prints diagnostics.

@@ -20,6 +20,11 @@
 # "gate healthz full") pick the halves and the rows, for an experiment on one of them. The
 # `healthz` row is the same gateway's `GET /healthz` (no body, no store): what its HTTP stack
 # alone serves, the ceiling the gate's rate is read against.
+# TRACES=1 serves the same build a second time with its traces exported (OTLP/HTTP, the
+# default batching) to a local receiver (`otlp_sink.py`, which decodes every export when
+# SINK_PYTHON (default PYTHON) has `opentelemetry-proto`), its own SQLite file, and puts its rows ("traces on") in
+# the alternation beside the untraced ones ("aelc", export off): the paired cost of export.
+#   TRACES=1 STORES=sqlite ROWS="gate full" AELC=target/release/aelc benches/gateway/bench.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "${AELC:-target/release/aelc}")"
@@ -35,6 +40,8 @@ picked() { [[ " $1 " == *" $2 "* ]]; } # $1 a list of words, $2 a word
 # puts it in memory: the difference is what the disk's flushes cost the latency tail.
 STORE_DIR="${STORE_DIR:-}"
 BASELINE="${BASELINE:+$(realpath "$BASELINE")}"
+TRACES="${TRACES:-}"
+SINK_PYTHON="${SINK_PYTHON:-$PYTHON}"
 work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -107,11 +114,20 @@ echo 'Echo this: {{ ask.text }}' > "$project/prompts/echo.md"
 export AELC_FAKE_KEY=bench AELC_LOG=error
 declare -A results
 
-serve() { # $1 store URL, $2 aelc → sets gw_port, gw_pid, key
-  local store="$1" aelc="$2"
+sink_port=""
+if [ -n "$TRACES" ]; then
+  sink_port="$(free_port)"
+  "$SINK_PYTHON" "$here/otlp_sink.py" "$sink_port" & pids+=($!)
+  sink_pid=$!
+  wait_port "$sink_port"
+fi
+
+serve() { # $1 store URL, $2 aelc, $3 "traced" to export traces → sets gw_port, gw_pid, key
+  local store="$1" aelc="$2" otel=()
+  [ "${3:-}" != traced ] || otel=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$sink_port")
   key="$("$aelc" account add "bench$RANDOM$RANDOM" --store "$store" | sed -n 's/API key (shown once): //p')"
   gw_port="$(free_port)"
-  (cd "$project" && exec "$aelc" serve --built "$project/target/ael" --addr "127.0.0.1:$gw_port" \
+  (cd "$project" && exec env "${otel[@]}" "$aelc" serve --built "$project/target/ael" --addr "127.0.0.1:$gw_port" \
       --store "$store" --max-runs 1024 >/dev/null) & pids+=($!)
   gw_pid=$!
   wait_port "$gw_port"
@@ -165,10 +181,16 @@ load_healthz() { # $1 label, $2 port: GET /healthz, the HTTP stack alone
 bad='{"text": "hello", "locale": "en-GB", "unknown": 1}'
 good='{"text": "hello", "locale": "en-GB"}'
 
-run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
+run_store() { # $1 label, $2 store URL, $3 the baseline's store URL, $4 the traced one's
   serve "$2" "$AELC"
   local port="$gw_port" pid="$gw_pid" gate_key="$key"
   local payer_key; payer_key="$(payer "$2" "$AELC")"
+  local tr_port="" tr_pid="" tr_key="" tr_payer=""
+  if [ -n "$TRACES" ]; then
+    serve "$4" "$AELC" traced
+    tr_port="$gw_port" tr_pid="$gw_pid" tr_key="$key"
+    tr_payer="$(payer "$4" "$AELC")"
+  fi
   local base_port="" base_pid="" base_key="" base_payer=""
   if [ -n "$BASELINE" ]; then
     serve "$3" "$BASELINE"
@@ -182,6 +204,7 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
   for round in $(seq "$ROUNDS"); do
     picked "$ROWS" gate || break
     load "gate, aelc ($1)" "$port" "$bad" "$gate_key" "$pid"
+    [ -z "$TRACES" ] || load "gate, traces on ($1)" "$tr_port" "$bad" "$tr_key" "$tr_pid"
     [ -z "$BASELINE" ] || load "gate, baseline ($1)" "$base_port" "$bad" "$base_key" "$base_pid"
     load "gate, FastAPI + pydantic" "$peer_port" "$bad" "$gate_key"
     if picked "$ROWS" healthz; then
@@ -191,9 +214,10 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL
   for round in $(seq "$ROUNDS"); do
     picked "$ROWS" full || break
     load "full run, aelc ($1)" "$port" "$good" "$payer_key" "$pid"
+    [ -z "$TRACES" ] || load "full run, traces on ($1)" "$tr_port" "$good" "$tr_payer" "$tr_pid"
     [ -z "$BASELINE" ] || load "full run, baseline ($1)" "$base_port" "$good" "$base_payer" "$base_pid"
   done
-  kill "$pid" "$peer_pid" $base_pid 2>/dev/null || true
+  kill "$pid" "$peer_pid" $base_pid $tr_pid 2>/dev/null || true
 }
 
 echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c$CONNECTIONS; FastAPI on $WORKERS worker(s)"
@@ -203,16 +227,23 @@ if [ -n "$STORE_DIR" ]; then
   trap 'cleanup; rm -rf "$sqlite_dir"' EXIT
 fi
 if picked "$STORES" sqlite; then
-  run_store sqlite "sqlite:$sqlite_dir/store.db" "sqlite:$sqlite_dir/baseline.db"
+  run_store sqlite "sqlite:$sqlite_dir/store.db" "sqlite:$sqlite_dir/baseline.db" \
+    "sqlite:$sqlite_dir/traced.db"
 fi
 if ! picked "$STORES" postgres; then
   : # not asked for
 elif [ -n "${AELC_TEST_POSTGRES_URL:-}" ]; then
   # The baseline gets a database of its own when BASELINE_POSTGRES_URL names one: a build with
   # fewer migrations refuses a database a newer one has migrated.
-  run_store postgres "$AELC_TEST_POSTGRES_URL" "${BASELINE_POSTGRES_URL:-$AELC_TEST_POSTGRES_URL}"
+  run_store postgres "$AELC_TEST_POSTGRES_URL" "${BASELINE_POSTGRES_URL:-$AELC_TEST_POSTGRES_URL}" \
+    "$AELC_TEST_POSTGRES_URL"
 else
   echo "(PostgreSQL skipped: set AELC_TEST_POSTGRES_URL)"
+fi
+if [ -n "$TRACES" ]; then
+  sleep 6 # the last batches (every 5 s by default)
+  kill "$sink_pid" 2>/dev/null || true
+  wait "$sink_pid" 2>/dev/null || true
 fi
 echo
 echo "== medians over the rounds"

@@ -13,6 +13,7 @@
 //! `hangup`: callers that go away while their call runs.
 //! `console`: the console in a real browser.
 //! `mcp_http`: MCP over Streamable HTTP, one token per mandate.
+//! `traces`: the OpenTelemetry spans of runs, decoded by a real OTLP receiver.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
@@ -21,6 +22,7 @@ mod abuse;
 mod console;
 mod hangup;
 mod mcp_http;
+mod traces;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -45,6 +47,8 @@ struct FakeModel {
     port: u16,
     calls: Arc<AtomicUsize>,
     hold: Hold,
+    /// The `traceparent` header of each call (empty when it had none), in arrival order.
+    traceparents: Arc<Mutex<Vec<String>>>,
 }
 
 /// Whether `[hold]` calls may answer, and a way to wait for it.
@@ -58,16 +62,24 @@ impl FakeModel {
         let counter = Arc::clone(&calls);
         let hold: Hold = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         let held = Arc::clone(&hold);
+        let traceparents = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&traceparents);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let counter = Arc::clone(&counter);
                 let held = Arc::clone(&held);
+                let seen = Arc::clone(&seen);
                 std::thread::spawn(move || {
-                    let _ = answer(stream, &counter, &held);
+                    let _ = answer(stream, &counter, &held, &seen);
                 });
             }
         });
-        FakeModel { port, calls, hold }
+        FakeModel {
+            port,
+            calls,
+            hold,
+            traceparents,
+        }
     }
 
     /// Lets every `[hold]` call answer.
@@ -82,10 +94,16 @@ impl FakeModel {
     }
 }
 
-fn answer(mut stream: TcpStream, calls: &AtomicUsize, hold: &Hold) -> std::io::Result<()> {
+fn answer(
+    mut stream: TcpStream,
+    calls: &AtomicUsize,
+    hold: &Hold,
+    traceparents: &Mutex<Vec<String>>,
+) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
+    let mut traceparent = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
@@ -95,12 +113,19 @@ fn answer(mut stream: TcpStream, calls: &AtomicUsize, hold: &Hold) -> std::io::R
         if let Some(v) = lower.strip_prefix("content-length:") {
             length = v.trim().parse().unwrap_or(0);
         }
+        if let Some(v) = lower.strip_prefix("traceparent:") {
+            traceparent = v.trim().to_owned();
+        }
         if line == "\r\n" {
             break;
         }
     }
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body)?;
+    traceparents
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(traceparent);
     calls.fetch_add(1, Ordering::SeqCst);
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let prompt = request.to_string();
@@ -288,9 +313,15 @@ struct Gateway {
 
 impl Gateway {
     fn start(dir: &Path, store: &str, extra: &[&str]) -> Gateway {
+        Gateway::start_with_env(dir, store, extra, &[])
+    }
+
+    /// [`Gateway::start`] with more environment variables (the `OTEL_*` of the trace tests).
+    fn start_with_env(dir: &Path, store: &str, extra: &[&str], env: &[(&str, &str)]) -> Gateway {
         let mut child = Command::new(AELC)
             .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
             .args(extra)
+            .envs(env.iter().copied())
             .current_dir(dir)
             .env("AELC_FAKE_KEY", "test-key")
             .env("AELC_LOG", "warn")
@@ -1052,14 +1083,25 @@ fn mcp_session(mode: &str) {
     mcp_session_on(mode, &sqlite_url(&format!("mcp-{mode}")));
 }
 
+/// [`mcp_session`] with the server's traces exported as `otel` says (`OTEL_*` variables).
+fn mcp_session_traced(mode: &str, otel: &[(&str, String)]) {
+    mcp_session_exporting(mode, &sqlite_url(&format!("mcp-{mode}-traced")), otel);
+}
+
 /// [`mcp_session`] on the store at `store`. Modes `serve-…` go over Streamable HTTP to the
 /// `/mcp` of an `aelc serve` on that store.
 fn mcp_session_on(mode: &str, store: &str) {
+    mcp_session_exporting(mode, store, &[]);
+}
+
+/// [`mcp_session_on`], the server's traces exported as `otel` says.
+fn mcp_session_exporting(mode: &str, store: &str, otel: &[(&str, String)]) {
     let Some(python) = mcp_python() else { return };
     let model = FakeModel::start();
-    // One folder per mode and backend: the two backends' tests of a mode run at once.
+    // One folder per mode, backend and tracing: such tests run at once.
     let backend = store.split(':').next().unwrap_or("store");
-    let dir = temp_dir(&format!("mcp-{mode}-{backend}"));
+    let traced = if otel.is_empty() { "" } else { "-traced" };
+    let dir = temp_dir(&format!("mcp-{mode}-{backend}{traced}"));
     project(&dir, model.port);
     let key = account(&dir, store, "demo", "5 EUR");
     aelc(
@@ -1082,13 +1124,16 @@ fn mcp_session_on(mode: &str, store: &str) {
     );
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/session.py");
     let mut command = Command::new(python);
-    command.arg(&script).args([
-        AELC,
-        &dir.display().to_string(),
-        store,
-        "demo/sandbox",
-        mode,
-    ]);
+    command
+        .arg(&script)
+        .args([
+            AELC,
+            &dir.display().to_string(),
+            store,
+            "demo/sandbox",
+            mode,
+        ])
+        .envs(otel.iter().map(|(k, v)| (*k, v.as_str())));
     // Through a gateway: the account's key, the gateway's URL and PID (the script kills it).
     // Over `aelc serve`'s `/mcp`: its URL (the script makes its mandate token).
     let serving = mode == "gateway" || mode.starts_with("serve-");

@@ -53,6 +53,8 @@ def structured(result):
 async def main():
     where = ["--gateway", GATEWAY] if GATEWAY else ["--project", PROJECT]
     env = {"AELC_FAKE_KEY": "test-key", "AELC_LOG": "warn", "PATH": "/usr/bin:/bin"}
+    # Trace export, when the test asks for it (tests/it/platform/traces.rs).
+    env.update({k: v for k, v in os.environ.items() if k.startswith("OTEL_")})
     if GATEWAY:
         env["AELC_API_KEY"] = os.environ["AELC_API_KEY"]
     server = StdioServerParameters(

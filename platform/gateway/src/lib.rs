@@ -9,6 +9,7 @@
 //! - [`accounts`]: tenants, API keys, funding;
 //! - [`openapi`]: `/openapi.json`, derived from the handlers' types and the agents' schemas;
 //! - [`metrics`]: `/metrics` (Prometheus);
+//! - [`spans`]: a SERVER span per request (OpenTelemetry), continuing the caller's trace;
 //! - [`lease`]: this process's lease on its runs, so several processes share one store;
 //! - [`listener`]: the connections: at most N (503 beyond), a share per client, a complete
 //!   request head within a timeout, idle ones closed;
@@ -31,6 +32,7 @@ pub mod openapi;
 pub mod project;
 pub mod routes;
 pub mod runs;
+pub mod spans;
 pub mod upload;
 
 use std::future::Future;
@@ -230,6 +232,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             metrics,
             metrics::track,
         ))
+        .layer(axum::middleware::from_fn(spans::server_span))
 }
 
 async fn openapi_json(

@@ -1,6 +1,7 @@
 //! `/metrics` in the Prometheus text format (the Prometheus project's `prometheus-client`):
 //! requests by route and status, gate refusals by code, runs by status, and latency
-//! histograms of requests and of runs.
+//! histograms of requests and of runs; and the trace spans this process dropped (its
+//! exporter fell behind or its collector was unreachable), read from `aelc-telemetry`.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -32,6 +33,11 @@ struct CodeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RunLabels {
     agent: String,
     status: String,
@@ -48,6 +54,9 @@ pub struct Metrics {
     runs: Family<RunLabels, Counter>,
     run_seconds: Histogram,
     in_flight_runs: Gauge,
+    /// Spans dropped, brought up to `aelc_telemetry::dropped()` at each rendering (under the
+    /// lock, so two scrapes never add the same drops twice).
+    spans_dropped: std::sync::Mutex<Family<ReasonLabels, Counter>>,
 }
 
 fn latency_buckets() -> Histogram {
@@ -90,7 +99,14 @@ impl Default for Metrics {
             "Runs executing now",
             in_flight_runs.clone(),
         );
+        let spans_dropped = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "aelc_trace_spans_dropped",
+            "Trace spans not exported: the batch queue was full, or the collector did not take them",
+            spans_dropped.clone(),
+        );
         Metrics {
+            spans_dropped: std::sync::Mutex::new(spans_dropped),
             registry,
             requests,
             latency,
@@ -129,6 +145,16 @@ impl Metrics {
 
     /// The text exposition.
     pub fn render(&self) -> String {
+        if let Ok(family) = self.spans_dropped.lock() {
+            let dropped = aelc_telemetry::dropped();
+            for (reason, total) in [
+                ("queue_full", dropped.queue_full),
+                ("export_failed", dropped.export_failed),
+            ] {
+                let counter = family.get_or_create(&ReasonLabels { reason });
+                counter.inc_by(total.saturating_sub(counter.get()));
+            }
+        }
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);

@@ -47,7 +47,7 @@ use aelc_runtime::exec::{Admission, Admitted, Env, Externs, Run};
 use aelc_runtime::money::Amount;
 use aelc_runtime::pipeline::{Status, SystemClock};
 use aelc_runtime::provider::router::ModelRouter;
-use aelc_runtime::receipt::{sha256_hex, UuidIds};
+use aelc_runtime::receipt::{sha256_hex, IdSource, UuidIds};
 use aelc_store::{Account, BeginRun, Begun, Settlement, StoreError, StoredReceipt};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -109,11 +109,28 @@ where
 {
     let app = Arc::clone(app);
     let tenant = tenant.to_owned();
+    let cx = crate::spans::current();
     tokio::task::spawn_blocking(move || {
-        let mut host = RunHost::new(&app, &tenant);
-        f(&app.project.executor, &mut host.env())
+        crate::spans::attached(cx, || {
+            let mut host = RunHost::new(&app, &tenant);
+            f(&app.project.executor, &mut host.env())
+        })
     })
     .await
+}
+
+/// Receipt ids of a run whose id the gateway chose before it began: that one for the run,
+/// fresh ones for its delegated calls.
+struct RunIds(Option<String>);
+
+impl IdSource for RunIds {
+    fn receipt_id(&mut self) -> String {
+        UuidIds.receipt_id()
+    }
+
+    fn run_receipt_id(&mut self) -> String {
+        self.0.take().unwrap_or_else(|| UuidIds.receipt_id())
+    }
 }
 
 /// Inputs up to this size are admitted on the request's task (see [`execute`]); a decode runs
@@ -382,8 +399,9 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     // Steps 4–6 belong to a task the caller cannot cancel (see "Hanging up" in the module
     // doc): this future may be dropped at any await from here on, the task is not.
     let (answer, answered) = tokio::sync::oneshot::channel();
-    app.in_flight
-        .spawn(owned.reserve_run_settle(admitted, slot, answer));
+    app.in_flight.spawn(crate::spans::in_context(
+        owned.reserve_run_settle(admitted, slot, answer),
+    ));
     answered
         .await
         .map_err(|_| ApiError::Internal("a run's task ended without an answer".to_owned()))?
@@ -494,8 +512,19 @@ impl OwnedCall {
         let started = Instant::now();
         let in_flight = app.metrics.run_started();
         let run_bytes = self.input.clone();
+        let top_id = run_id.clone();
         let finished = blocking(app, &account.name, move |executor, env| {
-            executor.run_admitted(admitted, &run_bytes, env)
+            // The receipt (and the run's span) carry the id the store already has.
+            let mut ids = RunIds(Some(top_id));
+            let mut env = Env {
+                model: &mut *env.model,
+                clock: &mut *env.clock,
+                ids: &mut ids,
+                externs: &mut *env.externs,
+                check_accepts: env.check_accepts,
+                media: env.media,
+            };
+            executor.run_admitted(admitted, &run_bytes, &mut env)
         })
         .await;
         drop(in_flight);
@@ -510,6 +539,9 @@ impl OwnedCall {
                 let price = succeeded.then_some(agent.price);
                 let billed = price.map(|p| (p, account.currency.as_str()));
                 let row = run_row(&run_id, &account.name, agent, mandate, &mut run, billed);
+                // The run's span has the executor's receipt; the request's has what the
+                // gateway's receipt bills (the agent's price).
+                crate::spans::billed(&run.receipt.cost.amount, &account.currency);
                 let settlement = if succeeded && agent.price > Amount::ZERO {
                     Settlement::Charge {
                         payee: agent.owner.clone(),

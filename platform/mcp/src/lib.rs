@@ -309,47 +309,50 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<SearchParams>,
     ) -> Result<Json<SearchResult>, String> {
-        let mandate = self.mandate(&context).await?;
-        let now = aelc_gateway::now_ms();
-        let project = &self.market;
-        let capability = p.capability.as_deref().and_then(scope::matcher);
-        let mut allowed = Vec::new();
-        let mut excluded = Vec::new();
-        for agent in project.cards() {
-            if let Some(m) = &capability {
-                if !agent.capability.as_deref().is_some_and(|c| m.is_match(c)) {
-                    continue;
+        traced("search_agents", async {
+            let mandate = self.mandate(&context).await?;
+            let now = aelc_gateway::now_ms();
+            let project = &self.market;
+            let capability = p.capability.as_deref().and_then(scope::matcher);
+            let mut allowed = Vec::new();
+            let mut excluded = Vec::new();
+            for agent in project.cards() {
+                if let Some(m) = &capability {
+                    if !agent.capability.as_deref().is_some_and(|c| m.is_match(c)) {
+                        continue;
+                    }
+                }
+                if let Some(q) = p.query.as_deref().map(str::to_lowercase) {
+                    let hay = format!(
+                        "{} {} {}",
+                        agent.name,
+                        agent.capability.as_deref().unwrap_or(""),
+                        agent.description.as_deref().unwrap_or("")
+                    )
+                    .to_lowercase();
+                    if !q.split_whitespace().all(|w| hay.contains(w)) {
+                        continue;
+                    }
+                }
+                match scope::decide(&mandate, project, agent, now) {
+                    Decision::Deny(reason) => excluded.push(Excluded {
+                        agent: agent.name.clone(),
+                        reason,
+                    }),
+                    Decision::Allow => {
+                        let record = self.record(agent).await?;
+                        allowed.push((
+                            record.cost_per_success,
+                            self.listing(agent, &mandate, &record),
+                        ));
+                    }
                 }
             }
-            if let Some(q) = p.query.as_deref().map(str::to_lowercase) {
-                let hay = format!(
-                    "{} {} {}",
-                    agent.name,
-                    agent.capability.as_deref().unwrap_or(""),
-                    agent.description.as_deref().unwrap_or("")
-                )
-                .to_lowercase();
-                if !q.split_whitespace().all(|w| hay.contains(w)) {
-                    continue;
-                }
-            }
-            match scope::decide(&mandate, project, agent, now) {
-                Decision::Deny(reason) => excluded.push(Excluded {
-                    agent: agent.name.clone(),
-                    reason,
-                }),
-                Decision::Allow => {
-                    let record = self.record(agent).await?;
-                    allowed.push((
-                        record.cost_per_success,
-                        self.listing(agent, &mandate, &record),
-                    ));
-                }
-            }
-        }
-        allowed.sort_by(|(a, la), (b, lb)| a.cmp(b).then_with(|| la.agent.cmp(&lb.agent)));
-        let agents = allowed.into_iter().map(|(_, listing)| listing).collect();
-        Ok(Json(SearchResult { agents, excluded }))
+            allowed.sort_by(|(a, la), (b, lb)| a.cmp(b).then_with(|| la.agent.cmp(&lb.agent)));
+            let agents = allowed.into_iter().map(|(_, listing)| listing).collect();
+            Ok(Json(SearchResult { agents, excluded }))
+        })
+        .await
     }
 
     #[tool(
@@ -361,43 +364,46 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<AgentParams>,
     ) -> Result<Json<AgentDetails>, String> {
-        let mandate = self.mandate(&context).await?;
-        let agent = self.agent(&p.agent)?;
-        let decision = scope::decide(&mandate, &self.market, agent, aelc_gateway::now_ms());
-        let record = self.record(agent).await?;
-        let listing = self.listing(agent, &mandate, &record);
-        let stats = record.stats;
-        let m = &agent.manifest;
-        let field = |name: &str| m.get(name).cloned();
-        Ok(Json(AgentDetails {
-            agent: agent.name.clone(),
-            version: agent.version.clone(),
-            description: agent.description.clone(),
-            capability: agent.capability.clone(),
-            input_schema: agent.input_schema.clone(),
-            output_schema: agent.output_schema.clone(),
-            errors: field("errors"),
-            price: listing.price,
-            currency: listing.currency,
-            worst_case: listing.worst_case,
-            mandate_decision: decision.word().to_owned(),
-            mandate_reason: decision.reason().map(str::to_owned),
-            needs_approval: scope::worst_case(&self.market, agent)
-                .is_some_and(|w| w > mandate.threshold),
-            data_policy: "inputs and outputs are stored with the receipt in this platform's \
+        traced("get_agent", async {
+            let mandate = self.mandate(&context).await?;
+            let agent = self.agent(&p.agent)?;
+            let decision = scope::decide(&mandate, &self.market, agent, aelc_gateway::now_ms());
+            let record = self.record(agent).await?;
+            let listing = self.listing(agent, &mandate, &record);
+            let stats = record.stats;
+            let m = &agent.manifest;
+            let field = |name: &str| m.get(name).cloned();
+            Ok(Json(AgentDetails {
+                agent: agent.name.clone(),
+                version: agent.version.clone(),
+                description: agent.description.clone(),
+                capability: agent.capability.clone(),
+                input_schema: agent.input_schema.clone(),
+                output_schema: agent.output_schema.clone(),
+                errors: field("errors"),
+                price: listing.price,
+                currency: listing.currency,
+                worst_case: listing.worst_case,
+                mandate_decision: decision.word().to_owned(),
+                mandate_reason: decision.reason().map(str::to_owned),
+                needs_approval: scope::worst_case(&self.market, agent)
+                    .is_some_and(|w| w > mandate.threshold),
+                data_policy: "inputs and outputs are stored with the receipt in this platform's \
                           store; nothing is sent anywhere else than the agent's model bindings"
-                .to_owned(),
-            models: field("models"),
-            delegates: field("delegates"),
-            record: AgentRecord {
-                succeeded: stats.succeeded,
-                invalid_output: stats.invalid_output,
-                error: stats.error,
-                failed: stats.failed,
-                success_rate: stats.success_rate(),
-            },
-            examples: field("examples"),
-        }))
+                    .to_owned(),
+                models: field("models"),
+                delegates: field("delegates"),
+                record: AgentRecord {
+                    succeeded: stats.succeeded,
+                    invalid_output: stats.invalid_output,
+                    error: stats.error,
+                    failed: stats.failed,
+                    success_rate: stats.success_rate(),
+                },
+                examples: field("examples"),
+            }))
+        })
+        .await
     }
 
     #[tool(
@@ -414,6 +420,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<CallParams>,
     ) -> Result<Json<CallResult>, String> {
+        traced("call_agent", async {
         let mandate = self.mandate(&context).await?;
         let now = aelc_gateway::now_ms();
         if let Some(why) = scope::expired(&mandate, now) {
@@ -493,6 +500,8 @@ impl McpServer {
             }
         }
         self.run(&mandate, agent, &p.input).await
+        })
+        .await
     }
 
     #[tool(
@@ -504,23 +513,26 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<ApprovalParams>,
     ) -> Result<Json<ApprovalStatus>, String> {
-        let mandate = self.mandate_id(&context)?;
-        let approval = self
-            .store
-            .approval(&p.approval, aelc_gateway::now_ms())
-            .await
-            .map_err(store)?
-            .filter(|a| a.mandate == mandate)
-            .ok_or_else(|| format!("no approval {} under this mandate", p.approval))?;
-        Ok(Json(ApprovalStatus {
-            approval: approval.id,
-            state: approval.state.as_str().to_owned(),
-            agent: approval.agent,
-            version: approval.version,
-            worst_case: approval.worst_case.to_string(),
-            currency: approval.currency,
-            expires_at_ms: approval.expires_ms,
-        }))
+        traced("check_approval", async {
+            let mandate = self.mandate_id(&context)?;
+            let approval = self
+                .store
+                .approval(&p.approval, aelc_gateway::now_ms())
+                .await
+                .map_err(store)?
+                .filter(|a| a.mandate == mandate)
+                .ok_or_else(|| format!("no approval {} under this mandate", p.approval))?;
+            Ok(Json(ApprovalStatus {
+                approval: approval.id,
+                state: approval.state.as_str().to_owned(),
+                agent: approval.agent,
+                version: approval.version,
+                worst_case: approval.worst_case.to_string(),
+                currency: approval.currency,
+                expires_at_ms: approval.expires_ms,
+            }))
+        })
+        .await
     }
 
     #[tool(
@@ -531,25 +543,28 @@ impl McpServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<Json<Budget>, String> {
-        let mandate = self.mandate(&context).await?;
-        let used = self.store.mandate_use(&mandate.id()).await.map_err(store)?;
-        let remaining = mandate
-            .budget
-            .saturating_sub(used.spent)
-            .saturating_sub(used.reserved);
-        Ok(Json(Budget {
-            mandate: mandate.id(),
-            budget: mandate.budget.to_string(),
-            spent: used.spent.to_string(),
-            reserved: used.reserved.to_string(),
-            remaining: remaining.to_string(),
-            currency: mandate.currency.clone(),
-            threshold: mandate.threshold.to_string(),
-            allow: mandate.allow.clone(),
-            deny: mandate.deny.clone(),
-            expires_at_ms: mandate.expires_ms,
-            active: scope::expired(&mandate, aelc_gateway::now_ms()).is_none(),
-        }))
+        traced("get_budget", async {
+            let mandate = self.mandate(&context).await?;
+            let used = self.store.mandate_use(&mandate.id()).await.map_err(store)?;
+            let remaining = mandate
+                .budget
+                .saturating_sub(used.spent)
+                .saturating_sub(used.reserved);
+            Ok(Json(Budget {
+                mandate: mandate.id(),
+                budget: mandate.budget.to_string(),
+                spent: used.spent.to_string(),
+                reserved: used.reserved.to_string(),
+                remaining: remaining.to_string(),
+                currency: mandate.currency.clone(),
+                threshold: mandate.threshold.to_string(),
+                allow: mandate.allow.clone(),
+                deny: mandate.deny.clone(),
+                expires_at_ms: mandate.expires_ms,
+                active: scope::expired(&mandate, aelc_gateway::now_ms()).is_none(),
+            }))
+        })
+        .await
     }
 
     #[tool(
@@ -561,20 +576,23 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReceiptParams>,
     ) -> Result<Json<Receipt>, String> {
-        let mandate = self.mandate_id(&context)?;
-        let stored = self
-            .store
-            .mandate_receipt(&mandate, &p.receipt)
-            .await
-            .map_err(store)?
-            .ok_or_else(|| format!("no receipt {} under this mandate", p.receipt))?;
-        #[derive(Deserialize)]
-        struct Stored {
-            receipt: Receipt,
-        }
-        let stored: Stored = serde_json::from_str(&stored.json)
-            .map_err(|e| format!("the stored receipt {} cannot be read: {e}", p.receipt))?;
-        Ok(Json(stored.receipt))
+        traced("get_receipt", async {
+            let mandate = self.mandate_id(&context)?;
+            let stored = self
+                .store
+                .mandate_receipt(&mandate, &p.receipt)
+                .await
+                .map_err(store)?
+                .ok_or_else(|| format!("no receipt {} under this mandate", p.receipt))?;
+            #[derive(Deserialize)]
+            struct Stored {
+                receipt: Receipt,
+            }
+            let stored: Stored = serde_json::from_str(&stored.json)
+                .map_err(|e| format!("the stored receipt {} cannot be read: {e}", p.receipt))?;
+            Ok(Json(stored.receipt))
+        })
+        .await
     }
 }
 
@@ -872,4 +890,19 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), String> {
         .await
         .map(|_| ())
         .map_err(|e| format!("the MCP session ended with an error: {e}"))
+}
+
+/// Runs a tool's work `future` inside its span (`execute_tool {tool}`), failed when the tool
+/// answers an error; with traces off, just `future`.
+async fn traced<T>(
+    tool: &str,
+    future: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    use opentelemetry::context::FutureExt;
+    let Some(cx) = aelc_runtime::trace::tool_context(tool) else {
+        return future.await;
+    };
+    let out = future.with_context(cx.clone()).await;
+    aelc_runtime::trace::end(Some(cx), out.as_ref().err().map(|_| "tool_error"));
+    out
 }

@@ -67,6 +67,7 @@ use crate::prompt::{self, PromptEnv, PromptPart};
 use crate::provider::NodeCall;
 use crate::receipt::{IdSource, Receipt};
 use crate::stage::{IrStage, StageCheck};
+use crate::trace;
 use crate::validate::Validator;
 use crate::value::Value;
 
@@ -314,26 +315,44 @@ impl<'p> Executor<'p> {
         env: &mut Env<'_>,
     ) -> Result<Admission, Unrunnable> {
         let ir = self.runnable(node, &*env.externs)?;
+        let span = trace::gate_span(&ir.name);
+        let admission = self.gate(node, ir, input, env);
+        match &admission {
+            Admission::Refused(run) => trace::finish_gate(
+                span,
+                Some(trace::GateRefusal {
+                    run: ended(run),
+                    errors: run.input_errors.len(),
+                    check: run.input_check.as_ref().map(|c| c.check.as_str()),
+                }),
+            ),
+            Admission::Admitted(_) => trace::finish_gate(span, None),
+        }
+        Ok(admission)
+    }
+
+    /// [`Executor::admit`] once `node` is known to be runnable.
+    fn gate(&self, node: NodeId, ir: &NodeIr, input: &[u8], env: &mut Env<'_>) -> Admission {
         let inputs = match self.decode_input(ir, input) {
             Ok(v) => v,
             Err(errors) => {
-                return Ok(Admission::Refused(Box::new(
-                    self.rejected(ir, input, errors, env),
-                )))
+                return Admission::Refused(Box::new(self.rejected(ir, input, errors, env)))
             }
         };
         let refused = match media_refusal(&inputs, env) {
             Some(why) => Some(Answered::ended(Outcome::rejected_input(), why)),
             None => self.gate_checks(ir, &inputs, env),
         };
-        Ok(match refused {
+        match refused {
             None => Admission::Admitted(Admitted { node, inputs }),
             Some(done) => {
                 let mut meter = Meter::new();
                 meter.enter(ir.budget.to_pipeline().limits(), env.clock.now_ms());
-                Admission::Refused(Box::new(self.finish(ir, input, env, &mut meter, done)))
+                Admission::Refused(Box::new(
+                    self.finish(ir, input, env, &mut meter, done, true),
+                ))
             }
-        })
+        }
     }
 
     /// Runs a call [`Executor::admit`] let through, from step 4 on (its input checks are not
@@ -361,7 +380,7 @@ impl<'p> Executor<'p> {
         env: &mut Env<'_>,
     ) -> Run {
         let outcome = Outcome::rejected_input();
-        let receipt = self.receipt(env, ir, input, &outcome, Vec::new());
+        let receipt = self.receipt(env, ir, input, &outcome, Vec::new(), true);
         Run {
             outcome,
             receipt,
@@ -400,17 +419,29 @@ impl<'p> Executor<'p> {
     /// end complete): status `rejected_input` with `code`, nothing called or billed, `why` on
     /// the receipt.
     pub fn refused_run(&self, node: &NodeIr, code: &str, why: String, env: &mut Env<'_>) -> Run {
+        let span = self.run_span(node);
         let outcome = Outcome::no_call(Status::RejectedInput, code);
-        let mut receipt = self.receipt(env, node, b"", &outcome, Vec::new());
+        let mut receipt = self.receipt(env, node, b"", &outcome, Vec::new(), true);
         receipt.refusal = Some(why.clone());
-        Run {
+        let run = Run {
             outcome,
             receipt,
             input_errors: Vec::new(),
             input_check: None,
             refusal: Some(why),
             parts: Vec::new(),
-        }
+        };
+        trace::finish_run(span, &ended(&run));
+        run
+    }
+
+    /// The span of a run of `node` ([`trace::run_span`]).
+    fn run_span(&self, node: &NodeIr) -> trace::Scope {
+        trace::run_span(
+            &self.program.package.name,
+            &self.program.package.version,
+            &node.name,
+        )
     }
 
     /// Steps 3–6 of the module doc for decoded inputs; `input` is what the receipt hashes.
@@ -427,6 +458,7 @@ impl<'p> Executor<'p> {
         trail: &[String],
         admitted: bool,
     ) -> Run {
+        let span = self.run_span(node);
         meter.enter(node.budget.to_pipeline().limits(), env.clock.now_ms());
         let done = match media_refusal(&inputs, env) {
             Some(why) => Answered::ended(Outcome::rejected_input(), why),
@@ -442,7 +474,9 @@ impl<'p> Executor<'p> {
                 }
             }
         };
-        self.finish(node, input, env, meter, done)
+        let run = self.finish(node, input, env, meter, done, trail.len() <= 1);
+        trace::finish_run(span, &ended(&run));
+        run
     }
 
     /// Closes a run begun with `meter.enter`: costs, currency, the receipt.
@@ -453,6 +487,7 @@ impl<'p> Executor<'p> {
         env: &mut Env<'_>,
         meter: &mut Meter,
         mut done: Answered,
+        top: bool,
     ) -> Run {
         let used = meter.leave();
         done.outcome.cost = used.spent;
@@ -460,7 +495,7 @@ impl<'p> Executor<'p> {
         if done.outcome.currency.is_none() {
             done.outcome.currency = self.currency();
         }
-        let mut receipt = self.receipt(env, node, input, &done.outcome, done.children);
+        let mut receipt = self.receipt(env, node, input, &done.outcome, done.children, top);
         receipt.refusal = done.refusal.clone();
         Run {
             outcome: done.outcome,
@@ -965,9 +1000,16 @@ impl<'p> Executor<'p> {
         input: &[u8],
         outcome: &Outcome,
         children: Vec<Receipt>,
+        top: bool,
     ) -> Receipt {
+        // The run a host asked for may have its id chosen by the host (a gateway's run id).
+        let id = if top {
+            env.ids.run_receipt_id()
+        } else {
+            env.ids.receipt_id()
+        };
         Receipt::new(
-            env.ids.receipt_id(),
+            id,
             &self.program.package.name,
             &self.program.package.version,
             &node.name,
@@ -975,6 +1017,19 @@ impl<'p> Executor<'p> {
             outcome,
             children,
         )
+    }
+}
+
+/// How `run` ended, for its span.
+fn ended(run: &Run) -> trace::Ended<'_> {
+    trace::Ended {
+        receipt: &run.receipt.receipt,
+        status: run.outcome.status.as_str(),
+        code: run.outcome.code.as_deref(),
+        cost: &run.receipt.cost.amount,
+        spent: &run.receipt.spent.amount,
+        currency: run.receipt.cost.currency.as_deref(),
+        failed: matches!(run.outcome.status, Status::InvalidOutput | Status::Error),
     }
 }
 

@@ -26,6 +26,8 @@
 //!   without `serde_json`'s `preserve_order` feature.
 //! - [`patterns`]: compiled `@pattern`s and `matches`, once per program for every thread.
 //! - [`stream`]: streams at run time, a bounded buffer enforcing every limit of spec §7.1.
+//! - [`trace`]: OpenTelemetry spans of runs, gates and model attempts (the API only; a host
+//!   installs the SDK).
 //!
 //! This crate never depends on `aelc`; `aelc` and generated glue depend on it.
 
@@ -58,6 +60,7 @@ pub mod reserved;
 pub mod stage;
 pub mod stream;
 pub mod testing;
+pub mod trace;
 pub mod ty;
 pub mod validate;
 pub mod value;

@@ -36,6 +36,7 @@ use crate::money::{Amount, Price};
 use crate::provider::NodeCall;
 use crate::rejection::Rejection;
 use crate::reserved::ReservedCode;
+use crate::trace;
 use crate::ty::{Ty, TypeTable};
 use crate::validate::Validator;
 use crate::value::Value;
@@ -606,7 +607,19 @@ impl<'a> Pipeline<'a> {
                 node: self.node.clone(),
                 call: self.call.clone(),
             };
+            // One CLIENT span per attempt, current during the call (the provider names its
+            // model on it and sends its `traceparent`) and until the steps have judged it.
+            let span = trace::attempt_span(&planned.binding, request.attempt, prompt);
             let answer = model.call(&request);
+            if let Ok(a) = &answer {
+                let finish = match a.finish_reason {
+                    FinishReason::Stop => "stop",
+                    FinishReason::Length => "length",
+                    FinishReason::Incomplete => "incomplete",
+                };
+                let usage = (a.usage.input_tokens, a.usage.output_tokens);
+                trace::attempt_answered(&span, finish, usage, &a.text);
+            }
             let ModelAnswer {
                 text,
                 finish_reason,
@@ -614,6 +627,8 @@ impl<'a> Pipeline<'a> {
             } = match answer {
                 Ok(a) => a,
                 Err(e) => {
+                    span.fail(e.code());
+                    drop(span);
                     meter.settle(reservation, Amount::ZERO);
                     last_answer_bytes = 0;
                     let rejection = Rejection::simple(1, e.code(), e.to_string());
@@ -649,6 +664,7 @@ impl<'a> Pipeline<'a> {
                 reasons: Vec::new(),
             };
             if meter.late(clock.now_ms()) {
+                span.fail(ReservedCode::BudgetExceeded.as_str());
                 attempt.rejected = Some(Rejection::simple(
                     1,
                     ReservedCode::BudgetExceeded.as_str(),
@@ -679,6 +695,8 @@ impl<'a> Pipeline<'a> {
                     };
                 }
                 Err(Refusal::Internal(rejection)) => {
+                    trace::attempt_refused(&span, rejection.step, &rejection.code);
+                    span.fail(ReservedCode::InternalError.as_str());
                     attempt.rejected = Some(*rejection);
                     attempts.push(attempt);
                     return end(
@@ -690,6 +708,9 @@ impl<'a> Pipeline<'a> {
                     );
                 }
                 Err(Refusal::Rejected(reasons)) => {
+                    if let Some(first) = reasons.first() {
+                        trace::attempt_refused(&span, first.step, &first.code);
+                    }
                     attempt.rejected = reasons.first().cloned();
                     attempt.reasons = reasons.clone();
                     last_reasons = reasons;

@@ -107,6 +107,35 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn complete(&self, request: &ModelRequest) -> Result<Answer, ProviderError>;
 }
 
+/// Describes the call about to be made on the current attempt's span ([`crate::trace`]): the
+/// provider by the GenAI conventions' names, the model, the token limit.
+#[cfg(feature = "http")]
+pub(crate) fn trace_call(config: &ProviderConfig, request: &ModelRequest) {
+    if !crate::trace::enabled() {
+        return;
+    }
+    // The conventions' names are the `provider` words, but for Gemini's API (`gcp.gemini`).
+    let provider = match config.kind {
+        ProviderKind::Gemini => "gcp.gemini",
+        other => other.as_str(),
+    };
+    let tokens = max_output_tokens(request.max_answer_bytes, config.output_token_cap());
+    crate::trace::describe_call(provider, &config.model, tokens);
+}
+
+/// The response's `id` and `model` members (named `id_key` and `model_key` by the provider)
+/// on the current attempt's span.
+#[cfg(feature = "http")]
+pub(crate) fn trace_response(json: &serde_json::Value, id_key: &str, model_key: &str) {
+    if !crate::trace::enabled() {
+        return;
+    }
+    crate::trace::describe_response(
+        json.get(id_key).and_then(serde_json::Value::as_str),
+        json.get(model_key).and_then(serde_json::Value::as_str),
+    );
+}
+
 /// The most bytes of a non-streamed response body read for an answer of at most `max_answer`
 /// bytes: JSON escaping can make each answer byte six (`\u0000`), plus 64 KiB of envelope.
 pub(crate) fn envelope_limit(max_answer: u64) -> u64 {

@@ -77,6 +77,13 @@ pub(crate) fn hex_digest(digest: &[u8]) -> String {
 pub trait IdSource {
     /// A new `rcpt_…` id.
     fn receipt_id(&mut self) -> String;
+
+    /// The id of the run a host asked for (not of a delegated call below it): a host that
+    /// chose the run's id before it began (a gateway stores the run first) returns it here,
+    /// so the receipt and its trace carry it from the start.
+    fn run_receipt_id(&mut self) -> String {
+        self.receipt_id()
+    }
 }
 
 /// `rcpt_` and a UUIDv7 (time-ordered, 74 random bits) in 32 hex digits.

@@ -164,6 +164,7 @@ impl Provider for Anthropic {
 
     fn complete(&self, request: &ModelRequest) -> Result<Answer, ProviderError> {
         let body = self.request_body(request)?;
+        super::trace_call(&self.config, request);
         let key = self.config.api_key()?;
         let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
         if let Some(key) = &key {
@@ -260,6 +261,7 @@ pub(crate) fn parse_message(
     if let Some(error) = reported_error(&json, key) {
         return Err(error);
     }
+    super::trace_response(&json, "id", "model");
     let blocks = json
         .get("content")
         .and_then(Value::as_array)
@@ -365,10 +367,15 @@ fn read_stream(
             .or(event.event.as_deref())
             .unwrap_or("");
         match kind {
-            "message_start" => read_usage(
-                data.get("message").and_then(|m| m.get("usage")),
-                &mut tokens,
-            ),
+            "message_start" => {
+                if let Some(message) = data.get("message") {
+                    super::trace_response(message, "id", "model");
+                }
+                read_usage(
+                    data.get("message").and_then(|m| m.get("usage")),
+                    &mut tokens,
+                )
+            }
             "content_block_start" => {
                 let block = data.get("content_block");
                 if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {

@@ -118,6 +118,7 @@ impl Provider for Gemini {
 
     fn complete(&self, request: &ModelRequest) -> Result<Answer, ProviderError> {
         let body = self.request_body(request)?;
+        super::trace_call(&self.config, request);
         let key = self.config.api_key()?;
         let mut headers = Vec::new();
         if let Some(key) = &key {
@@ -268,6 +269,7 @@ pub(crate) fn parse_response(
     if json.get("candidates").is_none() && json.get("promptFeedback").is_none() {
         return Err(malformed("the body has no `candidates`"));
     }
+    super::trace_response(&json, "responseId", "modelVersion");
     let (text, reason) = candidate(&json);
     let mut tokens = Usage::default();
     read_usage(&json, &mut tokens);
@@ -276,6 +278,11 @@ pub(crate) fn parse_response(
         finish_reason: reason.unwrap_or(finish_reason(None)),
         usage: tokens,
     })
+}
+
+/// True the first time only (the first event describes the response on the trace).
+fn finished_first(described: &mut bool) -> bool {
+    !std::mem::replace(described, true)
 }
 
 /// A streamed answer: partial responses until one carries a `finishReason`.
@@ -289,6 +296,7 @@ fn read_stream(
     let mut text = AnswerBuffer::new(request.max_answer_bytes);
     let mut reason = None;
     let mut tokens = Usage::default();
+    let mut described = false;
     loop {
         let event = match events.next_event() {
             Ok(Some(event)) => event,
@@ -310,6 +318,9 @@ fn read_stream(
             .map_err(|error| malformed(format!("a stream event is not JSON ({error})")))?;
         if let Some(error) = reported_error(&chunk, key) {
             return Err(error);
+        }
+        if finished_first(&mut described) {
+            super::trace_response(&chunk, "responseId", "modelVersion");
         }
         read_usage(&chunk, &mut tokens);
         let (piece, finished) = candidate(&chunk);

@@ -65,6 +65,10 @@ impl Transport {
         for (name, value) in headers {
             request = request.header(*name, value.as_str());
         }
+        // W3C trace context: a model server that traces sees the attempt's span as the parent.
+        for (name, value) in crate::trace::inject() {
+            request = request.header(name, value);
+        }
         let response = request
             .config()
             .timeout_global(Some(timeout))

@@ -135,6 +135,7 @@ impl Provider for OpenAi {
 
     fn complete(&self, request: &ModelRequest) -> Result<Answer, ProviderError> {
         let body = self.request_body(request)?;
+        super::trace_call(&self.config, request);
         let key = self.config.api_key()?;
         let mut headers = Vec::new();
         if let Some(key) = &key {
@@ -304,6 +305,7 @@ pub(crate) fn parse_completion(
     if let Some(error) = embedded_error(&json, key) {
         return Err(error);
     }
+    super::trace_response(&json, "id", "model");
     let choice = json
         .get("choices")
         .and_then(Value::as_array)
@@ -343,6 +345,7 @@ fn read_stream(
     let mut refusal = AnswerBuffer::new(request.max_answer_bytes);
     let mut reason = None;
     let mut tokens = Usage::default();
+    let mut described = false;
     loop {
         let event = match events.next_event() {
             Ok(Some(event)) => event,
@@ -370,6 +373,10 @@ fn read_stream(
             .map_err(|error| malformed(format!("a stream event is not JSON ({error})")))?;
         if let Some(error) = embedded_error(&chunk, key) {
             return Err(error);
+        }
+        if !described {
+            super::trace_response(&chunk, "id", "model");
+            described = true;
         }
         if let Some(reported) = usage(chunk.get("usage").filter(|u| !u.is_null())) {
             tokens = reported;

@@ -1,0 +1,258 @@
+//! `aelc-telemetry`: exports the runtime's and the gateway's spans with the OpenTelemetry SDK
+//! over OTLP/HTTP, set up only by the standard `OTEL_*` variables (see the book's traces
+//! chapter), and started by `aelc serve`, `run`, `test` and `mcp`.
+//!
+//! - Nothing is exported unless an endpoint is configured (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+//!   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) and `OTEL_SDK_DISABLED` is not `true`: then no
+//!   tracer is installed and the runtime's span calls stay one atomic load each.
+//! - The exporter itself reads the endpoint, `OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf`,
+//!   the default, or `http/json`), `OTEL_EXPORTER_OTLP_HEADERS` and the timeout; the SDK reads
+//!   `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`/`_ARG` and the
+//!   batch settings (`OTEL_BSP_*`).
+//! - A run never waits for the collector: finished spans go to the SDK's batch processor
+//!   (its own thread), and one that would overflow its queue is dropped and counted, as is
+//!   every span of a batch the collector did not take ([`dropped`], the gateway's
+//!   `aelc_trace_spans_dropped`).
+//! - [`Telemetry::shutdown`] flushes what is queued; a CLI calls it before it exits.
+
+mod client;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use opentelemetry::{global, Context};
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, Span, SpanData, SpanExporter,
+    SpanProcessor,
+};
+use opentelemetry_sdk::Resource;
+
+/// Spans dropped because the batch queue was full (the exporter fell behind).
+static QUEUE_FULL: AtomicU64 = AtomicU64::new(0);
+/// Spans of batches the collector did not take (unreachable, refused, timed out).
+static EXPORT_FAILED: AtomicU64 = AtomicU64::new(0);
+
+/// Spans dropped so far in this process, by why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// The batch queue was full: the span was never queued.
+    pub queue_full: u64,
+    /// The collector did not take the batch the span was in.
+    pub export_failed: u64,
+}
+
+/// Spans dropped so far ([`Dropped`]).
+pub fn dropped() -> Dropped {
+    Dropped {
+        queue_full: QUEUE_FULL.load(Ordering::Relaxed),
+        export_failed: EXPORT_FAILED.load(Ordering::Relaxed),
+    }
+}
+
+/// The service name when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` gives one.
+pub const DEFAULT_SERVICE_NAME: &str = "aelc";
+
+/// The process's exporter, if one was configured; [`Telemetry::shutdown`] flushes it.
+#[must_use = "call shutdown before the process exits, or queued spans are lost"]
+pub struct Telemetry {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl Telemetry {
+    /// No exporter: nothing is traced.
+    pub fn off() -> Telemetry {
+        Telemetry { provider: None }
+    }
+
+    /// Whether spans are exported.
+    pub fn is_on(&self) -> bool {
+        self.provider.is_some()
+    }
+
+    /// Exports what is queued (waiting at most the exporter's timeout per batch) and stops.
+    /// Blocks: call it outside an async task.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Some(provider) = self.provider.take() {
+            aelc_runtime::trace::uninstall();
+            let _ = provider.force_flush();
+            let _ = provider.shutdown();
+        }
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Why the configuration was not used (printed once by the caller; nothing is traced).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "traces are off: {}", self.0)
+    }
+}
+
+/// Sets up export from the `OTEL_*` variables of this process (see the module doc). `Ok` with
+/// [`Telemetry::off`] when none asks for it; `Err` when they ask for something this build
+/// cannot do (gRPC, an invalid endpoint): then nothing is traced either.
+pub fn init() -> Result<Telemetry, ConfigError> {
+    init_with(|name| std::env::var(name).ok())
+}
+
+fn init_with(var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, ConfigError> {
+    let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+    if set("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+        return Ok(Telemetry::off());
+    }
+    if set("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim().eq_ignore_ascii_case("none")) {
+        return Ok(Telemetry::off());
+    }
+    if set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").is_none()
+        && set("OTEL_EXPORTER_OTLP_ENDPOINT").is_none()
+    {
+        return Ok(Telemetry::off());
+    }
+    let timeout = [
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+    ]
+    .iter()
+    .find_map(|name| set(name)?.trim().parse::<u64>().ok())
+    .map_or(Duration::from_secs(10), Duration::from_millis);
+    let mut exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_http_client(client::Ureq::new(timeout))
+        .with_timeout(timeout);
+    // The specification's default is `http/protobuf`; the crate defaults to JSON once its
+    // `http-json` feature is on, so the default is said here (a variable still decides).
+    if set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").is_none()
+        && set("OTEL_EXPORTER_OTLP_PROTOCOL").is_none()
+    {
+        exporter = exporter.with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+    }
+    let exporter = exporter.build().map_err(|e| ConfigError(e.to_string()))?;
+    let pending = Arc::new(AtomicUsize::new(0));
+    let exporter = Counted {
+        inner: exporter,
+        pending: Arc::clone(&pending),
+    };
+    let processor = Bounded {
+        pending,
+        capacity: batch_queue_size(&var),
+        inner: BatchSpanProcessor::builder(exporter)
+            .with_batch_config(BatchConfigBuilder::default().build())
+            .build(),
+    };
+    let mut resource = Resource::builder();
+    let named = set("OTEL_SERVICE_NAME").is_some()
+        || set("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| a.contains("service.name="));
+    if !named {
+        resource = resource.with_service_name(DEFAULT_SERVICE_NAME);
+    }
+    let provider = SdkTracerProvider::builder()
+        .with_span_processor(processor)
+        .with_resource(resource.build())
+        .build();
+    global::set_tracer_provider(provider.clone());
+    global::set_text_map_propagator(TraceContextPropagator::new());
+    let capture = set(aelc_runtime::trace::CAPTURE_CONTENT_VAR)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    aelc_runtime::trace::install(capture);
+    Ok(Telemetry {
+        provider: Some(provider),
+    })
+}
+
+/// The batch queue's size as the SDK reads it (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048 by default).
+fn batch_queue_size(var: &impl Fn(&str) -> Option<String>) -> usize {
+    var("OTEL_BSP_MAX_QUEUE_SIZE")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(2048)
+}
+
+/// The SDK's batch processor behind a count of the spans it holds: one more than its queue
+/// takes is dropped here and counted (the SDK drops it too, but keeps its count to itself).
+#[derive(Debug)]
+struct Bounded {
+    /// Spans handed on and not yet given to the exporter (decremented by [`Counted`]).
+    pending: Arc<AtomicUsize>,
+    capacity: usize,
+    inner: BatchSpanProcessor,
+}
+
+impl SpanProcessor for Bounded {
+    fn on_start(&self, span: &mut Span, cx: &Context) {
+        self.inner.on_start(span, cx);
+    }
+
+    fn on_end(&self, span: SpanData) {
+        if self.pending.fetch_add(1, Ordering::AcqRel) >= self.capacity {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
+            QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        self.inner.on_end(span);
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}
+
+/// The OTLP exporter, counting the spans of each batch it is given (they leave the queue) and
+/// those of the batches the collector did not take.
+#[derive(Debug)]
+struct Counted<E> {
+    inner: E,
+    pending: Arc<AtomicUsize>,
+}
+
+impl<E: SpanExporter> SpanExporter for Counted<E> {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let n = batch.len();
+        // Saturating: a span the SDK itself dropped never reaches here.
+        let _ = self
+            .pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| {
+                Some(p.saturating_sub(n))
+            });
+        let result = self.inner.export(batch).await;
+        if result.is_err() {
+            EXPORT_FAILED.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource);
+    }
+}

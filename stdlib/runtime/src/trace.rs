@@ -1,0 +1,424 @@
+//! OpenTelemetry spans of runs, gates and model attempts, by the GenAI semantic conventions
+//! (`gen_ai.*`), made with the OpenTelemetry API only: a host that exports them installs the
+//! SDK (`aelc-telemetry`) and calls [`install`]; until then every function here is one relaxed
+//! atomic load and nothing else, so a host without telemetry pays nothing per run.
+//!
+//! The executor runs on one thread from its gate to its receipt, so a span is made current
+//! (OpenTelemetry's thread-local [`Context`]) while it is open: a run span is the parent of its
+//! model attempts and of its delegated runs, and a provider's request carries the attempt's
+//! `traceparent` ([`inject`]). A host that moves a run to another thread carries the context
+//! with it (the gateway attaches it on the blocking pool).
+//!
+//! Invariants: no attribute holds a key, an input or an answer unless the operator opted in
+//! with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` ([`capture_content`]); an
+//! attribute name is written once, in [`attr`].
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use opentelemetry::global::{self, BoxedTracer};
+pub use opentelemetry::trace::SpanKind;
+use opentelemetry::trace::{Status, TraceContextExt, Tracer};
+use opentelemetry::{Context, ContextGuard, KeyValue, Value};
+
+/// The attribute names, each written once.
+pub mod attr {
+    pub const OPERATION: &str = "gen_ai.operation.name";
+    pub const PROVIDER: &str = "gen_ai.provider.name";
+    pub const REQUEST_MODEL: &str = "gen_ai.request.model";
+    pub const REQUEST_MAX_TOKENS: &str = "gen_ai.request.max_tokens";
+    pub const RESPONSE_MODEL: &str = "gen_ai.response.model";
+    pub const RESPONSE_ID: &str = "gen_ai.response.id";
+    pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+    pub const INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
+    pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
+    pub const AGENT_NAME: &str = "gen_ai.agent.name";
+    pub const TOOL_NAME: &str = "gen_ai.tool.name";
+    pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
+    pub const OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
+    pub const ERROR_TYPE: &str = "error.type";
+    pub const AGENT: &str = "aelc.agent";
+    pub const VERSION: &str = "aelc.agent.version";
+    pub const NODE: &str = "aelc.node";
+    pub const RECEIPT: &str = "aelc.receipt.id";
+    pub const STATUS: &str = "aelc.run.status";
+    pub const CODE: &str = "aelc.run.code";
+    pub const COST: &str = "aelc.run.cost";
+    pub const SPENT: &str = "aelc.run.spent";
+    pub const CURRENCY: &str = "aelc.run.currency";
+    /// What a gateway billed the caller (its receipt's `cost`), on the request's span.
+    pub const BILLED: &str = "aelc.run.billed";
+    pub const BINDING: &str = "aelc.binding";
+    pub const ATTEMPT: &str = "aelc.attempt";
+    pub const REFUSED_STEP: &str = "aelc.acceptance.step";
+    pub const REFUSED_CODE: &str = "aelc.acceptance.code";
+    pub const GATE_OUTCOME: &str = "aelc.gate.outcome";
+    pub const GATE_ERRORS: &str = "aelc.gate.errors";
+    pub const GATE_CHECK: &str = "aelc.gate.check";
+}
+
+/// The variable of the conventions' opt-in to prompt and answer content in spans.
+pub const CAPTURE_CONTENT_VAR: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static CAPTURE: AtomicBool = AtomicBool::new(false);
+static TRACER: OnceLock<BoxedTracer> = OnceLock::new();
+
+/// Turns the spans on, with the tracer of the global provider the host has just set
+/// (`opentelemetry::global::set_tracer_provider`); `capture_content`: the operator's opt-in.
+pub fn install(capture_content: bool) {
+    let _ = TRACER.get_or_init(|| global::tracer("aelc"));
+    CAPTURE.store(capture_content, Ordering::Relaxed);
+    ENABLED.store(true, Ordering::Release);
+}
+
+/// Turns the spans off again (after the host shut its provider down).
+pub fn uninstall() {
+    ENABLED.store(false, Ordering::Release);
+}
+
+/// Whether spans are made at all.
+#[inline]
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Whether prompts and answers may go into spans (the operator opted in).
+pub fn capture_content() -> bool {
+    enabled() && CAPTURE.load(Ordering::Relaxed)
+}
+
+/// An open span, current on this thread until it ends (dropped or [`Scope::end`]).
+/// `None` inside when spans are off: every method is then a no-op.
+pub struct Scope {
+    inner: Option<(Context, ContextGuard)>,
+}
+
+impl Scope {
+    /// A span that does nothing (spans off).
+    pub const fn none() -> Scope {
+        Scope { inner: None }
+    }
+
+    /// Starts `name` as a child of the current span (or a root) and makes it current;
+    /// `attributes` is only called when spans are on.
+    pub fn start(
+        name: impl Into<Cow<'static, str>>,
+        kind: SpanKind,
+        attributes: impl FnOnce() -> Vec<KeyValue>,
+    ) -> Scope {
+        if !enabled() {
+            return Scope::none();
+        }
+        let Some(tracer) = TRACER.get() else {
+            return Scope::none();
+        };
+        let parent = Context::current();
+        let span = tracer
+            .span_builder(name)
+            .with_kind(kind)
+            .with_attributes(attributes())
+            .start_with_context(tracer, &parent);
+        let cx = parent.with_span(span);
+        let guard = cx.clone().attach();
+        Scope {
+            inner: Some((cx, guard)),
+        }
+    }
+
+    /// Sets attributes made by `f` (not called when the span does not record).
+    pub fn set(&self, f: impl FnOnce() -> Vec<KeyValue>) {
+        if let Some((cx, _)) = &self.inner {
+            let span = cx.span();
+            if span.is_recording() {
+                span.set_attributes(f());
+            }
+        }
+    }
+
+    /// Marks the span failed with `why` (`error.type`).
+    pub fn fail(&self, why: &str) {
+        if let Some((cx, _)) = &self.inner {
+            let span = cx.span();
+            span.set_attribute(KeyValue::new(attr::ERROR_TYPE, why.to_owned()));
+            span.set_status(Status::error(why.to_owned()));
+        }
+    }
+
+    /// Ends the span and makes its parent current again.
+    pub fn end(self) {}
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        if let Some((cx, guard)) = self.inner.take() {
+            drop(guard);
+            cx.span().end();
+        }
+    }
+}
+
+/// Sets attributes on the current span (a provider describing the call its attempt makes).
+pub fn annotate(f: impl FnOnce() -> Vec<KeyValue>) {
+    if !enabled() {
+        return;
+    }
+    let cx = Context::current();
+    let span = cx.span();
+    if span.is_recording() {
+        span.set_attributes(f());
+    }
+}
+
+/// The `traceparent` (and `tracestate`, when not empty) of the current span, W3C trace
+/// context: what an outgoing request carries. Empty when spans are off or none is current.
+pub fn inject() -> Vec<(&'static str, String)> {
+    if !enabled() {
+        return Vec::new();
+    }
+    let cx = Context::current();
+    let span = cx.span();
+    let sc = span.span_context();
+    if !sc.is_valid() {
+        return Vec::new();
+    }
+    let mut headers = vec![(
+        "traceparent",
+        format!(
+            "00-{}-{}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        ),
+    )];
+    let state = sc.trace_state().header();
+    if !state.is_empty() {
+        headers.push(("tracestate", state));
+    }
+    headers
+}
+
+/// The span of a run of `node` (`invoke_agent {node}`), current until it ends; its
+/// attributes are set by [`finish_run`].
+pub fn run_span(agent: &str, version: &str, node: &str) -> Scope {
+    if !enabled() {
+        return Scope::none();
+    }
+    Scope::start(format!("invoke_agent {node}"), SpanKind::Internal, || {
+        vec![
+            KeyValue::new(attr::OPERATION, "invoke_agent"),
+            KeyValue::new(attr::AGENT_NAME, agent.to_owned()),
+            KeyValue::new(attr::AGENT, agent.to_owned()),
+            KeyValue::new(attr::VERSION, version.to_owned()),
+            KeyValue::new(attr::NODE, node.to_owned()),
+        ]
+    })
+}
+
+/// How a run ended, as its span shows it (the receipt's fields).
+#[derive(Clone, Copy, Debug)]
+pub struct Ended<'a> {
+    pub receipt: &'a str,
+    pub status: &'a str,
+    pub code: Option<&'a str>,
+    /// What the caller is billed.
+    pub cost: &'a str,
+    /// What the model calls cost.
+    pub spent: &'a str,
+    pub currency: Option<&'a str>,
+    /// The run ended `invalid_output` or `error`: the span's status is ERROR.
+    pub failed: bool,
+}
+
+/// What a run ended with, on its span: receipt, status, code, cost; ERROR when it ended
+/// `invalid_output` or `error`.
+pub fn finish_run(scope: Scope, ended: &Ended<'_>) {
+    scope.set(|| ended_attributes(ended));
+    if ended.failed {
+        scope.fail(ended.code.unwrap_or("error"));
+    }
+    scope.end();
+}
+
+fn ended_attributes(ended: &Ended<'_>) -> Vec<KeyValue> {
+    let mut out = vec![
+        KeyValue::new(attr::RECEIPT, ended.receipt.to_owned()),
+        KeyValue::new(attr::STATUS, ended.status.to_owned()),
+        KeyValue::new(attr::COST, ended.cost.to_owned()),
+        KeyValue::new(attr::SPENT, ended.spent.to_owned()),
+    ];
+    if let Some(code) = ended.code {
+        out.push(KeyValue::new(attr::CODE, code.to_owned()));
+    }
+    if let Some(currency) = ended.currency {
+        out.push(KeyValue::new(attr::CURRENCY, currency.to_owned()));
+    }
+    out
+}
+
+/// The span of the input gate of `node` (`gate {node}`).
+pub fn gate_span(node: &str) -> Scope {
+    if !enabled() {
+        return Scope::none();
+    }
+    Scope::start(format!("gate {node}"), SpanKind::Internal, || {
+        vec![KeyValue::new(attr::NODE, node.to_owned())]
+    })
+}
+
+/// A gate's refusal: the refused run, the decoder's error count and the input check that
+/// refused, if one did.
+#[derive(Clone, Copy, Debug)]
+pub struct GateRefusal<'a> {
+    pub run: Ended<'a>,
+    pub errors: usize,
+    pub check: Option<&'a str>,
+}
+
+/// The gate's verdict on its span: admitted, or refused (see [`GateRefusal`]).
+pub fn finish_gate(scope: Scope, refused: Option<GateRefusal<'_>>) {
+    scope.set(|| match refused {
+        None => vec![KeyValue::new(attr::GATE_OUTCOME, "admitted")],
+        Some(refusal) => {
+            let mut out = ended_attributes(&refusal.run);
+            out.push(KeyValue::new(attr::GATE_OUTCOME, "refused"));
+            out.push(KeyValue::new(
+                attr::GATE_ERRORS,
+                i64::try_from(refusal.errors).unwrap_or(i64::MAX),
+            ));
+            if let Some(check) = refusal.check {
+                out.push(KeyValue::new(attr::GATE_CHECK, check.to_owned()));
+            }
+            out
+        }
+    });
+    scope.end();
+}
+
+/// The CLIENT span of one model attempt: `chat {binding}` until the provider names its model
+/// ([`describe_call`]).
+pub fn attempt_span(binding: &str, attempt: u32, prompt: &str) -> Scope {
+    if !enabled() {
+        return Scope::none();
+    }
+    let scope = Scope::start(format!("chat {binding}"), SpanKind::Client, || {
+        vec![
+            KeyValue::new(attr::OPERATION, "chat"),
+            KeyValue::new(attr::BINDING, binding.to_owned()),
+            KeyValue::new(attr::ATTEMPT, i64::from(attempt)),
+        ]
+    });
+    if capture_content() {
+        scope.set(|| {
+            vec![KeyValue::new(
+                attr::INPUT_MESSAGES,
+                messages("user", prompt),
+            )]
+        });
+    }
+    scope
+}
+
+/// What a provider is about to call, on the current attempt's span: its name by the
+/// conventions (`openai`, `anthropic`, `gcp.gemini`), the model, the token limit.
+pub fn describe_call(provider: &'static str, model: &str, max_tokens: u32) {
+    if !enabled() {
+        return;
+    }
+    let cx = Context::current();
+    let span = cx.span();
+    if !span.is_recording() {
+        return;
+    }
+    span.update_name(format!("chat {model}"));
+    span.set_attributes([
+        KeyValue::new(attr::PROVIDER, provider),
+        KeyValue::new(attr::REQUEST_MODEL, model.to_owned()),
+        KeyValue::new(attr::REQUEST_MAX_TOKENS, i64::from(max_tokens)),
+    ]);
+}
+
+/// The response's id and model as the provider reported them, on the current attempt's span.
+pub fn describe_response(id: Option<&str>, model: Option<&str>) {
+    annotate(|| {
+        let mut out = Vec::new();
+        if let Some(id) = id {
+            out.push(KeyValue::new(attr::RESPONSE_ID, id.to_owned()));
+        }
+        if let Some(model) = model {
+            out.push(KeyValue::new(attr::RESPONSE_MODEL, model.to_owned()));
+        }
+        out
+    });
+}
+
+/// The answer of an attempt on its span: why the model stopped, the tokens it used (and the
+/// text, when the operator opted in).
+pub fn attempt_answered(scope: &Scope, finish: &'static str, usage: (u64, u64), text: &str) {
+    scope.set(|| {
+        let tokens = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let mut out = vec![
+            KeyValue::new(
+                attr::FINISH_REASONS,
+                Value::Array(opentelemetry::Array::String(vec![finish.into()])),
+            ),
+            KeyValue::new(attr::INPUT_TOKENS, tokens(usage.0)),
+            KeyValue::new(attr::OUTPUT_TOKENS, tokens(usage.1)),
+        ];
+        if capture_content() {
+            out.push(KeyValue::new(
+                attr::OUTPUT_MESSAGES,
+                messages("assistant", text),
+            ));
+        }
+        out
+    });
+}
+
+/// The acceptance step that refused an attempt's answer (1–7 of the pipeline) and its code.
+pub fn attempt_refused(scope: &Scope, step: u8, code: &str) {
+    scope.set(|| {
+        vec![
+            KeyValue::new(attr::REFUSED_STEP, i64::from(step)),
+            KeyValue::new(attr::REFUSED_CODE, code.to_owned()),
+        ]
+    });
+}
+
+/// One message of the conventions' content capture (`[{"role", "parts": [{"type": "text",
+/// "content"}]}]`), as JSON text.
+fn messages(role: &str, text: &str) -> String {
+    serde_json::json!([{ "role": role, "parts": [{ "type": "text", "content": text }] }])
+        .to_string()
+}
+
+/// A span of a tool call (`execute_tool {tool}`, the conventions' operation) for async code:
+/// the context holding it, to run the call's future in
+/// (`opentelemetry::context::FutureExt::with_context`) and to end with [`end`]; `None` when
+/// spans are off. The MCP server's tools.
+pub fn tool_context(tool: &str) -> Option<Context> {
+    let tracer = TRACER.get().filter(|_| enabled())?;
+    let parent = Context::current();
+    let span = tracer
+        .span_builder(format!("execute_tool {tool}"))
+        .with_kind(SpanKind::Internal)
+        .with_attributes([
+            KeyValue::new(attr::OPERATION, "execute_tool"),
+            KeyValue::new(attr::TOOL_NAME, tool.to_owned()),
+        ])
+        .start_with_context(tracer, &parent);
+    Some(parent.with_span(span))
+}
+
+/// Ends the span of `cx` (from [`tool_context`]), failed with `error` when there is one.
+pub fn end(cx: Option<Context>, error: Option<&str>) {
+    if let Some(cx) = cx {
+        let span = cx.span();
+        if let Some(why) = error {
+            span.set_attribute(KeyValue::new(attr::ERROR_TYPE, why.to_owned()));
+            span.set_status(Status::error(why.to_owned()));
+        }
+        span.end();
+    }
+}
