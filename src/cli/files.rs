@@ -1,14 +1,14 @@
 //! `aelc files put FILE [--tenant T] [--expires WHEN] [--prepared-from REF --step STEP]
-//! [--project DIR]`: stores a file in the
-//! project's local file store (`.ael/files/`, `aelc_runtime::files::LocalFiles`) and prints its
-//! media reference as one line of JSON (spec §7, §12.1): content type, size, SHA-256, expiry,
+//! [--project DIR] [--files URL]`: stores a file in the project's file store
+//! (`aelc_runtime::files::Files`: `.ael/files/`, or the object store or folder of `--files`,
+//! else `AELC_FILES`, the gateway's) and prints its media reference as one line of JSON (spec §7, §12.1): content type, size, SHA-256, expiry,
 //! source, and the dimensions, duration and sample rate read from its header. `aelc run` uses
 //! that store, for the tenant `local`.
 //!
 //! With `--prepared-from`, the file is the result of preparation step `--step` applied to a
 //! stored file (a PDF's text made by a tool): the source is checked and its bytes verified as
 //! for any use, and the new reference records the step, the source and its SHA-256
-//! (`LocalFiles::put_prepared`, spec §7).
+//! (`Files::put_prepared`, spec §7).
 //!
 //! `aelc files list ACCOUNT` and `aelc files delete ID` (each with `--store URL`, `--project
 //! DIR`): the gateway's uploads of an account, as the store records them (what its quota
@@ -19,7 +19,7 @@
 
 use std::path::PathBuf;
 
-use aelc_runtime::files::{expires_at, LocalFiles, MediaStore, LOCAL_TENANT};
+use aelc_runtime::files::{expires_at, Files, MediaStore, LOCAL_TENANT};
 
 use super::args::{FilesCommand, FilesPutArgs, StoreArgs};
 use super::{Output, Status};
@@ -79,14 +79,14 @@ fn delete(out: &Output, id: &str, store: &StoreArgs) -> Status {
             start.display()
         ));
     };
-    let local = LocalFiles::in_project(&root);
+    let local = Files::in_project(&root);
     super::account::with_store(out, store, |s| async move {
         let recorded = s.delete_file(&id).await.map_err(|e| e.to_string())?;
         let removed = local.remove(&id)?;
         match (recorded, removed) {
             (None, None) => Err(format!(
                 "no file `{id}` in the store or in {}",
-                local.root().display()
+                local.location()
             )),
             (Some(meta), _) => {
                 super::print_line(&format!(
@@ -149,7 +149,23 @@ fn put(out: &Output, args: &FilesPutArgs) -> Status {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let source = Some(format!("file:{name}"));
-    let store = LocalFiles::in_project(&root);
+    let url = super::serve::files_url(args.files.as_deref());
+    // An object store's client runs on an async runtime; this thread waits on it.
+    let runtime = match url.is_some().then(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+    }) {
+        Some(Err(e)) => return out.fatal(&format!("cannot start the async runtime: {e}")),
+        Some(Ok(runtime)) => Some(runtime),
+        None => None,
+    };
+    let _entered = runtime.as_ref().map(tokio::runtime::Runtime::enter);
+    let store = match aelc_gateway::files::open(url.as_deref(), &root) {
+        Ok(store) => store,
+        Err(e) => return out.fatal(&format!("--files: {e}")),
+    };
     let stored = match (&args.prepared_from, &args.step) {
         (Some(from), Some(step)) => {
             let Some(id) = from.strip_prefix(aelc_runtime::media::REF_PREFIX) else {

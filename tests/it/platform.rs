@@ -11,12 +11,14 @@
 //!
 //! `abuse`: the gateway against clients that hold connections, upload too much, or probe.
 //! `hangup`: callers that go away while their call runs.
+//! `several`: files on object storage, and several gateways serving as one.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
 
 mod abuse;
 mod hangup;
+mod several;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

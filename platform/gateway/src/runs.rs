@@ -128,7 +128,7 @@ struct RunHost {
     ids: UuidIds,
     externs: Externs,
     /// Media references resolve in the gateway's files, for the caller only.
-    files: aelc_runtime::files::LocalFiles,
+    files: aelc_runtime::files::Files,
     tenant: String,
 }
 

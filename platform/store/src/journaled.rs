@@ -162,4 +162,10 @@ impl Store for Journaled {
     async fn file(&self, tenant: &str, id: &str) -> Result<Option<FileMeta>> {
         self.store.file(tenant, id).await
     }
+    async fn expired_files(&self, now_ms: UnixMs, limit: u32) -> Result<Vec<FileMeta>> {
+        self.store.expired_files(now_ms, limit).await
+    }
+    async fn take_turn(&self, name: &str, until_ms: UnixMs, now_ms: UnixMs) -> Result<bool> {
+        self.store.take_turn(name, until_ms, now_ms).await
+    }
 }
