@@ -93,6 +93,8 @@ impl ObjectBlobs {
     pub fn s3_with(url: &str, settings: &[(&str, &str)]) -> Result<ObjectBlobs, String> {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| format!("file store `{url}`: opened outside the async runtime"))?;
+        // Refused when a provider is installed already, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let retry = object_store::RetryConfig {
             max_retries: 4,
             retry_timeout: RETRY_FOR,
@@ -102,8 +104,11 @@ impl ObjectBlobs {
                 base: 2.0,
             },
         };
+        // A request takes at most 30 s, a connection 3 s (an unreachable store is known
+        // quickly); set before the settings, which may say otherwise.
         let mut builder = object_store::aws::AmazonS3Builder::from_env();
-        for (key, value) in settings {
+        let timeouts = [("timeout", "30s"), ("connect_timeout", "3s")];
+        for (key, value) in timeouts.iter().chain(settings) {
             let key = key
                 .parse()
                 .map_err(|e| format!("file store `{url}`: setting `{key}`: {e}"))?;
@@ -112,11 +117,6 @@ impl ObjectBlobs {
         let store = builder
             .with_url(url)
             .with_retry(retry)
-            .with_client_options(
-                object_store::ClientOptions::new()
-                    .with_timeout(Duration::from_secs(30))
-                    .with_connect_timeout(Duration::from_secs(3)),
-            )
             .build()
             .map_err(|e| format!("file store `{url}`: {e}"))?;
         let prefix = url

@@ -26,7 +26,8 @@
 //! key to the lease's sweep. A model that never answers ends at its node's `timeout` with a
 //! `timeout` receipt, whoever is waiting. A store that fails at step 6 is asked again in the
 //! background until it takes the receipt ([`settle_durably`]); the caller is answered 503 at
-//! once, and the key answers `409 idempotency_in_progress` until the receipt is stored.
+//! once, naming the receipt it is owed, and the key answers `409 idempotency_in_progress`
+//! until the receipt is stored.
 //!
 //! The response document is the same for a fresh run and a replay: `status`, `code`,
 //! `output`, `receipt` (and `errors` / `refusal` when the gate refused). HTTP status: 200 when
@@ -433,7 +434,13 @@ impl OwnedCall {
                     Err(e) => {
                         tracing::warn!(error = %e, run = %row.id,
                             "the store did not take a run's receipt; asking again");
-                        let _ = answer.send(Err(e.into()));
+                        // The caller is told which receipt is owed: it is stored (and its
+                        // money settled) once the store takes it.
+                        let _ = answer.send(Err(ApiError::Store(format!(
+                            "the store did not take the run's receipt {id} ({e}); it is \
+                             stored once the store is back: GET /v1/receipts/{id}",
+                            id = row.id
+                        ))));
                         settle_durably(&*self.app.store, &row, &settlement).await;
                     }
                 }

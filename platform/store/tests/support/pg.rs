@@ -214,9 +214,21 @@ impl Server {
             .as_ref()
             .expect("only a cluster of the test's own is restarted");
         let data = cluster.dir.join("data");
+        // Its output to the log, as at the start: a server writing to this process's pipe
+        // would keep `output()` waiting for ever.
+        let log = cluster.dir.join("log");
         let out = cluster.run(
             "pg_ctl",
-            &["-D", data.to_str().expect("UTF-8"), "-m", "fast", "-w", "restart"],
+            &[
+                "-D",
+                data.to_str().expect("UTF-8"),
+                "-l",
+                log.to_str().expect("UTF-8"),
+                "-m",
+                "fast",
+                "-w",
+                "restart",
+            ],
         );
         assert!(
             out.status.success(),
