@@ -124,8 +124,8 @@ impl ObjectBlobs {
             .and_then(|(_, rest)| rest.split_once('/'))
             .map(|(_, prefix)| prefix)
             .unwrap_or("");
-        let prefix =
-            Path::parse(prefix.trim_matches('/')).map_err(|e| format!("file store `{url}`: {e}"))?;
+        let prefix = Path::parse(prefix.trim_matches('/'))
+            .map_err(|e| format!("file store `{url}`: {e}"))?;
         Ok(ObjectBlobs {
             store: Arc::new(store),
             prefix,
@@ -246,20 +246,29 @@ struct ObjectWriter {
 impl BlobWriter for ObjectWriter {
     fn write(&mut self, piece: &[u8]) -> Result<(), String> {
         let Some(upload) = self.upload.as_mut() else {
-            return Err(format!("{} in {}: already finished", self.key, self.blobs.url));
+            return Err(format!(
+                "{} in {}: already finished",
+                self.key, self.blobs.url
+            ));
         };
         // Parts are sent by tasks of the runtime: at most PARTS_IN_FLIGHT at once, so the
         // memory an upload holds is bounded whatever its size.
         let _entered = self.blobs.runtime.enter();
-        wait(&self.blobs.runtime, upload.wait_for_capacity(PARTS_IN_FLIGHT))
-            .map_err(|e| self.blobs.failed(&self.key, e))?;
+        wait(
+            &self.blobs.runtime,
+            upload.wait_for_capacity(PARTS_IN_FLIGHT),
+        )
+        .map_err(|e| self.blobs.failed(&self.key, e))?;
         upload.write(piece);
         Ok(())
     }
 
     fn finish(mut self: Box<Self>, key: &str) -> Result<(), String> {
         let Some(upload) = self.upload.take() else {
-            return Err(format!("{} in {}: already finished", self.key, self.blobs.url));
+            return Err(format!(
+                "{} in {}: already finished",
+                self.key, self.blobs.url
+            ));
         };
         let finished = {
             let _entered = self.blobs.runtime.enter();

@@ -259,7 +259,12 @@ fn conformance(name: &str, backend: Backend) {
     );
     // Another tenant's, a missing and an escaping id are all "no such file".
     assert!(fetch(&files, &small.media, "bob", 0).is_err());
-    for id in ["../../etc/passwd", "a/b", "", "0190b7a5c2e47a3b9c1d2e3f4a5b6c7d"] {
+    for id in [
+        "../../etc/passwd",
+        "a/b",
+        "",
+        "0190b7a5c2e47a3b9c1d2e3f4a5b6c7d",
+    ] {
         assert_eq!(files.record(id), Ok(None), "{id}");
     }
 
@@ -357,12 +362,19 @@ fn conformance(name: &str, backend: Backend) {
         assert!(store.file("acme", live.id()).await.expect("read").is_some());
         let (f, o, l) = (files.clone(), old.clone(), live.clone());
         let (old_record, old_bytes, live_bytes) = tokio::task::spawn_blocking(move || {
-            (f.record(o.id()), f.bytes(&o, 100), fetch(&f, &l.media, "acme", now))
+            (
+                f.record(o.id()),
+                f.bytes(&o, 100),
+                fetch(&f, &l.media, "acme", now),
+            )
         })
         .await
         .expect("join");
         assert_eq!(old_record, Ok(None));
-        assert!(old_bytes.is_err(), "the expired file's bytes are still there");
+        assert!(
+            old_bytes.is_err(),
+            "the expired file's bytes are still there"
+        );
         assert_eq!(live_bytes.expect("the live file"), b"still good");
         // Once the turn has lapsed, the next sweeper takes it.
         let later = aelc_gateway::files::sweep(&store, &files, now + 400, turn)
@@ -428,10 +440,7 @@ fn look_project(dir: &Path, model_port: u16) {
     let toml = std::fs::read_to_string(dir.join("ael.toml")).expect("ael.toml");
     std::fs::write(
         dir.join("ael.toml"),
-        toml.replace(
-            "accepts = [\"text\"]",
-            "accepts = [\"text\", \"image\"]",
-        ),
+        toml.replace("accepts = [\"text\"]", "accepts = [\"text\", \"image\"]"),
     )
     .expect("ael.toml");
     std::fs::write(
@@ -655,11 +664,29 @@ fn two_gateways_serve_as_one() {
         "the refusal took {:?}",
         started.elapsed()
     );
+    // A run whose picture cannot be read is refused before the model, free, with its receipt
+    // saying why (the gate's 422, not a 503: see the book's deployment chapter).
     let (status, seen) = look(&b, &demo, &photo);
-    assert_ne!(status, 200, "a run read a picture from a store that is down: {seen}");
-    assert_ne!(seen["status"], "succeeded");
+    assert_eq!(status, 422, "{seen}");
+    assert_eq!(seen["status"], "rejected_input");
+    assert!(
+        seen["refusal"]
+            .as_str()
+            .is_some_and(|r| r.contains("the store cannot be read")),
+        "{seen}"
+    );
+    let refused_id = seen["receipt"]["receipt"].as_str().expect("a receipt id");
     assert_eq!(ledger(&store, &["demo"])[0], before, "charged while down");
     proxy.set_down(false);
+    // Journaled by B, then in the store, where A reads it.
+    let started = Instant::now();
+    while get(&a, &format!("/v1/receipts/{refused_id}"), Some(&demo)).0 != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the refused run's receipt is not in the store"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let (status, again) = upload(&a, &demo, &png("after"), "");
     assert_eq!(status, 201, "{again}");
     let (status, seen) = look(&b, &demo, &again);
@@ -685,7 +712,9 @@ fn two_gateways_serve_as_one() {
             let key = demo_key.clone();
             std::thread::spawn(move || {
                 let _ = http()
-                    .post(format!("http://127.0.0.1:{a_port}/v1/agents/acme/echo/runs"))
+                    .post(format!(
+                        "http://127.0.0.1:{a_port}/v1/agents/acme/echo/runs"
+                    ))
                     .header("authorization", &format!("Bearer {key}"))
                     .header("content-type", "application/json")
                     .send(ask(&format!("[hold] in flight {i}")));
@@ -722,7 +751,10 @@ fn two_gateways_serve_as_one() {
     assert_eq!(available.0, before.0 .0 - amount("0.04").0);
     for id in &answered {
         let (status, text) = get(&b, &format!("/v1/receipts/{id}"), Some(&demo));
-        assert_eq!(status, 200, "receipt {id} was answered and then lost: {text}");
+        assert_eq!(
+            status, 200,
+            "receipt {id} was answered and then lost: {text}"
+        );
     }
     // B serves on.
     let after = post_run(&b, &demo, &ask("[ok] after A"), None);
@@ -806,7 +838,9 @@ fn a_restarted_postgres_costs_a_window() {
                     owed.push(id.to_owned());
                 }
             }
-            _ => panic!("neither an answer nor a 503 while the database restarted: {status} {text}"),
+            _ => {
+                panic!("neither an answer nor a 503 while the database restarted: {status} {text}")
+            }
         }
     }
     let after = seen
@@ -829,7 +863,10 @@ fn a_restarted_postgres_costs_a_window() {
     }
     for id in &succeeded {
         let (status, text) = get(&gw, &format!("/v1/receipts/{id}"), Some(&demo));
-        assert_eq!(status, 200, "receipt {id} was answered and then lost: {text}");
+        assert_eq!(
+            status, 200,
+            "receipt {id} was answered and then lost: {text}"
+        );
     }
     // Each owed receipt is stored by the gateway itself once the store is back; a successful
     // one is charged, the others are free.
