@@ -895,3 +895,145 @@ fn a_restarted_postgres_costs_a_window() {
     );
     assert_eq!(balances[1].0 .0, charged, "the author was paid otherwise");
 }
+
+// ---------------------------------------------------------------- behind a load balancer
+
+/// HAProxy with the book's configuration (`book/src/deployment/haproxy.cfg`), its ports
+/// replaced; stopped when dropped. `None` (and a loud skip) without `haproxy`, a failure under
+/// `CI`.
+struct Balancer {
+    child: Child,
+    port: u16,
+    _dir: crate::support::scratch::Scratch,
+}
+
+impl Balancer {
+    fn start(backends: [u16; 2]) -> Option<Balancer> {
+        let exe = ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file());
+        let Some(exe) = exe else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "no haproxy, but CI is set: .ci/run must apt-get install haproxy"
+            );
+            eprintln!(
+                "\n!!! SKIPPED the load balancer test: no haproxy (apt-get install -y haproxy); \
+                 CI runs it !!!\n"
+            );
+            return None;
+        };
+        let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/deployment/haproxy.cfg");
+        let config = std::fs::read_to_string(&book).expect("the book's haproxy.cfg");
+        let port = free_port();
+        let config = config
+            .replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"))
+            .replace("127.0.0.1:8081", &format!("127.0.0.1:{}", backends[0]))
+            .replace("127.0.0.1:8082", &format!("127.0.0.1:{}", backends[1]));
+        let dir = temp_dir("haproxy");
+        let path = dir.join("haproxy.cfg");
+        std::fs::write(&path, config).expect("write the config");
+        let child = Command::new(exe)
+            .arg("-db")
+            .arg("-f")
+            .arg(&path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start haproxy");
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "haproxy did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(Balancer {
+            child,
+            port,
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The number in `/metrics` of successful runs (`aelc_runs_total{…status="succeeded"}`).
+fn succeeded_runs(gw: &Gateway) -> u64 {
+    let (_, text) = get(gw, "/metrics", None);
+    text.lines()
+        .filter(|l| l.starts_with("aelc_runs_total") && l.contains("status=\"succeeded\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .map(|n| n as u64)
+        .sum()
+}
+
+#[test]
+fn two_gateways_behind_haproxy() {
+    let Some(server) = pg::server() else { return };
+    let store = runtime().block_on(server.fresh_database("balanced"));
+    let model = FakeModel::start();
+    let dir = temp_dir("balanced");
+    project(&dir, model.port);
+    let demo = account(&dir, &store, "demo", "5 EUR");
+    let a = start_gateway(&dir, &store, &["--instance", "a", "--lease", "2"], &[]);
+    let b = start_gateway(&dir, &store, &["--instance", "b", "--lease", "2"], &[]);
+    let Some(balancer) = Balancer::start([a.port, b.port]) else {
+        return;
+    };
+    // The balancer's address, in the shape the helpers take (its process is a placeholder).
+    let front = Gateway {
+        child: Command::new("true").spawn().expect("a placeholder child"),
+        port: balancer.port,
+    };
+    // Both gateways serve calls through the balancer.
+    let started = Instant::now();
+    while get(&front, "/healthz", None).0 != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no healthy gateway"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let workers: Vec<_> = (0..8)
+        .map(|i| {
+            let (demo, port) = (demo.clone(), balancer.port);
+            std::thread::spawn(move || {
+                let response = http()
+                    .post(format!("http://127.0.0.1:{port}/v1/agents/acme/echo/runs"))
+                    .header("authorization", &format!("Bearer {demo}"))
+                    .header("content-type", "application/json")
+                    .send(ask(&format!("[slow] balanced {i}")))
+                    .expect("the request");
+                response.status().as_u16()
+            })
+        })
+        .collect();
+    for w in workers {
+        assert_eq!(w.join().expect("a worker"), 200);
+    }
+    let (on_a, on_b) = (succeeded_runs(&a), succeeded_runs(&b));
+    assert_eq!(on_a + on_b, 8, "{on_a} + {on_b}");
+    assert!(
+        on_a > 0 && on_b > 0,
+        "one gateway served all: {on_a}, {on_b}"
+    );
+    // One dies: the balancer's health check takes it out, the other serves every call.
+    a.kill();
+    std::thread::sleep(Duration::from_millis(2500));
+    for i in 0..6 {
+        let reply = post_run(&front, &demo, &ask(&format!("[ok] after {i}")), None);
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+    assert_eq!(succeeded_runs(&b), on_b + 6);
+    let (available, reserved) = ledger(&store, &["demo"])[0];
+    assert_eq!(reserved, Amount::ZERO);
+    assert_eq!(available.0, amount("5").0 - amount("0.14").0);
+}
