@@ -276,6 +276,10 @@ pub enum FilesCommand {
         id: String,
         #[command(flatten)]
         store: StoreArgs,
+        /// Where the file store is: `s3://BUCKET/PREFIX` or a folder (default: `AELC_FILES`,
+        /// else the project's `.ael/files/`).
+        #[arg(long)]
+        files: Option<String>,
     },
 }
 

@@ -11,8 +11,8 @@
 //! (`Files::put_prepared`, spec §7).
 //!
 //! `aelc files list ACCOUNT` and `aelc files delete ID` (each with `--store URL`, `--project
-//! DIR`): the gateway's uploads of an account, as the store records them (what its quota
-//! counts), and their removal, record and bytes.
+//! DIR`; `delete` also `--files URL`): the gateway's uploads of an account, as the store
+//! records them (what its quota counts), and their removal, record and bytes.
 //!
 //! Exit 0 when done, 1 when `delete` finds no such file or the store fails, 2 for usage and
 //! I/O errors (no project, an unreadable file, an unreadable `--expires`).
@@ -33,7 +33,7 @@ pub fn run(out: &Output, cmd: &FilesCommand) -> Status {
     match cmd {
         FilesCommand::Put(args) => put(out, args),
         FilesCommand::List { account, store } => list(out, account, store),
-        FilesCommand::Delete { id, store } => delete(out, id, store),
+        FilesCommand::Delete { id, store, files } => delete(out, id, store, files.as_deref()),
     }
 }
 
@@ -64,9 +64,10 @@ fn list(out: &Output, account: &str, store: &StoreArgs) -> Status {
 }
 
 /// `aelc files delete ID`: the store's record (an upload's, whatever its account) and the
-/// project's copy (record and, unless shared, bytes), so the account's quota and the disk both
-/// get the room back. A file only in the local store (`aelc files put`) is deleted there.
-fn delete(out: &Output, id: &str, store: &StoreArgs) -> Status {
+/// file store's copy (record and, unless shared, bytes; `--files`, else `AELC_FILES`, else the
+/// project's folder), so the account's quota and the disk both get the room back. A file only
+/// in the file store (`aelc files put`) is deleted there.
+fn delete(out: &Output, id: &str, store: &StoreArgs, files: Option<&str>) -> Status {
     let id = id
         .strip_prefix(aelc_runtime::media::REF_PREFIX)
         .unwrap_or(id)
@@ -79,10 +80,18 @@ fn delete(out: &Output, id: &str, store: &StoreArgs) -> Status {
             start.display()
         ));
     };
-    let local = Files::in_project(&root);
+    let (_runtime, local) = match open_files(files, &root) {
+        Ok(opened) => opened,
+        Err(e) => return out.fatal(&e),
+    };
     super::account::with_store(out, store, |s| async move {
         let recorded = s.delete_file(&id).await.map_err(|e| e.to_string())?;
-        let removed = local.remove(&id)?;
+        // The file store's calls wait (on their own runtime, for an object store): a thread
+        // of the blocking pool, not this runtime's one thread.
+        let (files, key) = (local.clone(), id.clone());
+        let removed = tokio::task::spawn_blocking(move || files.remove(&key))
+            .await
+            .map_err(|e| e.to_string())??;
         match (recorded, removed) {
             (None, None) => Err(format!(
                 "no file `{id}` in the store or in {}",
@@ -106,6 +115,29 @@ fn delete(out: &Output, id: &str, store: &StoreArgs) -> Status {
             }
         }
     })
+}
+
+/// The file store of `--files` (else `AELC_FILES`, else the project's folder), and the runtime
+/// an object store's client runs on (kept while the store is used; its calls wait on it).
+fn open_files(
+    flag: Option<&str>,
+    root: &std::path::Path,
+) -> Result<(Option<tokio::runtime::Runtime>, Files), String> {
+    let url = super::serve::files_url(flag);
+    let runtime = url
+        .is_some()
+        .then(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))
+        })
+        .transpose()?;
+    let _entered = runtime.as_ref().map(tokio::runtime::Runtime::enter);
+    let files =
+        aelc_gateway::files::open(url.as_deref(), root).map_err(|e| format!("--files: {e}"))?;
+    Ok((runtime, files))
 }
 
 fn put(out: &Output, args: &FilesPutArgs) -> Status {
@@ -149,22 +181,9 @@ fn put(out: &Output, args: &FilesPutArgs) -> Status {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let source = Some(format!("file:{name}"));
-    let url = super::serve::files_url(args.files.as_deref());
-    // An object store's client runs on an async runtime; this thread waits on it.
-    let runtime = match url.is_some().then(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-    }) {
-        Some(Err(e)) => return out.fatal(&format!("cannot start the async runtime: {e}")),
-        Some(Ok(runtime)) => Some(runtime),
-        None => None,
-    };
-    let _entered = runtime.as_ref().map(tokio::runtime::Runtime::enter);
-    let store = match aelc_gateway::files::open(url.as_deref(), &root) {
-        Ok(store) => store,
-        Err(e) => return out.fatal(&format!("--files: {e}")),
+    let (_runtime, store) = match open_files(args.files.as_deref(), &root) {
+        Ok(opened) => opened,
+        Err(e) => return out.fatal(&e),
     };
     let stored = match (&args.prepared_from, &args.step) {
         (Some(from), Some(step)) => {

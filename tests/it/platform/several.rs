@@ -567,6 +567,48 @@ fn two_gateways_serve_as_one() {
     let (status, meta) = get(&b, &format!("/v1/files/{}", file_id(&photo)), Some(&demo));
     assert_eq!(status, 200, "{meta}");
 
+    // -- `aelc files put --files s3://…` stores in the same bucket: a run through B uses it,
+    //    and `aelc files delete --files s3://…` removes it from there
+    let picture = dir.join("picture.png");
+    std::fs::write(&picture, png("from the command line")).expect("picture");
+    let cli = |args: &[&str]| {
+        let out = Command::new(AELC)
+            .args(args)
+            .current_dir(&dir)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("run aelc");
+        assert!(
+            out.status.success(),
+            "aelc {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let put = cli(&[
+        "files",
+        "put",
+        "picture.png",
+        "--tenant",
+        "demo",
+        "--files",
+        &files,
+    ]);
+    let put: Value = serde_json::from_str(put.trim()).expect("a reference");
+    let (status, seen) = look(&b, &demo, &put);
+    assert_eq!(status, 200, "{seen}");
+    let deleted = cli(&[
+        "files",
+        "delete",
+        &file_id(&put),
+        "--store",
+        &store,
+        "--files",
+        &files,
+    ]);
+    assert!(deleted.starts_with("deleted "), "{deleted}");
+    assert!(!moto.has(&format!("{prefix}/refs/{}.json", file_id(&put))));
+
     // -- A's receipt read through B
     let first = post_run(&a, &demo, &ask("[ok] through A"), None);
     assert_eq!(first.status, 200, "{}", first.body);
