@@ -61,8 +61,9 @@ pub enum ApiError {
     AgentUnavailable(String),
     /// The store failed; nothing was billed that the caller was not told about.
     Store(String),
-    /// The file store (a folder, an object store) failed to write or read an upload's bytes;
-    /// nothing of the upload is visible.
+    /// The file store (a folder, an object store) did not answer: an upload is not stored, a
+    /// run whose media could not be read is refused before anything is called. The text says
+    /// which, for the caller.
     FilesUnavailable(String),
     /// `POST /v1/files?expires=…` names no time.
     BadExpiry(String),
@@ -180,13 +181,11 @@ impl ApiError {
                 "an Idempotency-Key is 1 to 255 visible ASCII characters".to_owned()
             }
             ApiError::Overloaded => "the gateway is at capacity; retry later".to_owned(),
-            ApiError::FilesUnavailable(_) => {
-                "the file store could not be reached; nothing was stored, retry later".to_owned()
-            }
             ApiError::BadExpiry(why) => format!("?expires={why}"),
-            ApiError::AgentUnavailable(why) | ApiError::Store(why) | ApiError::Internal(why) => {
-                why.clone()
-            }
+            ApiError::AgentUnavailable(why)
+            | ApiError::Store(why)
+            | ApiError::FilesUnavailable(why)
+            | ApiError::Internal(why) => why.clone(),
         }
     }
 }

@@ -194,7 +194,9 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::Internal(e.to_string()))?
         .map_err(|e| {
             tracing::error!(error = %e, "cannot store an upload");
-            ApiError::FilesUnavailable(e)
+            ApiError::FilesUnavailable(
+                "the file store could not be reached; nothing was stored, retry later".to_owned(),
+            )
         })
 }
 

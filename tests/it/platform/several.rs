@@ -706,29 +706,33 @@ fn two_gateways_serve_as_one() {
         "the refusal took {:?}",
         started.elapsed()
     );
-    // A run whose picture cannot be read is refused before the model, free, with its receipt
-    // saying why (the gate's 422, not a 503: see the book's deployment chapter).
+    // A run whose picture cannot be checked is refused before the model, free: a 503 naming
+    // the refusal's receipt, which says why.
     let (status, seen) = look(&b, &demo, &photo);
-    assert_eq!(status, 422, "{seen}");
-    assert_eq!(seen["status"], "rejected_input");
-    assert!(
-        seen["refusal"]
-            .as_str()
-            .is_some_and(|r| r.contains("the store cannot be read")),
-        "{seen}"
-    );
-    let refused_id = seen["receipt"]["receipt"].as_str().expect("a receipt id");
+    assert_eq!(status, 503, "{seen}");
+    assert_eq!(seen["error"]["code"], "files_unavailable");
+    let message = seen["error"]["message"].as_str().expect("a message");
+    let refused_id = message
+        .split_once("GET /v1/receipts/")
+        .and_then(|(_, rest)| rest.split(')').next())
+        .expect("the receipt's id in the message")
+        .to_owned();
     assert_eq!(ledger(&store, &["demo"])[0], before, "charged while down");
     proxy.set_down(false);
     // Journaled by B, then in the store, where A reads it.
     let started = Instant::now();
-    while get(&a, &format!("/v1/receipts/{refused_id}"), Some(&demo)).0 != 200 {
+    let refused = loop {
+        let (status, text) = get(&a, &format!("/v1/receipts/{refused_id}"), Some(&demo));
+        if status == 200 {
+            break serde_json::from_str::<Value>(&text).expect("json");
+        }
         assert!(
             started.elapsed() < Duration::from_secs(5),
             "the refused run's receipt is not in the store"
         );
         std::thread::sleep(Duration::from_millis(50));
-    }
+    };
+    assert_eq!(refused["status"], "rejected_input");
     let (status, again) = upload(&a, &demo, &png("after"), "");
     assert_eq!(status, 201, "{again}");
     let (status, seen) = look(&b, &demo, &again);
