@@ -13,7 +13,7 @@
 //! - [`ObjectBlobs`]: an upload is a multipart upload to `tmp/<uuid>` (parts of 5 MiB, at most
 //!   [`PARTS_IN_FLIGHT`] in flight, so an upload holds a few parts in memory, never the file),
 //!   copied to its `<sha256>` key once complete (a reader sees the whole object or none) and
-//!   the temporary object deleted. A requests that fails is retried a few times within
+//!   the temporary object deleted. A request that fails is retried a few times within
 //!   [`RETRY_FOR`], then the error is the caller's (`503` at the gateway): a store that
 //!   refuses for longer costs the calls of that window, not a hung gateway.
 //! - [`sweep`]: the files whose expiry passed, at most [`SWEEP_BATCH`] a turn: the store's row
@@ -24,7 +24,10 @@
 //! The object store's calls are async; [`Blobs`] is blocking (the executor reads media on
 //! blocking threads). Each call waits with `block_in_place` on the runtime the store was
 //! opened on, so it may be made from the blocking pool, the command line's thread or a worker
-//! of the multi-threaded runtime.
+//! of the multi-threaded runtime. Invariant: never from the thread of a current-thread
+//! runtime, where `block_in_place` panics; every command that opens a file store (`serve`,
+//! `mcp`, `mandate approve`, `files`) runs the multi-threaded one or calls from the blocking
+//! pool.
 
 use std::future::Future;
 use std::path::Path as FsPath;
