@@ -180,12 +180,14 @@ balancer() { # $1 label, $2… backend ports → prints the balancer's port
     "$here/../../book/src/deployment/haproxy.cfg" > "$cfg"
   local n=0
   for p in "${@:2}"; do n=$((n + 1)); echo "    server g$n 127.0.0.1:$p" >> "$cfg"; done
-  "$HAPROXY" -db -f "$cfg" >/dev/null 2>&1 & pids+=($!)
+  "$HAPROXY" -db -f "$cfg" >/dev/null 2>&1 &
+  echo $! > "$work/pid.haproxy-$1"
   wait_port "$port"
   echo "$port"
 }
-one="$(balancer one "$a")"
-two="$(balancer two "$a" "$b")"
+# Each runs in a command substitution: its pid comes back through a file.
+one="$(balancer one "$a")"; pids+=("$(cat "$work/pid.haproxy-one")")
+two="$(balancer two "$a" "$b")"; pids+=("$(cat "$work/pid.haproxy-two")")
 sleep 2 # the first health checks
 export BODY='{"text": "hi", "extra": 1}' KEY="$key"
 declare -A results
