@@ -237,6 +237,10 @@ pub struct ServeArgs {
     /// The address to listen on (port 0: any free port, printed at start).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: String,
+    /// Where uploaded files live: `s3://BUCKET/PREFIX` (configured by the `AWS_*` variables)
+    /// or a folder (default: `AELC_FILES`, else the project's `.ael/files/`).
+    #[arg(long)]
+    pub files: Option<String>,
     /// `sqlite:PATH` or `postgres://…` (default: `AELC_STORE`, else `.ael/store.db`).
     #[arg(long)]
     pub store: Option<String>,
@@ -337,6 +341,10 @@ pub enum FilesCommand {
         id: String,
         #[command(flatten)]
         store: StoreArgs,
+        /// Where the file store is: `s3://BUCKET/PREFIX` or a folder (default: `AELC_FILES`,
+        /// else the project's `.ael/files/`).
+        #[arg(long)]
+        files: Option<String>,
     },
 }
 
@@ -358,6 +366,10 @@ pub struct FilesPutArgs {
     /// The preparation step (`pdf_text`, `video_frame:12`), with `--prepared-from`.
     #[arg(long, requires = "prepared_from")]
     pub step: Option<String>,
+    /// Where the file store is: `s3://BUCKET/PREFIX` (configured by the `AWS_*` variables) or
+    /// a folder (default: `AELC_FILES`, else the project's `.ael/files/`).
+    #[arg(long)]
+    pub files: Option<String>,
     /// The project folder (default: found from the current folder upwards).
     #[arg(long)]
     pub project: Option<PathBuf>,

@@ -1,25 +1,25 @@
 //! `aelc files put FILE [--tenant T] [--expires WHEN] [--prepared-from REF --step STEP]
-//! [--project DIR]`: stores a file in the
-//! project's local file store (`.ael/files/`, `aelc_runtime::files::LocalFiles`) and prints its
-//! media reference as one line of JSON (spec §7, §12.1): content type, size, SHA-256, expiry,
+//! [--project DIR] [--files URL]`: stores a file in the project's file store
+//! (`aelc_runtime::files::Files`: `.ael/files/`, or the object store or folder of `--files`,
+//! else `AELC_FILES`, the gateway's) and prints its media reference as one line of JSON (spec §7, §12.1): content type, size, SHA-256, expiry,
 //! source, and the dimensions, duration and sample rate read from its header. `aelc run` uses
 //! that store, for the tenant `local`.
 //!
 //! With `--prepared-from`, the file is the result of preparation step `--step` applied to a
 //! stored file (a PDF's text made by a tool): the source is checked and its bytes verified as
 //! for any use, and the new reference records the step, the source and its SHA-256
-//! (`LocalFiles::put_prepared`, spec §7).
+//! (`Files::put_prepared`, spec §7).
 //!
 //! `aelc files list ACCOUNT` and `aelc files delete ID` (each with `--store URL`, `--project
-//! DIR`): the gateway's uploads of an account, as the store records them (what its quota
-//! counts), and their removal, record and bytes.
+//! DIR`; `delete` also `--files URL`): the gateway's uploads of an account, as the store
+//! records them (what its quota counts), and their removal, record and bytes.
 //!
 //! Exit 0 when done, 1 when `delete` finds no such file or the store fails, 2 for usage and
 //! I/O errors (no project, an unreadable file, an unreadable `--expires`).
 
 use std::path::PathBuf;
 
-use aelc_runtime::files::{expires_at, LocalFiles, MediaStore, LOCAL_TENANT};
+use aelc_runtime::files::{expires_at, Files, MediaStore, LOCAL_TENANT};
 
 use super::args::{FilesCommand, FilesPutArgs, StoreArgs};
 use super::{Output, Status};
@@ -33,7 +33,7 @@ pub fn run(out: &Output, cmd: &FilesCommand) -> Status {
     match cmd {
         FilesCommand::Put(args) => put(out, args),
         FilesCommand::List { account, store } => list(out, account, store),
-        FilesCommand::Delete { id, store } => delete(out, id, store),
+        FilesCommand::Delete { id, store, files } => delete(out, id, store, files.as_deref()),
     }
 }
 
@@ -64,9 +64,10 @@ fn list(out: &Output, account: &str, store: &StoreArgs) -> Status {
 }
 
 /// `aelc files delete ID`: the store's record (an upload's, whatever its account) and the
-/// project's copy (record and, unless shared, bytes), so the account's quota and the disk both
-/// get the room back. A file only in the local store (`aelc files put`) is deleted there.
-fn delete(out: &Output, id: &str, store: &StoreArgs) -> Status {
+/// file store's copy (record and, unless shared, bytes; `--files`, else `AELC_FILES`, else the
+/// project's folder), so the account's quota and the disk both get the room back. A file only
+/// in the file store (`aelc files put`) is deleted there.
+fn delete(out: &Output, id: &str, store: &StoreArgs, files: Option<&str>) -> Status {
     let id = id
         .strip_prefix(aelc_runtime::media::REF_PREFIX)
         .unwrap_or(id)
@@ -79,14 +80,22 @@ fn delete(out: &Output, id: &str, store: &StoreArgs) -> Status {
             start.display()
         ));
     };
-    let local = LocalFiles::in_project(&root);
+    let (_runtime, local) = match open_files(files, &root) {
+        Ok(opened) => opened,
+        Err(e) => return out.fatal(&e),
+    };
     super::account::with_store(out, store, |s| async move {
         let recorded = s.delete_file(&id).await.map_err(|e| e.to_string())?;
-        let removed = local.remove(&id)?;
+        // The file store's calls wait (on their own runtime, for an object store): a thread
+        // of the blocking pool, not this runtime's one thread.
+        let (files, key) = (local.clone(), id.clone());
+        let removed = tokio::task::spawn_blocking(move || files.remove(&key))
+            .await
+            .map_err(|e| e.to_string())??;
         match (recorded, removed) {
             (None, None) => Err(format!(
                 "no file `{id}` in the store or in {}",
-                local.root().display()
+                local.location()
             )),
             (Some(meta), _) => {
                 super::print_line(&format!(
@@ -106,6 +115,29 @@ fn delete(out: &Output, id: &str, store: &StoreArgs) -> Status {
             }
         }
     })
+}
+
+/// The file store of `--files` (else `AELC_FILES`, else the project's folder), and the runtime
+/// an object store's client runs on (kept while the store is used; its calls wait on it).
+fn open_files(
+    flag: Option<&str>,
+    root: &std::path::Path,
+) -> Result<(Option<tokio::runtime::Runtime>, Files), String> {
+    let url = super::serve::files_url(flag);
+    let runtime = url
+        .is_some()
+        .then(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))
+        })
+        .transpose()?;
+    let _entered = runtime.as_ref().map(tokio::runtime::Runtime::enter);
+    let files =
+        aelc_gateway::files::open(url.as_deref(), root).map_err(|e| format!("--files: {e}"))?;
+    Ok((runtime, files))
 }
 
 fn put(out: &Output, args: &FilesPutArgs) -> Status {
@@ -149,7 +181,10 @@ fn put(out: &Output, args: &FilesPutArgs) -> Status {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let source = Some(format!("file:{name}"));
-    let store = LocalFiles::in_project(&root);
+    let (_runtime, store) = match open_files(args.files.as_deref(), &root) {
+        Ok(opened) => opened,
+        Err(e) => return out.fatal(&e),
+    };
     let stored = match (&args.prepared_from, &args.step) {
         (Some(from), Some(step)) => {
             let Some(id) = from.strip_prefix(aelc_runtime::media::REF_PREFIX) else {

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use aelc_runtime::exec::{
     parse_observation, Arrival, Env, Executor, Externs, MediaAccess, Session,
 };
-use aelc_runtime::files::{LocalFiles, LOCAL_TENANT};
+use aelc_runtime::files::{Files, LOCAL_TENANT};
 use aelc_runtime::model::ReplayModel;
 use aelc_runtime::pipeline::{Status as RunStatus, SystemClock};
 use aelc_runtime::provider::PartKind;
@@ -82,7 +82,7 @@ pub fn run(out: &Output, args: &RunArgs) -> Status {
     };
     // A live run checks and reads media through the project's file store (`aelc files put`),
     // for the local tenant; a replay takes references as they are.
-    let files = LocalFiles::in_project(&project.root);
+    let files = Files::in_project(&project.root);
     let media = check_accepts.then_some(MediaAccess {
         store: &files,
         tenant: LOCAL_TENANT,

@@ -20,6 +20,8 @@ pub struct Served {
     pub built: PathBuf,
     pub state_dir: PathBuf,
     pub store_url: String,
+    /// Where uploaded files live (`files_url`): `None` for the project's `.ael/files/`.
+    pub files_url: Option<String>,
 }
 
 /// Builds the project at or above `path` (unless `built` names a build output) and says where
@@ -52,6 +54,7 @@ pub fn prepare(
     };
     Ok(Served {
         store_url: store_url(store, &state_dir),
+        files_url: files_url(None),
         built,
         state_dir,
     })
@@ -101,13 +104,13 @@ pub async fn app_state(
         .state_dir
         .parent()
         .unwrap_or(std::path::Path::new("."));
-    let files = aelc_runtime::files::LocalFiles::in_project(root);
+    let files = aelc_gateway::files::open(served.files_url.as_deref(), root)?;
     let journal = served.state_dir.join("refusals");
     aelc_gateway::AppState::new(project, store, files, &journal, limits).await
 }
 
 pub fn run(out: &Output, args: &ServeArgs) -> Status {
-    let served = match prepare(
+    let mut served = match prepare(
         out,
         args.path.as_deref(),
         args.built.as_deref(),
@@ -116,6 +119,7 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
         Ok(s) => s,
         Err(status) => return status,
     };
+    served.files_url = files_url(args.files.as_deref());
     if args.header_timeout == 0 || args.idle_timeout == 0 {
         return out.fatal("--header-timeout and --idle-timeout are at least 1 second");
     }
@@ -157,7 +161,7 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
             "serving {} agent(s) on http://{addr}",
             state.project.agents.len()
         ));
-        tracing::info!(%addr, store = %redacted(&served.store_url), "serving");
+        tracing::info!(%addr, store = %redacted(&served.store_url), files = %state.files.location(), "serving");
         let state = Arc::new(state);
         // MCP over Streamable HTTP at `/mcp`, on the same port and store, hiring through the
         // same gateway state (its run slots, lease and calls in flight).
@@ -185,6 +189,13 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
         Ok(()) => Status::Ok,
         Err(message) => out.fatal(&message),
     }
+}
+
+/// `--files`, else `AELC_FILES`; `None` (neither, or empty) is the project's `.ael/files/`.
+pub fn files_url(flag: Option<&str>) -> Option<String> {
+    flag.map(str::to_owned)
+        .or_else(|| std::env::var("AELC_FILES").ok())
+        .filter(|url| !url.is_empty())
 }
 
 /// `--store`, else `AELC_STORE`, else SQLite under the project's `.ael/`.

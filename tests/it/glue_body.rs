@@ -190,7 +190,7 @@ fn main() {
     // (another tenant's file is refused before anything runs); without one it is taken as
     // it is.
     let dir = std::env::temp_dir().join(format!("glue-files-{}", std::process::id()));
-    let store = rt::LocalFiles::in_project(&dir);
+    let store = rt::Files::in_project(&dir);
     match store.put(b"hello", "acme", None, None) {
         Ok(stored) => {
             let reference = rt::serde_json::to_string(&stored.media).unwrap_or_default();

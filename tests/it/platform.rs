@@ -14,6 +14,7 @@
 //! `console`: the console in a real browser.
 //! `mcp_http`: MCP over Streamable HTTP, one token per mandate.
 //! `traces`: the OpenTelemetry spans of runs, decoded by a real OTLP receiver.
+//! `several`: files on object storage, and several gateways serving as one.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
 mod pg;
@@ -22,6 +23,7 @@ mod abuse;
 mod console;
 mod hangup;
 mod mcp_http;
+mod several;
 mod traces;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1522,7 +1522,7 @@ fn expired_and_unresolvable_media_are_refused_before_the_call() {
 
 /// A file store that counts what it reads, around the local one.
 struct Counting<'a> {
-    store: &'a aelc_runtime::files::LocalFiles,
+    store: &'a aelc_runtime::files::Files,
     reads: std::sync::atomic::AtomicU32,
 }
 
@@ -1556,14 +1556,14 @@ fn tiny_png() -> Vec<u8> {
 #[test]
 fn media_is_checked_against_the_store_and_sent_inline() {
     use aelc_runtime::exec::MediaAccess;
-    use aelc_runtime::files::LocalFiles;
+    use aelc_runtime::files::Files;
     use aelc_runtime::pipeline::Status;
     use aelc_runtime::provider::Part;
 
     let program = answer_project(PHOTO_SOURCE, "", r#"["text", "image"]"#);
     let exec = Executor::new(&program, Schemas::default());
     let dir = scratch("media-store");
-    let files = LocalFiles::in_project(&dir);
+    let files = Files::in_project(&dir);
     let png = tiny_png();
     let mine = files.put(&png, "local", None, None).unwrap();
     assert_eq!(
@@ -1641,7 +1641,7 @@ fn media_is_checked_against_the_store_and_sent_inline() {
     assert!(refusal.contains("(`ref`): no such file"), "{refusal}");
 
     // Bytes that do not match the SHA-256 (same length) are refused, and nothing is sent.
-    let content = files.root().join(&mine.media.sha256);
+    let content = dir.join(".ael/files").join(&mine.media.sha256);
     let mut damaged = png.clone();
     damaged[20] ^= 1;
     std::fs::write(&content, &damaged).unwrap();

@@ -61,6 +61,12 @@ pub enum ApiError {
     AgentUnavailable(String),
     /// The store failed; nothing was billed that the caller was not told about.
     Store(String),
+    /// The file store (a folder, an object store) did not answer: an upload is not stored, a
+    /// run whose media could not be read is refused before anything is called. The text says
+    /// which, for the caller.
+    FilesUnavailable(String),
+    /// `POST /v1/files?expires=…` names no time.
+    BadExpiry(String),
     Internal(String),
 }
 
@@ -75,7 +81,7 @@ pub struct ErrorDetail {
     /// Stable: `unauthorized`, `not_found`, `unsupported_media_type`, `input_too_large`,
     /// `file_too_large`, `empty_file`, `quota_exceeded`, `body_timeout`, `bad_body`, `insufficient_funds`, `over_budget`, `currency_mismatch`,
     /// `idempotency_conflict`, `idempotency_in_progress`, `bad_idempotency_key`, `overloaded`,
-    /// `agent_unavailable`, `store_unavailable`, `internal_error`.
+    /// `agent_unavailable`, `store_unavailable`, `files_unavailable`, `bad_expiry`, `internal_error`.
     pub code: &'static str,
     pub message: String,
 }
@@ -91,14 +97,17 @@ impl ApiError {
             | ApiError::QuotaExceeded(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::EmptyFile => StatusCode::BAD_REQUEST,
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
-            ApiError::BadBody(_) | ApiError::BadIdempotencyKey => StatusCode::BAD_REQUEST,
+            ApiError::BadBody(_) | ApiError::BadIdempotencyKey | ApiError::BadExpiry(_) => {
+                StatusCode::BAD_REQUEST
+            }
             ApiError::InsufficientFunds { .. }
             | ApiError::OverBudget { .. }
             | ApiError::Currency { .. } => StatusCode::PAYMENT_REQUIRED,
             ApiError::IdempotencyConflict | ApiError::IdempotencyInProgress => StatusCode::CONFLICT,
-            ApiError::Overloaded | ApiError::AgentUnavailable(_) | ApiError::Store(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            ApiError::Overloaded
+            | ApiError::AgentUnavailable(_)
+            | ApiError::Store(_)
+            | ApiError::FilesUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -123,6 +132,8 @@ impl ApiError {
             ApiError::Overloaded => "overloaded",
             ApiError::AgentUnavailable(_) => "agent_unavailable",
             ApiError::Store(_) => "store_unavailable",
+            ApiError::FilesUnavailable(_) => "files_unavailable",
+            ApiError::BadExpiry(_) => "bad_expiry",
             ApiError::Internal(_) => ReservedCode::InternalError.as_str(),
         }
     }
@@ -170,9 +181,11 @@ impl ApiError {
                 "an Idempotency-Key is 1 to 255 visible ASCII characters".to_owned()
             }
             ApiError::Overloaded => "the gateway is at capacity; retry later".to_owned(),
-            ApiError::AgentUnavailable(why) | ApiError::Store(why) | ApiError::Internal(why) => {
-                why.clone()
-            }
+            ApiError::BadExpiry(why) => format!("?expires={why}"),
+            ApiError::AgentUnavailable(why)
+            | ApiError::Store(why)
+            | ApiError::FilesUnavailable(why)
+            | ApiError::Internal(why) => why.clone(),
         }
     }
 }
@@ -192,7 +205,10 @@ impl IntoResponse for ApiError {
             ApiError::Unauthorized => {
                 headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }
-            ApiError::Overloaded | ApiError::IdempotencyInProgress | ApiError::Store(_) => {
+            ApiError::Overloaded
+            | ApiError::IdempotencyInProgress
+            | ApiError::Store(_)
+            | ApiError::FilesUnavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             _ => {}

@@ -14,10 +14,14 @@
 //! by another: their finish is then refused by the store, the caller is answered
 //! `503 store_unavailable`, and nothing is billed — the store's one-finish rule keeps the money
 //! right whichever process wins.
+//!
+//! The same keeper sweeps expired files ([`crate::files::sweep`]) on each renewal, when it
+//! gets the store's turn to: one sweeper at a time among the processes sharing the store.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use aelc_runtime::files::Files;
 use aelc_store::{Recovered, Store};
 
 use crate::{now_ms, Limits};
@@ -31,9 +35,11 @@ pub struct Lease {
 
 impl Lease {
     /// Takes the lease of `limits.instance` and voids the runs abandoned so far (this instance's
-    /// earlier life's included); then keeps renewing it and sweeping abandoned runs.
+    /// earlier life's included); then keeps renewing it, sweeping abandoned runs and, in
+    /// turn with the other processes, the expired files of `files`.
     pub async fn take(
         store: &Arc<dyn Store>,
+        files: &Files,
         limits: &Limits,
     ) -> Result<(Lease, Recovered), String> {
         let length = limits.lease.max(Duration::from_millis(300));
@@ -46,7 +52,12 @@ impl Lease {
             .recover(Some(&instance), now_ms())
             .await
             .map_err(|e| e.to_string())?;
-        let keeper = tokio::spawn(keep(Arc::clone(store), instance.clone(), length));
+        let keeper = tokio::spawn(keep(
+            Arc::clone(store),
+            files.clone(),
+            instance.clone(),
+            length,
+        ));
         let lease = Lease {
             instance,
             keeper: keeper.abort_handle(),
@@ -73,9 +84,10 @@ fn until(length: Duration) -> i64 {
     now_ms().saturating_add(i64::try_from(length.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Renews every third of the lease (two renewals may fail before it runs out) and voids what
-/// processes that died left open.
-async fn keep(store: Arc<dyn Store>, instance: String, length: Duration) {
+/// Renews every third of the lease (two renewals may fail before it runs out), voids what
+/// processes that died left open, and sweeps expired files when it is this process's turn (a
+/// turn lasts a third of the lease, so a sweeper that died is replaced by the next renewal).
+async fn keep(store: Arc<dyn Store>, files: Files, instance: String, length: Duration) {
     let mut tick = tokio::time::interval(length / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
@@ -92,6 +104,13 @@ async fn keep(store: Arc<dyn Store>, instance: String, length: Duration) {
             ),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "could not sweep abandoned runs"),
+        }
+        match crate::files::sweep(&store, &files, now_ms(), length / 3).await {
+            Ok(swept) if swept.files > 0 => {
+                tracing::info!(files = swept.files, "deleted expired files")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not sweep expired files"),
         }
     }
 }

@@ -15,6 +15,7 @@
 //!   request head within a timeout, idle ones closed;
 //! - [`upload`]: `POST /v1/files` streamed to the file store within the account's quota;
 //! - [`console`]: `/console`, the gateway in a browser (signed in with an account's key);
+//! - [`files`]: where the files live (the project's folder, an S3 bucket) and their sweep;
 //! - [`error`]: every refusal as a stable code and status.
 //!
 //! Handlers are thin: they extract, call the executor and the store, and map errors in one
@@ -24,6 +25,7 @@
 pub mod accounts;
 pub mod console;
 pub mod error;
+pub mod files;
 pub mod lease;
 pub mod listener;
 pub mod live;
@@ -126,8 +128,9 @@ pub struct AppState {
     /// The most an account's files may take (`[limits] max_stored_bytes_per_account`).
     pub max_stored_bytes: u64,
     /// Uploaded files: bytes by SHA-256 and one record per reference (the runtime's layout, the
-    /// same as `aelc files put`); the metadata is also in the store.
-    pub files: aelc_runtime::files::LocalFiles,
+    /// same as `aelc files put`), in a folder or an object store ([`files`]); the metadata is
+    /// also in the store (quota, listing, expiry).
+    pub files: aelc_runtime::files::Files,
     /// The accounts of the API keys seen lately.
     pub keys: accounts::KeyCache,
     /// `store` itself, through which refused calls' receipts are journaled ([`Journaled`]).
@@ -146,11 +149,11 @@ impl AppState {
     pub async fn new(
         project: Project,
         store: Arc<dyn Store>,
-        files: aelc_runtime::files::LocalFiles,
+        files: aelc_runtime::files::Files,
         journal: &std::path::Path,
         limits: &Limits,
     ) -> Result<AppState, String> {
-        let (lease, recovered) = lease::Lease::take(&store, limits).await?;
+        let (lease, recovered) = lease::Lease::take(&store, &files, limits).await?;
         if recovered.voided_runs > 0 {
             tracing::warn!(
                 runs = recovered.voided_runs,

@@ -26,7 +26,8 @@
 //! key to the lease's sweep. A model that never answers ends at its node's `timeout` with a
 //! `timeout` receipt, whoever is waiting. A store that fails at step 6 is asked again in the
 //! background until it takes the receipt ([`settle_durably`]); the caller is answered 503 at
-//! once, and the key answers `409 idempotency_in_progress` until the receipt is stored.
+//! once, naming the receipt it is owed, and the key answers `409 idempotency_in_progress`
+//! until the receipt is stored.
 //!
 //! The response document is the same for a fresh run and a replay: `status`, `code`,
 //! `output`, `receipt` (and `errors` / `refusal` when the gate refused). HTTP status: 200 when
@@ -44,6 +45,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aelc_runtime::exec::{Admission, Admitted, Env, Externs, Run};
+use aelc_runtime::files::{MediaStore, StoredFile};
 use aelc_runtime::money::Amount;
 use aelc_runtime::pipeline::{Status, SystemClock};
 use aelc_runtime::provider::router::ModelRouter;
@@ -55,6 +57,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::OwnedSemaphorePermit;
 use utoipa::ToSchema;
 
@@ -97,26 +100,51 @@ pub struct InputError<'a> {
 }
 
 /// Runs `f` on the blocking pool (the executor and the providers block) with the executor and
-/// a fresh host of `tenant`.
+/// a fresh host of `tenant`; says too whether the file store failed to answer a read of it.
 async fn blocking<T, F>(
     app: &Arc<AppState>,
     tenant: &str,
     f: F,
-) -> Result<T, tokio::task::JoinError>
+) -> Result<(T, bool), tokio::task::JoinError>
 where
     T: Send + 'static,
     F: FnOnce(&aelc_runtime::exec::Executor<'static>, &mut Env<'_>) -> T + Send + 'static,
 {
     let app = Arc::clone(app);
     let tenant = tenant.to_owned();
+    let failed = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&failed);
     let cx = crate::spans::current();
-    tokio::task::spawn_blocking(move || {
+    let out = tokio::task::spawn_blocking(move || {
         crate::spans::attached(cx, || {
-            let mut host = RunHost::new(&app, &tenant);
+            let mut host = RunHost::new(&app, &tenant, seen);
             f(&app.project.executor, &mut host.env())
         })
     })
-    .await
+    .await?;
+    Ok((out, failed.load(Ordering::Relaxed)))
+}
+
+/// The gateway's files as one call reads them, noting a read the file store failed to answer
+/// (unreachable, refusing): the refusal that follows is not the caller's doing, and the call is
+/// answered `503 files_unavailable` rather than `422`.
+struct WatchedFiles {
+    files: aelc_runtime::files::Files,
+    failed: Arc<AtomicBool>,
+}
+
+impl MediaStore for WatchedFiles {
+    fn record(&self, id: &str) -> Result<Option<StoredFile>, String> {
+        let read = self.files.record(id);
+        self.failed.fetch_or(read.is_err(), Ordering::Relaxed);
+        read
+    }
+
+    fn bytes(&self, file: &StoredFile, max: u64) -> Result<Vec<u8>, String> {
+        let read = self.files.bytes(file, max);
+        self.failed.fetch_or(read.is_err(), Ordering::Relaxed);
+        read
+    }
 }
 
 /// Receipt ids of a run whose id the gateway chose before it began: that one for the run,
@@ -145,18 +173,21 @@ struct RunHost {
     ids: UuidIds,
     externs: Externs,
     /// Media references resolve in the gateway's files, for the caller only.
-    files: aelc_runtime::files::LocalFiles,
+    files: WatchedFiles,
     tenant: String,
 }
 
 impl RunHost {
-    fn new(app: &AppState, tenant: &str) -> RunHost {
+    fn new(app: &AppState, tenant: &str, failed: Arc<AtomicBool>) -> RunHost {
         RunHost {
             model: ModelRouter::shared(&app.project.connected, None),
             clock: SystemClock::default(),
             ids: UuidIds,
             externs: Externs::new(),
-            files: app.files.clone(),
+            files: WatchedFiles {
+                files: app.files.clone(),
+                failed,
+            },
             tenant: tenant.to_owned(),
         }
     }
@@ -353,8 +384,12 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
     // they run on the request's own task unless the input can hold media references (whose
     // checks read the file store) or is large enough to hold a worker thread up.
     let node = agent.node;
-    let admission = if !agent.takes_media && bytes.len() <= INLINE_GATE_BYTES {
-        RunHost::new(app, &account.name).admit(app, node, &bytes)
+    let (admission, files_failed) = if !agent.takes_media && bytes.len() <= INLINE_GATE_BYTES {
+        let unread = Arc::new(AtomicBool::new(false));
+        (
+            RunHost::new(app, &account.name, unread).admit(app, node, &bytes),
+            false,
+        )
     } else {
         let gate_bytes = bytes.clone();
         blocking(app, &account.name, move |executor, env| {
@@ -362,9 +397,8 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
         })
         .await
         .map_err(|e| ApiError::Internal(format!("the gate failed: {e}")))?
-    }
-    .map_err(|e| ApiError::AgentUnavailable(e.to_string()))?;
-    let admitted = match admission {
+    };
+    let admitted = match admission.map_err(|e| ApiError::AgentUnavailable(e.to_string()))? {
         Admission::Refused(mut run) => {
             let code = run.outcome.code.clone().unwrap_or_default();
             app.metrics.gate_refusal(&code);
@@ -372,6 +406,14 @@ pub async fn execute(app: &Arc<AppState>, call: Call<'_>) -> Result<Done, ApiErr
             let row = run_row(&run_id, &account.name, agent, call.mandate, &mut run, None);
             let text = row.json.clone();
             app.refusals.record_refusal(row).await?;
+            if files_failed {
+                // Refused because the file store did not answer: the caller may retry.
+                return Err(ApiError::FilesUnavailable(format!(
+                    "the file store could not be read, so the input's media could not be \
+                     checked; nothing was called or billed (receipt {run_id}: GET \
+                     /v1/receipts/{run_id}); retry later"
+                )));
+            }
             return Ok(Done {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 text,
@@ -451,7 +493,13 @@ impl OwnedCall {
                     Err(e) => {
                         tracing::warn!(error = %e, run = %row.id,
                             "the store did not take a run's receipt; asking again");
-                        let _ = answer.send(Err(e.into()));
+                        // The caller is told which receipt is owed: it is stored (and its
+                        // money settled) once the store takes it.
+                        let _ = answer.send(Err(ApiError::Store(format!(
+                            "the store did not take the run's receipt {id} ({e}); it is \
+                             stored once the store is back: GET /v1/receipts/{id}",
+                            id = row.id
+                        ))));
                         settle_durably(&*self.app.store, &row, &settlement).await;
                     }
                 }
@@ -513,6 +561,9 @@ impl OwnedCall {
         let in_flight = app.metrics.run_started();
         let run_bytes = self.input.clone();
         let top_id = run_id.clone();
+        // A media read the store fails here ends the run `rejected_input` (free), answered 422
+        // like any refusal: its key is spent by then, so a 503 would invite a retry that
+        // replays the refusal.
         let finished = blocking(app, &account.name, move |executor, env| {
             // The receipt (and the run's span) carry the id the store already has.
             let mut ids = RunIds(Some(top_id));
@@ -526,7 +577,8 @@ impl OwnedCall {
             };
             executor.run_admitted(admitted, &run_bytes, &mut env)
         })
-        .await;
+        .await
+        .map(|(run, _)| run);
         drop(in_flight);
         drop(slot);
 

@@ -1,8 +1,19 @@
 //! `POST /v1/files`: an upload streamed into the file store, within bounds.
 //!
 //! An upload is never held whole in memory: each piece of the body is appended to a temporary
-//! file of the store and hashed on the way (`aelc_runtime::files::Incoming`), at most
-//! [`WRITE_PIECE`] bytes waiting to be written, then renamed into its content-addressed place.
+//! object of the file store and hashed on the way (`aelc_runtime::files::Incoming`: a file of
+//! the folder's `tmp/`, or an object store's multipart upload), at most [`WRITE_PIECE`] bytes
+//! waiting to be written, then moved into its content-addressed place.
+//!
+//! An upload is complete or invisible: the bytes are placed and the record written first,
+//! then the store's row is committed (with the quota check); a row refused takes the record
+//! (and the bytes no other record names) back, and the reference is never handed out. A file
+//! store that fails is `503 files_unavailable`, with nothing stored.
+//!
+//! `?expires=WHEN` (an RFC 3339 date-time or a time from now, `30s`, `2h`, `7d`) gives the
+//! file an expiry: it is refused to runs from then on, and swept by a gateway
+//! ([`crate::files::sweep`]).
+//!
 //! What it may cost is bounded:
 //!
 //! - **in progress at once**: `max_uploads` ([`crate::Limits`]); one more is `503 overloaded`,
@@ -20,7 +31,7 @@ use std::sync::Arc;
 use aelc_runtime::files::Incoming;
 use aelc_store::{FileMeta, StoreError};
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
@@ -36,24 +47,39 @@ pub const DEFAULT_MAX_STORED_BYTES: u64 = 1 << 30;
 /// that a 20 MB upload is a hundred hand-offs, small enough that thirty uploads hold a few MiB.
 const WRITE_PIECE: usize = 256 * 1024;
 
+/// `POST /v1/files`'s query.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct UploadQuery {
+    /// When the file expires (see the module doc).
+    pub expires: Option<String>,
+}
+
 /// Stores the body as a file of the caller and returns its media reference (what an input's
 /// media field carries: `ref`, `type`, `size`, `sha256`, header facts).
 #[utoipa::path(post, path = "/v1/files", tag = "files",
+    params(("expires" = Option<String>, Query, description = "When the file expires: an RFC 3339 date-time or a time from now (`30s`, `10m`, `2h`, `7d`)")),
     request_body(content = Vec<u8>, content_type = "application/octet-stream",
                  description = "The bytes; the type is sniffed from them"),
     responses((status = 201, description = "The media reference", body = Object),
-              (status = 400, description = "`empty_file`", body = ErrorBody),
+              (status = 400, description = "`empty_file`, `bad_expiry`", body = ErrorBody),
               (status = 401, body = ErrorBody),
               (status = 408, body = ErrorBody),
               (status = 413, description = "`file_too_large`, `quota_exceeded`", body = ErrorBody),
-              (status = 503, description = "`overloaded`: every upload slot is busy", body = ErrorBody)),
+              (status = 503, description = "`overloaded`: every upload slot is busy; `files_unavailable`", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn put_file(
     State(app): State<Arc<AppState>>,
+    Query(query): Query<UploadQuery>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     let account = crate::accounts::caller(&app, &headers).await?;
+    let expires_at = query
+        .expires
+        .as_deref()
+        .map(|text| aelc_runtime::files::expires_at(text, now_ms()).map_err(ApiError::BadExpiry))
+        .transpose()?;
+    let expires_ms = expires_at.as_deref().and_then(aelc_runtime::files::unix_ms);
     let _slot = Arc::clone(&app.upload_slots)
         .try_acquire_owned()
         .map_err(|_| ApiError::Overloaded)?;
@@ -84,12 +110,13 @@ pub async fn put_file(
             Err(_) => return Err(ApiError::BodyTimeout),
             Ok(incoming) => incoming?,
         };
-    let tenant = account.name.clone();
-    let received = blocking(move || incoming.finish(&tenant, None, None)).await?;
-    let stored = received.stored();
-    if stored.media.size == 0 {
+    if incoming.size() == 0 {
         return Err(ApiError::EmptyFile);
     }
+    let tenant = account.name.clone();
+    let received = blocking(move || incoming.finish(&tenant, expires_at, None)).await?;
+    // Placed and recorded before the row: a row never names bytes that are not there.
+    let stored = blocking(move || received.commit()).await?;
     let meta = FileMeta {
         id: stored.id().to_owned(),
         tenant: account.name.clone(),
@@ -97,29 +124,25 @@ pub async fn put_file(
         size: stored.media.size,
         media_type: stored.media.content_type.clone(),
         created_ms: now_ms(),
-        expires_ms: None,
+        expires_ms,
         source: stored.media.source.clone(),
     };
-    // Dropping `received` on a refusal removes its bytes.
-    match app.store.put_file(&meta, quota).await {
-        Ok(()) => {}
-        Err(e @ StoreError::Quota { .. }) => return Err(ApiError::QuotaExceeded(e)),
-        Err(e) => return Err(e.into()),
-    }
-    match blocking(move || received.commit()).await {
-        Ok(stored) => {
+    let refused = match app.store.put_file(&meta, quota).await {
+        Ok(()) => {
             let reference = serde_json::to_value(&stored.media).unwrap_or(Json::Null);
-            Ok((StatusCode::CREATED, axum::Json(reference)).into_response())
+            return Ok((StatusCode::CREATED, axum::Json(reference)).into_response());
         }
-        Err(e) => {
-            // The row is there, the bytes are not: take the row back so the reference is not
-            // handed out, and the quota not spent on it.
-            if let Err(undo) = app.store.delete_file(&meta.id).await {
-                tracing::error!(error = %undo, file = %meta.id, "an upload's record was left");
-            }
-            Err(e)
-        }
+        Err(e @ StoreError::Quota { .. }) => ApiError::QuotaExceeded(e),
+        Err(e) => e.into(),
+    };
+    // No row: take the record back (and the bytes, unless another record names them), so the
+    // reference, never handed out, names nothing.
+    let files = app.files.clone();
+    let id = meta.id.clone();
+    if let Err(undo) = blocking(move || files.remove(&id)).await {
+        tracing::error!(error = ?undo, file = %meta.id, "a refused upload's record was left");
     }
+    Err(refused)
 }
 
 /// The body, piece by piece, into `incoming`, at most `limit` bytes.
@@ -162,7 +185,7 @@ async fn write(
     .await
 }
 
-/// `f` on the blocking pool (file IO), its error a 500.
+/// `f` on the blocking pool (the file store's IO), its error a 503 `files_unavailable`.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -171,7 +194,9 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::Internal(e.to_string()))?
         .map_err(|e| {
             tracing::error!(error = %e, "cannot store an upload");
-            ApiError::Internal("the file could not be stored".to_owned())
+            ApiError::FilesUnavailable(
+                "the file store could not be reached; nothing was stored, retry later".to_owned(),
+            )
         })
 }
 

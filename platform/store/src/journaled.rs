@@ -208,4 +208,10 @@ impl Store for Journaled {
     async fn approvals(&self, mandate: &str, now_ms: UnixMs) -> Result<Vec<Approval>> {
         self.store.approvals(mandate, now_ms).await
     }
+    async fn expired_files(&self, now_ms: UnixMs, limit: u32) -> Result<Vec<FileMeta>> {
+        self.store.expired_files(now_ms, limit).await
+    }
+    async fn take_turn(&self, name: &str, until_ms: UnixMs, now_ms: UnixMs) -> Result<bool> {
+        self.store.take_turn(name, until_ms, now_ms).await
+    }
 }

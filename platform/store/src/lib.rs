@@ -574,6 +574,19 @@ pub trait Store: Send + Sync {
     /// The approvals asked under a mandate (`ACCOUNT/NAME`), newest first, with their state
     /// at `now_ms` (as [`Store::approval`] reports it).
     async fn approvals(&self, mandate: &str, now_ms: UnixMs) -> Result<Vec<Approval>>;
+
+    /// At most `limit` files of any tenant whose expiry is at or before `now_ms`, soonest
+    /// expired first: what a sweep deletes ([`Store::delete_file`], then the bytes).
+    async fn expired_files(&self, now_ms: UnixMs, limit: u32) -> Result<Vec<FileMeta>>;
+
+    // ---- turns ----
+
+    /// Takes the turn `name` until `until_ms` when no one holds it at `now_ms`, and says
+    /// whether it was taken: a job that any process may run but only one at a time (the
+    /// sweep of expired files) runs in the process that took its turn. A turn is a lease
+    /// ([`Store::renew_lease`]) that no run is stored under; it is never renewed by another
+    /// while it lasts, and lapses by itself when its holder dies.
+    async fn take_turn(&self, name: &str, until_ms: UnixMs, now_ms: UnixMs) -> Result<bool>;
 }
 
 /// Converts an amount to the ledger's integer nano-units, refusing finer amounts.

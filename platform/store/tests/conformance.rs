@@ -86,6 +86,9 @@ const RULES: &[(&str, Rule)] = &[
     ("concurrent_uploads_never_pass_the_quota", |u| {
         Box::pin(concurrent_uploads_never_pass_the_quota(u))
     }),
+    ("expired_files_are_found_and_turns_taken_once", |u| {
+        Box::pin(expired_files_are_found_and_turns_taken_once(u))
+    }),
 ];
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -1452,6 +1455,53 @@ async fn files_are_listed_counted_and_deleted(url: String) {
     assert_eq!(store.stored_bytes("a").await.unwrap(), 1_000);
     // Another tenant's count is its own.
     assert_eq!(store.files("b").await.unwrap().len(), 1);
+}
+
+/// The sweep's two questions: which files expired (any tenant's, soonest first, at most the
+/// limit, never one without an expiry), and whose turn it is (twenty processes asking at once:
+/// one gets it; nobody else until it lapses).
+async fn expired_files_are_found_and_turns_taken_once(url: String) {
+    let store = open(&url).await;
+    let with = |tenant: &str, id: &str, expires_ms: Option<i64>| FileMeta {
+        expires_ms,
+        ..file_of(tenant, id, 1, 1)
+    };
+    for file in [
+        with("a", "late", Some(300)),
+        with("b", "early", Some(100)),
+        with("a", "never", None),
+        with("b", "future", Some(10_000)),
+        with("a", "now", Some(500)),
+    ] {
+        store.put_file(&file, u64::MAX).await.unwrap();
+    }
+    let ids = |files: Vec<FileMeta>| files.into_iter().map(|f| f.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.expired_files(500, 10).await.unwrap()),
+        ["early", "late", "now"]
+    );
+    assert_eq!(
+        ids(store.expired_files(500, 2).await.unwrap()),
+        ["early", "late"]
+    );
+    assert!(store.expired_files(99, 10).await.unwrap().is_empty());
+
+    let mut tasks = Vec::new();
+    for _ in 0..20 {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            store.take_turn("sweep", 2_000, 1_000).await.unwrap()
+        }));
+    }
+    let mut taken = 0;
+    for task in tasks {
+        taken += usize::from(task.await.unwrap());
+    }
+    assert_eq!(taken, 1, "the turn was taken {taken} times at once");
+    assert!(!store.take_turn("sweep", 3_000, 1_999).await.unwrap());
+    assert!(store.take_turn("sweep", 4_000, 2_001).await.unwrap());
+    // Another turn is another name.
+    assert!(store.take_turn("other", 4_000, 2_001).await.unwrap());
 }
 
 /// Forty uploads of one tenant at once, each 100 bytes against a quota of 1,000: exactly ten

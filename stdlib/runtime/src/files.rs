@@ -2,8 +2,7 @@
 //! who may use it, until when, and its bytes, verified.
 //!
 //! - [`MediaStore`]: what the executor asks of a store, two primitives with no rules in them
-//!   (a record by id, bytes by record); the local folder implements it ([`LocalFiles`]), a
-//!   gateway backs it with its database.
+//!   (a record by id, bytes by record); [`Files`] implements it on every backend.
 //! - [`check_use`]: the rules of every use, with no byte read: the reference exists, belongs to
 //!   the run's tenant, has not expired (the stored expiry and the reference's), and says what
 //!   the store says (type, size, SHA-256, dimensions, duration, sample rate).
@@ -12,13 +11,19 @@
 //! - [`sniff`]: a file's content type and header facts (dimensions, duration, sample rate)
 //!   from its first bytes, by maintained header readers, without decoding it.
 //! - [`Provenance`]: a prepared file (the text of a PDF, a frame of a video) records the step
-//!   and the file it came from, by reference and SHA-256 ([`LocalFiles::put_prepared`]); the
+//!   and the file it came from, by reference and SHA-256 ([`Files::put_prepared`]); the
 //!   reference's `source` says it, and [`check_use`] refuses a reference whose `source` is
 //!   not the stored one (provenance cannot be claimed, only recorded).
+//! - [`Files`]: the store itself, over [`Blobs`], where its bytes and records are kept: the
+//!   project's folder ([`Folder`], the default) or an object store (the gateway's S3 backend,
+//!   `--files s3://bucket/prefix`). One layout on every backend: `<sha256>` holds each
+//!   distinct content once, `refs/<id>.json` one record per stored reference ([`StoredFile`]),
+//!   `tmp/` what is still arriving. Ids are UUIDv7s, so two tenants storing the same bytes get
+//!   two references to one content. Locally the root is `.ael/files/` under the project.
 //!
-//! The local layout, under a project: `.ael/files/<sha256>` holds each distinct content once,
-//! `.ael/files/refs/<id>.json` one record per stored reference ([`StoredFile`]). Ids are
-//! UUIDv7s, so two tenants storing the same bytes get two references to one content.
+//! A content appears whole or not at all on every backend: it is written under `tmp/` first
+//! and moved to its `<sha256>` name once complete (a rename; an object store's copy), and its
+//! record is written after it, so a record never names bytes that are not there yet.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -126,9 +131,15 @@ fn refuse(m: &MediaRef, field: &'static str, message: impl Into<String>) -> Medi
 
 /// Whether `expires_at` (RFC 3339) has passed at `now_ms`; an unreadable date counts as passed.
 pub fn has_expired(expires_at: &str, now_ms: i64) -> bool {
-    expires_at
+    unix_ms(expires_at).is_none_or(|ms| ms <= now_ms)
+}
+
+/// The Unix time in milliseconds of an RFC 3339 date-time; `None` for one that is not.
+pub fn unix_ms(rfc3339: &str) -> Option<i64> {
+    rfc3339
         .parse::<jiff::Timestamp>()
-        .map_or(true, |t| t.as_millisecond() <= now_ms)
+        .ok()
+        .map(|t| t.as_millisecond())
 }
 
 /// The rules of one use of `m` by `tenant` at `now_ms` (see the module doc); reads no byte.
@@ -361,30 +372,184 @@ pub fn sniff_head(bytes: &[u8], utf8: bool) -> Sniffed {
     out
 }
 
-/// The store in a project's `.ael/files/` (see the module doc).
+/// Where a file store keeps its bytes and records, by key (`<sha256>`, `refs/<id>.json`):
+/// a folder ([`Folder`]) or an object store. Keys are made by [`Files`] only (hex digits,
+/// ids, `refs/`, `tmp/`), never taken from a caller. Blocking: called from threads that may
+/// wait (the gateway's blocking pool, the command line).
+pub trait Blobs: Send + Sync + std::fmt::Debug {
+    /// Where the store is (a folder, a URL), for messages.
+    fn location(&self) -> String;
+    /// The object `key`, its first `max` bytes; `None` when there is none.
+    fn get(&self, key: &str, max: u64) -> Result<Option<Vec<u8>>, String>;
+    /// Writes `bytes` at `key` whole (a record: small).
+    fn put(&self, key: &str, bytes: &[u8]) -> Result<(), String>;
+    /// A new object arriving in pieces, seen by no reader until [`BlobWriter::finish`].
+    fn writer(&self) -> Result<Box<dyn BlobWriter>, String>;
+    /// Removes `key`; one that is not there is no error.
+    fn delete(&self, key: &str) -> Result<(), String>;
+    /// The keys under `prefix` (`refs/`).
+    fn list(&self, prefix: &str) -> Result<Vec<String>, String>;
+}
+
+/// An object arriving in pieces ([`Blobs::writer`]). Dropped before [`BlobWriter::finish`],
+/// what it wrote is removed.
+pub trait BlobWriter: Send {
+    /// Appends `piece`.
+    fn write(&mut self, piece: &[u8]) -> Result<(), String>;
+    /// Every piece is written: the object becomes `key`, whole (replacing an object of the
+    /// same key, which holds the same bytes since keys are SHA-256s).
+    fn finish(self: Box<Self>, key: &str) -> Result<(), String>;
+}
+
+/// [`Blobs`] in a folder: each key a file under the root, a writer a file of `tmp/` renamed
+/// into place.
 #[derive(Clone, Debug)]
-pub struct LocalFiles {
+pub struct Folder {
     root: PathBuf,
 }
 
-impl LocalFiles {
-    /// The store of the project at `project_root` (nothing is created until a put).
-    pub fn in_project(project_root: &Path) -> LocalFiles {
-        LocalFiles {
-            root: project_root.join(".ael").join("files"),
-        }
+impl Folder {
+    pub fn new(root: PathBuf) -> Folder {
+        Folder { root }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
+}
 
-    fn record_path(&self, id: &str) -> Option<PathBuf> {
-        // Ids are what `put` makes: no separators, no dots, so no path can escape the folder.
+impl Blobs for Folder {
+    fn location(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    fn get(&self, key: &str, max: u64) -> Result<Option<Vec<u8>>, String> {
+        let path = self.root.join(key);
+        let f = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let mut out = Vec::new();
+        f.take(max)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Some(out))
+    }
+
+    fn put(&self, key: &str, bytes: &[u8]) -> Result<(), String> {
+        let path = self.root.join(key);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    fn writer(&self) -> Result<Box<dyn BlobWriter>, String> {
+        let temp_dir = self.root.join("tmp");
+        std::fs::create_dir_all(&temp_dir)
+            .map_err(|e| format!("cannot create {}: {e}", temp_dir.display()))?;
+        let temp = temp_dir.join(format!("{}.partial", uuid::Uuid::now_v7().simple()));
+        let file = std::fs::File::create(&temp)
+            .map_err(|e| format!("cannot create {}: {e}", temp.display()))?;
+        Ok(Box::new(FolderWriter {
+            root: self.root.clone(),
+            temp: Temp(temp),
+            file: std::io::BufWriter::with_capacity(64 * 1024, file),
+        }))
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        let path = self.root.join(key);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+        }
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>, String> {
+        let dir = self.root.join(prefix);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        };
+        Ok(entries
+            .flatten()
+            .map(|e| format!("{prefix}{}", e.file_name().to_string_lossy()))
+            .collect())
+    }
+}
+
+/// A file of the folder's `tmp/` ([`Folder::writer`]).
+struct FolderWriter {
+    root: PathBuf,
+    temp: Temp,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl BlobWriter for FolderWriter {
+    fn write(&mut self, piece: &[u8]) -> Result<(), String> {
+        use std::io::Write;
+        self.file
+            .write_all(piece)
+            .map_err(|e| format!("cannot write {}: {e}", self.temp.0.display()))
+    }
+
+    fn finish(self: Box<Self>, key: &str) -> Result<(), String> {
+        let FolderWriter { root, temp, file } = *self;
+        let file = file
+            .into_inner()
+            .map_err(|e| format!("cannot write {}: {}", temp.0.display(), e.error()))?;
+        file.sync_all()
+            .map_err(|e| format!("cannot write {}: {e}", temp.0.display()))?;
+        drop(file);
+        // Renamed, so a reader never sees half a file; the same bytes already there are
+        // replaced by themselves.
+        let content = root.join(key);
+        std::fs::rename(&temp.0, &content)
+            .map_err(|e| format!("cannot write {}: {e}", content.display()))
+    }
+}
+
+/// A file store (see the module doc): its bytes and records in [`Blobs`].
+#[derive(Clone, Debug)]
+pub struct Files {
+    blobs: std::sync::Arc<dyn Blobs>,
+}
+
+impl Files {
+    /// The store of the project at `project_root`, in its folder `.ael/files/` (nothing is
+    /// created until a put).
+    pub fn in_project(project_root: &Path) -> Files {
+        Files::new(std::sync::Arc::new(Folder::new(
+            project_root.join(".ael").join("files"),
+        )))
+    }
+
+    /// The store over `blobs` (an object store's).
+    pub fn new(blobs: std::sync::Arc<dyn Blobs>) -> Files {
+        Files { blobs }
+    }
+
+    /// Where the store is (a folder, a URL), for messages.
+    pub fn location(&self) -> String {
+        self.blobs.location()
+    }
+
+    /// The keys under `prefix` (`refs/`, `tmp/`): what an operator's check or a test looks at.
+    pub fn list(&self, prefix: &str) -> Result<Vec<String>, String> {
+        self.blobs.list(prefix)
+    }
+
+    fn record_key(id: &str) -> Option<String> {
+        // Ids are what `put` makes: no separators, no dots, so no key can escape the store.
         let safe = !id.is_empty()
             && id.len() <= 64
             && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-        safe.then(|| self.root.join("refs").join(format!("{id}.json")))
+        safe.then(|| format!("refs/{id}.json"))
     }
 
     /// Stores `bytes` for `tenant` and returns the reference: content type and header facts
@@ -401,19 +566,13 @@ impl LocalFiles {
         incoming.finish(tenant, expires_at, source)?.commit()
     }
 
-    /// A file that will arrive in pieces ([`Incoming`]): written to a temporary file of the
-    /// store as it comes, never held whole in memory.
+    /// A file that will arrive in pieces ([`Incoming`]): written to a temporary object of the
+    /// store as it comes (a file of `tmp/`, an object store's multipart upload), never held
+    /// whole in memory.
     pub fn incoming(&self) -> Result<Incoming, String> {
-        let temp_dir = self.root.join("tmp");
-        std::fs::create_dir_all(&temp_dir)
-            .map_err(|e| format!("cannot create {}: {e}", temp_dir.display()))?;
-        let temp = temp_dir.join(format!("{}.partial", uuid::Uuid::now_v7().simple()));
-        let file = std::fs::File::create(&temp)
-            .map_err(|e| format!("cannot create {}: {e}", temp.display()))?;
         Ok(Incoming {
             store: self.clone(),
-            temp: Temp(temp),
-            file: std::io::BufWriter::with_capacity(64 * 1024, file),
+            writer: self.blobs.writer()?,
             hasher: sha2::Sha256::default(),
             head: Vec::new(),
             utf8: Utf8Stream::default(),
@@ -424,50 +583,43 @@ impl LocalFiles {
     /// Removes reference `id`: its record, and its content when no other record of this store
     /// names the same bytes. Returns the removed record (`None` when there was none).
     ///
-    /// A put of the same bytes at the same moment can lose its content (its record written
-    /// after the scan, its content removed by it); deleting is an operator's command
-    /// (`aelc files delete`), not a route.
+    /// Every record is read to find another naming the same bytes (a list and one read per
+    /// record; on an object store, one request each). A put of the same bytes at the same
+    /// moment can lose its content (its record written after the scan, its content removed by
+    /// it); deleting is an operator's command (`aelc files delete`) and the expiry sweep's.
     pub fn remove(&self, id: &str) -> Result<Option<StoredFile>, String> {
         let Some(stored) = self.record(id)? else {
             return Ok(None);
         };
-        let Some(path) = self.record_path(id) else {
+        let Some(key) = Files::record_key(id) else {
             return Ok(None);
         };
-        std::fs::remove_file(&path)
-            .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        self.blobs.delete(&key)?;
         let sha256 = &stored.media.sha256;
-        let refs = self.root.join("refs");
         let mut shared = false;
-        if let Ok(entries) = std::fs::read_dir(&refs) {
-            for entry in entries.flatten() {
-                let other = std::fs::read_to_string(entry.path())
-                    .ok()
-                    .and_then(|text| serde_json::from_str::<StoredFile>(&text).ok());
-                if other.is_some_and(|o| &o.media.sha256 == sha256) {
-                    shared = true;
-                    break;
-                }
+        for key in self.blobs.list("refs/")? {
+            let other = self
+                .blobs
+                .get(&key, MAX_RECORD_BYTES)
+                .ok()
+                .flatten()
+                .and_then(|bytes| serde_json::from_slice::<StoredFile>(&bytes).ok());
+            if other.is_some_and(|o| &o.media.sha256 == sha256) {
+                shared = true;
+                break;
             }
         }
-        let valid = sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit());
-        if !shared && valid {
-            let content = self.root.join(sha256);
-            match std::fs::remove_file(&content) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot remove {}: {e}", content.display())),
-            }
+        if !shared && is_sha256(sha256) {
+            self.blobs.delete(sha256)?;
         }
         Ok(Some(stored))
     }
 
     fn write_record(&self, stored: &StoredFile) -> Result<(), String> {
-        let path = self
-            .record_path(stored.id())
+        let key = Files::record_key(stored.id())
             .ok_or_else(|| format!("`{}` is not a reference id", stored.id()))?;
         let json = serde_json::to_string_pretty(stored).map_err(|e| e.to_string())?;
-        std::fs::write(&path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        self.blobs.put(&key, json.as_bytes())
     }
 
     /// Stores `bytes`, the result of preparation `step` applied to the file `from` refers to,
@@ -503,14 +655,13 @@ impl LocalFiles {
     }
 }
 
-/// A file arriving in pieces ([`LocalFiles::incoming`]): each piece is appended to a temporary
-/// file in the store's `tmp/` and hashed on the way; the first [`SNIFF_BYTES`] are kept to
-/// sniff its type, and whether it is UTF-8 is followed piece by piece. Dropped before
-/// [`Received::commit`], the temporary file is removed.
+/// A file arriving in pieces ([`Files::incoming`]): each piece is appended to a temporary
+/// object of the store ([`Blobs::writer`]) and hashed on the way; the first [`SNIFF_BYTES`]
+/// are kept to sniff its type, and whether it is UTF-8 is followed piece by piece. Dropped
+/// before [`Received::commit`], the temporary object is removed.
 pub struct Incoming {
-    store: LocalFiles,
-    temp: Temp,
-    file: std::io::BufWriter<std::fs::File>,
+    store: Files,
+    writer: Box<dyn BlobWriter>,
     hasher: sha2::Sha256,
     head: Vec<u8>,
     utf8: Utf8Stream,
@@ -521,10 +672,7 @@ impl Incoming {
     /// Appends `piece`.
     pub fn write(&mut self, piece: &[u8]) -> Result<(), String> {
         use sha2::Digest;
-        use std::io::Write;
-        self.file
-            .write_all(piece)
-            .map_err(|e| format!("cannot write {}: {e}", self.temp.0.display()))?;
+        self.writer.write(piece)?;
         self.hasher.update(piece);
         let room = SNIFF_BYTES.saturating_sub(self.head.len());
         self.head.extend_from_slice(&piece[..room.min(piece.len())]);
@@ -538,8 +686,8 @@ impl Incoming {
         self.size
     }
 
-    /// Every piece arrived: the file is flushed and described (sniffed, hashed, a new id), not
-    /// yet visible in the store ([`Received::commit`]).
+    /// Every piece arrived: the file is described (sniffed, hashed, a new id), not yet
+    /// visible in the store ([`Received::commit`]).
     pub fn finish(
         self,
         tenant: &str,
@@ -549,19 +697,12 @@ impl Incoming {
         use sha2::Digest;
         let Incoming {
             store,
-            temp,
-            file,
+            writer,
             hasher,
             head,
             utf8,
             size,
         } = self;
-        let file = file
-            .into_inner()
-            .map_err(|e| format!("cannot write {}: {}", temp.0.display(), e.error()))?;
-        file.sync_all()
-            .map_err(|e| format!("cannot write {}: {e}", temp.0.display()))?;
-        drop(file);
         let sha256 = crate::receipt::hex_digest(&hasher.finalize());
         let sniffed = sniff_head(&head, utf8.finish());
         let id = uuid::Uuid::now_v7().simple().to_string();
@@ -584,18 +725,18 @@ impl Incoming {
         };
         Ok(Received {
             store,
-            temp,
+            writer,
             stored,
         })
     }
 }
 
 /// A file received whole ([`Incoming::finish`]) and not yet in the store: its reference is
-/// known (a gateway records it in its database first), its bytes still in `tmp/`. Dropped
-/// without [`Received::commit`], the temporary file is removed.
+/// known, its bytes still in `tmp/`. Dropped without [`Received::commit`], the temporary
+/// object is removed.
 pub struct Received {
-    store: LocalFiles,
-    temp: Temp,
+    store: Files,
+    writer: Box<dyn BlobWriter>,
     stored: StoredFile,
 }
 
@@ -605,18 +746,25 @@ impl Received {
         &self.stored
     }
 
-    /// Moves the bytes to their content-addressed place (renamed, so a reader never sees half
-    /// a file; the same bytes already there are replaced by themselves) and writes the record.
+    /// Moves the bytes to their content-addressed place ([`BlobWriter::finish`]: whole or not
+    /// at all), then writes the record.
     pub fn commit(self) -> Result<StoredFile, String> {
-        let refs = self.store.root.join("refs");
-        std::fs::create_dir_all(&refs)
-            .map_err(|e| format!("cannot create {}: {e}", refs.display()))?;
-        let content = self.store.root.join(&self.stored.media.sha256);
-        std::fs::rename(&self.temp.0, &content)
-            .map_err(|e| format!("cannot write {}: {e}", content.display()))?;
-        self.store.write_record(&self.stored)?;
-        Ok(self.stored.clone())
+        let Received {
+            store,
+            writer,
+            stored,
+        } = self;
+        writer.finish(&stored.media.sha256)?;
+        store.write_record(&stored)?;
+        Ok(stored)
     }
+}
+
+/// The most a record is read of (a record is a few hundred bytes).
+const MAX_RECORD_BYTES: u64 = 64 * 1024;
+
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// A temporary file, removed when dropped (a no-op once it was renamed away).
@@ -683,33 +831,31 @@ pub fn provenance(stored: &StoredFile) -> Result<Option<&Provenance>, String> {
     }
 }
 
-impl MediaStore for LocalFiles {
+impl MediaStore for Files {
     fn record(&self, id: &str) -> Result<Option<StoredFile>, String> {
-        let Some(path) = self.record_path(id) else {
+        let Some(key) = Files::record_key(id) else {
             return Ok(None);
         };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-        };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display()))
+        let where_ = || format!("{} in {}", key, self.blobs.location());
+        match self.blobs.get(&key, MAX_RECORD_BYTES)? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", where_())),
+        }
     }
 
     fn bytes(&self, file: &StoredFile, max: u64) -> Result<Vec<u8>, String> {
         let sha = &file.media.sha256;
-        if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !is_sha256(sha) {
             return Err("the record's sha256 is not 64 hex digits".to_owned());
         }
-        let path = self.root.join(sha);
-        let f = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut out = Vec::new();
-        f.take(max)
-            .read_to_end(&mut out)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(out)
+        self.blobs.get(sha, max)?.ok_or_else(|| {
+            format!(
+                "{sha} is not in {}: the file's bytes are gone",
+                self.blobs.location()
+            )
+        })
     }
 }
 
@@ -785,7 +931,7 @@ mod tests {
     fn a_prepared_file_records_where_it_came_from() {
         let dir = std::env::temp_dir().join(format!("aelc-prepared-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let store = LocalFiles::in_project(&dir);
+        let store = Files::in_project(&dir);
         let now = 1_796_220_000_000;
         let pdf = store
             .put(
@@ -871,7 +1017,7 @@ mod tests {
     fn a_file_in_pieces_is_the_file_whole() {
         let dir = std::env::temp_dir().join(format!("aelc-incoming-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let store = LocalFiles::in_project(&dir);
+        let store = Files::in_project(&dir);
         // A text whose characters are cut between pieces, a WAV, and bytes that are not text.
         let text = "héllo wörld ✓ ".repeat(5_000).into_bytes();
         let mut not_text = text.clone();
@@ -918,10 +1064,10 @@ mod tests {
     fn removing_a_reference_keeps_shared_bytes() {
         let dir = std::env::temp_dir().join(format!("aelc-remove-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let store = LocalFiles::in_project(&dir);
+        let store = Files::in_project(&dir);
         let a = store.put(b"same bytes", "acme", None, None).unwrap();
         let b = store.put(b"same bytes", "bob", None, None).unwrap();
-        let content = store.root().join(&a.media.sha256);
+        let content = dir.join(".ael/files").join(&a.media.sha256);
         assert_eq!(store.remove(a.id()).unwrap(), Some(a.clone()));
         assert_eq!(store.record(a.id()), Ok(None));
         assert!(content.exists(), "bob's reference still names the bytes");
@@ -935,7 +1081,7 @@ mod tests {
     fn another_tenants_file_is_refused_as_a_missing_one() {
         let dir = std::env::temp_dir().join(format!("aelc-oracle-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let store = LocalFiles::in_project(&dir);
+        let store = Files::in_project(&dir);
         let theirs = store.put(b"bob's", "bob", None, None).unwrap();
         let mut missing = theirs.media.clone();
         missing.reference = format!("{REF_PREFIX}{}", uuid::Uuid::now_v7().simple());
@@ -950,7 +1096,7 @@ mod tests {
 
     #[test]
     fn ids_cannot_leave_the_store() {
-        let store = LocalFiles::in_project(Path::new("/nonexistent-project"));
+        let store = Files::in_project(Path::new("/nonexistent-project"));
         for id in ["../../etc/passwd", "a/b", "", "a.json", &"a".repeat(65)] {
             assert_eq!(store.record(id), Ok(None), "{id}");
         }

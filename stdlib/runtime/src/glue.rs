@@ -26,7 +26,7 @@ use crate::eval::{EvalError, EvalErrorKind};
 use crate::exec::{CallContext, Env, ExternHost, MediaAccess};
 pub use crate::exec::{CheckVerdict, Executor, Run as ExecRun, Schemas, Unrunnable};
 pub use crate::expr::FnId;
-pub use crate::files::{LocalFiles, MediaStore};
+pub use crate::files::{Files, MediaStore};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest};
 pub use crate::program::{NodeId, Program};
 use crate::receipt::sha256_hex;

@@ -319,7 +319,7 @@ fn a_dropped_call_future_still_settles() {
     runtime.block_on(async {
         let project = aelc_gateway::Project::load(&dir.join("target/ael")).expect("the build");
         let store = aelc_store::open(&store_url).await.expect("the store");
-        let files = aelc_runtime::files::LocalFiles::in_project(&dir);
+        let files = aelc_runtime::files::Files::in_project(&dir);
         let limits = aelc_gateway::Limits::default();
         let state = Arc::new(
             aelc_gateway::AppState::new(project, store, files, &dir.join(".ael/refusals"), &limits)

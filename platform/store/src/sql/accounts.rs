@@ -1,7 +1,7 @@
 //! Accounts (tenants) with their hashed keys, and the metadata of stored files.
 
 use super::{held_account, is_unique_violation, Dialect, Fail, SqlStore};
-use crate::{Account, FileMeta, StoreError};
+use crate::{Account, FileMeta, StoreError, UnixMs};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
@@ -178,6 +178,23 @@ impl SqlStore {
             .await?
             .try_get(0)?;
         Ok(u64::try_from(stored).unwrap_or(0))
+    }
+
+    /// Soonest expired first; a file without an expiry never is.
+    pub(super) async fn list_expired_files(
+        &self,
+        now_ms: UnixMs,
+        limit: u32,
+    ) -> Result<Vec<FileMeta>, Fail> {
+        let rows = sqlx::query(&format!(
+            "SELECT {FILE_COLUMNS} FROM files WHERE expires_ms IS NOT NULL AND expires_ms <= $1 \
+             ORDER BY expires_ms, id LIMIT $2"
+        ))
+        .bind(now_ms)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(file_row).collect()
     }
 
     pub(super) async fn remove_file(&self, id: &str) -> Result<Option<FileMeta>, Fail> {

@@ -544,4 +544,14 @@ impl Store for SqlStore {
             .await
             .map_err(Fail::into_store)
     }
+
+    async fn expired_files(&self, now_ms: UnixMs, limit: u32) -> Result<Vec<FileMeta>> {
+        self.list_expired_files(now_ms, limit)
+            .await
+            .map_err(Fail::into_store)
+    }
+
+    async fn take_turn(&self, name: &str, until_ms: UnixMs, now_ms: UnixMs) -> Result<bool> {
+        retry(|| self.claim_lease(name, until_ms, now_ms)).await
+    }
 }

@@ -239,6 +239,27 @@ impl SqlStore {
         Ok(())
     }
 
+    /// Lease `name` until `until_ms` if it is free at `now_ms` (absent or run out): one
+    /// statement, so of two processes asking at once one gets it.
+    pub(super) async fn claim_lease(
+        &self,
+        name: &str,
+        until_ms: UnixMs,
+        now_ms: UnixMs,
+    ) -> Result<bool, Fail> {
+        let done = sqlx::query(
+            "INSERT INTO leases (owner, until_ms) VALUES ($1, $2) \
+             ON CONFLICT (owner) DO UPDATE SET until_ms = excluded.until_ms \
+             WHERE leases.until_ms < $3",
+        )
+        .bind(name)
+        .bind(until_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     pub(super) async fn delete_lease(&self, owner: &str) -> Result<(), Fail> {
         sqlx::query("DELETE FROM leases WHERE owner = $1")
             .bind(owner)

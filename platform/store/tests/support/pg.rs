@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Server {
     /// A URL whose user may create databases (its path is replaced per database).
     admin_url: String,
-    /// Kept for its `Drop`: stops the throwaway cluster.
-    _cluster: Option<Cluster>,
+    /// A throwaway cluster of the test's own: stopped when dropped, restarted by [`Server::restart`].
+    cluster: Option<Cluster>,
 }
 
 struct Cluster {
@@ -26,7 +26,7 @@ pub fn server() -> Option<Server> {
     if let Ok(url) = std::env::var("AELC_TEST_POSTGRES_URL") {
         return Some(Server {
             admin_url: url,
-            _cluster: None,
+            cluster: None,
         });
     }
     let Some(bin) = find_bin() else {
@@ -39,6 +39,26 @@ pub fn server() -> Option<Server> {
             "\n!!! SKIPPED the PostgreSQL half of the store's conformance suite: no initdb/pg_ctl \
              on PATH or under /usr/lib/postgresql/*/bin and no AELC_TEST_POSTGRES_URL \
              (apt-get install -y postgresql); CI runs it !!!\n"
+        );
+        return None;
+    };
+    Some(start(bin))
+}
+
+/// A throwaway cluster of this test's own, whatever `AELC_TEST_POSTGRES_URL` says: for a test
+/// that restarts its server ([`Server::restart`]), which a shared one must never be. `None`
+/// when there are no PostgreSQL binaries (never under `CI`).
+#[allow(dead_code)] // The root package's platform tests use it; the store's suite does not.
+pub fn own_cluster() -> Option<Server> {
+    let Some(bin) = find_bin() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no PostgreSQL binaries (initdb, pg_ctl), but CI is set: .ci/run must install them \
+             (apt-get install -y postgresql)"
+        );
+        eprintln!(
+            "\n!!! SKIPPED a test that restarts PostgreSQL: no initdb/pg_ctl on PATH or under \
+             /usr/lib/postgresql/*/bin (apt-get install -y postgresql); CI runs it !!!\n"
         );
         return None;
     };
@@ -173,7 +193,7 @@ fn start(bin: PathBuf) -> Server {
     );
     Server {
         admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-        _cluster: Some(cluster),
+        cluster: Some(cluster),
     }
 }
 
@@ -185,6 +205,38 @@ fn free_port() -> u16 {
 }
 
 impl Server {
+    /// `pg_ctl -m fast -w restart` of this test's own cluster ([`own_cluster`]): every
+    /// connection is closed, the server is back when it returns.
+    #[allow(dead_code)] // The root package's platform tests use it; the store's suite does not.
+    pub fn restart(&self) {
+        let cluster = self
+            .cluster
+            .as_ref()
+            .expect("only a cluster of the test's own is restarted");
+        let data = cluster.dir.join("data");
+        // Its output to the log, as at the start: a server writing to this process's pipe
+        // would keep `output()` waiting for ever.
+        let log = cluster.dir.join("log");
+        let out = cluster.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().expect("UTF-8"),
+                "-l",
+                log.to_str().expect("UTF-8"),
+                "-m",
+                "fast",
+                "-w",
+                "restart",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "pg_ctl restart failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// A new empty database for one rule; its URL.
     pub async fn fresh_database(&self, rule: &str) -> String {
         let name = format!("aelc_{}_{rule}", std::process::id());
