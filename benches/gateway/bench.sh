@@ -144,7 +144,7 @@ payer() { # $1 store URL, $2 aelc → prints the API key of a funded account
 # Bytes the process had written to disk (what the kernel was asked to write back, less what was
 # deleted before it was: a journal segment removed in time costs nothing), from /proc/PID/io.
 disk_bytes() { # $1 pid
-  awk '/^write_bytes/ {w=$2} /^cancelled_write_bytes/ {c=$2} END {print w-c}' "/proc/$1/io" 2>/dev/null || echo 0
+  awk '/^write_bytes/ {w=$2} /^cancelled_write_bytes/ {c=$2} END {printf "%.0f\n", w-c}' "/proc/$1/io" 2>/dev/null || echo 0
 }
 
 load() { # $1 label, $2 port, $3 body, $4 key, $5 the server's pid (for its disk bytes; optional)
