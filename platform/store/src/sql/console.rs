@@ -73,27 +73,47 @@ impl SqlStore {
         tenant: &str,
         query: &RunQuery,
     ) -> Result<Vec<RunRow>, Fail> {
-        // One statement whatever the filters: each optional filter is a bound value that may
-        // be NULL, so the text (and the plan the database caches for it) never changes.
-        let sql = "SELECT r.id, r.agent, r.version, r.mandate, r.reserved, r.currency, r.state, \
-                   r.created_ms, r.finished_ms, rc.status, rc.code \
-                   FROM runs r LEFT JOIN receipts rc ON rc.id = r.id \
-                   WHERE r.tenant = $1 \
-                   AND ($2 IS NULL OR r.agent = $2) \
-                   AND ($3 IS NULL OR rc.status = $3) \
-                   AND ($4 IS NULL OR r.id < $4) \
-                   AND ($5 IS NULL OR r.created_ms >= $5) \
-                   ORDER BY r.id DESC LIMIT $6";
+        // Only the filters given are in the statement (at most 16 texts, each planned once by
+        // the database): a filter written `($n IS NULL OR …)` keeps SQLite from seeking the
+        // index to the cursor, so a page deep in a large account read every newer run first.
+        let mut sql = String::from(
+            "SELECT r.id, r.agent, r.version, r.mandate, r.reserved, r.currency, r.state, \
+             r.created_ms, r.finished_ms, rc.status, rc.code \
+             FROM runs r LEFT JOIN receipts rc ON rc.id = r.id WHERE r.tenant = $1",
+        );
+        let mut n = 1;
+        let mut filter = |sql: &mut String, condition: &str| {
+            n += 1;
+            sql.push_str(&condition.replace('?', &format!("${n}")));
+        };
+        if query.agent.is_some() {
+            filter(&mut sql, " AND r.agent = ?");
+        }
+        if query.status.is_some() {
+            filter(&mut sql, " AND rc.status = ?");
+        }
+        if query.before.is_some() {
+            filter(&mut sql, " AND r.id < ?");
+        }
+        if query.since_ms.is_some() {
+            filter(&mut sql, " AND r.created_ms >= ?");
+        }
+        filter(&mut sql, " ORDER BY r.id DESC LIMIT ?");
         let limit = i64::from(query.limit.clamp(1, MAX_RUNS_PAGE));
-        let rows = sqlx::query(sql)
-            .bind(tenant)
-            .bind(query.agent.as_deref())
-            .bind(query.status.map(Status::as_str))
-            .bind(query.before.as_deref())
-            .bind(query.since_ms)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
+        let mut statement = sqlx::query(&sql).bind(tenant);
+        if let Some(agent) = &query.agent {
+            statement = statement.bind(agent.as_str());
+        }
+        if let Some(status) = query.status {
+            statement = statement.bind(status.as_str());
+        }
+        if let Some(before) = &query.before {
+            statement = statement.bind(before.as_str());
+        }
+        if let Some(since) = query.since_ms {
+            statement = statement.bind(since);
+        }
+        let rows = statement.bind(limit).fetch_all(&self.pool).await?;
         rows.iter().map(run_row).collect()
     }
 
