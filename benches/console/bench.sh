@@ -5,7 +5,7 @@
 # load test), SECONDS_PER_ROUND seconds per row; p50/p99 from wrk's latency distribution.
 #
 #   cargo build --release --bin aelc
-#   python3 -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install fastapi==0.163.2 uvicorn==0.54.0
+#   python3 -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install fastapi==0.163.2 "uvicorn[standard]==0.54.0"
 #   AELC=target/release/aelc PYTHON=/tmp/bench-venv/bin/python benches/console/bench.sh
 #
 # The runs are real in shape: one call through the gateway (the fake model of the gateway

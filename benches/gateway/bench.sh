@@ -4,10 +4,12 @@
 # PostgreSQL, side by side with FastAPI + pydantic validating the same input schema. The peer
 # runs one uvicorn worker per core (`--workers $(nproc)`, WORKERS), as the gateway uses every
 # core. The input carries a `locale` with an `@pattern`, so the gate matches a regex, as most
-# real inputs with a code or an identifier do.
+# real inputs with a code or an identifier do. The peer is installed as FastAPI is deployed:
+# `uvicorn[standard]` (uvloop and httptools); plain `uvicorn` parses HTTP in pure Python (h11),
+# a handicap (1.4k against the 5k req/s on the same host) no ratio should carry.
 #
 #   cargo build --release --bin aelc
-#   python3 -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install fastapi==0.163.2 uvicorn==0.54.0
+#   python3 -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install fastapi==0.163.2 "uvicorn[standard]==0.54.0"
 #   AELC=target/release/aelc PYTHON=/tmp/bench-venv/bin/python benches/gateway/bench.sh
 #
 # Load: wrk (Debian's package), 2 threads, 64 connections (CONNECTIONS), 10 s per round
