@@ -277,6 +277,62 @@ agent forbidden(ask: Ask) -> Echo fails EchoError {
     std::fs::write(dir.join("prompts/echo.md"), "Echo this: {{ ask.text }}\n").expect("prompt");
 }
 
+/// The echo project plus `acme/look`, an agent that reads a picture.
+fn look_project(dir: &Path, model_port: u16) {
+    project(dir, model_port);
+    let toml = std::fs::read_to_string(dir.join("ael.toml")).expect("ael.toml");
+    std::fs::write(
+        dir.join("ael.toml"),
+        toml.replace("accepts = [\"text\"]", "accepts = [\"text\", \"image\"]"),
+    )
+    .expect("ael.toml");
+    std::fs::write(
+        dir.join("nodes/look.node.ael"),
+        r#"/// A picture.
+struct Shot {
+    /// The picture.
+    photo: Image<1MiB>,
+}
+
+/// What was seen.
+struct Seen {
+    /// The description.
+    reply: Str<200>,
+}
+
+builder shot_parts(shot: Shot) -> Parts {
+    text("Describe the picture.")
+    image(shot.photo)
+}
+
+/// Looks at a picture.
+agent look(shot: Shot) -> Seen {
+    config {
+        model: binding("m");
+    }
+    input {
+        builder shot_parts;
+    }
+    publish {
+        capability: "image.look";
+        price: 0.01 EUR;
+    }
+}
+"#,
+    )
+    .expect("look");
+}
+
+/// A PNG header (2×3), what the sniffer needs; `tag` makes the bytes unique.
+fn png(tag: &str) -> Vec<u8> {
+    let mut bytes = vec![
+        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0,
+        0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0,
+    ];
+    bytes.extend_from_slice(tag.as_bytes());
+    bytes
+}
+
 fn aelc(args: &[&str], dir: &Path) -> String {
     let out = Command::new(AELC)
         .args(args)
@@ -290,6 +346,32 @@ fn aelc(args: &[&str], dir: &Path) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `aelc mandate create ID --budget B --threshold T --allow ALLOW MORE… --store STORE`.
+fn mandate(
+    dir: &Path,
+    store: &str,
+    id: &str,
+    budget: &str,
+    threshold: &str,
+    allow: &str,
+    more: &[&str],
+) {
+    let mut args = vec![
+        "mandate",
+        "create",
+        id,
+        "--budget",
+        budget,
+        "--threshold",
+        threshold,
+        "--allow",
+        allow,
+    ];
+    args.extend_from_slice(more);
+    args.extend_from_slice(&["--store", store]);
+    aelc(&args, dir);
 }
 
 /// Creates an account and returns its key.
@@ -315,15 +397,21 @@ struct Gateway {
 
 impl Gateway {
     fn start(dir: &Path, store: &str, extra: &[&str]) -> Gateway {
-        Gateway::start_with_env(dir, store, extra, &[])
+        Gateway::start_with_env(dir, store, extra, &[] as &[(&str, &str)])
     }
 
-    /// [`Gateway::start`] with more environment variables (the `OTEL_*` of the trace tests).
-    fn start_with_env(dir: &Path, store: &str, extra: &[&str], env: &[(&str, &str)]) -> Gateway {
+    /// [`Gateway::start`] with more environment variables (the `OTEL_*` of the trace tests,
+    /// the `AWS_*` of the object store's).
+    fn start_with_env<V: AsRef<std::ffi::OsStr>>(
+        dir: &Path,
+        store: &str,
+        extra: &[&str],
+        env: &[(&str, V)],
+    ) -> Gateway {
         let mut child = Command::new(AELC)
             .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
             .args(extra)
-            .envs(env.iter().copied())
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(dir)
             .env("AELC_FAKE_KEY", "test-key")
             .env("AELC_LOG", "warn")
@@ -575,14 +663,10 @@ fn gateway_suite(backend: &str, store: &str) {
         .expect("id")
         .to_owned();
     assert_eq!(get(&gw, &format!("/v1/receipts/{id}"), Some(&other)).0, 404);
-    let png = [
-        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0,
-        0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0,
-    ];
     let mut uploaded = http()
         .post(gw.url("/v1/files"))
         .header("authorization", &format!("Bearer {other}"))
-        .send(&png[..])
+        .send(&png("")[..])
         .expect("upload");
     assert_eq!(uploaded.status().as_u16(), 201);
     let file: Value =
@@ -1106,23 +1190,14 @@ fn mcp_session_exporting(mode: &str, store: &str, otel: &[(&str, String)]) {
     let dir = temp_dir(&format!("mcp-{mode}-{backend}{traced}"));
     project(&dir, model.port);
     let key = account(&dir, store, "demo", "5 EUR");
-    aelc(
-        &[
-            "mandate",
-            "create",
-            "demo/sandbox",
-            "--budget",
-            "5 EUR",
-            "--threshold",
-            "0.50 EUR",
-            "--allow",
-            "text.*",
-            "--deny",
-            "acme/forbidden",
-            "--store",
-            store,
-        ],
+    mandate(
         &dir,
+        store,
+        "demo/sandbox",
+        "5 EUR",
+        "0.50 EUR",
+        "text.*",
+        &["--deny", "acme/forbidden"],
     );
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/session.py");
     let mut command = Command::new(python);
@@ -1199,41 +1274,10 @@ fn mcp_shared_store(store: &str, over_http: bool) {
     aelc(&["build"], &dir);
     let store = store.to_owned();
     account(&dir, &store, "demo", "100 EUR");
-    let mandate = |args: &[&str]| {
-        let mut all = vec!["mandate", "create"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["--store", &store]);
-        aelc(&all, &dir);
-    };
-    mandate(&[
-        "demo/sandbox",
-        "--budget",
-        "50",
-        "--threshold",
-        "0.50",
-        "--allow",
-        "*",
-    ]);
-    mandate(&[
-        "demo/tight",
-        "--budget",
-        "0.05",
-        "--threshold",
-        "1",
-        "--allow",
-        "acme/echo",
-    ]);
-    mandate(&[
-        "demo/old",
-        "--budget",
-        "5",
-        "--threshold",
-        "1",
-        "--allow",
-        "*",
-        "--expires",
-        "2001-01-01T00:00:00Z",
-    ]);
+    mandate(&dir, &store, "demo/sandbox", "50", "0.50", "*", &[]);
+    mandate(&dir, &store, "demo/tight", "0.05", "1", "acme/echo", &[]);
+    let expired = ["--expires", "2001-01-01T00:00:00Z"];
+    mandate(&dir, &store, "demo/old", "5", "1", "*", &expired);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/concurrency.py");
     let gateway = over_http.then(|| Gateway::start(&dir, &store, &[]));
     let mut command = Command::new(python);
@@ -1290,22 +1334,7 @@ fn approve_runs_the_call_and_reject_ends_it() {
     project(&dir, model.port);
     let store = sqlite_url("approve");
     account(&dir, &store, "demo", "5 EUR");
-    aelc(
-        &[
-            "mandate",
-            "create",
-            "demo/sandbox",
-            "--budget",
-            "5",
-            "--threshold",
-            "0.5",
-            "--allow",
-            "*",
-            "--store",
-            &store,
-        ],
-        &dir,
-    );
+    mandate(&dir, &store, "demo/sandbox", "5", "0.5", "*", &[]);
     runtime().block_on(async {
         let s = aelc_store::open(&store).await.expect("open the store");
         s.create_approval(&pending_approval(

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{account, aelc, ask, get, http, post_run, project, raw, sqlite_url, temp_dir};
+use super::{account, aelc, ask, get, http, look_project, png, post_run, project, raw};
+use super::{sqlite_url, temp_dir};
 use super::{FakeModel, Gateway, AELC};
 
 /// `GET /healthz` on a fresh connection: the status line's code, or 0 when the connection
@@ -373,64 +374,15 @@ fn another_tenants_file_is_a_missing_file() {
 fn a_run_cannot_tell_another_tenants_file_from_a_missing_one() {
     let model = FakeModel::start();
     let dir = temp_dir("abuse-oracle-run");
-    std::fs::create_dir_all(dir.join("nodes")).unwrap();
-    std::fs::write(
-        dir.join("ael.toml"),
-        format!(
-            "[package]\nname = \"acme/look\"\nversion = \"0.1.0\"\ndescription = \"Looks.\"\n\n\
-             [bindings.m]\nprovider = \"openai\"\nmodel = \"fake\"\n\
-             base_url = \"http://127.0.0.1:{}/v1\"\napi_key_env = \"AELC_FAKE_KEY\"\n\
-             accepts = [\"text\", \"image\"]\n",
-            model.port
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("nodes/look.node.ael"),
-        r#"/// A picture.
-struct Shot {
-    /// The picture.
-    photo: Image<1MiB>,
-}
-
-/// What was seen.
-struct Seen {
-    /// The description.
-    text: Str<200>,
-}
-
-builder shot_parts(shot: Shot) -> Parts {
-    text("Describe the picture.")
-    image(shot.photo)
-}
-
-/// Looks at a picture.
-agent look(shot: Shot) -> Seen {
-    config {
-        model: binding("m");
-    }
-    input {
-        builder shot_parts;
-    }
-    publish {
-        capability: "image.look";
-    }
-}
-"#,
-    )
-    .unwrap();
+    look_project(&dir, model.port);
     let store = sqlite_url("abuse-oracle-run");
     let alice = account(&dir, &store, "alice", "");
     let bob = account(&dir, &store, "bob", "");
     let gw = Gateway::start(&dir, &store, &[]);
-    let png = [
-        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0,
-        0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0,
-    ];
     let mut response = http()
         .post(gw.url("/v1/files"))
         .header("authorization", &format!("Bearer {bob}"))
-        .send(&png[..])
+        .send(&png("bob's")[..])
         .expect("upload");
     assert_eq!(response.status().as_u16(), 201);
     let theirs: Value =

@@ -54,23 +54,8 @@ fn the_console_in_a_browser() {
     let store = sqlite_url("console");
     let key = account(&dir, &store, "demo", "5 EUR");
     let other_key = account(&dir, &store, "other", "1 EUR");
-    for mandate in ["demo/sandbox", "other/sandbox"] {
-        aelc(
-            &[
-                "mandate",
-                "create",
-                mandate,
-                "--budget",
-                "2",
-                "--threshold",
-                "0.5",
-                "--allow",
-                "*",
-                "--store",
-                &store,
-            ],
-            &dir,
-        );
+    for id in ["demo/sandbox", "other/sandbox"] {
+        mandate(&dir, &store, id, "2", "0.5", "*", &[]);
     }
     runtime().block_on(async {
         let s = aelc_store::open(&store).await.expect("open the store");

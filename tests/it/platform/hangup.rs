@@ -260,21 +260,14 @@ fn an_mcp_call_the_client_cancels_settles() {
     project(&dir, model.port);
     let store = sqlite_url("mcp-cancel");
     account(&dir, &store, "demo", "5 EUR");
-    aelc(
-        &[
-            "mandate",
-            "create",
-            "demo/sandbox",
-            "--budget",
-            "1 EUR",
-            "--threshold",
-            "0.50 EUR",
-            "--allow",
-            "text.*",
-            "--store",
-            &store,
-        ],
+    mandate(
         &dir,
+        &store,
+        "demo/sandbox",
+        "1 EUR",
+        "0.50 EUR",
+        "text.*",
+        &[],
     );
     aelc(&["build"], &dir);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/cancel.py");

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{account, aelc, http, mcp_session_on, mcp_shared_store, pg, project, runtime};
+use super::{account, aelc, http, mandate, mcp_session_on, mcp_shared_store, pg, project, runtime};
 use super::{sqlite_url, temp_dir, FakeModel, Gateway, AELC};
 
 /// An `initialize` request, as a client sends it first.
@@ -106,22 +106,7 @@ fn setup(dir: &std::path::Path, model: &FakeModel, store: &str) -> String {
     project(dir, model.port);
     let key = account(dir, store, "demo", "5 EUR");
     for (id, allow) in [("demo/sandbox", "*"), ("demo/other", "acme/echo")] {
-        aelc(
-            &[
-                "mandate",
-                "create",
-                id,
-                "--budget",
-                "1",
-                "--threshold",
-                "0.5",
-                "--allow",
-                allow,
-                "--store",
-                store,
-            ],
-            dir,
-        );
+        mandate(dir, store, id, "1", "0.5", allow, &[]);
     }
     aelc(&["build"], dir);
     key

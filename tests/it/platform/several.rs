@@ -19,7 +19,6 @@
 //! `moto_server` is `AELC_MOTO_SERVER`, else found on `PATH`; without it the object-store
 //! halves are skipped loudly, except under `CI`, where that fails.
 
-use std::io::BufReader;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,8 +32,8 @@ use aelc_store::{FileMeta, Store};
 use serde_json::{json, Value};
 
 use super::{
-    account, amount, ask, get, http, ledger, open_runs, pg, post_run, project, runtime, temp_dir,
-    FakeModel, Gateway, AELC,
+    account, amount, ask, get, http, ledger, look_project, open_runs, pg, png, post_run, project,
+    runtime, temp_dir, FakeModel, Gateway, AELC,
 };
 
 // ---------------------------------------------------------------- moto and a proxy
@@ -409,87 +408,6 @@ fn file_store_conformance_on_s3() {
 
 // ---------------------------------------------------------------- two gateways
 
-/// `aelc serve` with `env`, as [`Gateway::start`] does.
-fn start_gateway(dir: &Path, store: &str, extra: &[&str], env: &[(&str, String)]) -> Gateway {
-    let mut child = Command::new(AELC)
-        .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
-        .args(extra)
-        .current_dir(dir)
-        .env("AELC_FAKE_KEY", "test-key")
-        .env("AELC_LOG", "warn")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start aelc serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut BufReader::new(stdout), &mut line).expect("the serving line");
-    let port = line
-        .trim()
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line:?}"));
-    Gateway { child, port }
-}
-
-/// The echo project plus `acme/look`, an agent that reads a picture.
-fn look_project(dir: &Path, model_port: u16) {
-    project(dir, model_port);
-    let toml = std::fs::read_to_string(dir.join("ael.toml")).expect("ael.toml");
-    std::fs::write(
-        dir.join("ael.toml"),
-        toml.replace("accepts = [\"text\"]", "accepts = [\"text\", \"image\"]"),
-    )
-    .expect("ael.toml");
-    std::fs::write(
-        dir.join("nodes/look.node.ael"),
-        r#"/// A picture.
-struct Shot {
-    /// The picture.
-    photo: Image<1MiB>,
-}
-
-/// What was seen.
-struct Seen {
-    /// The description.
-    reply: Str<200>,
-}
-
-builder shot_parts(shot: Shot) -> Parts {
-    text("Describe the picture.")
-    image(shot.photo)
-}
-
-/// Looks at a picture.
-agent look(shot: Shot) -> Seen {
-    config {
-        model: binding("m");
-    }
-    input {
-        builder shot_parts;
-    }
-    publish {
-        capability: "image.look";
-        price: 0.01 EUR;
-    }
-}
-"#,
-    )
-    .expect("look");
-}
-
-/// A PNG header (2×3), what the sniffer needs; `tag` makes the bytes unique.
-fn png(tag: &str) -> Vec<u8> {
-    let mut bytes = vec![
-        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0,
-        0, 2, 0, 0, 0, 3, 8, 2, 0, 0, 0,
-    ];
-    bytes.extend_from_slice(tag.as_bytes());
-    bytes
-}
-
 fn upload(gw: &Gateway, key: &str, bytes: &[u8], query: &str) -> (u16, Value) {
     let mut response = http()
         .post(gw.url(&format!("/v1/files{query}")))
@@ -538,13 +456,13 @@ fn two_gateways_serve_as_one() {
     let prefix = format!("several-{}", std::process::id());
     let files = format!("s3://{BUCKET}/{prefix}");
     let env = aws_env(proxy.port);
-    let a = start_gateway(
+    let a = Gateway::start_with_env(
         &dir,
         &store,
         &["--files", &files, "--instance", "a", "--lease", "2"],
         &env,
     );
-    let b = start_gateway(
+    let b = Gateway::start_with_env(
         &dir,
         &store,
         &["--files", &files, "--instance", "b", "--lease", "1"],
@@ -818,7 +736,7 @@ fn a_restarted_postgres_costs_a_window() {
     let dir = temp_dir("restarted");
     project(&dir, model.port);
     let demo = account(&dir, &store, "demo", "100");
-    let gw = start_gateway(&dir, &store, &["--lease", "2"], &[]);
+    let gw = Gateway::start(&dir, &store, &["--lease", "2"]);
     let stop = Arc::new(AtomicBool::new(false));
     let port = gw.port;
     let workers: Vec<_> = (0..4)
@@ -1029,8 +947,8 @@ fn two_gateways_behind_haproxy() {
     let dir = temp_dir("balanced");
     project(&dir, model.port);
     let demo = account(&dir, &store, "demo", "5 EUR");
-    let a = start_gateway(&dir, &store, &["--instance", "a", "--lease", "2"], &[]);
-    let b = start_gateway(&dir, &store, &["--instance", "b", "--lease", "2"], &[]);
+    let a = Gateway::start(&dir, &store, &["--instance", "a", "--lease", "2"]);
+    let b = Gateway::start(&dir, &store, &["--instance", "b", "--lease", "2"]);
     let Some(balancer) = Balancer::start([a.port, b.port]) else {
         return;
     };

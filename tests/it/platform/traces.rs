@@ -198,11 +198,6 @@ fn otel(endpoint: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn start_gateway(dir: &Path, store: &str, env: &[(&'static str, String)]) -> Gateway {
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    Gateway::start_with_env(dir, store, &[], &env)
-}
-
 fn post(gw: &Gateway, agent: &str, key: &str, body: &str, traceparent: Option<&str>) -> Reply {
     let mut request = http()
         .post(gw.url(&format!("/v1/agents/acme/{agent}/runs")))
@@ -274,7 +269,7 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
     repairing(&dir);
     let store = sqlite_url("traces");
     let key = account(&dir, &store, "demo", "10 EUR");
-    let gw = start_gateway(&dir, &store, &otel(&receiver.endpoint()));
+    let gw = Gateway::start_with_env(&dir, &store, &[], &otel(&receiver.endpoint()));
 
     // -- a successful run, in the caller's trace
     let traceparent = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01");
@@ -465,7 +460,12 @@ fn a_dead_collector_changes_nothing_and_is_counted() {
         let l = TcpListener::bind("127.0.0.1:0").expect("bind");
         l.local_addr().expect("addr").port()
     };
-    let gw = start_gateway(&dir, &store, &otel(&format!("http://127.0.0.1:{dead}")));
+    let gw = Gateway::start_with_env(
+        &dir,
+        &store,
+        &[],
+        &otel(&format!("http://127.0.0.1:{dead}")),
+    );
     let plain = Gateway::start(&dir, &store, &[]);
     for text in ["[ok] one", "[bad] two"] {
         let traced = post(&gw, "echo", &key, &ask(text), None);
@@ -524,7 +524,7 @@ fn a_dead_collector_changes_nothing_and_is_counted() {
     env.retain(|(k, _)| *k != "OTEL_EXPORTER_OTLP_TIMEOUT");
     env.push(("OTEL_EXPORTER_OTLP_TIMEOUT", "20000".to_owned()));
     env.push(("OTEL_BSP_MAX_QUEUE_SIZE", "1".to_owned()));
-    let stuck = start_gateway(&dir, &store, &env);
+    let stuck = Gateway::start_with_env(&dir, &store, &[], &env);
     let began = Instant::now();
     let traced = post(&stuck, "echo", &key, &ask("[ok] three"), None);
     let untraced = post(&plain, "echo", &key, &ask("[ok] three"), None);
