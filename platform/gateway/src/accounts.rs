@@ -25,8 +25,14 @@ pub fn key_sha256(key: &str) -> String {
 
 /// A new random API key.
 pub fn new_key() -> String {
+    format!("ael_{}", random_secret())
+}
+
+/// 244 random bits as 64 hex digits (two UUIDv4s): the secret part of an API key, a mandate
+/// token and a console session.
+pub fn random_secret() -> String {
     format!(
-        "ael_{}{}",
+        "{}{}",
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     )

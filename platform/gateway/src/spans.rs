@@ -30,9 +30,9 @@ impl Extractor for Headers<'_> {
 /// Middleware: one SERVER span per request, named `{method} {route}` (the route template,
 /// never the raw path), ERROR on a 5xx.
 pub async fn server_span(request: Request, next: Next) -> Response {
-    if !aelc_runtime::trace::enabled() {
+    let Some(tracer) = aelc_runtime::trace::tracer() else {
         return next.run(request).await;
-    }
+    };
     let parent = global::get_text_map_propagator(|p| p.extract(&Headers(request.headers())));
     let method = request.method().as_str().to_owned();
     let route = request
@@ -51,12 +51,11 @@ pub async fn server_span(request: Request, next: Next) -> Response {
     if let Some(route) = route {
         attributes.push(KeyValue::new("http.route", route));
     }
-    let tracer = global::tracer("aelc");
     let span = tracer
         .span_builder(name)
         .with_kind(SpanKind::Server)
         .with_attributes(attributes)
-        .start_with_context(&tracer, &parent);
+        .start_with_context(tracer, &parent);
     let cx = parent.with_span(span);
     let response = next.run(request).with_context(cx.clone()).await;
     let span = cx.span();

@@ -51,11 +51,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// A new random mandate token (244 random bits), shown once; the store keeps its [`token_sha256`].
 pub fn new_token() -> String {
-    format!(
-        "{TOKEN_PREFIX}{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    )
+    format!("{TOKEN_PREFIX}{}", aelc_gateway::accounts::random_secret())
 }
 
 /// What the store keeps of a token (the same hash as an account key's).

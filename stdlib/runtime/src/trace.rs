@@ -84,6 +84,12 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
+/// The tracer spans are made with, while they are on: made once at [`install`], so no span
+/// site asks the global provider for one (a lock and an allocation per call).
+pub fn tracer() -> Option<&'static BoxedTracer> {
+    TRACER.get().filter(|_| enabled())
+}
+
 /// Whether prompts and answers may go into spans (the operator opted in).
 pub fn capture_content() -> bool {
     enabled() && CAPTURE.load(Ordering::Relaxed)
@@ -108,10 +114,7 @@ impl Scope {
         kind: SpanKind,
         attributes: impl FnOnce() -> Vec<KeyValue>,
     ) -> Scope {
-        if !enabled() {
-            return Scope::none();
-        }
-        let Some(tracer) = TRACER.get() else {
+        let Some(tracer) = tracer() else {
             return Scope::none();
         };
         let parent = Context::current();
@@ -398,7 +401,7 @@ fn messages(role: &str, text: &str) -> String {
 /// (`opentelemetry::context::FutureExt::with_context`) and to end with [`end`]; `None` when
 /// spans are off. The MCP server's tools.
 pub fn tool_context(tool: &str) -> Option<Context> {
-    let tracer = TRACER.get().filter(|_| enabled())?;
+    let tracer = tracer()?;
     let parent = Context::current();
     let span = tracer
         .span_builder(format!("execute_tool {tool}"))

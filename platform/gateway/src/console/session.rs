@@ -23,7 +23,7 @@ use axum::Form;
 use serde::Deserialize;
 
 use super::{page, view, PREFIX};
-use crate::accounts::key_sha256;
+use crate::accounts::{key_sha256, random_secret};
 use crate::{now_ms, AppState};
 
 /// The session cookie's name.
@@ -178,13 +178,13 @@ pub async fn sign_in(
         }
         Err(e) => return view::store_failure(&e),
     };
-    let secret = random_token();
+    let secret = random_secret();
     let now = now_ms();
     let ttl_ms = i64::try_from(SESSION_TTL.as_millis()).unwrap_or(i64::MAX);
     let session = ConsoleSession {
         id_sha256: key_sha256(&secret),
         account: account.name,
-        csrf: random_token(),
+        csrf: random_secret(),
         created_ms: now,
         expires_ms: now.saturating_add(ttl_ms),
     };
@@ -250,15 +250,6 @@ fn over_tls(headers: &HeaderMap) -> bool {
         || said("forwarded").is_some_and(|f| f.contains("proto=https"))
 }
 
-/// 244 random bits as 64 hex digits (two UUIDv4s, as API keys are made).
-fn random_token() -> String {
-    format!(
-        "{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,7 +303,7 @@ mod tests {
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));
-        assert_eq!(random_token().len(), 64);
-        assert_ne!(random_token(), random_token());
+        assert_eq!(random_secret().len(), 64);
+        assert_ne!(random_secret(), random_secret());
     }
 }
