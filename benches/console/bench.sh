@@ -21,13 +21,7 @@ RUNS="${RUNS:-100000}"
 SECONDS_PER_ROUND="${SECONDS_PER_ROUND:-10}"
 CONNECTIONS="${CONNECTIONS:-8}"
 STORES="${STORES:-sqlite postgres}"
-work="$(mktemp -d)"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+source "$here/../processes.sh"
 
 model_port="$(free_port)"
 "$PYTHON" "$here/../gateway/fake_model.py" "$model_port" & pids+=($!)

@@ -44,13 +44,7 @@ STORE_DIR="${STORE_DIR:-}"
 BASELINE="${BASELINE:+$(realpath "$BASELINE")}"
 TRACES="${TRACES:-}"
 SINK_PYTHON="${SINK_PYTHON:-$PYTHON}"
-work="$(mktemp -d)"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+source "$here/../processes.sh"
 
 model_port="$(free_port)"
 "$PYTHON" "$here/fake_model.py" "$model_port" & pids+=($!)

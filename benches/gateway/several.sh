@@ -34,13 +34,8 @@ FILES="${FILES:-10}"
 ROUNDS="${ROUNDS:-3}"
 SECONDS_PER_ROUND="${SECONDS_PER_ROUND:-5}"
 CONNECTIONS="${CONNECTIONS:-32}"
-work="$(mktemp -d)"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
+source "$here/../processes.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 300); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
 now() { date +%s.%N; }
 
 model_port="$(free_port)"
