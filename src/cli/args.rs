@@ -276,6 +276,15 @@ pub struct ServeArgs {
     /// voids them (it renews every third of it).
     #[arg(long, default_value_t = 30)]
     pub lease: u64,
+    /// Keep only the SHA-256 of each run's input, not the input itself (which the console
+    /// shows to the run's account).
+    #[arg(long)]
+    pub no_keep_inputs: bool,
+    /// Where the console links a run's trace, `{trace_id}` standing for its id (Jaeger:
+    /// `http://jaeger:16686/trace/{trace_id}`); runs record their trace id when traces are
+    /// exported (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+    #[arg(long, value_name = "URL")]
+    pub trace_url: Option<String>,
     #[command(flatten)]
     pub mcp: McpHttpArgs,
 }

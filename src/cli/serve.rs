@@ -123,6 +123,11 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
     if args.header_timeout == 0 || args.idle_timeout == 0 {
         return out.fatal("--header-timeout and --idle-timeout are at least 1 second");
     }
+    if let Some(url) = &args.trace_url {
+        if let Err(why) = aelc_gateway::console::check_trace_link(url) {
+            return out.fatal(&format!("--trace-url {url}: {why}"));
+        }
+    }
     let mut limits = aelc_gateway::Limits {
         max_connections: args.max_connections,
         max_connections_per_client: args
@@ -155,7 +160,9 @@ pub fn run(out: &Output, args: &ServeArgs) -> Status {
             .instance
             .clone()
             .unwrap_or_else(|| aelc_gateway::lease::instance_name("gateway", addr.port()));
-        let state = app_state(&served, &limits).await?;
+        let mut state = app_state(&served, &limits).await?;
+        state.keep_inputs = !args.no_keep_inputs;
+        state.trace_link = args.trace_url.clone();
         // The one line a script waits for (tests read the port from it).
         super::print_line(&format!(
             "serving {} agent(s) on http://{addr}",

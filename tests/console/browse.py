@@ -2,10 +2,12 @@
 
 Run by tests/it/platform/console.rs against a live `aelc serve`:
 
-    browse.py BASE_URL KEY RUN_ID OTHER_RUN_ID SCREENSHOT_DIR
+    browse.py BASE_URL KEY RUN_ID OTHER_RUN_ID SCREENSHOT_DIR APPROVE_IDS REJECT_ID
 
 Signs in with KEY, opens every page, follows the run RUN_ID (which made a delegated call)
-into its receipt tree, approves `appr_yes` and rejects `appr_no` with the page's buttons,
+into its receipt tree (its input and trace link beside it), approves the calls APPROVE_IDS
+(comma-separated) and rejects REJECT_ID with the page's buttons — calls an agent asked for
+over MCP and is waiting on (tests/console/agent.py) —
 checks that OTHER_RUN_ID (another account's run) is not found, that a form posted without
 its CSRF token or from another origin is refused, the security headers, the session cookie's
 flags, that signing out ends the session, and that the browser asked nothing of any host but
@@ -15,6 +17,7 @@ as one JSON line at the end, for the Rust test to compare.
 
 import http.client
 import json
+import re
 import sys
 import urllib.parse
 
@@ -24,7 +27,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-BASE, KEY, RUN_ID, OTHER_RUN_ID, SHOTS = sys.argv[1:6]
+BASE, KEY, RUN_ID, OTHER_RUN_ID, SHOTS, APPROVE, REJECT = sys.argv[1:8]
+APPROVE = APPROVE.split(",")
 HOST = urllib.parse.urlparse(BASE).netloc
 passed = []
 
@@ -121,6 +125,10 @@ try:
     binding = driver.find_element(By.CSS_SELECTOR, "table.attempts tbody td code").text
     check("attempt_shown", binding == "m", binding)
     check("output_shown", "reply" in driver.page_source)
+    shown_input = driver.find_element(By.CSS_SELECTOR, "pre.json.input").text
+    check("input_shown", "[ok] through the pipeline" in shown_input, shown_input)
+    trace = driver.find_element(By.CSS_SELECTOR, "a.trace").get_attribute("href")
+    check("trace_linked", re.fullmatch(r"http://127\.0\.0\.1:16686/trace/[0-9a-f]{32}", trace), trace)
     shot("run")
 
     # Another account's run, an unknown one, a bad filter: pages, not errors.
@@ -145,19 +153,22 @@ try:
 
     # Mandates: approve one pending call, reject the other, with the page's own forms.
     driver.get(BASE + "/console/mandates")
-    check("two_pending", "Waiting for your approval (2)" in driver.page_source)
+    waiting = len(APPROVE) + 1
+    check("all_pending", f"Waiting for your approval ({waiting})" in driver.page_source, waiting)
     shot("mandates")
     token = driver.find_element(By.CSS_SELECTOR, "form.decide input[name=csrf]").get_attribute("value")
-    status, _, _ = request("POST", "/console/approvals/appr_yes/approve", secret, body="")
+    status, _, _ = request("POST", f"/console/approvals/{APPROVE[0]}/approve", secret, body="")
     check("post_without_csrf_refused", status == 403, status)
-    status, _, _ = request("POST", "/console/approvals/appr_yes/approve", secret,
+    status, _, _ = request("POST", f"/console/approvals/{APPROVE[0]}/approve", secret,
                            body="csrf=" + token, headers={"Origin": "https://evil.example"})
     check("post_from_another_origin_refused", status == 403, status)
-    press("article#appr_yes button.approve")
-    check("approved_in_browser", "Waiting for your approval (1)" in driver.page_source)
-    press("article#appr_no button.reject")
+    for approval in APPROVE:
+        press(f"article#{approval} button.approve")
+        waiting -= 1
+        check("approved_in_browser", f"Waiting for your approval ({waiting})" in driver.page_source)
+    press(f"article#{REJECT} button.reject")
     check("rejected_in_browser", "Waiting for your approval (0)" in driver.page_source)
-    status, _, text = request("POST", "/console/approvals/appr_yes/approve", secret,
+    status, _, text = request("POST", f"/console/approvals/{APPROVE[0]}/approve", secret,
                               body="csrf=" + token)
     check("decided_once", status == 409, status)
     status, _, _ = request("POST", "/console/approvals/appr_theirs/approve", secret,

@@ -528,6 +528,12 @@ fn raw(gw: &Gateway, head: &str, wait: Duration) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A port nothing listens on (bound, then let go): a collector or server that is not there.
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a port");
+    listener.local_addr().expect("its address").port()
+}
+
 fn ask(text: &str) -> String {
     json!({ "text": text }).to_string()
 }

@@ -72,6 +72,28 @@ pub fn routes() -> Router<Arc<AppState>> {
         .layer(axum::middleware::from_fn(security_headers))
 }
 
+/// The placeholder of `aelc serve --trace-url` that a run's trace id replaces.
+pub const TRACE_ID_PLACEHOLDER: &str = "{trace_id}";
+
+/// Whether `template` can link a run's trace: an `http(s)` URL with [`TRACE_ID_PLACEHOLDER`].
+pub fn check_trace_link(template: &str) -> Result<(), &'static str> {
+    if !(template.starts_with("http://") || template.starts_with("https://")) {
+        return Err("the trace link must be an http:// or https:// URL");
+    }
+    if !template.contains(TRACE_ID_PLACEHOLDER) {
+        return Err("the trace link must hold {trace_id}, where the run's trace id goes");
+    }
+    Ok(())
+}
+
+/// The link to trace `trace_id` by `template`, when the id is one (32 hex digits, not all 0).
+pub fn trace_link(template: &str, trace_id: &str) -> Option<String> {
+    let valid = trace_id.len() == 32
+        && trace_id.bytes().all(|b| b.is_ascii_hexdigit())
+        && trace_id.bytes().any(|b| b != b'0');
+    valid.then(|| template.replace(TRACE_ID_PLACEHOLDER, trace_id))
+}
+
 /// The embedded stylesheet, under its hashed name only.
 async fn stylesheet(axum::extract::Path(name): axum::extract::Path<String>) -> Response {
     if format!("{PREFIX}/assets/{name}") != *STYLESHEET_PATH {
@@ -119,4 +141,29 @@ pub(crate) fn page(status: StatusCode, body: maud::Markup) -> Response {
         body.into_string(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_link_needs_a_web_url_and_the_placeholder() {
+        assert!(check_trace_link("http://jaeger:16686/trace/{trace_id}").is_ok());
+        assert!(check_trace_link("https://tempo.example/explore?trace={trace_id}").is_ok());
+        assert!(check_trace_link("javascript:alert({trace_id})").is_err());
+        assert!(check_trace_link("http://jaeger:16686/trace/").is_err());
+    }
+
+    #[test]
+    fn only_a_trace_id_fills_the_link() {
+        let template = "http://jaeger:16686/trace/{trace_id}";
+        assert_eq!(
+            trace_link(template, "4bf92f3577b34da6a3ce929d0e0e4736").as_deref(),
+            Some("http://jaeger:16686/trace/4bf92f3577b34da6a3ce929d0e0e4736")
+        );
+        assert_eq!(trace_link(template, &"0".repeat(32)), None);
+        assert_eq!(trace_link(template, "4bf92f35\"><b>x</b>"), None);
+        assert_eq!(trace_link(template, "4bf92f3577b34da6"), None);
+    }
 }

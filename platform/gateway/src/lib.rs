@@ -138,6 +138,12 @@ pub struct AppState {
     /// The tasks that own calls from their reservation to their settlement ([`runs`]: a caller
     /// that hangs up cancels none of them); [`AppState::finish_in_flight`] waits for them.
     pub in_flight: TaskTracker,
+    /// Whether a run keeps its input document (its owner sees it in the console) or only its
+    /// SHA-256 (`aelc serve --no-keep-inputs`). Refused calls never keep theirs.
+    pub keep_inputs: bool,
+    /// Where the console links a run's trace: a URL with `{trace_id}` in it (`aelc serve
+    /// --trace-url`, e.g. Jaeger's `http://jaeger:16686/trace/{trace_id}`).
+    pub trace_link: Option<String>,
     openapi: serde_json::Value,
 }
 
@@ -203,6 +209,8 @@ impl AppState {
             max_stored_bytes,
             files,
             in_flight: TaskTracker::new(),
+            keep_inputs: true,
+            trace_link: None,
             openapi,
         })
     }

@@ -530,6 +530,11 @@ impl OwnedCall {
             mandate: self.mandate.clone(),
             owner: app.lease.instance.clone(),
             at_ms: now_ms(),
+            // The gate admitted it, so it is a JSON document and so UTF-8.
+            input_json: app
+                .keep_inputs
+                .then(|| String::from_utf8_lossy(&self.input).into_owned()),
+            trace_id: aelc_runtime::trace::current_trace_id(),
         };
         match app.store.begin_run(&begin).await? {
             Begun::Started => {}

@@ -18,6 +18,7 @@
 //!   `/mcp` ([`http`]), where each request acts under the mandate of its bearer token ("one
 //!   token, one mandate").
 
+pub mod elicit;
 pub mod http;
 pub mod market;
 pub mod output;
@@ -267,14 +268,6 @@ impl CallResult {
         }
     }
 }
-
-/// The form an elicitation shows the human.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct ApprovalForm {
-    /// Approve this call?
-    pub approve: bool,
-}
-rmcp::elicit_safe!(ApprovalForm);
 
 // ---------------------------------------------------------------- the tools
 
@@ -758,20 +751,32 @@ impl McpServer {
             c = mandate.currency,
             t = mandate.threshold,
         );
-        let answer = context.peer.elicit::<ApprovalForm>(message).await;
-        let approve = matches!(answer, Ok(Some(ApprovalForm { approve: true })));
-        let declined = matches!(answer, Ok(Some(ApprovalForm { approve: false })))
-            || matches!(answer, Err(rmcp::service::ElicitationError::UserDeclined));
-        if !approve && !declined {
-            // Cancelled, or the client failed: the approval stays pending for `aelc approve`.
-            return Ok(Asked::Pending(id));
-        }
-        self.store
-            .decide_approval(&id, approve, aelc_gateway::now_ms())
-            .await
-            .map_err(store)?;
-        if !approve {
-            return Ok(Asked::Rejected(id));
+        let state = match elicit::ask(&context.peer, message, &*self.store, &id).await {
+            // The human's answer in the form is written as a decision, unless one was made
+            // elsewhere in the meantime: the first decision stands, as for two consoles.
+            elicit::Heard::Form { approve } => {
+                let now = aelc_gateway::now_ms();
+                match self.store.decide_approval(&id, approve, now).await {
+                    Ok(_) if approve => ApprovalState::Approved,
+                    Ok(_) => ApprovalState::Rejected,
+                    Err(StoreError::Approval(_)) => self
+                        .store
+                        .approval(&id, now)
+                        .await
+                        .map_err(store)?
+                        .map_or(ApprovalState::Expired, |a| a.state),
+                    Err(e) => return Err(store(e)),
+                }
+            }
+            elicit::Heard::Elsewhere(state) => state,
+            // Dismissed, or the client failed: it stays pending for `aelc approve`.
+            elicit::Heard::Nothing => ApprovalState::Pending,
+        };
+        match state {
+            ApprovalState::Approved => {}
+            ApprovalState::Rejected => return Ok(Asked::Rejected(id)),
+            // Still pending, or already used or expired (`check_approval` says which).
+            _ => return Ok(Asked::Pending(id)),
         }
         let call = ApprovalUse {
             id,

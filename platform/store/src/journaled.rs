@@ -14,7 +14,7 @@ use crate::journal::Journal;
 use crate::{
     journal, Account, AgentStats, Amount, Approval, ApprovalUse, Balance, BeginRun, Begun,
     ConsoleSession, Entry, FileMeta, Mandate, MandateToken, MandateUse, Recovered, Result,
-    RunQuery, RunRow, Settlement, Store, StoredReceipt, UnixMs,
+    RunDetails, RunQuery, RunRow, Settlement, Store, StoredReceipt, UnixMs,
 };
 
 /// `store`, with the receipts of refused calls journaled ([`Journaled::record_refusal`]).
@@ -188,6 +188,10 @@ impl Store for Journaled {
     }
     async fn end_console_session(&self, id_sha256: &str, now_ms: UnixMs) -> Result<()> {
         self.store.end_console_session(id_sha256, now_ms).await
+    }
+    /// Runs are rows of the database only: a journaled refusal never began a run.
+    async fn run_details(&self, tenant: &str, id: &str) -> Result<Option<RunDetails>> {
+        self.store.run_details(tenant, id).await
     }
     /// Runs are rows of the database only: a journaled refusal never began a run.
     async fn runs_page(&self, tenant: &str, query: &RunQuery) -> Result<Vec<RunRow>> {

@@ -101,6 +101,11 @@ pub struct BeginRun {
     /// process, or any once its lease has run out, may void the run as abandoned.
     pub owner: String,
     pub at_ms: UnixMs,
+    /// The input document as received, kept for its owner to see ([`Store::run_details`]);
+    /// `None` when the operator keeps only its SHA-256 (`aelc serve --no-keep-inputs`).
+    pub input_json: Option<String>,
+    /// The W3C trace id (32 hex digits) its spans went to, when traces are exported.
+    pub trace_id: Option<String>,
 }
 
 /// The answer to [`Store::begin_run`].
@@ -364,6 +369,15 @@ pub struct RunRow {
     pub finished_ms: Option<UnixMs>,
 }
 
+/// What a run's page shows beside its receipt ([`Store::run_details`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunDetails {
+    /// The input document as received; `None` when it was not kept.
+    pub input_json: Option<String>,
+    /// The trace its spans went to; `None` when traces were off or it was not sampled.
+    pub trace_id: Option<String>,
+}
+
 /// A store failure, for the caller to map to its own status.
 #[derive(Clone, Debug)]
 pub enum StoreError {
@@ -559,6 +573,9 @@ pub trait Store: Send + Sync {
     ) -> Result<Option<ConsoleSession>>;
     /// Ends a session (signing out), and every session expired by `now_ms`.
     async fn end_console_session(&self, id_sha256: &str, now_ms: UnixMs) -> Result<()>;
+    /// What was kept of `tenant`'s run `id` beside its receipt: its input and trace id
+    /// (`None` for another tenant's run or an unknown id, as [`Store::receipt`]).
+    async fn run_details(&self, tenant: &str, id: &str) -> Result<Option<RunDetails>>;
     /// A page of `tenant`'s runs, newest first.
     async fn runs_page(&self, tenant: &str, query: &RunQuery) -> Result<Vec<RunRow>>;
     /// An agent's receipts by status for each day (days since the epoch, UTC) from

@@ -179,6 +179,8 @@ fn begin(tenant: &str, reserve: &str) -> BeginRun {
         mandate: None,
         owner: "gw-a".to_owned(),
         at_ms: 10,
+        input_json: None,
+        trace_id: None,
     }
 }
 
@@ -1533,6 +1535,9 @@ async fn concurrent_uploads_never_pass_the_quota(url: String) {
 /// The console's reads: sessions found until they expire and gone when ended; an account's
 /// runs newest first, page by page, by agent, status and time, open runs included and
 /// another tenant's never; a mandate's approvals newest first with their state now.
+/// An input as a caller sends it: escapes, non-ASCII text, nesting (kept byte for byte).
+const INPUT_KEPT: &str = r#"{"text":"Grüße, \"world\" \u00e9\n","items":[1,2,{"k":null}]}"#;
+
 async fn console_sessions_runs_and_approvals(url: String) {
     let store = open(&url).await;
     tenant(&*store, "acme", "10").await;
@@ -1586,6 +1591,11 @@ async fn console_sessions_runs_and_approvals(url: String) {
         run.run = format!("rcpt_console_{i}");
         run.agent = agent.into();
         run.at_ms = 1_000 + i as i64;
+        if i == 0 {
+            // Kept with the run for its page: the input as received, and its trace.
+            run.input_json = Some(INPUT_KEPT.to_owned());
+            run.trace_id = Some("4bf92f3577b34da6a3ce929d0e0e4736".to_owned());
+        }
         assert_eq!(store.begin_run(&run).await.unwrap(), Begun::Started);
         if let Some(status) = status {
             let settlement = if status == "succeeded" {
@@ -1603,6 +1613,28 @@ async fn console_sessions_runs_and_approvals(url: String) {
     let mut theirs = begin("other", "0.01");
     theirs.run = "rcpt_console_9".into();
     store.begin_run(&theirs).await.unwrap();
+
+    // What a run's page shows beside its receipt: only to its tenant.
+    assert_eq!(
+        store.run_details("acme", &runs[0]).await.unwrap(),
+        Some(aelc_store::RunDetails {
+            input_json: Some(INPUT_KEPT.to_owned()),
+            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".to_owned()),
+        })
+    );
+    assert_eq!(
+        store.run_details("acme", &runs[1]).await.unwrap(),
+        Some(aelc_store::RunDetails {
+            input_json: None,
+            trace_id: None,
+        }),
+        "a run begun without its input keeps none"
+    );
+    assert_eq!(store.run_details("other", &runs[0]).await.unwrap(), None);
+    assert_eq!(
+        store.run_details("acme", "rcpt_nothing").await.unwrap(),
+        None
+    );
 
     let ids = |rows: Vec<aelc_store::RunRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
     let all = store

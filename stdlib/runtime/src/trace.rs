@@ -202,6 +202,18 @@ pub fn inject() -> Vec<(&'static str, String)> {
     headers
 }
 
+/// The trace id (32 hex digits) of the current span when it is exported (spans on, sampled):
+/// what a host stores beside a run so its operators can find the trace.
+pub fn current_trace_id() -> Option<String> {
+    if !enabled() {
+        return None;
+    }
+    let cx = Context::current();
+    let span = cx.span();
+    let sc = span.span_context();
+    (sc.is_valid() && sc.is_sampled()).then(|| sc.trace_id().to_string())
+}
+
 /// The span of a run of `node` (`invoke_agent {node}`), current until it ends; its
 /// attributes are set by [`finish_run`].
 pub fn run_span(agent: &str, version: &str, node: &str) -> Scope {

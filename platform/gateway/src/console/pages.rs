@@ -331,6 +331,21 @@ pub async fn run(
             )))
         }
     };
+    // Kept beside the receipt: the input (unless the operator keeps only its hash) and the
+    // trace. A refusal at the gate began no run, so it has neither.
+    let details = match app.store.run_details(&signed.account.name, &id).await {
+        Ok(details) => details,
+        Err(e) => return view::store_failure(&e),
+    };
+    let input: Option<serde_json::Value> = details
+        .as_ref()
+        .and_then(|d| d.input_json.as_deref())
+        .and_then(|text| serde_json::from_str(text).ok());
+    let trace_id = details.as_ref().and_then(|d| d.trace_id.clone());
+    let trace_href = trace_id
+        .as_deref()
+        .zip(app.trace_link.as_deref())
+        .and_then(|(trace, template)| super::trace_link(template, trace));
     let receipt: Option<Receipt> = serde_json::from_value(document["receipt"].clone()).ok();
     let output = &document["output"];
     let body = html! {
@@ -339,19 +354,34 @@ pub async fn run(
             dt { "Agent" } dd { (stored.agent) " " (stored.version) }
             dt { "Stored" } dd { (view::time(stored.at_ms)) }
             @if let Some(m) = &stored.mandate { dt { "Mandate" } dd { (m) } }
+            @if let Some(trace) = &trace_id {
+                dt { "Trace" }
+                dd {
+                    @if let Some(href) = &trace_href {
+                        a.trace href=(href) rel="noreferrer" { code { (trace) } }
+                    } @else {
+                        code.trace { (trace) }
+                    }
+                }
+            }
         }
         h2 { "Receipt" }
         @match &receipt {
             Some(r) => (view::receipt_tree(r)),
             None => pre.json { (pretty_value(&document["receipt"])) },
         }
+        h2 { "Input" }
+        @match &input {
+            Some(input) => pre.json.input { (pretty_value(input)) },
+            None => p.hint { "The input was not kept (a call refused at the gate, or a gateway run with
+                              --no-keep-inputs): the receipt holds its SHA-256." },
+        }
         h2 { "Accepted output" }
         @if output.is_null() {
             p.hint { "No output was accepted." }
         } @else {
-            pre.json { (pretty_value(output)) }
+            pre.json.output { (pretty_value(output)) }
         }
-        p.hint { "The input itself is not kept by the gateway: the receipt holds its SHA-256." }
     };
     page(
         StatusCode::OK,

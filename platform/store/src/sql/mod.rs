@@ -32,8 +32,8 @@ mod sqlite_receipts;
 
 use crate::{
     Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, ConsoleSession, Entry,
-    FileMeta, Mandate, MandateToken, MandateUse, Recovered, Result, RunQuery, RunRow, Settlement,
-    Store, StoreError, StoredReceipt, UnixMs,
+    FileMeta, Mandate, MandateToken, MandateUse, Recovered, Result, RunDetails, RunQuery, RunRow,
+    Settlement, Store, StoreError, StoredReceipt, UnixMs,
 };
 use aelc_runtime::money::Amount;
 use async_trait::async_trait;
@@ -515,6 +515,12 @@ impl Store for SqlStore {
 
     async fn end_console_session(&self, id_sha256: &str, now_ms: UnixMs) -> Result<()> {
         retry(|| self.delete_console_session(id_sha256, now_ms)).await
+    }
+
+    async fn run_details(&self, tenant: &str, id: &str) -> Result<Option<RunDetails>> {
+        self.find_run_details(tenant, id)
+            .await
+            .map_err(Fail::into_store)
     }
 
     async fn runs_page(&self, tenant: &str, query: &RunQuery) -> Result<Vec<RunRow>> {

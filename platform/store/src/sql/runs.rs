@@ -5,8 +5,8 @@ use super::ledger::{apply, currency_of, same_currency, Transfer};
 use super::{held_account, is_unique_violation, mandate_key, retry, Dialect, Fail, SqlStore};
 use crate::document;
 use crate::{
-    to_nano, AgentStats, BeginRun, Begun, Recovered, Settlement, Status, StoreError, StoredReceipt,
-    UnixMs,
+    to_nano, AgentStats, BeginRun, Begun, Recovered, RunDetails, Settlement, Status, StoreError,
+    StoredReceipt, UnixMs,
 };
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
@@ -81,8 +81,8 @@ impl SqlStore {
 
         let inserted = sqlx::query(
             "INSERT INTO runs (id, tenant, agent, version, input_sha256, idempotency_key, mandate, \
-             reserved, currency, state, created_ms, owner) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'open', $10, $11)",
+             reserved, currency, state, created_ms, owner, input, trace_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'open', $10, $11, $12, $13)",
         )
         .bind(&run.run)
         .bind(&run.tenant)
@@ -95,6 +95,8 @@ impl SqlStore {
         .bind(&run.currency)
         .bind(run.at_ms)
         .bind(&run.owner)
+        .bind(run.input_json.as_deref().map(document::pack))
+        .bind(run.trace_id.as_deref())
         .execute(&mut *tx)
         .await;
         match inserted {
@@ -199,6 +201,29 @@ impl SqlStore {
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(receipt_row).transpose()
+    }
+
+    pub(super) async fn find_run_details(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<RunDetails>, Fail> {
+        let row = sqlx::query("SELECT input, trace_id FROM runs WHERE tenant = $1 AND id = $2")
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let input_json = match row.try_get::<Option<Vec<u8>>, _>("input")? {
+            Some(stored) => Some(document::unpack(id, stored)?),
+            None => None,
+        };
+        Ok(Some(RunDetails {
+            input_json,
+            trace_id: row.try_get("trace_id")?,
+        }))
     }
 
     pub(super) async fn read_agent_stats(&self, agent: &str) -> Result<AgentStats, Fail> {
