@@ -47,7 +47,45 @@ SINK_PYTHON="${SINK_PYTHON:-$PYTHON}"
 source "$here/../processes.sh"
 
 model_port="$(free_port)"
-"$PYTHON" "$here/fake_model.py" "$model_port" & pids+=($!)
+# The model of the full run answers at once. nginx (Debian's package) serves the fake's answer
+# as a fixed body: a model slower than the gateway would measure the model, and one Python
+# process answers ~1k requests a second. Without nginx (or MODEL=python) the Python fake serves.
+# (nginx reads `\"` in a quoted string as `"`: the body's backslashes are doubled.)
+nginx="$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null || true)"
+if [ -n "$nginx" ] && [ "${MODEL:-nginx}" = nginx ]; then
+  mkdir -p "$work/nginx"
+  # The `.` keeps the body's last blank line, which `$(…)` would strip (an SSE event ends there).
+  answer="$("$PYTHON" "$here/fake_model.py" --body | sed 's/\\/\\\\/g'; echo .)"
+  answer="${answer%.}"
+  cat > "$work/nginx/nginx.conf" <<NGINX
+daemon off;
+worker_processes 1;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log error;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$model_port;
+    location = /v1/chat/completions {
+      default_type text/event-stream;
+      return 200 '$answer';
+    }
+  }
+}
+NGINX
+  "$nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" & pids+=($!)
+  model="nginx (1 worker)"
+else
+  "$PYTHON" "$here/fake_model.py" "$model_port" & pids+=($!)
+  model="fake_model.py (Python, 1 process)"
+fi
 wait_port "$model_port"
 
 project="$work/echo"
@@ -221,7 +259,7 @@ run_store() { # $1 label, $2 store URL, $3 the baseline's store URL, $4 the trac
   kill "$pid" "$peer_pid" $base_pid $tr_pid 2>/dev/null || true
 }
 
-echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c$CONNECTIONS; FastAPI on $WORKERS worker(s)"
+echo "== $(nproc) cores; $SECONDS_PER_ROUND s rounds; wrk -t2 -c$CONNECTIONS; FastAPI on $WORKERS worker(s); model: $model"
 sqlite_dir="$work"
 if [ -n "$STORE_DIR" ]; then
   sqlite_dir="$(mktemp -d -p "$STORE_DIR")"

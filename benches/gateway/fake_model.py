@@ -1,6 +1,8 @@
 """A fake OpenAI-compatible model that answers at once (the gateway benchmark's model).
 
-    python fake_model.py PORT
+    python fake_model.py PORT    serve it (Starlette on uvicorn)
+    python fake_model.py --body  print the answer it serves, for nginx to serve instead
+                                 (bench.sh: a fake no slower than the gateway it measures)
 """
 import json
 import sys
@@ -30,5 +32,7 @@ async def completions(request):
 
 app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1] == "--body":
+    sys.stdout.write(BODY)
+elif __name__ == "__main__":
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

@@ -262,3 +262,59 @@ fn finish(mut child: Child) -> (bool, String) {
     let ok = child.wait().map(|s| s.success()).unwrap_or(false);
     (ok, err)
 }
+
+/// `aelc serve --no-keep-inputs`: a run keeps only its input's SHA-256 (in the receipt), and
+/// no trace id when traces are off; the run page says the input was not kept.
+#[test]
+fn a_gateway_told_not_to_keep_inputs_keeps_none() {
+    let model = FakeModel::start();
+    let dir = temp_dir("console-no-inputs");
+    project(&dir, model.port);
+    let store = sqlite_url("console-no-inputs");
+    let key = account(&dir, &store, "demo", "5 EUR");
+    let gw = Gateway::start(&dir, &store, &["--no-keep-inputs"]);
+    let run = run_id(&post_with_key(
+        &gw,
+        "echo",
+        &key,
+        &ask("[ok] a secret"),
+        "no-inputs-1",
+    ));
+    runtime().block_on(async {
+        let s = aelc_store::open(&store).await.expect("open the store");
+        let details = s.run_details("demo", &run).await.expect("read");
+        assert_eq!(
+            details,
+            Some(aelc_store::RunDetails {
+                input_json: None,
+                trace_id: None,
+            })
+        );
+    });
+}
+
+/// A trace link template the console cannot fill is refused when the gateway starts, naming
+/// the flag, rather than rendering broken links.
+#[test]
+fn a_trace_link_without_its_placeholder_is_refused_at_start() {
+    let dir = temp_dir("console-trace-url");
+    project(&dir, 9);
+    let store = sqlite_url("console-trace-url");
+    for (template, why) in [
+        ("http://jaeger:16686/search", "{trace_id}"),
+        ("javascript:alert(1)//{trace_id}", "http://"),
+    ] {
+        let out = Command::new(AELC)
+            .args(["serve", "--addr", "127.0.0.1:0", "--trace-url", template])
+            .args(["--store", &store])
+            .current_dir(&dir)
+            .output()
+            .expect("run aelc serve");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{template} was accepted");
+        assert!(
+            stderr.contains("--trace-url") && stderr.contains(why),
+            "{template}: {stderr}"
+        );
+    }
+}
