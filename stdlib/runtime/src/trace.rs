@@ -157,7 +157,12 @@ impl Drop for Scope {
     fn drop(&mut self) {
         if let Some((cx, guard)) = self.inner.take() {
             drop(guard);
-            cx.span().end();
+            let span = cx.span();
+            // Unwound by a panic: the span never got its outcome.
+            if std::thread::panicking() {
+                span.set_status(Status::error("panic"));
+            }
+            span.end();
         }
     }
 }
@@ -297,6 +302,23 @@ pub fn finish_gate(scope: Scope, refused: Option<GateRefusal<'_>>) {
         }
     });
     scope.end();
+}
+
+/// A refusal a host made itself, before or beside the executor's gate (the gateway's body
+/// over its bound, a session's stale observation, a request's run past its limit): a
+/// `gate {node}` span begun and ended at once, as the executor's gate shows its own.
+pub fn refused(node: &str, refusal: GateRefusal<'_>) {
+    if enabled() {
+        finish_gate(gate_span(node), Some(refusal));
+    }
+}
+
+/// A run a host ended itself, without the executor's receipt (its agent could not run, or
+/// its thread panicked): an `invoke_agent {node}` span begun and ended at once.
+pub fn ended_run(agent: &str, version: &str, node: &str, ended: &Ended<'_>) {
+    if enabled() {
+        finish_run(run_span(agent, version, node), ended);
+    }
 }
 
 /// The CLIENT span of one model attempt: `chat {binding}` until the provider names its model
