@@ -33,7 +33,7 @@ pub async fn server_span(request: Request, next: Next) -> Response {
     let Some(tracer) = aelc_runtime::trace::tracer() else {
         return next.run(request).await;
     };
-    let parent = global::get_text_map_propagator(|p| p.extract(&Headers(request.headers())));
+    let parent = caller(request.headers());
     let method = request.method().as_str().to_owned();
     let route = request
         .extensions()
@@ -70,6 +70,12 @@ pub async fn server_span(request: Request, next: Next) -> Response {
     }
     span.end();
     response
+}
+
+/// The trace context a request's `traceparent` and `tracestate` carry (W3C trace context),
+/// to continue the caller's trace; the empty context when they carry none.
+pub fn caller(headers: &axum::http::HeaderMap) -> Context {
+    global::get_text_map_propagator(|p| p.extract(&Headers(headers)))
 }
 
 /// What the caller is billed (the gateway's receipt's `cost`), on the current span (the

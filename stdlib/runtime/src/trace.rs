@@ -421,10 +421,11 @@ fn messages(role: &str, text: &str) -> String {
 /// A span of a tool call (`execute_tool {tool}`, the conventions' operation) for async code:
 /// the context holding it, to run the call's future in
 /// (`opentelemetry::context::FutureExt::with_context`) and to end with [`end`]; `None` when
-/// spans are off. The MCP server's tools.
-pub fn tool_context(tool: &str) -> Option<Context> {
+/// spans are off. The MCP server's tools. `caller`: the context the call continues (an HTTP
+/// request's `traceparent`), asked only when spans are on; `None` for the current one.
+pub fn tool_context(tool: &str, caller: impl FnOnce() -> Option<Context>) -> Option<Context> {
     let tracer = tracer()?;
-    let parent = Context::current();
+    let parent = caller().unwrap_or_else(Context::current);
     let span = tracer
         .span_builder(format!("execute_tool {tool}"))
         .with_kind(SpanKind::Internal)
