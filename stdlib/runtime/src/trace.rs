@@ -56,6 +56,9 @@ pub mod attr {
     pub const GATE_OUTCOME: &str = "aelc.gate.outcome";
     pub const GATE_ERRORS: &str = "aelc.gate.errors";
     pub const GATE_CHECK: &str = "aelc.gate.check";
+    /// The model server's host and port (from the binding's base URL), on an attempt.
+    pub const SERVER_ADDRESS: &str = "server.address";
+    pub const SERVER_PORT: &str = "server.port";
 }
 
 /// The variable of the conventions' opt-in to prompt and answer content in spans.
@@ -346,8 +349,9 @@ pub fn attempt_span(binding: &str, attempt: u32, prompt: &str) -> Scope {
 }
 
 /// What a provider is about to call, on the current attempt's span: its name by the
-/// conventions (`openai`, `anthropic`, `gcp.gemini`), the model, the token limit.
-pub fn describe_call(provider: &'static str, model: &str, max_tokens: u32) {
+/// conventions (`openai`, `anthropic`, `gcp.gemini`), the model, the token limit, and the
+/// server (`server.address`, `server.port`) read off `base_url`.
+pub fn describe_call(provider: &'static str, model: &str, max_tokens: u32, base_url: &str) {
     if !enabled() {
         return;
     }
@@ -362,6 +366,42 @@ pub fn describe_call(provider: &'static str, model: &str, max_tokens: u32) {
         KeyValue::new(attr::REQUEST_MODEL, model.to_owned()),
         KeyValue::new(attr::REQUEST_MAX_TOKENS, i64::from(max_tokens)),
     ]);
+    if let Some((host, port)) = server_of(base_url) {
+        span.set_attributes([
+            KeyValue::new(attr::SERVER_ADDRESS, host.to_owned()),
+            KeyValue::new(attr::SERVER_PORT, i64::from(port)),
+        ]);
+    }
+}
+
+/// The host and port of an `http(s)://` URL (the scheme's port when none is written), without
+/// any user information (`user:key@`, which is never exported); `None` for another scheme or
+/// an empty host.
+fn server_of(url: &str) -> Option<(&str, u16)> {
+    let (rest, default_port) = if let Some(rest) = url.strip_prefix("https://") {
+        (rest, 443)
+    } else {
+        (url.strip_prefix("http://")?, 80)
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
+        let (host, after) = v6.split_once(']')?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        }
+    };
+    if host.is_empty() {
+        return None;
+    }
+    let port = match port {
+        None | Some("") => default_port,
+        Some(p) => p.parse().ok()?,
+    };
+    Some((host, port))
 }
 
 /// The response's id and model as the provider reported them, on the current attempt's span.
@@ -446,5 +486,32 @@ pub fn end(cx: Option<Context>, error: Option<&str>) {
             span.set_status(Status::error(why.to_owned()));
         }
         span.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_of;
+
+    #[test]
+    fn the_server_is_read_off_the_base_url() {
+        for (url, want) in [
+            ("http://127.0.0.1:8080/v1", Some(("127.0.0.1", 8080))),
+            ("https://api.openai.com/v1", Some(("api.openai.com", 443))),
+            ("http://localhost/v1?x=1", Some(("localhost", 80))),
+            (
+                "https://user:sk-secret@proxy.example:8443/v1",
+                Some(("proxy.example", 8443)),
+            ),
+            ("http://[::1]:11434/v1", Some(("::1", 11434))),
+            ("http://[::1]/v1", Some(("::1", 80))),
+            ("http://host:/v1", Some(("host", 80))),
+            ("http://host:99999/v1", None),
+            ("http:///v1", None),
+            ("ftp://host/v1", None),
+            ("", None),
+        ] {
+            assert_eq!(server_of(url), want, "{url}");
+        }
     }
 }
