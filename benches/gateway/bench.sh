@@ -26,7 +26,10 @@
 # default batching) to a local receiver (`otlp_sink.py`, which decodes every export when
 # SINK_PYTHON (default PYTHON) has `opentelemetry-proto`), its own SQLite file, and puts its rows ("traces on") in
 # the alternation beside the untraced ones ("aelc", export off): the paired cost of export.
-#   TRACES=1 STORES=sqlite ROWS="gate full" AELC=target/release/aelc benches/gateway/bench.sh
+# SINK picks the receiver: unset, `otlp_sink.py` decoding every export (its CPU is on the same
+# cores); `fast`, the same receiver answering 200 without decoding (what the gateway itself
+# pays to export to a collector elsewhere); `dead`, no receiver (every export refused at once).
+#   TRACES=1 SINK=fast STORES=sqlite ROWS="gate full" AELC=target/release/aelc benches/gateway/bench.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "${AELC:-target/release/aelc}")"
@@ -154,8 +157,11 @@ if [ -n "$TRACES" ]; then
   # SINK=dead: nothing listens there, so every export is refused at once. The spans are still
   # made, batched and encoded: what the gateway itself pays, without a receiver's CPU on the
   # same cores.
+  # SINK=fast: the receiver reads each export and answers 200 without decoding it.
   if [ "${SINK:-}" != dead ]; then
-    "$SINK_PYTHON" "$here/otlp_sink.py" "$sink_port" & pids+=($!)
+    sink_mode=()
+    [ "${SINK:-}" != fast ] || sink_mode=(fast)
+    "$SINK_PYTHON" "$here/otlp_sink.py" "$sink_port" "${sink_mode[@]}" & pids+=($!)
     sink_pid=$!
     wait_port "$sink_port"
   fi

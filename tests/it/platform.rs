@@ -51,6 +51,8 @@ struct FakeModel {
     hold: Hold,
     /// The `traceparent` header of each call (empty when it had none), in arrival order.
     traceparents: Arc<Mutex<Vec<String>>>,
+    /// The `tracestate` header of each call (empty when it had none), in arrival order.
+    tracestates: Arc<Mutex<Vec<String>>>,
 }
 
 /// Whether `[hold]` calls may answer, and a way to wait for it.
@@ -65,14 +67,15 @@ impl FakeModel {
         let hold: Hold = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         let held = Arc::clone(&hold);
         let traceparents = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&traceparents);
+        let tracestates = Arc::new(Mutex::new(Vec::new()));
+        let seen = (Arc::clone(&traceparents), Arc::clone(&tracestates));
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let counter = Arc::clone(&counter);
                 let held = Arc::clone(&held);
-                let seen = Arc::clone(&seen);
+                let seen = (Arc::clone(&seen.0), Arc::clone(&seen.1));
                 std::thread::spawn(move || {
-                    let _ = answer(stream, &counter, &held, &seen);
+                    let _ = answer(stream, &counter, &held, (&seen.0, &seen.1));
                 });
             }
         });
@@ -81,6 +84,7 @@ impl FakeModel {
             calls,
             hold,
             traceparents,
+            tracestates,
         }
     }
 
@@ -100,12 +104,13 @@ fn answer(
     mut stream: TcpStream,
     calls: &AtomicUsize,
     hold: &Hold,
-    traceparents: &Mutex<Vec<String>>,
+    (traceparents, tracestates): (&Mutex<Vec<String>>, &Mutex<Vec<String>>),
 ) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut length = 0usize;
     let mut traceparent = String::new();
+    let mut tracestate = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
@@ -118,6 +123,9 @@ fn answer(
         if let Some(v) = lower.strip_prefix("traceparent:") {
             traceparent = v.trim().to_owned();
         }
+        if lower.starts_with("tracestate:") {
+            tracestate = line["tracestate:".len()..].trim().to_owned();
+        }
         if line == "\r\n" {
             break;
         }
@@ -128,6 +136,10 @@ fn answer(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(traceparent);
+    tracestates
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(tracestate);
     calls.fetch_add(1, Ordering::SeqCst);
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let prompt = request.to_string();

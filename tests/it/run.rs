@@ -3,7 +3,7 @@
 //! renders (a snapshot of the review example's prompt).
 
 #[path = "../../stdlib/runtime/tests/it/provider_server.rs"]
-mod provider_server;
+pub(crate) mod provider_server;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -275,6 +275,15 @@ impl Live<'_> {
         );
         receipt.code = Some(code.to_owned());
         receipt.refusal = Some(why.to_owned());
+        // Its span, as the executor's gate shows a refusal (the executor never saw this one).
+        aelc_runtime::trace::refused(
+            node,
+            aelc_runtime::trace::GateRefusal {
+                run: receipt.ended(),
+                errors: errors.len(),
+                check: None,
+            },
+        );
         let mut document = json!({
             "status": Status::RejectedInput,
             "code": code,

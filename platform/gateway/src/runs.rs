@@ -311,6 +311,15 @@ async fn too_large(
     );
     receipt.code = Some(error.code().to_owned());
     receipt.refusal = Some(error.message());
+    // Its span, as the executor's gate shows a refusal (the executor never saw this input).
+    aelc_runtime::trace::refused(
+        node,
+        aelc_runtime::trace::GateRefusal {
+            run: receipt.ended(),
+            errors: 0,
+            check: None,
+        },
+    );
     let document = json!({
         "status": Status::RejectedInput,
         "code": error.code(),
@@ -815,6 +824,14 @@ fn error_document(
     receipt.status = Status::Error;
     receipt.code = Some(ReservedCode::InternalError.as_str().to_owned());
     receipt.refusal = Some(why.to_owned());
+    // The run's span with the receipt the caller gets (the executor made none, or one that a
+    // panic cut short).
+    aelc_runtime::trace::ended_run(
+        &app.project.program.package.name,
+        &agent.version,
+        node,
+        &receipt.ended(),
+    );
     json!({
         "status": Status::Error,
         "code": ReservedCode::InternalError.as_str(),

@@ -302,7 +302,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<SearchParams>,
     ) -> Result<Json<SearchResult>, String> {
-        traced("search_agents", async {
+        traced("search_agents", &context, async {
             let mandate = self.mandate(&context).await?;
             let now = aelc_gateway::now_ms();
             let project = &self.market;
@@ -357,7 +357,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<AgentParams>,
     ) -> Result<Json<AgentDetails>, String> {
-        traced("get_agent", async {
+        traced("get_agent", &context, async {
             let mandate = self.mandate(&context).await?;
             let agent = self.agent(&p.agent)?;
             let decision = scope::decide(&mandate, &self.market, agent, aelc_gateway::now_ms());
@@ -413,7 +413,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<CallParams>,
     ) -> Result<Json<CallResult>, String> {
-        traced("call_agent", async {
+        traced("call_agent", &context, async {
         let mandate = self.mandate(&context).await?;
         let now = aelc_gateway::now_ms();
         if let Some(why) = scope::expired(&mandate, now) {
@@ -506,7 +506,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<ApprovalParams>,
     ) -> Result<Json<ApprovalStatus>, String> {
-        traced("check_approval", async {
+        traced("check_approval", &context, async {
             let mandate = self.mandate_id(&context)?;
             let approval = self
                 .store
@@ -536,7 +536,7 @@ impl McpServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<Json<Budget>, String> {
-        traced("get_budget", async {
+        traced("get_budget", &context, async {
             let mandate = self.mandate(&context).await?;
             let used = self.store.mandate_use(&mandate.id()).await.map_err(store)?;
             let remaining = mandate
@@ -569,7 +569,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
         Parameters(p): Parameters<ReceiptParams>,
     ) -> Result<Json<Receipt>, String> {
-        traced("get_receipt", async {
+        traced("get_receipt", &context, async {
             let mandate = self.mandate_id(&context)?;
             let stored = self
                 .store
@@ -898,13 +898,19 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), String> {
 }
 
 /// Runs a tool's work `future` inside its span (`execute_tool {tool}`), failed when the tool
-/// answers an error; with traces off, just `future`.
+/// answers an error; with traces off, just `future`. Over HTTP the span continues the trace of
+/// the request that carried the call (its `traceparent`, `tracestate`).
 async fn traced<T>(
     tool: &str,
+    context: &RequestContext<RoleServer>,
     future: impl std::future::Future<Output = Result<T, String>>,
 ) -> Result<T, String> {
     use opentelemetry::context::FutureExt;
-    let Some(cx) = aelc_runtime::trace::tool_context(tool) else {
+    let caller = || {
+        let parts = context.extensions.get::<axum::http::request::Parts>()?;
+        Some(aelc_gateway::spans::caller(&parts.headers))
+    };
+    let Some(cx) = aelc_runtime::trace::tool_context(tool, caller) else {
         return future.await;
     };
     let out = future.with_context(cx.clone()).await;

@@ -21,13 +21,14 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use opentelemetry::trace::{SpanBuilder, TraceContextExt, TracerProvider};
 use opentelemetry::{global, Context};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, Span, SpanData, SpanExporter,
-    SpanProcessor,
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider, Span, SpanData,
+    SpanExporter, SpanProcessor,
 };
 use opentelemetry_sdk::Resource;
 
@@ -169,10 +170,21 @@ fn init_with(var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, ConfigEr
     global::set_text_map_propagator(TraceContextPropagator::new());
     let capture = set(aelc_runtime::trace::CAPTURE_CONTENT_VAR)
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-    aelc_runtime::trace::install(capture);
+    let tracer = provider.tracer("aelc");
+    aelc_runtime::trace::install(capture, Box::new(Starter(tracer)));
     Ok(Telemetry {
         provider: Some(provider),
     })
+}
+
+/// The runtime's spans started with the SDK's tracer itself, not through the API's global
+/// (boxed) one: one allocation and one dynamic call less per span and per call on it.
+struct Starter(SdkTracer);
+
+impl aelc_runtime::trace::Starter for Starter {
+    fn start(&self, builder: SpanBuilder, parent: &Context) -> Context {
+        parent.with_span(builder.start_with_context(&self.0, parent))
+    }
 }
 
 /// The batch queue's size as the SDK reads it (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048 by default).

@@ -321,7 +321,7 @@ impl<'p> Executor<'p> {
             Admission::Refused(run) => trace::finish_gate(
                 span,
                 Some(trace::GateRefusal {
-                    run: ended(run),
+                    run: run.receipt.ended(),
                     errors: run.input_errors.len(),
                     check: run.input_check.as_ref().map(|c| c.check.as_str()),
                 }),
@@ -431,7 +431,7 @@ impl<'p> Executor<'p> {
             refusal: Some(why),
             parts: Vec::new(),
         };
-        trace::finish_run(span, &ended(&run));
+        trace::finish_run(span, &run.receipt.ended());
         run
     }
 
@@ -475,7 +475,7 @@ impl<'p> Executor<'p> {
             }
         };
         let run = self.finish(node, input, env, meter, done, trail.len() <= 1);
-        trace::finish_run(span, &ended(&run));
+        trace::finish_run(span, &run.receipt.ended());
         run
     }
 
@@ -1017,19 +1017,6 @@ impl<'p> Executor<'p> {
             outcome,
             children,
         )
-    }
-}
-
-/// How `run` ended, for its span.
-fn ended(run: &Run) -> trace::Ended<'_> {
-    trace::Ended {
-        receipt: &run.receipt.receipt,
-        status: run.outcome.status.as_str(),
-        code: run.outcome.code.as_deref(),
-        cost: &run.receipt.cost.amount,
-        spent: &run.receipt.spent.amount,
-        currency: run.receipt.cost.currency.as_deref(),
-        failed: matches!(run.outcome.status, Status::InvalidOutput | Status::Error),
     }
 }
 

@@ -108,7 +108,7 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
 }
 
 /// Describes the call about to be made on the current attempt's span ([`crate::trace`]): the
-/// provider by the GenAI conventions' names, the model, the token limit.
+/// provider by the GenAI conventions' names, the model, the token limit, the server.
 #[cfg(feature = "http")]
 pub(crate) fn trace_call(config: &ProviderConfig, request: &ModelRequest) {
     if !crate::trace::enabled() {
@@ -120,7 +120,7 @@ pub(crate) fn trace_call(config: &ProviderConfig, request: &ModelRequest) {
         other => other.as_str(),
     };
     let tokens = max_output_tokens(request.max_answer_bytes, config.output_token_cap());
-    crate::trace::describe_call(provider, &config.model, tokens);
+    crate::trace::describe_call(provider, &config.model, tokens, config.base_url());
 }
 
 /// The response's `id` and `model` members (named `id_key` and `model_key` by the provider)

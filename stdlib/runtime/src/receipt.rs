@@ -167,6 +167,20 @@ impl Receipt {
         )
     }
 
+    /// How the run of this receipt ended, as its span shows it ([`crate::trace`]): ERROR
+    /// when it ended `invalid_output` or `error`.
+    pub fn ended(&self) -> crate::trace::Ended<'_> {
+        crate::trace::Ended {
+            receipt: &self.receipt,
+            status: self.status.as_str(),
+            code: self.code.as_deref(),
+            cost: &self.cost.amount,
+            spent: &self.spent.amount,
+            currency: self.cost.currency.as_deref(),
+            failed: matches!(self.status, Status::InvalidOutput | Status::Error),
+        }
+    }
+
     /// The receipt as one line of JSON.
     pub fn to_json_string(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()

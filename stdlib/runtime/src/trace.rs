@@ -12,14 +12,22 @@
 //! Invariants: no attribute holds a key, an input or an answer unless the operator opted in
 //! with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` ([`capture_content`]); an
 //! attribute name is written once, in [`attr`].
+//!
+//! Cost, for the gate's hot path (a refusal makes two spans): spans are started through the
+//! host's own tracer ([`Starter`], the SDK's, not the API's boxed global one: one allocation and
+//! one dynamic call less per span operation); attribute keys and fixed values are static; a
+//! value that must be copied (a receipt id) is copied only for a span that records; a gate span
+//! is not made current (nothing runs under it), so it costs no context clone; names are joined
+//! without the formatting machinery.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use opentelemetry::global::{self, BoxedTracer};
 pub use opentelemetry::trace::SpanKind;
-use opentelemetry::trace::{Status, TraceContextExt, Tracer};
+use opentelemetry::trace::{
+    SpanBuilder, SpanContext, SpanId, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
+};
 use opentelemetry::{Context, ContextGuard, KeyValue, Value};
 
 /// The attribute names, each written once.
@@ -56,6 +64,9 @@ pub mod attr {
     pub const GATE_OUTCOME: &str = "aelc.gate.outcome";
     pub const GATE_ERRORS: &str = "aelc.gate.errors";
     pub const GATE_CHECK: &str = "aelc.gate.check";
+    /// The model server's host and port (from the binding's base URL), on an attempt.
+    pub const SERVER_ADDRESS: &str = "server.address";
+    pub const SERVER_PORT: &str = "server.port";
 }
 
 /// The variable of the conventions' opt-in to prompt and answer content in spans.
@@ -63,12 +74,21 @@ pub const CAPTURE_CONTENT_VAR: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAG
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static CAPTURE: AtomicBool = AtomicBool::new(false);
-static TRACER: OnceLock<BoxedTracer> = OnceLock::new();
+static STARTER: OnceLock<Box<dyn Starter>> = OnceLock::new();
 
-/// Turns the spans on, with the tracer of the global provider the host has just set
-/// (`opentelemetry::global::set_tracer_provider`); `capture_content`: the operator's opt-in.
-pub fn install(capture_content: bool) {
-    let _ = TRACER.get_or_init(|| global::tracer("aelc"));
+/// What starts spans: the host's tracer (the SDK's, which `aelc-telemetry` wraps), so that the
+/// runtime needs the OpenTelemetry API only and still calls the SDK's tracer directly (the
+/// API's global tracer boxes every span once more and dispatches every call on it twice).
+pub trait Starter: Send + Sync + 'static {
+    /// Starts the span `builder` describes as a child of `parent`'s span (a root when it has
+    /// none): `parent` with the new span.
+    fn start(&self, builder: SpanBuilder, parent: &Context) -> Context;
+}
+
+/// Turns the spans on, started by `starter` (the first one installed in the process stays);
+/// `capture_content`: the operator's opt-in.
+pub fn install(capture_content: bool, starter: Box<dyn Starter>) {
+    let _ = STARTER.set(starter);
     CAPTURE.store(capture_content, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Release);
 }
@@ -84,10 +104,103 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// The tracer spans are made with, while they are on: made once at [`install`], so no span
-/// site asks the global provider for one (a lock and an allocation per call).
-pub fn tracer() -> Option<&'static BoxedTracer> {
-    TRACER.get().filter(|_| enabled())
+/// The starter spans are made with, while they are on: given once at [`install`], so no span
+/// site asks a provider for a tracer.
+fn starter() -> Option<&'static dyn Starter> {
+    if !enabled() {
+        return None;
+    }
+    STARTER.get().map(|s| &**s)
+}
+
+/// Starts a span `name` of `kind` with `attributes` under `parent`'s span: `parent` with it,
+/// or `None` when spans are off. What every span here and the gateway's request span start with.
+pub fn start_span(
+    name: impl Into<Cow<'static, str>>,
+    kind: SpanKind,
+    attributes: Vec<KeyValue>,
+    parent: &Context,
+) -> Option<Context> {
+    let starter = starter()?;
+    let builder = SpanBuilder::from_name(name)
+        .with_kind(kind)
+        .with_attributes(attributes);
+    Some(starter.start(builder, parent))
+}
+
+/// [`start_span`] under the current span, without cloning the current context.
+fn start_here(
+    name: impl Into<Cow<'static, str>>,
+    kind: SpanKind,
+    attributes: Vec<KeyValue>,
+) -> Option<Context> {
+    let starter = starter()?;
+    let builder = SpanBuilder::from_name(name)
+        .with_kind(kind)
+        .with_attributes(attributes);
+    Some(Context::map_current(|parent| {
+        starter.start(builder, parent)
+    }))
+}
+
+/// The caller's trace context from its W3C `traceparent` and `tracestate` headers, to continue
+/// its trace: the empty context when `traceparent` is missing or malformed (a new trace
+/// begins). Parsed here, with the W3C rules, rather than by the global propagator (a lock and a
+/// clone of the current context per request), and the pair of [`inject`].
+pub fn caller(traceparent: Option<&str>, tracestate: Option<&str>) -> Context {
+    match remote_parent(traceparent.unwrap_or(""), tracestate) {
+        Some(sc) => Context::new().with_remote_span_context(sc),
+        None => Context::new(),
+    }
+}
+
+/// `version-traceid-spanid-flags` (lowercase hex; version `ff` is invalid, version `00` has
+/// exactly these four fields, a later one may add more after a `-`).
+fn remote_parent(traceparent: &str, tracestate: Option<&str>) -> Option<SpanContext> {
+    let tp = traceparent.trim();
+    let hex = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let field = |from: usize, len: usize| tp.get(from..from + len).filter(|f| hex(f));
+    let version = u8::from_str_radix(field(0, 2)?, 16).ok()?;
+    let dashes = [2, 35, 52]
+        .iter()
+        .all(|&i| tp.as_bytes().get(i) == Some(&b'-'));
+    let rest_ok = match version {
+        0 => tp.len() == 55,
+        0xff => false,
+        _ => tp.len() == 55 || tp.as_bytes().get(55) == Some(&b'-'),
+    };
+    if !dashes || !rest_ok {
+        return None;
+    }
+    let trace_id = TraceId::from_hex(field(3, 32)?).ok()?;
+    let span_id = SpanId::from_hex(field(36, 16)?).ok()?;
+    let flags = u8::from_str_radix(field(53, 2)?, 16).ok()?;
+    if trace_id == TraceId::INVALID || span_id == SpanId::INVALID {
+        return None;
+    }
+    let state = tracestate
+        .and_then(|s| s.parse::<TraceState>().ok())
+        .unwrap_or_default();
+    Some(SpanContext::new(
+        trace_id,
+        span_id,
+        // Only the sampled flag is known; the others are zeroed, as the W3C asks.
+        TraceFlags::new(flags) & TraceFlags::SAMPLED,
+        true,
+        state,
+    ))
+}
+
+/// `prefix` then `name`, in one allocation of the right size (a span name).
+fn joined(prefix: &str, name: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + name.len());
+    out.push_str(prefix);
+    out.push_str(name);
+    out
 }
 
 /// Whether prompts and answers may go into spans (the operator opted in).
@@ -95,10 +208,11 @@ pub fn capture_content() -> bool {
     enabled() && CAPTURE.load(Ordering::Relaxed)
 }
 
-/// An open span, current on this thread until it ends (dropped or [`Scope::end`]).
-/// `None` inside when spans are off: every method is then a no-op.
+/// An open span, until it ends (dropped or [`Scope::end`]); current on this thread meanwhile
+/// when started with [`Scope::start`]. `None` inside when spans are off: every method is then
+/// a no-op.
 pub struct Scope {
-    inner: Option<(Context, ContextGuard)>,
+    inner: Option<(Context, Option<ContextGuard>)>,
 }
 
 impl Scope {
@@ -114,19 +228,30 @@ impl Scope {
         kind: SpanKind,
         attributes: impl FnOnce() -> Vec<KeyValue>,
     ) -> Scope {
-        let Some(tracer) = tracer() else {
+        if !enabled() {
+            return Scope::none();
+        }
+        let Some(cx) = start_here(name, kind, attributes()) else {
             return Scope::none();
         };
-        let parent = Context::current();
-        let span = tracer
-            .span_builder(name)
-            .with_kind(kind)
-            .with_attributes(attributes())
-            .start_with_context(tracer, &parent);
-        let cx = parent.with_span(span);
         let guard = cx.clone().attach();
         Scope {
-            inner: Some((cx, guard)),
+            inner: Some((cx, Some(guard))),
+        }
+    }
+
+    /// Starts `name` as a child of the current span without making it current: a span nothing
+    /// is started under (a gate), which then costs no clone of the context and no switch of it.
+    pub fn start_detached(
+        name: impl Into<Cow<'static, str>>,
+        kind: SpanKind,
+        attributes: impl FnOnce() -> Vec<KeyValue>,
+    ) -> Scope {
+        if !enabled() {
+            return Scope::none();
+        }
+        Scope {
+            inner: start_here(name, kind, attributes()).map(|cx| (cx, None)),
         }
     }
 
@@ -143,9 +268,7 @@ impl Scope {
     /// Marks the span failed with `why` (`error.type`).
     pub fn fail(&self, why: &str) {
         if let Some((cx, _)) = &self.inner {
-            let span = cx.span();
-            span.set_attribute(KeyValue::new(attr::ERROR_TYPE, why.to_owned()));
-            span.set_status(Status::error(why.to_owned()));
+            failed(&cx.span(), why);
         }
     }
 
@@ -153,11 +276,24 @@ impl Scope {
     pub fn end(self) {}
 }
 
+/// `span` failed with `why`: status ERROR and `error.type` (when it records).
+fn failed(span: &opentelemetry::trace::SpanRef<'_>, why: &str) {
+    if span.is_recording() {
+        span.set_attribute(KeyValue::new(attr::ERROR_TYPE, why.to_owned()));
+        span.set_status(Status::error(why.to_owned()));
+    }
+}
+
 impl Drop for Scope {
     fn drop(&mut self) {
         if let Some((cx, guard)) = self.inner.take() {
             drop(guard);
-            cx.span().end();
+            let span = cx.span();
+            // Unwound by a panic: the span never got its outcome.
+            if std::thread::panicking() {
+                span.set_status(Status::error("panic"));
+            }
+            span.end();
         }
     }
 }
@@ -167,11 +303,12 @@ pub fn annotate(f: impl FnOnce() -> Vec<KeyValue>) {
     if !enabled() {
         return;
     }
-    let cx = Context::current();
-    let span = cx.span();
-    if span.is_recording() {
-        span.set_attributes(f());
-    }
+    Context::map_current(|cx| {
+        let span = cx.span();
+        if span.is_recording() {
+            span.set_attributes(f());
+        }
+    });
 }
 
 /// The `traceparent` (and `tracestate`, when not empty) of the current span, W3C trace
@@ -180,26 +317,27 @@ pub fn inject() -> Vec<(&'static str, String)> {
     if !enabled() {
         return Vec::new();
     }
-    let cx = Context::current();
-    let span = cx.span();
-    let sc = span.span_context();
-    if !sc.is_valid() {
-        return Vec::new();
-    }
-    let mut headers = vec![(
-        "traceparent",
-        format!(
-            "00-{}-{}-{:02x}",
-            sc.trace_id(),
-            sc.span_id(),
-            sc.trace_flags().to_u8()
-        ),
-    )];
-    let state = sc.trace_state().header();
-    if !state.is_empty() {
-        headers.push(("tracestate", state));
-    }
-    headers
+    Context::map_current(|cx| {
+        let span = cx.span();
+        let sc = span.span_context();
+        if !sc.is_valid() {
+            return Vec::new();
+        }
+        let mut headers = vec![(
+            "traceparent",
+            format!(
+                "00-{}-{}-{:02x}",
+                sc.trace_id(),
+                sc.span_id(),
+                sc.trace_flags().to_u8()
+            ),
+        )];
+        let state = sc.trace_state().header();
+        if !state.is_empty() {
+            headers.push(("tracestate", state));
+        }
+        headers
+    })
 }
 
 /// The trace id (32 hex digits) of the current span when it is exported (spans on, sampled):
@@ -220,14 +358,17 @@ pub fn run_span(agent: &str, version: &str, node: &str) -> Scope {
     if !enabled() {
         return Scope::none();
     }
-    Scope::start(format!("invoke_agent {node}"), SpanKind::Internal, || {
-        vec![
+    Scope::start(joined("invoke_agent ", node), SpanKind::Internal, || {
+        // Room for how it ends (six, and `error.type`), set then without regrowth.
+        let mut attributes = Vec::with_capacity(12);
+        attributes.extend([
             KeyValue::new(attr::OPERATION, "invoke_agent"),
             KeyValue::new(attr::AGENT_NAME, agent.to_owned()),
             KeyValue::new(attr::AGENT, agent.to_owned()),
             KeyValue::new(attr::VERSION, version.to_owned()),
             KeyValue::new(attr::NODE, node.to_owned()),
-        ]
+        ]);
+        attributes
     })
 }
 
@@ -235,7 +376,7 @@ pub fn run_span(agent: &str, version: &str, node: &str) -> Scope {
 #[derive(Clone, Copy, Debug)]
 pub struct Ended<'a> {
     pub receipt: &'a str,
-    pub status: &'a str,
+    pub status: &'static str,
     pub code: Option<&'a str>,
     /// What the caller is billed.
     pub cost: &'a str,
@@ -249,20 +390,22 @@ pub struct Ended<'a> {
 /// What a run ended with, on its span: receipt, status, code, cost; ERROR when it ended
 /// `invalid_output` or `error`.
 pub fn finish_run(scope: Scope, ended: &Ended<'_>) {
-    scope.set(|| ended_attributes(ended));
+    scope.set(|| ended_attributes(ended, 0));
     if ended.failed {
         scope.fail(ended.code.unwrap_or("error"));
     }
     scope.end();
 }
 
-fn ended_attributes(ended: &Ended<'_>) -> Vec<KeyValue> {
-    let mut out = vec![
+/// The attributes of how a run ended (six at most), with room for `more`.
+fn ended_attributes(ended: &Ended<'_>, more: usize) -> Vec<KeyValue> {
+    let mut out = Vec::with_capacity(6 + more);
+    out.extend([
         KeyValue::new(attr::RECEIPT, ended.receipt.to_owned()),
-        KeyValue::new(attr::STATUS, ended.status.to_owned()),
+        KeyValue::new(attr::STATUS, ended.status),
         KeyValue::new(attr::COST, ended.cost.to_owned()),
         KeyValue::new(attr::SPENT, ended.spent.to_owned()),
-    ];
+    ]);
     if let Some(code) = ended.code {
         out.push(KeyValue::new(attr::CODE, code.to_owned()));
     }
@@ -272,15 +415,23 @@ fn ended_attributes(ended: &Ended<'_>) -> Vec<KeyValue> {
     out
 }
 
-/// The span of the input gate of `node` (`gate {node}`).
+/// The span of the input gate of `node` (`gate {node}`), not current: no span is made under
+/// a gate.
 pub fn gate_span(node: &str) -> Scope {
     if !enabled() {
         return Scope::none();
     }
-    Scope::start(format!("gate {node}"), SpanKind::Internal, || {
-        vec![KeyValue::new(attr::NODE, node.to_owned())]
+    Scope::start_detached(joined("gate ", node), SpanKind::Internal, || {
+        // Room for the verdict's attributes, set when the gate ends (no regrowth then).
+        let mut attributes = Vec::with_capacity(GATE_ATTRIBUTES);
+        attributes.push(KeyValue::new(attr::NODE, node.to_owned()));
+        attributes
     })
 }
+
+/// The most attributes a gate span has: the node, the verdict, the refused run's six, the
+/// error count and the check.
+const GATE_ATTRIBUTES: usize = 10;
 
 /// A gate's refusal: the refused run, the decoder's error count and the input check that
 /// refused, if one did.
@@ -296,7 +447,7 @@ pub fn finish_gate(scope: Scope, refused: Option<GateRefusal<'_>>) {
     scope.set(|| match refused {
         None => vec![KeyValue::new(attr::GATE_OUTCOME, "admitted")],
         Some(refusal) => {
-            let mut out = ended_attributes(&refusal.run);
+            let mut out = ended_attributes(&refusal.run, 3);
             out.push(KeyValue::new(attr::GATE_OUTCOME, "refused"));
             out.push(KeyValue::new(
                 attr::GATE_ERRORS,
@@ -311,13 +462,30 @@ pub fn finish_gate(scope: Scope, refused: Option<GateRefusal<'_>>) {
     scope.end();
 }
 
+/// A refusal a host made itself, before or beside the executor's gate (the gateway's body
+/// over its bound, a session's stale observation, a request's run past its limit): a
+/// `gate {node}` span begun and ended at once, as the executor's gate shows its own.
+pub fn refused(node: &str, refusal: GateRefusal<'_>) {
+    if enabled() {
+        finish_gate(gate_span(node), Some(refusal));
+    }
+}
+
+/// A run a host ended itself, without the executor's receipt (its agent could not run, or
+/// its thread panicked): an `invoke_agent {node}` span begun and ended at once.
+pub fn ended_run(agent: &str, version: &str, node: &str, ended: &Ended<'_>) {
+    if enabled() {
+        finish_run(run_span(agent, version, node), ended);
+    }
+}
+
 /// The CLIENT span of one model attempt: `chat {binding}` until the provider names its model
 /// ([`describe_call`]).
 pub fn attempt_span(binding: &str, attempt: u32, prompt: &str) -> Scope {
     if !enabled() {
         return Scope::none();
     }
-    let scope = Scope::start(format!("chat {binding}"), SpanKind::Client, || {
+    let scope = Scope::start(joined("chat ", binding), SpanKind::Client, || {
         vec![
             KeyValue::new(attr::OPERATION, "chat"),
             KeyValue::new(attr::BINDING, binding.to_owned()),
@@ -336,8 +504,9 @@ pub fn attempt_span(binding: &str, attempt: u32, prompt: &str) -> Scope {
 }
 
 /// What a provider is about to call, on the current attempt's span: its name by the
-/// conventions (`openai`, `anthropic`, `gcp.gemini`), the model, the token limit.
-pub fn describe_call(provider: &'static str, model: &str, max_tokens: u32) {
+/// conventions (`openai`, `anthropic`, `gcp.gemini`), the model, the token limit, and the
+/// server (`server.address`, `server.port`) read off `base_url`.
+pub fn describe_call(provider: &'static str, model: &str, max_tokens: u32, base_url: &str) {
     if !enabled() {
         return;
     }
@@ -346,12 +515,48 @@ pub fn describe_call(provider: &'static str, model: &str, max_tokens: u32) {
     if !span.is_recording() {
         return;
     }
-    span.update_name(format!("chat {model}"));
+    span.update_name(joined("chat ", model));
     span.set_attributes([
         KeyValue::new(attr::PROVIDER, provider),
         KeyValue::new(attr::REQUEST_MODEL, model.to_owned()),
         KeyValue::new(attr::REQUEST_MAX_TOKENS, i64::from(max_tokens)),
     ]);
+    if let Some((host, port)) = server_of(base_url) {
+        span.set_attributes([
+            KeyValue::new(attr::SERVER_ADDRESS, host.to_owned()),
+            KeyValue::new(attr::SERVER_PORT, i64::from(port)),
+        ]);
+    }
+}
+
+/// The host and port of an `http(s)://` URL (the scheme's port when none is written), without
+/// any user information (`user:key@`, which is never exported); `None` for another scheme or
+/// an empty host.
+fn server_of(url: &str) -> Option<(&str, u16)> {
+    let (rest, default_port) = if let Some(rest) = url.strip_prefix("https://") {
+        (rest, 443)
+    } else {
+        (url.strip_prefix("http://")?, 80)
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
+        let (host, after) = v6.split_once(']')?;
+        (host, after.strip_prefix(':'))
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        }
+    };
+    if host.is_empty() {
+        return None;
+    }
+    let port = match port {
+        None | Some("") => default_port,
+        Some(p) => p.parse().ok()?,
+    };
+    Some((host, port))
 }
 
 /// The response's id and model as the provider reported them, on the current attempt's span.
@@ -411,19 +616,22 @@ fn messages(role: &str, text: &str) -> String {
 /// A span of a tool call (`execute_tool {tool}`, the conventions' operation) for async code:
 /// the context holding it, to run the call's future in
 /// (`opentelemetry::context::FutureExt::with_context`) and to end with [`end`]; `None` when
-/// spans are off. The MCP server's tools.
-pub fn tool_context(tool: &str) -> Option<Context> {
-    let tracer = tracer()?;
-    let parent = Context::current();
-    let span = tracer
-        .span_builder(format!("execute_tool {tool}"))
-        .with_kind(SpanKind::Internal)
-        .with_attributes([
+/// spans are off. The MCP server's tools. `caller`: the context the call continues (an HTTP
+/// request's `traceparent`), asked only when spans are on; `None` for the current one.
+pub fn tool_context(tool: &str, caller: impl FnOnce() -> Option<Context>) -> Option<Context> {
+    if !enabled() {
+        return None;
+    }
+    let parent = caller().unwrap_or_else(Context::current);
+    start_span(
+        joined("execute_tool ", tool),
+        SpanKind::Internal,
+        vec![
             KeyValue::new(attr::OPERATION, "execute_tool"),
             KeyValue::new(attr::TOOL_NAME, tool.to_owned()),
-        ])
-        .start_with_context(tracer, &parent);
-    Some(parent.with_span(span))
+        ],
+        &parent,
+    )
 }
 
 /// Ends the span of `cx` (from [`tool_context`]), failed with `error` when there is one.
@@ -431,9 +639,71 @@ pub fn end(cx: Option<Context>, error: Option<&str>) {
     if let Some(cx) = cx {
         let span = cx.span();
         if let Some(why) = error {
-            span.set_attribute(KeyValue::new(attr::ERROR_TYPE, why.to_owned()));
-            span.set_status(Status::error(why.to_owned()));
+            failed(&span, why);
         }
         span.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{remote_parent, server_of};
+
+    #[test]
+    fn a_callers_traceparent_is_read_by_the_w3c_rules() {
+        let good = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        let sc = remote_parent(good, Some("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"))
+            .expect("a valid traceparent");
+        assert_eq!(
+            sc.trace_id().to_string(),
+            "0af7651916cd43dd8448eb211c80319c"
+        );
+        assert_eq!(sc.span_id().to_string(), "b7ad6b7169203331");
+        assert!(sc.is_sampled() && sc.is_remote());
+        assert_eq!(
+            sc.trace_state().header(),
+            "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
+        );
+        // Unknown flags are dropped; a later version may carry more fields.
+        let sc = remote_parent(&good.replace("-01", "-09"), None).expect("flags 09");
+        assert_eq!(sc.trace_flags().to_u8(), 1);
+        let later = "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00-more";
+        assert!(remote_parent(later, None).is_some_and(|sc| !sc.is_sampled()));
+        for bad in [
+            "",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-more",
+            "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+            "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0g",
+            "00_0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "0-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01x",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333é-01",
+        ] {
+            assert!(remote_parent(bad, None).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_server_is_read_off_the_base_url() {
+        for (url, want) in [
+            ("http://127.0.0.1:8080/v1", Some(("127.0.0.1", 8080))),
+            ("https://api.openai.com/v1", Some(("api.openai.com", 443))),
+            ("http://localhost/v1?x=1", Some(("localhost", 80))),
+            (
+                "https://user:sk-secret@proxy.example:8443/v1",
+                Some(("proxy.example", 8443)),
+            ),
+            ("http://[::1]:11434/v1", Some(("::1", 11434))),
+            ("http://[::1]/v1", Some(("::1", 80))),
+            ("http://host:/v1", Some(("host", 80))),
+            ("http://host:99999/v1", None),
+            ("http:///v1", None),
+            ("ftp://host/v1", None),
+            ("", None),
+        ] {
+            assert_eq!(server_of(url), want, "{url}");
+        }
     }
 }

@@ -22,11 +22,11 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 const LIST_TOOLS: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
 /// One answer of `/mcp`.
-struct Answer {
-    status: u16,
+pub(super) struct Answer {
+    pub(super) status: u16,
     session: Option<String>,
     challenge: Option<String>,
-    body: String,
+    pub(super) body: String,
 }
 
 impl Answer {
@@ -36,7 +36,7 @@ impl Answer {
 }
 
 /// A POST to `/mcp` with the headers a Streamable HTTP client sends.
-fn post(
+pub(super) fn post(
     gw: &Gateway,
     path: &str,
     token: Option<&str>,
@@ -78,7 +78,7 @@ fn post(
 }
 
 /// A session opened and initialized with `token`; its id.
-fn open_session(gw: &Gateway, token: &str) -> String {
+pub(super) fn open_session(gw: &Gateway, token: &str) -> String {
     let opened = post(gw, "/mcp", Some(token), None, &[], INITIALIZE);
     assert_eq!(opened.status, 200, "initialize: {}", opened.body);
     let id = opened.session.expect("a session id");
@@ -102,7 +102,7 @@ fn delete_session(gw: &Gateway, token: &str, id: &str) -> u16 {
 
 /// A project with one account (`demo`, funded) and its mandate `demo/sandbox`, on `store`;
 /// returns the account's API key.
-fn setup(dir: &std::path::Path, model: &FakeModel, store: &str) -> String {
+pub(super) fn setup(dir: &std::path::Path, model: &FakeModel, store: &str) -> String {
     project(dir, model.port);
     let key = account(dir, store, "demo", "5 EUR");
     for (id, allow) in [("demo/sandbox", "*"), ("demo/other", "acme/echo")] {
@@ -112,7 +112,7 @@ fn setup(dir: &std::path::Path, model: &FakeModel, store: &str) -> String {
     key
 }
 
-fn token(dir: &std::path::Path, store: &str, mandate: &str, expires: &[&str]) -> String {
+pub(super) fn token(dir: &std::path::Path, store: &str, mandate: &str, expires: &[&str]) -> String {
     let mut args = vec!["mandate", "token", mandate, "--store", store];
     args.extend_from_slice(expires);
     let out = aelc(&args, dir);

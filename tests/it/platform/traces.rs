@@ -1,11 +1,17 @@
-//! Traces (issue 43): `aelc serve` and `aelc run` export their spans over OTLP/HTTP to a real
-//! receiver on 127.0.0.1 that decodes every export with the official protobuf definitions
-//! (the `opentelemetry-proto` crate's messages). A successful run, a repaired one (a model
-//! span per attempt), a gate refusal, a delegated call, a caller's `traceparent` continued and
-//! passed to the model server, `aelc run` delivering its spans before it exits, a dead
-//! collector changing nothing in a run, and no secret in any span.
+//! Traces (issue 43): `aelc serve`, `aelc run`, `aelc test` and `/mcp` export their spans over
+//! OTLP/HTTP to a real receiver on 127.0.0.1 that decodes every export: protobuf with the
+//! official definitions (the `opentelemetry-proto` crate's messages), JSON by the OTLP JSON
+//! mapping (hex ids, integer enums, `intValue` as a string), read here field by field so the
+//! exporter's own serializer is not what checks it. A successful run, a repaired one (a model
+//! span per attempt), a gate refusal, a delegated call, a caller's `traceparent` and
+//! `tracestate` continued and passed to the model server, sessions and streams (spans per
+//! observation batch, the live route's own refusals), `aelc run` and `aelc test` delivering
+//! their spans before they exit, the Anthropic and Gemini answers' attributes, `http/json`,
+//! the export headers, the samplers, `/mcp` continuing its caller's trace, a dead collector
+//! changing nothing in a run, and no secret in any span.
 
 use super::*;
+use crate::run::provider_server;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value;
@@ -33,34 +39,46 @@ impl Rec {
     }
 }
 
-/// An OTLP/HTTP receiver: every export decoded into [`Rec`]s, every raw body kept (to search
-/// for secrets).
+/// What a receiver has got: the spans decoded, each export's raw body (to search for
+/// secrets) and its request head (lower-cased).
+#[derive(Default)]
+struct Got {
+    spans: Mutex<Vec<Rec>>,
+    bodies: Mutex<Vec<Vec<u8>>>,
+    heads: Mutex<Vec<String>>,
+}
+
+/// An OTLP/HTTP receiver: every export decoded into [`Rec`]s, protobuf or JSON by its
+/// `content-type`.
 struct Receiver {
     port: u16,
-    spans: Arc<Mutex<Vec<Rec>>>,
-    bodies: Arc<Mutex<Vec<Vec<u8>>>>,
+    got: Arc<Got>,
 }
 
 impl Receiver {
     fn start() -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
         let port = listener.local_addr().expect("its address").port();
-        let spans = Arc::new(Mutex::new(Vec::new()));
-        let bodies = Arc::new(Mutex::new(Vec::new()));
-        let (s, b) = (Arc::clone(&spans), Arc::clone(&bodies));
+        let got = Arc::new(Got::default());
+        let shared = Arc::clone(&got);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (s, b) = (Arc::clone(&s), Arc::clone(&b));
+                let got = Arc::clone(&shared);
                 std::thread::spawn(move || {
-                    let _ = receive(stream, &s, &b);
+                    let _ = receive(stream, &got);
                 });
             }
         });
-        Receiver {
-            port,
-            spans,
-            bodies,
-        }
+        Receiver { port, got }
+    }
+
+    /// The request heads of the exports so far, lower-cased.
+    fn heads(&self) -> Vec<String> {
+        self.got
+            .heads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn endpoint(&self) -> String {
@@ -68,7 +86,11 @@ impl Receiver {
     }
 
     fn spans(&self) -> Vec<Rec> {
-        self.spans.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.got
+            .spans
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Waits until `done` holds of the spans received (at most 15 s), and returns them.
@@ -89,18 +111,15 @@ impl Receiver {
     }
 
     fn raw(&self) -> Vec<u8> {
-        self.bodies
+        self.got
+            .bodies
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .concat()
     }
 }
 
-fn receive(
-    mut stream: TcpStream,
-    spans: &Mutex<Vec<Rec>>,
-    bodies: &Mutex<Vec<Vec<u8>>>,
-) -> std::io::Result<()> {
+fn receive(mut stream: TcpStream, got: &Got) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     loop {
@@ -115,56 +134,157 @@ fn receive(
             if let Some(v) = lower.strip_prefix("content-length:") {
                 length = v.trim().parse().unwrap_or(0);
             }
-            head.push_str(&line);
+            head.push_str(&lower);
             if line == "\r\n" {
                 break;
             }
         }
         let mut body = vec![0u8; length];
         reader.read_exact(&mut body)?;
-        assert!(head.starts_with("POST /v1/traces "), "{head}");
-        let request = ExportTraceServiceRequest::decode(body.as_slice())
-            .expect("an ExportTraceServiceRequest");
-        let mut out = Vec::new();
-        for resource in &request.resource_spans {
-            let service = resource
-                .resource
-                .iter()
-                .flat_map(|r| &r.attributes)
-                .find(|kv| kv.key == "service.name")
-                .map(|kv| value(kv.value.as_ref()))
-                .unwrap_or_default();
-            for scope in &resource.scope_spans {
-                for span in &scope.spans {
-                    out.push(Rec {
-                        name: span.name.clone(),
-                        kind: span.kind,
-                        trace: hex(&span.trace_id),
-                        id: hex(&span.span_id),
-                        parent: hex(&span.parent_span_id),
-                        attrs: span
-                            .attributes
-                            .iter()
-                            .map(|kv| (kv.key.clone(), value(kv.value.as_ref())))
-                            .collect(),
-                        error: span
-                            .status
-                            .as_ref()
-                            .is_some_and(|s| s.code == SpanStatus::Error as i32),
-                        service: service.clone(),
-                    });
-                }
-            }
-        }
-        bodies.lock().unwrap_or_else(|e| e.into_inner()).push(body);
-        spans.lock().unwrap_or_else(|e| e.into_inner()).extend(out);
+        assert!(head.starts_with("post /v1/traces "), "{head}");
+        let json = head.contains("\r\ncontent-type: application/json");
+        let out = if json {
+            decode_json(&body)
+        } else {
+            assert!(
+                head.contains("\r\ncontent-type: application/x-protobuf"),
+                "{head}"
+            );
+            decode_protobuf(&body)
+        };
+        got.bodies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(body);
+        got.heads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(head);
+        got.spans
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(out);
         // An empty ExportTraceServiceResponse.
+        let (kind, answer) = if json {
+            ("application/json", "{}")
+        } else {
+            ("application/x-protobuf", "")
+        };
         write!(
             stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n"
+            "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{answer}",
+            answer.len()
         )?;
         stream.flush()?;
     }
+}
+
+/// An export in protobuf, by the official messages.
+fn decode_protobuf(body: &[u8]) -> Vec<Rec> {
+    let request = ExportTraceServiceRequest::decode(body).expect("an ExportTraceServiceRequest");
+    let mut out = Vec::new();
+    for resource in &request.resource_spans {
+        let service = resource
+            .resource
+            .iter()
+            .flat_map(|r| &r.attributes)
+            .find(|kv| kv.key == "service.name")
+            .map(|kv| value(kv.value.as_ref()))
+            .unwrap_or_default();
+        for scope in &resource.scope_spans {
+            for span in &scope.spans {
+                out.push(Rec {
+                    name: span.name.clone(),
+                    kind: span.kind,
+                    trace: hex(&span.trace_id),
+                    id: hex(&span.span_id),
+                    parent: hex(&span.parent_span_id),
+                    attrs: span
+                        .attributes
+                        .iter()
+                        .map(|kv| (kv.key.clone(), value(kv.value.as_ref())))
+                        .collect(),
+                    error: span
+                        .status
+                        .as_ref()
+                        .is_some_and(|s| s.code == SpanStatus::Error as i32),
+                    service: service.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// An export in JSON, by the OTLP JSON mapping: lowerCamelCase fields, trace and span ids as
+/// hex (not base64), enums as integers, 64-bit integers as strings (or numbers). Any other
+/// shape fails the test.
+fn decode_json(body: &[u8]) -> Vec<Rec> {
+    let request: Value = serde_json::from_slice(body).expect("an export in JSON");
+    let id = |v: &Value, len: usize| -> String {
+        let text = v.as_str().unwrap_or("");
+        assert!(
+            text.is_empty() || (text.len() == len && text.bytes().all(|b| b.is_ascii_hexdigit())),
+            "not a hex id of {len} digits: {v}"
+        );
+        text.to_ascii_lowercase()
+    };
+    let mut out = Vec::new();
+    for resource in request["resourceSpans"].as_array().expect("resourceSpans") {
+        let service = json_attributes(&resource["resource"]["attributes"])
+            .remove("service.name")
+            .unwrap_or_default();
+        for scope in resource["scopeSpans"].as_array().expect("scopeSpans") {
+            for span in scope["spans"].as_array().expect("spans") {
+                let kind = span["kind"].as_i64().expect("kind, an integer");
+                out.push(Rec {
+                    name: span["name"].as_str().expect("a name").to_owned(),
+                    kind: i32::try_from(kind).expect("a kind"),
+                    trace: id(&span["traceId"], 32),
+                    id: id(&span["spanId"], 16),
+                    parent: id(&span["parentSpanId"], 16),
+                    attrs: json_attributes(&span["attributes"]),
+                    error: span["status"]["code"].as_i64() == Some(SpanStatus::Error as i64),
+                    service: service.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Key-values in JSON (`[{"key", "value": {"stringValue" | "intValue" | …}}]`) as text.
+fn json_attributes(list: &Value) -> BTreeMap<String, String> {
+    fn text(v: &Value) -> String {
+        if let Some(s) = v.get("stringValue").and_then(Value::as_str) {
+            return s.to_owned();
+        }
+        if let Some(i) = v.get("intValue") {
+            // proto3 JSON writes an int64 as a string; a number is accepted too.
+            return match i {
+                Value::String(s) => s.parse::<i64>().expect("an intValue").to_string(),
+                other => other.as_i64().expect("an intValue").to_string(),
+            };
+        }
+        if let Some(b) = v.get("boolValue").and_then(Value::as_bool) {
+            return b.to_string();
+        }
+        if let Some(d) = v.get("doubleValue").and_then(Value::as_f64) {
+            return d.to_string();
+        }
+        if let Some(values) = v.get("arrayValue").and_then(|a| a["values"].as_array()) {
+            return values.iter().map(text).collect::<Vec<_>>().join(",");
+        }
+        panic!("an AnyValue of no known kind: {v}")
+    }
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|kv| {
+            let key = kv["key"].as_str().expect("a key").to_owned();
+            (key, text(&kv["value"]))
+        })
+        .collect()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -198,13 +318,20 @@ fn otel(endpoint: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn post(gw: &Gateway, agent: &str, key: &str, body: &str, traceparent: Option<&str>) -> Reply {
+/// A run of `agent` on `body` (JSON, or lines of a session or stream when it ends with a
+/// newline), with more `headers` (a caller's trace context).
+fn post(gw: &Gateway, agent: &str, key: &str, body: &str, headers: &[(&str, &str)]) -> Reply {
+    let kind = if body.ends_with('\n') {
+        "application/x-ndjson"
+    } else {
+        "application/json"
+    };
     let mut request = http()
         .post(gw.url(&format!("/v1/agents/acme/{agent}/runs")))
         .header("authorization", &format!("Bearer {key}"))
-        .header("content-type", "application/json");
-    if let Some(tp) = traceparent {
-        request = request.header("traceparent", tp);
+        .header("content-type", kind);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let mut response = request.send(body).expect("the request");
     let text = response.body_mut().read_to_string().expect("the body");
@@ -259,6 +386,8 @@ agent patient(ask: Ask) -> Echo fails EchoError {
 
 const CALLER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const CALLER_SPAN: &str = "b7ad6b7169203331";
+/// A caller's vendor entries, passed on as they came.
+const CALLER_STATE: &str = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
 
 #[test]
 fn gateway_runs_are_traced_by_the_genai_conventions() {
@@ -273,7 +402,16 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
 
     // -- a successful run, in the caller's trace
     let traceparent = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01");
-    let ok = post(&gw, "echo", &key, &ask("[ok] hello"), Some(&traceparent));
+    let ok = post(
+        &gw,
+        "echo",
+        &key,
+        &ask("[ok] hello"),
+        &[
+            ("traceparent", traceparent.as_str()),
+            ("tracestate", CALLER_STATE),
+        ],
+    );
     assert_eq!(ok.status, 200, "{}", ok.body);
     let ok_id = ok.body["receipt"]["receipt"]
         .as_str()
@@ -339,12 +477,17 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
         .parse::<u32>()
         .is_ok());
     assert_eq!(chat.attr("aelc.acceptance.step"), "");
-    // The model server saw the attempt's span as its parent.
+    // The model server saw the attempt's span as its parent, and the caller's trace state.
     let seen = model.traceparents.lock().expect("traceparents").clone();
     assert_eq!(seen, vec![format!("00-{CALLER_TRACE}-{}-01", chat.id)]);
+    let states = model.tracestates.lock().expect("tracestates").clone();
+    assert_eq!(states, vec![CALLER_STATE.to_owned()]);
+    // The server it called, from the binding's base URL.
+    assert_eq!(chat.attr("server.address"), "127.0.0.1");
+    assert_eq!(chat.attr("server.port"), model.port.to_string());
 
     // -- a repaired run: one CLIENT span per attempt, each with the step that refused it
-    let bad = post(&gw, "patient", &key, &ask("[bad] hello"), None);
+    let bad = post(&gw, "patient", &key, &ask("[bad] hello"), &[]);
     assert_eq!(bad.status, 502, "{}", bad.body);
     let bad_id = bad.body["receipt"]["receipt"]
         .as_str()
@@ -388,7 +531,7 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
         "echo",
         &key,
         r#"{"text": "[ok] hi", "extra": 1, "more": 2}"#,
-        None,
+        &[],
     );
     assert_eq!(refused.status, 422, "{}", refused.body);
     let refused_id = refused.body["receipt"]["receipt"]
@@ -416,7 +559,7 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
     assert_eq!(model.calls(), before);
 
     // -- a delegated call: the callee's run is a child of the caller's
-    let piped = post(&gw, "pipeline", &key, &ask("[ok] through"), None);
+    let piped = post(&gw, "pipeline", &key, &ask("[ok] through"), &[]);
     assert_eq!(piped.status, 200, "{}", piped.body);
     let piped_id = piped.body["receipt"]["receipt"]
         .as_str()
@@ -468,8 +611,8 @@ fn a_dead_collector_changes_nothing_and_is_counted() {
     );
     let plain = Gateway::start(&dir, &store, &[]);
     for text in ["[ok] one", "[bad] two"] {
-        let traced = post(&gw, "echo", &key, &ask(text), None);
-        let untraced = post(&plain, "echo", &key, &ask(text), None);
+        let traced = post(&gw, "echo", &key, &ask(text), &[]);
+        let untraced = post(&plain, "echo", &key, &ask(text), &[]);
         assert_eq!(traced.status, untraced.status, "{}", traced.body);
         for field in ["status", "code", "output"] {
             assert_eq!(traced.body[field], untraced.body[field], "{field}");
@@ -526,8 +669,8 @@ fn a_dead_collector_changes_nothing_and_is_counted() {
     env.push(("OTEL_BSP_MAX_QUEUE_SIZE", "1".to_owned()));
     let stuck = Gateway::start_with_env(&dir, &store, &[], &env);
     let began = Instant::now();
-    let traced = post(&stuck, "echo", &key, &ask("[ok] three"), None);
-    let untraced = post(&plain, "echo", &key, &ask("[ok] three"), None);
+    let traced = post(&stuck, "echo", &key, &ask("[ok] three"), &[]);
+    let untraced = post(&plain, "echo", &key, &ask("[ok] three"), &[]);
     assert_eq!(traced.status, 200, "{}", traced.body);
     assert_eq!(traced.body["output"], untraced.body["output"]);
     assert!(
@@ -694,4 +837,553 @@ fn mcp_tool_calls_are_spans_over_their_runs() {
     assert!(tools
         .iter()
         .any(|s| s.name == "execute_tool call_agent" && s.error && children(&spans, s).is_empty()));
+}
+
+/// `traceparent` of the caller's span in `trace`, sampled or not.
+fn parent_in(trace: &str, sampled: bool) -> String {
+    format!(
+        "00-{trace}-{CALLER_SPAN}-{}",
+        if sampled { "01" } else { "00" }
+    )
+}
+
+#[test]
+fn sessions_and_streams_make_spans_per_observation_batch() {
+    let model = FakeModel::start();
+    let receiver = Receiver::start();
+    let dir = temp_dir("traces-live");
+    live_project(&dir, model.port);
+    let store = sqlite_url("traces-live");
+    let key = account(&dir, &store, "demo", "5 EUR");
+    let gw = Gateway::start_with_env(&dir, &store, &[], &otel(&receiver.endpoint()));
+    let observation = |input: &str, ms: i64, value: Value| {
+        json!({"input": input, "at": at(ms), "value": value}).to_string() + "\n"
+    };
+
+    // -- a session: a stale frame (refused by the live route itself), then two batches that
+    //    combine and run, all under the request's one SERVER span
+    let session = [
+        observation("camera", -5000, json!({"people": 2})),
+        observation("reading", 0, json!({"tenths": 215})),
+        observation("camera", 0, json!({"people": 0})),
+        observation("camera", 0, json!({"people": 3})),
+    ]
+    .concat();
+    let caller = parent_in(CALLER_TRACE, true);
+    let r = post(&gw, "fuse", &key, &session, &[("traceparent", &caller)]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let ids: Vec<String> = r.body["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|run| {
+            run["receipt"]["receipt"]
+                .as_str()
+                .expect("an id")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(ids.len(), 3, "{}", r.body);
+    let spans = receiver.wait_for("the session's spans", |s| {
+        ids.iter()
+            .all(|id| s.iter().any(|s| s.attr("aelc.receipt.id") == id))
+            && s.iter()
+                .any(|s| s.kind == SpanKind::Server as i32 && s.trace == CALLER_TRACE)
+    });
+    let server = spans
+        .iter()
+        .find(|s| s.kind == SpanKind::Server as i32 && s.trace == CALLER_TRACE)
+        .expect("the request's span");
+    let stale = spans
+        .iter()
+        .find(|s| s.attr("aelc.receipt.id") == ids[0])
+        .expect("the stale frame's span");
+    assert_eq!(stale.name, "gate fuse");
+    assert_eq!(stale.parent, server.id);
+    assert_eq!(stale.attr("aelc.gate.outcome"), "refused");
+    assert_eq!(stale.attr("aelc.run.status"), "rejected_input");
+    assert_eq!(stale.attr("aelc.run.code"), "stale_input");
+    assert_eq!(stale.attr("aelc.gate.errors"), "0");
+    for id in &ids[1..] {
+        let run = run_span(&spans, id);
+        assert_eq!(run.name, "invoke_agent fuse");
+        assert_eq!(run.parent, server.id, "{run:#?}");
+        assert_eq!(run.attr("aelc.run.status"), "succeeded");
+    }
+    let admitted = children(&spans, server)
+        .iter()
+        .filter(|s| s.name == "gate fuse" && s.attr("aelc.gate.outcome") == "admitted")
+        .count();
+    assert_eq!(admitted, 2, "one gate per batch");
+
+    // -- a line the decoder refuses ends the session: its own gate span with the error count
+    let r = post(
+        &gw,
+        "fuse",
+        &key,
+        &observation("camera", 0, json!({"people": 9999})),
+        &[],
+    );
+    assert_eq!(r.status, 422, "{}", r.body);
+    let id = r.body["receipt"]["receipt"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let spans = receiver.wait_for("the refused line's span", |s| {
+        s.iter().any(|s| s.attr("aelc.receipt.id") == id)
+    });
+    let refused = spans
+        .iter()
+        .find(|s| s.attr("aelc.receipt.id") == id)
+        .expect("its span");
+    assert_eq!(refused.name, "gate fuse");
+    assert_eq!(refused.attr("aelc.gate.outcome"), "refused");
+    assert_eq!(refused.attr("aelc.gate.errors"), "1", "{refused:#?}");
+    assert!(
+        trace_of(&spans, &refused.trace)
+            .iter()
+            .all(|s| !s.name.starts_with("invoke_agent ")),
+        "a refused line ran"
+    );
+
+    // -- a stream whose buffer fills: the agent runs on each batch (the full buffer, then
+    //    what is left at the end), a gate and a run span each, under one SERVER span
+    let note = "n".repeat(900);
+    let body =
+        (1..=6u64).map(|seq| chunk(seq, &note)).collect::<String>() + "{\"end\": \"complete\"}\n";
+    let r = post(&gw, "count", &key, &body, &[]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let ids: Vec<String> = r.body["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|run| {
+            run["receipt"]["receipt"]
+                .as_str()
+                .expect("an id")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(ids.len(), 2, "{}", r.body);
+    // The request's span ends after its runs, so it may come in a later export.
+    let spans = receiver.wait_for("the stream's runs and its request", |s| {
+        ids.iter()
+            .all(|id| s.iter().any(|s| s.attr("aelc.receipt.id") == id))
+            && s.iter().any(|run| {
+                run.attr("aelc.receipt.id") == ids[0] && s.iter().any(|p| p.id == run.parent)
+            })
+    });
+    let first = run_span(&spans, &ids[0]);
+    let server = spans
+        .iter()
+        .find(|s| s.id == first.parent)
+        .expect("the run's parent");
+    assert_eq!(server.kind, SpanKind::Server as i32);
+    assert_eq!(run_span(&spans, &ids[1]).parent, server.id);
+    let gates = children(&spans, server)
+        .iter()
+        .filter(|s| s.name == "gate count")
+        .count();
+    assert_eq!(gates, 2);
+    gw.kill();
+}
+
+#[test]
+fn aelc_test_is_one_trace_under_its_root_span() {
+    let receiver = Receiver::start();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/review");
+    let mut env = otel(&receiver.endpoint());
+    // Only the flush at exit can deliver them.
+    env.retain(|(k, _)| *k != "OTEL_BSP_SCHEDULE_DELAY");
+    env.push(("OTEL_BSP_SCHEDULE_DELAY", "60000".to_owned()));
+    let out = Command::new(AELC)
+        .arg("test")
+        .arg(&root)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("aelc test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let spans = receiver.spans();
+    let test = spans
+        .iter()
+        .find(|s| s.name == "aelc test")
+        .unwrap_or_else(|| panic!("no root span in {spans:#?}"));
+    assert_eq!(test.parent, "");
+    assert_eq!(test.service, "aelc-under-test");
+    // Every example's gate and run is in the root's trace, under it.
+    let runs: Vec<&Rec> = children(&spans, test)
+        .into_iter()
+        .filter(|s| s.name.starts_with("invoke_agent "))
+        .collect();
+    assert!(!runs.is_empty(), "{spans:#?}");
+    assert!(
+        spans.iter().all(|s| s.trace == test.trace),
+        "a span outside the run's trace"
+    );
+    // The replayed answers have their attempt spans.
+    assert!(runs.iter().any(|run| children(&spans, run)
+        .iter()
+        .any(|s| s.name.starts_with("chat "))));
+}
+
+/// The echo project with its binding on `provider`'s API at `base_url`, model `model`.
+fn provider_project(dir: &Path, provider: &str, model: &str, base_url: &str) {
+    project(dir, 0);
+    let toml = std::fs::read_to_string(dir.join("ael.toml")).expect("ael.toml");
+    let toml = toml
+        .replace(
+            "provider = \"openai\"",
+            &format!("provider = \"{provider}\""),
+        )
+        .replace("model = \"fake\"", &format!("model = \"{model}\""))
+        .replace(
+            "base_url = \"http://127.0.0.1:0/v1\"",
+            &format!("base_url = \"{base_url}\""),
+        );
+    std::fs::write(dir.join("ael.toml"), toml).expect("ael.toml");
+    std::fs::write(dir.join("in.json"), ask("[ok] provider")).expect("the input");
+}
+
+#[test]
+fn anthropic_and_gemini_answers_have_their_response_attributes() {
+    use provider_server::{named_sse, sse, Reply, Server};
+    // Anthropic's Messages stream: the answer as a forced tool's input.
+    let anthropic = vec![
+        named_sse(
+            "message_start",
+            &json!({"type": "message_start", "message": {"id": "msg_trace1", "type": "message",
+                "role": "assistant", "model": "claude-test-20250101", "content": [],
+                "usage": {"input_tokens": 40, "output_tokens": 1}}}),
+        ),
+        named_sse(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block":
+                {"type": "tool_use", "id": "toolu_1", "name": "answer", "input": {}}}),
+        ),
+        named_sse(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0, "delta":
+                {"type": "input_json_delta", "partial_json": "{\"reply\": \"echoed\"}"}}),
+        ),
+        named_sse(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 0}),
+        ),
+        named_sse(
+            "message_delta",
+            &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                "usage": {"output_tokens": 9}}),
+        ),
+        named_sse("message_stop", &json!({"type": "message_stop"})),
+    ];
+    // Gemini's stream: chunks of the text, usage on each, the finish reason on the last.
+    let gemini_chunk = |text: &str, finish: Option<&str>| {
+        let mut candidate =
+            json!({"content": {"role": "model", "parts": [{"text": text}]}, "index": 0});
+        if let Some(f) = finish {
+            candidate["finishReason"] = json!(f);
+        }
+        sse(&json!({
+            "candidates": [candidate],
+            "usageMetadata": {"promptTokenCount": 31, "candidatesTokenCount": 7,
+                "thoughtsTokenCount": 5, "totalTokenCount": 43},
+            "modelVersion": "gemini-test-001",
+            "responseId": "resp_trace2",
+        }))
+    };
+    let gemini = vec![
+        gemini_chunk("{\"reply\": ", None),
+        gemini_chunk("\"echoed\"}", Some("STOP")),
+    ];
+    for (provider, model, events, base, want) in [
+        (
+            "anthropic",
+            "claude-test",
+            anthropic,
+            "",
+            [
+                ("gen_ai.provider.name", "anthropic"),
+                ("gen_ai.response.id", "msg_trace1"),
+                ("gen_ai.response.model", "claude-test-20250101"),
+                ("gen_ai.response.finish_reasons", "stop"),
+                ("gen_ai.usage.input_tokens", "40"),
+                ("gen_ai.usage.output_tokens", "9"),
+            ],
+        ),
+        (
+            "gemini",
+            "gemini-test",
+            gemini,
+            "/v1beta",
+            [
+                ("gen_ai.provider.name", "gcp.gemini"),
+                ("gen_ai.response.id", "resp_trace2"),
+                ("gen_ai.response.model", "gemini-test-001"),
+                ("gen_ai.response.finish_reasons", "stop"),
+                ("gen_ai.usage.input_tokens", "31"),
+                // Thinking tokens are output tokens.
+                ("gen_ai.usage.output_tokens", "12"),
+            ],
+        ),
+    ] {
+        let server = Server::start(vec![Reply::Stream {
+            events,
+            chunked: true,
+            complete: true,
+        }]);
+        let receiver = Receiver::start();
+        let dir = temp_dir(&format!("traces-{provider}"));
+        provider_project(&dir, provider, model, &server.url(base));
+        let out = Command::new(AELC)
+            .args(["run", "echo", "--input", "in.json"])
+            .current_dir(&dir)
+            .env("AELC_FAKE_KEY", "test-key")
+            .envs(otel(&receiver.endpoint()))
+            .output()
+            .expect("aelc run");
+        assert!(
+            out.status.success(),
+            "{provider}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let spans = receiver.spans();
+        let chat = spans
+            .iter()
+            .find(|s| s.kind == SpanKind::Client as i32)
+            .unwrap_or_else(|| panic!("{provider}: no attempt in {spans:#?}"));
+        assert_eq!(chat.name, format!("chat {model}"));
+        assert_eq!(chat.attr("gen_ai.request.model"), model);
+        for (k, v) in want {
+            assert_eq!(chat.attr(k), v, "{provider}: {k} of {chat:#?}");
+        }
+        assert_eq!(chat.attr("server.address"), "127.0.0.1");
+        assert_eq!(chat.attr("server.port"), server.addr.port().to_string());
+        let (requests, _) = server.finish();
+        let traceparent = requests[0].header("traceparent").unwrap_or("");
+        assert_eq!(
+            traceparent,
+            format!("00-{}-{}-01", chat.trace, chat.id),
+            "{provider}"
+        );
+        assert!(!String::from_utf8_lossy(&receiver.raw()).contains("test-key"));
+    }
+}
+
+#[test]
+fn http_json_and_the_export_headers() {
+    let model = FakeModel::start();
+    let receiver = Receiver::start();
+    let dir = temp_dir("traces-json");
+    project(&dir, model.port);
+    std::fs::write(dir.join("in.json"), ask("[ok] json")).expect("the input");
+    let mut env = otel(&receiver.endpoint());
+    env.push(("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json".to_owned()));
+    env.push((
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "authorization=Bearer%20vendor-token,x-scope=team%2Fa".to_owned(),
+    ));
+    let out = Command::new(AELC)
+        .args(["run", "echo", "--input", "in.json"])
+        .current_dir(&dir)
+        .env("AELC_FAKE_KEY", "test-key")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("aelc run");
+    assert!(out.status.success());
+    let heads = receiver.heads();
+    assert!(!heads.is_empty(), "nothing exported");
+    for head in &heads {
+        // The receiver decoded JSON only for this content type (protobuf is refused below).
+        assert!(
+            head.contains("\r\ncontent-type: application/json"),
+            "{head}"
+        );
+        // The headers, URL-decoded (the receiver lower-cases what it keeps).
+        assert!(
+            head.contains("\r\nauthorization: bearer vendor-token\r\n"),
+            "{head}"
+        );
+        assert!(head.contains("\r\nx-scope: team/a\r\n"), "{head}");
+    }
+    let spans = receiver.spans();
+    let root = spans
+        .iter()
+        .find(|s| s.name == "aelc run")
+        .unwrap_or_else(|| panic!("no root span in {spans:#?}"));
+    assert_eq!(root.parent, "");
+    assert_eq!(root.service, "aelc-under-test");
+    let chat = spans
+        .iter()
+        .find(|s| s.name == "chat fake")
+        .expect("the attempt");
+    assert_eq!(chat.kind, SpanKind::Client as i32);
+    assert_eq!(chat.trace, root.trace);
+    assert_eq!(chat.attr("gen_ai.usage.input_tokens"), "20");
+    assert_eq!(chat.attr("gen_ai.response.finish_reasons"), "stop");
+    // The ids in JSON are the ids the model server was given.
+    let seen = model.traceparents.lock().expect("traceparents").clone();
+    assert_eq!(seen, vec![format!("00-{}-{}-01", chat.trace, chat.id)]);
+    let run = spans
+        .iter()
+        .find(|s| s.id == chat.parent)
+        .expect("the attempt's parent");
+    assert_eq!(run.name, "invoke_agent echo");
+}
+
+#[test]
+fn the_sampler_variables_are_honoured() {
+    let model = FakeModel::start();
+    let dir = temp_dir("traces-sampler");
+    project(&dir, model.port);
+    std::fs::write(dir.join("in.json"), ask("[ok] sampled")).expect("the input");
+
+    // -- always_off: a CLI run exports nothing (its flush at exit included), and the model
+    //    server is told the trace is not sampled
+    let receiver = Receiver::start();
+    let mut env = otel(&receiver.endpoint());
+    env.push(("OTEL_TRACES_SAMPLER", "always_off".to_owned()));
+    let out = Command::new(AELC)
+        .args(["run", "echo", "--input", "in.json"])
+        .current_dir(&dir)
+        .env("AELC_FAKE_KEY", "test-key")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("aelc run");
+    assert!(out.status.success());
+    assert!(receiver.heads().is_empty(), "always_off exported");
+    let seen = model.traceparents.lock().expect("traceparents").clone();
+    assert!(
+        seen.last().is_some_and(|tp| tp.ends_with("-00")),
+        "{seen:?}"
+    );
+
+    let store = sqlite_url("traces-sampler");
+    let key = account(&dir, &store, "demo", "5 EUR");
+    // A gate refusal: a request's spans without a model call.
+    let refused = r#"{"text": "[ok] hi", "extra": 1}"#;
+    let gateway = |sampler: &str, arg: Option<&str>, receiver: &Receiver| {
+        let mut env = otel(&receiver.endpoint());
+        env.push(("OTEL_TRACES_SAMPLER", sampler.to_owned()));
+        if let Some(arg) = arg {
+            env.push(("OTEL_TRACES_SAMPLER_ARG", arg.to_owned()));
+        }
+        Gateway::start_with_env(&dir, &store, &[], &env)
+    };
+    let traces = |receiver: &Receiver| {
+        let mut t: Vec<String> = receiver.spans().into_iter().map(|s| s.trace).collect();
+        t.sort();
+        t.dedup();
+        t
+    };
+    let (t1, t2) = (
+        "11111111111111111111111111111111",
+        "22222222222222222222222222222222",
+    );
+
+    // -- parentbased_always_off: only a caller that sampled its trace gets spans; a caller
+    //    that did not, and a request without a caller, get none
+    let (unsampled, sampled) = (parent_in(t1, false), parent_in(t2, true));
+    let receiver = Receiver::start();
+    let gw = gateway("parentbased_always_off", None, &receiver);
+    for headers in [vec![("traceparent", unsampled.as_str())], vec![]] {
+        assert_eq!(post(&gw, "echo", &key, refused, &headers).status, 422);
+    }
+    assert_eq!(
+        post(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
+        422
+    );
+    assert!(gw.terminate().success());
+    assert_eq!(traces(&receiver), vec![t2.to_owned()]);
+    let server = receiver
+        .spans()
+        .into_iter()
+        .find(|s| s.kind == SpanKind::Server as i32)
+        .expect("the sampled request's span");
+    assert_eq!(server.parent, CALLER_SPAN);
+
+    // -- parentbased_traceidratio (ratio 1): the caller's decision still wins
+    let receiver = Receiver::start();
+    let gw = gateway("parentbased_traceidratio", Some("1.0"), &receiver);
+    assert_eq!(
+        post(&gw, "echo", &key, refused, &[("traceparent", &unsampled)]).status,
+        422
+    );
+    assert_eq!(
+        post(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
+        422
+    );
+    assert!(gw.terminate().success());
+    assert_eq!(traces(&receiver), vec![t2.to_owned()]);
+
+    // -- traceidratio: the ratio alone decides, whatever the caller's flag (the
+    //    specification's TraceIdRatioBased ignores the parent's sampled flag): 1 records a
+    //    caller's unsampled trace, 0 drops a sampled one
+    let receiver = Receiver::start();
+    let gw = gateway("traceidratio", Some("1.0"), &receiver);
+    assert_eq!(
+        post(&gw, "echo", &key, refused, &[("traceparent", &unsampled)]).status,
+        422
+    );
+    assert!(gw.terminate().success());
+    assert_eq!(traces(&receiver), vec![t1.to_owned()]);
+    let receiver = Receiver::start();
+    let gw = gateway("traceidratio", Some("0"), &receiver);
+    assert_eq!(
+        post(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
+        422
+    );
+    assert!(gw.terminate().success());
+    assert!(receiver.heads().is_empty(), "traceidratio 0 exported");
+}
+
+#[test]
+fn mcp_over_http_continues_its_callers_trace() {
+    let model = FakeModel::start();
+    let receiver = Receiver::start();
+    let dir = temp_dir("traces-mcp-http");
+    let store = sqlite_url("traces-mcp-http");
+    mcp_http::setup(&dir, &model, &store);
+    let gw = Gateway::start_with_env(&dir, &store, &[], &otel(&receiver.endpoint()));
+    let token = mcp_http::token(&dir, &store, "demo/sandbox", &[]);
+    let session = mcp_http::open_session(&gw, &token);
+    let caller = parent_in(CALLER_TRACE, true);
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"call_agent","arguments":{"agent":"acme/echo","input":{"text":"[ok] over mcp"}}}}"#;
+    let answer = mcp_http::post(
+        &gw,
+        "/mcp",
+        Some(&token),
+        Some(&session),
+        &[("traceparent", &caller), ("tracestate", CALLER_STATE)],
+        call,
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(answer.body.contains("succeeded"), "{}", answer.body);
+    let spans = receiver.wait_for("the tool call and its run", |s| {
+        s.iter().any(|s| s.name == "execute_tool call_agent")
+            && s.iter().any(|s| s.name == "chat fake")
+    });
+    let tool = spans
+        .iter()
+        .find(|s| s.name == "execute_tool call_agent")
+        .expect("the tool's span");
+    assert_eq!(
+        tool.trace, CALLER_TRACE,
+        "the caller's trace was not continued"
+    );
+    assert_eq!(tool.parent, CALLER_SPAN);
+    let run = children(&spans, tool)
+        .into_iter()
+        .find(|s| s.name == "invoke_agent echo")
+        .expect("the run under the tool call");
+    let chat = children(&spans, run)
+        .into_iter()
+        .find(|s| s.name == "chat fake")
+        .expect("the attempt");
+    let seen = model.traceparents.lock().expect("traceparents").clone();
+    assert_eq!(seen, vec![format!("00-{CALLER_TRACE}-{}-01", chat.id)]);
+    let states = model.tracestates.lock().expect("tracestates").clone();
+    assert_eq!(states, vec![CALLER_STATE.to_owned()]);
+    gw.kill();
 }
