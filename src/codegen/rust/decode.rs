@@ -6,7 +6,7 @@
 //! each field's index (the program's declaration order, which is the generated order); the
 //! runtime reports every error, so the generated code only keeps the slots. A struct's impls
 //! (and a node's `Input`'s) are the runtime's `glue_struct!` / `glue_node!`, given the fields
-//! by index ([`field_item`]); an enum's are written out here.
+//! by index (`types::field_item`); an enum's are written out here.
 
 use std::fmt::Write as _;
 
@@ -22,36 +22,6 @@ const WIDTH: usize = 100;
 const STRUCT_LIT_WIDTH: usize = 18;
 
 const DECODE_SIG: &str = "    fn decode(s: &mut rt::Session<'_>, ty: &rt::Ty, trail: &rt::Trail<'_>) -> rt::Decoded<Self> {\n";
-
-/// A field as the runtime's glue macros take it: its Rust name, then its AEL name when that
-/// differs (`r#type "type"`), which conversion errors name.
-pub(super) fn field_item(name: &str) -> String {
-    let ident = field_ident(name);
-    if ident == name {
-        ident
-    } else {
-        format!("{ident} {}", super::types::str_lit(name))
-    }
-}
-
-/// `{mac} { {name} { items… }{tail} }`: on one line when it fits, else one item a line (the
-/// runtime's macros take brace-delimited input, which rustfmt leaves as it is).
-pub(super) fn macro_call(mac: &str, name: &str, items: &[String], tail: &str) -> String {
-    let one = if items.is_empty() {
-        format!("{mac} {{ {name} {{}}{tail} }}")
-    } else {
-        format!("{mac} {{ {name} {{ {} }}{tail} }}", items.join(", "))
-    };
-    if one.len() <= WIDTH {
-        return format!("{one}\n");
-    }
-    let mut out = format!("{mac} {{\n    {name} {{\n");
-    for item in items {
-        let _ = writeln!(out, "        {item},");
-    }
-    let _ = writeln!(out, "    }}{tail}\n}}");
-    out
-}
 
 /// `rt::Decode` for the enum `name`: a unit enum from its string, a data enum from its
 /// object's tag and then the variant's fields.

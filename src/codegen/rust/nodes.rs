@@ -4,9 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::decode::field_item;
 use super::names::field_ident;
-use super::types::{raw_str, str_lit};
+use super::types::{field_item, raw_str, str_lit};
 use super::{docs, names, submodule, Gen};
 use crate::codegen::model_schema::exec_schemas;
 use crate::ir::{CheckIr, FnIr, NodeIr, Program};

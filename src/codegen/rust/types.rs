@@ -513,10 +513,40 @@ fn struct_glue(name: &str, fields: &[FieldTy], defaults: Option<usize>) -> Strin
     let items: Vec<String> = fields
         .iter()
         .enumerate()
-        .map(|(i, f)| format!("{i} {}", decode::field_item(&f.name)))
+        .map(|(i, f)| format!("{i} {}", field_item(&f.name)))
         .collect();
     let tail = defaults.map_or_else(String::new, |def| format!(" defaults {def}"));
-    decode::macro_call("rt::glue_struct!", name, &items, &tail)
+    macro_call("rt::glue_struct!", name, &items, &tail)
+}
+
+/// A field as the runtime's glue macros take it: its Rust name, then its AEL name when that
+/// differs (`r#type "type"`), which conversion errors name.
+pub(super) fn field_item(name: &str) -> String {
+    let ident = names::field_ident(name);
+    if ident == name {
+        ident
+    } else {
+        format!("{ident} {}", str_lit(name))
+    }
+}
+
+/// `{mac} { {name} { items… }{tail} }`: on one line when it fits, else one item a line (the
+/// runtime's macros take brace-delimited input, which rustfmt leaves as it is).
+pub(super) fn macro_call(mac: &str, name: &str, items: &[String], tail: &str) -> String {
+    let one = if items.is_empty() {
+        format!("{mac} {{ {name} {{}}{tail} }}")
+    } else {
+        format!("{mac} {{ {name} {{ {} }}{tail} }}", items.join(", "))
+    };
+    if one.len() <= WIDTH {
+        return format!("{one}\n");
+    }
+    let mut out = format!("{mac} {{\n    {name} {{\n");
+    for item in items {
+        let _ = writeln!(out, "        {item},");
+    }
+    let _ = writeln!(out, "    }}{tail}\n}}");
+    out
 }
 
 /// `head vec![items…] tail` at `indent`, one line when rustfmt would keep it on one.
