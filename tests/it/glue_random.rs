@@ -47,13 +47,14 @@ fn answers(texts: &[String]) -> ReplayModel {
     }))
 }
 
-/// The node modules' names in the glue, in node order: the top-level `pub mod`s after
-/// `program()` (nodes come last).
+/// The node modules' names in the glue, in node order: the `mod NAME = INDEX` of each
+/// `rt::glue_node!` after `program()` (nodes come last).
 fn node_modules(glue: &str) -> Vec<String> {
     let start = glue.find("pub fn program()").expect("program()");
     glue[start..]
-        .split("\npub mod ")
+        .split("\nrt::glue_node! {\n")
         .skip(1)
+        .filter_map(|call| call.lines().find_map(|l| l.trim().strip_prefix("mod ")))
         .map(|rest| rest[..rest.find(' ').expect("a name")].to_owned())
         .collect()
 }

@@ -4,11 +4,13 @@
 //!
 //! A struct's fields are read in one pass of `rt::Session::read_fields`, which calls back with
 //! each field's index (the program's declaration order, which is the generated order); the
-//! runtime reports every error, so the generated code only keeps the slots.
+//! runtime reports every error, so the generated code only keeps the slots. A struct's impls
+//! (and a node's `Input`'s) are the runtime's `glue_struct!` / `glue_node!`, given the fields
+//! by index (`types::field_item`); an enum's are written out here.
 
 use std::fmt::Write as _;
 
-use aelc_runtime::ty::{FieldTy, VariantTy};
+use aelc_runtime::ty::VariantTy;
 
 use super::names::{self, field_ident};
 
@@ -20,28 +22,6 @@ const WIDTH: usize = 100;
 const STRUCT_LIT_WIDTH: usize = 18;
 
 const DECODE_SIG: &str = "    fn decode(s: &mut rt::Session<'_>, ty: &rt::Ty, trail: &rt::Trail<'_>) -> rt::Decoded<Self> {\n";
-
-/// `rt::Decode` and `rt::DecodeFields` for the struct `name`.
-pub(super) fn struct_decode(name: &str, fields: &[FieldTy]) -> String {
-    let mut out = format!("impl rt::Decode for {name} {{\n{DECODE_SIG}");
-    out.push_str("        s.record(ty, trail)\n    }\n}\n\n");
-    out.push_str(&decode_fields(name, fields.iter().map(|f| f.name.as_str())));
-    out
-}
-
-/// `rt::DecodeFields` for `name` (a struct, or a node's `Input`) with fields named `names`,
-/// in the program's order.
-pub(super) fn decode_fields<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> String {
-    let idents: Vec<String> = names.map(field_ident).collect();
-    let mut out = format!("impl rt::DecodeFields for {name} {{\n");
-    out.push_str(
-        "    fn decode_fields(\n        s: &mut rt::Session<'_>,\n        fields: &[rt::FieldTy],\n        \
-         tag: Option<&str>,\n        trail: &rt::Trail<'_>,\n    ) -> rt::Decoded<Self> {\n",
-    );
-    out.push_str(&fields_body("        ", name, Some(&idents)));
-    out.push_str("    }\n}\n");
-    out
-}
 
 /// `rt::Decode` for the enum `name`: a unit enum from its string, a data enum from its
 /// object's tag and then the variant's fields.

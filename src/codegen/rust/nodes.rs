@@ -4,9 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::decode::decode_fields;
 use super::names::field_ident;
-use super::types::{raw_str, str_lit};
+use super::types::{field_item, raw_str, str_lit};
 use super::{docs, names, submodule, Gen};
 use crate::codegen::model_schema::exec_schemas;
 use crate::ir::{CheckIr, FnIr, NodeIr, Program};
@@ -388,38 +387,37 @@ impl Gen<'_> {
         out
     }
 
-    /// `pub mod <node>`: its input and output types, decoder and runs.
+    /// `pub mod <node>`: its input and output types, decoder and runs, written by the
+    /// runtime's `glue_node!` from the node's index, prompt file, parameters and output type
+    /// (one short call per node rather than the module spelled out: issue 42).
     pub(super) fn node_module(&mut self, index: usize, node: &NodeIr) -> String {
         let name = self.naming.nodes[index].clone();
-        let mut body = String::new();
-        body.push_str("/// The node's index in [`super::program`].\n");
-        let _ = writeln!(body, "pub const INDEX: usize = {index};");
-        if let Some(prompt) = &node.config.prompt {
-            body.push_str("\n/// `prompt: file(…)`, relative to the project root.\n");
-            let _ = writeln!(body, "pub const PROMPT_FILE: &str = {};", str_lit(prompt));
+        let mut out = String::from("\nrt::glue_node! {\n");
+        let mut doc = String::new();
+        docs(&mut doc, "    ", node.docs.as_deref());
+        if doc.is_empty() {
+            doc = format!("    /// The node `{}`.\n", node.name);
         }
+        out.push_str(&doc);
+        let _ = write!(out, "    mod {name} = {index}");
+        if let Some(prompt) = &node.config.prompt {
+            let _ = write!(out, ", prompt {}", str_lit(prompt));
+        }
+        out.push_str(";\n");
         let node_camel = names::camel(&node.name);
-        let single = node.params.len() == 1;
-        body.push('\n');
-        if single {
-            let p = &node.params[0];
+        if let [p] = node.params.as_slice() {
             let t = self.ty(&p.ty, &format!("{node_camel}Input"), "super::", None);
-            let _ = writeln!(body, "/// The node's input: the value of `{}`.", p.name);
-            let _ = writeln!(body, "pub type Input = {t};");
+            let _ = writeln!(out, "    input {}: {t};", str_lit(&p.name));
+        } else if node.params.is_empty() {
+            out.push_str("    inputs {}\n");
         } else {
-            body.push_str("/// The node's inputs, one field per parameter.\n");
-            body.push_str("#[derive(Clone, Debug, PartialEq)]\npub struct Input {\n");
-            for p in &node.params {
+            out.push_str("    inputs {\n");
+            for (i, p) in node.params.iter().enumerate() {
                 let owner = names::camel(&format!("{}_{}", node.name, p.name));
                 let t = self.ty(&p.ty, &owner, "super::", None);
-                let _ = writeln!(body, "    pub {}: {t},", field_ident(&p.name));
+                let _ = writeln!(out, "        {i} {}: {t},", field_item(&p.name));
             }
-            body.push_str("}\n");
-            body.push('\n');
-            body.push_str(&decode_fields(
-                "Input",
-                node.params.iter().map(|p| p.name.as_str()),
-            ));
+            out.push_str("    }\n");
         }
         let out_ty = self.ty(
             &node.output,
@@ -427,94 +425,7 @@ impl Gen<'_> {
             "super::",
             None,
         );
-        let _ = writeln!(
-            body,
-            "\n/// The node's output.\npub type Output = {out_ty};\n"
-        );
-        let decode = if single {
-            "rt::decode_one(super::executor(), INDEX, bytes)"
-        } else {
-            "rt::decode_params(super::executor(), INDEX, bytes)"
-        };
-        let _ = write!(
-            body,
-            "/// Decodes the input document with the runtime decoder (spec §4), straight into the\n\
-             /// generated types: the errors are the runtime's, pointer, path, code and sentence.\n\
-             pub fn decode(bytes: &[u8]) -> Result<Input, Vec<rt::DecodeError>> {{\n    \
-             {decode}\n}}\n\n"
-        );
-        body.push_str("/// The input from decoded values, in parameter order.\n");
-        body.push_str("pub fn from_values(values: Vec<rt::Value>) -> Result<Input, rt::Error> {\n");
-        if node.params.is_empty() {
-            body.push_str("    drop(values);\n    Ok(Input {})\n}\n\n");
-        } else {
-            body.push_str("    let mut values = values.into_iter();\n");
-            if single {
-                let _ = writeln!(
-                    body,
-                    "    rt::field(&mut values, {})",
-                    str_lit(&node.params[0].name)
-                );
-            } else {
-                body.push_str("    Ok(Input {\n");
-                for p in &node.params {
-                    let _ = writeln!(
-                        body,
-                        "        {}: rt::field(&mut values, {})?,",
-                        field_ident(&p.name),
-                        str_lit(&p.name)
-                    );
-                }
-                body.push_str("    })\n");
-            }
-            body.push_str("}\n\n");
-        }
-        body.push_str("/// The input as values, in parameter order.\n");
-        body.push_str("pub fn to_values(input: &Input) -> Vec<rt::Value> {\n");
-        if single {
-            body.push_str("    vec![rt::Glue::to_value(input)]\n}\n\n");
-        } else if node.params.is_empty() {
-            body.push_str("    let Input {} = input;\n    Vec::new()\n}\n\n");
-        } else {
-            let items: Vec<String> = node
-                .params
-                .iter()
-                .map(|p| format!("rt::Glue::to_value(&input.{})", field_ident(&p.name)))
-                .collect();
-            let one = format!("    vec![{}]", items.join(", "));
-            if one.len() <= WIDTH && items.join(", ").len() <= 60 {
-                let _ = writeln!(body, "{one}\n}}\n");
-            } else {
-                body.push_str("    vec![\n");
-                for i in &items {
-                    let _ = writeln!(body, "        {i},");
-                }
-                body.push_str("    ]\n}\n\n");
-            }
-        }
-        body.push_str(
-            "/// Runs the node on a decoded input through the one executor (spec §12), as `aelc run`\n\
-             /// does: its input checks, then its body or its model call (the prompt rendered by the\n\
-             /// runtime), delegated calls with their own receipts, the output stage and policies.\n\
-             /// Externs go to `externs`; the model, clock, media and receipt ids come from `ctx`.\n\
-             pub fn run<H: super::externs::All>(\n    externs: &mut H,\n    ctx: &mut rt::Context<'_>,\n    \
-             input: &Input,\n) -> Result<rt::Run<Output>, rt::Unrunnable> {\n    \
-             let mut host = super::externs::Host(externs);\n    \
-             rt::run_values(super::executor(), INDEX, &to_values(input), &mut host, ctx)\n}\n\n",
-        );
-        body.push_str(
-            "/// Runs the node on an input document as [`run`]; a document that does not decode ends\n\
-             /// `rejected_input` with the decoder's errors in `run.input_errors`.\n\
-             pub fn run_json<H: super::externs::All>(\n    externs: &mut H,\n    ctx: &mut rt::Context<'_>,\n    \
-             bytes: &[u8],\n) -> Result<rt::Run<Output>, rt::Unrunnable> {\n    \
-             let mut host = super::externs::Host(externs);\n    \
-             rt::run(super::executor(), INDEX, bytes, &mut host, ctx)\n}\n",
-        );
-        let mut doc = String::new();
-        docs(&mut doc, "", node.docs.as_deref());
-        if doc.is_empty() {
-            doc = format!("/// The node `{}`.\n", node.name);
-        }
-        submodule(doc.trim_end(), &name, &body)
+        let _ = writeln!(out, "    output {out_ty};\n}}");
+        out
     }
 }

@@ -197,13 +197,8 @@ impl Gen<'_> {
                         let _ = write!(out, "pub struct {name} {{\n{body}}}\n");
                     }
                     out.push('\n');
-                    out.push_str(&struct_glue(&name, fields));
-                    out.push('\n');
-                    out.push_str(&decode::struct_decode(&name, fields));
-                    if has_defaults(&def.kind) {
-                        out.push('\n');
-                        out.push_str(&try_from_json(&name, i));
-                    }
+                    let defaults = has_defaults(&def.kind).then_some(i);
+                    out.push_str(&struct_glue(&name, fields, defaults));
                 }
                 DefKind::Enum { tag, variants } => {
                     let unit = variants.iter().all(|v| v.fields.is_none());
@@ -510,39 +505,47 @@ fn derive(traits: &[&str]) -> String {
     out
 }
 
-fn struct_glue(name: &str, fields: &[FieldTy]) -> String {
-    let mut out = format!("impl rt::Glue for {name} {{\n");
-    out.push_str("    fn from_value(value: rt::Value) -> Result<Self, rt::Error> {\n");
-    out.push_str("        match value {\n");
-    if fields.is_empty() {
-        let _ = writeln!(out, "            rt::Value::Struct(_) => Ok({name} {{}}),");
-    } else {
-        out.push_str("            rt::Value::Struct(fields) => {\n");
-        out.push_str("                let mut fields = fields.into_iter();\n");
-        let _ = writeln!(out, "                Ok({name} {{");
-        for f in fields {
-            let _ = writeln!(
-                out,
-                "                    {}: rt::field(&mut fields, {})?,",
-                names::field_ident(&f.name),
-                str_lit(&f.name)
-            );
-        }
-        out.push_str("                })\n            }\n");
-    }
-    let _ = writeln!(
-        out,
-        "            other => Err(rt::mismatch({}, &other)),",
-        str_lit(&format!("a {name}"))
-    );
-    out.push_str("        }\n    }\n\n");
-    out.push_str("    fn to_value(&self) -> rt::Value {\n");
+/// `rt::Glue`, `rt::Decode` and `rt::DecodeFields` of a struct (and, when its fields have
+/// defaults, the `TryFrom` of [`TRY_FROM`] for definition `defaults`): one call of the
+/// runtime's `glue_struct!`, which writes the impls, so each struct costs a line rather than
+/// its impls spelled out (issue 42).
+fn struct_glue(name: &str, fields: &[FieldTy], defaults: Option<usize>) -> String {
     let items: Vec<String> = fields
         .iter()
-        .map(|f| format!("rt::Glue::to_value(&self.{})", names::field_ident(&f.name)))
+        .enumerate()
+        .map(|(i, f)| format!("{i} {}", field_item(&f.name)))
         .collect();
-    out.push_str(&values_expr("        ", "rt::Value::Struct(", &items, ")"));
-    out.push_str("    }\n}\n");
+    let tail = defaults.map_or_else(String::new, |def| format!(" defaults {def}"));
+    macro_call("rt::glue_struct!", name, &items, &tail)
+}
+
+/// A field as the runtime's glue macros take it: its Rust name, then its AEL name when that
+/// differs (`r#type "type"`), which conversion errors name.
+pub(super) fn field_item(name: &str) -> String {
+    let ident = names::field_ident(name);
+    if ident == name {
+        ident
+    } else {
+        format!("{ident} {}", str_lit(name))
+    }
+}
+
+/// `{mac} { {name} { items… }{tail} }`: on one line when it fits, else one item a line (the
+/// runtime's macros take brace-delimited input, which rustfmt leaves as it is).
+pub(super) fn macro_call(mac: &str, name: &str, items: &[String], tail: &str) -> String {
+    let one = if items.is_empty() {
+        format!("{mac} {{ {name} {{}}{tail} }}")
+    } else {
+        format!("{mac} {{ {name} {{ {} }}{tail} }}", items.join(", "))
+    };
+    if one.len() <= WIDTH {
+        return format!("{one}\n");
+    }
+    let mut out = format!("{mac} {{\n    {name} {{\n");
+    for item in items {
+        let _ = writeln!(out, "        {item},");
+    }
+    let _ = writeln!(out, "    }}{tail}\n}}");
     out
 }
 

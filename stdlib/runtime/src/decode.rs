@@ -535,61 +535,24 @@ impl<'s> Session<'s> {
         trail: &Trail<'_>,
         mut fill: impl FnMut(&mut Self, usize, Fill<'_>) -> Result<bool, Syntax>,
     ) -> Result<bool, Syntax> {
-        let mut seen = Seen::new(fields.len());
-        let mut tag_seen = false;
-        let mut ok = true;
-        // Where the next key is looked for first: fields mostly come in declaration order.
-        let mut next = 0;
+        // Only the calls of `fill` are here: this is compiled once per closure, which is once
+        // per generated struct in a user's crate, so everything else (keys, reports) is in
+        // the non-generic `field_key` and `missing_field`.
+        let mut state = FieldsState {
+            seen: Seen::new(fields.len()),
+            tag_seen: false,
+            ok: true,
+            next: 0,
+        };
         if !self.r.begin_object()? {
             loop {
                 let (key, issue) = self.r.key()?;
-                if let Some(issue) = issue {
-                    self.text_issue(&trail.key(&key), issue);
-                    self.r.skip_value()?;
-                    ok = false;
-                } else if let Some(i) = field_index(fields, &key, next) {
-                    next = i + 1;
+                if let Some(i) = self.field_key(fields, tag, trail, &key, issue, &mut state)? {
                     let child = trail.key(&key);
-                    if seen.get(i) {
-                        self.report(
-                            &child,
-                            Code::DuplicateKey,
-                            format!("key \"{}\" appears more than once", quoted(&key)),
-                        );
-                        self.r.skip_value()?;
-                        ok = false;
-                    } else {
-                        seen.set(i);
-                        match fields.get(i) {
-                            Some(field) => ok &= fill(self, i, Fill::Read(&field.ty, &child))?,
-                            None => self.r.skip_value()?,
-                        }
+                    match fields.get(i) {
+                        Some(field) => state.ok &= fill(self, i, Fill::Read(&field.ty, &child))?,
+                        None => self.r.skip_value()?,
                     }
-                } else if tag == Some(&*key) {
-                    if tag_seen {
-                        self.report(
-                            &trail.key(&key),
-                            Code::DuplicateKey,
-                            format!("key \"{}\" appears more than once", quoted(&key)),
-                        );
-                        ok = false;
-                    }
-                    tag_seen = true;
-                    self.r.skip_value()?;
-                } else {
-                    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
-                    let expected = if names.is_empty() {
-                        "this object takes no fields".to_owned()
-                    } else {
-                        format!("the fields are {}", names.join(", "))
-                    };
-                    self.report(
-                        &trail.key(&key),
-                        Code::UnknownField,
-                        format!("unknown field \"{}\"; {expected}", quoted(&key)),
-                    );
-                    self.r.skip_value()?;
-                    ok = false;
                 }
                 if !self.r.comma_or(b'}')? {
                     break;
@@ -597,7 +560,7 @@ impl<'s> Session<'s> {
             }
         }
         for (i, field) in fields.iter().enumerate() {
-            if seen.get(i) {
+            if state.seen.get(i) {
                 continue;
             }
             let filled = if let Some(default) = &field.default {
@@ -608,15 +571,78 @@ impl<'s> Session<'s> {
                 false
             };
             if !filled {
-                self.report(
-                    &trail.key(&field.name),
-                    Code::MissingField,
-                    "required field is missing",
-                );
-                ok = false;
+                self.missing_field(trail, field);
+                state.ok = false;
             }
         }
-        Ok(ok)
+        Ok(state.ok)
+    }
+
+    /// The field `key` names, marked seen, for [`Session::fields_into`] to fill; `None`
+    /// once anything else (invalid key text, a duplicate, the tag, an unknown key) is
+    /// reported and its value skipped.
+    fn field_key(
+        &mut self,
+        fields: &[FieldTy],
+        tag: Option<&str>,
+        trail: &Trail<'_>,
+        key: &str,
+        issue: Option<TextIssue>,
+        state: &mut FieldsState,
+    ) -> Result<Option<usize>, Syntax> {
+        if let Some(issue) = issue {
+            self.text_issue(&trail.key(key), issue);
+            self.r.skip_value()?;
+            state.ok = false;
+        } else if let Some(i) = field_index(fields, key, state.next) {
+            state.next = i + 1;
+            if !state.seen.get(i) {
+                state.seen.set(i);
+                return Ok(Some(i));
+            }
+            self.report(
+                &trail.key(key),
+                Code::DuplicateKey,
+                format!("key \"{}\" appears more than once", quoted(key)),
+            );
+            self.r.skip_value()?;
+            state.ok = false;
+        } else if tag == Some(key) {
+            if state.tag_seen {
+                self.report(
+                    &trail.key(key),
+                    Code::DuplicateKey,
+                    format!("key \"{}\" appears more than once", quoted(key)),
+                );
+                state.ok = false;
+            }
+            state.tag_seen = true;
+            self.r.skip_value()?;
+        } else {
+            let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+            let expected = if names.is_empty() {
+                "this object takes no fields".to_owned()
+            } else {
+                format!("the fields are {}", names.join(", "))
+            };
+            self.report(
+                &trail.key(key),
+                Code::UnknownField,
+                format!("unknown field \"{}\"; {expected}", quoted(key)),
+            );
+            self.r.skip_value()?;
+            state.ok = false;
+        }
+        Ok(None)
+    }
+
+    /// Reports a required field the object does not have.
+    fn missing_field(&mut self, trail: &Trail<'_>, field: &FieldTy) {
+        self.report(
+            &trail.key(&field.name),
+            Code::MissingField,
+            "required field is missing",
+        );
     }
 
     /// A field's default as a value, decoded once per decoder (`None` if it does not fit its
@@ -1112,6 +1138,16 @@ fn same_text(a: &str, b: &str) -> bool {
 }
 
 /// Which fields of an object were read: a bit set, inline up to 64 fields (no allocation).
+/// Where [`Session::fields_into`] is in an object: the fields seen, whether the tag was,
+/// whether every field so far was valid, and where the next key is looked for first (fields
+/// mostly come in declaration order).
+struct FieldsState {
+    seen: Seen,
+    tag_seen: bool,
+    ok: bool,
+    next: usize,
+}
+
 enum Seen {
     Small(u64),
     Large(Vec<bool>),

@@ -165,6 +165,8 @@ pub struct Executor<'p> {
     checks: ProgramChecks,
     /// Per node, what every model call of it shares, made once.
     calls: Vec<Prepared>,
+    /// What each node and fn calls, found once: [`Executor::missing`] asks it on every run.
+    callees: Callees,
 }
 
 /// What every model call of one node shares: its provider settings and schemas, and the text
@@ -216,6 +218,7 @@ impl<'p> Executor<'p> {
             fns: ProgramFns::new(program),
             checks: ProgramChecks::new(program),
             calls,
+            callees: Callees::new(program),
         }
     }
 
@@ -260,6 +263,7 @@ impl<'p> Executor<'p> {
     pub fn missing(&self, node: NodeId, externs: &dyn ExternHost) -> Vec<String> {
         let mut reach = Reach {
             program: self.program,
+            callees: &self.callees,
             externs,
             nodes: BTreeSet::new(),
             fns: BTreeSet::new(),
@@ -1310,6 +1314,7 @@ fn declares(program: &Program, node: &NodeIr, code: &str) -> bool {
 /// The walk of [`Executor::missing`]: every node, fn and check a run could reach.
 struct Reach<'a> {
     program: &'a Program,
+    callees: &'a Callees,
     externs: &'a dyn ExternHost,
     nodes: BTreeSet<u32>,
     fns: BTreeSet<u32>,
@@ -1333,52 +1338,27 @@ impl Reach<'_> {
             self.missing
                 .push(format!("a `model: binding(…)` for `{}`", node.name));
         }
-        let mut calls = Vec::new();
-        if let Some(body) = &node.body {
-            body.expr.callees(&mut calls);
-        }
         for check in node.input.checks.iter().chain(&node.output_stage.checks) {
             let Some(decl) = program.checks.get(check.0 as usize) else {
                 continue;
             };
-            if decl.is_extern {
-                if !self.externs.has_check(program, check.0) {
-                    self.missing.push(format!(
-                        "extern check `{}` (a check of `{}`)",
-                        decl.name, node.name
-                    ));
-                }
-            } else {
-                for r in &decl.requires {
-                    r.cond.callees(&mut calls);
-                }
+            if decl.is_extern && !self.externs.has_check(program, check.0) {
+                self.missing.push(format!(
+                    "extern check `{}` (a check of `{}`)",
+                    decl.name, node.name
+                ));
             }
-        }
-        if let Some(f) = node.output_stage.transform {
-            calls.push(Callee::Fn(f));
         }
         if let Some(f) = node.output_stage.raw_parse {
             self.extern_fn(f.0, Place::Parser(&node.name));
         }
-        if let Some(template) = &node.template {
-            template_callees(&template.body, &mut calls);
-        }
-        if let Some(b) = node
-            .input
-            .builder
-            .and_then(|b| program.builders.get(b.0 as usize))
-        {
-            for part in &b.parts {
-                match &part.source {
-                    prompt::PartSource::Expr { expr } => expr.callees(&mut calls),
-                    prompt::PartSource::Render { args } => {
-                        args.iter().for_each(|a| a.callees(&mut calls))
-                    }
-                }
-            }
-        }
+        let callees = self.callees;
+        let calls = callees
+            .nodes
+            .get(id as usize)
+            .map_or(&[][..], Vec::as_slice);
         for call in calls {
-            match call {
+            match *call {
                 Callee::Node(n) => self.node(n),
                 Callee::Extern(f) if Some(f.0) == model_call => {}
                 Callee::Extern(f) | Callee::Fn(f) => self.fn_(f.0, Place::Node(&node.name)),
@@ -1399,12 +1379,10 @@ impl Reach<'_> {
         if !self.fns.insert(id) {
             return;
         }
-        let mut calls = Vec::new();
-        if let Some(body) = &decl.body {
-            body.callees(&mut calls);
-        }
+        let callees = self.callees;
+        let calls = callees.fns.get(id as usize).map_or(&[][..], Vec::as_slice);
         for call in calls {
-            match call {
+            match *call {
                 Callee::Node(n) => self.node(n),
                 Callee::Extern(f) | Callee::Fn(f) => self.fn_(f.0, Place::Fn(&decl.name)),
             }
@@ -1438,6 +1416,73 @@ enum Place<'a> {
     Node(&'a str),
     Fn(&'a str),
     Parser(&'a str),
+}
+
+/// What each node and fn of a program calls, in the order [`Reach`] walks them: a node's body,
+/// the `requires` of its checks that are not extern, its transform, its template and its input
+/// builder; a fn's body. It depends only on the program, so the executor finds it once rather
+/// than on every run (it was a walk of every expression a request could reach).
+struct Callees {
+    nodes: Vec<Vec<Callee>>,
+    fns: Vec<Vec<Callee>>,
+}
+
+impl Callees {
+    fn new(program: &Program) -> Callees {
+        let nodes = program
+            .nodes
+            .iter()
+            .map(|node| {
+                let mut calls = Vec::new();
+                if let Some(body) = &node.body {
+                    body.expr.callees(&mut calls);
+                }
+                for check in node.input.checks.iter().chain(&node.output_stage.checks) {
+                    match program.checks.get(check.0 as usize) {
+                        Some(decl) if !decl.is_extern => {
+                            for r in &decl.requires {
+                                r.cond.callees(&mut calls);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(f) = node.output_stage.transform {
+                    calls.push(Callee::Fn(f));
+                }
+                if let Some(template) = &node.template {
+                    template_callees(&template.body, &mut calls);
+                }
+                if let Some(b) = node
+                    .input
+                    .builder
+                    .and_then(|b| program.builders.get(b.0 as usize))
+                {
+                    for part in &b.parts {
+                        match &part.source {
+                            prompt::PartSource::Expr { expr } => expr.callees(&mut calls),
+                            prompt::PartSource::Render { args } => {
+                                args.iter().for_each(|a| a.callees(&mut calls))
+                            }
+                        }
+                    }
+                }
+                calls
+            })
+            .collect();
+        let fns = program
+            .fns
+            .iter()
+            .map(|f| {
+                let mut calls = Vec::new();
+                if let Some(body) = &f.body {
+                    body.callees(&mut calls);
+                }
+                calls
+            })
+            .collect();
+        Callees { nodes, fns }
+    }
 }
 
 /// The calls in a template's expressions, without recursion.

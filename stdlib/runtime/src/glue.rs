@@ -10,14 +10,21 @@
 //! - The glue embeds the whole program (`ir.json`, [`read_program`]) and the nodes' output
 //!   schemas ([`read_schemas`]), read once into an [`Executor`]; each JSON subtree they repeat
 //!   is embedded once ([`expand_shared`]).
+//! - Each generated struct's impls and each node's module are one call of [`glue_struct!`] and
+//!   [`glue_node!`], which write them: the glue holds a line per struct and node, not the
+//!   code.
 //! - [`Context`] is what a run and an `extern fn` receive: the model, the clock, media
 //!   downloads, receipt ids.
 //! - [`NodeGlue`] is the generated dispatch of the program's externs, by id, to the author's
 //!   trait methods; [`run`] runs a node through the executor with it, so a node with a body,
 //!   delegated calls or raw mode runs exactly as under `aelc run`.
 
+mod macros;
 mod shared;
 pub use shared::SHARED_OPEN;
+// The macros generated glue calls for each struct and node (`rt::glue_struct!`, …), written
+// once here; `#[macro_export]` puts them at the crate root.
+pub use crate::{glue_fields, glue_node, glue_struct};
 
 use crate::decode::Decoder;
 pub use crate::decode::{Decode, DecodeFields, Decoded, Fill, Session};
