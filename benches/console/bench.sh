@@ -10,8 +10,8 @@
 #
 # The runs are real in shape: one call through the gateway (the fake model of the gateway
 # bench) stores a receipt, and RUNS rows of `runs` and `receipts` are then written by SQL with
-# that receipt's document, a third of them for another agent and one in ten `invalid_output`,
-# one a second apart. PostgreSQL: AELC_TEST_POSTGRES_URL (a server where a database may be
+# that receipt's document and that run's kept input (and a trace id), a third of them for
+# another agent and one in ten `invalid_output`, one a second apart. PostgreSQL: AELC_TEST_POSTGRES_URL (a server where a database may be
 # created), or the half is skipped. STORES picks the halves (default "sqlite postgres").
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -85,11 +85,12 @@ fill() {
   local kind="$1" where="$2" seed="$3"
   local rows="
     INSERT INTO runs (id, tenant, agent, version, input_sha256, idempotency_key, mandate,
-                      reserved, currency, state, created_ms, finished_ms, owner)
+                      reserved, currency, state, created_ms, finished_ms, owner, input, trace_id)
     SELECT 'rcpt_bench' || lpad(CAST(i AS TEXT), 27, '0'), 'demo',
            CASE WHEN i % 3 = 0 THEN 'acme/echo' ELSE 'acme/pipeline' END, '0.1.0', 'x', NULL,
            NULL, 20000000, 'EUR', 'finished', 1765000000000 + i * 1000,
-           1765000000000 + i * 1000 + 400, ''
+           1765000000000 + i * 1000 + 400, '', (SELECT input FROM runs WHERE id = '$seed'),
+           '4bf92f3577b34da6a3ce929d0e0e4736'
     FROM series;
     INSERT INTO receipts (id, tenant, agent, version, status, code, mandate, document, at_ms)
     SELECT r.id, r.tenant, r.agent, r.version,
