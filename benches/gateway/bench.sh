@@ -92,61 +92,8 @@ fi
 wait_port "$model_port"
 
 project="$work/echo"
-mkdir -p "$project/nodes" "$project/prompts"
-cat > "$project/ael.toml" <<TOML
-[package]
-name = "acme/echo"
-version = "0.1.0"
-
-[bindings.m]
-provider = "openai"
-model = "fake"
-base_url = "http://127.0.0.1:$model_port/v1"
-api_key_env = "AELC_FAKE_KEY"
-accepts = ["text"]
-
-[limits]
-max_input_bytes = 2048
-TOML
-cat > "$project/nodes/echo.node.ael" <<'AEL'
-/// What to echo.
-struct Ask {
-    /// The text.
-    text: Str<200>,
-    /// The reader's language.
-    locale: Option<Str<16>> @pattern(r"^[a-z]{2}(-[A-Z]{2})?$"),
-}
-
-/// The echo.
-struct Echo {
-    /// The reply.
-    reply: Str<200>,
-}
-
-errors EchoError {
-    /// The text is blank.
-    blank,
-}
-
-check not_blank(ask: Ask) fails EchoError {
-    require ask.text.trim().len() > 0 else blank "the text is blank";
-}
-
-/// Echoes a text.
-agent echo(ask: Ask) -> Echo fails EchoError {
-    config {
-        prompt: file("prompts/echo.md");
-        model: binding("m");
-    }
-    input { check not_blank; }
-    publish {
-        capability: "text.echo";
-        price: 0.000001 EUR;
-    }
-}
-AEL
-echo 'Echo this: {{ ask.text }}' > "$project/prompts/echo.md"
-(cd "$project" && "$AELC" build >/dev/null 2>&1)
+source "$here/echo_project.sh"
+echo_project "$project" "$model_port" "$AELC"
 
 export AELC_FAKE_KEY=bench AELC_LOG=error
 declare -A results

@@ -10,7 +10,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "$1")"; LABEL="$2"; MODE="$3"; N="${4:-1000}"
-W="${TMPDIR:-/tmp}/aelc-callgrind-$LABEL"; rm -rf "$W"; mkdir -p "$W/echo/nodes" "$W/echo/prompts"
+W="${TMPDIR:-/tmp}/aelc-callgrind-$LABEL"; rm -rf "$W"; mkdir -p "$W"
 cat > "$W/client.py" <<'PY'
 """Sends N gate-refused runs, one after another, on one kept-alive connection."""
 import http.client, sys
@@ -24,66 +24,12 @@ for _ in range(n):
     r.read()
     assert r.status == 422, r.status
 PY
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 600); do (echo >/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done; return 1; }
-cat > "$W/echo/ael.toml" <<TOML
-[package]
-name = "acme/echo"
-version = "0.1.0"
-
-[bindings.m]
-provider = "openai"
-model = "fake"
-base_url = "http://127.0.0.1:9/v1"
-api_key_env = "AELC_FAKE_KEY"
-accepts = ["text"]
-
-[limits]
-max_input_bytes = 2048
-TOML
-cat > "$W/echo/nodes/echo.node.ael" <<'AEL'
-/// What to echo.
-struct Ask {
-    /// The text.
-    text: Str<200>,
-    /// The reader's language.
-    locale: Option<Str<16>> @pattern(r"^[a-z]{2}(-[A-Z]{2})?$"),
-}
-
-/// The echo.
-struct Echo {
-    /// The reply.
-    reply: Str<200>,
-}
-
-errors EchoError {
-    /// The text is blank.
-    blank,
-}
-
-check not_blank(ask: Ask) fails EchoError {
-    require ask.text.trim().len() > 0 else blank "the text is blank";
-}
-
-/// Echoes a text.
-agent echo(ask: Ask) -> Echo fails EchoError {
-    config {
-        prompt: file("prompts/echo.md");
-        model: binding("m");
-    }
-    input { check not_blank; }
-    publish {
-        capability: "text.echo";
-        price: 0.000001 EUR;
-    }
-}
-AEL
-echo 'Echo this: {{ ask.text }}' > "$W/echo/prompts/echo.md"
-(cd "$W/echo" && "$AELC" build >/dev/null)
+source "$here/../processes.sh"
+source "$here/echo_project.sh"
+# The model is never called: every request is refused at the gate.
+echo_project "$W/echo" 9 "$AELC"
 store="sqlite:$W/store.db"
 key="$("$AELC" account add bench --store "$store" | sed -n 's/API key (shown once): //p')"
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 otel=()
 if [ "$MODE" = on ]; then
   sink="$(free_port)"
