@@ -23,8 +23,8 @@ import urllib.parse
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, KEY, RUN_ID, OTHER_RUN_ID, SHOTS, APPROVE, REJECT = sys.argv[1:8]
@@ -73,7 +73,20 @@ def press(selector):
     """Clicks a button or link that leaves the page, and waits for the next page."""
     old = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, selector).click()
-    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 20).until(left(old))
+
+
+def left(element):
+    """Whether `element`'s page is gone. Selenium's `staleness_of` expects a stale-element error
+    only, but Chromium can answer a node of the page being replaced with "Node with given id
+    does not belong to the document" (an unknown error): that is gone too."""
+    def gone(_):
+        try:
+            element.is_enabled()
+            return False
+        except WebDriverException:
+            return True
+    return gone
 
 
 def heading():
