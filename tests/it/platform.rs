@@ -485,32 +485,31 @@ struct Reply {
 }
 
 fn post_run(gw: &Gateway, key: &str, body: &str, idem: Option<&str>) -> Reply {
-    let mut request = http()
-        .post(gw.url("/v1/agents/acme/echo/runs"))
-        .header("authorization", &format!("Bearer {key}"))
-        .header("content-type", "application/json");
-    if let Some(k) = idem {
-        request = request.header("idempotency-key", k);
-    }
-    let mut response = request.send(body).expect("the request");
-    let replayed = response.headers().get("idempotent-replayed").is_some();
-    let text = response.body_mut().read_to_string().expect("the body");
-    Reply {
-        status: response.status().as_u16(),
-        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        replayed,
-    }
+    let idem: Vec<_> = idem.map(|k| ("idempotency-key", k)).into_iter().collect();
+    post_agent(gw, "echo", key, body, &idem)
 }
 
 /// A run of `acme/{agent}` with `key`, under an idempotency key.
 fn post_with_key(gw: &Gateway, agent: &str, key: &str, body: &str, idem: &str) -> Reply {
-    let mut response = http()
+    post_agent(gw, agent, key, body, &[("idempotency-key", idem)])
+}
+
+/// A run of `acme/{agent}` with `key` and more `headers`: an NDJSON body (ending in a newline)
+/// is sent as a session's, any other as one document.
+fn post_agent(gw: &Gateway, agent: &str, key: &str, body: &str, headers: &[(&str, &str)]) -> Reply {
+    let kind = if body.ends_with('\n') {
+        "application/x-ndjson"
+    } else {
+        "application/json"
+    };
+    let mut request = http()
         .post(gw.url(&format!("/v1/agents/acme/{agent}/runs")))
         .header("authorization", &format!("Bearer {key}"))
-        .header("content-type", "application/json")
-        .header("idempotency-key", idem)
-        .send(body)
-        .expect("the request");
+        .header("content-type", kind);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut response = request.send(body).expect("the request");
     let replayed = response.headers().get("idempotent-replayed").is_some();
     let text = response.body_mut().read_to_string().expect("the body");
     Reply {

@@ -228,16 +228,11 @@ impl Scope {
         kind: SpanKind,
         attributes: impl FnOnce() -> Vec<KeyValue>,
     ) -> Scope {
-        if !enabled() {
-            return Scope::none();
+        let mut scope = Scope::start_detached(name, kind, attributes);
+        if let Some((cx, guard)) = &mut scope.inner {
+            *guard = Some(cx.clone().attach());
         }
-        let Some(cx) = start_here(name, kind, attributes()) else {
-            return Scope::none();
-        };
-        let guard = cx.clone().attach();
-        Scope {
-            inner: Some((cx, Some(guard))),
-        }
+        scope
     }
 
     /// Starts `name` as a child of the current span without making it current: a span nothing

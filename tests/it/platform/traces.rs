@@ -318,30 +318,6 @@ fn otel(endpoint: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// A run of `agent` on `body` (JSON, or lines of a session or stream when it ends with a
-/// newline), with more `headers` (a caller's trace context).
-fn post(gw: &Gateway, agent: &str, key: &str, body: &str, headers: &[(&str, &str)]) -> Reply {
-    let kind = if body.ends_with('\n') {
-        "application/x-ndjson"
-    } else {
-        "application/json"
-    };
-    let mut request = http()
-        .post(gw.url(&format!("/v1/agents/acme/{agent}/runs")))
-        .header("authorization", &format!("Bearer {key}"))
-        .header("content-type", kind);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let mut response = request.send(body).expect("the request");
-    let text = response.body_mut().read_to_string().expect("the body");
-    Reply {
-        status: response.status().as_u16(),
-        body: serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        replayed: false,
-    }
-}
-
 /// The spans of one trace.
 fn trace_of<'a>(spans: &'a [Rec], trace: &str) -> Vec<&'a Rec> {
     spans.iter().filter(|s| s.trace == trace).collect()
@@ -402,7 +378,7 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
 
     // -- a successful run, in the caller's trace
     let traceparent = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01");
-    let ok = post(
+    let ok = post_agent(
         &gw,
         "echo",
         &key,
@@ -487,7 +463,7 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
     assert_eq!(chat.attr("server.port"), model.port.to_string());
 
     // -- a repaired run: one CLIENT span per attempt, each with the step that refused it
-    let bad = post(&gw, "patient", &key, &ask("[bad] hello"), &[]);
+    let bad = post_agent(&gw, "patient", &key, &ask("[bad] hello"), &[]);
     assert_eq!(bad.status, 502, "{}", bad.body);
     let bad_id = bad.body["receipt"]["receipt"]
         .as_str()
@@ -526,7 +502,7 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
 
     // -- a gate refusal: its own span, the decoder's error count, no model span, no run
     let before = model.calls();
-    let refused = post(
+    let refused = post_agent(
         &gw,
         "echo",
         &key,
@@ -559,7 +535,7 @@ fn gateway_runs_are_traced_by_the_genai_conventions() {
     assert_eq!(model.calls(), before);
 
     // -- a delegated call: the callee's run is a child of the caller's
-    let piped = post(&gw, "pipeline", &key, &ask("[ok] through"), &[]);
+    let piped = post_agent(&gw, "pipeline", &key, &ask("[ok] through"), &[]);
     assert_eq!(piped.status, 200, "{}", piped.body);
     let piped_id = piped.body["receipt"]["receipt"]
         .as_str()
@@ -611,8 +587,8 @@ fn a_dead_collector_changes_nothing_and_is_counted() {
     );
     let plain = Gateway::start(&dir, &store, &[]);
     for text in ["[ok] one", "[bad] two"] {
-        let traced = post(&gw, "echo", &key, &ask(text), &[]);
-        let untraced = post(&plain, "echo", &key, &ask(text), &[]);
+        let traced = post_agent(&gw, "echo", &key, &ask(text), &[]);
+        let untraced = post_agent(&plain, "echo", &key, &ask(text), &[]);
         assert_eq!(traced.status, untraced.status, "{}", traced.body);
         for field in ["status", "code", "output"] {
             assert_eq!(traced.body[field], untraced.body[field], "{field}");
@@ -669,8 +645,8 @@ fn a_dead_collector_changes_nothing_and_is_counted() {
     env.push(("OTEL_BSP_MAX_QUEUE_SIZE", "1".to_owned()));
     let stuck = Gateway::start_with_env(&dir, &store, &[], &env);
     let began = Instant::now();
-    let traced = post(&stuck, "echo", &key, &ask("[ok] three"), &[]);
-    let untraced = post(&plain, "echo", &key, &ask("[ok] three"), &[]);
+    let traced = post_agent(&stuck, "echo", &key, &ask("[ok] three"), &[]);
+    let untraced = post_agent(&plain, "echo", &key, &ask("[ok] three"), &[]);
     assert_eq!(traced.status, 200, "{}", traced.body);
     assert_eq!(traced.body["output"], untraced.body["output"]);
     assert!(
@@ -870,7 +846,7 @@ fn sessions_and_streams_make_spans_per_observation_batch() {
     ]
     .concat();
     let caller = parent_in(CALLER_TRACE, true);
-    let r = post(&gw, "fuse", &key, &session, &[("traceparent", &caller)]);
+    let r = post_agent(&gw, "fuse", &key, &session, &[("traceparent", &caller)]);
     assert_eq!(r.status, 200, "{}", r.body);
     let ids: Vec<String> = r.body["runs"]
         .as_array()
@@ -917,7 +893,7 @@ fn sessions_and_streams_make_spans_per_observation_batch() {
     assert_eq!(admitted, 2, "one gate per batch");
 
     // -- a line the decoder refuses ends the session: its own gate span with the error count
-    let r = post(
+    let r = post_agent(
         &gw,
         "fuse",
         &key,
@@ -951,7 +927,7 @@ fn sessions_and_streams_make_spans_per_observation_batch() {
     let note = "n".repeat(900);
     let body =
         (1..=6u64).map(|seq| chunk(seq, &note)).collect::<String>() + "{\"end\": \"complete\"}\n";
-    let r = post(&gw, "count", &key, &body, &[]);
+    let r = post_agent(&gw, "count", &key, &body, &[]);
     assert_eq!(r.status, 200, "{}", r.body);
     let ids: Vec<String> = r.body["runs"]
         .as_array()
@@ -1288,10 +1264,10 @@ fn the_sampler_variables_are_honoured() {
     let receiver = Receiver::start();
     let gw = gateway("parentbased_always_off", None, &receiver);
     for headers in [vec![("traceparent", unsampled.as_str())], vec![]] {
-        assert_eq!(post(&gw, "echo", &key, refused, &headers).status, 422);
+        assert_eq!(post_agent(&gw, "echo", &key, refused, &headers).status, 422);
     }
     assert_eq!(
-        post(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
+        post_agent(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
         422
     );
     assert!(gw.terminate().success());
@@ -1307,11 +1283,11 @@ fn the_sampler_variables_are_honoured() {
     let receiver = Receiver::start();
     let gw = gateway("parentbased_traceidratio", Some("1.0"), &receiver);
     assert_eq!(
-        post(&gw, "echo", &key, refused, &[("traceparent", &unsampled)]).status,
+        post_agent(&gw, "echo", &key, refused, &[("traceparent", &unsampled)]).status,
         422
     );
     assert_eq!(
-        post(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
+        post_agent(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
         422
     );
     assert!(gw.terminate().success());
@@ -1323,7 +1299,7 @@ fn the_sampler_variables_are_honoured() {
     let receiver = Receiver::start();
     let gw = gateway("traceidratio", Some("1.0"), &receiver);
     assert_eq!(
-        post(&gw, "echo", &key, refused, &[("traceparent", &unsampled)]).status,
+        post_agent(&gw, "echo", &key, refused, &[("traceparent", &unsampled)]).status,
         422
     );
     assert!(gw.terminate().success());
@@ -1331,7 +1307,7 @@ fn the_sampler_variables_are_honoured() {
     let receiver = Receiver::start();
     let gw = gateway("traceidratio", Some("0"), &receiver);
     assert_eq!(
-        post(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
+        post_agent(&gw, "echo", &key, refused, &[("traceparent", &sampled)]).status,
         422
     );
     assert!(gw.terminate().success());
