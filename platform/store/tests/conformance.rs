@@ -80,6 +80,9 @@ const RULES: &[(&str, Rule)] = &[
     ("files_are_listed_counted_and_deleted", |u| {
         Box::pin(files_are_listed_counted_and_deleted(u))
     }),
+    ("runs_written_together_stand_or_fall_alone", |u| {
+        Box::pin(runs_written_together_stand_or_fall_alone(u))
+    }),
     ("console_sessions_runs_and_approvals", |u| {
         Box::pin(console_sessions_runs_and_approvals(u))
     }),
@@ -538,6 +541,121 @@ async fn idempotency_replays_refuses_and_waits(url: String) {
     poor.reserve = amt("1");
     assert_eq!(store.begin_run(&poor).await.unwrap(), Begun::Started);
     assert_ledger(&*store, &["demo", "acme", "zed"]).await;
+}
+
+/// Many runs' reservations and settlements at once, as a loaded gateway sends them (SQLite
+/// writes whatever is queued in one transaction): a refused or failed run changes nothing,
+/// and takes nothing of the runs written beside it.
+async fn runs_written_together_stand_or_fall_alone(url: String) {
+    let store = open(&url).await;
+    tenant(&*store, "demo", "20").await;
+    tenant(&*store, "poor", "1").await;
+    tenant(&*store, "acme", "0").await;
+    let twice = begin("demo", "1");
+    let mut keyed = begin("demo", "1");
+    keyed.idempotency_key = Some("same".into());
+    let mut tasks = Vec::new();
+    for i in 0..48 {
+        let store = store.clone();
+        let run = match i % 6 {
+            // Funded: starts.
+            0 => begin("demo", "1"),
+            // Over the balance: refused, holds nothing.
+            1 => begin("poor", "2"),
+            // One key, one input: one starts, the rest wait for it.
+            2 => BeginRun {
+                run: id("rcpt"),
+                ..keyed.clone()
+            },
+            // The same key with another input: a conflict, never a claim.
+            3 => BeginRun {
+                run: id("rcpt"),
+                input_sha256: format!("other {i}"),
+                ..keyed.clone()
+            },
+            // One run id begun again and again: one starts, the rest exist.
+            4 => twice.clone(),
+            // In a currency the tenant does not hold: an error, nothing written.
+            _ => BeginRun {
+                currency: "USD".into(),
+                ..begin("demo", "1")
+            },
+        };
+        tasks.push(tokio::spawn(async move {
+            let begun = store.begin_run(&run).await;
+            (i % 6, run, begun)
+        }));
+    }
+    let mut started = Vec::new();
+    let mut keyed_started = 0;
+    for task in tasks {
+        let (kind, run, begun) = task.await.unwrap();
+        match (kind, begun) {
+            (0, Ok(Begun::Started)) => started.push(run),
+            (1, Ok(Begun::Insufficient { .. })) => {}
+            (2, Ok(Begun::Started)) => {
+                keyed_started += 1;
+                started.push(run);
+            }
+            (2 | 3, Ok(Begun::InProgress)) => {}
+            (3, Ok(Begun::KeyConflict)) => {}
+            (4, Ok(Begun::Started)) => started.push(run),
+            (4, Err(StoreError::Exists(_))) => {}
+            (5, Err(StoreError::Currency { .. })) => {}
+            (kind, other) => panic!("kind {kind}: unexpected {other:?}"),
+        }
+    }
+    // The keyed call started at most once (a conflicting input may have claimed the key first).
+    assert!(keyed_started <= 1, "{keyed_started} keyed runs started");
+    let twice_started = started.iter().filter(|r| r.run == twice.run).count();
+    assert_eq!(twice_started, 1, "one run id started once");
+    let reserved = amt(&started.len().to_string());
+    let b = store.balance("demo").await.unwrap();
+    assert_eq!(
+        (b.reserved, b.available),
+        (reserved, amt(&(20 - started.len()).to_string()))
+    );
+    let poor = store.balance("poor").await.unwrap();
+    assert_eq!((poor.available, poor.reserved), (amt("1"), Amount::ZERO));
+
+    // Settled together: every other one charges more than it reserved and is refused alone.
+    let mut tasks = Vec::new();
+    for (i, run) in started.iter().enumerate() {
+        let store = store.clone();
+        let receipt = receipt_of(run, "succeeded");
+        let over = i % 2 == 1;
+        tasks.push(tokio::spawn(async move {
+            let charged = if over { "2" } else { "1" };
+            (
+                over,
+                store.finish_run(&receipt, &charge("acme", charged)).await,
+            )
+        }));
+    }
+    let mut charged = 0u32;
+    for task in tasks {
+        match task.await.unwrap() {
+            (false, Ok(())) => charged += 1,
+            (true, Err(StoreError::Insufficient { .. })) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let acme = store.balance("acme").await.unwrap();
+    assert_eq!(acme.available, amt(&charged.to_string()));
+    let b = store.balance("demo").await.unwrap();
+    let still_open = started.len() as u32 - charged;
+    assert_eq!(b.reserved, amt(&still_open.to_string()));
+    // The refused settlements left their runs open, to be finished once.
+    for run in started.iter().skip(1).step_by(2) {
+        store
+            .finish_run(&receipt_of(run, "error"), &Settlement::Void)
+            .await
+            .expect("a run refused its settlement is still open");
+    }
+    let b = store.balance("demo").await.unwrap();
+    assert_eq!(b.reserved, Amount::ZERO);
+    assert_eq!(b.available, amt(&(20 - charged).to_string()));
+    assert_ledger(&*store, &["demo", "poor", "acme"]).await;
 }
 
 async fn a_run_finishes_once(url: String) {

@@ -1,10 +1,10 @@
 //! The double-entry ledger: balanced transfers, each written as its two entries and applied to
 //! the `balances` rows in the same transaction, plus the reads of balances and entries.
 
+use super::conn::{Arg, Conn};
 use super::{amount, held_account, Fail, SqlStore, FUNDING};
 use crate::{to_nano, Balance, Entry, StoreError, UnixMs};
 use aelc_runtime::money::Amount;
-use sqlx::AnyConnection;
 use sqlx::Row;
 use std::collections::BTreeMap;
 
@@ -24,63 +24,61 @@ pub(super) struct Transfer<'a> {
 /// Writes the transfers (zero amounts move nothing and are skipped) and applies them to the
 /// balances: each account's net change once, in name order (one lock order for every
 /// transaction), refused when it would take an account other than [`FUNDING`] below zero.
-pub(super) async fn apply(
-    conn: &mut AnyConnection,
-    transfers: &[Transfer<'_>],
-) -> Result<(), Fail> {
+pub(super) async fn apply<C: Conn>(conn: &mut C, transfers: &[Transfer<'_>]) -> Result<(), Fail> {
     let mut net: BTreeMap<&str, i64> = BTreeMap::new();
     for t in transfers.iter().filter(|t| t.amount > 0) {
-        sqlx::query(
+        conn.execute(
             "INSERT INTO transfers (id, kind, debit_account, credit_account, amount, currency, run, at_ms) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            &[
+                Arg::Text(&t.id),
+                Arg::Text(t.kind),
+                Arg::Text(&t.debit),
+                Arg::Text(&t.credit),
+                Arg::Int(t.amount),
+                Arg::Text(t.currency),
+                Arg::MaybeText(t.run),
+                Arg::Int(t.at_ms),
+            ],
         )
-        .bind(&t.id)
-        .bind(t.kind)
-        .bind(&t.debit)
-        .bind(&t.credit)
-        .bind(t.amount)
-        .bind(t.currency)
-        .bind(t.run)
-        .bind(t.at_ms)
-        .execute(&mut *conn)
         .await?;
         for (account, credit) in [(&t.debit, 0i64), (&t.credit, 1)] {
-            sqlx::query(
+            conn.execute(
                 "INSERT INTO entries (transfer, account, credit, amount, kind, at_ms) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    Arg::Text(&t.id),
+                    Arg::Text(account),
+                    Arg::Int(credit),
+                    Arg::Int(t.amount),
+                    Arg::Text(t.kind),
+                    Arg::Int(t.at_ms),
+                ],
             )
-            .bind(&t.id)
-            .bind(account)
-            .bind(credit)
-            .bind(t.amount)
-            .bind(t.kind)
-            .bind(t.at_ms)
-            .execute(&mut *conn)
             .await?;
         }
         *net.entry(&t.debit).or_default() -= t.amount;
         *net.entry(&t.credit).or_default() += t.amount;
     }
     for (account, delta) in net.into_iter().filter(|(_, d)| *d != 0) {
-        let changed = sqlx::query(
-            "UPDATE balances SET amount = amount + $1 \
-             WHERE account = $2 AND (amount + $1 >= 0 OR account = $3)",
-        )
-        .bind(delta)
-        .bind(account)
-        .bind(FUNDING)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
+        let changed = conn
+            .execute(
+                "UPDATE balances SET amount = amount + $1 \
+                 WHERE account = $2 AND (amount + $1 >= 0 OR account = $3)",
+                &[Arg::Int(delta), Arg::Text(account), Arg::Text(FUNDING)],
+            )
+            .await?;
         if changed == 0 {
-            let row = sqlx::query("SELECT amount FROM balances WHERE account = $1")
-                .bind(account)
-                .fetch_optional(&mut *conn)
+            let row = conn
+                .fetch_optional(
+                    "SELECT amount FROM balances WHERE account = $1",
+                    &[Arg::Text(account)],
+                )
                 .await?;
             return Err(match row {
                 None => StoreError::NotFound(format!("account `{account}`")),
                 Some(row) => StoreError::Insufficient {
-                    available: amount(&row, "amount")?,
+                    available: crate::from_nano(row.get(0)?),
                     needed: crate::from_nano(-delta),
                 },
             }
@@ -91,13 +89,15 @@ pub(super) async fn apply(
 }
 
 /// The currency of `account`, or not found.
-pub(super) async fn currency_of(conn: &mut AnyConnection, account: &str) -> Result<String, Fail> {
-    let row = sqlx::query("SELECT currency FROM accounts WHERE name = $1")
-        .bind(account)
-        .fetch_optional(&mut *conn)
+pub(super) async fn currency_of<C: Conn>(conn: &mut C, account: &str) -> Result<String, Fail> {
+    let row = conn
+        .fetch_optional(
+            "SELECT currency FROM accounts WHERE name = $1",
+            &[Arg::Text(account)],
+        )
         .await?;
     match row {
-        Some(row) => Ok(row.try_get("currency")?),
+        Some(row) => row.get(0),
         None => Err(StoreError::NotFound(format!("account `{account}`")).into()),
     }
 }
@@ -129,7 +129,7 @@ impl SqlStore {
     ) -> Result<String, Fail> {
         let nano = to_nano(value, &format!("the amount {value} funded to `{account}`"))?;
         let mut tx = self.write().await?;
-        same_currency(&currency_of(&mut tx, account).await?, currency)?;
+        same_currency(&currency_of(&mut *tx, account).await?, currency)?;
         let id = new_id("tr");
         let transfer = Transfer {
             id: id.clone(),
@@ -141,7 +141,7 @@ impl SqlStore {
             run: None,
             at_ms,
         };
-        apply(&mut tx, &[transfer]).await?;
+        apply(&mut *tx, &[transfer]).await?;
         tx.commit().await?;
         Ok(id)
     }

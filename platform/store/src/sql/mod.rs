@@ -23,12 +23,14 @@
 //! the same transaction as the entries.
 
 mod accounts;
+mod conn;
 mod console;
 pub use console::MAX_RUNS_PAGE;
 mod ledger;
 mod mandates;
 mod runs;
 mod sqlite_receipts;
+mod sqlite_runs;
 
 use crate::{
     Account, AgentStats, Approval, ApprovalUse, Balance, BeginRun, Begun, ConsoleSession, Entry,
@@ -67,6 +69,9 @@ pub struct SqlStore {
     sqlite_path: Option<String>,
     /// SQLite's background checkpointer ([`checkpoint_in_background`]), stopped with the store.
     checkpointer: Option<tokio::task::AbortHandle>,
+    /// SQLite's run writer ([`sqlite_runs`]): runs' reservations and settlements, committed in
+    /// groups on a thread of its own. `None` on PostgreSQL, whose writers run side by side.
+    run_writer: Option<sqlite_runs::RunWriter>,
 }
 
 impl Drop for SqlStore {
@@ -183,11 +188,16 @@ impl SqlStore {
             .map_err(|e| StoreError::Backend(format!("migrating the store: {e}")))?;
         let checkpointer =
             (dialect == Dialect::Sqlite).then(|| checkpoint_in_background(pool.clone()));
+        let run_writer = match &sqlite_path {
+            Some(path) => Some(sqlite_runs::RunWriter::start(path)?),
+            None => None,
+        };
         Ok(SqlStore {
             pool,
             dialect,
             sqlite_path,
             checkpointer,
+            run_writer,
         })
     }
 
@@ -256,6 +266,8 @@ fn redact(url: &str) -> String {
 pub(crate) enum Fail {
     Store(StoreError),
     Sql(sqlx::Error),
+    /// From SQLite's run writer's own connection ([`sqlite_runs`]).
+    Sqlite(rusqlite::Error),
 }
 
 impl From<StoreError> for Fail {
@@ -270,11 +282,31 @@ impl From<sqlx::Error> for Fail {
     }
 }
 
+impl From<rusqlite::Error> for Fail {
+    fn from(e: rusqlite::Error) -> Fail {
+        Fail::Sqlite(e)
+    }
+}
+
 impl Fail {
     fn into_store(self) -> StoreError {
         match self {
             Fail::Store(e) => e,
             Fail::Sql(e) => StoreError::Backend(e.to_string()),
+            Fail::Sqlite(e) => StoreError::Backend(e.to_string()),
+        }
+    }
+
+    /// True when the statement broke a unique or primary key (the thing exists already).
+    fn is_unique_violation(&self) -> bool {
+        match self {
+            Fail::Sql(e) => is_unique_violation(e),
+            Fail::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.extended_code,
+                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+            ),
+            _ => false,
         }
     }
 
@@ -285,6 +317,10 @@ impl Fail {
             Fail::Sql(sqlx::Error::Database(e)) => matches!(
                 e.code().as_deref(),
                 Some("40001" | "40P01" | "5" | "6" | "517" | "261" | "262")
+            ),
+            Fail::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
             ),
             _ => false,
         }

@@ -1,8 +1,9 @@
 //! Runs and receipts: a run's reservation is taken in `begin_run` and posted or voided in the
 //! transaction that stores its receipt; `recover` voids the runs of a process that died.
 
+use super::conn::{Arg, Conn};
 use super::ledger::{apply, currency_of, same_currency, Transfer};
-use super::{held_account, is_unique_violation, mandate_key, retry, Dialect, Fail, SqlStore};
+use super::{held_account, mandate_key, retry, Dialect, Fail, SqlStore};
 use crate::document;
 use crate::{
     to_nano, AgentStats, BeginRun, Begun, Recovered, RunDetails, Settlement, Status, StoreError,
@@ -10,6 +11,7 @@ use crate::{
 };
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
+use std::sync::LazyLock;
 
 /// The run row as `finish_run` and `recover` need it.
 struct OpenRun {
@@ -21,92 +23,17 @@ struct OpenRun {
 
 impl SqlStore {
     pub(super) async fn begin_run_once(&self, run: &BeginRun) -> Result<Begun, Fail> {
-        let reserve = to_nano(
-            run.reserve,
-            &format!("the reservation of run `{}`", run.run),
-        )?;
+        if let Some(writer) = &self.run_writer {
+            return writer.begin_run(run).await;
+        }
         let mut tx = self.write().await?;
-        same_currency(&currency_of(&mut tx, &run.tenant).await?, &run.currency)?;
-
-        // The key first: it is the first row two retries of one request both touch.
-        if let Some(key) = &run.idempotency_key {
-            let claimed = sqlx::query(
-                "INSERT INTO idempotency (tenant, key, run, input_sha256, state) \
-                 VALUES ($1, $2, $3, $4, 'running') ON CONFLICT DO NOTHING",
-            )
-            .bind(&run.tenant)
-            .bind(key)
-            .bind(&run.run)
-            .bind(&run.input_sha256)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if claimed == 0 {
-                let verdict = key_verdict(&mut tx, run, key).await?;
-                tx.rollback().await?;
-                return Ok(verdict);
-            }
+        let begun = begin_run_on(&mut *tx, run).await?;
+        if matches!(begun, Begun::Started) {
+            tx.commit().await?;
+        } else {
+            tx.rollback().await?;
         }
-
-        if let Some(id) = &run.mandate {
-            if let Some(over) = reserve_on_mandate(&mut tx, run, id, reserve).await? {
-                tx.rollback().await?;
-                return Ok(over);
-            }
-        }
-
-        let hold = Transfer {
-            id: format!("{}:reserve", run.run),
-            kind: "reserve",
-            debit: run.tenant.clone(),
-            credit: held_account(&run.tenant),
-            amount: reserve,
-            currency: &run.currency,
-            run: Some(&run.run),
-            at_ms: run.at_ms,
-        };
-        match apply(&mut tx, &[hold]).await {
-            Err(Fail::Store(StoreError::Insufficient { available, .. })) => {
-                tx.rollback().await?;
-                return Ok(Begun::Insufficient {
-                    available,
-                    needed: run.reserve,
-                });
-            }
-            Err(Fail::Sql(e)) if is_unique_violation(&e) => {
-                return Err(StoreError::Exists(format!("run `{}`", run.run)).into())
-            }
-            other => other?,
-        }
-
-        let inserted = sqlx::query(
-            "INSERT INTO runs (id, tenant, agent, version, input_sha256, idempotency_key, mandate, \
-             reserved, currency, state, created_ms, owner, input, trace_id) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'open', $10, $11, $12, $13)",
-        )
-        .bind(&run.run)
-        .bind(&run.tenant)
-        .bind(&run.agent)
-        .bind(&run.version)
-        .bind(&run.input_sha256)
-        .bind(run.idempotency_key.as_deref())
-        .bind(run.mandate.as_deref())
-        .bind(reserve)
-        .bind(&run.currency)
-        .bind(run.at_ms)
-        .bind(&run.owner)
-        .bind(run.input_json.as_deref().map(document::pack))
-        .bind(run.trace_id.as_deref())
-        .execute(&mut *tx)
-        .await;
-        match inserted {
-            Err(e) if is_unique_violation(&e) => {
-                return Err(StoreError::Exists(format!("run `{}`", run.run)).into())
-            }
-            other => other?,
-        };
-        tx.commit().await?;
-        Ok(Begun::Started)
+        Ok(begun)
     }
 
     pub(super) async fn finish_run_once(
@@ -114,57 +41,11 @@ impl SqlStore {
         receipt: &StoredReceipt,
         settlement: &Settlement,
     ) -> Result<(), Fail> {
-        let id = &receipt.id;
+        if let Some(writer) = &self.run_writer {
+            return writer.finish_run(receipt, settlement).await;
+        }
         let mut tx = self.write().await?;
-        let run = close_run(&mut tx, id, "finished", receipt.at_ms).await?;
-        let (payee, charge) = match settlement {
-            Settlement::Void => (None, 0),
-            Settlement::Charge { payee, amount } => {
-                let charge = to_nano(*amount, &format!("the charge of run `{id}`"))?;
-                if charge > run.reserved {
-                    return Err(StoreError::Insufficient {
-                        available: crate::from_nano(run.reserved),
-                        needed: *amount,
-                    }
-                    .into());
-                }
-                same_currency(&currency_of(&mut tx, payee).await?, &run.currency)?;
-                (Some(payee.as_str()), charge)
-            }
-        };
-        if let Some(mandate) = &run.mandate {
-            settle_mandate(&mut tx, mandate, charge, run.reserved).await?;
-        }
-        let held = held_account(&run.tenant);
-        let mut transfers = Vec::new();
-        if let Some(payee) = payee {
-            transfers.push(Transfer {
-                id: format!("{id}:post"),
-                kind: "post",
-                debit: held.clone(),
-                credit: payee.to_owned(),
-                amount: charge,
-                currency: &run.currency,
-                run: Some(id),
-                at_ms: receipt.at_ms,
-            });
-        }
-        transfers.push(Transfer {
-            id: format!("{id}:void"),
-            kind: "void",
-            debit: held,
-            credit: run.tenant.clone(),
-            amount: run.reserved - charge,
-            currency: &run.currency,
-            run: Some(id),
-            at_ms: receipt.at_ms,
-        });
-        apply(&mut tx, &transfers).await?;
-        insert_receipt(&mut tx, receipt).await?;
-        sqlx::query("UPDATE idempotency SET state = 'done', receipt = $1 WHERE run = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        finish_run_on(&mut *tx, receipt, settlement).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -330,14 +211,14 @@ impl SqlStore {
 
     async fn void_run_once(&self, id: &str, now: UnixMs) -> Result<bool, Fail> {
         let mut tx = self.write().await?;
-        let run = match close_run(&mut tx, id, "voided", now).await {
+        let run = match close_run(&mut *tx, id, "voided", now).await {
             Ok(run) => run,
             // Finished meanwhile: nothing to void.
             Err(Fail::Store(StoreError::Exists(_))) => return Ok(false),
             Err(e) => return Err(e),
         };
         if let Some(mandate) = &run.mandate {
-            settle_mandate(&mut tx, mandate, 0, run.reserved).await?;
+            settle_mandate(&mut *tx, mandate, 0, run.reserved).await?;
         }
         let release = Transfer {
             id: format!("{id}:void"),
@@ -349,7 +230,7 @@ impl SqlStore {
             run: Some(id),
             at_ms: now,
         };
-        apply(&mut tx, &[release]).await?;
+        apply(&mut *tx, &[release]).await?;
         sqlx::query("DELETE FROM idempotency WHERE run = $1")
             .bind(id)
             .execute(&mut *tx)
@@ -359,48 +240,198 @@ impl SqlStore {
     }
 }
 
-/// What an idempotency key already claimed answers for this call.
-async fn key_verdict(conn: &mut AnyConnection, run: &BeginRun, key: &str) -> Result<Begun, Fail> {
-    let row = sqlx::query(
-        "SELECT i.input_sha256, i.state, i.receipt, r.status, r.document FROM idempotency i \
-         LEFT JOIN receipts r ON r.id = i.receipt WHERE i.tenant = $1 AND i.key = $2",
+/// A run's reservation, written on `conn` inside a write transaction that the caller commits
+/// only when the answer is [`Begun::Started`] (every other answer, and every error, leaves
+/// something half-written to roll back: the idempotency key's claim, the mandate's count).
+pub(super) async fn begin_run_on<C: Conn>(conn: &mut C, run: &BeginRun) -> Result<Begun, Fail> {
+    let reserve = to_nano(
+        run.reserve,
+        &format!("the reservation of run `{}`", run.run),
+    )?;
+    same_currency(&currency_of(conn, &run.tenant).await?, &run.currency)?;
+
+    // The key first: it is the first row two retries of one request both touch.
+    if let Some(key) = &run.idempotency_key {
+        let claimed = conn
+            .execute(
+                "INSERT INTO idempotency (tenant, key, run, input_sha256, state) \
+                 VALUES ($1, $2, $3, $4, 'running') ON CONFLICT DO NOTHING",
+                &[
+                    Arg::Text(&run.tenant),
+                    Arg::Text(key),
+                    Arg::Text(&run.run),
+                    Arg::Text(&run.input_sha256),
+                ],
+            )
+            .await?;
+        if claimed == 0 {
+            return key_verdict(conn, run, key).await;
+        }
+    }
+
+    if let Some(id) = &run.mandate {
+        if let Some(over) = reserve_on_mandate(conn, run, id, reserve).await? {
+            return Ok(over);
+        }
+    }
+
+    let hold = Transfer {
+        id: format!("{}:reserve", run.run),
+        kind: "reserve",
+        debit: run.tenant.clone(),
+        credit: held_account(&run.tenant),
+        amount: reserve,
+        currency: &run.currency,
+        run: Some(&run.run),
+        at_ms: run.at_ms,
+    };
+    match apply(conn, &[hold]).await {
+        Err(Fail::Store(StoreError::Insufficient { available, .. })) => {
+            return Ok(Begun::Insufficient {
+                available,
+                needed: run.reserve,
+            });
+        }
+        Err(e) if e.is_unique_violation() => {
+            return Err(StoreError::Exists(format!("run `{}`", run.run)).into())
+        }
+        other => other?,
+    }
+
+    let input = run.input_json.as_deref().map(document::pack);
+    let inserted = conn
+        .execute(
+            "INSERT INTO runs (id, tenant, agent, version, input_sha256, idempotency_key, mandate, \
+             reserved, currency, state, created_ms, owner, input, trace_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'open', $10, $11, $12, $13)",
+            &[
+                Arg::Text(&run.run),
+                Arg::Text(&run.tenant),
+                Arg::Text(&run.agent),
+                Arg::Text(&run.version),
+                Arg::Text(&run.input_sha256),
+                Arg::MaybeText(run.idempotency_key.as_deref()),
+                Arg::MaybeText(run.mandate.as_deref()),
+                Arg::Int(reserve),
+                Arg::Text(&run.currency),
+                Arg::Int(run.at_ms),
+                Arg::Text(&run.owner),
+                Arg::MaybeBlob(input.as_deref()),
+                Arg::MaybeText(run.trace_id.as_deref()),
+            ],
+        )
+        .await;
+    match inserted {
+        Err(e) if e.is_unique_violation() => {
+            Err(StoreError::Exists(format!("run `{}`", run.run)).into())
+        }
+        Err(e) => Err(e),
+        Ok(_) => Ok(Begun::Started),
+    }
+}
+
+/// A run's receipt and settlement, written on `conn` inside a write transaction that the
+/// caller commits when this succeeds.
+pub(super) async fn finish_run_on<C: Conn>(
+    conn: &mut C,
+    receipt: &StoredReceipt,
+    settlement: &Settlement,
+) -> Result<(), Fail> {
+    let id = &receipt.id;
+    let run = close_run(conn, id, "finished", receipt.at_ms).await?;
+    let (payee, charge) = match settlement {
+        Settlement::Void => (None, 0),
+        Settlement::Charge { payee, amount } => {
+            let charge = to_nano(*amount, &format!("the charge of run `{id}`"))?;
+            if charge > run.reserved {
+                return Err(StoreError::Insufficient {
+                    available: crate::from_nano(run.reserved),
+                    needed: *amount,
+                }
+                .into());
+            }
+            same_currency(&currency_of(conn, payee).await?, &run.currency)?;
+            (Some(payee.as_str()), charge)
+        }
+    };
+    if let Some(mandate) = &run.mandate {
+        settle_mandate(conn, mandate, charge, run.reserved).await?;
+    }
+    let held = held_account(&run.tenant);
+    let mut transfers = Vec::new();
+    if let Some(payee) = payee {
+        transfers.push(Transfer {
+            id: format!("{id}:post"),
+            kind: "post",
+            debit: held.clone(),
+            credit: payee.to_owned(),
+            amount: charge,
+            currency: &run.currency,
+            run: Some(id),
+            at_ms: receipt.at_ms,
+        });
+    }
+    transfers.push(Transfer {
+        id: format!("{id}:void"),
+        kind: "void",
+        debit: held,
+        credit: run.tenant.clone(),
+        amount: run.reserved - charge,
+        currency: &run.currency,
+        run: Some(id),
+        at_ms: receipt.at_ms,
+    });
+    apply(conn, &transfers).await?;
+    insert_receipt(conn, receipt).await?;
+    conn.execute(
+        "UPDATE idempotency SET state = 'done', receipt = $1 WHERE run = $1",
+        &[Arg::Text(id)],
     )
-    .bind(&run.tenant)
-    .bind(key)
-    .fetch_optional(&mut *conn)
     .await?;
+    Ok(())
+}
+
+/// What an idempotency key already claimed answers for this call.
+async fn key_verdict<C: Conn>(conn: &mut C, run: &BeginRun, key: &str) -> Result<Begun, Fail> {
+    let row = conn
+        .fetch_optional(
+            "SELECT i.input_sha256, i.state, i.receipt, r.status, r.document FROM idempotency i \
+             LEFT JOIN receipts r ON r.id = i.receipt WHERE i.tenant = $1 AND i.key = $2",
+            &[Arg::Text(&run.tenant), Arg::Text(key)],
+        )
+        .await?;
     // Freed between the claim and this read (recover voided its run): still running a moment
     // ago, so the caller retries as for a run in progress.
     let Some(row) = row else {
         return Ok(Begun::InProgress);
     };
-    if row.try_get::<String, _>("input_sha256")? != run.input_sha256 {
+    if row.get::<String>(0)? != run.input_sha256 {
         return Ok(Begun::KeyConflict);
     }
-    Ok(match row.try_get::<Option<Vec<u8>>, _>("document")? {
-        Some(stored) if row.try_get::<String, _>("state")? == "done" => Begun::Replayed {
-            status: status_of(&row)?,
-            receipt: document::unpack(&row.try_get::<String, _>("receipt")?, stored)?,
+    Ok(match row.get::<Option<Vec<u8>>>(4)? {
+        Some(stored) if row.get::<String>(1)? == "done" => Begun::Replayed {
+            status: parse_status(&row.get::<String>(3)?)?,
+            receipt: document::unpack(&row.get::<String>(2)?, stored)?,
         },
         _ => Begun::InProgress,
     })
 }
 
 /// Counts `reserve` against the mandate's budget; `Some(OverBudget)` when it does not fit.
-async fn reserve_on_mandate(
-    conn: &mut AnyConnection,
+async fn reserve_on_mandate<C: Conn>(
+    conn: &mut C,
     run: &BeginRun,
     id: &str,
     reserve: i64,
 ) -> Result<Option<Begun>, Fail> {
     let (account, name) = mandate_key(id)?;
-    let row =
-        sqlx::query("SELECT currency, expires_ms FROM mandates WHERE account = $1 AND name = $2")
-            .bind(account)
-            .bind(name)
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("mandate `{id}`")))?;
+    let row = conn
+        .fetch_optional(
+            "SELECT currency, expires_ms FROM mandates WHERE account = $1 AND name = $2",
+            &[Arg::Text(account), Arg::Text(name)],
+        )
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("mandate `{id}`")))?;
     if account != run.tenant {
         return Err(StoreError::Approval(format!(
             "mandate `{id}` spends the money of `{account}`, not of `{}`",
@@ -408,32 +439,31 @@ async fn reserve_on_mandate(
         ))
         .into());
     }
-    if let Some(expires) = row.try_get::<Option<i64>, _>("expires_ms")? {
+    if let Some(expires) = row.get::<Option<i64>>(1)? {
         if run.at_ms >= expires {
             return Err(StoreError::Approval(format!("mandate `{id}` expired")).into());
         }
     }
-    same_currency(&row.try_get::<String, _>("currency")?, &run.currency)?;
-    let changed = sqlx::query(
-        "UPDATE mandates SET reserved = reserved + $1 \
-         WHERE account = $2 AND name = $3 AND budget - spent - reserved >= $1",
-    )
-    .bind(reserve)
-    .bind(account)
-    .bind(name)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
+    same_currency(&row.get::<String>(0)?, &run.currency)?;
+    let mandate = [Arg::Int(reserve), Arg::Text(account), Arg::Text(name)];
+    let changed = conn
+        .execute(
+            "UPDATE mandates SET reserved = reserved + $1 \
+             WHERE account = $2 AND name = $3 AND budget - spent - reserved >= $1",
+            &mandate,
+        )
+        .await?;
     if changed > 0 {
         return Ok(None);
     }
-    let left: i64 = sqlx::query_scalar(
-        "SELECT budget - spent - reserved FROM mandates WHERE account = $1 AND name = $2",
-    )
-    .bind(account)
-    .bind(name)
-    .fetch_one(&mut *conn)
-    .await?;
+    let left: i64 = conn
+        .fetch_optional(
+            "SELECT budget - spent - reserved FROM mandates WHERE account = $1 AND name = $2",
+            &mandate[1..],
+        )
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("mandate `{id}`")))?
+        .get(0)?;
     Ok(Some(Begun::OverBudget {
         left: crate::from_nano(left),
         needed: run.reserve,
@@ -441,65 +471,91 @@ async fn reserve_on_mandate(
 }
 
 /// Moves a finished run's reservation off the mandate, counting `spent` of it as spent.
-async fn settle_mandate(
-    conn: &mut AnyConnection,
+async fn settle_mandate<C: Conn>(
+    conn: &mut C,
     id: &str,
     spent: i64,
     reserved: i64,
 ) -> Result<(), Fail> {
     let (account, name) = mandate_key(id)?;
-    sqlx::query(
+    conn.execute(
         "UPDATE mandates SET spent = spent + $1, reserved = reserved - $2 \
          WHERE account = $3 AND name = $4",
+        &[
+            Arg::Int(spent),
+            Arg::Int(reserved),
+            Arg::Text(account),
+            Arg::Text(name),
+        ],
     )
-    .bind(spent)
-    .bind(reserved)
-    .bind(account)
-    .bind(name)
-    .execute(&mut *conn)
     .await?;
     Ok(())
 }
 
 /// Moves an open run to `state` (locking its row); a run already closed is
 /// [`StoreError::Exists`] (its receipt), a missing one not found.
-async fn close_run(
-    conn: &mut AnyConnection,
+async fn close_run<C: Conn>(
+    conn: &mut C,
     id: &str,
     state: &str,
     at_ms: UnixMs,
 ) -> Result<OpenRun, Fail> {
-    let changed = sqlx::query(
-        "UPDATE runs SET state = $1, finished_ms = $2 WHERE id = $3 AND state = 'open'",
-    )
-    .bind(state)
-    .bind(at_ms)
-    .bind(id)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
-    let row =
-        sqlx::query("SELECT tenant, reserved, currency, mandate, state FROM runs WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("run `{id}`")))?;
+    let changed = conn
+        .execute(
+            "UPDATE runs SET state = $1, finished_ms = $2 WHERE id = $3 AND state = 'open'",
+            &[Arg::Text(state), Arg::Int(at_ms), Arg::Text(id)],
+        )
+        .await?;
+    let row = conn
+        .fetch_optional(
+            "SELECT tenant, reserved, currency, mandate, state FROM runs WHERE id = $1",
+            &[Arg::Text(id)],
+        )
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("run `{id}`")))?;
     if changed == 0 {
-        let now: String = row.try_get("state")?;
+        let now: String = row.get(4)?;
         return Err(StoreError::Exists(format!("the end of run `{id}` ({now})")).into());
     }
     Ok(OpenRun {
-        tenant: row.try_get("tenant")?,
-        reserved: row.try_get("reserved")?,
-        currency: row.try_get("currency")?,
-        mandate: row.try_get("mandate")?,
+        tenant: row.get(0)?,
+        reserved: row.get(1)?,
+        currency: row.get(2)?,
+        mandate: row.get(3)?,
     })
 }
 
-async fn insert_receipt(conn: &mut AnyConnection, r: &StoredReceipt) -> Result<(), Fail> {
-    // One row: nine numbered parameters cost nothing to look up on either database.
-    insert_receipts(conn, Dialect::Postgres, std::slice::from_ref(r)).await
+async fn insert_receipt<C: Conn>(conn: &mut C, r: &StoredReceipt) -> Result<(), Fail> {
+    let document = document::pack(&r.json);
+    let inserted = conn
+        .execute(
+            &INSERT_RECEIPT,
+            &[
+                Arg::Text(&r.id),
+                Arg::Text(&r.tenant),
+                Arg::Text(&r.agent),
+                Arg::Text(&r.version),
+                Arg::Text(r.status.as_str()),
+                Arg::MaybeText(r.code.as_deref()),
+                Arg::MaybeText(r.mandate.as_deref()),
+                Arg::MaybeBlob(Some(&document)),
+                Arg::Int(r.at_ms),
+            ],
+        )
+        .await;
+    match inserted {
+        Err(e) if e.is_unique_violation() => Err(receipts_exist(std::slice::from_ref(r)).into()),
+        Err(e) => Err(e),
+        Ok(_) => Ok(()),
+    }
 }
+
+/// The insert of one receipt ([`INSERT_RECEIPTS`] with `$1`…`$9`: nine numbered parameters
+/// cost nothing to look up on either database).
+static INSERT_RECEIPT: LazyLock<String> = LazyLock::new(|| {
+    let row: Vec<String> = (1..=RECEIPT_COLUMNS).map(|p| format!("${p}")).collect();
+    format!("{INSERT_RECEIPTS}({})", row.join(", "))
+});
 
 /// Rows per `INSERT` of [`insert_receipts`]: 9 parameters each, far below both databases'
 /// limits (SQLite 32,766, PostgreSQL 65,535), and one statement instead of 64 round trips to
@@ -554,9 +610,9 @@ async fn insert_receipts(
             .bind(document::pack(&r.json))
             .bind(r.at_ms);
     }
-    match query.execute(&mut *conn).await {
-        Err(e) if is_unique_violation(&e) => Err(receipts_exist(rows).into()),
-        Err(e) => Err(e.into()),
+    match query.execute(&mut *conn).await.map_err(Fail::from) {
+        Err(e) if e.is_unique_violation() => Err(receipts_exist(rows).into()),
+        Err(e) => Err(e),
         Ok(_) => Ok(()),
     }
 }
@@ -588,8 +644,12 @@ fn receipt_row(row: &AnyRow) -> Result<StoredReceipt, Fail> {
 
 /// A row's `status` column, a word of [`Status`].
 fn status_of(row: &AnyRow) -> Result<Status, Fail> {
-    let word: String = row.try_get("status")?;
-    Status::parse(&word).ok_or_else(|| {
+    parse_status(&row.try_get::<String, _>("status")?)
+}
+
+/// A stored status, a word of [`Status`].
+fn parse_status(word: &str) -> Result<Status, Fail> {
+    Status::parse(word).ok_or_else(|| {
         StoreError::Backend(format!("a receipt's status `{word}` is unknown")).into()
     })
 }

@@ -28,17 +28,7 @@ pub(crate) struct SqliteReceipts {
 
 impl SqliteReceipts {
     pub(crate) fn open(path: &str) -> Result<SqliteReceipts> {
-        let connection = Connection::open(path).map_err(|e| backend(path, &e))?;
-        for pragma in SQLITE_PRAGMAS {
-            // `journal_mode` answers with a row; the others with none.
-            connection
-                .query_row(pragma, [], |_| Ok(()))
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok(()),
-                    e => Err(e),
-                })
-                .map_err(|e| backend(path, &e))?;
-        }
+        let connection = connect(path)?;
         let row = ["?"; RECEIPT_COLUMNS].join(", ");
         Ok(SqliteReceipts {
             connection,
@@ -85,6 +75,23 @@ impl ReceiptWriter for SqliteReceipts {
             _ => StoreError::Backend(format!("storing receipts: {e}")),
         })
     }
+}
+
+/// A connection of its own to the store's database file, with the `sqlx` pool's settings
+/// ([`SQLITE_PRAGMAS`]).
+pub(super) fn connect(path: &str) -> Result<Connection> {
+    let connection = Connection::open(path).map_err(|e| backend(path, &e))?;
+    for pragma in SQLITE_PRAGMAS {
+        // `journal_mode` answers with a row; the others with none.
+        connection
+            .query_row(pragma, [], |_| Ok(()))
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(()),
+                e => Err(e),
+            })
+            .map_err(|e| backend(path, &e))?;
+    }
+    Ok(connection)
 }
 
 fn backend(path: &str, e: &rusqlite::Error) -> StoreError {
