@@ -2,6 +2,9 @@
 # Instructions per gate-refused request of `aelc serve` under callgrind: a count that does not
 # move with the host's load, unlike the req/s of bench.sh (the book's traces chapter, "Cost").
 #   benches/gateway/callgrind.sh AELC LABEL on|off [N]
+# KIND=full counts a full run instead: a valid input, a funded payer, the model answered by
+# `fake_model.py` (its process is not counted), the run's receipt and money stored.
+# (PYTHON: a Python with uvicorn and starlette, e.g. the bench venv of bench.sh.)
 # A release build (`cargo build --release --bin aelc`); `on` exports traces to `otlp_sink.py
 # fast` (not counted). 300 requests to warm up, 7 s for the batch thread, counters zeroed, N
 # requests (1000) on one kept-alive connection, 7 s for their export, a dump: its totals are N
@@ -14,22 +17,34 @@ W="${TMPDIR:-/tmp}/aelc-callgrind-$LABEL"; rm -rf "$W"; mkdir -p "$W"
 cat > "$W/client.py" <<'PY'
 """Sends N gate-refused runs, one after another, on one kept-alive connection."""
 import http.client, sys
-port, key, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-body = '{"text": "hello", "locale": "en-GB", "unknown": 1}'
+port, key, n, kind = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+body = '{"text": "hello", "locale": "en-GB"' + (', "unknown": 1}' if kind == "gate" else '}')
+expected = 422 if kind == "gate" else 200
 headers = {"authorization": "Bearer " + key, "content-type": "application/json"}
 c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 for _ in range(n):
     c.request("POST", "/v1/agents/acme/echo/runs", body, headers)
     r = c.getresponse()
     r.read()
-    assert r.status == 422, r.status
+    assert r.status == expected, r.status
 PY
 source "$here/../processes.sh"
 source "$here/echo_project.sh"
-# The model is never called: every request is refused at the gate.
-echo_project "$W/echo" 9 "$AELC"
+KIND="${KIND:-gate}"
 store="sqlite:$W/store.db"
-key="$("$AELC" account add bench --store "$store" | sed -n 's/API key (shown once): //p')"
+if [ "$KIND" = full ]; then
+  model="$(free_port)"
+  "${PYTHON:-python3}" "$here/fake_model.py" "$model" 2>"$W/model.log" & pids+=($!)
+  wait_port "$model"
+  echo_project "$W/echo" "$model" "$AELC"
+  account="$("$AELC" account add bench --store "$store")"
+  "$AELC" fund bench "1000000 EUR" --store "$store" >/dev/null
+  key="$(echo "$account" | sed -n 's/API key (shown once): //p')"
+else
+  # The model is never called: every request is refused at the gate.
+  echo_project "$W/echo" 9 "$AELC"
+  key="$("$AELC" account add bench --store "$store" | sed -n 's/API key (shown once): //p')"
+fi
 otel=()
 if [ "$MODE" = on ]; then
   sink="$(free_port)"
@@ -43,10 +58,10 @@ port="$(free_port)"
    --addr "127.0.0.1:$port" --store "$store" >/dev/null 2>"$W/vg.log") & pids+=($!)
 vg=$!
 wait_port "$port"
-python3 "$W/client.py" "$port" "$key" 300
+python3 "$W/client.py" "$port" "$key" 300 "$KIND"
 sleep 7
 callgrind_control -z "$vg" >/dev/null 2>&1 || callgrind_control -z >/dev/null
-python3 "$W/client.py" "$port" "$key" "$N"
+python3 "$W/client.py" "$port" "$key" "$N" "$KIND"
 sleep 7
 callgrind_control -d "$vg" >/dev/null 2>&1 || callgrind_control -d >/dev/null
 sleep 1
@@ -54,4 +69,4 @@ kill -TERM "$vg" 2>/dev/null || true; sleep 3
 f="$(ls -t "$W"/cg.out.* 2>/dev/null | grep -v '\.0$' | head -1 || true)"
 [ -n "$f" ] || f="$(ls -t "$W"/cg.out* | head -1)"
 total="$(grep -m1 '^summary:\|^totals:' "$f" | awk '{print $2}')"
-echo "$LABEL $MODE N=$N file=$f instructions=$total per_request=$(( total / N ))"
+echo "$LABEL $KIND $MODE N=$N file=$f instructions=$total per_request=$(( total / N ))"

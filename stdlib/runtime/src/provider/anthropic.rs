@@ -412,7 +412,10 @@ fn read_stream(
                 }
                 read_usage(data.get("usage"), &mut tokens);
             }
-            "message_stop" => break,
+            "message_stop" => {
+                events.finish();
+                break;
+            }
             _ => {} // ping, content_block_stop, and event types added later
         }
     }

@@ -21,6 +21,9 @@ const ERROR_BODY_LIMIT: u64 = 16 * 1024;
 /// The most characters of a server's error message quoted in an error.
 const QUOTE_CHARS: usize = 300;
 
+/// Connections kept open for the next call (see [`Transport::new`]).
+const IDLE_CONNECTIONS: usize = 64;
+
 /// A reusable client (connection settings; no state between calls).
 #[derive(Clone)]
 pub(crate) struct Transport {
@@ -43,6 +46,12 @@ impl Transport {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
+            // One provider serves every run of a gateway at once (up to `max_runs`), nearly
+            // all to one host: with ureq's defaults (3 idle connections a host, 10 in all)
+            // most calls of a loaded gateway opened a new connection (and, to a provider,
+            // a new TLS session).
+            .max_idle_connections(IDLE_CONNECTIONS)
+            .max_idle_connections_per_host(IDLE_CONNECTIONS)
             .user_agent(concat!("aelc-runtime/", env!("CARGO_PKG_VERSION")))
             .build()
             .new_agent();

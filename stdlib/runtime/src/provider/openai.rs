@@ -367,6 +367,7 @@ fn read_stream(
             }
         };
         if event.data.trim() == "[DONE]" {
+            events.finish();
             break;
         }
         let chunk: Value = serde_json::from_str(&event.data)

@@ -98,6 +98,21 @@ impl<R: Read> SseReader<R> {
         }
     }
 
+    /// Reads what is left of the stream after its last event (the closing chunk of a chunked
+    /// body, say) and drops it, so the transport sees the body's end and keeps the connection
+    /// for the next call: a body not read to its end is closed, and a loaded gateway's next call
+    /// opened a new connection (to a provider, with a new TLS handshake). The official OpenAI
+    /// SDKs consume the rest of a stream after `[DONE]` likewise. Bounded by the stream's
+    /// limit; a failure here changes nothing of the answer already read.
+    pub(crate) fn finish(&mut self) {
+        while !self.at_eof {
+            self.start = self.pending.len();
+            if self.fill().is_err() {
+                return;
+            }
+        }
+    }
+
     /// The next line without its `\n` / `\r\n`; `None` at the end of the stream. A last line
     /// without a newline is returned too.
     fn next_line(&mut self) -> Result<Option<String>, SseError> {

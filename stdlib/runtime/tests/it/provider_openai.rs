@@ -183,6 +183,23 @@ fn a_streamed_answer_is_joined_and_counted() {
 }
 
 #[test]
+fn a_stream_read_to_its_end_leaves_its_connection_for_the_next_call() {
+    // One connection for both calls: a second one would never be accepted, and its call
+    // would time out.
+    let events = || streamed(&["{\"summary\":\"ok\"}"], "stop", true);
+    let server = Server::start(vec![Reply::KeptAlive {
+        streams: vec![events(), events()],
+    }]);
+    let provider = provider(&server, true);
+    for _ in 0..2 {
+        let answer = provider.complete(&request(1000)).expect("an answer");
+        assert_eq!(answer.text, r#"{"summary":"ok"}"#);
+    }
+    let (requests, _) = server.finish();
+    assert_eq!(requests.len(), 2);
+}
+
+#[test]
 fn a_fenced_answer_reaches_the_decoder_unchanged() {
     let fenced = "```json\n{\"summary\":\"ok\"}\n```";
     let server = Server::start(vec![json_reply(200, &completion(fenced, "stop"))]);

@@ -53,6 +53,9 @@ pub enum Reply {
         chunked: bool,
         complete: bool,
     },
+    /// One connection kept alive for several calls: a chunked server-sent event stream for
+    /// each request read, in order (no `connection: close`).
+    KeptAlive { streams: Vec<Vec<String>> },
     /// `head` then `piece` repeated until the client hangs up or `limit` bytes were written.
     Endless {
         head: Vec<u8>,
@@ -130,12 +133,16 @@ fn serve(
 ) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
+    if let Reply::KeptAlive { streams } = reply {
+        return serve_kept_alive(stream, streams, log);
+    }
     if let Some(request) = read_request(&mut stream) {
         if let Ok(mut log) = log.lock() {
             log.push(request);
         }
     }
     match reply {
+        Reply::KeptAlive { .. } => {}
         Reply::Full {
             status,
             headers,
@@ -200,6 +207,29 @@ fn serve(
             let _ = stream.write_all(&head);
             let _ = stream.flush();
             thread::sleep(hold);
+        }
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// Answers each request on `stream` with the next of `streams`, then closes.
+fn serve_kept_alive(mut stream: TcpStream, streams: Vec<Vec<String>>, log: &Mutex<Vec<Recorded>>) {
+    for events in streams {
+        let Some(request) = read_request(&mut stream) else {
+            break;
+        };
+        if let Ok(mut log) = log.lock() {
+            log.push(request);
+        }
+        let mut bytes =
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                .to_vec();
+        for event in events {
+            bytes.extend_from_slice(format!("{:x}\r\n{event}\r\n", event.len()).as_bytes());
+        }
+        bytes.extend_from_slice(b"0\r\n\r\n");
+        if stream.write_all(&bytes).is_err() {
+            break;
         }
     }
     let _ = stream.shutdown(std::net::Shutdown::Both);
