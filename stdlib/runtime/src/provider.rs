@@ -65,6 +65,8 @@ pub mod openai;
 #[cfg(all(test, feature = "http"))]
 mod props;
 #[cfg(feature = "http")]
+mod resolve;
+#[cfg(feature = "http")]
 pub mod router;
 
 pub use adapter::{NodeCall, ProviderModel, Reporter};

@@ -43,7 +43,7 @@ pub(crate) struct OkResponse {
 
 impl Transport {
     pub(crate) fn new() -> Transport {
-        let agent = ureq::Agent::config_builder()
+        let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
             // One provider serves every run of a gateway at once (up to `max_runs`), nearly
@@ -53,8 +53,12 @@ impl Transport {
             .max_idle_connections(IDLE_CONNECTIONS)
             .max_idle_connections_per_host(IDLE_CONNECTIONS)
             .user_agent(concat!("aelc-runtime/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .new_agent();
+            .build();
+        let agent = ureq::Agent::with_parts(
+            config,
+            ureq::unversioned::transport::DefaultConnector::new(),
+            super::resolve::KeepingResolver::default(),
+        );
         Transport { agent }
     }
 
