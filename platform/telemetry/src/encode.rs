@@ -16,7 +16,7 @@ use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::trace::SpanData;
 use opentelemetry_sdk::Resource;
 
-use crate::wire::Writer;
+use crate::wire::{varint_len, Writer};
 
 /// Field numbers of the messages written here (opentelemetry-proto's `.proto` files).
 mod field {
@@ -311,12 +311,43 @@ fn attributes(w: &mut Writer, field: u32, list: &[KeyValue]) {
 }
 
 fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value) {
+    // Most values are scalars or strings: their lengths, computed here, are written before
+    // their bodies, as prost would, without room to guess.
+    if let Some(value_len) = scalar_len(value) {
+        let key_len = if key.is_empty() {
+            0
+        } else {
+            field_len(key.len())
+        };
+        w.message_of(field, key_len + field_len(value_len));
+        w.bytes(field::KEY, key.as_bytes());
+        w.message_of(field::VALUE, value_len);
+        any_value(w, value);
+        return;
+    }
     let open = w.begin(field, SHORT);
     w.bytes(field::KEY, key.as_bytes());
     let inner = w.begin(field::VALUE, SHORT);
     any_value(w, value);
     w.end(inner);
     w.end(open);
+}
+
+/// The bytes of a length-delimited field of `len` bytes (key, length, body), for fields
+/// numbered below 16 (a one-byte key).
+fn field_len(len: usize) -> usize {
+    1 + varint_len(len as u64) + len
+}
+
+/// The length of an `AnyValue` holding a scalar or a string; `None` for an array.
+fn scalar_len(value: &Value) -> Option<usize> {
+    Some(match value {
+        Value::Bool(_) => 2,
+        Value::I64(i) => 1 + varint_len(*i as u64),
+        Value::F64(_) => 9,
+        Value::String(s) => field_len(s.as_str().len()),
+        _ => return None,
+    })
 }
 
 /// The members of an `AnyValue` (its `oneof`): always one, even at its default.

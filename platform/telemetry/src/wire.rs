@@ -107,6 +107,14 @@ impl Writer {
         self.buf.extend_from_slice(v);
     }
 
+    /// The key and length of the nested message `field` whose body, `len` bytes, the caller
+    /// writes next: for a message whose length is cheap to know beforehand (a key-value of a
+    /// scalar or a string), no room to guess and nothing to move.
+    pub(crate) fn message_of(&mut self, field: u32, len: usize) {
+        self.key(field, LEN);
+        self.varint(len as u64);
+    }
+
     /// Opens the nested message `field`, leaving `room` bytes for its length: 1 up to 127
     /// bytes of body, 2 up to 16 KiB, 3 up to 2 MiB. Always written, even when empty (a
     /// message field that is set).
@@ -143,7 +151,7 @@ impl Writer {
 }
 
 /// How many bytes `v` takes as a varint.
-fn varint_len(v: u64) -> usize {
+pub(crate) fn varint_len(v: u64) -> usize {
     // 1 for 0..=127, one more per further 7 bits.
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
