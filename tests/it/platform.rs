@@ -14,6 +14,7 @@
 //! `console`: the console in a real browser.
 //! `mcp_http`: MCP over Streamable HTTP, one token per mandate.
 //! `traces`: the OpenTelemetry spans of runs, decoded by a real OTLP receiver.
+//! `otlp_encoding`: the exporter's protobuf bytes against the reference encoder's.
 //! `several`: files on object storage, and several gateways serving as one.
 
 #[path = "../../platform/store/tests/support/pg.rs"]
@@ -23,6 +24,7 @@ mod abuse;
 mod console;
 mod hangup;
 mod mcp_http;
+mod otlp_encoding;
 mod several;
 mod traces;
 

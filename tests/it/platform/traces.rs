@@ -1363,3 +1363,74 @@ fn mcp_over_http_continues_its_callers_trace() {
     assert_eq!(states, vec![CALLER_STATE.to_owned()]);
     gw.kill();
 }
+
+#[test]
+fn a_body_over_the_limit_has_its_refusal_span_and_protobuf_carries_the_headers() {
+    let model = FakeModel::start();
+    let receiver = Receiver::start();
+    let dir = temp_dir("traces-large");
+    project(&dir, model.port);
+    let store = sqlite_url("traces-large");
+    let key = account(&dir, &store, "demo", "10 EUR");
+    let mut env = otel(&receiver.endpoint());
+    // The traces variable wins over the general one.
+    env.push(("OTEL_EXPORTER_OTLP_HEADERS", "x-general=no".to_owned()));
+    env.push((
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "authorization=Bearer%20vendor-token, x-scope=team%2Fa".to_owned(),
+    ));
+    let gw = Gateway::start_with_env(&dir, &store, &[], &env);
+
+    // Over the project's `max_input_bytes` (2048): refused before the executor sees it, with
+    // the same gate span as the executor's refusals.
+    let big = format!(r#"{{"text": "{}"}}"#, "x".repeat(3000));
+    let r = post_agent(&gw, "echo", &key, &big, &[]);
+    assert_eq!(r.status, 413, "{}", r.body);
+    let id = r.body["receipt"]["receipt"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let spans = receiver.wait_for("the refusal's span and its request", |s| {
+        s.iter().any(|s| s.attr("aelc.receipt.id") == id)
+            && s.iter().any(|s| s.kind == SpanKind::Server as i32)
+    });
+    let gate = spans
+        .iter()
+        .find(|s| s.attr("aelc.receipt.id") == id)
+        .expect("the gate span");
+    assert_eq!(gate.name, "gate echo");
+    assert_eq!(gate.attr("aelc.gate.outcome"), "refused");
+    assert_eq!(gate.attr("aelc.gate.errors"), "0");
+    assert_eq!(gate.attr("aelc.run.status"), "rejected_input");
+    assert_eq!(gate.attr("aelc.run.code"), "input_too_large");
+    assert_eq!(gate.service, "aelc-under-test");
+    let server = spans
+        .iter()
+        .find(|s| s.id == gate.parent)
+        .expect("the gate's parent");
+    assert_eq!(server.kind, SpanKind::Server as i32);
+    assert_eq!(server.attr("http.response.status_code"), "413");
+    assert!(
+        trace_of(&spans, &gate.trace)
+            .iter()
+            .all(|s| !s.name.starts_with("invoke_agent ")),
+        "a body over the limit ran"
+    );
+
+    // Every export: protobuf, with the traces headers URL-decoded and not the general ones.
+    let heads = receiver.heads();
+    assert!(!heads.is_empty());
+    for head in &heads {
+        assert!(
+            head.contains("\r\ncontent-type: application/x-protobuf\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.contains("\r\nauthorization: bearer vendor-token\r\n"),
+            "{head}"
+        );
+        assert!(head.contains("\r\nx-scope: team/a\r\n"), "{head}");
+        assert!(!head.contains("x-general"), "{head}");
+    }
+    gw.kill();
+}

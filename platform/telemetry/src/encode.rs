@@ -1,0 +1,389 @@
+//! OTLP's `ExportTraceServiceRequest` in protobuf, encoded from the SDK's spans straight into
+//! one reused buffer: the bytes `opentelemetry-otlp` sends for the same batch (its `transform`
+//! into `opentelemetry-proto`'s messages, then prost), without the copy of every string into
+//! owned messages and without prost's recomputing of nested lengths at each level. The test
+//! that proves the bytes equal is `tests/it/platform/otlp_encoding.rs`.
+//!
+//! The shape, as the otlp crate makes it: one `ResourceSpans` (the exporter's resource, encoded
+//! once per [`TraceEncoder::set_resource`]), one `ScopeSpans` per instrumentation scope in the
+//! order the scopes first appear, each span with its attributes, events, links, status and
+//! `flags` (the trace flags, and whether the parent is remote, always said).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use opentelemetry::trace::{Link, SpanId, SpanKind, Status, TraceState};
+use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
+use opentelemetry_sdk::trace::SpanData;
+use opentelemetry_sdk::Resource;
+
+use crate::wire::{varint_len, Writer};
+
+/// Field numbers of the messages written here (opentelemetry-proto's `.proto` files).
+mod field {
+    /// `ExportTraceServiceRequest.resource_spans`.
+    pub const RESOURCE_SPANS: u32 = 1;
+    /// `ResourceSpans`: `resource`, `scope_spans`, `schema_url`.
+    pub const RESOURCE: u32 = 1;
+    pub const SCOPE_SPANS: u32 = 2;
+    pub const RESOURCE_SCHEMA_URL: u32 = 3;
+    /// `Resource.attributes`.
+    pub const RESOURCE_ATTRIBUTES: u32 = 1;
+    /// `ScopeSpans`: `scope`, `spans`, `schema_url`.
+    pub const SCOPE: u32 = 1;
+    pub const SPANS: u32 = 2;
+    pub const SCOPE_SCHEMA_URL: u32 = 3;
+    /// `InstrumentationScope`: `name`, `version`, `attributes`.
+    pub const SCOPE_NAME: u32 = 1;
+    pub const SCOPE_VERSION: u32 = 2;
+    pub const SCOPE_ATTRIBUTES: u32 = 3;
+    /// `Span`.
+    pub const TRACE_ID: u32 = 1;
+    pub const SPAN_ID: u32 = 2;
+    pub const TRACE_STATE: u32 = 3;
+    pub const PARENT_SPAN_ID: u32 = 4;
+    pub const NAME: u32 = 5;
+    pub const KIND: u32 = 6;
+    pub const START: u32 = 7;
+    pub const END: u32 = 8;
+    pub const ATTRIBUTES: u32 = 9;
+    pub const DROPPED_ATTRIBUTES: u32 = 10;
+    pub const EVENTS: u32 = 11;
+    pub const DROPPED_EVENTS: u32 = 12;
+    pub const LINKS: u32 = 13;
+    pub const DROPPED_LINKS: u32 = 14;
+    pub const STATUS: u32 = 15;
+    pub const FLAGS: u32 = 16;
+    /// `Span.Event`: `time_unix_nano`, `name`, `attributes`, `dropped_attributes_count`.
+    pub const EVENT_TIME: u32 = 1;
+    pub const EVENT_NAME: u32 = 2;
+    pub const EVENT_ATTRIBUTES: u32 = 3;
+    pub const EVENT_DROPPED_ATTRIBUTES: u32 = 4;
+    /// `Span.Link`: `trace_id`, `span_id`, `trace_state`, `attributes`,
+    /// `dropped_attributes_count`, `flags`.
+    pub const LINK_TRACE_ID: u32 = 1;
+    pub const LINK_SPAN_ID: u32 = 2;
+    pub const LINK_TRACE_STATE: u32 = 3;
+    pub const LINK_ATTRIBUTES: u32 = 4;
+    pub const LINK_DROPPED_ATTRIBUTES: u32 = 5;
+    pub const LINK_FLAGS: u32 = 6;
+    /// `Status`: `message`, `code`.
+    pub const STATUS_MESSAGE: u32 = 2;
+    pub const STATUS_CODE: u32 = 3;
+    /// `KeyValue`: `key`, `value`.
+    pub const KEY: u32 = 1;
+    pub const VALUE: u32 = 2;
+    /// `AnyValue`'s `oneof value`.
+    pub const STRING_VALUE: u32 = 1;
+    pub const BOOL_VALUE: u32 = 2;
+    pub const INT_VALUE: u32 = 3;
+    pub const DOUBLE_VALUE: u32 = 4;
+    pub const ARRAY_VALUE: u32 = 5;
+    /// `ArrayValue.values`.
+    pub const ARRAY_VALUES: u32 = 1;
+}
+
+/// `SpanFlags`: the low byte is the W3C trace flags; these say whether the parent is remote.
+const CONTEXT_HAS_IS_REMOTE: u32 = 0x100;
+const CONTEXT_IS_REMOTE: u32 = 0x200;
+
+/// Room left for a length by the kind of message (see [`Writer::begin`]): a key-value or a
+/// status is short, a span a few hundred bytes, a batch's scope up to megabytes.
+const SHORT: usize = 1;
+const SPAN: usize = 2;
+const BATCH: usize = 3;
+
+/// Encodes batches of spans as `ExportTraceServiceRequest`s, reusing its buffers.
+#[derive(Debug)]
+pub struct TraceEncoder {
+    out: Writer,
+    /// `ResourceSpans.resource`, key and length included: the same for every batch.
+    resource: Vec<u8>,
+    /// `ResourceSpans.schema_url`, key and length included (empty when it has none).
+    resource_schema: Vec<u8>,
+    /// The scope group of each span of the batch being encoded.
+    groups: Vec<usize>,
+}
+
+impl Default for TraceEncoder {
+    fn default() -> Self {
+        TraceEncoder::new()
+    }
+}
+
+impl TraceEncoder {
+    /// An encoder whose resource is empty until [`TraceEncoder::set_resource`] (as the otlp
+    /// exporter's is).
+    pub fn new() -> TraceEncoder {
+        let mut resource = Writer::default();
+        let open = resource.begin(field::RESOURCE, SHORT);
+        resource.end(open);
+        TraceEncoder {
+            out: Writer::default(),
+            resource: resource.buf,
+            resource_schema: Vec::new(),
+            groups: Vec::new(),
+        }
+    }
+
+    /// The resource every batch is sent with, encoded now once for all of them.
+    pub fn set_resource(&mut self, resource: &Resource) {
+        let mut w = Writer::default();
+        let open = w.begin(field::RESOURCE, SPAN);
+        for (key, value) in resource.iter() {
+            key_value(&mut w, field::RESOURCE_ATTRIBUTES, key.as_str(), value);
+        }
+        w.end(open);
+        self.resource = w.buf;
+        let mut w = Writer::default();
+        w.bytes(
+            field::RESOURCE_SCHEMA_URL,
+            resource.schema_url().unwrap_or("").as_bytes(),
+        );
+        self.resource_schema = w.buf;
+    }
+
+    /// `batch` as one `ExportTraceServiceRequest`: the bytes to send, valid until the next call.
+    pub fn encode(&mut self, batch: &[SpanData]) -> &[u8] {
+        let scopes = self.group(batch);
+        let w = &mut self.out;
+        w.clear();
+        let request = w.begin(field::RESOURCE_SPANS, BATCH);
+        w.raw(&self.resource);
+        for (group, scope) in scopes.iter().enumerate() {
+            let scope_spans = w.begin(field::SCOPE_SPANS, BATCH);
+            instrumentation_scope(w, scope);
+            for (span, _) in batch.iter().zip(&self.groups).filter(|(_, g)| **g == group) {
+                self::span(w, span);
+            }
+            w.bytes(
+                field::SCOPE_SCHEMA_URL,
+                scope.schema_url().unwrap_or("").as_bytes(),
+            );
+            w.end(scope_spans);
+        }
+        w.raw(&self.resource_schema);
+        w.end(request);
+        &self.out.buf
+    }
+
+    /// The batch's distinct scopes in the order they first appear (the otlp crate's grouping),
+    /// and in `self.groups` each span's index among them.
+    fn group<'a>(&mut self, batch: &'a [SpanData]) -> Vec<&'a InstrumentationScope> {
+        let mut scopes: Vec<&InstrumentationScope> = Vec::with_capacity(1);
+        self.groups.clear();
+        for span in batch {
+            let scope = &span.instrumentation_scope;
+            let index = match scopes.iter().position(|s| *s == scope) {
+                Some(index) => index,
+                None => {
+                    scopes.push(scope);
+                    scopes.len() - 1
+                }
+            };
+            self.groups.push(index);
+        }
+        scopes
+    }
+}
+
+fn instrumentation_scope(w: &mut Writer, scope: &InstrumentationScope) {
+    let open = w.begin(field::SCOPE, SHORT);
+    w.bytes(field::SCOPE_NAME, scope.name().as_bytes());
+    w.bytes(
+        field::SCOPE_VERSION,
+        scope.version().unwrap_or("").as_bytes(),
+    );
+    for kv in scope.attributes() {
+        key_value(w, field::SCOPE_ATTRIBUTES, kv.key.as_str(), &kv.value);
+    }
+    w.end(open);
+}
+
+fn span(w: &mut Writer, span: &SpanData) {
+    let open = w.begin(field::SPANS, SPAN);
+    let context = &span.span_context;
+    w.bytes(field::TRACE_ID, &context.trace_id().to_bytes());
+    w.bytes(field::SPAN_ID, &context.span_id().to_bytes());
+    trace_state(w, field::TRACE_STATE, context.trace_state());
+    if span.parent_span_id != SpanId::INVALID {
+        w.bytes(field::PARENT_SPAN_ID, &span.parent_span_id.to_bytes());
+    }
+    w.bytes(field::NAME, span.name.as_bytes());
+    w.uint32(field::KIND, kind(&span.span_kind));
+    w.fixed64(field::START, nanos(span.start_time));
+    w.fixed64(field::END, nanos(span.end_time));
+    attributes(w, field::ATTRIBUTES, &span.attributes);
+    w.uint32(field::DROPPED_ATTRIBUTES, span.dropped_attributes_count);
+    for event in span.events.iter() {
+        let open = w.begin(field::EVENTS, SHORT);
+        w.fixed64(field::EVENT_TIME, nanos(event.timestamp));
+        w.bytes(field::EVENT_NAME, event.name.as_bytes());
+        attributes(w, field::EVENT_ATTRIBUTES, &event.attributes);
+        w.uint32(
+            field::EVENT_DROPPED_ATTRIBUTES,
+            event.dropped_attributes_count,
+        );
+        w.end(open);
+    }
+    w.uint32(field::DROPPED_EVENTS, span.events.dropped_count);
+    for link in span.links.iter() {
+        self::link(w, link);
+    }
+    w.uint32(field::DROPPED_LINKS, span.links.dropped_count);
+    status(w, &span.status);
+    w.fixed32(
+        field::FLAGS,
+        flags(context.trace_flags().to_u8(), span.parent_span_is_remote),
+    );
+    w.end(open);
+}
+
+fn link(w: &mut Writer, link: &Link) {
+    let open = w.begin(field::LINKS, SPAN);
+    let context = &link.span_context;
+    w.bytes(field::LINK_TRACE_ID, &context.trace_id().to_bytes());
+    w.bytes(field::LINK_SPAN_ID, &context.span_id().to_bytes());
+    trace_state(w, field::LINK_TRACE_STATE, context.trace_state());
+    attributes(w, field::LINK_ATTRIBUTES, &link.attributes);
+    w.uint32(
+        field::LINK_DROPPED_ATTRIBUTES,
+        link.dropped_attributes_count,
+    );
+    w.fixed32(
+        field::LINK_FLAGS,
+        flags(context.trace_flags().to_u8(), context.is_remote()),
+    );
+    w.end(open);
+}
+
+/// The `Status` message: written even when unset (the otlp crate always sets it).
+fn status(w: &mut Writer, status: &Status) {
+    let open = w.begin(field::STATUS, SHORT);
+    let code = match status {
+        Status::Unset => 0,
+        Status::Ok => 1,
+        Status::Error { description } => {
+            w.bytes(field::STATUS_MESSAGE, description.as_bytes());
+            2
+        }
+    };
+    w.uint32(field::STATUS_CODE, code);
+    w.end(open);
+}
+
+/// The W3C `tracestate` header (`k=v,k=v`), as the otlp crate writes it.
+fn trace_state(w: &mut Writer, field: u32, state: &TraceState) {
+    // Almost always empty: then `header` allocates nothing.
+    let header = state.header();
+    w.bytes(field, header.as_bytes());
+}
+
+/// `Span.flags`: the trace flags, and the remote-parent bits (always known here).
+fn flags(trace_flags: u8, remote: bool) -> u32 {
+    let mut flags = u32::from(trace_flags) | CONTEXT_HAS_IS_REMOTE;
+    if remote {
+        flags |= CONTEXT_IS_REMOTE;
+    }
+    flags
+}
+
+/// `SpanKind`'s numbers in OTLP (0 is "unspecified", never sent).
+fn kind(kind: &SpanKind) -> u32 {
+    match kind {
+        SpanKind::Internal => 1,
+        SpanKind::Server => 2,
+        SpanKind::Client => 3,
+        SpanKind::Producer => 4,
+        SpanKind::Consumer => 5,
+    }
+}
+
+/// Nanoseconds since the Unix epoch; 0 for a time before it (as the otlp crate does).
+fn nanos(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn attributes(w: &mut Writer, field: u32, list: &[KeyValue]) {
+    for kv in list {
+        key_value(w, field, kv.key.as_str(), &kv.value);
+    }
+}
+
+fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value) {
+    // Most values are scalars or strings: their lengths, computed here, are written before
+    // their bodies, as prost would, without room to guess.
+    if let Some(value_len) = scalar_len(value) {
+        let key_len = if key.is_empty() {
+            0
+        } else {
+            field_len(key.len())
+        };
+        w.message_of(field, key_len + field_len(value_len));
+        w.bytes(field::KEY, key.as_bytes());
+        w.message_of(field::VALUE, value_len);
+        any_value(w, value);
+        return;
+    }
+    let open = w.begin(field, SHORT);
+    w.bytes(field::KEY, key.as_bytes());
+    let inner = w.begin(field::VALUE, SHORT);
+    any_value(w, value);
+    w.end(inner);
+    w.end(open);
+}
+
+/// The bytes of a length-delimited field of `len` bytes (key, length, body), for fields
+/// numbered below 16 (a one-byte key).
+fn field_len(len: usize) -> usize {
+    1 + varint_len(len as u64) + len
+}
+
+/// The length of an `AnyValue` holding a scalar or a string; `None` for an array.
+fn scalar_len(value: &Value) -> Option<usize> {
+    Some(match value {
+        Value::Bool(_) => 2,
+        Value::I64(i) => 1 + varint_len(*i as u64),
+        Value::F64(_) => 9,
+        Value::String(s) => field_len(s.as_str().len()),
+        _ => return None,
+    })
+}
+
+/// The members of an `AnyValue` (its `oneof`): always one, even at its default.
+fn any_value(w: &mut Writer, value: &Value) {
+    match value {
+        Value::Bool(b) => w.bool_member(field::BOOL_VALUE, *b),
+        Value::I64(i) => w.int64_member(field::INT_VALUE, *i),
+        Value::F64(f) => w.double_member(field::DOUBLE_VALUE, *f),
+        Value::String(s) => w.bytes_member(field::STRING_VALUE, s.as_str().as_bytes()),
+        Value::Array(array) => {
+            let open = w.begin(field::ARRAY_VALUE, SHORT);
+            array_values(w, array);
+            w.end(open);
+        }
+        // A kind of value newer than this encoder: an empty `AnyValue` (the otlp crate would
+        // panic).
+        _ => {}
+    }
+}
+
+fn array_values(w: &mut Writer, array: &Array) {
+    fn each<T>(w: &mut Writer, values: &[T], one: impl Fn(&mut Writer, &T)) {
+        for v in values {
+            let open = w.begin(field::ARRAY_VALUES, SHORT);
+            one(w, v);
+            w.end(open);
+        }
+    }
+    match array {
+        Array::Bool(v) => each(w, v, |w, b| w.bool_member(field::BOOL_VALUE, *b)),
+        Array::I64(v) => each(w, v, |w, i| w.int64_member(field::INT_VALUE, *i)),
+        Array::F64(v) => each(w, v, |w, f| w.double_member(field::DOUBLE_VALUE, *f)),
+        Array::String(v) => each(w, v, |w, s| {
+            w.bytes_member(field::STRING_VALUE, s.as_str().as_bytes())
+        }),
+        // A kind of array newer than this encoder: an empty `ArrayValue`.
+        _ => {}
+    }
+}
