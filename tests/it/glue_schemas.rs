@@ -1,6 +1,6 @@
 //! The glue embeds each node's output schema as `schemas/` holds it and no model-facing
-//! variant (issue 42): the runtime makes the documents self-contained and derives the
-//! variants when the glue's executor is made. What it reads back from the embedded texts must
+//! variant (issue 42): the runtime makes a node's document self-contained and derives its
+//! variants when the glue's executor first calls the node's model. What it reads back from the embedded texts must
 //! be what it read before, byte for byte: the executor's schemas under `aelc run`
 //! (`exec_schemas`), the files `aelc build` writes (`schemas/` made self-contained, each
 //! `model/<node>.<provider>.json`), and what a host reads from them (`Schemas::load`). Over
@@ -56,11 +56,12 @@ fn the_glue_gives_back_every_schema_and_variant_byte_for_byte() {
     for root in roots(&out.join("projects")) {
         let (program, glue) = glue_gen::glue_of(&root);
         let what = program.package.name.clone();
+        // What the glue's executor asks for each node (`rt::embedded_executor`), all at once.
         let from_glue = read_embedded_schemas(
-            &program,
             embedded(&glue, "SCHEMAS_JSON"),
             embedded(&glue, "SHARED_JSON"),
-        );
+        )
+        .schemas(&program);
         // What `aelc run` runs with, and what the glue embedded whole before.
         assert_eq!(from_glue, exec_schemas(&program), "{what}");
         // The files of `aelc build`, and what a host reads from them.

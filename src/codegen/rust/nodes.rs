@@ -377,15 +377,15 @@ impl Gen<'_> {
         out.push_str(
             "    PROGRAM.get_or_init(|| rt::read_program_shared(PROGRAM_JSON, SHARED_JSON))\n}\n",
         );
-        out.push_str("\n/// The one executor over the embedded program and schemas, made once.\n");
+        out.push_str(
+            "\n/// The one executor over the embedded program and schemas, made once (a node's\n\
+             /// model-facing variants on its first model call).\n",
+        );
         out.push_str("pub fn executor() -> &'static rt::Executor<'static> {\n");
         out.push_str("    static EXECUTOR: ::std::sync::OnceLock<rt::Executor<'static>> = ::std::sync::OnceLock::new();\n");
-        out.push_str("    EXECUTOR.get_or_init(|| {\n");
         out.push_str(
-            "        let schemas = rt::read_embedded_schemas(program(), SCHEMAS_JSON, SHARED_JSON);\n",
+            "    EXECUTOR.get_or_init(|| rt::embedded_executor(program(), SCHEMAS_JSON, SHARED_JSON))\n}\n",
         );
-        out.push_str("        rt::Executor::new(program(), schemas)\n");
-        out.push_str("    })\n}\n");
         out
     }
 

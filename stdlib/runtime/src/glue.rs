@@ -9,8 +9,9 @@
 //!   [`decode_params`]): the errors are the decoder's by construction.
 //! - The glue embeds the whole program (`ir.json`, [`read_program`]) and the nodes' output
 //!   schemas as `schemas/` holds them ([`EmbeddedSchemas`]), read once into an [`Executor`]
-//!   with the model-facing variants derived from them ([`read_embedded_schemas`]); each JSON
-//!   subtree they repeat is embedded once ([`expand_shared`]).
+//!   that derives a node's model-facing variants when it first calls its model
+//!   ([`embedded_executor`]); each JSON subtree they repeat is embedded once
+//!   ([`expand_shared`]).
 //! - Each generated struct's impls and each node's module are one call of [`glue_struct!`] and
 //!   [`glue_node!`], which write them: the glue holds a line per struct and node, not the
 //!   code.
@@ -431,14 +432,21 @@ pub fn read_program_shared(text: &str, shared: &str) -> Program {
     read_program(&expand_shared(text, shared))
 }
 
-/// The executor's schemas from the glue's `SCHEMAS_JSON` (`text`, an [`EmbeddedSchemas`]
-/// whose repeated parts are in `shared`): each node's document made self-contained and its
-/// model-facing variants derived, named by `program`'s nodes. A hand-edited text that does
-/// not read gives no schemas, as [`read_schemas`].
-pub fn read_embedded_schemas(program: &Program, text: &str, shared: &str) -> Schemas {
-    serde_json::from_str::<EmbeddedSchemas>(&expand_shared(text, shared))
-        .map(|embedded| embedded.schemas(program))
-        .unwrap_or_default()
+/// Reads the glue's `SCHEMAS_JSON` (`text`, an [`EmbeddedSchemas`] whose repeated parts are in
+/// `shared`). A hand-edited text that does not read gives no schemas, as [`read_schemas`].
+pub fn read_embedded_schemas(text: &str, shared: &str) -> EmbeddedSchemas {
+    serde_json::from_str(&expand_shared(text, shared)).unwrap_or_default()
+}
+
+/// The glue's executor: `program` with the schemas of [`read_embedded_schemas`], each node's
+/// made self-contained and its model-facing variants derived on the node's first model call
+/// ([`Executor::lazy`]).
+pub fn embedded_executor<'p>(program: &'p Program, text: &str, shared: &str) -> Executor<'p> {
+    let embedded = read_embedded_schemas(text, shared);
+    Executor::lazy(
+        program,
+        Box::new(move |node| embedded.node_schemas(program, node)),
+    )
 }
 
 /// The embedded text whole: every `{"$shared":N}` marker replaced by line `N` of `shared`,

@@ -90,12 +90,23 @@ pub fn variant_with_limitations(
         limits.push(map_note(&maps));
     }
     let wrap = wraps_root(&document.to_value());
-    let value = match provider {
-        ProviderKind::OpenAi => openai::variant(name, &rewritten, wrap, &mut limits),
-        ProviderKind::Gemini => gemini::variant(&rewritten, &mut limits),
-        ProviderKind::Anthropic => anthropic::variant(&rewritten, wrap),
-    };
+    let value = variant(provider, name, &rewritten, wrap, &mut limits);
     (value, limits)
+}
+
+/// One provider's variant of a document whose maps are already lists of entries.
+fn variant(
+    provider: ProviderKind,
+    name: &str,
+    rewritten: &Json,
+    wrap: bool,
+    limits: &mut Vec<Limitation>,
+) -> Json {
+    match provider {
+        ProviderKind::OpenAi => openai::variant(name, rewritten, wrap, limits),
+        ProviderKind::Gemini => gemini::variant(rewritten, limits),
+        ProviderKind::Anthropic => anthropic::variant(rewritten, wrap),
+    }
 }
 
 /// Every limitation of the three variants of one output `document`, each code once per
@@ -126,12 +137,16 @@ pub fn limitations(name: &str, document: &Json) -> Vec<Limitation> {
 /// by the binding's `provider` word, as the executor takes them: what the compiler gives
 /// `aelc run` and what generated glue derives from its embedded schema, built the one way the
 /// runtime reads the emitted files ([`crate::exec::output_schema`]).
+/// The maps rewrite and the wrap are made once for the three (each node's variants are made
+/// when a glue's executor first runs it).
 pub fn variants(name: &str, document: &Json) -> BTreeMap<String, OutputSchema> {
     let plain = document.to_value();
+    let (rewritten, _) = entries::maps_as_entries(document);
+    let wrap = wraps_root(&plain);
     ProviderKind::ALL
         .into_iter()
         .map(|provider| {
-            let file = model_schema(provider, name, document);
+            let file = variant(provider, name, &rewritten, wrap, &mut Vec::new());
             (
                 provider.as_str().to_owned(),
                 crate::exec::output_schema(name, provider.provider(), file, &plain),

@@ -53,22 +53,30 @@ impl EmbeddedSchemas {
         Some(document)
     }
 
-    /// The executor's schemas: each node's document made self-contained and its model-facing
-    /// variants derived from it, named by the program's node names. A node whose document does
-    /// not come back (a hand-edited text) gets no variants and a `null` document: no
-    /// structured output, and `{{ output_schema }}` inserts `null`.
+    /// Node `node`'s schemas as the executor takes them: its document made self-contained and
+    /// its model-facing variants derived from it, named by the program's node name. `None` for
+    /// a node it does not hold; a document that does not come back (a hand-edited text) gives
+    /// no variants and a `null` document: no structured output, and `{{ output_schema }}`
+    /// inserts `null`.
+    pub fn node_schemas(&self, program: &Program, node: usize) -> Option<NodeSchemas> {
+        let embedded = self.nodes.get(node)?;
+        let Some(document) = self.document(node) else {
+            return Some(NodeSchemas::default());
+        };
+        let name = program.nodes.get(node).map_or("", |n| n.name.as_str());
+        Some(NodeSchemas {
+            variants: crate::model_schema::variants(name, &document),
+            document,
+            grammar: embedded.grammar.clone(),
+        })
+    }
+
+    /// Every node's [`EmbeddedSchemas::node_schemas`], all made now.
     pub fn schemas(&self, program: &Program) -> Schemas {
-        let nodes = self.nodes.iter().enumerate().map(|(i, node)| {
-            let name = program.nodes.get(i).map_or("", |n| n.name.as_str());
-            let Some(document) = self.document(i) else {
-                return NodeSchemas::default();
-            };
-            NodeSchemas {
-                variants: crate::model_schema::variants(name, &document),
-                document,
-                grammar: node.grammar.clone(),
-            }
-        });
-        Schemas(nodes.collect())
+        Schemas(
+            (0..self.nodes.len())
+                .filter_map(|i| self.node_schemas(program, i))
+                .collect(),
+        )
     }
 }
