@@ -332,13 +332,8 @@ fn unit_enum_schema(variants: &[VariantTy]) -> Value {
 
 /// A JSON number for an integer bound (every bound fits `i64` or `u64`).
 pub fn int_json(v: i128) -> Value {
-    if let Ok(i) = i64::try_from(v) {
-        json!(i)
-    } else if let Ok(u) = u64::try_from(v) {
-        json!(u)
-    } else {
-        json!(v.to_string())
-    }
+    // The runtime's rule, which the Gemini variant also uses for its inclusive bounds.
+    aelc_runtime::model_schema::int_json(v).to_value()
 }
 
 fn int_schema(int: &IntTy) -> Value {

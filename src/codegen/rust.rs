@@ -13,8 +13,9 @@
 //!   stands for a node's model call has no method: the executor makes that call
 //!   (`aelc_runtime::glue::answers_fn`);
 //! - `PROGRAM_JSON` (the whole program, `ir.json`) and `SCHEMAS_JSON` (every node's output
-//!   schema and model-facing variants), each repeated subtree of them once in `SHARED_JSON`
-//!   (`rust/shared.rs`), read once into `executor()`, the one executor (`aelc_runtime::exec`);
+//!   schema as `schemas/` holds it, `rust/schemas.rs`; the runtime derives the model-facing
+//!   variants), each repeated subtree of them once in `SHARED_JSON` (`rust/shared.rs`), read
+//!   once into `executor()`, the one executor (`aelc_runtime::exec`);
 //! - a module per node: `decode` (the runtime decoder, so the errors are the runtime's), and
 //!   `run` / `run_json`, a run through the executor exactly as `aelc run` makes it (body,
 //!   delegated calls, prompt rendered by the runtime, checks, transform, policies, receipt).
@@ -31,6 +32,7 @@ mod names;
 /// names that stay apart under it).
 pub use names::snake;
 mod nodes;
+mod schemas;
 mod shared;
 mod types;
 

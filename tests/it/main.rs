@@ -26,6 +26,7 @@ mod fmt;
 mod glue_body;
 mod glue_fmt;
 mod glue_random;
+mod glue_schemas;
 mod grammar;
 mod lsp;
 mod lsp_editors;

@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use super::names::field_ident;
 use super::types::{field_item, raw_str, str_lit};
 use super::{docs, names, submodule, Gen};
-use crate::codegen::model_schema::exec_schemas;
 use crate::ir::{CheckIr, FnIr, NodeIr, Program};
 
 const WIDTH: usize = 100;
@@ -325,10 +324,11 @@ impl Gen<'_> {
     /// `PROGRAM_JSON`, `SCHEMAS_JSON`, `SHARED_JSON`, `program()` and `executor()`.
     ///
     /// The two texts hold each repeated subtree once, in `SHARED_JSON` (`rust/shared.rs`);
-    /// expanded, they are the program and the schemas' compact JSON, which is checked here:
+    /// expanded, they are the program and the embedded schemas' compact JSON (`rust/schemas.rs`:
+    /// the documents, whose model-facing variants the runtime derives), which is checked here:
     /// a text that would not come back whole is embedded whole.
     pub(super) fn program_items(&self) -> String {
-        let exec = exec_schemas(self.program);
+        let exec = super::schemas::embedded(self.program);
         let program = serde_json::to_value(self.program).unwrap_or_default();
         let schemas = serde_json::to_value(&exec).unwrap_or_default();
         let plain = [
@@ -356,9 +356,9 @@ impl Gen<'_> {
             raw_str(&texts[0])
         );
         out.push_str(
-            "\n/// Every node's output schema and model-facing variants, by node index (what\n\
-             /// `{{ output_schema }}` inserts and what a provider's structured output is asked for),\n\
-             /// their repeated parts in [`SHARED_JSON`].\n",
+            "\n/// Every node's output schema as `schemas/` holds it, its named types once (what\n\
+             /// `{{ output_schema }}` inserts; the model-facing variants a provider's structured\n\
+             /// output is asked for are derived from it), their repeated parts in [`SHARED_JSON`].\n",
         );
         let _ = writeln!(
             out,
@@ -377,13 +377,15 @@ impl Gen<'_> {
         out.push_str(
             "    PROGRAM.get_or_init(|| rt::read_program_shared(PROGRAM_JSON, SHARED_JSON))\n}\n",
         );
-        out.push_str("\n/// The one executor over the embedded program and schemas, made once.\n");
+        out.push_str(
+            "\n/// The one executor over the embedded program and schemas, made once (a node's\n\
+             /// model-facing variants on its first model call).\n",
+        );
         out.push_str("pub fn executor() -> &'static rt::Executor<'static> {\n");
         out.push_str("    static EXECUTOR: ::std::sync::OnceLock<rt::Executor<'static>> = ::std::sync::OnceLock::new();\n");
-        out.push_str("    EXECUTOR.get_or_init(|| {\n");
-        out.push_str("        let schemas = rt::read_schemas_shared(SCHEMAS_JSON, SHARED_JSON);\n");
-        out.push_str("        rt::Executor::new(program(), schemas)\n");
-        out.push_str("    })\n}\n");
+        out.push_str(
+            "    EXECUTOR.get_or_init(|| rt::embedded_executor(program(), SCHEMAS_JSON, SHARED_JSON))\n}\n",
+        );
         out
     }
 

@@ -1,7 +1,8 @@
 //! Repeated JSON in the glue embedded once (the encoder of `aelc_runtime::glue`'s
 //! `expand_shared`): every array or object that occurs more than once across the embedded
-//! texts, and is longer than a marker saves, becomes `{"$shared":N}`, and entry `N` of
-//! `SHARED_JSON` holds it once. Expanding gives back each text byte for byte.
+//! texts, when its copies take more bytes than its markers and one entry, becomes
+//! `{"$shared":N}`, and entry `N` of `SHARED_JSON` holds it once. Expanding gives back each
+//! text byte for byte.
 //!
 //! Why: a node's output schema is self-contained (the shared definitions it reaches are
 //! copied into it), and so are its three model-facing variants, so the embedded schemas held
@@ -21,8 +22,9 @@ use std::fmt::Write as _;
 use aelc_runtime::glue::SHARED_OPEN;
 use serde_json::Value;
 
-/// Subtrees shorter than this stay where they are: a marker is 13–18 bytes.
-const MIN_SHARED: usize = 48;
+/// The longest marker counted on (`{"$shared":N}` with `N` of up to 5 digits): a subtree is
+/// shared only when its markers and its entry take fewer bytes than its copies did.
+const MARKER: usize = 17;
 
 /// The texts to embed, with markers, and the pool (`SHARED_JSON`: one entry a line).
 pub(super) struct Embedded {
@@ -33,9 +35,8 @@ pub(super) struct Embedded {
 /// `values` as compact JSON, each repeated subtree in the pool.
 pub(super) fn embed(values: &[&Value]) -> Embedded {
     let mut interner = Interner::default();
-    for v in values {
-        interner.intern(v);
-    }
+    let roots: Vec<usize> = values.iter().filter_map(|v| interner.intern(v).0).collect();
+    interner.decide(&roots);
     let mut writer = Writer {
         interner: &interner,
         entries: HashMap::new(),
@@ -77,9 +78,12 @@ fn addr(v: &Value) -> usize {
 struct Interner {
     /// A subtree's text with its children's ids in place of theirs → its id.
     ids: HashMap<String, usize>,
-    /// By id: how often it occurs, and its compact length.
-    count: Vec<u32>,
+    /// By id: its compact length, and the ids of its children that are arrays or objects,
+    /// once per occurrence.
     len: Vec<usize>,
+    children: Vec<Vec<usize>>,
+    /// By id, once [`Interner::decide`]d: whether it is written once, in the pool.
+    shared: Vec<bool>,
     /// Each array or object of the trees → its id.
     nodes: HashMap<usize, usize>,
 }
@@ -88,6 +92,7 @@ impl Interner {
     /// The node's id (`None` for a scalar) and its compact length.
     fn intern(&mut self, v: &Value) -> (Option<usize>, usize) {
         let mut key = String::new();
+        let mut children = Vec::new();
         let mut len = 2;
         match v {
             Value::Array(items) => {
@@ -97,7 +102,7 @@ impl Interner {
                         key.push(',');
                         len += 1;
                     }
-                    len += self.child(&mut key, item);
+                    len += self.child(&mut key, &mut children, item);
                 }
                 key.push(']');
             }
@@ -111,28 +116,29 @@ impl Interner {
                     let name = compact(&Value::String(k.clone()));
                     key.push_str(&name);
                     key.push(':');
-                    len += name.len() + 1 + self.child(&mut key, item);
+                    len += name.len() + 1 + self.child(&mut key, &mut children, item);
                 }
                 key.push('}');
             }
             scalar => return (None, compact(scalar).len()),
         }
-        let next = self.count.len();
+        let next = self.len.len();
         let id = *self.ids.entry(key).or_insert(next);
         if id == next {
-            self.count.push(0);
             self.len.push(len);
+            self.children.push(children);
         }
-        self.count[id] += 1;
         self.nodes.insert(addr(v), id);
         (Some(id), len)
     }
 
-    /// Appends a child to its parent's key (`#id`, or a scalar's text); its length.
-    fn child(&mut self, key: &mut String, item: &Value) -> usize {
+    /// Appends a child to its parent's key (`#id`, or a scalar's text) and its id to
+    /// `children`; its length.
+    fn child(&mut self, key: &mut String, children: &mut Vec<usize>, item: &Value) -> usize {
         match self.intern(item) {
             (Some(id), len) => {
                 let _ = write!(key, "#{id}");
+                children.push(id);
                 len
             }
             (None, len) => {
@@ -142,8 +148,32 @@ impl Interner {
         }
     }
 
+    /// Decides which subtrees are written once, by how often each would be written: once
+    /// per occurrence in a subtree written in place, but once in all inside a shared one (its
+    /// entry), so a part of a shared definition is not shared again for copies that are gone.
+    /// A parent's id is above its children's (they are interned first), so going down the ids
+    /// sees every parent of a subtree before it. A subtree is shared when its copies take
+    /// more bytes than as many markers and one entry with its newline (short ones that occur
+    /// in every node, `{"checks":[]}`, too).
+    fn decide(&mut self, roots: &[usize]) {
+        let mut written = vec![0usize; self.len.len()];
+        for root in roots {
+            written[*root] += 1;
+        }
+        self.shared = vec![false; self.len.len()];
+        for id in (0..self.len.len()).rev() {
+            let (count, len) = (written[id], self.len[id]);
+            let shared = count >= 2 && count * len.saturating_sub(MARKER) > len + 1;
+            self.shared[id] = shared;
+            let copies = if shared { 1 } else { count };
+            for child in &self.children[id] {
+                written[*child] += copies;
+            }
+        }
+    }
+
     fn shared(&self, id: usize) -> bool {
-        self.count[id] >= 2 && self.len[id] >= MIN_SHARED
+        self.shared.get(id).copied().unwrap_or(false)
     }
 }
 

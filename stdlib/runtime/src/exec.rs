@@ -51,7 +51,7 @@ pub use session::{
 
 use crate::reserved::ReservedCode;
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::decode::Decoder;
@@ -163,17 +163,54 @@ pub struct Executor<'p> {
     program: &'p Program,
     fns: ProgramFns,
     checks: ProgramChecks,
-    /// Per node, what every model call of it shares, made once.
-    calls: Vec<Prepared>,
+    /// Per node, what every model call of it shares, made once: all by [`Executor::new`], each
+    /// on the node's first model call by [`Executor::lazy`].
+    calls: Vec<OnceLock<Prepared>>,
+    /// For [`Executor::lazy`]: a node's schemas, by node index.
+    source: Option<SchemaSource<'p>>,
     /// What each node and fn calls, found once: [`Executor::missing`] asks it on every run.
     callees: Callees,
 }
+
+/// Where a lazy executor gets a node's schemas (by node index; `None`: it has none).
+pub type SchemaSource<'p> = Box<dyn Fn(usize) -> Option<NodeSchemas> + Send + Sync + 'p>;
 
 /// What every model call of one node shares: its provider settings and schemas, and the text
 /// `{{ output_schema }}` inserts for its binding's provider.
 struct Prepared {
     call: Arc<NodeCall>,
     schema_text: String,
+}
+
+impl Prepared {
+    fn new(program: &Program, node: &NodeIr, schemas: Option<&NodeSchemas>) -> Prepared {
+        let mut call = NodeCall::new(
+            node.config
+                .timeout_ms
+                .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+        );
+        call.temperature = node.config.temperature;
+        let provider = node
+            .config
+            .model
+            .as_deref()
+            .and_then(|b| program.binding(b))
+            .map(|b| b.provider);
+        let schema_text = match schemas {
+            Some(s) => {
+                for (name, variant) in &s.variants {
+                    call.set_schema(name, variant.clone());
+                }
+                call.grammar = s.grammar.clone();
+                s.prompt_text(provider)
+            }
+            None => "null".to_owned(),
+        };
+        Prepared {
+            call: Arc::new(call),
+            schema_text,
+        }
+    }
 }
 
 impl<'p> Executor<'p> {
@@ -184,42 +221,41 @@ impl<'p> Executor<'p> {
             .nodes
             .iter()
             .enumerate()
-            .map(|(i, node)| {
-                let mut call = NodeCall::new(
-                    node.config
-                        .timeout_ms
-                        .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
-                );
-                call.temperature = node.config.temperature;
-                let provider = node
-                    .config
-                    .model
-                    .as_deref()
-                    .and_then(|b| program.binding(b))
-                    .map(|b| b.provider);
-                let schema_text = match schemas.get(i) {
-                    Some(s) => {
-                        for (name, variant) in &s.variants {
-                            call.set_schema(name, variant.clone());
-                        }
-                        call.grammar = s.grammar.clone();
-                        s.prompt_text(provider)
-                    }
-                    None => "null".to_owned(),
-                };
-                Prepared {
-                    call: Arc::new(call),
-                    schema_text,
-                }
-            })
+            .map(|(i, node)| OnceLock::from(Prepared::new(program, node, schemas.get(i))))
             .collect();
+        Executor::with_calls(program, calls, None)
+    }
+
+    /// [`Executor::new`] with each node's schemas asked of `source` on the node's first model
+    /// call: generated glue derives a node's model-facing variants only when it runs the node
+    /// (issue 42: making all 2,400 of an 800-node project took seconds in a debug build).
+    pub fn lazy(program: &'p Program, source: SchemaSource<'p>) -> Executor<'p> {
+        let calls = program.nodes.iter().map(|_| OnceLock::new()).collect();
+        Executor::with_calls(program, calls, Some(source))
+    }
+
+    fn with_calls(
+        program: &'p Program,
+        calls: Vec<OnceLock<Prepared>>,
+        source: Option<SchemaSource<'p>>,
+    ) -> Executor<'p> {
         Executor {
             program,
             fns: ProgramFns::new(program),
             checks: ProgramChecks::new(program),
             calls,
+            source,
             callees: Callees::new(program),
         }
+    }
+
+    /// What node `i`'s model calls share, made on first use by a lazy executor.
+    fn prepared(&self, i: usize) -> Option<&Prepared> {
+        let node = self.program.nodes.get(i)?;
+        Some(self.calls.get(i)?.get_or_init(|| {
+            let schemas = self.source.as_ref().and_then(|source| source(i));
+            Prepared::new(self.program, node, schemas.as_ref())
+        }))
     }
 
     pub fn program(&self) -> &'p Program {
@@ -750,7 +786,7 @@ impl<'p> Executor<'p> {
             );
         };
         let binding = self.program.binding(binding_name);
-        let Some(prepared) = self.node_index(node).and_then(|i| self.calls.get(i)) else {
+        let Some(prepared) = self.node_index(node).and_then(|i| self.prepared(i)) else {
             return ended(
                 Status::Error,
                 ReservedCode::InternalError.as_str(),

@@ -8,8 +8,10 @@
 //!   [`Program`], straight into the generated types ([`Decode`], [`decode_one`],
 //!   [`decode_params`]): the errors are the decoder's by construction.
 //! - The glue embeds the whole program (`ir.json`, [`read_program`]) and the nodes' output
-//!   schemas ([`read_schemas`]), read once into an [`Executor`]; each JSON subtree they repeat
-//!   is embedded once ([`expand_shared`]).
+//!   schemas as `schemas/` holds them ([`EmbeddedSchemas`]), read once into an [`Executor`]
+//!   that derives a node's model-facing variants when it first calls its model
+//!   ([`embedded_executor`]); each JSON subtree they repeat is embedded once
+//!   ([`expand_shared`]).
 //! - Each generated struct's impls and each node's module are one call of [`glue_struct!`] and
 //!   [`glue_node!`], which write them: the glue holds a line per struct and node, not the
 //!   code.
@@ -20,7 +22,9 @@
 //!   delegated calls or raw mode runs exactly as under `aelc run`.
 
 mod macros;
+mod schemas;
 mod shared;
+pub use schemas::{EmbeddedNode, EmbeddedSchemas};
 pub use shared::SHARED_OPEN;
 // The macros generated glue calls for each struct and node (`rt::glue_struct!`, …), written
 // once here; `#[macro_export]` puts them at the crate root.
@@ -428,9 +432,21 @@ pub fn read_program_shared(text: &str, shared: &str) -> Program {
     read_program(&expand_shared(text, shared))
 }
 
-/// [`read_schemas`] of a text whose repeated parts are in `shared` (the glue's `SHARED_JSON`).
-pub fn read_schemas_shared(text: &str, shared: &str) -> Schemas {
-    read_schemas(&expand_shared(text, shared))
+/// Reads the glue's `SCHEMAS_JSON` (`text`, an [`EmbeddedSchemas`] whose repeated parts are in
+/// `shared`). A hand-edited text that does not read gives no schemas, as [`read_schemas`].
+pub fn read_embedded_schemas(text: &str, shared: &str) -> EmbeddedSchemas {
+    serde_json::from_str(&expand_shared(text, shared)).unwrap_or_default()
+}
+
+/// The glue's executor: `program` with the schemas of [`read_embedded_schemas`], each node's
+/// made self-contained and its model-facing variants derived on the node's first model call
+/// ([`Executor::lazy`]).
+pub fn embedded_executor<'p>(program: &'p Program, text: &str, shared: &str) -> Executor<'p> {
+    let embedded = read_embedded_schemas(text, shared);
+    Executor::lazy(
+        program,
+        Box::new(move |node| embedded.node_schemas(program, node)),
+    )
 }
 
 /// The embedded text whole: every `{"$shared":N}` marker replaced by line `N` of `shared`,

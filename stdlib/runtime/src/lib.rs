@@ -15,7 +15,8 @@
 //!   that runs any node of it (bodies, delegated calls, raw mode, budgets reserved before they
 //!   are spent), with [`meter`] sharing budgets down a run's tree of calls.
 //! - [`prompt`]: renders prompt templates and runs input builders into ordered parts.
-//! - [`provider`]: the HTTP model providers behind `ael.toml` bindings.
+//! - [`provider`]: the HTTP model providers behind `ael.toml` bindings; [`model_schema`]: the
+//!   model-facing output schemas they send, the one rewrite the compiler and the glue share.
 //! - [`example`]: the example files of spec §6 that `aelc test` replays.
 //! - [`testing`]: the spec's review types as a ready table, for tests and benchmarks.
 //! - [`bounded`] and [`glue`]: what generated Rust glue links against (spec §9.4).
@@ -46,6 +47,7 @@ pub mod json;
 pub mod media;
 pub mod meter;
 pub mod model;
+pub mod model_schema;
 pub mod money;
 pub mod ordered;
 pub mod patterns;

@@ -41,6 +41,14 @@ impl Map {
         self.0.get(key)
     }
 
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+        self.0.get_mut(key)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+
     /// Sets `key`: a new key goes last, an existing one keeps its place.
     pub fn insert(&mut self, key: String, value: Json) -> Option<Json> {
         self.0.insert(key, value)
@@ -49,6 +57,15 @@ impl Map {
     /// Removes `key`, keeping the order of the others.
     pub fn remove(&mut self, key: &str) -> Option<Json> {
         self.0.shift_remove(key)
+    }
+
+    /// Sets `key` at `index` (moved there if it was elsewhere), shifting the ones after it.
+    pub fn insert_at(&mut self, index: usize, key: String, value: Json) {
+        self.0.shift_insert(index, key, value);
+    }
+
+    pub fn keys(&self) -> indexmap::map::Keys<'_, String, Json> {
+        self.0.keys()
     }
 
     pub fn len(&self) -> usize {
@@ -142,6 +159,27 @@ impl Json {
         }
     }
 
+    pub fn as_array(&self) -> Option<&Vec<Json>> {
+        match self {
+            Json::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Json::Number(n) => n.as_u64(),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Json::Number(n) => n.as_i64(),
+            _ => None,
+        }
+    }
+
     /// The same document as a `serde_json::Value` (whose key order follows `serde_json`'s
     /// features: for reading it, not for printing it).
     pub fn to_value(&self) -> serde_json::Value {
@@ -204,6 +242,12 @@ impl From<bool> for Json {
 
 impl From<u64> for Json {
     fn from(n: u64) -> Json {
+        Json::Number(n.into())
+    }
+}
+
+impl From<i64> for Json {
+    fn from(n: i64) -> Json {
         Json::Number(n.into())
     }
 }

@@ -9,8 +9,8 @@
 //!   unwrapped, as the OpenAI provider does.
 //! - With `constrain = "output_format"` the schema goes as structured outputs instead,
 //!   `output_config: {format: {type: "json_schema", schema}}`, and the answer is the message
-//!   text. The variant is already what the SDK's `transform_schema` sends (codegen's
-//!   `model_schema::anthropic`), so the API strips nothing; the pipeline enforces every bound.
+//!   text. The variant is already what the SDK's `transform_schema` sends
+//!   ([`crate::model_schema`]), so the API strips nothing; the pipeline enforces every bound.
 //! - Maps the variant writes as key/value lists are restored ([`super::entries`]).
 //! - `stop_reason: max_tokens` is [`FinishReason::Length`] (`refusal` stays as spelled).
 //! - The answer text is the tool input exactly as the model wrote it (a raw JSON slice, never

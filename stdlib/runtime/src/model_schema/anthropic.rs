@@ -16,7 +16,7 @@
 //! bound the subset drops is said in words in the description. The pipeline enforces every
 //! bound of the output type on the answer (spec §6.1), so nothing the transform strips is lost.
 
-use serde_json::{json, Map, Value};
+use crate::ordered::{Json as Value, Map};
 
 use super::{move_to_description, wrap_root};
 
@@ -41,13 +41,13 @@ pub(super) fn variant(document: &Value, wrap: bool) -> Value {
         document.clone()
     };
     if let Value::Object(m) = &mut schema {
-        m.shift_remove("$schema");
+        m.remove("$schema");
         walk(m);
     }
     schema
 }
 
-fn walk(m: &mut Map<String, Value>) {
+fn walk(m: &mut Map) {
     if let Some(Value::Object(defs)) = m.get_mut("$defs") {
         for (_, d) in defs.iter_mut() {
             if let Value::Object(d) = d {
@@ -59,11 +59,11 @@ fn walk(m: &mut Map<String, Value>) {
         // The transform keeps a reference and nothing beside it but `$defs`.
         super::openai::alone_ref(m);
     }
-    if let Some(arms) = m.shift_remove("oneOf") {
+    if let Some(arms) = m.remove("oneOf") {
         m.insert("anyOf".into(), arms);
     }
     if m.contains_key("enum") || m.contains_key("const") {
-        m.shift_remove("type");
+        m.remove("type");
     }
     let is_string = m.get("type").and_then(Value::as_str) == Some("string");
     if !is_string
@@ -99,9 +99,9 @@ fn walk(m: &mut Map<String, Value>) {
     }
     if m.get("type").and_then(Value::as_str) == Some("object") {
         if !m.contains_key("properties") {
-            m.insert("properties".into(), json!({}));
+            m.insert("properties".into(), Value::Object(Map::new()));
         }
-        m.insert("additionalProperties".into(), json!(false));
+        m.insert("additionalProperties".into(), false.into());
     }
     if let Some(Value::Object(props)) = m.get_mut("properties") {
         for (_, p) in props.iter_mut() {
@@ -123,7 +123,7 @@ fn walk(m: &mut Map<String, Value>) {
         }
     }
     for key in ["required", "additionalProperties", "$defs"] {
-        if let Some(v) = m.shift_remove(key) {
+        if let Some(v) = m.remove(key) {
             m.insert(key.into(), v);
         }
     }

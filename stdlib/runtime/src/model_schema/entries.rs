@@ -7,16 +7,16 @@
 //! `{"type": "array", "items": {"type": "object", "properties": {"key": K, "value": V},
 //! "required": ["key", "value"], "additionalProperties": false}, "maxItems": N}` with "keys
 //! distinct" in its description. The runtime turns such a list back into an object before the
-//! pipeline decodes the answer (`aelc_runtime::provider::entries`); a repeated key is kept
+//! pipeline decodes the answer ([`crate::provider::entries`]); a repeated key is kept
 //! twice there, so the decoder refuses it as it refuses a repeated key in a map.
 
-use serde_json::{json, Map, Value};
+use crate::ordered::{Json as Value, Map};
 
 use super::describe;
 
 /// The keys of an entry object.
-pub const ENTRY_KEY: &str = aelc_runtime::provider::entries::KEY;
-pub const ENTRY_VALUE: &str = aelc_runtime::provider::entries::VALUE;
+pub const ENTRY_KEY: &str = crate::provider::entries::KEY;
+pub const ENTRY_VALUE: &str = crate::provider::entries::VALUE;
 
 /// `document` with every map written as a list of entries, and where the maps were (JSON
 /// Pointers into the output schema, `$defs` included).
@@ -27,7 +27,7 @@ pub fn maps_as_entries(document: &Value) -> (Value, Vec<String>) {
     (out, found)
 }
 
-fn is_map(m: &Map<String, Value>) -> bool {
+fn is_map(m: &Map) -> bool {
     matches!(m.get("additionalProperties"), Some(Value::Object(_)))
 }
 
@@ -62,15 +62,15 @@ fn walk(schema: &mut Value, path: String, found: &mut Vec<String>) {
 }
 
 /// The list form of one map schema.
-fn entries_list(map: &Map<String, Value>) -> Map<String, Value> {
+fn entries_list(map: &Map) -> Map {
     let key = map
         .get("propertyNames")
         .cloned()
-        .unwrap_or_else(|| json!({"type": "string"}));
+        .unwrap_or_else(|| Value::object([("type", "string".into())]));
     let value = map
         .get("additionalProperties")
         .cloned()
-        .unwrap_or_else(|| json!({}));
+        .unwrap_or_else(|| Value::Object(Map::new()));
     let mut properties = Map::new();
     properties.insert(ENTRY_KEY.into(), key);
     properties.insert(ENTRY_VALUE.into(), value);
@@ -84,15 +84,18 @@ fn entries_list(map: &Map<String, Value>) -> Map<String, Value> {
         &mut out,
         "A map, written as a list of {key, value} entries whose keys are distinct.".into(),
     );
-    out.insert("type".into(), json!("array"));
+    out.insert("type".into(), "array".into());
     out.insert(
         "items".into(),
-        json!({
-            "type": "object",
-            "properties": Value::Object(properties),
-            "required": [ENTRY_KEY, ENTRY_VALUE],
-            "additionalProperties": false,
-        }),
+        Value::object([
+            ("type", "object".into()),
+            ("properties", Value::Object(properties)),
+            (
+                "required",
+                Value::Array(vec![ENTRY_KEY.into(), ENTRY_VALUE.into()]),
+            ),
+            ("additionalProperties", false.into()),
+        ]),
     );
     if let Some(min) = map.get("minProperties") {
         out.insert("minItems".into(), min.clone());

@@ -10,7 +10,7 @@
 //! The documented limits ([`OPENAI_LIMITS`]) are checked on the finished schema; past one the
 //! variant is `strict: false` and a `W0802` limitation names the limit, never silently.
 
-use serde_json::{json, Map, Value};
+use crate::ordered::{Json as Value, Map};
 
 use super::{describe, literal_type, move_to_description, wrap_root, Limitation};
 
@@ -88,7 +88,7 @@ pub(super) fn variant(
         document.clone()
     };
     if let Value::Object(m) = &mut schema {
-        m.shift_remove("$schema");
+        m.remove("$schema");
         walk(m);
     }
     let broken = over_limits(&schema);
@@ -97,8 +97,8 @@ pub(super) fn variant(
         limits.push(Limitation::NotStrict { broken });
     }
     let mut out = Map::new();
-    out.insert("name".into(), json!(wire_name(name)));
-    out.insert("strict".into(), json!(strict));
+    out.insert("name".into(), wire_name(name).into());
+    out.insert("strict".into(), strict.into());
     out.insert("schema".into(), schema);
     Value::Object(out)
 }
@@ -118,7 +118,7 @@ fn wire_name(name: &str) -> String {
     cleaned.chars().take(64).collect()
 }
 
-fn walk(m: &mut Map<String, Value>) {
+fn walk(m: &mut Map) {
     if let Some(Value::Object(defs)) = m.get_mut("$defs") {
         for (_, d) in defs.iter_mut() {
             if let Value::Object(d) = d {
@@ -126,11 +126,11 @@ fn walk(m: &mut Map<String, Value>) {
             }
         }
     }
-    if let Some(arms) = m.shift_remove("oneOf") {
+    if let Some(arms) = m.remove("oneOf") {
         m.insert("anyOf".into(), arms);
     }
-    if let Some(c) = m.shift_remove("const") {
-        m.insert("enum".into(), json!([c]));
+    if let Some(c) = m.remove("const") {
+        m.insert("enum".into(), Value::Array(vec![c]));
     }
     // Every schema names its type; an enum's is that of its values.
     if !m.contains_key("type") {
@@ -139,7 +139,7 @@ fn walk(m: &mut Map<String, Value>) {
             .and_then(Value::as_array)
             .and_then(|values| literal_type(values))
         {
-            m.insert("type".into(), json!(t));
+            m.insert("type".into(), t.into());
         }
     }
     if m.get("format")
@@ -160,9 +160,9 @@ fn walk(m: &mut Map<String, Value>) {
         move_to_description(m, key);
     }
     if let Some(Value::Object(props)) = m.get("properties") {
-        let all: Vec<Value> = props.keys().map(|k| json!(k)).collect();
+        let all: Vec<Value> = props.keys().map(Value::from).collect();
         m.insert("required".into(), Value::Array(all));
-        m.insert("additionalProperties".into(), json!(false));
+        m.insert("additionalProperties".into(), false.into());
     }
     if let Some(Value::Object(props)) = m.get_mut("properties") {
         for (_, p) in props.iter_mut() {
@@ -183,7 +183,7 @@ fn walk(m: &mut Map<String, Value>) {
     }
     // `required` after `properties`, `additionalProperties` and `$defs` last, as elsewhere.
     for key in ["required", "additionalProperties", "$defs"] {
-        if let Some(v) = m.shift_remove(key) {
+        if let Some(v) = m.remove(key) {
             m.insert(key.into(), v);
         }
     }
@@ -194,7 +194,7 @@ fn walk(m: &mut Map<String, Value>) {
         .cloned()
         .collect();
     for key in unknown {
-        if let Some(v) = m.shift_remove(&key) {
+        if let Some(v) = m.remove(&key) {
             describe(m, format!("{key}: {v}."));
         }
     }
@@ -204,12 +204,13 @@ fn walk(m: &mut Map<String, Value>) {
 /// A `$ref` with sibling keywords (a field's description) as `anyOf` of the lone reference:
 /// the SDK would inline the target there (endlessly, for a recursive type), and the API wants
 /// a reference alone.
-pub(super) fn alone_ref(m: &mut Map<String, Value>) {
+pub(super) fn alone_ref(m: &mut Map) {
     if m.len() < 2 || !m.contains_key("$ref") || m.contains_key("$defs") {
         return;
     }
-    if let Some(r) = m.shift_remove("$ref") {
-        m.shift_insert(0, "anyOf".into(), json!([{ "$ref": r }]));
+    if let Some(r) = m.remove("$ref") {
+        let lone = Value::object([("$ref", r)]);
+        m.insert_at(0, "anyOf".into(), Value::Array(vec![lone]));
     }
 }
 
@@ -302,7 +303,7 @@ fn count(schema: &Value, t: &mut Tally) {
 
 /// The most object schemas on one path from `schema` down, through references; a reference
 /// already being followed (recursion) adds no level.
-fn nesting(schema: &Value, defs: &Map<String, Value>, following: &mut Vec<String>) -> usize {
+fn nesting(schema: &Value, defs: &Map, following: &mut Vec<String>) -> usize {
     let Value::Object(m) = schema else { return 0 };
     if let Some(r) = m.get("$ref").and_then(Value::as_str) {
         let key = super::ref_key(r);

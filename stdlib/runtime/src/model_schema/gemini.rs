@@ -17,7 +17,7 @@
 //! is never offered a value the pipeline would refuse, only fewer of the valid ones. A
 //! `W0804` limitation says so.
 
-use serde_json::{json, Map, Value};
+use crate::ordered::{Json as Value, Map};
 
 use super::{describe, literal_type, move_to_description, Limitation};
 
@@ -49,7 +49,7 @@ pub const GEMINI_UNROLL: usize = 3;
 const MAX_INLINED: usize = 20_000;
 
 struct Inliner {
-    defs: Map<String, Value>,
+    defs: Map,
     /// `$defs` keys being inlined above the current schema, outermost first.
     expanding: Vec<String>,
     /// The types whose recursion was cut.
@@ -60,8 +60,8 @@ struct Inliner {
 pub(super) fn variant(document: &Value, limits: &mut Vec<Limitation>) -> Value {
     let mut root = document.clone();
     if let Value::Object(m) = &mut root {
-        m.shift_remove("$schema");
-        m.shift_remove("$defs");
+        m.remove("$schema");
+        m.remove("$defs");
     }
     let mut inliner = Inliner {
         defs: super::defs_of(document),
@@ -71,9 +71,12 @@ pub(super) fn variant(document: &Value, limits: &mut Vec<Limitation>) -> Value {
     };
     // A checked type always has a finite value (E0313), so the root is never impossible; the
     // fallback only keeps a broken IR from producing no schema at all.
-    let out = inliner
-        .schema(&root)
-        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    let out = inliner.schema(&root).unwrap_or_else(|| {
+        Value::object([
+            ("type", "object".into()),
+            ("properties", Value::Object(Map::new())),
+        ])
+    });
     if !inliner.cut.is_empty() {
         limits.push(Limitation::RecursionCut {
             types: inliner.cut.clone(),
@@ -87,7 +90,7 @@ impl Inliner {
     /// The rewritten schema, or `None` when no value of it fits under the recursion cut.
     fn schema(&mut self, schema: &Value) -> Option<Value> {
         let Value::Object(src) = schema else {
-            return Some(json!({}));
+            return Some(Value::Object(Map::new()));
         };
         self.inlined += 1;
         if let Some(r) = src.get("$ref").and_then(Value::as_str) {
@@ -128,8 +131,8 @@ impl Inliner {
                             return None;
                         }
                         // No item fits: the empty list is the one value left.
-                        m.insert("items".into(), json!({"type": "string"}));
-                        m.insert("maxItems".into(), json!(0));
+                        m.insert("items".into(), Value::object([("type", "string".into())]));
+                        m.insert("maxItems".into(), 0u64.into());
                     }
                 },
                 "anyOf" | "oneOf" => {
@@ -158,9 +161,9 @@ impl Inliner {
                     }
                 }
                 "const" => {
-                    m.insert("enum".into(), json!([v]));
+                    m.insert("enum".into(), Value::Array(vec![v.clone()]));
                 }
-                "maxItems" if m.get("maxItems") == Some(&json!(0)) => {}
+                "maxItems" if m.get("maxItems") == Some(&Value::from(0u64)) => {}
                 _ => {
                     m.insert(k.clone(), v.clone());
                 }
@@ -174,7 +177,7 @@ impl Inliner {
                         .and_then(Value::as_array)
                         .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(name.as_str())))
                 })
-                .map(|name| json!(name))
+                .map(Value::from)
                 .collect();
             if !names.is_empty() {
                 m.insert("required".into(), Value::Array(names));
@@ -183,7 +186,7 @@ impl Inliner {
         Some(finish(m))
     }
 
-    fn reference(&mut self, r: &str, src: &Map<String, Value>) -> Option<Value> {
+    fn reference(&mut self, r: &str, src: &Map) -> Option<Value> {
         let key = super::ref_key(r);
         let depth = self.expanding.iter().filter(|k| **k == key).count();
         if depth >= GEMINI_UNROLL || self.inlined > MAX_INLINED {
@@ -194,7 +197,7 @@ impl Inliner {
         }
         let target = super::resolve_ref(&self.defs, r)
             .cloned()
-            .unwrap_or_else(|| json!({}));
+            .unwrap_or_else(|| Value::Object(Map::new()));
         self.expanding.push(key);
         let out = self.schema(&target);
         self.expanding.pop();
@@ -212,14 +215,14 @@ impl Inliner {
 }
 
 /// The keyword-level rewrites of one schema whose children are done.
-fn finish(mut m: Map<String, Value>) -> Value {
+fn finish(mut m: Map) -> Value {
     if !m.contains_key("type") && !m.contains_key("anyOf") {
         if let Some(t) = m
             .get("enum")
             .and_then(Value::as_array)
             .and_then(|values| literal_type(values))
         {
-            m.insert("type".into(), json!(t));
+            m.insert("type".into(), t.into());
         }
     }
     // Integers: `exclusiveMaximum` n is `maximum` n - 1; on numbers it moves into words.
@@ -235,11 +238,8 @@ fn finish(mut m: Map<String, Value>) -> Value {
                 .or_else(|| v.as_u64().map(i128::from));
             match as_int {
                 Some(n) if is_integer => {
-                    m.shift_remove(exclusive);
-                    m.insert(
-                        inclusive.into(),
-                        super::super::json_schema::int_json(n + step),
-                    );
+                    m.remove(exclusive);
+                    m.insert(inclusive.into(), super::int_json(n + step));
                 }
                 _ => move_to_description(&mut m, exclusive),
             }
@@ -255,7 +255,7 @@ fn finish(mut m: Map<String, Value>) -> Value {
     }
     // An enum of integers or numbers: the SDK's `Schema` takes enum values as strings only.
     if !is_string && m.contains_key("enum") {
-        if let Some(values) = m.shift_remove("enum") {
+        if let Some(values) = m.remove("enum") {
             describe(&mut m, format!("One of {values}."));
         }
     }
@@ -271,7 +271,7 @@ fn finish(mut m: Map<String, Value>) -> Value {
         "additionalProperties",
     ] {
         if key == "additionalProperties" {
-            m.shift_remove(key);
+            m.remove(key);
         } else {
             move_to_description(&mut m, key);
         }
@@ -282,15 +282,15 @@ fn finish(mut m: Map<String, Value>) -> Value {
         .cloned()
         .collect();
     for key in unknown {
-        if let Some(v) = m.shift_remove(&key) {
+        if let Some(v) = m.remove(&key) {
             describe(&mut m, format!("{key}: {v}."));
         }
     }
     // `type` first, `required` after `properties`, for readers.
-    if let Some(t) = m.shift_remove("type") {
-        m.shift_insert(0, "type".into(), t);
+    if let Some(t) = m.remove("type") {
+        m.insert_at(0, "type".into(), t);
     }
-    if let Some(r) = m.shift_remove("required") {
+    if let Some(r) = m.remove("required") {
         m.insert("required".into(), r);
     }
     Value::Object(m)
