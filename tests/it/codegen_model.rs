@@ -58,14 +58,7 @@ fn stress_root() -> PathBuf {
 /// The fixture programs, every bundled example and the stress project.
 fn programs() -> Vec<Program> {
     let mut out = vec![review_program(), kitchen_program()];
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut roots: Vec<PathBuf> = std::fs::read_dir(examples)
-        .expect("examples/")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("ael.toml").is_file())
-        .collect();
-    roots.sort();
+    let mut roots = crate::support::examples::example_roots();
     roots.push(stress_root());
     out.extend(roots.iter().map(|r| load(r)));
     out

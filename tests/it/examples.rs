@@ -7,17 +7,7 @@ use std::process::Command;
 
 use aelc::driver::{self, DiskWorld};
 
-fn example_roots() -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut roots: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("ael.toml").is_file())
-        .collect();
-    roots.sort();
-    roots
-}
+use crate::support::examples::example_roots;
 
 #[test]
 fn examples_check_clean() {

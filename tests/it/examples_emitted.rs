@@ -3,24 +3,14 @@
 //! schemas, model-facing variants, MCP tools and manifests are snapshotted, one snapshot per
 //! example (`ir.json` and `ir.schema.json` are left out: `codegen_schema.rs` tests them).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
 use crate::support::file_schema;
 
-fn example_roots() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut roots: Vec<_> = std::fs::read_dir(&dir)
-        .expect("examples/")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("ael.toml").is_file())
-        .collect();
-    roots.sort();
-    roots
-}
+use crate::support::examples::example_roots;
 
 /// Every file below `dir`, as (path relative to `base` with `/`, bytes), sorted.
 fn collect(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {

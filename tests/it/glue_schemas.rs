@@ -31,13 +31,7 @@ fn embedded<'g>(glue: &'g str, name: &str) -> &'g str {
 
 fn roots(out: &Path) -> Vec<PathBuf> {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut roots: Vec<PathBuf> = std::fs::read_dir(workspace.join("examples"))
-        .expect("examples/")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("ael.toml").is_file())
-        .collect();
-    roots.sort();
+    let mut roots = crate::support::examples::example_roots();
     roots.push(workspace.join("tests/codegen_fixtures/stress"));
     roots.push(workspace.join("examples/review-rs/bench"));
     for p in glue_gen::projects(0x00AE_1C42, 12) {

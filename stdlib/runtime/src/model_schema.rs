@@ -215,6 +215,55 @@ pub fn wrap_root(document: &Json) -> Json {
 }
 
 /// Appends a sentence to a schema's description.
+/// Applies a provider's rewrite `walk` to each subschema of `m` it descends into: every
+/// property's, `items`, and each arm of the `combinators` that provider keeps.
+fn walk_subschemas(m: &mut Map, combinators: &[&str], walk: fn(&mut Map)) {
+    if let Some(Json::Object(props)) = m.get_mut("properties") {
+        for (_, p) in props.iter_mut() {
+            if let Json::Object(p) = p {
+                walk(p);
+            }
+        }
+    }
+    if let Some(Json::Object(sub)) = m.get_mut("items") {
+        walk(sub);
+    }
+    for key in combinators {
+        if let Some(Json::Array(arms)) = m.get_mut(key) {
+            for arm in arms {
+                if let Json::Object(arm) = arm {
+                    walk(arm);
+                }
+            }
+        }
+    }
+}
+
+/// `required` after `properties`, then `additionalProperties` and `$defs` last: the order
+/// every rewritten schema is written in.
+fn closing_keys_last(m: &mut Map) {
+    for key in ["required", "additionalProperties", "$defs"] {
+        if let Some(v) = m.remove(key) {
+            m.insert(key.into(), v);
+        }
+    }
+}
+
+/// Every keyword of `m` outside the provider's `known` subset, moved into the description as
+/// words (`key: value.`) rather than sent.
+fn describe_unknown(m: &mut Map, known: &[&str]) {
+    let unknown: Vec<String> = m
+        .keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for key in unknown {
+        if let Some(v) = m.remove(&key) {
+            describe(m, format!("{key}: {v}."));
+        }
+    }
+}
+
 fn describe(m: &mut Map, sentence: String) {
     let text = match m.get("description").and_then(Json::as_str) {
         Some(d) if !d.is_empty() => {

@@ -18,7 +18,7 @@
 
 use crate::ordered::{Json as Value, Map};
 
-use super::{move_to_description, wrap_root};
+use super::{closing_keys_last, move_to_description, walk_subschemas, wrap_root};
 
 /// The string formats structured outputs accept (the SDK's `SupportedStringFormats`).
 pub const ANTHROPIC_FORMATS: &[&str] = &[
@@ -103,28 +103,6 @@ fn walk(m: &mut Map) {
         }
         m.insert("additionalProperties".into(), false.into());
     }
-    if let Some(Value::Object(props)) = m.get_mut("properties") {
-        for (_, p) in props.iter_mut() {
-            if let Value::Object(p) = p {
-                walk(p);
-            }
-        }
-    }
-    if let Some(Value::Object(sub)) = m.get_mut("items") {
-        walk(sub);
-    }
-    for key in ["anyOf", "allOf"] {
-        if let Some(Value::Array(arms)) = m.get_mut(key) {
-            for arm in arms {
-                if let Value::Object(arm) = arm {
-                    walk(arm);
-                }
-            }
-        }
-    }
-    for key in ["required", "additionalProperties", "$defs"] {
-        if let Some(v) = m.remove(key) {
-            m.insert(key.into(), v);
-        }
-    }
+    walk_subschemas(m, &["anyOf", "allOf"], walk);
+    closing_keys_last(m);
 }

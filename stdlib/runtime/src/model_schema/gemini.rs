@@ -19,7 +19,7 @@
 
 use crate::ordered::{Json as Value, Map};
 
-use super::{describe, literal_type, move_to_description, Limitation};
+use super::{describe, describe_unknown, literal_type, move_to_description, Limitation};
 
 /// The fields the variant uses (see the module docs).
 pub const GEMINI_KEYWORDS: &[&str] = &[
@@ -276,16 +276,7 @@ fn finish(mut m: Map) -> Value {
             move_to_description(&mut m, key);
         }
     }
-    let unknown: Vec<String> = m
-        .keys()
-        .filter(|k| !GEMINI_KEYWORDS.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    for key in unknown {
-        if let Some(v) = m.remove(&key) {
-            describe(&mut m, format!("{key}: {v}."));
-        }
-    }
+    describe_unknown(&mut m, GEMINI_KEYWORDS);
     // `type` first, `required` after `properties`, for readers.
     if let Some(t) = m.remove("type") {
         m.insert_at(0, "type".into(), t);

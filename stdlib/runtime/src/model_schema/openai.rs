@@ -12,7 +12,10 @@
 
 use crate::ordered::{Json as Value, Map};
 
-use super::{describe, literal_type, move_to_description, wrap_root, Limitation};
+use super::{
+    closing_keys_last, describe_unknown, literal_type, move_to_description, walk_subschemas,
+    wrap_root, Limitation,
+};
 
 /// The keywords OpenAI strict mode accepts (see `tests/it/codegen_model.rs`).
 pub const OPENAI_KEYWORDS: &[&str] = &[
@@ -164,40 +167,10 @@ fn walk(m: &mut Map) {
         m.insert("required".into(), Value::Array(all));
         m.insert("additionalProperties".into(), false.into());
     }
-    if let Some(Value::Object(props)) = m.get_mut("properties") {
-        for (_, p) in props.iter_mut() {
-            if let Value::Object(p) = p {
-                walk(p);
-            }
-        }
-    }
-    if let Some(Value::Object(sub)) = m.get_mut("items") {
-        walk(sub);
-    }
-    if let Some(Value::Array(arms)) = m.get_mut("anyOf") {
-        for arm in arms {
-            if let Value::Object(arm) = arm {
-                walk(arm);
-            }
-        }
-    }
-    // `required` after `properties`, `additionalProperties` and `$defs` last, as elsewhere.
-    for key in ["required", "additionalProperties", "$defs"] {
-        if let Some(v) = m.remove(key) {
-            m.insert(key.into(), v);
-        }
-    }
+    walk_subschemas(m, &["anyOf"], walk);
+    closing_keys_last(m);
     // Anything left outside the subset (none should be) is said in words, not sent.
-    let unknown: Vec<String> = m
-        .keys()
-        .filter(|k| !OPENAI_KEYWORDS.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    for key in unknown {
-        if let Some(v) = m.remove(&key) {
-            describe(m, format!("{key}: {v}."));
-        }
-    }
+    describe_unknown(m, OPENAI_KEYWORDS);
     alone_ref(m);
 }
 
