@@ -1499,7 +1499,7 @@ async fn documents_are_stored_compressed_and_old_rows_still_read(url: String) {
         .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(stored[0], 0x01, "the tag of a frame over dictionary v1");
+    assert_eq!(stored[0], 0x02, "the tag of a frame over dictionary v2");
     assert!(
         stored.len() * 3 < r.json.len(),
         "{} bytes stored for {} of JSON",
@@ -1507,9 +1507,26 @@ async fn documents_are_stored_compressed_and_old_rows_still_read(url: String) {
         r.json.len()
     );
 
+    // A row written over dictionary v1 (before v2) still reads.
+    let v1_row = "0128b52ffd20767500002076317d7d020041e71af1cf2482";
+    let v1_row: Vec<u8> = (0..v1_row.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&v1_row[i..i + 2], 16).unwrap())
+        .collect();
+    sqlx::query("UPDATE receipts SET document = $1 WHERE id = $2")
+        .bind(v1_row)
+        .bind(&r.id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.receipt("acme", &r.id).await.unwrap().unwrap().json,
+        r#"{"status":"rejected_input","code":"invalid_input","output":null,"receipt":{"receipt":"rcpt_v1","agent":"acme/review"}}"#
+    );
+
     // A damaged row is an error that names it.
     sqlx::query("UPDATE receipts SET document = $1 WHERE id = $2")
-        .bind(vec![0x01u8, 0x28, 0xb5, 0x2f])
+        .bind(vec![0x02u8, 0x28, 0xb5, 0x2f])
         .bind(&r.id)
         .execute(&pool)
         .await
