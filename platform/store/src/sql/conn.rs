@@ -130,10 +130,9 @@ fn bind_numbered(statement: &mut rusqlite::Statement<'_>, args: &[Arg<'_>]) -> R
             .and_then(|name| name.strip_prefix('$'))
             .and_then(|n| n.parse::<usize>().ok())
             .filter(|n| (1..=args.len()).contains(n))
-            .ok_or(rusqlite::Error::InvalidParameterCount(
-                statement.parameter_count(),
-                args.len(),
-            ))?;
+            .ok_or_else(|| {
+                rusqlite::Error::InvalidParameterCount(statement.parameter_count(), args.len())
+            })?;
         match args[number - 1] {
             Arg::Int(v) => statement.raw_bind_parameter(index, v)?,
             Arg::Text(v) => statement.raw_bind_parameter(index, v)?,
