@@ -768,10 +768,21 @@ fn run_row(
         status,
         code: run.outcome.code.clone(),
         mandate,
-        // A document of strings, numbers and a derived receipt always serializes.
-        json: serde_json::to_string(&document).unwrap_or_default(),
+        json: document_text(&document),
         at_ms: now_ms(),
     }
+}
+
+/// The text of a run's response document, written into a buffer the size of a typical one
+/// (`serde_json::to_string` starts at 128 bytes and grows three times for a 640-byte refusal).
+fn document_text(document: &RunResponse<'_>) -> String {
+    let mut text = Vec::with_capacity(1024);
+    // A document of strings, numbers and a derived receipt always serializes.
+    if serde_json::to_writer(&mut text, document).is_err() {
+        return String::new();
+    }
+    // serde_json writes UTF-8 only.
+    String::from_utf8(text).unwrap_or_default()
 }
 
 /// The store's row of a receipt: its indexed fields (status, code) read off the response
