@@ -129,13 +129,17 @@ pub(crate) fn trace_call(config: &ProviderConfig, request: &ModelRequest) {
 /// on the current attempt's span.
 #[cfg(feature = "http")]
 pub(crate) fn trace_response(json: &serde_json::Value, id_key: &str, model_key: &str) {
-    if !crate::trace::enabled() {
-        return;
-    }
-    crate::trace::describe_response(
+    trace_ids(
         json.get(id_key).and_then(serde_json::Value::as_str),
         json.get(model_key).and_then(serde_json::Value::as_str),
     );
+}
+
+/// [`trace_response`] with the answer's id and model already read.
+pub(crate) fn trace_ids(id: Option<&str>, model: Option<&str>) {
+    if crate::trace::enabled() {
+        crate::trace::describe_response(id, model);
+    }
 }
 
 /// The most bytes of a non-streamed response body read for an answer of at most `max_answer`

@@ -28,6 +28,8 @@ use super::{stream_limits, Provider};
 use crate::ordered::{Json, Map};
 use serde_json::Value;
 
+mod chunk;
+
 /// An OpenAI-compatible endpoint.
 #[derive(Debug)]
 pub struct OpenAi {
@@ -370,34 +372,34 @@ fn read_stream(
             events.finish();
             break;
         }
-        let chunk: Value = serde_json::from_str(&event.data)
+        let event = chunk::read(&event.data)
             .map_err(|error| malformed(format!("a stream event is not JSON ({error})")))?;
-        if let Some(error) = embedded_error(&chunk, key) {
-            return Err(error);
-        }
+        let parts = match event {
+            chunk::Event::Parts(parts) => parts,
+            chunk::Event::Tree(tree) => {
+                if let Some(error) = embedded_error(&tree, key) {
+                    return Err(error);
+                }
+                chunk::Parts::of_tree(&tree)
+            }
+        };
         if !described {
-            super::trace_response(&chunk, "id", "model");
+            super::trace_ids(parts.id.as_deref(), parts.model.as_deref());
             described = true;
         }
-        if let Some(reported) = usage(chunk.get("usage").filter(|u| !u.is_null())) {
+        if let Some(reported) = parts.usage {
             tokens = reported;
         }
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|choices| choices.first())
-        else {
+        if !parts.choice {
             continue; // the usage-only chunk
-        };
-        if let Some(delta) = choice.get("delta") {
-            if let Some(piece) = delta.get("content").and_then(Value::as_str) {
-                text.push(piece)?;
-            }
-            if let Some(piece) = delta.get("refusal").and_then(Value::as_str) {
-                refusal.push(piece)?;
-            }
         }
-        if let Some(raw) = choice.get("finish_reason").and_then(Value::as_str) {
+        if let Some(piece) = &parts.content {
+            text.push(piece)?;
+        }
+        if let Some(piece) = &parts.refusal {
+            refusal.push(piece)?;
+        }
+        if let Some(raw) = parts.finish_reason.as_deref() {
             reason = Some(finish_reason(Some(raw)));
         }
     }
