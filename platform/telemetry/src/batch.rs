@@ -9,8 +9,8 @@
 //!   grows memory; the spans of a batch the collector did not take are counted
 //!   (`export_failed`).
 //! - The thread sends when `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` spans (512) are waiting, when
-//!   `OTEL_BSP_SCHEDULE_DELAY` (5 s) has passed, and at [`Batch::shutdown`]; a batch is everything waiting then, so under a slow collector it
-//!   may hold up to the queue's size.
+//!   `OTEL_BSP_SCHEDULE_DELAY` (5 s) has passed, and at [`Batch::shutdown`]; a batch is
+//!   everything waiting then, so under a slow collector it may hold up to the queue's size.
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;

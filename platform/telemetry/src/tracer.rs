@@ -5,7 +5,7 @@
 //! string it owns, to a batch thread.
 //!
 //! Why (the book's traces chapter, "Cost"): with the SDK a gate refusal's two spans cost about
-//! 20 k instructions with export on, 11.6 % of the request: the SDK's tracer and span (the
+//! 20 k instructions with export on, 11 % of the request: the SDK's tracer and span (the
 //! span builder, the per-span copies of its scope, the processor chain), the move of each
 //! finished span through a channel to the batch thread, and there the freeing of its strings
 //! and lists, each a free across threads (mimalloc's slow path). Here a span is a `SpanData`
