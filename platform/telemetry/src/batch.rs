@@ -13,7 +13,7 @@
 //!   everything waiting then, so under a slow collector it may hold up to the queue's size.
 
 use std::cell::RefCell;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -68,6 +68,10 @@ pub(crate) struct Batch {
     /// Wakes the batch thread (a full batch, the stop).
     wake: Condvar,
     settings: Settings,
+    /// Whether the queue is full, read before a span is encoded: while a collector is down
+    /// (its exports retried for up to the timeout) most spans are dropped, and a dropped span
+    /// should cost a load, not an encoding. Set and cleared under the lock.
+    full: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -93,6 +97,7 @@ impl Batch {
             }),
             wake: Condvar::new(),
             settings,
+            full: AtomicBool::new(false),
             thread: Mutex::new(None),
         });
         let shared = Arc::clone(&batch);
@@ -106,6 +111,10 @@ impl Batch {
 
     /// Encodes `span` and queues it, or drops and counts it when the queue is full.
     pub(crate) fn push(&self, span: &SpanData) {
+        if self.full.load(Ordering::Relaxed) {
+            QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         let queued = SCRATCH.try_with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.clear();
@@ -133,6 +142,9 @@ impl Batch {
         }
         pending.bytes.extend_from_slice(bytes);
         pending.spans += 1;
+        if pending.spans == self.settings.capacity {
+            self.full.store(true, Ordering::Relaxed);
+        }
         // Only the span that fills a batch wakes the thread: no other span pays a syscall.
         if pending.spans == self.settings.batch_size {
             self.wake.notify_one();
@@ -174,6 +186,7 @@ impl Batch {
                 }
                 std::mem::swap(&mut pending.bytes, &mut sending);
                 let spans = std::mem::take(&mut pending.spans);
+                self.full.store(false, Ordering::Relaxed);
                 (spans, pending.stop)
             };
             if spans > 0 {
