@@ -27,9 +27,12 @@
 # SINK_PYTHON (default PYTHON) has `opentelemetry-proto`), its own SQLite file, and puts its rows ("traces on") in
 # the alternation beside the untraced ones ("aelc", export off): the paired cost of export.
 # SINK picks the receiver: unset, `otlp_sink.py` decoding every export (its CPU is on the same
-# cores); `fast`, the same receiver answering 200 without decoding (what the gateway itself
-# pays to export to a collector elsewhere); `dead`, no receiver (every export refused at once).
-#   TRACES=1 SINK=fast STORES=sqlite ROWS="gate full" AELC=target/release/aelc benches/gateway/bench.sh
+# cores); `nginx`, nginx (Debian's package, one worker) answering `POST /v1/traces` 200 with an
+# empty ExportTraceServiceResponse and discarding the body, a receiver faster than the gateway
+# (the fair local receiver: what the gateway pays to export to a collector elsewhere); `fast`,
+# `otlp_sink.py` answering 200 without decoding (a Python process, so slower than nginx);
+# `dead`, no receiver (every export refused at once).
+#   TRACES=1 SINK=nginx STORES=sqlite ROWS="gate full" AELC=target/release/aelc benches/gateway/bench.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 AELC="$(realpath "${AELC:-target/release/aelc}")"
@@ -105,7 +108,38 @@ if [ -n "$TRACES" ]; then
   # made, batched and encoded: what the gateway itself pays, without a receiver's CPU on the
   # same cores.
   # SINK=fast: the receiver reads each export and answers 200 without decoding it.
-  if [ "${SINK:-}" != dead ]; then
+  if [ "${SINK:-}" = nginx ]; then
+    [ -n "$nginx" ] || { echo "SINK=nginx needs nginx" >&2; exit 1; }
+    mkdir -p "$work/sink"
+    # `return` discards the request body (read off the socket, never buffered to disk); the
+    # empty body is an empty ExportTraceServiceResponse. Keep-alive, as with a collector.
+    cat > "$work/sink/nginx.conf" <<NGINX
+daemon off;
+worker_processes 1;
+pid $work/sink/nginx.pid;
+error_log $work/sink/error.log error;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/sink/body;
+  proxy_temp_path $work/sink/proxy;
+  fastcgi_temp_path $work/sink/fastcgi;
+  uwsgi_temp_path $work/sink/uwsgi;
+  scgi_temp_path $work/sink/scgi;
+  client_max_body_size 64m;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$sink_port;
+    location = /v1/traces {
+      default_type application/x-protobuf;
+      return 200 '';
+    }
+  }
+}
+NGINX
+    "$nginx" -c "$work/sink/nginx.conf" -e "$work/sink/error.log" & pids+=($!)
+    wait_port "$sink_port"
+  elif [ "${SINK:-}" != dead ]; then
     sink_mode=()
     [ "${SINK:-}" != fast ] || sink_mode=(fast)
     "$SINK_PYTHON" "$here/otlp_sink.py" "$sink_port" "${sink_mode[@]}" & pids+=($!)

@@ -34,23 +34,23 @@ pub async fn server_span(request: Request, next: Next) -> Response {
         name.push_str(route);
     }
     // The method and scheme are static; what must be copied is copied only for a span that
-    // records.
-    let attributes = vec![
+    // records. Room for every attribute the span gets (the path, the route, the status, an
+    // error's type): the list never grows again.
+    let mut attributes = Vec::with_capacity(6);
+    attributes.extend([
         KeyValue::new("http.request.method", method),
         KeyValue::new("url.scheme", "http"),
-    ];
+    ]);
     let Some(cx) = aelc_runtime::trace::start_span(name, SpanKind::Server, attributes, &parent)
     else {
         return next.run(request).await;
     };
     let span = cx.span();
     if span.is_recording() {
-        let mut more = Vec::with_capacity(3);
-        more.push(KeyValue::new("url.path", request.uri().path().to_owned()));
+        span.set_attribute(KeyValue::new("url.path", request.uri().path().to_owned()));
         if let Some(route) = route {
-            more.push(KeyValue::new("http.route", route.to_owned()));
+            span.set_attribute(KeyValue::new("http.route", route.to_owned()));
         }
-        span.set_attributes(more);
     }
     let response = next.run(request).with_context(cx.clone()).await;
     let span = cx.span();

@@ -5,23 +5,27 @@
 //! - Nothing is exported unless an endpoint is configured (`OTEL_EXPORTER_OTLP_ENDPOINT` or
 //!   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) and `OTEL_SDK_DISABLED` is not `true`: then no
 //!   tracer is installed and the runtime's span calls stay one atomic load each.
-//! - `OTEL_EXPORTER_OTLP_PROTOCOL` chooses the exporter: `http/protobuf` (the default) is this
-//!   crate's own (`exporter`, with [`TraceEncoder`]: it costs a fraction of the generic
-//!   encoder's instructions), `http/json` is `opentelemetry-otlp`'s. Both read the endpoint,
-//!   `OTEL_EXPORTER_OTLP_HEADERS` and the timeout (`config`); the SDK reads
-//!   `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`/`_ARG` and the
-//!   batch settings (`OTEL_BSP_*`).
-//! - A run never waits for the collector: finished spans go to the SDK's batch processor
-//!   (its own thread), and one that would overflow its queue is dropped and counted, as is
-//!   every span of a batch the collector did not take ([`dropped`], the gateway's
+//! - `OTEL_EXPORTER_OTLP_PROTOCOL` chooses the exporter. `http/protobuf` (the default) is this
+//!   crate's own from end to end: aelc's spans (`tracer`, behind the OpenTelemetry API),
+//!   encoded as each ends ([`TraceEncoder`]), batched (`batch`) and posted (`exporter`); it
+//!   costs a fraction of the SDK's pipeline (the book's traces chapter, "Cost"). `http/json` is
+//!   the SDK's tracer and batch processor with `opentelemetry-otlp`'s exporter. Both read the
+//!   endpoint, `OTEL_EXPORTER_OTLP_HEADERS` and the timeout (`config`), the SDK's resource
+//!   (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) and sampler (`OTEL_TRACES_SAMPLER`/`_ARG`),
+//!   and the batch settings (`OTEL_BSP_*`).
+//! - A run never waits for the collector: finished spans go to a batch sent from a thread of
+//!   its own, and one that would overflow its queue is dropped and counted, as is every span of
+//!   a batch the collector did not take ([`dropped`], the gateway's
 //!   `aelc_trace_spans_dropped`).
 //! - [`Telemetry::shutdown`] flushes what is queued; a CLI calls it before it exits.
 
+mod batch;
 mod client;
 mod config;
 mod encode;
 mod exporter;
 mod retry;
+mod tracer;
 mod wire;
 
 pub use encode::TraceEncoder;
@@ -30,20 +34,22 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use opentelemetry::trace::{SpanBuilder, TraceContextExt, TracerProvider};
-use opentelemetry::Context;
+use std::borrow::Cow;
+
+use opentelemetry::trace::{SpanBuilder, SpanKind, TraceContextExt, TracerProvider};
+use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider, Span, SpanData,
+    BatchConfigBuilder, BatchSpanProcessor, Config, SdkTracer, SdkTracerProvider, Span, SpanData,
     SpanExporter, SpanProcessor,
 };
 use opentelemetry_sdk::Resource;
 
 /// Spans dropped because the batch queue was full (the exporter fell behind).
-static QUEUE_FULL: AtomicU64 = AtomicU64::new(0);
+pub(crate) static QUEUE_FULL: AtomicU64 = AtomicU64::new(0);
 /// Spans of batches the collector did not take (unreachable, refused, timed out).
-static EXPORT_FAILED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static EXPORT_FAILED: AtomicU64 = AtomicU64::new(0);
 
 /// Spans dropped so far in this process, by why.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,18 +74,24 @@ pub const DEFAULT_SERVICE_NAME: &str = "aelc";
 /// The process's exporter, if one was configured; [`Telemetry::shutdown`] flushes it.
 #[must_use = "call shutdown before the process exits, or queued spans are lost"]
 pub struct Telemetry {
-    provider: Option<SdkTracerProvider>,
+    pipeline: Option<Pipeline>,
+}
+
+/// What sends the spans: aelc's own batch (`http/protobuf`) or the SDK's (`http/json`).
+enum Pipeline {
+    Own(Arc<batch::Batch>),
+    Sdk(SdkTracerProvider),
 }
 
 impl Telemetry {
     /// No exporter: nothing is traced.
     pub fn off() -> Telemetry {
-        Telemetry { provider: None }
+        Telemetry { pipeline: None }
     }
 
     /// Whether spans are exported.
     pub fn is_on(&self) -> bool {
-        self.provider.is_some()
+        self.pipeline.is_some()
     }
 
     /// Exports what is queued (waiting at most the exporter's timeout per batch) and stops.
@@ -89,10 +101,15 @@ impl Telemetry {
     }
 
     fn stop(&mut self) {
-        if let Some(provider) = self.provider.take() {
+        if let Some(pipeline) = self.pipeline.take() {
             aelc_runtime::trace::uninstall();
-            let _ = provider.force_flush();
-            let _ = provider.shutdown();
+            match pipeline {
+                Pipeline::Own(batch) => batch.shutdown(),
+                Pipeline::Sdk(provider) => {
+                    let _ = provider.force_flush();
+                    let _ = provider.shutdown();
+                }
+            }
         }
     }
 }
@@ -136,7 +153,7 @@ fn init_with(var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, ConfigEr
     match config::protocol(&set)? {
         config::Protocol::Protobuf => {
             let exporter = exporter::Protobuf::new(endpoint, config::headers(&var), timeout);
-            Ok(started(exporter, &var))
+            Ok(own(exporter, &var))
         }
         // JSON stays `opentelemetry-otlp`'s (it reads the same variables itself): it is not
         // the default, and its cost is serde's, not one this crate's encoder would cut.
@@ -153,13 +170,47 @@ fn init_with(var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, ConfigEr
     }
 }
 
+/// The resource (the SDK's, from `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`), with
+/// aelc's service name when they give none.
+fn resource(var: &impl Fn(&str) -> Option<String>) -> Resource {
+    let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+    let mut resource = Resource::builder();
+    let named = set("OTEL_SERVICE_NAME").is_some()
+        || set("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| a.contains("service.name="));
+    if !named {
+        resource = resource.with_service_name(DEFAULT_SERVICE_NAME);
+    }
+    resource.build()
+}
+
+/// Whether the operator opted in to prompts and answers in spans.
+fn capture(var: &impl Fn(&str) -> Option<String>) -> bool {
+    var(aelc_runtime::trace::CAPTURE_CONTENT_VAR)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// aelc's own spans and batch around `exporter` (`http/protobuf`), and the runtime's spans
+/// turned on.
+fn own(exporter: exporter::Protobuf, var: &impl Fn(&str) -> Option<String>) -> Telemetry {
+    let mut encoder = TraceEncoder::new();
+    encoder.set_resource(&resource(var));
+    let settings = batch::Settings::from_env(var);
+    let batch = batch::Batch::start(settings, exporter, encoder);
+    // The SDK's sampler, as its `Config` reads it from `OTEL_TRACES_SAMPLER` and `_ARG`.
+    let sampler = Config::default().sampler;
+    let tracer = tracer::Tracer::new(sampler, Arc::clone(&batch));
+    aelc_runtime::trace::install(capture(var), Box::new(tracer));
+    Telemetry {
+        pipeline: Some(Pipeline::Own(batch)),
+    }
+}
+
 /// The SDK set up around `exporter` (the batch processor, the resource, the sampler) and the
-/// runtime's spans turned on.
+/// runtime's spans turned on: `http/json`.
 fn started(
     exporter: impl SpanExporter + 'static,
     var: &impl Fn(&str) -> Option<String>,
 ) -> Telemetry {
-    let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
     let pending = Arc::new(AtomicUsize::new(0));
     let exporter = Counted {
         inner: exporter,
@@ -167,27 +218,19 @@ fn started(
     };
     let processor = Bounded {
         pending,
-        capacity: batch_queue_size(var),
+        capacity: batch::Settings::from_env(var).capacity,
         inner: BatchSpanProcessor::builder(exporter)
             .with_batch_config(BatchConfigBuilder::default().build())
             .build(),
     };
-    let mut resource = Resource::builder();
-    let named = set("OTEL_SERVICE_NAME").is_some()
-        || set("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| a.contains("service.name="));
-    if !named {
-        resource = resource.with_service_name(DEFAULT_SERVICE_NAME);
-    }
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
-        .with_resource(resource.build())
+        .with_resource(resource(var))
         .build();
-    let capture = set(aelc_runtime::trace::CAPTURE_CONTENT_VAR)
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
     let tracer = provider.tracer("aelc");
-    aelc_runtime::trace::install(capture, Box::new(Starter(tracer)));
+    aelc_runtime::trace::install(capture(var), Box::new(Starter(tracer)));
     Telemetry {
-        provider: Some(provider),
+        pipeline: Some(Pipeline::Sdk(provider)),
     }
 }
 
@@ -196,17 +239,18 @@ fn started(
 struct Starter(SdkTracer);
 
 impl aelc_runtime::trace::Starter for Starter {
-    fn start(&self, builder: SpanBuilder, parent: &Context) -> Context {
+    fn start(
+        &self,
+        name: Cow<'static, str>,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+        parent: &Context,
+    ) -> Context {
+        let builder = SpanBuilder::from_name(name)
+            .with_kind(kind)
+            .with_attributes(attributes);
         parent.with_span(builder.start_with_context(&self.0, parent))
     }
-}
-
-/// The batch queue's size as the SDK reads it (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048 by default).
-fn batch_queue_size(var: &impl Fn(&str) -> Option<String>) -> usize {
-    var("OTEL_BSP_MAX_QUEUE_SIZE")
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(2048)
 }
 
 /// The SDK's batch processor behind a count of the spans it holds: one more than its queue

@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 
 pub use opentelemetry::trace::SpanKind;
 use opentelemetry::trace::{
-    SpanBuilder, SpanContext, SpanId, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
+    SpanContext, SpanId, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
 };
 use opentelemetry::{Context, ContextGuard, KeyValue, Value};
 
@@ -80,9 +80,16 @@ static STARTER: OnceLock<Box<dyn Starter>> = OnceLock::new();
 /// runtime needs the OpenTelemetry API only and still calls the SDK's tracer directly (the
 /// API's global tracer boxes every span once more and dispatches every call on it twice).
 pub trait Starter: Send + Sync + 'static {
-    /// Starts the span `builder` describes as a child of `parent`'s span (a root when it has
-    /// none): `parent` with the new span.
-    fn start(&self, builder: SpanBuilder, parent: &Context) -> Context;
+    /// Starts the span `name` of `kind` with `attributes` as a child of `parent`'s span (a
+    /// root when it has none): `parent` with the new span. Plain arguments, not the API's
+    /// `SpanBuilder`: a host's own spans (`aelc-telemetry`'s) need none of its fields.
+    fn start(
+        &self,
+        name: Cow<'static, str>,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+        parent: &Context,
+    ) -> Context;
 }
 
 /// Turns the spans on, started by `starter` (the first one installed in the process stays);
@@ -122,10 +129,7 @@ pub fn start_span(
     parent: &Context,
 ) -> Option<Context> {
     let starter = starter()?;
-    let builder = SpanBuilder::from_name(name)
-        .with_kind(kind)
-        .with_attributes(attributes);
-    Some(starter.start(builder, parent))
+    Some(starter.start(name.into(), kind, attributes, parent))
 }
 
 /// [`start_span`] under the current span, without cloning the current context.
@@ -135,11 +139,9 @@ fn start_here(
     attributes: Vec<KeyValue>,
 ) -> Option<Context> {
     let starter = starter()?;
-    let builder = SpanBuilder::from_name(name)
-        .with_kind(kind)
-        .with_attributes(attributes);
+    let name = name.into();
     Some(Context::map_current(|parent| {
-        starter.start(builder, parent)
+        starter.start(name, kind, attributes, parent)
     }))
 }
 

@@ -3,8 +3,9 @@
 //! links, trace state, several instrumentation scopes, times before the epoch) and random
 //! resources, its bytes equal those of `opentelemetry-proto`'s messages made by its
 //! `transform` (what `opentelemetry-otlp` sends) and encoded by prost, byte for byte. Also: one
-//! encoder reused for several batches, the resource before `set_resource`, and messages whose
-//! lengths need three and four bytes (a span over 16 KiB, a batch over 2 MiB).
+//! encoder reused for several batches, the resource before `set_resource`, spans encoded one by
+//! one and framed later (the `http/protobuf` batch's way), and messages whose lengths need
+//! three and four bytes (a span over 16 KiB, a batch over 2 MiB).
 
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -240,6 +241,30 @@ proptest! {
         prop_assert_eq!(encoder.encode(&first).to_vec(), reference(first, &set));
         prop_assert_eq!(encoder.encode(&second).to_vec(), reference(second, &set));
     }
+
+    /// Spans encoded one by one as they end (`encode_span`) after room for the request's head,
+    /// and framed in place later (`frame`), as the `http/protobuf` batch sends them: the
+    /// reference's bytes for the same spans, all in the one scope.
+    #[test]
+    fn spans_encoded_as_they_end_frame_the_reference_bytes(
+        resource in resource(),
+        scope in scope(),
+        spans in vec(span(), 1..6),
+    ) {
+        let spans: Vec<SpanData> = spans
+            .into_iter()
+            .map(|s| SpanData { instrumentation_scope: scope.clone(), ..s })
+            .collect();
+        let mut encoder = TraceEncoder::new();
+        encoder.set_resource(&resource);
+        let mut queued = vec![0xff; encoder.frame_room(&scope)];
+        for span in &spans {
+            TraceEncoder::encode_span(span, &mut queued);
+        }
+        let start = encoder.frame(&scope, &mut queued);
+        let set: ResourceAttributesWithSchema = (&resource).into();
+        prop_assert_eq!(queued[start..].to_vec(), reference(spans, &set));
+    }
 }
 
 /// A span as the gateway makes them, with `size` bytes of one attribute's value.
@@ -290,5 +315,12 @@ fn long_lengths_are_written_in_full() {
     let batch: Vec<SpanData> = (0..120).map(|i| sized_span(i + 1, 20_000)).collect();
     let mine = encoder.encode(&batch).to_vec();
     assert!(mine.len() > 2 << 20, "{}", mine.len());
+    let scope = InstrumentationScope::builder("aelc").build();
+    let mut queued = vec![0; encoder.frame_room(&scope)];
+    for span in &batch {
+        TraceEncoder::encode_span(span, &mut queued);
+    }
+    let start = encoder.frame(&scope, &mut queued);
+    assert_eq!(queued[start..], mine[..]);
     assert_eq!(mine, reference(batch, &set));
 }
