@@ -73,6 +73,19 @@ impl<'t> Decoder<'t> {
         self
     }
 
+    /// Unescapes strings into `scratch` (a buffer kept from an earlier decoder of the same
+    /// thread, [`Decoder::into_scratch`]): a decoder made per document, as the generated
+    /// glue's `decode` makes one, then pays for no buffer growth either.
+    pub fn with_scratch(mut self, scratch: Vec<u8>) -> Decoder<'t> {
+        self.scratch = scratch;
+        self
+    }
+
+    /// The unescaping buffer, for the next decoder ([`Decoder::with_scratch`]).
+    pub fn into_scratch(self) -> Vec<u8> {
+        self.scratch
+    }
+
     /// Decodes a document holding one value of `ty`; `root` names it in paths (`request`).
     pub fn decode(&mut self, bytes: &[u8], ty: &Ty, root: &str) -> Result<Value, Vec<DecodeError>> {
         self.decode_with(Reader::new(bytes), root, |s, trail| s.value(ty, trail))
