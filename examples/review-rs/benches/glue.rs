@@ -1,7 +1,10 @@
 //! Benchmark `glue` (issue 6): the decoder aelc generates against the runtime decoder and
-//! against `serde_json` derives, on the review payloads of `aelc_runtime::testing` (small ≈
-//! 370 B, medium ≈ 20 KB, large ≈ 1 MB). The types are those payloads' types written in AEL
-//! (`bench/`), compiled by this crate's build script into `$OUT_DIR/review_bench.rs`.
+//! against `serde_json` derives, on the review payloads of `aelc_runtime::testing`, both kinds
+//! (issue 42): the escape-free review documents (`review_json`: small ≈ 370 B, medium ≈ 20 KB,
+//! large ≈ 1 MB) and the same reviews as a model writes them, escaped every few bytes
+//! (`model_output_json`: 328 B, 19.7 KB, 1.04 MB; the runtime `decode` bench's payloads). The
+//! types are those payloads' types written in AEL (`bench/`), compiled by this crate's build
+//! script into `$OUT_DIR/review_bench.rs`.
 //!
 //! - `glue`: the generated `reread::decode` — the runtime decoder driven by the embedded
 //!   program, straight into the generated types (`rt::Decode`, issue 23: no `Value` between;
@@ -19,14 +22,18 @@
 //! drift of the machine hits all alike; the table reports medians of the per-round ratios
 //! (`aelc_runtime::testing::rounds`, shared with the runtime's `decode` bench).
 //! Every contender runs on mimalloc, the allocator the `aelc` binaries ship with.
-//! Run: `cargo bench -p review-rs --bench glue`; `GLUE_ROUNDS=5` shortens it. The target
-//! (issue 23): `glue/serde-glue` within 1.1x.
+//! Run: `cargo bench -p review-rs --bench glue`; `GLUE_ROUNDS=5` shortens it, `GLUE_PAYLOADS=plain`
+//! or `model` runs one kind. The targets: `glue/serde-glue` within 1.1x (issue 23) and
+//! `glue/serde` within 1.1x on both kinds (issue 42). `GLUE_PROFILE=glue` (or `runtime`,
+//! `serde`, `serde-glue`, `via-value`; `GLUE_PROFILE=glue:4500:10` for copies and runs) only
+//! runs that contender on the large payload of the kind `GLUE_PAYLOADS` names (model output
+//! unless `plain`), untimed, for a profiler (`valgrind --tool=callgrind`).
 
 use std::hint::black_box;
 
 use aelc_runtime::decode::Decoder;
-use aelc_runtime::testing::review_json;
 use aelc_runtime::testing::rounds::{interleaved, median_ratio, micros};
+use aelc_runtime::testing::{model_output_json, review_json};
 use aelc_runtime::ty::{DefId, Ty};
 use serde::Deserialize;
 
@@ -96,27 +103,6 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(15);
-    let payloads = [
-        ("small", review_json(1), 4000u32),
-        ("medium", review_json(100), 60),
-        ("large", review_json(5000), 2),
-    ];
-    println!("glue benchmark: {rounds} rounds, medians; ratios are medians of per-round ratios");
-    println!(
-        "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>13} {:>12} {:>17} {:>16} {:>17}",
-        "payload",
-        "bytes",
-        NAMES[0],
-        NAMES[1],
-        NAMES[2],
-        NAMES[3],
-        NAMES[4],
-        "glue/runtime",
-        "glue/serde",
-        "glue/serde-glue",
-        "serde-glue/serde",
-        "via-value/serde"
-    );
     // One call of each contender, the same for the check that all accept a payload and for
     // the timed rounds.
     let mut run = |which: usize, bytes: &[u8]| -> bool {
@@ -132,7 +118,92 @@ fn main() {
             }
         }
     };
-    for (name, doc, iters) in &payloads {
+    if let Ok(request) = std::env::var("GLUE_PROFILE") {
+        profile(&request, &mut run);
+        return;
+    }
+    let kinds = match std::env::var("GLUE_PAYLOADS").as_deref() {
+        Ok("plain") => vec!["plain"],
+        Ok("model") => vec!["model"],
+        _ => vec!["plain", "model"],
+    };
+    for kind in kinds {
+        let payloads = if kind == "plain" {
+            [
+                ("small", payload(kind, 1), 4000u32),
+                ("medium", payload(kind, 100), 60),
+                ("large", payload(kind, 5000), 2),
+            ]
+        } else {
+            [
+                ("small", payload(kind, 1), 4000u32),
+                ("medium", payload(kind, 87), 60),
+                ("large", payload(kind, 4500), 2),
+            ]
+        };
+        table(kind, rounds, &payloads, &mut run);
+    }
+}
+
+/// The payload of `findings` findings of one kind (`plain`: the escape-free review document;
+/// `model`: escaped model output).
+fn payload(kind: &str, findings: usize) -> String {
+    if kind == "plain" {
+        review_json(findings)
+    } else {
+        model_output_json(findings)
+    }
+}
+
+/// `GLUE_PROFILE=contender[:copies[:runs]]`: `runs` (default ten) calls of one contender on a
+/// payload of `copies` findings (default: the large one), no timing.
+fn profile(request: &str, run: &mut dyn FnMut(usize, &[u8]) -> bool) {
+    let mut words = request.split(':');
+    let who = words.next().unwrap_or("glue");
+    let Some(which) = NAMES.iter().position(|c| *c == who) else {
+        eprintln!("GLUE_PROFILE names no contender: {who} (one of {NAMES:?})");
+        std::process::exit(2);
+    };
+    let kind = if std::env::var("GLUE_PAYLOADS").is_ok_and(|p| p == "plain") {
+        "plain"
+    } else {
+        "model"
+    };
+    let large = if kind == "plain" { 5000 } else { 4500 };
+    let copies = words.next().and_then(|w| w.parse().ok()).unwrap_or(large);
+    let runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(10);
+    let doc = payload(kind, copies);
+    for _ in 0..runs {
+        black_box(run(which, black_box(doc.as_bytes())));
+    }
+}
+
+/// One table: every contender on the three payloads of `kind`.
+fn table(
+    kind: &str,
+    rounds: usize,
+    payloads: &[(&str, String, u32)],
+    run: &mut dyn FnMut(usize, &[u8]) -> bool,
+) {
+    println!(
+        "glue benchmark, {kind} payloads: {rounds} rounds, medians; ratios are medians of per-round ratios"
+    );
+    println!(
+        "{:<7} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11} {:>13} {:>12} {:>17} {:>16} {:>17}",
+        "payload",
+        "bytes",
+        NAMES[0],
+        NAMES[1],
+        NAMES[2],
+        NAMES[3],
+        NAMES[4],
+        "glue/runtime",
+        "glue/serde",
+        "glue/serde-glue",
+        "serde-glue/serde",
+        "via-value/serde"
+    );
+    for (name, doc, iters) in payloads {
         let bytes = doc.as_bytes();
         // Every contender must accept the payload, or the comparison means nothing.
         let ok: [bool; 5] = std::array::from_fn(|k| run(k, bytes));
@@ -159,4 +230,5 @@ fn main() {
             median_ratio(&via_value, &serde),
         );
     }
+    println!();
 }

@@ -1,7 +1,9 @@
 //! Benchmark `decode`: our typed decoder against the two usual ways of reading model output,
-//! side by side on the same review payloads written as a model writes them (small 328 B, medium
-//! 19.7 KB, large 1.04 MB; strings with escapes hold over half the string bytes:
-//! `aelc_runtime::testing::model_output_json`).
+//! side by side on the same review payloads of two kinds (issue 42 holds both to 1.1x of serde
+//! derive): written as a model writes them (small 328 B, medium 19.7 KB, large 1.04 MB; strings
+//! with escapes hold over half the string bytes: `aelc_runtime::testing::model_output_json`),
+//! and the escape-free review documents (about 0.3 KB, 20 KB and 1 MB:
+//! `aelc_runtime::testing::review_json`).
 //!
 //! - `ours`: `aelc_runtime::decode::Decoder::decode` — bytes to a typed value with every bound
 //!   checked, duplicate keys rejected, integral floats accepted;
@@ -21,9 +23,11 @@
 //! Each round times every contender once per payload (a sample of about 40 ms, so a busy
 //! machine's scheduling hits few of them), in an order that rotates per round, so drift of the
 //! machine hits all of them alike; the table reports the median of the per-round ratios. Run:
-//! `cargo bench -p aelc-runtime --bench decode` (about 30 s; 21 rounds). `DECODE_ROUNDS=5`
-//! shortens it; `DECODE_PROFILE=ours` (or `str`, `serde`, `serde-str`, `schema`, `pipeline`)
-//! only runs that contender, for a profiler. The rounds are `aelc_runtime::testing::rounds`, shared with the `glue` bench.
+//! `cargo bench -p aelc-runtime --bench decode` (about a minute; 21 rounds, a table per kind of
+//! payload). `DECODE_ROUNDS=5` shortens it, `DECODE_PAYLOADS=model` or `plain` runs one kind;
+//! `DECODE_PROFILE=ours` (or `str`, `serde`, `serde-str`, `schema`, `pipeline`) only runs that
+//! contender, for a profiler. The rounds are `aelc_runtime::testing::rounds`, shared with the
+//! `glue` bench.
 //!
 //! Then the hostile payloads of spec §8 — a 1 MB `[[[[…` (1,048,576 deep) and 10,010,001 tiny
 //! values in 20 MB — each refused by the pre-scan: the time to the verdict next to the time
@@ -207,27 +211,47 @@ pub(crate) fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(21);
 
-    // Model output by default (escapes in over half the string bytes, as issue 23 measured);
-    // `DECODE_PAYLOADS=plain` takes the escape-free review documents instead.
-    let plain = std::env::var("DECODE_PAYLOADS").is_ok_and(|p| p == "plain");
-    let payload = |findings: usize| {
-        if plain {
-            review_json(findings)
-        } else {
-            model_output_json(findings)
-        }
-    };
-    let payloads = if plain {
+    // Both kinds of payload (issue 42): model output (escapes in over half the string bytes,
+    // as issue 23 measured) and the escape-free review documents; `DECODE_PAYLOADS=model` or
+    // `plain` runs one kind.
+    for kind in payload_kinds("DECODE_PAYLOADS") {
+        table_of(kind, rounds, &mut run);
+    }
+    hostile(rounds);
+}
+
+/// The kinds of payload a run takes from the variable `var`: `model`, `plain`, or both.
+fn payload_kinds(var: &str) -> Vec<&'static str> {
+    match std::env::var(var).as_deref() {
+        Ok("plain") => vec!["plain"],
+        Ok("model") => vec!["model"],
+        _ => vec!["model", "plain"],
+    }
+}
+
+/// The payload of `findings` findings of one kind (`model`: escaped model output; `plain`:
+/// the escape-free review document).
+fn payload(kind: &str, findings: usize) -> String {
+    if kind == "plain" {
+        review_json(findings)
+    } else {
+        model_output_json(findings)
+    }
+}
+
+/// One table: every contender on the three payloads of `kind`.
+fn table_of(kind: &str, rounds: usize, run: &mut dyn FnMut(usize, &str) -> bool) {
+    let payloads = if kind == "plain" {
         [
-            ("small", payload(1), 20_000u32),
-            ("medium", payload(100), 1000),
-            ("large", payload(5000), 10),
+            ("small", payload(kind, 1), 20_000u32),
+            ("medium", payload(kind, 100), 1000),
+            ("large", payload(kind, 5000), 10),
         ]
     } else {
         [
-            ("small", payload(1), 20_000u32),
-            ("medium", payload(87), 1000),
-            ("large", payload(4500), 10),
+            ("small", payload(kind, 1), 20_000u32),
+            ("medium", payload(kind, 87), 1000),
+            ("large", payload(kind, 4500), 10),
         ]
     };
     let mut pydantic = match std::env::var("PYDANTIC_PYTHON") {
@@ -241,7 +265,7 @@ pub(crate) fn main() {
         Err(_) => None,
     };
     println!(
-        "decode benchmark: {rounds} rounds, median of per-round ratios (lower ours/serde is better)"
+        "decode benchmark, {kind} payloads: {rounds} rounds, median of per-round ratios (lower ours/serde is better)"
     );
     println!(
         "{:<7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11} {:>14} {:>11} {:>11} {:>13} {:>14}",
@@ -302,13 +326,13 @@ pub(crate) fn main() {
         );
     }
     drop(pydantic);
-    hostile(rounds);
+    println!();
 }
 
-/// `DECODE_PROFILE=ours|str|serde|serde-str|schema|pipeline[:copies[:runs]]`: no timing, `runs` (default
-/// ten) calls of one contender on the large payload (or on one of `copies` findings, default
-/// 4500), for a
-/// profiler (`valgrind --tool=callgrind`, `perf record -e cpu-clock`).
+/// `DECODE_PROFILE=ours|str|serde|serde-str|schema|pipeline[:copies[:runs]]`: no timing, `runs`
+/// (default ten) calls of one contender on the large payload (or on one of `copies` findings)
+/// of the kind `DECODE_PAYLOADS` names (model output unless `plain`), for a profiler
+/// (`valgrind --tool=callgrind`, `perf record -e cpu-clock`).
 fn profile(request: &str, run: &mut dyn FnMut(usize, &str) -> bool) {
     let mut words = request.split(':');
     let who = words.next().unwrap_or("ours");
@@ -316,9 +340,15 @@ fn profile(request: &str, run: &mut dyn FnMut(usize, &str) -> bool) {
         eprintln!("DECODE_PROFILE names no contender: {who} (one of {CONTENDERS:?})");
         std::process::exit(2);
     };
-    let copies = words.next().and_then(|w| w.parse().ok()).unwrap_or(4500);
+    let kind = if std::env::var("DECODE_PAYLOADS").is_ok_and(|p| p == "plain") {
+        "plain"
+    } else {
+        "model"
+    };
+    let large = if kind == "plain" { 5000 } else { 4500 };
+    let copies = words.next().and_then(|w| w.parse().ok()).unwrap_or(large);
     let runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(10);
-    let doc = model_output_json(copies);
+    let doc = payload(kind, copies);
     for _ in 0..runs {
         black_box(run(which, black_box(&doc)));
     }

@@ -73,6 +73,19 @@ impl<'t> Decoder<'t> {
         self
     }
 
+    /// Unescapes strings into `scratch` (a buffer kept from an earlier decoder of the same
+    /// thread, [`Decoder::into_scratch`]): a decoder made per document, as the generated
+    /// glue's `decode` makes one, then pays for no buffer growth either.
+    pub fn with_scratch(mut self, scratch: Vec<u8>) -> Decoder<'t> {
+        self.scratch = scratch;
+        self
+    }
+
+    /// The unescaping buffer, for the next decoder ([`Decoder::with_scratch`]).
+    pub fn into_scratch(self) -> Vec<u8> {
+        self.scratch
+    }
+
     /// Decodes a document holding one value of `ty`; `root` names it in paths (`request`).
     pub fn decode(&mut self, bytes: &[u8], ty: &Ty, root: &str) -> Result<Value, Vec<DecodeError>> {
         self.decode_with(Reader::new(bytes), root, |s, trail| s.value(ty, trail))
@@ -306,6 +319,15 @@ impl<'s> Session<'s> {
         Ok(None)
     }
 
+    /// Reports `wrong_type` where an object of the named type was expected, and skips the
+    /// value (out of line: the sentence's `format!` would otherwise enlarge every caller's
+    /// frame).
+    #[cold]
+    #[inline(never)]
+    fn wrong_object<T>(&mut self, trail: &Trail<'_>, name: &str, found: Kind) -> Decoded<T> {
+        self.wrong(trail, &format!("an object ({name})"), found)
+    }
+
     /// The object of a node's several parameters, its fields read by `read`.
     fn params<T>(
         &mut self,
@@ -360,7 +382,7 @@ impl<'s> Session<'s> {
                 match &def.kind {
                     DefKind::Struct { fields } => {
                         if kind != Kind::Object {
-                            return self.wrong(trail, &format!("an object ({})", def.name), kind);
+                            return self.wrong_object(trail, &def.name, kind);
                         }
                         Ok(self.fields(fields, None, trail)?.map(Value::Struct))
                     }
@@ -373,7 +395,7 @@ impl<'s> Session<'s> {
                         } else if kind == Kind::Object {
                             self.data_enum(tag, variants, trail)
                         } else {
-                            self.wrong(trail, &format!("an object ({})", def.name), kind)
+                            self.wrong_object(trail, &def.name, kind)
                         }
                     }
                     // `resolve` follows aliases, so none is left here.
@@ -400,18 +422,35 @@ impl<'s> Session<'s> {
     /// integer).
     #[inline]
     fn int(&mut self, it: &IntTy, kind: Kind, trail: &Trail<'_>) -> Decoded<i128> {
+        // The usual integer, plain digits inside the bounds, without the error paths' frame.
+        if kind == Kind::Number {
+            if let Some(v) = self.r.plain_int() {
+                let v = i128::from(v);
+                if it.contains(v) {
+                    return Ok(Some(v));
+                }
+                return self.int_out_of_range(v, it, trail);
+            }
+        }
+        self.int_slow(it, kind, trail)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn int_out_of_range(&mut self, v: i128, it: &IntTy, trail: &Trail<'_>) -> Decoded<i128> {
+        if let Some((code, what)) = bounds::check_int(v, it) {
+            self.report(trail, code, what);
+        }
+        Ok(None)
+    }
+
+    /// The rest of [`Session::int`]: not a number, or a number that is not plain digits
+    /// (`3.0`, `3e0`, more than 18 digits).
+    #[inline(never)]
+    fn int_slow(&mut self, it: &IntTy, kind: Kind, trail: &Trail<'_>) -> Decoded<i128> {
         if kind != Kind::Number {
             let expected = format!("an integer ({})", bounds::describe_int(it));
             return self.wrong(trail, &expected, kind);
-        }
-        if let Some(v) = self.r.plain_int() {
-            return match bounds::check_int(i128::from(v), it) {
-                None => Ok(Some(i128::from(v))),
-                Some((code, what)) => {
-                    self.report(trail, code, what);
-                    Ok(None)
-                }
-            };
         }
         let n = self.r.number()?;
         match n.to_integer() {
@@ -460,19 +499,33 @@ impl<'s> Session<'s> {
     }
 
     /// A text inside the bounds, pattern and format of `st`, borrowed from the document when
-    /// it has no escapes.
-    #[inline]
+    /// it has no escapes. Always inlined, as [`Session::field_key`]: the glue's text decoders
+    /// are instantiated in the user's crate.
+    #[inline(always)]
     fn text(&mut self, st: &StrTy, kind: Kind, trail: &Trail<'_>) -> Decoded<Cow<'s, str>> {
         if kind != Kind::String {
             return self.wrong(trail, "a string", kind);
         }
         let (s, issue) = self.r.string()?;
+        // The usual text: valid, no pattern or format, a length inside the bounds.
+        if issue.is_none() && bounds::str_surely_fits(&s, st) {
+            return Ok(Some(s));
+        }
+        self.text_checked(s, issue, st, trail)
+    }
+
+    /// The rest of [`Session::text`]: invalid text, or bounds that need a closer look.
+    #[inline(never)]
+    fn text_checked(
+        &mut self,
+        s: Cow<'s, str>,
+        issue: Option<TextIssue>,
+        st: &StrTy,
+        trail: &Trail<'_>,
+    ) -> Decoded<Cow<'s, str>> {
         if let Some(issue) = issue {
             self.text_issue(trail, issue);
             return Ok(None);
-        }
-        if bounds::str_surely_fits(&s, st) {
-            return Ok(Some(s));
         }
         let mut issues = std::mem::take(&mut self.issues);
         bounds::check_str(&s, st, self.patterns, &mut issues);
@@ -535,9 +588,10 @@ impl<'s> Session<'s> {
         trail: &Trail<'_>,
         mut fill: impl FnMut(&mut Self, usize, Fill<'_>) -> Result<bool, Syntax>,
     ) -> Result<bool, Syntax> {
-        // Only the calls of `fill` are here: this is compiled once per closure, which is once
-        // per generated struct in a user's crate, so everything else (keys, reports) is in
-        // the non-generic `field_key` and `missing_field`.
+        // Only the calls of `fill` and a known key's lookup are here: this is compiled once
+        // per closure, which is once per generated struct in a user's crate, so everything
+        // else (other keys, reports) is in the non-generic `field_key_other` and
+        // `missing_field`.
         let mut state = FieldsState {
             seen: Seen::new(fields.len()),
             tag_seen: false,
@@ -580,8 +634,36 @@ impl<'s> Session<'s> {
 
     /// The field `key` names, marked seen, for [`Session::fields_into`] to fill; `None`
     /// once anything else (invalid key text, a duplicate, the tag, an unknown key) is
-    /// reported and its value skipped.
+    /// reported and its value skipped. Always inlined: in a user's crate `fields_into` is
+    /// instantiated per generated struct, and a call per key there cost as much as the lookup.
+    #[inline(always)]
     fn field_key(
+        &mut self,
+        fields: &[FieldTy],
+        tag: Option<&str>,
+        trail: &Trail<'_>,
+        key: &str,
+        issue: Option<TextIssue>,
+        state: &mut FieldsState,
+    ) -> Result<Option<usize>, Syntax> {
+        // The usual key: valid text naming a field not seen yet, with no call and no frame
+        // for the reports of the others (`field_key_other`, which decides them all again).
+        if issue.is_none() {
+            if let Some(i) = field_index(fields, key, state.next) {
+                if !state.seen.get(i) {
+                    state.next = i + 1;
+                    state.seen.set(i);
+                    return Ok(Some(i));
+                }
+            }
+        }
+        self.field_key_other(fields, tag, trail, key, issue, state)
+    }
+
+    /// [`Session::field_key`] of every key but a field's first: invalid text, a duplicate,
+    /// the tag, an unknown key.
+    #[inline(never)]
+    fn field_key_other(
         &mut self,
         fields: &[FieldTy],
         tag: Option<&str>,
@@ -803,6 +885,7 @@ impl<'s> Session<'s> {
         }
     }
 
+    #[inline(never)]
     fn list(&mut self, lt: &ListTy, trail: &Trail<'_>) -> Decoded<Value> {
         let base = self.items.len();
         let read = self.list_items(lt, trail);
@@ -873,6 +956,7 @@ impl<'s> Session<'s> {
         Ok((ok, count))
     }
 
+    #[inline(never)]
     fn map(&mut self, mt: &MapTy, trail: &Trail<'_>) -> Decoded<Value> {
         Ok(self
             .map_entries(mt, trail, |s, ty, trail| s.value(ty, trail))?
@@ -973,6 +1057,7 @@ impl<'s> Session<'s> {
         }
     }
 
+    #[inline(never)]
     fn media(&mut self, mt: &MediaTy, trail: &Trail<'_>) -> Decoded<Value> {
         let mut texts: [Option<String>; MEDIA_FIELDS.len()] = Default::default();
         let mut counts: [Option<u64>; MEDIA_FIELDS.len()] = [None; MEDIA_FIELDS.len()];

@@ -482,7 +482,7 @@ pub fn decode_one<T: Decode>(
             format!("node #{node} of the embedded program has no parameter"),
         )]);
     };
-    decoder(exec).decode_into(bytes, &param.ty, &param.name)
+    with_decoder(exec, |d| d.decode_into(bytes, &param.ty, &param.name))
 }
 
 /// Decodes the input document of node `node`, an object with one field per parameter,
@@ -494,15 +494,26 @@ pub fn decode_params<T: DecodeFields>(
 ) -> Result<T, Vec<DecodeError>> {
     let ir = node_ir(exec, node)?;
     let params: Vec<(&str, &Ty)> = ir.params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
-    decoder(exec).decode_params_into(bytes, &params)
+    with_decoder(exec, |d| d.decode_params_into(bytes, &params))
 }
 
-/// The decoder of the executor's program under its `max_input_bytes`, as
-/// [`Executor::decode_input`] makes it.
-fn decoder<'e>(exec: &'e Executor<'_>) -> Decoder<'e> {
+thread_local! {
+    /// The unescaping buffer of the glue's decoders on this thread, kept from document to
+    /// document as a long-lived [`Decoder`] keeps its own (a decoder is made per call).
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Runs `read` with the decoder of the executor's program under its `max_input_bytes`, as
+/// [`Executor::decode_input`] makes it, lending it this thread's unescaping buffer.
+fn with_decoder<'e, T>(exec: &'e Executor<'_>, read: impl FnOnce(&mut Decoder<'e>) -> T) -> T {
     let program = exec.program();
     let max = usize::try_from(program.limits.max_input_bytes).unwrap_or(usize::MAX);
-    Decoder::new(&program.types).with_max_input_bytes(max)
+    let mut decoder = Decoder::new(&program.types)
+        .with_max_input_bytes(max)
+        .with_scratch(SCRATCH.take());
+    let result = read(&mut decoder);
+    SCRATCH.set(decoder.into_scratch());
+    result
 }
 
 fn node_ir<'e>(

@@ -151,9 +151,13 @@ impl<'a> Reader<'a> {
 
     #[inline]
     pub fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
-            self.pos += 1;
+        // On a local index, stored once: the loop otherwise stores `pos` on every byte.
+        let bytes = self.bytes;
+        let mut i = self.pos;
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(i) {
+            i += 1;
         }
+        self.pos = i;
     }
 
     /// Skips whitespace and returns the next byte without consuming it.
@@ -260,11 +264,12 @@ impl<'a> Reader<'a> {
         Ok(false)
     }
 
-    /// Reads `"key"` and the `:` after it.
-    #[inline]
+    /// Reads `"key"` and the `:` after it. The usual key is read where it is called (a call
+    /// and its frame cost as much as reading a short key); the others by `Reader::key_slow`.
+    #[inline(always)]
     pub fn key(&mut self) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
         if self.peek() != Some(b'"') {
-            return self.unexpected("a key in quotes");
+            return self.key_slow();
         }
         // Fast path: a plain key in valid text, the `:` right after it or after one space.
         let start = self.pos + 1;
@@ -282,13 +287,24 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+        self.key_slow()
+    }
+
+    /// The rest of [`Reader::key`]: a key with escapes, invalid text, a `:` further away, or
+    /// no key at all.
+    #[inline(never)]
+    fn key_slow(&mut self) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
+        if self.peek() != Some(b'"') {
+            return self.unexpected("a key in quotes");
+        }
         let key = self.string()?;
         self.expect(b':', "`:`")?;
         Ok(key)
     }
 
     /// Reads a string (after whitespace). Borrowed when it has no escapes and is valid UTF-8.
-    #[inline]
+    /// Read where it is called, as [`Reader::key`]; the rest is `Reader::string_slow`.
+    #[inline(always)]
     pub fn string(&mut self) -> Result<(Cow<'a, str>, Option<TextIssue>), Syntax> {
         self.expect(b'"', "a string")?;
         let start = self.pos;

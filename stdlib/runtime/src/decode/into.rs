@@ -63,9 +63,7 @@ impl<'s> Session<'s> {
             Some((DefKind::Struct { fields }, _)) if kind == Kind::Object => {
                 T::decode_fields(self, fields, None, trail)
             }
-            Some((DefKind::Struct { .. }, name)) => {
-                self.wrong(trail, &format!("an object ({name})"), kind)
-            }
+            Some((DefKind::Struct { .. }, name)) => self.wrong_object(trail, name, kind),
             _ => self.mismatch(trail, kind),
         }
     }
@@ -95,7 +93,7 @@ impl<'s> Session<'s> {
                 .map(|i| (i, &[][..], None)));
         }
         if kind != Kind::Object {
-            return self.wrong(trail, &format!("an object ({name})"), kind);
+            return self.wrong_object(trail, name, kind);
         }
         Ok(self.variant_head(tag, variants, trail)?.map(|i| {
             let fields = variants

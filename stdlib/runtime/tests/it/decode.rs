@@ -730,3 +730,22 @@ fn a_pattern_is_compiled_once_per_program() {
         .is_empty());
     assert_eq!(table.patterns().len(), 1, "still the one pattern");
 }
+
+/// A decoder lent a buffer another decoder kept (`with_scratch`, as the generated glue does
+/// per thread) gives the value a fresh decoder gives, whatever the buffer held: escaped
+/// strings are unescaped into it from its start, and it is handed back for the next one.
+#[test]
+fn a_lent_scratch_buffer_changes_nothing() {
+    let table = review_types();
+    let ty = named(REVIEW);
+    let doc = testing::model_output_json(3);
+    let fresh = ok(&table, &ty, &doc);
+    let mut scratch = b"left over from an earlier document \\\" \xff".to_vec();
+    for _ in 0..3 {
+        let mut decoder = Decoder::new(&table).with_scratch(scratch);
+        let value = decoder.decode(doc.as_bytes(), &ty, "request");
+        assert_eq!(value, Ok(fresh.clone()));
+        scratch = decoder.into_scratch();
+        assert!(scratch.capacity() > 0, "the buffer is handed back");
+    }
+}
