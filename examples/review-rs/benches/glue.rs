@@ -32,8 +32,8 @@
 use std::hint::black_box;
 
 use aelc_runtime::decode::Decoder;
+use aelc_runtime::testing::payloads::{kinds, payload, sizes, Profile};
 use aelc_runtime::testing::rounds::{interleaved, median_ratio, micros};
-use aelc_runtime::testing::{model_output_json, review_json};
 use aelc_runtime::ty::{DefId, Ty};
 use serde::Deserialize;
 
@@ -122,59 +122,25 @@ fn main() {
         profile(&request, &mut run);
         return;
     }
-    let kinds = match std::env::var("GLUE_PAYLOADS").as_deref() {
-        Ok("plain") => vec!["plain"],
-        Ok("model") => vec!["model"],
-        _ => vec!["plain", "model"],
-    };
-    for kind in kinds {
-        let payloads = if kind == "plain" {
-            [
-                ("small", payload(kind, 1), 4000u32),
-                ("medium", payload(kind, 100), 60),
-                ("large", payload(kind, 5000), 2),
-            ]
-        } else {
-            [
-                ("small", payload(kind, 1), 4000u32),
-                ("medium", payload(kind, 87), 60),
-                ("large", payload(kind, 4500), 2),
-            ]
-        };
+    let iterations = [4000u32, 60, 2];
+    for kind in kinds("GLUE_PAYLOADS") {
+        let payloads: [(&str, String, u32); 3] = std::array::from_fn(|i| {
+            let (name, findings) = sizes(kind)[i];
+            (name, payload(kind, findings), iterations[i])
+        });
         table(kind, rounds, &payloads, &mut run);
-    }
-}
-
-/// The payload of `findings` findings of one kind (`plain`: the escape-free review document;
-/// `model`: escaped model output).
-fn payload(kind: &str, findings: usize) -> String {
-    if kind == "plain" {
-        review_json(findings)
-    } else {
-        model_output_json(findings)
     }
 }
 
 /// `GLUE_PROFILE=contender[:copies[:runs]]`: `runs` (default ten) calls of one contender on a
 /// payload of `copies` findings (default: the large one), no timing.
 fn profile(request: &str, run: &mut dyn FnMut(usize, &[u8]) -> bool) {
-    let mut words = request.split(':');
-    let who = words.next().unwrap_or("glue");
-    let Some(which) = NAMES.iter().position(|c| *c == who) else {
-        eprintln!("GLUE_PROFILE names no contender: {who} (one of {NAMES:?})");
+    let profile = Profile::parse(request, &NAMES, "GLUE_PAYLOADS").unwrap_or_else(|e| {
+        eprintln!("GLUE_PROFILE {e}");
         std::process::exit(2);
-    };
-    let kind = if std::env::var("GLUE_PAYLOADS").is_ok_and(|p| p == "plain") {
-        "plain"
-    } else {
-        "model"
-    };
-    let large = if kind == "plain" { 5000 } else { 4500 };
-    let copies = words.next().and_then(|w| w.parse().ok()).unwrap_or(large);
-    let runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(10);
-    let doc = payload(kind, copies);
-    for _ in 0..runs {
-        black_box(run(which, black_box(doc.as_bytes())));
+    });
+    for _ in 0..profile.runs {
+        black_box(run(profile.which, black_box(profile.payload.as_bytes())));
     }
 }
 

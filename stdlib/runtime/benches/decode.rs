@@ -40,8 +40,9 @@ use aelc_runtime::expr::{BinaryOp, Check, Expr, FnDef, Method, Param, Require};
 use aelc_runtime::model::FinishReason;
 use aelc_runtime::pipeline::Pipeline;
 use aelc_runtime::stage::{Arg, IrStage, StageCheck};
+use aelc_runtime::testing::payloads::{kinds, payload, sizes, Profile};
 use aelc_runtime::testing::rounds::{interleaved_timed, median, median_ratio, micros, seconds};
-use aelc_runtime::testing::{model_output_json, named, review_json, review_types, REVIEW};
+use aelc_runtime::testing::{named, review_types, REVIEW};
 use aelc_runtime::validate::Validator;
 use aelc_runtime::value::Value;
 use serde::Deserialize;
@@ -214,46 +215,19 @@ pub(crate) fn main() {
     // Both kinds of payload (issue 42): model output (escapes in over half the string bytes,
     // as issue 23 measured) and the escape-free review documents; `DECODE_PAYLOADS=model` or
     // `plain` runs one kind.
-    for kind in payload_kinds("DECODE_PAYLOADS") {
+    for kind in kinds("DECODE_PAYLOADS") {
         table_of(kind, rounds, &mut run);
     }
     hostile(rounds);
 }
 
-/// The kinds of payload a run takes from the variable `var`: `model`, `plain`, or both.
-fn payload_kinds(var: &str) -> Vec<&'static str> {
-    match std::env::var(var).as_deref() {
-        Ok("plain") => vec!["plain"],
-        Ok("model") => vec!["model"],
-        _ => vec!["model", "plain"],
-    }
-}
-
-/// The payload of `findings` findings of one kind (`model`: escaped model output; `plain`:
-/// the escape-free review document).
-fn payload(kind: &str, findings: usize) -> String {
-    if kind == "plain" {
-        review_json(findings)
-    } else {
-        model_output_json(findings)
-    }
-}
-
 /// One table: every contender on the three payloads of `kind`.
 fn table_of(kind: &str, rounds: usize, run: &mut dyn FnMut(usize, &str) -> bool) {
-    let payloads = if kind == "plain" {
-        [
-            ("small", payload(kind, 1), 20_000u32),
-            ("medium", payload(kind, 100), 1000),
-            ("large", payload(kind, 5000), 10),
-        ]
-    } else {
-        [
-            ("small", payload(kind, 1), 20_000u32),
-            ("medium", payload(kind, 87), 1000),
-            ("large", payload(kind, 4500), 10),
-        ]
-    };
+    let iterations = [20_000u32, 1000, 10];
+    let payloads: [(&str, String, u32); 3] = std::array::from_fn(|i| {
+        let (name, findings) = sizes(kind)[i];
+        (name, payload(kind, findings), iterations[i])
+    });
     let mut pydantic = match std::env::var("PYDANTIC_PYTHON") {
         Ok(python) => match Pydantic::start(&python, &payloads) {
             Ok(p) => Some(p),
@@ -334,23 +308,12 @@ fn table_of(kind: &str, rounds: usize, run: &mut dyn FnMut(usize, &str) -> bool)
 /// of the kind `DECODE_PAYLOADS` names (model output unless `plain`), for a profiler
 /// (`valgrind --tool=callgrind`, `perf record -e cpu-clock`).
 fn profile(request: &str, run: &mut dyn FnMut(usize, &str) -> bool) {
-    let mut words = request.split(':');
-    let who = words.next().unwrap_or("ours");
-    let Some(which) = CONTENDERS.iter().position(|c| *c == who) else {
-        eprintln!("DECODE_PROFILE names no contender: {who} (one of {CONTENDERS:?})");
+    let profile = Profile::parse(request, &CONTENDERS, "DECODE_PAYLOADS").unwrap_or_else(|e| {
+        eprintln!("DECODE_PROFILE {e}");
         std::process::exit(2);
-    };
-    let kind = if std::env::var("DECODE_PAYLOADS").is_ok_and(|p| p == "plain") {
-        "plain"
-    } else {
-        "model"
-    };
-    let large = if kind == "plain" { 5000 } else { 4500 };
-    let copies = words.next().and_then(|w| w.parse().ok()).unwrap_or(large);
-    let runs = words.next().and_then(|w| w.parse().ok()).unwrap_or(10);
-    let doc = payload(kind, copies);
-    for _ in 0..runs {
-        black_box(run(which, black_box(&doc)));
+    });
+    for _ in 0..profile.runs {
+        black_box(run(profile.which, black_box(&profile.payload)));
     }
 }
 

@@ -14,8 +14,10 @@
 //!                 findings: List<Finding, 10000>, verdict: Verdict }
 //! ```
 //!
-//! [`rounds`] times contenders side by side for the benchmarks that compare them.
+//! [`rounds`] times contenders side by side for the benchmarks that compare them, on the
+//! [`payloads`] they share.
 
+pub mod payloads;
 pub mod rounds;
 
 use crate::ty::{
