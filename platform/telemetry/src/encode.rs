@@ -397,7 +397,6 @@ fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value) {
 /// length in it is one byte) and whose field number is under 16 (a one-byte key): written
 /// here, the same bytes as the general path; `false` (nothing written) for any other.
 fn short_key_value(w: &mut Writer, field: u32, key: &str, value: &Value) -> bool {
-    const KEY: u8 = (field::KEY << 3 | 2) as u8;
     const VALUE: u8 = (field::VALUE << 3 | 2) as u8;
     const STRING: u8 = (field::STRING_VALUE << 3 | 2) as u8;
     const INT: u8 = (field::INT_VALUE << 3) as u8;
@@ -415,13 +414,7 @@ fn short_key_value(w: &mut Writer, field: u32, key: &str, value: &Value) -> bool
             if len >= 128 {
                 return false;
             }
-            let buf = &mut w.buf;
-            buf.reserve(2 + len);
-            buf.extend_from_slice(&[tag, len as u8]);
-            if !key.is_empty() {
-                buf.extend_from_slice(&[KEY, key.len() as u8]);
-                buf.extend_from_slice(key.as_bytes());
-            }
+            let buf = short_head(&mut w.buf, tag, len, key);
             buf.extend_from_slice(&[VALUE, any as u8, STRING, s.len() as u8]);
             buf.extend_from_slice(s);
             true
@@ -433,13 +426,7 @@ fn short_key_value(w: &mut Writer, field: u32, key: &str, value: &Value) -> bool
             if len >= 128 {
                 return false;
             }
-            let buf = &mut w.buf;
-            buf.reserve(2 + len);
-            buf.extend_from_slice(&[tag, len as u8]);
-            if !key.is_empty() {
-                buf.extend_from_slice(&[KEY, key.len() as u8]);
-                buf.extend_from_slice(key.as_bytes());
-            }
+            let buf = short_head(&mut w.buf, tag, len, key);
             buf.extend_from_slice(&[VALUE, any as u8, INT]);
             // The varint, inline: an integer attribute is a count or a status code.
             let mut v = v;
@@ -452,6 +439,19 @@ fn short_key_value(w: &mut Writer, field: u32, key: &str, value: &Value) -> bool
         }
         _ => false,
     }
+}
+
+/// [`short_key_value`]'s head: its tag, its one-byte length `len`, and the key (none when
+/// empty, as the general path writes it); room reserved for the rest. The buffer, to go on.
+fn short_head<'b>(buf: &'b mut Vec<u8>, tag: u8, len: usize, key: &str) -> &'b mut Vec<u8> {
+    const KEY: u8 = (field::KEY << 3 | 2) as u8;
+    buf.reserve(2 + len);
+    buf.extend_from_slice(&[tag, len as u8]);
+    if !key.is_empty() {
+        buf.extend_from_slice(&[KEY, key.len() as u8]);
+        buf.extend_from_slice(key.as_bytes());
+    }
+    buf
 }
 
 /// The bytes of a length-delimited field of `len` bytes (key, length, body), for fields
