@@ -69,7 +69,7 @@ mod resolve;
 #[cfg(feature = "http")]
 pub mod router;
 
-pub use adapter::{NodeCall, ProviderModel, Reporter};
+pub use adapter::{NodeCall, ProviderModel, Providers, Reporter};
 pub use answer::{Answer, FinishReason, Usage};
 pub use binding::{Constrain, ProviderConfig, ProviderKind, TokenLimitField};
 pub use error::ProviderError;

@@ -83,8 +83,8 @@ impl NodeCall {
 #[derive(Debug)]
 pub struct ProviderModel {
     /// Shared: one connected provider serves every run of a server (providers keep no
-    /// per-call state).
-    providers: BTreeMap<String, Arc<dyn Provider>>,
+    /// per-call state), and one table of them, so a run's model is made without copying it.
+    providers: Arc<Providers>,
     node: NodeCall,
     /// The text of the last answer, quoted back in a repair request.
     last_answer: Option<String>,
@@ -103,6 +103,9 @@ pub struct ProviderModel {
 #[derive(Clone)]
 pub struct Reporter(pub Arc<ReportFn>);
 
+/// Connected providers by binding name.
+pub type Providers = BTreeMap<String, Arc<dyn Provider>>;
+
 /// What a [`Reporter`] calls: the binding and the error.
 pub type ReportFn = dyn Fn(&str, &ProviderError) + Send + Sync;
 
@@ -117,7 +120,7 @@ pub use super::backoff::MAX_RETRY_AFTER;
 impl ProviderModel {
     pub fn new(node: NodeCall) -> ProviderModel {
         ProviderModel {
-            providers: BTreeMap::new(),
+            providers: Arc::default(),
             node,
             last_answer: None,
             limits: RateLimits::default(),
@@ -155,7 +158,13 @@ impl ProviderModel {
         binding: impl Into<String>,
         provider: Arc<dyn Provider>,
     ) -> Self {
-        self.providers.insert(binding.into(), provider);
+        Arc::make_mut(&mut self.providers).insert(binding.into(), provider);
+        self
+    }
+
+    /// Serves every binding of `providers`, a table other runs share.
+    pub fn with_providers(mut self, providers: Arc<Providers>) -> Self {
+        self.providers = providers;
         self
     }
 

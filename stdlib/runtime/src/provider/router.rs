@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::backoff::RateLimits;
-use super::{connect, Constrain, NodeCall, Provider, ProviderConfig, ProviderModel, Reporter};
+use super::{connect, Constrain, NodeCall, ProviderConfig, ProviderModel, Providers, Reporter};
 use crate::model::{Model, ModelAnswer, ModelError, ModelRequest, ReplayModel};
 use crate::program::{Binding, Provider as ProviderWord};
 
@@ -32,9 +32,9 @@ impl std::error::Error for BindingError {}
 /// The providers of a program's live bindings, connected once and shared by every run.
 #[derive(Clone, Debug, Default)]
 pub struct Connected {
-    live: Vec<(String, Arc<dyn Provider>)>,
+    live: Arc<Providers>,
     /// Bindings served by recorded answers.
-    replayed: Vec<String>,
+    replayed: Arc<[String]>,
     /// What the providers' 429s asked for, honoured by every run.
     limits: RateLimits,
     /// Where failures' detail goes (the gateway's log); `None`: into the run, as written.
@@ -54,10 +54,11 @@ impl Connected {
     /// Connects every binding that is not `provider = "replay"` (reads its key from the
     /// environment variable the binding names).
     pub fn connect(bindings: &[Binding]) -> Result<Connected, BindingError> {
-        let mut connected = Connected::default();
+        let mut live = Providers::new();
+        let mut replayed = Vec::new();
         for b in bindings {
             if b.provider == ProviderWord::Replay {
-                connected.replayed.push(b.name.clone());
+                replayed.push(b.name.clone());
                 continue;
             }
             let fail = |why: String| BindingError {
@@ -74,9 +75,13 @@ impl Connected {
                 config.constrain = c;
             }
             let provider = connect(config).map_err(|e| fail(e.to_string()))?;
-            connected.live.push((b.name.clone(), Arc::from(provider)));
+            live.insert(b.name.clone(), Arc::from(provider));
         }
-        Ok(connected)
+        Ok(Connected {
+            live: Arc::new(live),
+            replayed: replayed.into(),
+            ..Connected::default()
+        })
     }
 }
 
@@ -86,7 +91,7 @@ pub struct ModelRouter {
     replay: Option<ReplayModel>,
     replay_all: bool,
     /// Bindings served by a replay file.
-    replayed: Vec<String>,
+    replayed: Arc<[String]>,
 }
 
 impl ModelRouter {
@@ -104,17 +109,17 @@ impl ModelRouter {
 
     /// A router over providers connected once (a server's), for one run.
     pub fn shared(connected: &Connected, replay: Option<ReplayModel>) -> ModelRouter {
-        let mut live = ProviderModel::new(NodeCall::new(crate::exec::DEFAULT_TIMEOUT))
+        // Made for every run (and every gate refusal): shares the connection's tables rather
+        // than copying them.
+        let live = ProviderModel::new(NodeCall::new(crate::exec::DEFAULT_TIMEOUT))
             .with_rate_limits(connected.limits.clone())
-            .with_reporter(connected.reporter.clone());
-        for (name, provider) in &connected.live {
-            live = live.with_shared_binding(name.clone(), Arc::clone(provider));
-        }
+            .with_reporter(connected.reporter.clone())
+            .with_providers(Arc::clone(&connected.live));
         ModelRouter {
             live,
             replay_all: replay.is_some(),
             replay,
-            replayed: connected.replayed.clone(),
+            replayed: Arc::clone(&connected.replayed),
         }
     }
 
