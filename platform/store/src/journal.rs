@@ -426,7 +426,10 @@ impl Mover {
                 let mut state = shared.lock();
                 while state.outbox.is_empty() && !state.closing {
                     state.mover_idle = true;
-                    state = shared.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+                    state = shared
+                        .wake
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
                 }
                 state.mover_idle = false;
                 let until = Instant::now() + self.gather();
@@ -459,7 +462,10 @@ impl Mover {
             shared.room.notify_waiters();
             self.store(&batch.rows);
             {
-                let mut pending = shared.pending.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut pending = shared
+                    .pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 for row in &batch.rows {
                     pending.remove(&row.id);
                 }
