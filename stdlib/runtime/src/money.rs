@@ -58,6 +58,10 @@ impl Amount {
 impl fmt::Display for Amount {
     /// The shortest exact decimal: `0.0021`, `3`, `0`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Most amounts written are nothing (a refusal's cost, spent and reserved).
+        if self.0 == 0 {
+            return f.write_str("0");
+        }
         let unit = 10u128.pow(SCALE);
         let int = self.0 / unit;
         let frac = self.0 % unit;

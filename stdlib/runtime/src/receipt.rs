@@ -92,7 +92,16 @@ pub struct UuidIds;
 
 impl IdSource for UuidIds {
     fn receipt_id(&mut self) -> String {
-        format!("rcpt_{}", uuid::Uuid::now_v7().simple())
+        // Every run and every gate refusal takes one: written into its place, not through
+        // `format!` (a quarter of the instructions).
+        let mut id = String::with_capacity(37);
+        id.push_str("rcpt_");
+        id.push_str(
+            uuid::Uuid::now_v7()
+                .simple()
+                .encode_lower(&mut uuid::Uuid::encode_buffer()),
+        );
+        id
     }
 }
 
