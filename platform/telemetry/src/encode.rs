@@ -260,13 +260,9 @@ fn nanos(time: SystemTime) -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
+/// A resource's or a scope's attribute (written once per batch, not per span: a span's
+/// attributes are already protobuf in its record).
 fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value) {
-    // The common key-value (a short key, a short string or an integer: every attribute of a
-    // gateway's span) in one reservation and few writes: the general path below costs about
-    // three times as many instructions, most of a span's encoding.
-    if short_key_value(w, field, key, value) {
-        return;
-    }
     // Most values are scalars or strings: their lengths, computed here, are written before
     // their bodies, as prost would, without room to guess.
     if let Some(value_len) = scalar_len(value) {
@@ -287,67 +283,6 @@ fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value) {
     any_value(w, value);
     w.end(inner);
     w.end(open);
-}
-
-/// A key-value of a string or an `int64` whose whole message is under 128 bytes (so every
-/// length in it is one byte) and whose field number is under 16 (a one-byte key): written
-/// here, the same bytes as the general path; `false` (nothing written) for any other.
-fn short_key_value(w: &mut Writer, field: u32, key: &str, value: &Value) -> bool {
-    const VALUE: u8 = (field::VALUE << 3 | 2) as u8;
-    const STRING: u8 = (field::STRING_VALUE << 3 | 2) as u8;
-    const INT: u8 = (field::INT_VALUE << 3) as u8;
-    if field >= 16 || key.len() >= 128 {
-        return false;
-    }
-    let key_bytes = if key.is_empty() { 0 } else { 2 + key.len() };
-    let tag = (field << 3 | 2) as u8;
-    match value {
-        Value::String(s) => {
-            let s = s.as_str().as_bytes();
-            // `AnyValue { string_value }`, then the key-value around it.
-            let any = 2 + s.len();
-            let len = key_bytes + 2 + any;
-            if len >= 128 {
-                return false;
-            }
-            let buf = short_head(&mut w.buf, tag, len, key);
-            buf.extend_from_slice(&[VALUE, any as u8, STRING, s.len() as u8]);
-            buf.extend_from_slice(s);
-            true
-        }
-        Value::I64(i) => {
-            let v = *i as u64;
-            let any = 1 + varint_len(v);
-            let len = key_bytes + 2 + any;
-            if len >= 128 {
-                return false;
-            }
-            let buf = short_head(&mut w.buf, tag, len, key);
-            buf.extend_from_slice(&[VALUE, any as u8, INT]);
-            // The varint, inline: an integer attribute is a count or a status code.
-            let mut v = v;
-            while v >= 0x80 {
-                buf.push((v as u8) | 0x80);
-                v >>= 7;
-            }
-            buf.push(v as u8);
-            true
-        }
-        _ => false,
-    }
-}
-
-/// [`short_key_value`]'s head: its tag, its one-byte length `len`, and the key (none when
-/// empty, as the general path writes it); room reserved for the rest. The buffer, to go on.
-fn short_head<'b>(buf: &'b mut Vec<u8>, tag: u8, len: usize, key: &str) -> &'b mut Vec<u8> {
-    const KEY: u8 = (field::KEY << 3 | 2) as u8;
-    buf.reserve(2 + len);
-    buf.extend_from_slice(&[tag, len as u8]);
-    if !key.is_empty() {
-        buf.extend_from_slice(&[KEY, key.len() as u8]);
-        buf.extend_from_slice(key.as_bytes());
-    }
-    buf
 }
 
 /// The bytes of a length-delimited field of `len` bytes (key, length, body), for fields
