@@ -107,11 +107,7 @@ fn exported(root: Option<&'static str>, command: impl FnOnce() -> Status) -> Sta
     };
     let status = {
         let _span = root.map(|name| {
-            aelc_runtime::trace::Scope::start(
-                name,
-                aelc_runtime::trace::SpanKind::Internal,
-                Vec::new,
-            )
+            aelc_runtime::trace::Scope::start(name, aelc_runtime::trace::SpanKind::Internal, |_| {})
         });
         command()
     };

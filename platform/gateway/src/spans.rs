@@ -7,13 +7,23 @@
 //! The span is carried into the tasks and threads a request hands work to: [`in_context`]
 //! for a spawned task, [`attached`] on the blocking pool.
 
+use aelc_runtime::trace::{Context, InContext, Key, SpanKind, Status};
 use axum::extract::{MatchedPath, Request};
+use axum::http::header::HeaderName;
 use axum::http::{HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::Response;
-use opentelemetry::context::FutureExt;
-use opentelemetry::trace::{SpanKind, Status, TraceContextExt};
-use opentelemetry::{Context, KeyValue};
+
+/// The conventions' attributes of an HTTP server span.
+const METHOD: Key = Key::new("http.request.method");
+const SCHEME: Key = Key::new("url.scheme");
+const PATH: Key = Key::new("url.path");
+const ROUTE: Key = Key::new("http.route");
+const STATUS_CODE: Key = Key::new("http.response.status_code");
+
+/// The W3C trace context headers (named once: a header looked up by a `&str` is parsed first).
+static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// Middleware: one SERVER span per request, named `{method} {route}` (the route template,
 /// never the raw path), ERROR on a 5xx.
@@ -33,39 +43,29 @@ pub async fn server_span(request: Request, next: Next) -> Response {
         name.push(' ');
         name.push_str(route);
     }
-    // The method and scheme are static; what must be copied is copied only for a span that
-    // records. Room for every attribute the span gets (the path, the route, the status, an
-    // error's type): the list never grows again.
-    let mut attributes = Vec::with_capacity(6);
-    attributes.extend([
-        KeyValue::new("http.request.method", method),
-        KeyValue::new("url.scheme", "http"),
-    ]);
+    let path = request.uri().path();
+    let attributes = |record: &mut aelc_runtime::trace::Record| {
+        record.str(METHOD, method);
+        record.str(SCHEME, "http");
+        record.str(PATH, path);
+        if let Some(route) = route {
+            record.str(ROUTE, route);
+        }
+    };
     let Some(cx) = aelc_runtime::trace::start_span(name, SpanKind::Server, attributes, &parent)
     else {
         return next.run(request).await;
     };
-    let span = cx.span();
-    if span.is_recording() {
-        span.set_attribute(KeyValue::new("url.path", request.uri().path().to_owned()));
-        if let Some(route) = route {
-            span.set_attribute(KeyValue::new("http.route", route.to_owned()));
-        }
-    }
-    let response = next.run(request).with_context(cx.clone()).await;
-    let span = cx.span();
+    let response = cx.clone().wrap(next.run(request)).await;
     let status = response.status().as_u16();
-    if span.is_recording() {
-        span.set_attribute(KeyValue::new(
-            "http.response.status_code",
-            i64::from(status),
-        ));
+    cx.record(|record| {
+        record.int(STATUS_CODE, i64::from(status));
         if status >= 500 {
-            span.set_attribute(KeyValue::new("error.type", status.to_string()));
-            span.set_status(Status::error(format!("HTTP {status}")));
+            record.str(aelc_runtime::trace::attr::ERROR_TYPE, &status.to_string());
+            record.set_status(Status::error(format!("HTTP {status}")));
         }
-    }
-    span.end();
+    });
+    cx.end();
     response
 }
 
@@ -88,22 +88,20 @@ fn method_name(method: &Method) -> &'static str {
 /// The trace context a request's `traceparent` and `tracestate` carry (W3C trace context),
 /// to continue the caller's trace; the empty context when they carry none.
 pub fn caller(headers: &HeaderMap) -> Context {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let header = |name: &HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
     // Without a `traceparent` a `tracestate` means nothing: it is not looked up.
-    match header("traceparent") {
-        Some(traceparent) => aelc_runtime::trace::caller(Some(traceparent), header("tracestate")),
-        None => Context::new(),
+    match header(&TRACEPARENT) {
+        Some(traceparent) => aelc_runtime::trace::caller(Some(traceparent), header(&TRACESTATE)),
+        None => Context::none(),
     }
 }
 
 /// What the caller is billed (the gateway's receipt's `cost`), on the current span (the
 /// request's).
 pub fn billed(amount: &str, currency: &str) {
-    aelc_runtime::trace::annotate(|| {
-        vec![
-            KeyValue::new(aelc_runtime::trace::attr::BILLED, amount.to_owned()),
-            KeyValue::new(aelc_runtime::trace::attr::CURRENCY, currency.to_owned()),
-        ]
+    aelc_runtime::trace::annotate(|record| {
+        record.str(aelc_runtime::trace::attr::BILLED, amount);
+        record.str(aelc_runtime::trace::attr::CURRENCY, currency);
     });
 }
 
@@ -111,9 +109,9 @@ pub fn billed(amount: &str, currency: &str) {
 /// trace); as it is when traces are off.
 pub fn in_context<F: std::future::Future>(
     future: F,
-) -> tokio_util::either::Either<opentelemetry::context::WithContext<F>, F> {
+) -> tokio_util::either::Either<InContext<F>, F> {
     if aelc_runtime::trace::enabled() {
-        tokio_util::either::Either::Left(future.with_context(Context::current()))
+        tokio_util::either::Either::Left(Context::current().wrap(future))
     } else {
         tokio_util::either::Either::Right(future)
     }

@@ -905,7 +905,6 @@ async fn traced<T>(
     context: &RequestContext<RoleServer>,
     future: impl std::future::Future<Output = Result<T, String>>,
 ) -> Result<T, String> {
-    use opentelemetry::context::FutureExt;
     let caller = || {
         let parts = context.extensions.get::<axum::http::request::Parts>()?;
         Some(aelc_gateway::spans::caller(&parts.headers))
@@ -913,7 +912,7 @@ async fn traced<T>(
     let Some(cx) = aelc_runtime::trace::tool_context(tool, caller) else {
         return future.await;
     };
-    let out = future.with_context(cx.clone()).await;
+    let out = cx.clone().wrap(future).await;
     aelc_runtime::trace::end(Some(cx), out.as_ref().err().map(|_| "tool_error"));
     out
 }

@@ -18,8 +18,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use aelc_runtime::trace::Record;
 use opentelemetry::InstrumentationScope;
-use opentelemetry_sdk::trace::SpanData;
 
 use crate::encode::TraceEncoder;
 use crate::exporter::Protobuf;
@@ -110,7 +110,7 @@ impl Batch {
     }
 
     /// Encodes `span` and queues it, or drops and counts it when the queue is full.
-    pub(crate) fn push(&self, span: &SpanData) {
+    pub(crate) fn push(&self, span: &Record) {
         if self.full.load(Ordering::Relaxed) {
             QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
             return;

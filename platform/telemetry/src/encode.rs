@@ -1,22 +1,21 @@
-//! OTLP's `ExportTraceServiceRequest` in protobuf, encoded from the SDK's spans straight into
-//! one reused buffer: the bytes `opentelemetry-otlp` sends for the same batch (its `transform`
-//! into `opentelemetry-proto`'s messages, then prost), without the copy of every string into
-//! owned messages and without prost's recomputing of nested lengths at each level. The test
-//! that proves the bytes equal is `tests/it/platform/otlp_encoding.rs`.
+//! OTLP's `ExportTraceServiceRequest` in protobuf, encoded from the runtime's span records
+//! straight into reused buffers: the bytes `opentelemetry-otlp` sends for the same spans (its
+//! `transform` into `opentelemetry-proto`'s messages, then prost), without the copy of every
+//! string into owned messages and without prost's recomputing of nested lengths at each
+//! level. The test that proves the bytes equal is `tests/it/platform/otlp_encoding.rs`.
 //!
 //! The shape, as the otlp crate makes it: one `ResourceSpans` (the exporter's resource, encoded
-//! once per [`TraceEncoder::set_resource`]), one `ScopeSpans` per instrumentation scope in the
-//! order the scopes first appear, each span with its attributes, events, links, status and
-//! `flags` (the trace flags, and whether the parent is remote, always said).
+//! once per [`TraceEncoder::set_resource`]), one `ScopeSpans` (aelc's scope), each span with
+//! its attributes (already protobuf in the record, copied as they are), status and `flags`
+//! (the trace flags, and whether the parent is remote, always said).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use opentelemetry::trace::{Link, SpanId, SpanKind, Status, TraceState};
-use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
-use opentelemetry_sdk::trace::SpanData;
+use aelc_runtime::trace::wire::{varint_len, Writer};
+use aelc_runtime::trace::Record;
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceState};
+use opentelemetry::{Array, InstrumentationScope, Value};
 use opentelemetry_sdk::Resource;
-
-use crate::wire::{varint_len, Writer};
 
 /// Field numbers of the messages written here (opentelemetry-proto's `.proto` files).
 mod field {
@@ -45,27 +44,11 @@ mod field {
     pub const KIND: u32 = 6;
     pub const START: u32 = 7;
     pub const END: u32 = 8;
-    pub const ATTRIBUTES: u32 = 9;
+    // `Span.attributes` (9) are written by the record (`aelc_runtime::trace::Record`).
     pub const DROPPED_ATTRIBUTES: u32 = 10;
-    pub const EVENTS: u32 = 11;
-    pub const DROPPED_EVENTS: u32 = 12;
-    pub const LINKS: u32 = 13;
-    pub const DROPPED_LINKS: u32 = 14;
+    // `Span.events` (11) and `links` (13): aelc's spans have none, and drop none.
     pub const STATUS: u32 = 15;
     pub const FLAGS: u32 = 16;
-    /// `Span.Event`: `time_unix_nano`, `name`, `attributes`, `dropped_attributes_count`.
-    pub const EVENT_TIME: u32 = 1;
-    pub const EVENT_NAME: u32 = 2;
-    pub const EVENT_ATTRIBUTES: u32 = 3;
-    pub const EVENT_DROPPED_ATTRIBUTES: u32 = 4;
-    /// `Span.Link`: `trace_id`, `span_id`, `trace_state`, `attributes`,
-    /// `dropped_attributes_count`, `flags`.
-    pub const LINK_TRACE_ID: u32 = 1;
-    pub const LINK_SPAN_ID: u32 = 2;
-    pub const LINK_TRACE_STATE: u32 = 3;
-    pub const LINK_ATTRIBUTES: u32 = 4;
-    pub const LINK_DROPPED_ATTRIBUTES: u32 = 5;
-    pub const LINK_FLAGS: u32 = 6;
     /// `Status`: `message`, `code`.
     pub const STATUS_MESSAGE: u32 = 2;
     pub const STATUS_CODE: u32 = 3;
@@ -87,12 +70,11 @@ const CONTEXT_HAS_IS_REMOTE: u32 = 0x100;
 const CONTEXT_IS_REMOTE: u32 = 0x200;
 
 /// Room left for a length by the kind of message (see [`Writer::begin`]): a key-value or a
-/// status is short, a span a few hundred bytes, a batch's scope up to megabytes.
+/// status is short, a span or a resource a few hundred bytes.
 const SHORT: usize = 1;
 const SPAN: usize = 2;
-const BATCH: usize = 3;
 
-/// Encodes batches of spans as `ExportTraceServiceRequest`s, reusing its buffers.
+/// Encodes spans and frames them into `ExportTraceServiceRequest`s, reusing its buffers.
 #[derive(Debug)]
 pub struct TraceEncoder {
     out: Writer,
@@ -100,8 +82,6 @@ pub struct TraceEncoder {
     resource: Vec<u8>,
     /// `ResourceSpans.schema_url`, key and length included (empty when it has none).
     resource_schema: Vec<u8>,
-    /// The scope group of each span of the batch being encoded.
-    groups: Vec<usize>,
 }
 
 impl Default for TraceEncoder {
@@ -121,7 +101,6 @@ impl TraceEncoder {
             out: Writer::default(),
             resource: resource.buf,
             resource_schema: Vec::new(),
-            groups: Vec::new(),
         }
     }
 
@@ -142,34 +121,10 @@ impl TraceEncoder {
         self.resource_schema = w.buf;
     }
 
-    /// `batch` as one `ExportTraceServiceRequest`: the bytes to send, valid until the next call.
-    pub fn encode(&mut self, batch: &[SpanData]) -> &[u8] {
-        let scopes = self.group(batch);
-        let w = &mut self.out;
-        w.clear();
-        let request = w.begin(field::RESOURCE_SPANS, BATCH);
-        w.raw(&self.resource);
-        for (group, scope) in scopes.iter().enumerate() {
-            let scope_spans = w.begin(field::SCOPE_SPANS, BATCH);
-            instrumentation_scope(w, scope);
-            for (span, _) in batch.iter().zip(&self.groups).filter(|(_, g)| **g == group) {
-                self::span(w, span);
-            }
-            w.bytes(
-                field::SCOPE_SCHEMA_URL,
-                scope.schema_url().unwrap_or("").as_bytes(),
-            );
-            w.end(scope_spans);
-        }
-        w.raw(&self.resource_schema);
-        w.end(request);
-        &self.out.buf
-    }
-
     /// One span as the `ScopeSpans.spans` field the batch will hold, appended to `out`: what a
     /// span costs to encode is paid when it ends, on its own thread, and its strings are
     /// freed there; [`TraceEncoder::frame`] then puts many such spans in one request.
-    pub fn encode_span(span: &SpanData, out: &mut Vec<u8>) {
+    pub fn encode_span(span: &Record, out: &mut Vec<u8>) {
         let mut w = Writer {
             buf: std::mem::take(out),
         };
@@ -187,7 +142,7 @@ impl TraceEncoder {
     /// Makes `buf` an `ExportTraceServiceRequest` of spans of one `scope`, in place: `buf` is
     /// [`TraceEncoder::frame_room`] bytes (any) and then the spans' fields as
     /// [`TraceEncoder::encode_span`] wrote them. The request is `buf[start..]` for the `start`
-    /// returned: the same bytes as [`TraceEncoder::encode`] of those spans (all in `scope`),
+    /// returned: the bytes `opentelemetry-otlp` would send for those spans (all in `scope`),
     /// with no copy of the spans (a batch is hundreds of kilobytes).
     pub fn frame(&mut self, scope: &InstrumentationScope, buf: &mut Vec<u8>) -> usize {
         let room = self.frame_room(scope);
@@ -212,25 +167,6 @@ impl TraceEncoder {
         buf.extend_from_slice(&self.resource_schema);
         start
     }
-
-    /// The batch's distinct scopes in the order they first appear (the otlp crate's grouping),
-    /// and in `self.groups` each span's index among them.
-    fn group<'a>(&mut self, batch: &'a [SpanData]) -> Vec<&'a InstrumentationScope> {
-        let mut scopes: Vec<&InstrumentationScope> = Vec::with_capacity(1);
-        self.groups.clear();
-        for span in batch {
-            let scope = &span.instrumentation_scope;
-            let index = match scopes.iter().position(|s| *s == scope) {
-                Some(index) => index,
-                None => {
-                    scopes.push(scope);
-                    scopes.len() - 1
-                }
-            };
-            self.groups.push(index);
-        }
-        scopes
-    }
 }
 
 /// `ScopeSpans.scope`, key and length included.
@@ -253,9 +189,9 @@ fn instrumentation_scope(w: &mut Writer, scope: &InstrumentationScope) {
     w.end(open);
 }
 
-fn span(w: &mut Writer, span: &SpanData) {
+fn span(w: &mut Writer, span: &Record) {
     let open = w.begin(field::SPANS, SPAN);
-    let context = &span.span_context;
+    let context = &span.context;
     w.bytes(field::TRACE_ID, &context.trace_id().to_bytes());
     w.bytes(field::SPAN_ID, &context.span_id().to_bytes());
     trace_state(w, field::TRACE_STATE, context.trace_state());
@@ -263,49 +199,15 @@ fn span(w: &mut Writer, span: &SpanData) {
         w.bytes(field::PARENT_SPAN_ID, &span.parent_span_id.to_bytes());
     }
     w.bytes(field::NAME, span.name.as_bytes());
-    w.uint32(field::KIND, kind(&span.span_kind));
-    w.fixed64(field::START, nanos(span.start_time));
-    w.fixed64(field::END, nanos(span.end_time));
-    attributes(w, field::ATTRIBUTES, &span.attributes);
-    w.uint32(field::DROPPED_ATTRIBUTES, span.dropped_attributes_count);
-    for event in span.events.iter() {
-        let open = w.begin(field::EVENTS, SHORT);
-        w.fixed64(field::EVENT_TIME, nanos(event.timestamp));
-        w.bytes(field::EVENT_NAME, event.name.as_bytes());
-        attributes(w, field::EVENT_ATTRIBUTES, &event.attributes);
-        w.uint32(
-            field::EVENT_DROPPED_ATTRIBUTES,
-            event.dropped_attributes_count,
-        );
-        w.end(open);
-    }
-    w.uint32(field::DROPPED_EVENTS, span.events.dropped_count);
-    for link in span.links.iter() {
-        self::link(w, link);
-    }
-    w.uint32(field::DROPPED_LINKS, span.links.dropped_count);
+    w.uint32(field::KIND, kind(&span.kind));
+    w.fixed64(field::START, nanos(span.start));
+    w.fixed64(field::END, nanos(span.end));
+    w.raw(span.attributes());
+    w.uint32(field::DROPPED_ATTRIBUTES, span.dropped_attributes());
     status(w, &span.status);
     w.fixed32(
         field::FLAGS,
-        flags(context.trace_flags().to_u8(), span.parent_span_is_remote),
-    );
-    w.end(open);
-}
-
-fn link(w: &mut Writer, link: &Link) {
-    let open = w.begin(field::LINKS, SPAN);
-    let context = &link.span_context;
-    w.bytes(field::LINK_TRACE_ID, &context.trace_id().to_bytes());
-    w.bytes(field::LINK_SPAN_ID, &context.span_id().to_bytes());
-    trace_state(w, field::LINK_TRACE_STATE, context.trace_state());
-    attributes(w, field::LINK_ATTRIBUTES, &link.attributes);
-    w.uint32(
-        field::LINK_DROPPED_ATTRIBUTES,
-        link.dropped_attributes_count,
-    );
-    w.fixed32(
-        field::LINK_FLAGS,
-        flags(context.trace_flags().to_u8(), context.is_remote()),
+        flags(context.trace_flags().to_u8(), span.parent_is_remote),
     );
     w.end(open);
 }
@@ -358,19 +260,9 @@ fn nanos(time: SystemTime) -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-fn attributes(w: &mut Writer, field: u32, list: &[KeyValue]) {
-    for kv in list {
-        key_value(w, field, kv.key.as_str(), &kv.value);
-    }
-}
-
+/// A resource's or a scope's attribute (written once per batch, not per span: a span's
+/// attributes are already protobuf in its record).
 fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value) {
-    // The common key-value (a short key, a short string or an integer: every attribute of a
-    // gateway's span) in one reservation and few writes: the general path below costs about
-    // three times as many instructions, most of a span's encoding.
-    if short_key_value(w, field, key, value) {
-        return;
-    }
     // Most values are scalars or strings: their lengths, computed here, are written before
     // their bodies, as prost would, without room to guess.
     if let Some(value_len) = scalar_len(value) {
@@ -391,67 +283,6 @@ fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value) {
     any_value(w, value);
     w.end(inner);
     w.end(open);
-}
-
-/// A key-value of a string or an `int64` whose whole message is under 128 bytes (so every
-/// length in it is one byte) and whose field number is under 16 (a one-byte key): written
-/// here, the same bytes as the general path; `false` (nothing written) for any other.
-fn short_key_value(w: &mut Writer, field: u32, key: &str, value: &Value) -> bool {
-    const VALUE: u8 = (field::VALUE << 3 | 2) as u8;
-    const STRING: u8 = (field::STRING_VALUE << 3 | 2) as u8;
-    const INT: u8 = (field::INT_VALUE << 3) as u8;
-    if field >= 16 || key.len() >= 128 {
-        return false;
-    }
-    let key_bytes = if key.is_empty() { 0 } else { 2 + key.len() };
-    let tag = (field << 3 | 2) as u8;
-    match value {
-        Value::String(s) => {
-            let s = s.as_str().as_bytes();
-            // `AnyValue { string_value }`, then the key-value around it.
-            let any = 2 + s.len();
-            let len = key_bytes + 2 + any;
-            if len >= 128 {
-                return false;
-            }
-            let buf = short_head(&mut w.buf, tag, len, key);
-            buf.extend_from_slice(&[VALUE, any as u8, STRING, s.len() as u8]);
-            buf.extend_from_slice(s);
-            true
-        }
-        Value::I64(i) => {
-            let v = *i as u64;
-            let any = 1 + varint_len(v);
-            let len = key_bytes + 2 + any;
-            if len >= 128 {
-                return false;
-            }
-            let buf = short_head(&mut w.buf, tag, len, key);
-            buf.extend_from_slice(&[VALUE, any as u8, INT]);
-            // The varint, inline: an integer attribute is a count or a status code.
-            let mut v = v;
-            while v >= 0x80 {
-                buf.push((v as u8) | 0x80);
-                v >>= 7;
-            }
-            buf.push(v as u8);
-            true
-        }
-        _ => false,
-    }
-}
-
-/// [`short_key_value`]'s head: its tag, its one-byte length `len`, and the key (none when
-/// empty, as the general path writes it); room reserved for the rest. The buffer, to go on.
-fn short_head<'b>(buf: &'b mut Vec<u8>, tag: u8, len: usize, key: &str) -> &'b mut Vec<u8> {
-    const KEY: u8 = (field::KEY << 3 | 2) as u8;
-    buf.reserve(2 + len);
-    buf.extend_from_slice(&[tag, len as u8]);
-    if !key.is_empty() {
-        buf.extend_from_slice(&[KEY, key.len() as u8]);
-        buf.extend_from_slice(key.as_bytes());
-    }
-    buf
 }
 
 /// The bytes of a length-delimited field of `len` bytes (key, length, body), for fields

@@ -5,14 +5,17 @@
 //! - Nothing is exported unless an endpoint is configured (`OTEL_EXPORTER_OTLP_ENDPOINT` or
 //!   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) and `OTEL_SDK_DISABLED` is not `true`: then no
 //!   tracer is installed and the runtime's span calls stay one atomic load each.
+//! - The spans are the runtime's own records (`aelc_runtime::trace`); this crate is their host
+//!   (`tracer`): their ids, their sampling (`sampler`, `OTEL_TRACES_SAMPLER`/`_ARG` read as the
+//!   SDK reads them), and where each goes when it ends.
 //! - `OTEL_EXPORTER_OTLP_PROTOCOL` chooses the exporter. `http/protobuf` (the default) is this
-//!   crate's own from end to end: aelc's spans (`tracer`, behind the OpenTelemetry API),
-//!   encoded as each ends ([`TraceEncoder`]), batched (`batch`) and posted (`exporter`); it
-//!   costs a fraction of the SDK's pipeline (the book's traces chapter, "Cost"). `http/json` is
-//!   the SDK's tracer and batch processor with `opentelemetry-otlp`'s exporter. Both read the
-//!   endpoint, `OTEL_EXPORTER_OTLP_HEADERS` and the timeout (`config`), the SDK's resource
-//!   (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) and sampler (`OTEL_TRACES_SAMPLER`/`_ARG`),
-//!   and the batch settings (`OTEL_BSP_*`).
+//!   crate's own from end to end: each span encoded as it ends ([`TraceEncoder`]), batched
+//!   (`batch`) and posted (`exporter`); it costs a fraction of the SDK's pipeline (the book's
+//!   traces chapter, "Cost"). `http/json` is the SDK's batch processor with
+//!   `opentelemetry-otlp`'s exporter, given each span as the SDK's `SpanData` (`convert`,
+//!   `json`). Both read the endpoint, `OTEL_EXPORTER_OTLP_HEADERS` and the timeout (`config`),
+//!   the SDK's resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`), and the batch
+//!   settings (`OTEL_BSP_*`).
 //! - A run never waits for the collector: finished spans go to a batch sent from a thread of
 //!   its own, and one that would overflow its queue is dropped and counted, as is every span of
 //!   a batch the collector did not take ([`dropped`], the gateway's
@@ -22,28 +25,22 @@
 mod batch;
 mod client;
 mod config;
+mod convert;
 mod encode;
 mod exporter;
+mod json;
 mod retry;
+mod sampler;
 mod tracer;
-mod wire;
 
+pub use convert::span_data;
 pub use encode::TraceEncoder;
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use std::borrow::Cow;
-
-use opentelemetry::trace::{SpanBuilder, SpanKind, TraceContextExt, TracerProvider};
-use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, Config, SdkTracer, SdkTracerProvider, Span, SpanData,
-    SpanExporter, SpanProcessor,
-};
+use opentelemetry_sdk::trace::SpanProcessor;
 use opentelemetry_sdk::Resource;
 
 /// Spans dropped because the batch queue was full (the exporter fell behind).
@@ -80,7 +77,7 @@ pub struct Telemetry {
 /// What sends the spans: aelc's own batch (`http/protobuf`) or the SDK's (`http/json`).
 enum Pipeline {
     Own(Arc<batch::Batch>),
-    Sdk(SdkTracerProvider),
+    Sdk(Arc<json::Bounded>),
 }
 
 impl Telemetry {
@@ -105,9 +102,9 @@ impl Telemetry {
             aelc_runtime::trace::uninstall();
             match pipeline {
                 Pipeline::Own(batch) => batch.shutdown(),
-                Pipeline::Sdk(provider) => {
-                    let _ = provider.force_flush();
-                    let _ = provider.shutdown();
+                Pipeline::Sdk(processor) => {
+                    let _ = processor.force_flush();
+                    let _ = processor.shutdown();
                 }
             }
         }
@@ -165,7 +162,7 @@ fn init_with(var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, ConfigEr
                 .with_protocol(opentelemetry_otlp::Protocol::HttpJson)
                 .build()
                 .map_err(|e| ConfigError(e.to_string()))?;
-            Ok(started(exporter, &var))
+            Ok(sdk(exporter, &var))
         }
     }
 }
@@ -196,133 +193,26 @@ fn own(exporter: exporter::Protobuf, var: &impl Fn(&str) -> Option<String>) -> T
     encoder.set_resource(&resource(var));
     let settings = batch::Settings::from_env(var);
     let batch = batch::Batch::start(settings, exporter, encoder);
-    // The SDK's sampler, as its `Config` reads it from `OTEL_TRACES_SAMPLER` and `_ARG`.
-    let sampler = Config::default().sampler;
-    let tracer = tracer::Tracer::new(sampler, Arc::clone(&batch));
+    let sink = tracer::Sink::Own(Arc::clone(&batch));
+    let tracer = tracer::Tracer::new(sampler::Sampler::from_env(var), sink);
     aelc_runtime::trace::install(capture(var), Box::new(tracer));
     Telemetry {
         pipeline: Some(Pipeline::Own(batch)),
     }
 }
 
-/// The SDK set up around `exporter` (the batch processor, the resource, the sampler) and the
-/// runtime's spans turned on: `http/json`.
-fn started(
-    exporter: impl SpanExporter + 'static,
+/// The SDK's batch processor around `exporter` (`http/json`), fed aelc's spans, and the
+/// runtime's spans turned on.
+fn sdk(
+    exporter: impl opentelemetry_sdk::trace::SpanExporter + 'static,
     var: &impl Fn(&str) -> Option<String>,
 ) -> Telemetry {
-    let pending = Arc::new(AtomicUsize::new(0));
-    let exporter = Counted {
-        inner: exporter,
-        pending: Arc::clone(&pending),
-    };
-    let processor = Bounded {
-        pending,
-        capacity: batch::Settings::from_env(var).capacity,
-        inner: BatchSpanProcessor::builder(exporter)
-            .with_batch_config(BatchConfigBuilder::default().build())
-            .build(),
-    };
-    let provider = SdkTracerProvider::builder()
-        .with_span_processor(processor)
-        .with_resource(resource(var))
-        .build();
-    let tracer = provider.tracer("aelc");
-    aelc_runtime::trace::install(capture(var), Box::new(Starter(tracer)));
+    let capacity = batch::Settings::from_env(var).capacity;
+    let processor = Arc::new(json::processor(exporter, capacity, &resource(var)));
+    let sink = tracer::Sink::Sdk(Arc::clone(&processor));
+    let tracer = tracer::Tracer::new(sampler::Sampler::from_env(var), sink);
+    aelc_runtime::trace::install(capture(var), Box::new(tracer));
     Telemetry {
-        pipeline: Some(Pipeline::Sdk(provider)),
-    }
-}
-
-/// The runtime's spans started with the SDK's tracer itself, not through the API's global
-/// (boxed) one: one allocation and one dynamic call less per span and per call on it.
-struct Starter(SdkTracer);
-
-impl aelc_runtime::trace::Starter for Starter {
-    fn start(
-        &self,
-        name: Cow<'static, str>,
-        kind: SpanKind,
-        attributes: Vec<KeyValue>,
-        parent: &Context,
-    ) -> Context {
-        let builder = SpanBuilder::from_name(name)
-            .with_kind(kind)
-            .with_attributes(attributes);
-        parent.with_span(builder.start_with_context(&self.0, parent))
-    }
-}
-
-/// The SDK's batch processor behind a count of the spans it holds: one more than its queue
-/// takes is dropped here and counted (the SDK drops it too, but keeps its count to itself).
-#[derive(Debug)]
-struct Bounded {
-    /// Spans handed on and not yet given to the exporter (decremented by [`Counted`]).
-    pending: Arc<AtomicUsize>,
-    capacity: usize,
-    inner: BatchSpanProcessor,
-}
-
-impl SpanProcessor for Bounded {
-    fn on_start(&self, span: &mut Span, cx: &Context) {
-        self.inner.on_start(span, cx);
-    }
-
-    fn on_end(&self, span: SpanData) {
-        if self.pending.fetch_add(1, Ordering::AcqRel) >= self.capacity {
-            self.pending.fetch_sub(1, Ordering::AcqRel);
-            QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        self.inner.on_end(span);
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.inner.set_resource(resource);
-    }
-}
-
-/// The OTLP exporter, counting the spans of each batch it is given (they leave the queue) and
-/// those of the batches the collector did not take.
-#[derive(Debug)]
-struct Counted<E> {
-    inner: E,
-    pending: Arc<AtomicUsize>,
-}
-
-impl<E: SpanExporter> SpanExporter for Counted<E> {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let n = batch.len();
-        // Saturating: a span the SDK itself dropped never reaches here.
-        let _ = self
-            .pending
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| {
-                Some(p.saturating_sub(n))
-            });
-        let result = self.inner.export(batch).await;
-        if result.is_err() {
-            EXPORT_FAILED.fetch_add(n as u64, Ordering::Relaxed);
-        }
-        result
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.inner.set_resource(resource);
+        pipeline: Some(Pipeline::Sdk(processor)),
     }
 }

@@ -1,10 +1,15 @@
 //! OpenTelemetry spans of runs, gates and model attempts, by the GenAI semantic conventions
-//! (`gen_ai.*`), made with the OpenTelemetry API only: a host that exports them installs the
-//! SDK (`aelc-telemetry`) and calls [`install`]; until then every function here is one relaxed
-//! atomic load and nothing else, so a host without telemetry pays nothing per run.
+//! (`gen_ai.*`): a host that exports them (`aelc-telemetry`) calls [`install`] with its
+//! [`Host`]; until then every function here is one relaxed atomic load and nothing else, so a
+//! host without telemetry pays nothing per run.
+//!
+//! A span is the runtime's own ([`context`], [`record`]), not the OpenTelemetry API's: its ids,
+//! flags and trace state are the API's types, its attributes are written as they are set
+//! straight into OTLP's protobuf under static keys ([`Key`]), and the host only chooses its ids
+//! and sampling ([`Host::begin`]) and exports it when it ends ([`Host::export`]).
 //!
 //! The executor runs on one thread from its gate to its receipt, so a span is made current
-//! (OpenTelemetry's thread-local [`Context`]) while it is open: a run span is the parent of its
+//! (this module's thread-local [`Context`]) while it is open: a run span is the parent of its
 //! model attempts and of its delegated runs, and a provider's request carries the attempt's
 //! `traceparent` ([`inject`]). A host that moves a run to another thread carries the context
 //! with it (the gateway attaches it on the blocking pool).
@@ -13,60 +18,65 @@
 //! with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` ([`capture_content`]); an
 //! attribute name is written once, in [`attr`].
 //!
-//! Cost, for the gate's hot path (a refusal makes two spans): spans are started through the
-//! host's own tracer ([`Starter`], the SDK's, not the API's boxed global one: one allocation and
-//! one dynamic call less per span operation); attribute keys and fixed values are static; a
-//! value that must be copied (a receipt id) is copied only for a span that records; a gate span
-//! is not made current (nothing runs under it), so it costs no context clone; names are joined
-//! without the formatting machinery.
+//! Cost, for the gate's hot path (a refusal makes two spans): a span is one allocation and
+//! one attribute buffer; a value is copied once, into that buffer, and only for a span that
+//! records; a gate span is not made current (nothing runs under it), so it costs no switch of
+//! the context; names are joined without the formatting machinery.
+
+mod context;
+mod host;
+mod record;
+pub mod wire;
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-pub use opentelemetry::trace::SpanKind;
-use opentelemetry::trace::{
-    SpanContext, SpanId, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
-};
-use opentelemetry::{Context, ContextGuard, KeyValue, Value};
+pub use context::{Context, Guard, InContext};
+pub use host::Host;
+pub use opentelemetry::trace::{SpanContext, SpanKind, Status};
+use opentelemetry::trace::{SpanId, TraceFlags, TraceId, TraceState};
+pub use record::{Key, Record, MAX_ATTRIBUTES};
 
 /// The attribute names, each written once.
 pub mod attr {
-    pub const OPERATION: &str = "gen_ai.operation.name";
-    pub const PROVIDER: &str = "gen_ai.provider.name";
-    pub const REQUEST_MODEL: &str = "gen_ai.request.model";
-    pub const REQUEST_MAX_TOKENS: &str = "gen_ai.request.max_tokens";
-    pub const RESPONSE_MODEL: &str = "gen_ai.response.model";
-    pub const RESPONSE_ID: &str = "gen_ai.response.id";
-    pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
-    pub const INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
-    pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
-    pub const AGENT_NAME: &str = "gen_ai.agent.name";
-    pub const TOOL_NAME: &str = "gen_ai.tool.name";
-    pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
-    pub const OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
-    pub const ERROR_TYPE: &str = "error.type";
-    pub const AGENT: &str = "aelc.agent";
-    pub const VERSION: &str = "aelc.agent.version";
-    pub const NODE: &str = "aelc.node";
-    pub const RECEIPT: &str = "aelc.receipt.id";
-    pub const STATUS: &str = "aelc.run.status";
-    pub const CODE: &str = "aelc.run.code";
-    pub const COST: &str = "aelc.run.cost";
-    pub const SPENT: &str = "aelc.run.spent";
-    pub const CURRENCY: &str = "aelc.run.currency";
+    use super::Key;
+
+    pub const OPERATION: Key = Key::new("gen_ai.operation.name");
+    pub const PROVIDER: Key = Key::new("gen_ai.provider.name");
+    pub const REQUEST_MODEL: Key = Key::new("gen_ai.request.model");
+    pub const REQUEST_MAX_TOKENS: Key = Key::new("gen_ai.request.max_tokens");
+    pub const RESPONSE_MODEL: Key = Key::new("gen_ai.response.model");
+    pub const RESPONSE_ID: Key = Key::new("gen_ai.response.id");
+    pub const FINISH_REASONS: Key = Key::new("gen_ai.response.finish_reasons");
+    pub const INPUT_TOKENS: Key = Key::new("gen_ai.usage.input_tokens");
+    pub const OUTPUT_TOKENS: Key = Key::new("gen_ai.usage.output_tokens");
+    pub const AGENT_NAME: Key = Key::new("gen_ai.agent.name");
+    pub const TOOL_NAME: Key = Key::new("gen_ai.tool.name");
+    pub const INPUT_MESSAGES: Key = Key::new("gen_ai.input.messages");
+    pub const OUTPUT_MESSAGES: Key = Key::new("gen_ai.output.messages");
+    pub const ERROR_TYPE: Key = Key::new("error.type");
+    pub const AGENT: Key = Key::new("aelc.agent");
+    pub const VERSION: Key = Key::new("aelc.agent.version");
+    pub const NODE: Key = Key::new("aelc.node");
+    pub const RECEIPT: Key = Key::new("aelc.receipt.id");
+    pub const STATUS: Key = Key::new("aelc.run.status");
+    pub const CODE: Key = Key::new("aelc.run.code");
+    pub const COST: Key = Key::new("aelc.run.cost");
+    pub const SPENT: Key = Key::new("aelc.run.spent");
+    pub const CURRENCY: Key = Key::new("aelc.run.currency");
     /// What a gateway billed the caller (its receipt's `cost`), on the request's span.
-    pub const BILLED: &str = "aelc.run.billed";
-    pub const BINDING: &str = "aelc.binding";
-    pub const ATTEMPT: &str = "aelc.attempt";
-    pub const REFUSED_STEP: &str = "aelc.acceptance.step";
-    pub const REFUSED_CODE: &str = "aelc.acceptance.code";
-    pub const GATE_OUTCOME: &str = "aelc.gate.outcome";
-    pub const GATE_ERRORS: &str = "aelc.gate.errors";
-    pub const GATE_CHECK: &str = "aelc.gate.check";
+    pub const BILLED: Key = Key::new("aelc.run.billed");
+    pub const BINDING: Key = Key::new("aelc.binding");
+    pub const ATTEMPT: Key = Key::new("aelc.attempt");
+    pub const REFUSED_STEP: Key = Key::new("aelc.acceptance.step");
+    pub const REFUSED_CODE: Key = Key::new("aelc.acceptance.code");
+    pub const GATE_OUTCOME: Key = Key::new("aelc.gate.outcome");
+    pub const GATE_ERRORS: Key = Key::new("aelc.gate.errors");
+    pub const GATE_CHECK: Key = Key::new("aelc.gate.check");
     /// The model server's host and port (from the binding's base URL), on an attempt.
-    pub const SERVER_ADDRESS: &str = "server.address";
-    pub const SERVER_PORT: &str = "server.port";
+    pub const SERVER_ADDRESS: Key = Key::new("server.address");
+    pub const SERVER_PORT: Key = Key::new("server.port");
 }
 
 /// The variable of the conventions' opt-in to prompt and answer content in spans.
@@ -74,28 +84,12 @@ pub const CAPTURE_CONTENT_VAR: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAG
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static CAPTURE: AtomicBool = AtomicBool::new(false);
-static STARTER: OnceLock<Box<dyn Starter>> = OnceLock::new();
+static HOST: OnceLock<Box<dyn Host>> = OnceLock::new();
 
-/// What starts spans: the host's tracer (the SDK's, which `aelc-telemetry` wraps), so that the
-/// runtime needs the OpenTelemetry API only and still calls the SDK's tracer directly (the
-/// API's global tracer boxes every span once more and dispatches every call on it twice).
-pub trait Starter: Send + Sync + 'static {
-    /// Starts the span `name` of `kind` with `attributes` as a child of `parent`'s span (a
-    /// root when it has none): `parent` with the new span. Plain arguments, not the API's
-    /// `SpanBuilder`: a host's own spans (`aelc-telemetry`'s) need none of its fields.
-    fn start(
-        &self,
-        name: Cow<'static, str>,
-        kind: SpanKind,
-        attributes: Vec<KeyValue>,
-        parent: &Context,
-    ) -> Context;
-}
-
-/// Turns the spans on, started by `starter` (the first one installed in the process stays);
+/// Turns the spans on, exported by `host` (the first one installed in the process stays);
 /// `capture_content`: the operator's opt-in.
-pub fn install(capture_content: bool, starter: Box<dyn Starter>) {
-    let _ = STARTER.set(starter);
+pub fn install(capture_content: bool, host: Box<dyn Host>) {
+    let _ = HOST.set(host);
     CAPTURE.store(capture_content, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Release);
 }
@@ -111,38 +105,42 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// The starter spans are made with, while they are on: given once at [`install`], so no span
-/// site asks a provider for a tracer.
-fn starter() -> Option<&'static dyn Starter> {
+/// The host spans are exported by, while they are on: given once at [`install`].
+fn host() -> Option<&'static dyn Host> {
     if !enabled() {
         return None;
     }
-    STARTER.get().map(|s| &**s)
+    HOST.get().map(|h| &**h)
 }
 
-/// Starts a span `name` of `kind` with `attributes` under `parent`'s span: `parent` with it,
-/// or `None` when spans are off. What every span here and the gateway's request span start with.
+/// Starts a span `name` of `kind` under `parent`'s span, its first attributes written by
+/// `attributes` (called only when it records): its context, or `None` when spans are off.
+/// What every span here and the gateway's request span start with.
 pub fn start_span(
     name: impl Into<Cow<'static, str>>,
     kind: SpanKind,
-    attributes: Vec<KeyValue>,
+    attributes: impl FnOnce(&mut Record),
     parent: &Context,
 ) -> Option<Context> {
-    let starter = starter()?;
-    Some(starter.start(name.into(), kind, attributes, parent))
+    let host = host()?;
+    let parent = parent.span_context();
+    let (context, records) = host.begin(parent);
+    let record = records.then(|| {
+        let mut record = Record::new(context.clone(), parent, kind, name.into());
+        attributes(&mut record);
+        record
+    });
+    Some(Context::of(context, record, host))
 }
 
-/// [`start_span`] under the current span, without cloning the current context.
+/// [`start_span`] under the current span.
 fn start_here(
     name: impl Into<Cow<'static, str>>,
     kind: SpanKind,
-    attributes: Vec<KeyValue>,
+    attributes: impl FnOnce(&mut Record),
 ) -> Option<Context> {
-    let starter = starter()?;
-    let name = name.into();
-    Some(Context::map_current(|parent| {
-        starter.start(name, kind, attributes, parent)
-    }))
+    host()?;
+    start_span(name, kind, attributes, &Context::current())
 }
 
 /// The caller's trace context from its W3C `traceparent` and `tracestate` headers, to continue
@@ -151,8 +149,8 @@ fn start_here(
 /// clone of the current context per request), and the pair of [`inject`].
 pub fn caller(traceparent: Option<&str>, tracestate: Option<&str>) -> Context {
     match remote_parent(traceparent.unwrap_or(""), tracestate) {
-        Some(sc) => Context::new().with_remote_span_context(sc),
-        None => Context::new(),
+        Some(sc) => Context::remote(sc),
+        None => Context::none(),
     }
 }
 
@@ -214,7 +212,7 @@ pub fn capture_content() -> bool {
 /// when started with [`Scope::start`]. `None` inside when spans are off: every method is then
 /// a no-op.
 pub struct Scope {
-    inner: Option<(Context, Option<ContextGuard>)>,
+    inner: Option<(Context, Option<Guard>)>,
 }
 
 impl Scope {
@@ -224,11 +222,11 @@ impl Scope {
     }
 
     /// Starts `name` as a child of the current span (or a root) and makes it current;
-    /// `attributes` is only called when spans are on.
+    /// `attributes` is only called when the span records.
     pub fn start(
         name: impl Into<Cow<'static, str>>,
         kind: SpanKind,
-        attributes: impl FnOnce() -> Vec<KeyValue>,
+        attributes: impl FnOnce(&mut Record),
     ) -> Scope {
         let mut scope = Scope::start_detached(name, kind, attributes);
         if let Some((cx, guard)) = &mut scope.inner {
@@ -238,74 +236,61 @@ impl Scope {
     }
 
     /// Starts `name` as a child of the current span without making it current: a span nothing
-    /// is started under (a gate), which then costs no clone of the context and no switch of it.
+    /// is started under (a gate), which then costs no switch of the context.
     pub fn start_detached(
         name: impl Into<Cow<'static, str>>,
         kind: SpanKind,
-        attributes: impl FnOnce() -> Vec<KeyValue>,
+        attributes: impl FnOnce(&mut Record),
     ) -> Scope {
         if !enabled() {
             return Scope::none();
         }
         Scope {
-            inner: start_here(name, kind, attributes()).map(|cx| (cx, None)),
+            inner: start_here(name, kind, attributes).map(|cx| (cx, None)),
         }
     }
 
-    /// Sets attributes made by `f` (not called when the span does not record).
-    pub fn set(&self, f: impl FnOnce() -> Vec<KeyValue>) {
+    /// Sets attributes with `f` (not called when the span does not record).
+    pub fn set(&self, f: impl FnOnce(&mut Record)) {
         if let Some((cx, _)) = &self.inner {
-            let span = cx.span();
-            if span.is_recording() {
-                span.set_attributes(f());
-            }
+            cx.record(f);
         }
     }
 
     /// Marks the span failed with `why` (`error.type`).
     pub fn fail(&self, why: &str) {
-        if let Some((cx, _)) = &self.inner {
-            failed(&cx.span(), why);
-        }
+        self.set(|record| failed(record, why));
     }
 
     /// Ends the span and makes its parent current again.
     pub fn end(self) {}
 }
 
-/// `span` failed with `why`: status ERROR and `error.type` (when it records).
-fn failed(span: &opentelemetry::trace::SpanRef<'_>, why: &str) {
-    if span.is_recording() {
-        span.set_attribute(KeyValue::new(attr::ERROR_TYPE, why.to_owned()));
-        span.set_status(Status::error(why.to_owned()));
-    }
+/// A span failed with `why`: status ERROR and `error.type`.
+fn failed(record: &mut Record, why: &str) {
+    record.str(attr::ERROR_TYPE, why);
+    record.set_status(Status::error(why.to_owned()));
 }
 
 impl Drop for Scope {
     fn drop(&mut self) {
         if let Some((cx, guard)) = self.inner.take() {
             drop(guard);
-            let span = cx.span();
             // Unwound by a panic: the span never got its outcome.
             if std::thread::panicking() {
-                span.set_status(Status::error("panic"));
+                cx.record(|record| record.set_status(Status::error("panic")));
             }
-            span.end();
+            cx.end();
         }
     }
 }
 
 /// Sets attributes on the current span (a provider describing the call its attempt makes).
-pub fn annotate(f: impl FnOnce() -> Vec<KeyValue>) {
+pub fn annotate(f: impl FnOnce(&mut Record)) {
     if !enabled() {
         return;
     }
-    Context::map_current(|cx| {
-        let span = cx.span();
-        if span.is_recording() {
-            span.set_attributes(f());
-        }
-    });
+    Context::current().record(f);
 }
 
 /// The `traceparent` (and `tracestate`, when not empty) of the current span, W3C trace
@@ -314,12 +299,11 @@ pub fn inject() -> Vec<(&'static str, String)> {
     if !enabled() {
         return Vec::new();
     }
-    Context::map_current(|cx| {
-        let span = cx.span();
-        let sc = span.span_context();
-        if !sc.is_valid() {
+    let cx = Context::current();
+    {
+        let Some(sc) = cx.span_context() else {
             return Vec::new();
-        }
+        };
         let mut headers = vec![(
             "traceparent",
             format!(
@@ -334,7 +318,7 @@ pub fn inject() -> Vec<(&'static str, String)> {
             headers.push(("tracestate", state));
         }
         headers
-    })
+    }
 }
 
 /// The trace id (32 hex digits) of the current span when it is exported (spans on, sampled):
@@ -343,10 +327,10 @@ pub fn current_trace_id() -> Option<String> {
     if !enabled() {
         return None;
     }
-    let cx = Context::current();
-    let span = cx.span();
-    let sc = span.span_context();
-    (sc.is_valid() && sc.is_sampled()).then(|| sc.trace_id().to_string())
+    Context::current()
+        .span_context()
+        .filter(|sc| sc.is_sampled())
+        .map(|sc| sc.trace_id().to_string())
 }
 
 /// The span of a run of `node` (`invoke_agent {node}`), current until it ends; its
@@ -355,18 +339,17 @@ pub fn run_span(agent: &str, version: &str, node: &str) -> Scope {
     if !enabled() {
         return Scope::none();
     }
-    Scope::start(joined("invoke_agent ", node), SpanKind::Internal, || {
-        // Room for how it ends (six, and `error.type`), set then without regrowth.
-        let mut attributes = Vec::with_capacity(12);
-        attributes.extend([
-            KeyValue::new(attr::OPERATION, "invoke_agent"),
-            KeyValue::new(attr::AGENT_NAME, agent.to_owned()),
-            KeyValue::new(attr::AGENT, agent.to_owned()),
-            KeyValue::new(attr::VERSION, version.to_owned()),
-            KeyValue::new(attr::NODE, node.to_owned()),
-        ]);
-        attributes
-    })
+    Scope::start(
+        joined("invoke_agent ", node),
+        SpanKind::Internal,
+        |record| {
+            record.str(attr::OPERATION, "invoke_agent");
+            record.str(attr::AGENT_NAME, agent);
+            record.str(attr::AGENT, agent);
+            record.str(attr::VERSION, version);
+            record.str(attr::NODE, node);
+        },
+    )
 }
 
 /// How a run ended, as its span shows it (the receipt's fields).
@@ -387,29 +370,27 @@ pub struct Ended<'a> {
 /// What a run ended with, on its span: receipt, status, code, cost; ERROR when it ended
 /// `invalid_output` or `error`.
 pub fn finish_run(scope: Scope, ended: &Ended<'_>) {
-    scope.set(|| ended_attributes(ended, 0));
-    if ended.failed {
-        scope.fail(ended.code.unwrap_or("error"));
-    }
+    scope.set(|record| {
+        ended_attributes(record, ended);
+        if ended.failed {
+            failed(record, ended.code.unwrap_or("error"));
+        }
+    });
     scope.end();
 }
 
-/// The attributes of how a run ended (six at most), with room for `more`.
-fn ended_attributes(ended: &Ended<'_>, more: usize) -> Vec<KeyValue> {
-    let mut out = Vec::with_capacity(6 + more);
-    out.extend([
-        KeyValue::new(attr::RECEIPT, ended.receipt.to_owned()),
-        KeyValue::new(attr::STATUS, ended.status),
-        KeyValue::new(attr::COST, ended.cost.to_owned()),
-        KeyValue::new(attr::SPENT, ended.spent.to_owned()),
-    ]);
+/// The attributes of how a run ended (six at most).
+fn ended_attributes(record: &mut Record, ended: &Ended<'_>) {
+    record.str(attr::RECEIPT, ended.receipt);
+    record.str(attr::STATUS, ended.status);
+    record.str(attr::COST, ended.cost);
+    record.str(attr::SPENT, ended.spent);
     if let Some(code) = ended.code {
-        out.push(KeyValue::new(attr::CODE, code.to_owned()));
+        record.str(attr::CODE, code);
     }
     if let Some(currency) = ended.currency {
-        out.push(KeyValue::new(attr::CURRENCY, currency.to_owned()));
+        record.str(attr::CURRENCY, currency);
     }
-    out
 }
 
 /// The span of the input gate of `node` (`gate {node}`), not current: no span is made under
@@ -418,17 +399,10 @@ pub fn gate_span(node: &str) -> Scope {
     if !enabled() {
         return Scope::none();
     }
-    Scope::start_detached(joined("gate ", node), SpanKind::Internal, || {
-        // Room for the verdict's attributes, set when the gate ends (no regrowth then).
-        let mut attributes = Vec::with_capacity(GATE_ATTRIBUTES);
-        attributes.push(KeyValue::new(attr::NODE, node.to_owned()));
-        attributes
+    Scope::start_detached(joined("gate ", node), SpanKind::Internal, |record| {
+        record.str(attr::NODE, node);
     })
 }
-
-/// The most attributes a gate span has: the node, the verdict, the refused run's six, the
-/// error count and the check.
-const GATE_ATTRIBUTES: usize = 10;
 
 /// A gate's refusal: the refused run, the decoder's error count and the input check that
 /// refused, if one did.
@@ -441,19 +415,18 @@ pub struct GateRefusal<'a> {
 
 /// The gate's verdict on its span: admitted, or refused (see [`GateRefusal`]).
 pub fn finish_gate(scope: Scope, refused: Option<GateRefusal<'_>>) {
-    scope.set(|| match refused {
-        None => vec![KeyValue::new(attr::GATE_OUTCOME, "admitted")],
+    scope.set(|record| match refused {
+        None => record.str(attr::GATE_OUTCOME, "admitted"),
         Some(refusal) => {
-            let mut out = ended_attributes(&refusal.run, 3);
-            out.push(KeyValue::new(attr::GATE_OUTCOME, "refused"));
-            out.push(KeyValue::new(
+            ended_attributes(record, &refusal.run);
+            record.str(attr::GATE_OUTCOME, "refused");
+            record.int(
                 attr::GATE_ERRORS,
                 i64::try_from(refusal.errors).unwrap_or(i64::MAX),
-            ));
+            );
             if let Some(check) = refusal.check {
-                out.push(KeyValue::new(attr::GATE_CHECK, check.to_owned()));
+                record.str(attr::GATE_CHECK, check);
             }
-            out
         }
     });
     scope.end();
@@ -482,48 +455,30 @@ pub fn attempt_span(binding: &str, attempt: u32, prompt: &str) -> Scope {
     if !enabled() {
         return Scope::none();
     }
-    let scope = Scope::start(joined("chat ", binding), SpanKind::Client, || {
-        vec![
-            KeyValue::new(attr::OPERATION, "chat"),
-            KeyValue::new(attr::BINDING, binding.to_owned()),
-            KeyValue::new(attr::ATTEMPT, i64::from(attempt)),
-        ]
-    });
-    if capture_content() {
-        scope.set(|| {
-            vec![KeyValue::new(
-                attr::INPUT_MESSAGES,
-                messages("user", prompt),
-            )]
-        });
-    }
-    scope
+    Scope::start(joined("chat ", binding), SpanKind::Client, |record| {
+        record.str(attr::OPERATION, "chat");
+        record.str(attr::BINDING, binding);
+        record.int(attr::ATTEMPT, i64::from(attempt));
+        if capture_content() {
+            record.str(attr::INPUT_MESSAGES, &messages("user", prompt));
+        }
+    })
 }
 
 /// What a provider is about to call, on the current attempt's span: its name by the
 /// conventions (`openai`, `anthropic`, `gcp.gemini`), the model, the token limit, and the
 /// server (`server.address`, `server.port`) read off `base_url`.
 pub fn describe_call(provider: &'static str, model: &str, max_tokens: u32, base_url: &str) {
-    if !enabled() {
-        return;
-    }
-    let cx = Context::current();
-    let span = cx.span();
-    if !span.is_recording() {
-        return;
-    }
-    span.update_name(joined("chat ", model));
-    span.set_attributes([
-        KeyValue::new(attr::PROVIDER, provider),
-        KeyValue::new(attr::REQUEST_MODEL, model.to_owned()),
-        KeyValue::new(attr::REQUEST_MAX_TOKENS, i64::from(max_tokens)),
-    ]);
-    if let Some((host, port)) = server_of(base_url) {
-        span.set_attributes([
-            KeyValue::new(attr::SERVER_ADDRESS, host.to_owned()),
-            KeyValue::new(attr::SERVER_PORT, i64::from(port)),
-        ]);
-    }
+    annotate(|record| {
+        record.name = Cow::Owned(joined("chat ", model));
+        record.str(attr::PROVIDER, provider);
+        record.str(attr::REQUEST_MODEL, model);
+        record.int(attr::REQUEST_MAX_TOKENS, i64::from(max_tokens));
+        if let Some((host, port)) = server_of(base_url) {
+            record.str(attr::SERVER_ADDRESS, host);
+            record.int(attr::SERVER_PORT, i64::from(port));
+        }
+    });
 }
 
 /// The host and port of an `http(s)://` URL (the scheme's port when none is written), without
@@ -558,48 +513,35 @@ fn server_of(url: &str) -> Option<(&str, u16)> {
 
 /// The response's id and model as the provider reported them, on the current attempt's span.
 pub fn describe_response(id: Option<&str>, model: Option<&str>) {
-    annotate(|| {
-        let mut out = Vec::new();
+    annotate(|record| {
         if let Some(id) = id {
-            out.push(KeyValue::new(attr::RESPONSE_ID, id.to_owned()));
+            record.str(attr::RESPONSE_ID, id);
         }
         if let Some(model) = model {
-            out.push(KeyValue::new(attr::RESPONSE_MODEL, model.to_owned()));
+            record.str(attr::RESPONSE_MODEL, model);
         }
-        out
     });
 }
 
 /// The answer of an attempt on its span: why the model stopped, the tokens it used (and the
 /// text, when the operator opted in).
 pub fn attempt_answered(scope: &Scope, finish: &'static str, usage: (u64, u64), text: &str) {
-    scope.set(|| {
+    scope.set(|record| {
         let tokens = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        let mut out = vec![
-            KeyValue::new(
-                attr::FINISH_REASONS,
-                Value::Array(opentelemetry::Array::String(vec![finish.into()])),
-            ),
-            KeyValue::new(attr::INPUT_TOKENS, tokens(usage.0)),
-            KeyValue::new(attr::OUTPUT_TOKENS, tokens(usage.1)),
-        ];
+        record.strings(attr::FINISH_REASONS, &[finish]);
+        record.int(attr::INPUT_TOKENS, tokens(usage.0));
+        record.int(attr::OUTPUT_TOKENS, tokens(usage.1));
         if capture_content() {
-            out.push(KeyValue::new(
-                attr::OUTPUT_MESSAGES,
-                messages("assistant", text),
-            ));
+            record.str(attr::OUTPUT_MESSAGES, &messages("assistant", text));
         }
-        out
     });
 }
 
 /// The acceptance step that refused an attempt's answer (1–7 of the pipeline) and its code.
 pub fn attempt_refused(scope: &Scope, step: u8, code: &str) {
-    scope.set(|| {
-        vec![
-            KeyValue::new(attr::REFUSED_STEP, i64::from(step)),
-            KeyValue::new(attr::REFUSED_CODE, code.to_owned()),
-        ]
+    scope.set(|record| {
+        record.int(attr::REFUSED_STEP, i64::from(step));
+        record.str(attr::REFUSED_CODE, code);
     });
 }
 
@@ -611,10 +553,10 @@ fn messages(role: &str, text: &str) -> String {
 }
 
 /// A span of a tool call (`execute_tool {tool}`, the conventions' operation) for async code:
-/// the context holding it, to run the call's future in
-/// (`opentelemetry::context::FutureExt::with_context`) and to end with [`end`]; `None` when
-/// spans are off. The MCP server's tools. `caller`: the context the call continues (an HTTP
-/// request's `traceparent`), asked only when spans are on; `None` for the current one.
+/// the context holding it, to run the call's future in ([`Context::wrap`]) and to end with
+/// [`end`]; `None` when spans are off. The MCP server's tools. `caller`: the context the call
+/// continues (an HTTP request's `traceparent`), asked only when spans are on; `None` for the
+/// current one.
 pub fn tool_context(tool: &str, caller: impl FnOnce() -> Option<Context>) -> Option<Context> {
     if !enabled() {
         return None;
@@ -623,10 +565,10 @@ pub fn tool_context(tool: &str, caller: impl FnOnce() -> Option<Context>) -> Opt
     start_span(
         joined("execute_tool ", tool),
         SpanKind::Internal,
-        vec![
-            KeyValue::new(attr::OPERATION, "execute_tool"),
-            KeyValue::new(attr::TOOL_NAME, tool.to_owned()),
-        ],
+        |record| {
+            record.str(attr::OPERATION, "execute_tool");
+            record.str(attr::TOOL_NAME, tool);
+        },
         &parent,
     )
 }
@@ -634,11 +576,10 @@ pub fn tool_context(tool: &str, caller: impl FnOnce() -> Option<Context>) -> Opt
 /// Ends the span of `cx` (from [`tool_context`]), failed with `error` when there is one.
 pub fn end(cx: Option<Context>, error: Option<&str>) {
     if let Some(cx) = cx {
-        let span = cx.span();
         if let Some(why) = error {
-            failed(&span, why);
+            cx.record(|record| failed(record, why));
         }
-        span.end();
+        cx.end();
     }
 }
 
