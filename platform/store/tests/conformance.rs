@@ -538,13 +538,16 @@ async fn idempotency_replays_refuses_and_waits(url: String) {
     theirs.run = id("rcpt");
     theirs.tenant = "zed".into();
     assert_eq!(store.begin_run(&theirs).await.unwrap(), Begun::Started);
-    // A refused run claims no key.
+    // A refused run claims no key, and is told what the tenant had.
     let mut poor = begin("demo", "100");
     poor.idempotency_key = Some("k2".into());
-    assert!(matches!(
+    assert_eq!(
         store.begin_run(&poor).await.unwrap(),
-        Begun::Insufficient { .. }
-    ));
+        Begun::Insufficient {
+            available: amt("8"),
+            needed: amt("100")
+        }
+    );
     poor.reserve = amt("1");
     assert_eq!(store.begin_run(&poor).await.unwrap(), Begun::Started);
     assert_ledger(&*store, &["demo", "acme", "zed"]).await;
