@@ -6,6 +6,8 @@
 //! port, in a temp dir, stopped at the end). Without PostgreSQL binaries the PostgreSQL half is
 //! skipped with a loud message, except under `CI`, where it fails (`.ci/run` installs them).
 
+#[path = "rules/ledger_upgrade.rs"]
+mod ledger_upgrade;
 #[path = "support/pg.rs"]
 mod pg;
 
@@ -29,6 +31,11 @@ const RULES: &[(&str, Rule)] = &[
     ("amounts_are_exact", |u| Box::pin(amounts_are_exact(u))),
     ("balances_equal_entries_after_mixed_operations", |u| {
         Box::pin(balances_equal_entries_after_mixed_operations(u))
+    }),
+    ("old_ledgers_read_the_same_after_the_upgrade", |u| {
+        Box::pin(ledger_upgrade::old_ledgers_read_the_same_after_the_upgrade(
+            u,
+        ))
     }),
     ("concurrent_runs_never_overdraw", |u| {
         Box::pin(concurrent_runs_never_overdraw(u))
@@ -531,13 +538,16 @@ async fn idempotency_replays_refuses_and_waits(url: String) {
     theirs.run = id("rcpt");
     theirs.tenant = "zed".into();
     assert_eq!(store.begin_run(&theirs).await.unwrap(), Begun::Started);
-    // A refused run claims no key.
+    // A refused run claims no key, and is told what the tenant had.
     let mut poor = begin("demo", "100");
     poor.idempotency_key = Some("k2".into());
-    assert!(matches!(
+    assert_eq!(
         store.begin_run(&poor).await.unwrap(),
-        Begun::Insufficient { .. }
-    ));
+        Begun::Insufficient {
+            available: amt("8"),
+            needed: amt("100")
+        }
+    );
     poor.reserve = amt("1");
     assert_eq!(store.begin_run(&poor).await.unwrap(), Begun::Started);
     assert_ledger(&*store, &["demo", "acme", "zed"]).await;

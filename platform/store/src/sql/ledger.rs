@@ -1,5 +1,6 @@
-//! The double-entry ledger: balanced transfers, each written as its two entries and applied to
-//! the `balances` rows in the same transaction, plus the reads of balances and entries.
+//! The double-entry ledger: balanced transfers, each one row (its debit and credit entries are
+//! the `entries` view over it) applied to the `balances` rows in the same transaction, plus the
+//! reads of balances and entries.
 
 use super::conn::{Arg, Conn};
 use super::{amount, held_account, Fail, SqlStore, FUNDING};
@@ -7,6 +8,7 @@ use crate::{to_nano, Balance, Entry, StoreError, UnixMs};
 use aelc_runtime::money::Amount;
 use sqlx::Row;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 /// One balanced movement of `amount` nano-units from `debit` to `credit`.
 pub(super) struct Transfer<'a> {
@@ -24,39 +26,32 @@ pub(super) struct Transfer<'a> {
 /// Writes the transfers (zero amounts move nothing and are skipped) and applies them to the
 /// balances: each account's net change once, in name order (one lock order for every
 /// transaction), refused when it would take an account other than [`FUNDING`] below zero.
+///
+/// A transfer is one row: its two entries are the `entries` view over it (migration 0009), not
+/// rows of their own, and the transfers of one call go in one `INSERT`.
 pub(super) async fn apply<C: Conn>(conn: &mut C, transfers: &[Transfer<'_>]) -> Result<(), Fail> {
-    let mut net: BTreeMap<&str, i64> = BTreeMap::new();
-    for t in transfers.iter().filter(|t| t.amount > 0) {
-        conn.execute(
-            "INSERT INTO transfers (id, kind, debit_account, credit_account, amount, currency, run, at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            &[
-                Arg::Text(&t.id),
-                Arg::Text(t.kind),
-                Arg::Text(&t.debit),
-                Arg::Text(&t.credit),
-                Arg::Int(t.amount),
-                Arg::Text(t.currency),
-                Arg::MaybeText(t.run),
-                Arg::Int(t.at_ms),
-            ],
-        )
-        .await?;
-        for (account, credit) in [(&t.debit, 0i64), (&t.credit, 1)] {
-            conn.execute(
-                "INSERT INTO entries (transfer, account, credit, amount, kind, at_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-                &[
+    let moving: Vec<&Transfer> = transfers.iter().filter(|t| t.amount > 0).collect();
+    for rows in moving.chunks(TRANSFERS_PER_INSERT) {
+        let args: Vec<Arg> = rows
+            .iter()
+            .flat_map(|t| {
+                [
                     Arg::Text(&t.id),
-                    Arg::Text(account),
-                    Arg::Int(credit),
-                    Arg::Int(t.amount),
                     Arg::Text(t.kind),
+                    Arg::Text(&t.debit),
+                    Arg::Text(&t.credit),
+                    Arg::Int(t.amount),
+                    Arg::Text(t.currency),
+                    Arg::MaybeText(t.run),
                     Arg::Int(t.at_ms),
-                ],
-            )
+                ]
+            })
+            .collect();
+        conn.execute(&INSERT_TRANSFERS[rows.len() - 1], &args)
             .await?;
-        }
+    }
+    let mut net: BTreeMap<&str, i64> = BTreeMap::new();
+    for t in &moving {
         *net.entry(&t.debit).or_default() -= t.amount;
         *net.entry(&t.credit).or_default() += t.amount;
     }
@@ -87,6 +82,34 @@ pub(super) async fn apply<C: Conn>(conn: &mut C, transfers: &[Transfer<'_>]) -> 
     }
     Ok(())
 }
+
+/// Transfers per `INSERT` of [`apply`]: a settlement writes two (the price posted, the rest
+/// voided), every other operation one.
+const TRANSFERS_PER_INSERT: usize = 2;
+
+/// The columns of `transfers` that [`apply`] binds, in order.
+const TRANSFER_COLUMNS: usize = 8;
+
+/// `INSERT_TRANSFERS[n - 1]` inserts `n` transfers (`$1`… numbered row after row).
+static INSERT_TRANSFERS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    (1..=TRANSFERS_PER_INSERT)
+        .map(|rows| {
+            let values: Vec<String> = (0..rows)
+                .map(|row| {
+                    let params: Vec<String> = (1..=TRANSFER_COLUMNS)
+                        .map(|p| format!("${}", row * TRANSFER_COLUMNS + p))
+                        .collect();
+                    format!("({})", params.join(", "))
+                })
+                .collect();
+            format!(
+                "INSERT INTO transfers (id, kind, debit_account, credit_account, amount, \
+                 currency, run, at_ms) VALUES {}",
+                values.join(", ")
+            )
+        })
+        .collect()
+});
 
 /// The currency of `account`, or not found.
 pub(super) async fn currency_of<C: Conn>(conn: &mut C, account: &str) -> Result<String, Fail> {

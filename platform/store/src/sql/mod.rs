@@ -14,13 +14,15 @@
 //!   one order everywhere (idempotency key, run, mandate, balances sorted by name) so two
 //!   transactions never wait on each other in a cycle. A deadlock or serialization failure
 //!   reported anyway is retried ([`retry`]);
-//! - the migrations (`migrations/sqlite/`, `migrations/postgres/`: the one difference is the
-//!   entries' auto-increment id).
+//! - the migrations (`migrations/sqlite/`, `migrations/postgres/`: they differ in how a row
+//!   gets its next number, an `INTEGER PRIMARY KEY` or a sequence, and in how 0009 changes a
+//!   table, which SQLite does by copying it).
 //!
 //! Ledger model: each tenant has two ledger accounts, `NAME` (available) and `NAME@held`
 //! (open reservations, [`held_account`]); money enters through `@funding` ([`FUNDING`]), the only
-//! account allowed below zero. The `balances` table holds each ledger account's sum, updated in
-//! the same transaction as the entries.
+//! account allowed below zero. A transfer is one row of `transfers`, and the entries are the
+//! view `entries` over them, a debit and a credit each (migration 0009). The `balances` table
+//! holds each ledger account's sum, updated in the same transaction as the transfers.
 
 mod accounts;
 mod conn;

@@ -19,6 +19,9 @@ struct OpenRun {
     reserved: i64,
     currency: String,
     mandate: Option<String>,
+    /// Whether it was begun with an idempotency key (a run without one has no row in
+    /// `idempotency` to bind to its receipt).
+    keyed: bool,
 }
 
 impl SqlStore {
@@ -230,11 +233,12 @@ impl SqlStore {
             run: Some(id),
             at_ms: now,
         };
-        apply(&mut *tx, &[release]).await?;
         sqlx::query("DELETE FROM idempotency WHERE run = $1")
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        // The balances last, as in `begin_run_on`.
+        apply(&mut *tx, &[release]).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -275,29 +279,6 @@ pub(super) async fn begin_run_on<C: Conn>(conn: &mut C, run: &BeginRun) -> Resul
         }
     }
 
-    let hold = Transfer {
-        id: format!("{}:reserve", run.run),
-        kind: "reserve",
-        debit: run.tenant.clone(),
-        credit: held_account(&run.tenant),
-        amount: reserve,
-        currency: &run.currency,
-        run: Some(&run.run),
-        at_ms: run.at_ms,
-    };
-    match apply(conn, &[hold]).await {
-        Err(Fail::Store(StoreError::Insufficient { available, .. })) => {
-            return Ok(Begun::Insufficient {
-                available,
-                needed: run.reserve,
-            });
-        }
-        Err(e) if e.is_unique_violation() => {
-            return Err(StoreError::Exists(format!("run `{}`", run.run)).into())
-        }
-        other => other?,
-    }
-
     let input = run.input_json.as_deref().map(document::pack);
     let inserted = conn
         .execute(
@@ -323,11 +304,38 @@ pub(super) async fn begin_run_on<C: Conn>(conn: &mut C, run: &BeginRun) -> Resul
         .await;
     match inserted {
         Err(e) if e.is_unique_violation() => {
-            Err(StoreError::Exists(format!("run `{}`", run.run)).into())
+            return Err(StoreError::Exists(format!("run `{}`", run.run)).into())
         }
-        Err(e) => Err(e),
-        Ok(_) => Ok(Begun::Started),
+        other => other?,
+    };
+
+    // The balances last: on PostgreSQL their rows, which every run of a tenant updates, stay
+    // locked from their `UPDATE` to the commit, and each statement sent in between is a round
+    // trip that every other run of the tenant waits for (a run refused for its balance has
+    // then written its row for nothing, and it is rolled back with the rest).
+    let hold = Transfer {
+        id: format!("{}:reserve", run.run),
+        kind: "reserve",
+        debit: run.tenant.clone(),
+        credit: held_account(&run.tenant),
+        amount: reserve,
+        currency: &run.currency,
+        run: Some(&run.run),
+        at_ms: run.at_ms,
+    };
+    match apply(conn, &[hold]).await {
+        Err(Fail::Store(StoreError::Insufficient { available, .. })) => {
+            return Ok(Begun::Insufficient {
+                available,
+                needed: run.reserve,
+            });
+        }
+        Err(e) if e.is_unique_violation() => {
+            return Err(StoreError::Exists(format!("run `{}`", run.run)).into())
+        }
+        other => other?,
     }
+    Ok(Begun::Started)
 }
 
 /// A run's receipt and settlement, written on `conn` inside a write transaction that the
@@ -381,14 +389,16 @@ pub(super) async fn finish_run_on<C: Conn>(
         run: Some(id),
         at_ms: receipt.at_ms,
     });
-    apply(conn, &transfers).await?;
     insert_receipt(conn, receipt).await?;
-    conn.execute(
-        "UPDATE idempotency SET state = 'done', receipt = $1 WHERE run = $1",
-        &[Arg::Text(id)],
-    )
-    .await?;
-    Ok(())
+    if run.keyed {
+        conn.execute(
+            "UPDATE idempotency SET state = 'done', receipt = $1 WHERE run = $1",
+            &[Arg::Text(id)],
+        )
+        .await?;
+    }
+    // The balances last, as in `begin_run_on`.
+    apply(conn, &transfers).await
 }
 
 /// What an idempotency key already claimed answers for this call.
@@ -508,7 +518,8 @@ async fn close_run<C: Conn>(
         .await?;
     let row = conn
         .fetch_optional(
-            "SELECT tenant, reserved, currency, mandate, state FROM runs WHERE id = $1",
+            "SELECT tenant, reserved, currency, mandate, state, idempotency_key \
+             FROM runs WHERE id = $1",
             &[Arg::Text(id)],
         )
         .await?
@@ -522,6 +533,7 @@ async fn close_run<C: Conn>(
         reserved: row.get(1)?,
         currency: row.get(2)?,
         mandate: row.get(3)?,
+        keyed: row.get::<Option<String>>(5)?.is_some(),
     })
 }
 
