@@ -1,9 +1,10 @@
 //! The `http/protobuf` batch: finished spans, already encoded, wait here until the batch
 //! thread frames them into one `ExportTraceServiceRequest` and posts it (`exporter`).
 //!
-//! - A span is encoded when it ends, on its own thread, into that thread's scratch buffer
-//!   ([`Batch::push`]); the lock on the pending batch is held only to append the bytes. So the
-//!   batch thread does no per-span work but count, and no string of a span crosses threads.
+//! - A span is encoded when it ends, on its own thread, straight into the pending batch, under
+//!   its lock ([`Batch::push`]): the encoding is a few hundred instructions, about what copying
+//!   its bytes from a scratch buffer cost, so the lock is held no longer and the copy is gone.
+//!   The batch thread does no per-span work but count, and no string of a span crosses threads.
 //! - Bounded as the SDK's batch processor is (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048 spans): a span
 //!   past it is dropped and counted (`queue_full`), so a slow collector never holds a run up or
 //!   grows memory; the spans of a batch the collector did not take are counted
@@ -12,7 +13,6 @@
 //!   `OTEL_BSP_SCHEDULE_DELAY` (5 s) has passed, and at [`Batch::shutdown`]; a batch is
 //!   everything waiting then, so under a slow collector it may hold up to the queue's size.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -75,11 +75,6 @@ pub(crate) struct Batch {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
-thread_local! {
-    /// Where a span is encoded before its bytes join the batch (reused: no allocation once warm).
-    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
 impl Batch {
     /// The batch and its thread, sending with `exporter` under `resource`'s encoding.
     pub(crate) fn start(
@@ -115,21 +110,6 @@ impl Batch {
             QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let queued = SCRATCH.try_with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            scratch.clear();
-            TraceEncoder::encode_span(span, &mut scratch);
-            self.append(&scratch);
-        });
-        if queued.is_err() {
-            // The thread is being torn down (its locals are gone): a buffer of its own.
-            let mut bytes = Vec::new();
-            TraceEncoder::encode_span(span, &mut bytes);
-            self.append(&bytes);
-        }
-    }
-
-    fn append(&self, bytes: &[u8]) {
         let mut pending = lock(&self.pending);
         if pending.stop {
             // After the flush at exit: nothing would send it.
@@ -140,7 +120,7 @@ impl Batch {
             QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        pending.bytes.extend_from_slice(bytes);
+        TraceEncoder::encode_span(span, &mut pending.bytes);
         pending.spans += 1;
         if pending.spans == self.settings.capacity {
             self.full.store(true, Ordering::Relaxed);

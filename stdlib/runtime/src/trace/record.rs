@@ -149,17 +149,8 @@ impl Record {
     /// the value's tag and length; room reserved for the whole key-value.
     fn head(&mut self, key: Key, any: usize) {
         let kv = key.len() + field_len(any);
-        let buf = &mut self.attributes.buf;
-        buf.reserve(field_len(kv));
-        if kv < 128 {
-            // Every length one byte (a gateway's attributes): the head in three copies, not a
-            // write per byte.
-            buf.extend_from_slice(&[ATTRIBUTE_TAG, kv as u8, KEY_TAG, key.0.len() as u8]);
-            buf.extend_from_slice(key.0.as_bytes());
-            buf.extend_from_slice(&[VALUE_TAG, any as u8]);
-            return;
-        }
         let w = &mut self.attributes;
+        w.buf.reserve(field_len(kv));
         w.message_of(field::ATTRIBUTES, kv);
         key.write(w);
         w.message_of(field::VALUE, any);
@@ -167,25 +158,45 @@ impl Record {
 
     /// A string attribute.
     pub fn str(&mut self, key: Key, value: &str) {
-        if self.room() {
-            self.head(key, field_len(value.len()));
-            let buf = &mut self.attributes.buf;
-            if value.len() < 128 {
-                buf.extend_from_slice(&[STRING_TAG, value.len() as u8]);
-                buf.extend_from_slice(value.as_bytes());
-            } else {
-                self.attributes
-                    .bytes_member(field::STRING_VALUE, value.as_bytes());
-            }
+        if !self.room() {
+            return;
         }
+        let any = field_len(value.len());
+        let kv = key.len() + field_len(any);
+        if kv < 128 {
+            // Every length one byte (a gateway's attributes): the key-value in four copies, the
+            // two heads of known size (a few moves each), and no length computed twice.
+            let buf = &mut self.attributes.buf;
+            buf.reserve(2 + kv);
+            buf.extend_from_slice(&[ATTRIBUTE_TAG, kv as u8, KEY_TAG, key.0.len() as u8]);
+            buf.extend_from_slice(key.0.as_bytes());
+            buf.extend_from_slice(&[VALUE_TAG, any as u8, STRING_TAG, value.len() as u8]);
+            buf.extend_from_slice(value.as_bytes());
+            return;
+        }
+        self.head(key, any);
+        self.attributes
+            .bytes_member(field::STRING_VALUE, value.as_bytes());
     }
 
     /// An integer attribute.
     pub fn int(&mut self, key: Key, value: i64) {
-        if self.room() {
-            self.head(key, 1 + varint_len(value as u64));
-            self.attributes.int64_member(field::INT_VALUE, value);
+        if !self.room() {
+            return;
         }
+        let any = 1 + varint_len(value as u64);
+        let kv = key.len() + field_len(any);
+        if kv < 128 {
+            // As a short string's (above): the value's varint is all that is written piecewise.
+            let buf = &mut self.attributes.buf;
+            buf.reserve(2 + kv);
+            buf.extend_from_slice(&[ATTRIBUTE_TAG, kv as u8, KEY_TAG, key.0.len() as u8]);
+            buf.extend_from_slice(key.0.as_bytes());
+            buf.extend_from_slice(&[VALUE_TAG, any as u8]);
+        } else {
+            self.head(key, any);
+        }
+        self.attributes.int64_member(field::INT_VALUE, value);
     }
 
     /// An attribute whose value is an array of strings.

@@ -12,10 +12,10 @@
 //! for its length again at each level above it.
 
 /// Wire types (the low three bits of a field's key).
-const VARINT: u32 = 0;
-const FIXED64: u32 = 1;
-const LEN: u32 = 2;
-const FIXED32: u32 = 5;
+pub const VARINT: u32 = 0;
+pub const FIXED64: u32 = 1;
+pub const LEN: u32 = 2;
+pub const FIXED32: u32 = 5;
 
 /// An open nested message: where its length goes, and the room left for it.
 #[must_use = "a nested message is closed with Writer::end"]
