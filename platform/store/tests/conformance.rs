@@ -143,6 +143,9 @@ fn postgres() {
     let rt = runtime();
     let fresh = |name: &str| rt.block_on(server.fresh_database(name));
     run_all("postgres", &fresh);
+    for (name, _) in RULES {
+        rt.block_on(server.drop_database(name));
+    }
 }
 
 // ---- helpers ----

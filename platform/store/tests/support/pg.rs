@@ -239,7 +239,7 @@ impl Server {
 
     /// A new empty database for one rule; its URL.
     pub async fn fresh_database(&self, rule: &str) -> String {
-        let name = format!("aelc_{}_{rule}", std::process::id());
+        let name = database_name(rule);
         let mut admin = sqlx::PgConnection::connect(&self.admin_url)
             .await
             .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", self.admin_url));
@@ -254,6 +254,27 @@ impl Server {
         let _ = admin.close().await;
         with_database(&self.admin_url, &name)
     }
+
+    /// Drops the rule's database once the suite is done with it (`WITH (FORCE)`: a pool
+    /// dropped by the rule may still be closing its connections). A run that fails keeps its
+    /// databases for a person to look at; a run that passes leaves nothing on the server.
+    #[allow(dead_code)] // The store's suite uses it; the root package's platform tests do not.
+    pub async fn drop_database(&self, rule: &str) {
+        let name = database_name(rule);
+        let mut admin = sqlx::PgConnection::connect(&self.admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", self.admin_url));
+        sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .execute(&mut admin)
+            .await
+            .expect("drop");
+        let _ = admin.close().await;
+    }
+}
+
+/// The database of one rule in this process.
+fn database_name(rule: &str) -> String {
+    format!("aelc_{}_{rule}", std::process::id())
 }
 
 /// `url` with its database (path) replaced by `name`, keeping any query.
