@@ -194,11 +194,7 @@ fn own(exporter: exporter::Protobuf, var: &impl Fn(&str) -> Option<String>) -> T
     let settings = batch::Settings::from_env(var);
     let batch = batch::Batch::start(settings, exporter, encoder);
     let sink = tracer::Sink::Own(Arc::clone(&batch));
-    let tracer = tracer::Tracer::new(sampler::Sampler::from_env(var), sink);
-    aelc_runtime::trace::install(capture(var), Box::new(tracer));
-    Telemetry {
-        pipeline: Some(Pipeline::Own(batch)),
-    }
+    start(sink, Pipeline::Own(batch), var)
 }
 
 /// The SDK's batch processor around `exporter` (`http/json`), fed aelc's spans, and the
@@ -210,9 +206,19 @@ fn sdk(
     let capacity = batch::Settings::from_env(var).capacity;
     let processor = Arc::new(json::processor(exporter, capacity, &resource(var)));
     let sink = tracer::Sink::Sdk(Arc::clone(&processor));
+    start(sink, Pipeline::Sdk(processor), var)
+}
+
+/// The runtime's spans turned on, sampled as the environment says and ended into `sink`, the
+/// way in of `pipeline`.
+fn start(
+    sink: tracer::Sink,
+    pipeline: Pipeline,
+    var: &impl Fn(&str) -> Option<String>,
+) -> Telemetry {
     let tracer = tracer::Tracer::new(sampler::Sampler::from_env(var), sink);
     aelc_runtime::trace::install(capture(var), Box::new(tracer));
     Telemetry {
-        pipeline: Some(Pipeline::Sdk(processor)),
+        pipeline: Some(pipeline),
     }
 }

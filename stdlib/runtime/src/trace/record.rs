@@ -156,6 +156,20 @@ impl Record {
         w.message_of(field::VALUE, any);
     }
 
+    /// [`Record::head`] of a key-value of `kv` bytes under 128 (every length one byte), the
+    /// value's head given whole: the attribute's tag and length, the key's, the key, then
+    /// `value_head`, with room reserved for the whole key-value. Returns the buffer, for the
+    /// value's bytes.
+    #[inline(always)]
+    fn short_head(&mut self, key: Key, kv: usize, value_head: &[u8]) -> &mut Vec<u8> {
+        let buf = &mut self.attributes.buf;
+        buf.reserve(2 + kv);
+        buf.extend_from_slice(&[ATTRIBUTE_TAG, kv as u8, KEY_TAG, key.0.len() as u8]);
+        buf.extend_from_slice(key.0.as_bytes());
+        buf.extend_from_slice(value_head);
+        buf
+    }
+
     /// A string attribute.
     pub fn str(&mut self, key: Key, value: &str) {
         if !self.room() {
@@ -166,11 +180,8 @@ impl Record {
         if kv < 128 {
             // Every length one byte (a gateway's attributes): the key-value in four copies, the
             // two heads of known size (a few moves each), and no length computed twice.
-            let buf = &mut self.attributes.buf;
-            buf.reserve(2 + kv);
-            buf.extend_from_slice(&[ATTRIBUTE_TAG, kv as u8, KEY_TAG, key.0.len() as u8]);
-            buf.extend_from_slice(key.0.as_bytes());
-            buf.extend_from_slice(&[VALUE_TAG, any as u8, STRING_TAG, value.len() as u8]);
+            let value_head = [VALUE_TAG, any as u8, STRING_TAG, value.len() as u8];
+            let buf = self.short_head(key, kv, &value_head);
             buf.extend_from_slice(value.as_bytes());
             return;
         }
@@ -188,11 +199,7 @@ impl Record {
         let kv = key.len() + field_len(any);
         if kv < 128 {
             // As a short string's (above): the value's varint is all that is written piecewise.
-            let buf = &mut self.attributes.buf;
-            buf.reserve(2 + kv);
-            buf.extend_from_slice(&[ATTRIBUTE_TAG, kv as u8, KEY_TAG, key.0.len() as u8]);
-            buf.extend_from_slice(key.0.as_bytes());
-            buf.extend_from_slice(&[VALUE_TAG, any as u8]);
+            self.short_head(key, kv, &[VALUE_TAG, any as u8]);
         } else {
             self.head(key, any);
         }
