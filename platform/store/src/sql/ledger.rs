@@ -3,7 +3,7 @@
 //! reads of balances and entries.
 
 use super::conn::{Arg, Conn};
-use super::{amount, held_account, Fail, SqlStore, FUNDING};
+use super::{amount, held_account, value_rows, Dialect, Fail, SqlStore, FUNDING};
 use crate::{to_nano, Balance, Entry, StoreError, UnixMs};
 use aelc_runtime::money::Amount;
 use sqlx::Row;
@@ -94,18 +94,10 @@ const TRANSFER_COLUMNS: usize = 8;
 static INSERT_TRANSFERS: LazyLock<Vec<String>> = LazyLock::new(|| {
     (1..=TRANSFERS_PER_INSERT)
         .map(|rows| {
-            let values: Vec<String> = (0..rows)
-                .map(|row| {
-                    let params: Vec<String> = (1..=TRANSFER_COLUMNS)
-                        .map(|p| format!("${}", row * TRANSFER_COLUMNS + p))
-                        .collect();
-                    format!("({})", params.join(", "))
-                })
-                .collect();
             format!(
                 "INSERT INTO transfers (id, kind, debit_account, credit_account, amount, \
                  currency, run, at_ms) VALUES {}",
-                values.join(", ")
+                value_rows(Dialect::Postgres, rows, TRANSFER_COLUMNS)
             )
         })
         .collect()

@@ -63,6 +63,30 @@ pub enum Dialect {
     Postgres,
 }
 
+/// The `VALUES` rows of an `INSERT` of `rows` rows of `columns` parameters each: `($1, $2), ($3,
+/// $4)`, numbered row after row (both databases read `$N`), or SQLite's positional `(?, ?), (?,
+/// ?)` for [`Dialect::Sqlite`], which binds hundreds without looking each name up.
+pub(super) fn value_rows(dialect: Dialect, rows: usize, columns: usize) -> String {
+    let mut sql = String::with_capacity(rows * columns * 5);
+    for row in 0..rows {
+        sql.push_str(if row == 0 { "(" } else { ", (" });
+        for column in 0..columns {
+            if column > 0 {
+                sql.push_str(", ");
+            }
+            match dialect {
+                Dialect::Sqlite => sql.push('?'),
+                Dialect::Postgres => {
+                    sql.push('$');
+                    sql.push_str(&(row * columns + column + 1).to_string());
+                }
+            }
+        }
+        sql.push(')');
+    }
+    sql
+}
+
 /// The store on SQLite or PostgreSQL (see the module doc).
 pub struct SqlStore {
     pool: AnyPool,
@@ -597,5 +621,18 @@ impl Store for SqlStore {
 
     async fn take_turn(&self, name: &str, until_ms: UnixMs, now_ms: UnixMs) -> Result<bool> {
         retry(|| self.claim_lease(name, until_ms, now_ms)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Numbered row after row, or positional for SQLite's many-row inserts.
+    #[test]
+    fn value_rows_number_every_parameter_once() {
+        assert_eq!(value_rows(Dialect::Postgres, 1, 3), "($1, $2, $3)");
+        assert_eq!(value_rows(Dialect::Postgres, 2, 2), "($1, $2), ($3, $4)");
+        assert_eq!(value_rows(Dialect::Sqlite, 2, 2), "(?, ?), (?, ?)");
     }
 }

@@ -3,7 +3,7 @@
 
 use super::conn::{Arg, Conn};
 use super::ledger::{apply, currency_of, same_currency, Transfer};
-use super::{held_account, mandate_key, retry, Dialect, Fail, SqlStore};
+use super::{held_account, mandate_key, retry, value_rows, Dialect, Fail, SqlStore};
 use crate::document;
 use crate::{
     to_nano, AgentStats, BeginRun, Begun, Recovered, RunDetails, Settlement, Status, StoreError,
@@ -565,8 +565,8 @@ async fn insert_receipt<C: Conn>(conn: &mut C, r: &StoredReceipt) -> Result<(), 
 /// The insert of one receipt ([`INSERT_RECEIPTS`] with `$1`…`$9`: nine numbered parameters
 /// cost nothing to look up on either database).
 static INSERT_RECEIPT: LazyLock<String> = LazyLock::new(|| {
-    let row: Vec<String> = (1..=RECEIPT_COLUMNS).map(|p| format!("${p}")).collect();
-    format!("{INSERT_RECEIPTS}({})", row.join(", "))
+    let values = value_rows(Dialect::Postgres, 1, RECEIPT_COLUMNS);
+    format!("{INSERT_RECEIPTS}{values}")
 });
 
 /// Rows per `INSERT` of [`insert_receipts`]: 9 parameters each, far below both databases'
@@ -591,24 +591,10 @@ async fn insert_receipts(
     dialect: Dialect,
     rows: &[StoredReceipt],
 ) -> Result<(), Fail> {
-    let mut sql = String::from(INSERT_RECEIPTS);
-    for i in 0..rows.len() {
-        let first = i * RECEIPT_COLUMNS + 1;
-        sql.push_str(if i == 0 { "(" } else { ", (" });
-        for p in first..first + RECEIPT_COLUMNS {
-            if p > first {
-                sql.push_str(", ");
-            }
-            match dialect {
-                Dialect::Sqlite => sql.push('?'),
-                Dialect::Postgres => {
-                    sql.push('$');
-                    sql.push_str(&p.to_string());
-                }
-            }
-        }
-        sql.push(')');
-    }
+    let sql = format!(
+        "{INSERT_RECEIPTS}{}",
+        value_rows(dialect, rows.len(), RECEIPT_COLUMNS)
+    );
     let mut query = sqlx::query(&sql);
     for r in rows {
         query = query

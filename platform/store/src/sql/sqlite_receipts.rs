@@ -13,7 +13,7 @@
 //! or none, a duplicate id reported as [`StoreError::Exists`].
 
 use super::runs::{INSERT_RECEIPTS, RECEIPT_COLUMNS};
-use super::SQLITE_PRAGMAS;
+use super::{value_rows, Dialect, SQLITE_PRAGMAS};
 use crate::document;
 use crate::journal::ReceiptWriter;
 use crate::{Result, StoreError, StoredReceipt};
@@ -29,10 +29,10 @@ pub(crate) struct SqliteReceipts {
 impl SqliteReceipts {
     pub(crate) fn open(path: &str) -> Result<SqliteReceipts> {
         let connection = connect(path)?;
-        let row = ["?"; RECEIPT_COLUMNS].join(", ");
+        let row = value_rows(Dialect::Sqlite, 1, RECEIPT_COLUMNS);
         Ok(SqliteReceipts {
             connection,
-            insert: format!("{INSERT_RECEIPTS}({row})"),
+            insert: format!("{INSERT_RECEIPTS}{row}"),
         })
     }
 
