@@ -230,6 +230,8 @@ impl Journal {
         let shared = &self.handle.shared;
         let mut line = Vec::with_capacity(1024);
         write_line(&mut line, &mut receipt);
+        // The readers' copy, made before the lock the other callers wait on.
+        let kept = (receipt.id.clone(), receipt.clone());
         loop {
             // Made before the check, so a `notify_waiters` between the two is not missed.
             let room = shared.room.notified();
@@ -237,11 +239,14 @@ impl Journal {
                 let mut state = shared.lock();
                 if state.outbox.rows.len() < CARRIED {
                     state.append(&line)?;
+                    // Under the journal's lock, so the mover cannot store and forget the row
+                    // before it is here.
+                    let (id, copy) = kept;
                     shared
                         .pending
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .insert(receipt.id.clone(), receipt.clone());
+                        .insert(id, copy);
                     state.outbox.rows.push(receipt);
                     if state.mover_idle || state.outbox.rows.len() == PER_MOVE {
                         state.mover_idle = false;
